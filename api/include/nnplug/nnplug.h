@@ -1,0 +1,305 @@
+/*
+ * nnplug.h — the public, stable C API of libnnplug.
+ *
+ * nnplug runs neural-network ops (nnplug_ops.h) on backends that are shared libraries loaded
+ * at run time (plugins: reference, cpu, cuda, yours). One program, any backend.
+ *
+ * General rules for every function below:
+ *  - Returns nnp_status; NNP_STATUS_OK (0) is success. On failure the calling thread's
+ *    nnp_last_error_message() says why (naming the argument, expected and actual value),
+ *    and outputs are left untouched.
+ *  - Every function may also return NNP_STATUS_INTERNAL (a bug; please report it).
+ *  - Thread safety: registry, device and query functions are thread-safe. Memory functions
+ *    are thread-safe. One stream is used by one thread at a time; different streams may be
+ *    used concurrently, on the same device too.
+ *  - Handles (nnp_plugin, nnp_device, nnp_stream) are owned by libnnplug; devices and plugins
+ *    live until nnp_shutdown(); streams until nnp_stream_destroy() or nnp_shutdown().
+ *  - Strings returned by libnnplug are owned by it and live until nnp_shutdown() unless a
+ *    function says otherwise.
+ *
+ * Environment variables (read at first use): NNPLUG_PLUGIN_PATH, NNPLUG_BACKEND, NNPLUG_LOG
+ * (README.md has the table).
+ */
+#ifndef NNPLUG_H_
+#define NNPLUG_H_
+
+#include <nnplug/nnplug_ops.h>
+#include <nnplug/nnplug_plugin.h>
+#include <nnplug/nnplug_types.h>
+#include <nnplug/nnplug_version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ----------------------------------------------------------------------------- versions -- */
+
+/** Writes libnnplug's version as run (may differ from NNP_VERSION_* compiled in). Any
+    pointer may be NULL. Thread-safe, never fails. */
+NNP_API void nnp_get_version(int32_t* major, int32_t* minor, int32_t* patch);
+/** libnnplug's version string, e.g. "0.1.0"; static storage. */
+NNP_API const char* nnp_version_string(void);
+
+/* ------------------------------------------------------------------------------- errors -- */
+
+/** Static, never-NULL description of a status ("invalid argument"); unknown values give
+    "unknown status". */
+NNP_API const char* nnp_status_string(nnp_status status);
+/** The message of the last failed nnplug call on this thread, or "" if none failed yet.
+    Valid until the next nnplug call on this thread. Never NULL. */
+NNP_API const char* nnp_last_error_message(void);
+/** Static lower-case name of an op kind ("conv2d_forward"), or NULL if the kind is unknown. */
+NNP_API const char* nnp_op_kind_name(int32_t op_kind);
+
+/* ------------------------------------------------------------------------------ plugins -- */
+
+typedef struct nnp_plugin nnp_plugin; /**< a loaded plugin; lives until nnp_shutdown() */
+typedef struct nnp_device nnp_device; /**< a device of a plugin; lives until nnp_shutdown() */
+typedef struct nnp_stream nnp_stream; /**< an in-order queue on one device */
+
+/** Outcome of one load candidate. */
+typedef enum nnp_load_state {
+  NNP_LOAD_UNDEFINED = 0,
+  NNP_LOAD_LOADED = 1,    /**< accepted; its devices are listed (possibly zero) */
+  NNP_LOAD_REJECTED = 2,  /**< opened but refused (ABI, table, initialize failed) */
+  NNP_LOAD_FAILED = 3,    /**< could not be opened (missing file, missing dependency, no entry) */
+  NNP_LOAD_DUPLICATE = 4  /**< same plugin name already loaded from an earlier candidate */
+} nnp_load_state;
+
+/**
+ * One load record per candidate library examined, in the order examined.
+ * Strings are owned by libnnplug and live until nnp_shutdown().
+ */
+typedef struct nnp_load_record {
+  size_t struct_size;         /**< in: sizeof(nnp_load_record) as compiled by the caller */
+  const char* path;           /**< absolute path of the candidate */
+  const char* name;           /**< plugin name ("" if unknown) */
+  const char* plugin_version; /**< the plugin's version string ("" if unknown) */
+  int32_t abi_version_major;  /**< the plugin's ABI major (-1 if unknown) */
+  int32_t abi_version_minor;  /**< the plugin's ABI minor (-1 if unknown) */
+  int32_t state;              /**< nnp_load_state */
+  int32_t status;             /**< nnp_status of the load decision (OK when loaded) */
+  const char* reason;         /**< why: the dlopen error, the ABI mismatch, "0 devices: ..." */
+  int32_t n_devices;          /**< devices the plugin reports (0 if not loaded) */
+} nnp_load_record;
+
+/**
+ * Loads the plugin at `path` (a file path; never searched). If a plugin of the same name is
+ * already loaded, returns that one (and records a DUPLICATE if the path differs).
+ * `out` may be NULL. Thread-safe.
+ * Returns OK, INVALID_ARGUMENT (NULL path), NOT_FOUND (no such file), LOAD_FAILED (dlopen or
+ * entry symbol failed), ABI_MISMATCH, or the status of a failed initialize.
+ */
+NNP_API nnp_status nnp_load_plugin(const char* path, nnp_plugin** out);
+
+/**
+ * Loads every plugin found on the default search path, once: first each directory of
+ * NNPLUG_PLUGIN_PATH (':'-separated), then <dir of libnnplug>/nnplug/plugins. Never the
+ * current directory. Candidates are files named libnnplug-<name>.so. Idempotent and
+ * thread-safe; called implicitly by device enumeration and lookup. Returns OK even if some
+ * candidates failed (see nnp_get_load_records); INTERNAL only on a bug.
+ */
+NNP_API nnp_status nnp_load_default_plugins(void);
+
+/**
+ * Two-call enumeration of load records. If records is NULL, sets *n_records to the total.
+ * Otherwise writes min(*n_records, total) records (each record's struct_size must be set by
+ * the caller) and sets *n_records to the total. Returns OK or INVALID_ARGUMENT.
+ */
+NNP_API nnp_status nnp_get_load_records(nnp_load_record* records, size_t* n_records);
+
+/** The plugin's name ("cpu"); owned by libnnplug. NULL plugin gives NULL. */
+NNP_API const char* nnp_plugin_name(const nnp_plugin* plugin);
+
+/* ------------------------------------------------------------------------------ devices -- */
+
+/**
+ * Two-call enumeration of all devices of all loaded plugins (loads defaults first). If
+ * devices is NULL, sets *n_devices to the total; otherwise writes min(*n_devices, total)
+ * handles and sets *n_devices to the total. Thread-safe. Returns OK or INVALID_ARGUMENT.
+ */
+NNP_API nnp_status nnp_get_devices(nnp_device** devices, size_t* n_devices);
+
+/**
+ * Finds a device by name (loads defaults first):
+ *  - "<plugin>:<index>" (e.g. "cuda:0", "cpu:0"), or "<plugin>" meaning "<plugin>:0";
+ *  - "auto": the device with the highest auto_priority (cuda > cpu > reference), unless the
+ *    environment variable NNPLUG_BACKEND names a device, which then is looked up instead.
+ * Returns OK; INVALID_ARGUMENT (NULL/empty name or out); NOT_FOUND (no plugin of that name; the
+ * message lists the available ones); UNAVAILABLE (the plugin loaded but has no such device;
+ * the message gives the plugin's reason, e.g. "no CUDA-capable device").
+ */
+NNP_API nnp_status nnp_get_device(const char* name, nnp_device** out);
+
+/** Fills *props (props->struct_size must be set). Returns OK or INVALID_ARGUMENT. */
+NNP_API nnp_status nnp_device_get_props(const nnp_device* device, nnp_device_props* props);
+
+/** The DLPack device of tensors that live on `device` ({kDLCPU,0} for CPU devices). */
+NNP_API nnp_status nnp_device_get_dldevice(const nnp_device* device, DLDevice* out);
+
+/**
+ * Asks whether `device` supports an op call as described (data pointers may be NULL).
+ * Returns OK; UNSUPPORTED with a message (e.g. "float64 is not implemented by cpu");
+ * INVALID_ARGUMENT if the description itself is invalid (see nnp_op_execute).
+ */
+NNP_API nnp_status nnp_op_supported(const nnp_device* device, int32_t op_kind,
+                                    const void* params, size_t n_inputs,
+                                    const DLTensor* const* inputs, size_t n_outputs,
+                                    const DLTensor* const* outputs);
+
+/* ------------------------------------------------------------------------------- memory -- */
+
+/**
+ * Allocates size_bytes (> 0) of device memory, aligned to >= 64 bytes; *ptr is valid until
+ * nnp_free() or nnp_shutdown(). Returns OK, INVALID_ARGUMENT, OUT_OF_MEMORY, DEVICE_ERROR.
+ */
+NNP_API nnp_status nnp_malloc(nnp_device* device, size_t size_bytes, void** ptr);
+
+/** Frees memory from nnp_malloc on the same device; NULL ptr is a no-op. Returns OK or
+    INVALID_ARGUMENT (ptr not allocated by nnp_malloc on this device). */
+NNP_API nnp_status nnp_free(nnp_device* device, void* ptr);
+
+/**
+ * Copies size_bytes from src to dst. A NULL device means ordinary host memory. Works between
+ * host and device, within a device, and between devices of different plugins (staged through
+ * host memory when there is no direct path).
+ * With a stream (which must belong to dst_device or src_device), the copy is queued in that
+ * stream's order and complete after nnp_stream_synchronize(); host buffers must stay valid
+ * until then. nnp_memcpy() is the synchronous form: complete when it returns.
+ * Returns OK, INVALID_ARGUMENT (NULL pointers with size > 0, stream of another device),
+ * DEVICE_ERROR, OUT_OF_MEMORY (staging).
+ */
+NNP_API nnp_status nnp_memcpy_async(nnp_stream* stream, nnp_device* dst_device, void* dst,
+                                    nnp_device* src_device, const void* src, size_t size_bytes);
+NNP_API nnp_status nnp_memcpy(nnp_device* dst_device, void* dst, nnp_device* src_device,
+                              const void* src, size_t size_bytes);
+
+/* ------------------------------------------------------------------------------ streams -- */
+
+/** Creates a stream on device. Returns OK, INVALID_ARGUMENT, OUT_OF_MEMORY, DEVICE_ERROR. */
+NNP_API nnp_status nnp_stream_create(nnp_device* device, nnp_stream** stream);
+/** Waits for the stream's work and destroys it; NULL is a no-op. */
+NNP_API nnp_status nnp_stream_destroy(nnp_stream* stream);
+/** Waits until all work queued on the stream is done. Errors of asynchronous work queued
+    since the last synchronize are returned here (DEVICE_ERROR, OUT_OF_MEMORY, ...). */
+NNP_API nnp_status nnp_stream_synchronize(nnp_stream* stream);
+/** The device a stream belongs to (NULL for a NULL stream). */
+NNP_API nnp_device* nnp_stream_device(const nnp_stream* stream);
+/** Sets a stream attribute (nnp_stream_attribute, e.g. NNP_STREAM_ATTR_ALLOW_TF32).
+    Returns OK, INVALID_ARGUMENT, UNSUPPORTED (the backend has no such attribute). */
+NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* stream, int32_t attribute,
+                                            int64_t value);
+
+/* ---------------------------------------------------------------------------------- ops -- */
+
+/**
+ * Validates an op call (nnplug_ops.h: kind, counts, params, ranks, shapes, dtypes, devices,
+ * NULL data, element-count overflow) and queues it on `stream`.
+ * inputs/outputs are arrays of n_inputs/n_outputs tensor pointers; NULL entries mark absent
+ * optional tensors. Tensors and params are read during the call only; the memory they point
+ * to must stay valid until the stream is synchronised.
+ * Returns OK; INVALID_ARGUMENT (outputs untouched); UNSUPPORTED (unknown kind, or a kind or
+ * dtype the backend does not implement); OUT_OF_MEMORY; DEVICE_ERROR.
+ */
+NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const void* params,
+                                  size_t n_inputs, const DLTensor* const* inputs,
+                                  size_t n_outputs, const DLTensor* const* outputs);
+
+/* Typed wrappers: each is nnp_op_execute with the kind and tensor order of nnplug_ops.h.
+   Optional tensors may be NULL. Statuses as nnp_op_execute. */
+NNP_API nnp_status nnp_gemm(nnp_stream* s, const nnp_gemm_params* p, const DLTensor* a,
+                            const DLTensor* b, const DLTensor* c, const DLTensor* y);
+NNP_API nnp_status nnp_conv2d_forward(nnp_stream* s, const nnp_conv2d_params* p,
+                                      const DLTensor* x, const DLTensor* w, const DLTensor* b,
+                                      const DLTensor* y);
+NNP_API nnp_status nnp_conv2d_backward_data(nnp_stream* s, const nnp_conv2d_params* p,
+                                            const DLTensor* dy, const DLTensor* w,
+                                            const DLTensor* dx);
+NNP_API nnp_status nnp_conv2d_backward_filter(nnp_stream* s, const nnp_conv2d_params* p,
+                                              const DLTensor* x, const DLTensor* dy,
+                                              const DLTensor* dw);
+NNP_API nnp_status nnp_conv2d_backward_bias(nnp_stream* s, const DLTensor* dy,
+                                            const DLTensor* db);
+NNP_API nnp_status nnp_pool2d_forward(nnp_stream* s, const nnp_pool2d_params* p,
+                                      const DLTensor* x, const DLTensor* y);
+NNP_API nnp_status nnp_pool2d_backward(nnp_stream* s, const nnp_pool2d_params* p,
+                                       const DLTensor* x, const DLTensor* y, const DLTensor* dy,
+                                       const DLTensor* dx);
+NNP_API nnp_status nnp_activation_forward(nnp_stream* s, const nnp_activation_params* p,
+                                          const DLTensor* x, const DLTensor* y);
+NNP_API nnp_status nnp_activation_backward(nnp_stream* s, const nnp_activation_params* p,
+                                           const DLTensor* x, const DLTensor* dy,
+                                           const DLTensor* dx);
+NNP_API nnp_status nnp_softmax_forward(nnp_stream* s, const nnp_softmax_params* p,
+                                       const DLTensor* x, const DLTensor* y);
+NNP_API nnp_status nnp_softmax_backward(nnp_stream* s, const nnp_softmax_params* p,
+                                        const DLTensor* y, const DLTensor* dy,
+                                        const DLTensor* dx);
+NNP_API nnp_status nnp_softmax_cross_entropy_forward(
+    nnp_stream* s, const nnp_softmax_cross_entropy_params* p, const DLTensor* logits,
+    const DLTensor* labels, const DLTensor* loss, const DLTensor* log_prob);
+NNP_API nnp_status nnp_softmax_cross_entropy_backward(
+    nnp_stream* s, const nnp_softmax_cross_entropy_params* p, const DLTensor* logits,
+    const DLTensor* labels, const DLTensor* dloss, const DLTensor* dlogits);
+NNP_API nnp_status nnp_batch_norm_forward_training(
+    nnp_stream* s, const nnp_batch_norm_params* p, const DLTensor* x, const DLTensor* scale,
+    const DLTensor* bias, const DLTensor* y, const DLTensor* running_mean,
+    const DLTensor* running_var, const DLTensor* saved_mean, const DLTensor* saved_inv_std);
+NNP_API nnp_status nnp_batch_norm_forward_inference(nnp_stream* s,
+                                                    const nnp_batch_norm_params* p,
+                                                    const DLTensor* x, const DLTensor* scale,
+                                                    const DLTensor* bias, const DLTensor* mean,
+                                                    const DLTensor* var, const DLTensor* y);
+NNP_API nnp_status nnp_batch_norm_backward(nnp_stream* s, const nnp_batch_norm_params* p,
+                                           const DLTensor* x, const DLTensor* dy,
+                                           const DLTensor* scale, const DLTensor* saved_mean,
+                                           const DLTensor* saved_inv_std, const DLTensor* dx,
+                                           const DLTensor* dscale, const DLTensor* dbias);
+NNP_API nnp_status nnp_layer_norm_forward(nnp_stream* s, const nnp_layer_norm_params* p,
+                                          const DLTensor* x, const DLTensor* scale,
+                                          const DLTensor* bias, const DLTensor* y,
+                                          const DLTensor* mean, const DLTensor* inv_std);
+NNP_API nnp_status nnp_layer_norm_backward(nnp_stream* s, const nnp_layer_norm_params* p,
+                                           const DLTensor* x, const DLTensor* dy,
+                                           const DLTensor* scale, const DLTensor* mean,
+                                           const DLTensor* inv_std, const DLTensor* dx,
+                                           const DLTensor* dscale, const DLTensor* dbias);
+NNP_API nnp_status nnp_dropout_forward(nnp_stream* s, const nnp_dropout_params* p,
+                                       const DLTensor* x, const DLTensor* y,
+                                       const DLTensor* mask);
+NNP_API nnp_status nnp_dropout_backward(nnp_stream* s, const nnp_dropout_params* p,
+                                        const DLTensor* dy, const DLTensor* dx);
+NNP_API nnp_status nnp_binary(nnp_stream* s, const nnp_binary_params* p, const DLTensor* a,
+                              const DLTensor* b, const DLTensor* y);
+NNP_API nnp_status nnp_scale(nnp_stream* s, const nnp_scale_params* p, const DLTensor* x,
+                             const DLTensor* y);
+NNP_API nnp_status nnp_fill(nnp_stream* s, const nnp_fill_params* p, const DLTensor* y);
+NNP_API nnp_status nnp_copy(nnp_stream* s, const DLTensor* x, const DLTensor* y);
+NNP_API nnp_status nnp_transpose(nnp_stream* s, const nnp_transpose_params* p,
+                                 const DLTensor* x, const DLTensor* y);
+NNP_API nnp_status nnp_cast(nnp_stream* s, const DLTensor* x, const DLTensor* y);
+NNP_API nnp_status nnp_reduce(nnp_stream* s, const nnp_reduce_params* p, const DLTensor* x,
+                              const DLTensor* y);
+NNP_API nnp_status nnp_sgd_update(nnp_stream* s, const nnp_sgd_params* p, const DLTensor* grad,
+                                  const DLTensor* param, const DLTensor* momentum_buffer);
+NNP_API nnp_status nnp_adam_update(nnp_stream* s, const nnp_adam_params* p,
+                                   const DLTensor* grad, const DLTensor* param,
+                                   const DLTensor* m, const DLTensor* v);
+
+/* ----------------------------------------------------------------------------- shutdown -- */
+
+/**
+ * Destroys every stream, frees every allocation, calls each plugin's shutdown and unloads
+ * the plugins, in that order; then clears the load records. Handles and strings from
+ * libnnplug become invalid. The library may be used again afterwards (it reloads). Must not
+ * run concurrently with any other nnplug call. Nothing in libnnplug depends on static
+ * destructors: a program that never calls it leaks the plugins on purpose at exit.
+ * Returns OK, or the first error a plugin's teardown reported (teardown continues).
+ */
+NNP_API nnp_status nnp_shutdown(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNPLUG_H_ */

@@ -1,0 +1,35 @@
+# Helpers shared by every nnplug target.
+
+# Warnings are errors on our own code.
+add_library(nnplug_warnings INTERFACE)
+target_compile_options(nnplug_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Werror>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Werror --Werror=all-warnings>)
+
+# nnplug_add_backend(<name> SOURCES <files...> [LIBRARIES <targets...>])
+# Builds libnnplug-<name>.so as a MODULE into ${NNPLUG_PLUGIN_OUTPUT_DIR}, with hidden
+# visibility and a version script so nnp_plugin_get_api is the only exported symbol.
+# Plugins never link libnnplug; --no-undefined catches one that tries.
+function(nnplug_add_backend name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT name MATCHES "^[a-z0-9_]+$")
+    message(FATAL_ERROR "nnplug backend name '${name}' must match [a-z0-9_]+")
+  endif()
+  set(target nnplug-${name})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME nnplug-${name}
+    PREFIX lib
+    LIBRARY_OUTPUT_DIRECTORY ${NNPLUG_PLUGIN_OUTPUT_DIR}
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    CUDA_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    INSTALL_RPATH "$ORIGIN")
+  target_link_libraries(${target} PRIVATE nnplug_backend_common nnplug_warnings ${ARG_LIBRARIES})
+  target_link_options(${target} PRIVATE
+    "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map"
+    $<$<NOT:$<BOOL:${NNPLUG_SANITIZE}>>:LINKER:--no-undefined>)
+  install(TARGETS ${target} LIBRARY DESTINATION ${NNPLUG_PLUGIN_INSTALL_DIR} COMPONENT runtime)
+  set_property(GLOBAL APPEND PROPERTY NNPLUG_BACKENDS ${name})
+endfunction()
