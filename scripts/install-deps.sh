@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs nnplug's build and test dependencies from Debian's packages (idempotent; skips apt
+# entirely when everything is already there). Usage: scripts/install-deps.sh [--bench]
+#   --bench  also installs python3-torch (the PyTorch yardsticks in ../shared/bench)
+set -euo pipefail
+packages=(build-essential cmake ccache pkg-config
+          libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev
+          nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
+          python3 python3-numpy python3-pytest python3-matplotlib)
+if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds and runs every nnplug test on a fresh Debian machine (the README's test command).
+#  1. installs dependencies (scripts/install-deps.sh)
+#  2. Release build (CUDA backend too when nvcc is present) + ctest: API/ABI tests, the
+#     conformance suite on every backend (CI case lists), Python tests, training parity
+#  3. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code + ctest
+#  4. install + out-of-tree consumer and template-plugin build against the install tree
+# Prints the total time. Environment: NNPLUG_JOBS (build parallelism, default nproc),
+# NNPLUG_SKIP_ASAN=1 to skip step 3 (local iteration only; CI runs everything).
+set -euo pipefail
+start=$(date +%s)
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=${NNPLUG_JOBS:-$(nproc)}
+phase() { echo; echo "=== $* ($(($(date +%s) - start)) s)"; }
+
+phase "dependencies"
+scripts/install-deps.sh
+
+phase "release build"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+phase "release tests"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+
+if [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
+  phase "ASan+UBSan build (no CUDA)"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_SANITIZE=ON
+  cmake --build build-asan -j"$jobs"
+  phase "ASan+UBSan tests"
+  # Python loads libnnplug into an uninstrumented interpreter: those tests run in the release
+  # build only (label "python"); so do the long training runs (label "slow").
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE "python|slow"
+fi
+
+phase "install + consumer"
+rm -rf build/_install
+cmake --install build --prefix build/_install >/dev/null
+scripts/consumer-test.sh build/_install
+
+elapsed=$(($(date +%s) - start))
+echo
+echo "nnplug tests: all passed in ${elapsed} s ($((elapsed / 60)) min $((elapsed % 60)) s)"
