@@ -1,0 +1,151 @@
+// elementwise.cpp — reference elementwise and data-movement ops:
+//   binary     y = a (+ - * /) b with numpy broadcasting (ONNX Add/Sub/Mul/Div), in double
+//              then rounded once to T (so float32 results equal IEEE float32 arithmetic)
+//   scale      y = alpha * x
+//   fill       y = value (rounded to y's dtype)
+//   copy       y = x element by element, arbitrary non-negative strides on both sides
+//   transpose  y[j] = x[i] with i[perm[k]] = j[k] (ONNX Transpose)
+//   cast       float32 <-> float64, round to nearest even (the C++ conversion)
+#include "reference.hpp"
+
+#include <nnplug_common/broadcast.hpp>
+
+namespace ref {
+namespace {
+
+template <typename T>
+void binary_t(const op_args& args) {
+  const auto p = read_params<nnp_binary_params>(args.params);
+  const DLTensor& A = *args.in(0);
+  const DLTensor& B = *args.in(1);
+  const DLTensor& Y = *args.out(0);
+  int64_t sa[NNP_MAX_DIMS], sb[NNP_MAX_DIMS];
+  nnp::broadcast_strides(A, Y.ndim, sa);
+  nnp::broadcast_strides(B, Y.ndim, sb);
+  const T* a = nnp::data_ptr<const T>(A);
+  const T* b = nnp::data_ptr<const T>(B);
+  T* y = nnp::data_ptr<T>(Y);
+  const int64_t n = nnp::numel(Y);
+  for (int64_t i = 0; i < n; ++i) {
+    // y may alias a (or b) when it has a's shape: then a's offset is i, read before y[i] is set.
+    const double va = a[nnp::broadcast_offset(i, Y.shape, Y.ndim, sa)];
+    const double vb = b[nnp::broadcast_offset(i, Y.shape, Y.ndim, sb)];
+    double out = 0.0;
+    switch (p.op) {
+      case NNP_BINARY_ADD:
+        out = va + vb;
+        break;
+      case NNP_BINARY_SUB:
+        out = va - vb;
+        break;
+      case NNP_BINARY_MUL:
+        out = va * vb;
+        break;
+      case NNP_BINARY_DIV:
+        out = va / vb;
+        break;
+      default:
+        nnp::unsupported(nnp::format("binary op %d is not known", p.op));
+    }
+    y[i] = static_cast<T>(out);
+  }
+}
+
+template <typename T>
+void scale_t(const op_args& args) {
+  const auto p = read_params<nnp_scale_params>(args.params);
+  const DLTensor& X = *args.in(0);
+  const T* x = nnp::data_ptr<const T>(X);
+  T* y = nnp::data_ptr<T>(*args.out(0));
+  const int64_t n = nnp::numel(X);
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(p.alpha * double(x[i]));
+}
+
+template <typename T>
+void fill_t(const op_args& args) {
+  const auto p = read_params<nnp_fill_params>(args.params);
+  const DLTensor& Y = *args.out(0);
+  T* y = nnp::data_ptr<T>(Y);
+  const T value = static_cast<T>(p.value);
+  const int64_t n = nnp::numel(Y);
+  for (int64_t i = 0; i < n; ++i) y[i] = value;
+}
+
+// Element offset of the row-major linear index i in tensor t (its strides, or compact ones).
+int64_t strided_offset(const DLTensor& t, int64_t i) {
+  int64_t offset = 0, compact = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    const int64_t extent = t.shape[d];
+    const int64_t stride = t.strides != nullptr ? t.strides[d] : compact;
+    offset += (i % extent) * stride;
+    i /= extent;
+    compact *= extent;
+  }
+  return offset;
+}
+
+template <typename From, typename To>
+void cast_t(const DLTensor& X, const DLTensor& Y) {
+  const From* x = nnp::data_ptr<const From>(X);
+  To* y = nnp::data_ptr<To>(Y);
+  const int64_t n = nnp::numel(X);
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<To>(x[i]);
+}
+
+}  // namespace
+
+void binary(const op_args& a) {
+  dispatch_float(*a.out(0), [&](auto t) { binary_t<decltype(t)>(a); });
+}
+void scale(const op_args& a) {
+  dispatch_float(*a.in(0), [&](auto t) { scale_t<decltype(t)>(a); });
+}
+void fill(const op_args& a) {
+  dispatch_float(*a.out(0), [&](auto t) { fill_t<decltype(t)>(a); });
+}
+
+// Copy and transpose move whole elements of any dtype (dtype_size bytes each).
+void copy(const op_args& a) {
+  const DLTensor& X = *a.in(0);
+  const DLTensor& Y = *a.out(0);
+  const size_t size = nnp::dtype_size(X.dtype);
+  const char* x = nnp::data_ptr<const char>(X);
+  char* y = nnp::data_ptr<char>(Y);
+  const int64_t n = nnp::numel(X);
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(y + strided_offset(Y, i) * int64_t(size), x + strided_offset(X, i) * int64_t(size),
+                size);
+}
+
+void transpose(const op_args& a) {
+  const auto p = read_params<nnp_transpose_params>(a.params);
+  const DLTensor& X = *a.in(0);
+  const DLTensor& Y = *a.out(0);
+  const int rank = X.ndim;
+  // x's compact strides, then the stride in x of each output dim k: x_stride[perm[k]].
+  int64_t x_stride[NNP_MAX_DIMS], y_to_x[NNP_MAX_DIMS];
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    x_stride[d] = s;
+    s *= X.shape[d];
+  }
+  for (int k = 0; k < rank; ++k) y_to_x[k] = x_stride[p.perm[k]];
+  const size_t size = nnp::dtype_size(X.dtype);
+  const char* x = nnp::data_ptr<const char>(X);
+  char* y = nnp::data_ptr<char>(Y);
+  const int64_t n = nnp::numel(Y);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t i = nnp::broadcast_offset(j, Y.shape, rank, y_to_x);
+    std::memcpy(y + j * int64_t(size), x + i * int64_t(size), size);
+  }
+}
+
+void cast(const op_args& a) {
+  const DLTensor& X = *a.in(0);
+  const DLTensor& Y = *a.out(0);
+  dispatch_float(X, [&](auto from) {
+    dispatch_float(Y, [&](auto to) { cast_t<decltype(from), decltype(to)>(X, Y); });
+  });
+}
+
+}  // namespace ref

@@ -1,0 +1,76 @@
+// optimizer.cpp — reference optimiser updates, in place on parameter and state tensors,
+// elementwise in double (PyTorch torch.optim formulas).
+//   SGD:  g = grad + weight_decay * param
+//         if momentum != 0: buf = momentum * buf + (1 - dampening) * g
+//                           g = nesterov ? g + momentum * buf : buf
+//         param -= lr * g
+//   Adam (adamw = 0): g = grad + weight_decay * param;  AdamW (adamw = 1): param *= 1 - lr * wd
+//         m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+//         param -= lr * (m / (1 - beta1^step)) / (sqrt(v / (1 - beta2^step)) + epsilon)
+//   (Kingma & Ba 2015; Loshchilov & Hutter 2019.) The bias corrections use the freshly
+//   updated m and v in double, before they are rounded to T.
+#include "reference.hpp"
+
+#include <cmath>
+
+namespace ref {
+namespace {
+
+template <typename T>
+void sgd_t(const op_args& args) {
+  const auto p = read_params<nnp_sgd_params>(args.params);
+  const DLTensor& G = *args.in(0);
+  const T* grad = nnp::data_ptr<const T>(G);
+  T* param = nnp::data_ptr<T>(*args.out(0));
+  T* buf = args.out(1) != nullptr ? nnp::data_ptr<T>(*args.out(1)) : nullptr;
+  const bool use_momentum = p.momentum != 0.0 && buf != nullptr;
+  const int64_t n = nnp::numel(G);
+  for (int64_t i = 0; i < n; ++i) {
+    double g = double(grad[i]) + p.weight_decay * double(param[i]);
+    if (use_momentum) {
+      const double b = p.momentum * double(buf[i]) + (1.0 - p.dampening) * g;
+      buf[i] = static_cast<T>(b);
+      g = p.nesterov ? g + p.momentum * b : b;
+    }
+    param[i] = static_cast<T>(double(param[i]) - p.lr * g);
+  }
+}
+
+template <typename T>
+void adam_t(const op_args& args) {
+  const auto p = read_params<nnp_adam_params>(args.params);
+  const DLTensor& G = *args.in(0);
+  const T* grad = nnp::data_ptr<const T>(G);
+  T* param = nnp::data_ptr<T>(*args.out(0));
+  T* m = nnp::data_ptr<T>(*args.out(1));
+  T* v = nnp::data_ptr<T>(*args.out(2));
+  const double step = double(p.step);
+  const double bias1 = 1.0 - std::pow(p.beta1, step);
+  const double bias2 = 1.0 - std::pow(p.beta2, step);
+  const int64_t n = nnp::numel(G);
+  for (int64_t i = 0; i < n; ++i) {
+    double w = param[i];
+    double g = grad[i];
+    if (p.adamw)
+      w *= 1.0 - p.lr * p.weight_decay;
+    else
+      g += p.weight_decay * w;
+    const double mi = p.beta1 * double(m[i]) + (1.0 - p.beta1) * g;
+    const double vi = p.beta2 * double(v[i]) + (1.0 - p.beta2) * g * g;
+    w -= p.lr * (mi / bias1) / (std::sqrt(vi / bias2) + p.epsilon);
+    m[i] = static_cast<T>(mi);
+    v[i] = static_cast<T>(vi);
+    param[i] = static_cast<T>(w);
+  }
+}
+
+}  // namespace
+
+void sgd_update(const op_args& a) {
+  dispatch_float(*a.in(0), [&](auto t) { sgd_t<decltype(t)>(a); });
+}
+void adam_update(const op_args& a) {
+  dispatch_float(*a.in(0), [&](auto t) { adam_t<decltype(t)>(a); });
+}
+
+}  // namespace ref

@@ -1,0 +1,82 @@
+// reduce.cpp — reference reductions over a set of axes (ONNX ReduceSum, ReduceMean, ReduceMax),
+// accumulated in double. Every element of x is added into the output element it reduces to;
+// an empty reduction gives 0 (sum), NaN (mean, 0/0) or -inf (max); max propagates NaN.
+// keepdims only changes y's shape, not its row-major element order.
+#include "reference.hpp"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace ref {
+namespace {
+
+template <typename T>
+void reduce_t(const op_args& args) {
+  const auto p = read_params<nnp_reduce_params>(args.params);
+  const DLTensor& X = *args.in(0);
+  const DLTensor& Y = *args.out(0);
+  const int rank = X.ndim;
+
+  bool reduced[NNP_MAX_DIMS] = {};
+  if (p.n_axes == 0) {
+    for (int d = 0; d < rank; ++d) reduced[d] = true;
+  } else {
+    for (int i = 0; i < p.n_axes && i < NNP_MAX_DIMS; ++i) {
+      const int d = nnp::normalize_axis(p.axes[i], rank);
+      if (d < 0)
+        nnp::fail(NNP_STATUS_INVALID_ARGUMENT,
+                  nnp::format("reduce axis %d out of range for rank %d", p.axes[i], rank));
+      reduced[d] = true;
+    }
+  }
+  // Stride in y (compact over the kept dims) of each dim of x; 0 for reduced dims.
+  int64_t y_stride[NNP_MAX_DIMS];
+  int64_t s = 1, count = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (reduced[d]) {
+      y_stride[d] = 0;
+      count *= X.shape[d];
+    } else {
+      y_stride[d] = s;
+      s *= X.shape[d];
+    }
+  }
+
+  const int64_t n_out = nnp::numel(Y);
+  const double init = p.op == NNP_REDUCE_MAX ? -std::numeric_limits<double>::infinity() : 0.0;
+  std::vector<double> acc(static_cast<size_t>(n_out), init);
+  const T* x = nnp::data_ptr<const T>(X);
+  const int64_t n_in = nnp::numel(X);
+  for (int64_t i = 0; i < n_in; ++i) {
+    int64_t rest = i, o = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      o += (rest % X.shape[d]) * y_stride[d];
+      rest /= X.shape[d];
+    }
+    double& a = acc[static_cast<size_t>(o)];
+    const double v = x[i];
+    if (p.op == NNP_REDUCE_MAX) {
+      if (v > a || std::isnan(v)) a = std::isnan(a) ? a : v;
+    } else {
+      a += v;
+    }
+  }
+  T* y = nnp::data_ptr<T>(Y);
+  for (int64_t o = 0; o < n_out; ++o) {
+    double v = acc[static_cast<size_t>(o)];
+    if (p.op == NNP_REDUCE_MEAN) v /= double(count);
+    y[o] = static_cast<T>(v);
+  }
+}
+
+}  // namespace
+
+void reduce(const op_args& a) {
+  const auto op = read_params<nnp_reduce_params>(a.params).op;
+  if (op != NNP_REDUCE_SUM && op != NNP_REDUCE_MEAN && op != NNP_REDUCE_MAX)
+    nnp::unsupported(nnp::format("reduce op %d is not known", op));
+  dispatch_float(*a.in(0), [&](auto t) { reduce_t<decltype(t)>(a); });
+}
+
+}  // namespace ref

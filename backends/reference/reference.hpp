@@ -1,0 +1,103 @@
+// Internal declarations of the reference backend (libnnplug-reference.so): the op argument
+// bundle, params reading, dtype dispatch and one entry point per op kind. Each op family lives
+// in its own file (gemm.cpp, conv.cpp, ...); plugin.cpp registers the table and dispatches.
+//
+// The reference is the conformance oracle: plain loops, double accumulation, one obvious
+// implementation per op, exactly the formulas of nnplug_ops.h (docs/ops.md has them in full).
+// Calls arrive validated by libnnplug (shapes, dtypes, params), so ops re-check nothing
+// beyond what they need to stay safe on every input the header allows (empty tensors too).
+#pragma once
+
+#include <nnplug/nnplug_plugin.h>
+
+#include <nnplug_common/boundary.hpp>
+#include <nnplug_common/tensor.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace ref {
+
+// The tensors and params of one op call, as they arrive at op_execute.
+struct op_args {
+  const void* params;
+  size_t n_inputs;
+  const DLTensor* const* inputs;
+  size_t n_outputs;
+  const DLTensor* const* outputs;
+
+  // Input / output i, or nullptr when absent (optional tensor or short array).
+  const DLTensor* in(size_t i) const { return i < n_inputs ? inputs[i] : nullptr; }
+  const DLTensor* out(size_t i) const { return i < n_outputs ? outputs[i] : nullptr; }
+};
+
+// Copies the caller's params struct into a zero-initialised P, reading only the bytes that
+// fit in both (the caller's struct_size may be smaller or larger than ours). NULL params give
+// an all-zero struct (ops whose params may be NULL do not read them).
+template <typename P>
+P read_params(const void* params) {
+  P p{};
+  if (params != nullptr) {
+    size_t size = 0;
+    std::memcpy(&size, params, sizeof size);
+    std::memcpy(&p, params, std::min(size, sizeof(P)));
+  }
+  p.struct_size = sizeof(P);
+  return p;
+}
+
+// Calls f(T{}) with T = float or double, the dtype of t. Other dtypes were rejected by
+// op_supported before any op runs; this throw is a safety net.
+template <typename F>
+void dispatch_float(const DLTensor& t, F&& f) {
+  if (nnp::is_f32(t.dtype)) {
+    f(float{});
+  } else if (nnp::is_f64(t.dtype)) {
+    f(double{});
+  } else {
+    nnp::unsupported(nnp::format("the reference backend implements float32 and float64, not %s",
+                                 nnp::dtype_name(t.dtype).c_str()));
+  }
+}
+
+// Product of shape[begin, end) (1 for an empty range).
+inline int64_t dims_product(const DLTensor& t, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= t.shape[i];
+  return n;
+}
+
+// ---- op entry points (one per nnp_op_kind) ---------------------------------------------------
+void gemm(const op_args& a);                            // gemm.cpp
+void conv2d_forward(const op_args& a);                  // conv.cpp
+void conv2d_backward_data(const op_args& a);            //
+void conv2d_backward_filter(const op_args& a);          //
+void conv2d_backward_bias(const op_args& a);            //
+void pool2d_forward(const op_args& a);                  // pool.cpp
+void pool2d_backward(const op_args& a);                 //
+void activation_forward(const op_args& a);              // activation.cpp
+void activation_backward(const op_args& a);             //
+void softmax_forward(const op_args& a);                 // softmax.cpp
+void softmax_backward(const op_args& a);                //
+void softmax_cross_entropy_forward(const op_args& a);   // loss.cpp
+void softmax_cross_entropy_backward(const op_args& a);  //
+void batch_norm_forward_training(const op_args& a);     // norm.cpp
+void batch_norm_forward_inference(const op_args& a);    //
+void batch_norm_backward(const op_args& a);             //
+void layer_norm_forward(const op_args& a);              //
+void layer_norm_backward(const op_args& a);             //
+void dropout_forward(const op_args& a);                 // dropout.cpp
+void dropout_backward(const op_args& a);                //
+void binary(const op_args& a);                          // elementwise.cpp
+void scale(const op_args& a);                           //
+void fill(const op_args& a);                            //
+void copy(const op_args& a);                            //
+void transpose(const op_args& a);                       //
+void cast(const op_args& a);                            //
+void reduce(const op_args& a);                          // reduce.cpp
+void sgd_update(const op_args& a);                      // optimizer.cpp
+void adam_update(const op_args& a);                     //
+
+}  // namespace ref
