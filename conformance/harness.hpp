@@ -1,0 +1,253 @@
+// harness.hpp — the small framework under nnplug-conformance: options, devices, host
+// descriptions of op calls, device tensors with guard bytes, random fill, NMSE comparison,
+// tolerances, case files and the JSON report sink. Test files (test_<family>.cpp) build op
+// calls from case files and hand them to check_numerics() / run_op().
+//
+// Only the public C API (nnplug.h) is used, so the runner works against any plugin.
+#pragma once
+
+#include <nnplug/nnplug.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace conf {
+
+// ---- options --------------------------------------------------------------------------------
+struct Options {
+  std::vector<std::string> backends;         // --backend NAME (device "NAME:0" or "NAME:i")
+  std::vector<std::string> plugins;          // --plugin PATH
+  std::string reference = "reference";       // --reference NAME
+  uint64_t seed = 20240611;                  // --seed N
+  std::string report;                        // --report FILE.json
+  std::string cases = "ci";                  // --cases ci|full|DIR
+  std::vector<std::string> tolerance_files;  // --tolerances FILE (after the default file)
+};
+Options& options();
+
+// ---- dtypes ---------------------------------------------------------------------------------
+enum class DT { f32, f64, f16, bf16, i64, u8, i32 };
+DLDataType to_dl(DT t);
+const char* dt_name(DT t);   // "float32", "float64", "float16", "bfloat16", "int64", ...
+const char* dt_short(DT t);  // "f32", "f64", "f16", "bf16", ...
+size_t dt_size(DT t);
+bool dt_is_float(DT t);
+// The float dtypes every numerics case is tried in (unsupported ones are reported).
+const std::vector<DT>& float_dtypes();
+// Rounds a value to what dtype t can hold (float16/bfloat16 round to nearest even).
+double quantize(double v, DT t);
+
+// ---- op calls as host data ------------------------------------------------------------------
+// One operand of an op call. `value_dtype` tensors take the case's float dtype; others keep
+// `dtype` (int64 labels, uint8 masks, a cast's destination).
+struct TensorSpec {
+  std::vector<int64_t> shape;
+  bool follows_case_dtype = true;  // dtype = the case's float dtype
+  DT dtype = DT::f32;              // used when follows_case_dtype is false
+  std::vector<double> data;        // inputs and in/out outputs: initial values (row-major)
+  std::vector<int64_t> strides;    // empty = compact; else strides in elements (NNP_OP_COPY)
+  int alias_of = -1;               // outputs: index of the input whose memory it shares
+  bool absent = false;             // optional tensor passed as NULL
+  bool exact = false;              // outputs: compare bit-exactly (integers, masks)
+};
+TensorSpec tensor(std::vector<int64_t> shape, std::vector<double> data = {});
+TensorSpec int_tensor(DT dtype, std::vector<int64_t> shape, std::vector<double> data = {});
+TensorSpec absent_tensor();
+int64_t numel(const std::vector<int64_t>& shape);
+std::string shape_str(const std::vector<int64_t>& shape);
+
+struct OpCall {
+  int32_t kind = 0;
+  std::vector<uint8_t> params;  // empty = NULL params
+  std::vector<TensorSpec> inputs, outputs;
+  template <typename P>
+  void set_params(const P& p) {
+    params.resize(sizeof(P));
+    std::memcpy(params.data(), &p, sizeof(P));
+  }
+  template <typename P>
+  P* params_as() {
+    return params.size() >= sizeof(P) ? reinterpret_cast<P*>(params.data()) : nullptr;
+  }
+};
+template <typename P>
+P make_params() {
+  P p;
+  std::memset(&p, 0, sizeof(P));
+  p.struct_size = sizeof(P);
+  return p;
+}
+
+// ---- devices --------------------------------------------------------------------------------
+struct Device {
+  std::string label;   // what the user asked for ("cpu", "./libnnplug-mine.so")
+  std::string name;    // device name, "cpu:0"
+  std::string plugin;  // plugin name
+  nnp_device* dev = nullptr;
+  DLDevice dl{kDLCPU, 0};
+  nnp_stream* stream = nullptr;  // the main thread's stream
+  bool available = false;        // false: no device (reason) or failed to load (failed)
+  bool failed = false;           // load or lookup failed: a failure, not "no device"
+  std::string reason;
+};
+// Loads plugins and looks up devices as the options say. Returns false after printing why if
+// the reference is not usable.
+bool setup_devices();
+Device& reference_device();
+std::vector<Device*> backends_under_test();  // available or not
+
+// ---- running ops ----------------------------------------------------------------------------
+struct RunResult {
+  nnp_status status = NNP_STATUS_OK;
+  std::string message;                       // nnp_last_error_message() on failure
+  std::vector<std::vector<double>> outputs;  // per output (row-major); empty if absent
+  std::vector<std::string> problems;         // guard bytes, changed inputs
+  bool outputs_untouched = true;             // every output buffer byte as before the call
+};
+// The raw call just before nnp_op_execute; a Mutation may break it (error tests): change
+// tensor fields, point shapes into `storage`, set pointers to NULL, edit `param_bytes` or set
+// `params` to NULL.
+struct RawCall {
+  int32_t kind = 0;
+  const void* params = nullptr;
+  std::vector<uint8_t> param_bytes;
+  std::vector<DLTensor> in, out;
+  std::vector<const DLTensor*> in_ptrs, out_ptrs;
+  std::vector<std::vector<int64_t>> storage;
+};
+using Mutation = std::function<void(RawCall&)>;
+// Allocates every tensor with guard bytes on `dev`, uploads, executes on `stream` (default:
+// the device's), synchronises, downloads and checks guards and untouched inputs.
+// `dtype` is the case's float dtype.
+RunResult run_op(Device& dev, const OpCall& call, DT dtype, nnp_stream* stream = nullptr,
+                 const Mutation& mutate = {});
+// nnp_op_supported for this call with this dtype (data pointers are NULL). OK or the status;
+// *reason gets the message.
+nnp_status op_supported(Device& dev, const OpCall& call, DT dtype, std::string* reason);
+// Rounds every case-dtype input and in/out output to dtype (so that the reference, which may
+// compute in a wider dtype, sees exactly the backend's values).
+OpCall quantized(const OpCall& call, DT dtype);
+
+// ---- comparison -----------------------------------------------------------------------------
+struct Comparison {
+  bool ok = true;
+  double error = 0;    // NMSE (or count of mismatches for exact comparisons)
+  std::string detail;  // first problem, if any
+};
+// NMSE = sum((a-b)^2) / max(sum(b^2), tiny) over finite positions; NaN in `got` where `want`
+// is not NaN fails; Inf must match in position and sign.
+Comparison compare_nmse(const std::vector<double>& got, const std::vector<double>& want,
+                        double threshold);
+Comparison compare_exact(const std::vector<double>& got, const std::vector<double>& want);
+
+// ---- tolerances -----------------------------------------------------------------------------
+// Lines "op dtype nmse" ('*' matches any); later lines and later files win.
+double tolerance(const std::string& op, DT dtype);
+double tolerance(const std::string& op, const std::string& dtype);
+bool load_tolerances();
+
+// ---- random data ----------------------------------------------------------------------------
+// Deterministic per (seed, key): the same case always gets the same inputs.
+class Rng {
+ public:
+  explicit Rng(const std::string& key);
+  double uniform(double lo, double hi);
+  int64_t integer(int64_t lo, int64_t hi);  // inclusive
+  std::vector<double> uniform_vec(int64_t n, double lo = -1, double hi = 1);
+  // Values with |v| in [min_abs, max_abs] and random sign: stays away from kinks at 0.
+  std::vector<double> away_from_zero(int64_t n, double min_abs, double max_abs);
+  // n distinct values (a shuffled grid): no ties for max pooling.
+  std::vector<double> distinct(int64_t n, double spacing);
+  std::mt19937_64& engine() { return eng_; }
+
+ private:
+  std::mt19937_64 eng_;
+};
+
+// ---- case files -----------------------------------------------------------------------------
+// One case a line: space-separated tokens "key=value" or "keyVALUE" (key = leading [a-z_],
+// value = the rest, e.g. "stride2", "pad_t1", "axis-1"); a bare word is a flag. '#' comments.
+struct Case {
+  std::string text;  // the line as written (normalised spaces)
+  std::map<std::string, std::string> kv;
+  bool has(const std::string& k) const { return kv.count(k) != 0; }
+  int64_t i(const std::string& k, int64_t def) const;
+  double d(const std::string& k, double def) const;
+  std::string s(const std::string& k, const std::string& def) const;
+  std::vector<int64_t> dims(const std::string& k, std::vector<int64_t> def = {}) const;  // 2x3x4
+  std::vector<int64_t> list(const std::string& k) const;                                 // 1,0,2
+};
+Case parse_case(const std::string& line);
+// Cases of `family` from the selected list (ci, full or a directory); full falls back to ci.
+std::vector<Case> load_cases(const std::string& family);
+std::string data_dir();  // where tolerances.txt and cases/ live
+
+// ---- report ---------------------------------------------------------------------------------
+enum class Outcome { pass, fail, unsupported, no_device };
+const char* outcome_name(Outcome o);
+struct ReportEntry {
+  std::string backend, op, dtype, case_name;
+  Outcome outcome;
+  double error = 0, threshold = 0;
+  std::string message;
+};
+void report(const ReportEntry& e);
+bool write_report(const std::string& path);
+void print_summary();
+
+// ---- the numerics driver --------------------------------------------------------------------
+// Runs `call` (built for `dtypes`) on every backend under test and on the reference and
+// compares every output; records pass/fail/unsupported and asserts through doctest.
+// `op` names the op for tolerances and the report ("conv2d_forward"); case_text the case.
+struct NumericsOptions {
+  std::vector<DT> dtypes = float_dtypes();
+};
+void check_numerics(const std::string& op, const std::string& case_text, const OpCall& call,
+                    const NumericsOptions& opt = {});
+// Same, but the call depends on the dtype (e.g. cast destinations).
+void check_numerics_fn(const std::string& op, const std::string& case_text,
+                       const std::function<OpCall(DT)>& make, const NumericsOptions& opt = {});
+
+// ---- gradients ------------------------------------------------------------------------------
+// Checks a backward op against central finite differences of its forward op on the reference
+// in float64: L(x) = sum_k sum(forward(x)_k * r_k); dL/dwrt from `backward` vs
+// (L(x + h e_i) - L(x - h e_i)) / 2h on a sample of coordinates.
+struct GradientCheck {
+  std::string name;  // report name, e.g. "conv2d_backward_data"
+  std::string case_text;
+  OpCall forward;                 // inputs are the point x
+  std::vector<int> loss_outputs;  // which forward outputs enter L (default: output 0)
+  // Builds the backward call from the forward call, its outputs and the weights r; returns
+  // the call and, through grad_index, for each checked forward input the backward output
+  // holding its gradient.
+  std::function<OpCall(const OpCall& fwd, const std::vector<std::vector<double>>& fwd_out,
+                       const std::vector<std::vector<double>>& r)>
+      backward;
+  std::vector<std::pair<int, int>> wrt;  // (forward input index, backward output index)
+  double step = 1e-6;
+  int max_coords = 24;
+};
+void check_gradient(const GradientCheck& g);
+
+// ---- op templates (errors, threads) ---------------------------------------------------------
+// A valid call per op kind, registered by the family files, used by the error and thread tests.
+struct OpTemplate {
+  std::string name;
+  std::function<OpCall()> make;
+};
+std::vector<OpTemplate>& op_templates();
+struct RegisterTemplate {
+  RegisterTemplate(const std::string& name, std::function<OpCall()> make) {
+    op_templates().push_back({name, std::move(make)});
+  }
+};
+
+// ---- host reference helpers -----------------------------------------------------------------
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
+
+}  // namespace conf

@@ -1,0 +1,113 @@
+// main.cpp — entry point of nnplug-conformance: parses the runner's own options, hands the
+// rest to doctest (filters such as -tc=, reporters such as -r=junit), loads the backends,
+// runs the suite and writes the JSON report.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+void print_usage() {
+  std::printf(
+      "nnplug-conformance — checks an nnplug backend against the reference backend\n"
+      "\n"
+      "Runner options:\n"
+      "  --backend NAME        backend (plugin name, or device 'name:i') to test; repeatable\n"
+      "  --plugin PATH         load a plugin library and test it; repeatable\n"
+      "                        (default: every loadable backend except the reference)\n"
+      "  --reference NAME      the oracle backend (default: reference)\n"
+      "  --seed N              seed of the random inputs (default 20240611; printed at start)\n"
+      "  --cases ci|full|DIR   case lists to run (default: ci)\n"
+      "  --tolerances FILE     extra 'op dtype nmse' rules, applied after tolerances.txt;\n"
+      "                        repeatable\n"
+      "  --report FILE.json    write a JSON report (backend x op x dtype x case)\n"
+      "  --help                this text, then doctest's options\n"
+      "Every other option goes to doctest, e.g. -tc='conv*' -r=junit -s.\n"
+      "See docs/conformance.md.\n\n");
+}
+
+// Accepts "--opt value" and "--opt=value". Returns true if argv[i] was one of ours.
+bool take(const std::string& name, int argc, char** argv, int& i, std::string* value) {
+  const std::string a = argv[i];
+  if (a == name) {
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "nnplug-conformance: %s needs a value\n", name.c_str());
+      std::exit(2);
+    }
+    *value = argv[++i];
+    return true;
+  }
+  if (a.rfind(name + "=", 0) == 0) {
+    *value = a.substr(name.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  conf::Options& o = conf::options();
+  std::vector<char*> rest{argv[0]};
+  bool help = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string v;
+    if (take("--backend", argc, argv, i, &v)) {
+      o.backends.push_back(v);
+    } else if (take("--plugin", argc, argv, i, &v)) {
+      o.plugins.push_back(v);
+    } else if (take("--reference", argc, argv, i, &v)) {
+      o.reference = v;
+    } else if (take("--seed", argc, argv, i, &v)) {
+      char* end = nullptr;
+      o.seed = std::strtoull(v.c_str(), &end, 0);
+      if (v.empty() || *end != '\0') {
+        std::fprintf(stderr, "nnplug-conformance: --seed needs an integer, got '%s'\n", v.c_str());
+        return 2;
+      }
+    } else if (take("--report", argc, argv, i, &v)) {
+      o.report = v;
+    } else if (take("--cases", argc, argv, i, &v)) {
+      o.cases = v;
+    } else if (take("--tolerances", argc, argv, i, &v)) {
+      o.tolerance_files.push_back(v);
+    } else {
+      const std::string a = argv[i];
+      if (a == "--help" || a == "-h" || a == "-?") help = true;
+      rest.push_back(argv[i]);
+    }
+  }
+  if (help) print_usage();
+
+  doctest::Context ctx;
+  ctx.applyCommandLine(static_cast<int>(rest.size()), rest.data());
+  if (ctx.shouldExit()) return ctx.run();  // --help, --list-test-cases, ...
+
+  std::printf("[nnplug-conformance] seed %llu, cases %s, nnplug %s, ABI %d.%d\n",
+              static_cast<unsigned long long>(o.seed), o.cases.c_str(), nnp_version_string(),
+              NNP_ABI_VERSION_MAJOR, NNP_ABI_VERSION_MINOR);
+  if (!conf::load_tolerances()) return 2;
+  if (!conf::setup_devices()) return 1;
+  std::printf("[nnplug-conformance] reference: %s\n", conf::reference_device().name.c_str());
+  for (const conf::Device* d : conf::backends_under_test()) {
+    std::printf("[nnplug-conformance] backend %s: %s%s%s\n", d->label.c_str(),
+                d->available ? d->name.c_str()
+                : d->failed  ? "FAILED"
+                             : "no device",
+                d->available ? "" : ": ", d->available ? "" : d->reason.c_str());
+  }
+  std::fflush(stdout);
+
+  int rc = ctx.run();
+  conf::print_summary();
+  if (!o.report.empty() && !conf::write_report(o.report) && rc == 0) rc = 1;
+  nnp_shutdown();
+  return rc;
+}

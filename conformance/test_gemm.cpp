@@ -1,0 +1,58 @@
+// test_gemm.cpp — NNP_OP_GEMM numerics: Y = alpha op(A) op(B) + beta C, transposes, batch,
+// C broadcast from [N], [M, N] or [batch, M, N], and Y aliasing C (in-place accumulate).
+// Cases: cases/<list>/gemm.txt, e.g. "m4 n5 k3 ta1 tb0 batch2 bat=ab c=mn alpha=1.5 beta=0.5".
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+namespace {
+using namespace conf;
+
+// Keys: m n k; ta tb (0/1); batch (0 = rank 2) and bat=a|b|ab (which operands are batched);
+// c=none|n|mn|bmn; alpha beta; inplace1 (Y aliases C, needs c=mn without batch or c=bmn).
+OpCall make_gemm(const Case& c, Rng& rng) {
+  const int64_t M = c.i("m", 4), N = c.i("n", 4), K = c.i("k", 4), batch = c.i("batch", 0);
+  const std::string bat = c.s("bat", "ab");
+  const bool ta = c.i("ta", 0) != 0, tb = c.i("tb", 0) != 0;
+  auto p = make_params<nnp_gemm_params>();
+  p.trans_a = ta;
+  p.trans_b = tb;
+  p.alpha = c.d("alpha", 1.0);
+  p.beta = c.d("beta", 0.0);
+  OpCall call;
+  call.kind = NNP_OP_GEMM;
+  call.set_params(p);
+  std::vector<int64_t> a = ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
+  std::vector<int64_t> b = tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
+  const bool batched = batch > 0;
+  if (batched && bat.find('a') != std::string::npos) a.insert(a.begin(), batch);
+  if (batched && bat.find('b') != std::string::npos) b.insert(b.begin(), batch);
+  call.inputs.push_back(tensor(a, rng.uniform_vec(numel(a))));
+  call.inputs.push_back(tensor(b, rng.uniform_vec(numel(b))));
+  std::vector<int64_t> y = batched ? std::vector<int64_t>{batch, M, N} : std::vector<int64_t>{M, N};
+  const std::string cs = c.s("c", "none");
+  std::vector<int64_t> cshape;
+  if (cs == "n") cshape = {N};
+  if (cs == "mn") cshape = {M, N};
+  if (cs == "bmn") cshape = {batch, M, N};
+  call.inputs.push_back(cs == "none" ? absent_tensor()
+                                     : tensor(cshape, rng.uniform_vec(numel(cshape))));
+  TensorSpec out = tensor(y);
+  if (c.i("inplace", 0) && cs != "none" && cshape == y) out.alias_of = 2;
+  call.outputs.push_back(out);
+  return call;
+}
+
+const RegisterTemplate reg_gemm("gemm", [] {
+  Rng rng("template gemm");
+  return make_gemm(parse_case("m3 n4 k5 c=mn beta=0.5"), rng);
+});
+
+}  // namespace
+
+TEST_CASE("gemm") {
+  for (const Case& c : load_cases("gemm")) {
+    Rng rng("gemm " + c.text);
+    check_numerics("gemm", c.text, make_gemm(c, rng));
+  }
+}
