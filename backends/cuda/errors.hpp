@@ -1,0 +1,48 @@
+// errors.hpp — the one place where CUDA runtime, cuBLAS and cuDNN status codes become nnplug
+// statuses (errors.cpp). Every library call goes through NNP_CUDA_CHECK / NNP_CUBLAS_CHECK /
+// NNP_CUDNN_CHECK, which throw nnp::error carrying the mapped status, the library's own message
+// and the call that failed; nnp::guard at the plugin boundary turns that into a status.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <nnplug_common/boundary.hpp>
+
+namespace nnp::cuda {
+
+nnp_status status_of(cudaError_t e);
+nnp_status status_of(cublasStatus_t s);
+nnp_status status_of(cudnnStatus_t s);
+
+[[noreturn]] void throw_cuda(cudaError_t e, const char* call, const char* file, int line);
+[[noreturn]] void throw_cublas(cublasStatus_t s, const char* call, const char* file, int line);
+[[noreturn]] void throw_cudnn(cudnnStatus_t s, const char* call, const char* file, int line);
+
+}  // namespace nnp::cuda
+
+#define NNP_CUDA_CHECK(call)                                                 \
+  do {                                                                       \
+    const cudaError_t nnp_e_ = (call);                                       \
+    if (nnp_e_ != cudaSuccess)                                               \
+      ::nnp::cuda::throw_cuda(nnp_e_, #call, __FILE__, __LINE__);            \
+  } while (0)
+
+// After a kernel launch: reports launch-configuration errors at once (errors of the running
+// kernel surface at stream_synchronize).
+#define NNP_CUDA_CHECK_LAUNCH() NNP_CUDA_CHECK(cudaGetLastError())
+
+#define NNP_CUBLAS_CHECK(call)                                               \
+  do {                                                                       \
+    const cublasStatus_t nnp_s_ = (call);                                    \
+    if (nnp_s_ != CUBLAS_STATUS_SUCCESS)                                     \
+      ::nnp::cuda::throw_cublas(nnp_s_, #call, __FILE__, __LINE__);          \
+  } while (0)
+
+#define NNP_CUDNN_CHECK(call)                                                \
+  do {                                                                       \
+    const cudnnStatus_t nnp_s_ = (call);                                     \
+    if (nnp_s_ != CUDNN_STATUS_SUCCESS)                                      \
+      ::nnp::cuda::throw_cudnn(nnp_s_, #call, __FILE__, __LINE__);           \
+  } while (0)

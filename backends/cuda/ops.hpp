@@ -1,0 +1,87 @@
+// ops.hpp — the op entry points of the CUDA backend (one file per op family) and the few kernel
+// launchers one family borrows from another. plugin.cpp dispatches op kinds to these.
+#pragma once
+
+#include "context.hpp"
+
+#include <nnplug_common/tensor.hpp>
+
+#include <cstring>
+
+namespace nnp::cuda {
+
+// The arguments of one validated op call.
+struct op_call {
+  int32_t kind;
+  const void* params;
+  size_t n_in;
+  const DLTensor* const* in;
+  size_t n_out;
+  const DLTensor* const* out;
+  const DLTensor* input(size_t i) const { return i < n_in ? in[i] : nullptr; }
+  const DLTensor* output(size_t i) const { return i < n_out ? out[i] : nullptr; }
+};
+
+// Copies the params struct, reading only the bytes the caller's struct_size covers (fields it
+// does not have stay zero). params may be NULL where an op allows it.
+template <typename P>
+P read_params(const void* params) {
+  P p{};
+  if (params != nullptr) {
+    size_t size = 0;
+    std::memcpy(&size, params, sizeof(size));
+    std::memcpy(&p, params, size < sizeof(P) ? size : sizeof(P));
+  }
+  p.struct_size = sizeof(P);
+  return p;
+}
+
+// Element types our kernels are instantiated for.
+enum class elem { f32, f16, bf16, f64, other };
+inline elem elem_of(const DLDataType& t) {
+  if (is_f32(t)) return elem::f32;
+  if (is_f16(t)) return elem::f16;
+  if (is_bf16(t)) return elem::bf16;
+  if (is_f64(t)) return elem::f64;
+  return elem::other;
+}
+
+// ---- op families ------------------------------------------------------------------------------
+void op_gemm(stream& s, const op_call& c);            // gemm.cpp (cuBLAS)
+void op_conv2d(stream& s, const op_call& c);          // conv.cpp (cuDNN)
+void op_pool2d(stream& s, const op_call& c);          // pool.cu
+void op_activation(stream& s, const op_call& c);      // activation.cu
+void op_softmax(stream& s, const op_call& c);         // softmax.cu
+void op_cross_entropy(stream& s, const op_call& c);   // softmax.cu
+void op_batch_norm(stream& s, const op_call& c);      // norm.cu
+void op_layer_norm(stream& s, const op_call& c);      // norm.cu
+void op_dropout(stream& s, const op_call& c);         // dropout.cu
+void op_binary(stream& s, const op_call& c);          // elementwise.cu
+void op_scale(stream& s, const op_call& c);           // elementwise.cu
+void op_fill(stream& s, const op_call& c);            // elementwise.cu
+void op_copy(stream& s, const op_call& c);            // elementwise.cu
+void op_transpose(stream& s, const op_call& c);       // elementwise.cu
+void op_cast(stream& s, const op_call& c);            // elementwise.cu
+void op_reduce(stream& s, const op_call& c);          // reduce.cu
+void op_sgd(stream& s, const op_call& c);             // optim.cu
+void op_adam(stream& s, const op_call& c);            // optim.cu
+
+// ---- launchers shared between families (elementwise.cu, reduce.cu) ----------------------------
+// y[i] = c[i % n_c] for i < n_y (GEMM's C broadcast over rows and batch).
+void launch_broadcast_tail(stream& s, elem t, const void* c, int64_t n_c, void* y, int64_t n_y);
+// y[i] = alpha * x[i]; y may equal x.
+void launch_scale(stream& s, elem t, const void* x, void* y, int64_t n, double alpha);
+// y[n, k, :] += b[k] for y [N, K, inner].
+void launch_bias_add(stream& s, elem t, void* y, const void* b, int64_t n, int64_t k,
+                     int64_t inner);
+// Zero-pads x [NC, H, W] into xp [NC, H + top + bottom, W + left + right].
+void launch_pad2d(stream& s, elem t, const void* x, void* xp, int64_t nc, int64_t h, int64_t w,
+                  int64_t top, int64_t bottom, int64_t left, int64_t right);
+// Crops x [NC, H + top + bottom, W + left + right] to y [NC, H, W] (inverse of pad2d).
+void launch_crop2d(stream& s, elem t, const void* xp, void* y, int64_t nc, int64_t h, int64_t w,
+                   int64_t top, int64_t bottom, int64_t left, int64_t right);
+// Sum over every axis but `axis` of a compact tensor: y[j] = sum x[..., j, ...].
+void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape,
+                          int rank, int axis);
+
+}  // namespace nnp::cuda
