@@ -1,0 +1,116 @@
+// Internal interface of the CPU backend (oneTBB + OpenBLAS): the op call record, the device's
+// task arena and the parallel-loop helper every op family uses, per-thread scratch buffers
+// reused across calls, and the op entry points (one file per family).
+//
+// Speed: parallel_for() runs small loops inline on the calling thread (no arena entry, no task
+// spawn: this keeps the dispatch of tiny ops well under a microsecond) and large loops inside
+// the device's task_arena with a grain size chosen by the caller. Scratch memory (im2col
+// columns, per-thread partial sums) lives in per-thread buffers that only grow, so hot paths
+// do not allocate.
+#pragma once
+
+#include <nnplug_common/boundary.hpp>
+#include <nnplug_common/tensor.hpp>
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nnp::cpu {
+
+// One op call as it arrives in op_execute / op_supported (already validated by libnnplug).
+struct op_call {
+  int32_t kind;
+  const void* params;
+  size_t n_inputs;
+  const DLTensor* const* inputs;
+  size_t n_outputs;
+  const DLTensor* const* outputs;
+
+  const DLTensor* in(size_t i) const { return i < n_inputs ? inputs[i] : nullptr; }
+  const DLTensor* out(size_t i) const { return i < n_outputs ? outputs[i] : nullptr; }
+  template <typename P>
+  const P& p() const {
+    return *static_cast<const P*>(params);
+  }
+};
+
+// ---- threading (policy: plugin.cpp, top of file) ----------------------------------------------
+tbb::task_arena& arena();
+int num_threads();
+
+// Calls body(begin, end) over [0, n): inline when n <= grain or with one thread, else as a
+// tbb::parallel_for inside the device arena, chunks of about `grain` iterations.
+template <typename F>
+void parallel_for(int64_t n, int64_t grain, const F& body) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  if (n <= grain || num_threads() == 1) {
+    body(int64_t{0}, n);
+    return;
+  }
+  arena().execute([&] {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                      [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+  });
+}
+
+// Grain for an elementwise loop: about 32k elements per task (~10 us of work), so tasks cost
+// little against their work and small tensors stay on the calling thread.
+constexpr int64_t kElementwiseGrain = 32768;
+
+// Per-thread scratch buffer number `slot` (0..kScratchSlots-1) of at least n floats. Buffers
+// only grow and are reused across calls. The pointer stays valid until the same thread asks
+// for the same slot again. Slots kTaskSlot0/1 are for use inside one task body (fetched at the
+// start of the body, never held across a parallel_for); slots kCallSlot0/1 are for the calling
+// thread at call level (outside any task), e.g. per-chunk partial sums that tasks fill and the
+// caller then combines. A thread waiting in parallel_for may run tasks of another stream's
+// call; this split keeps their buffers apart.
+constexpr int kScratchSlots = 4;
+constexpr int kTaskSlot0 = 0, kTaskSlot1 = 1, kCallSlot0 = 2, kCallSlot1 = 3;
+float* scratch(int slot, size_t n);
+
+// ---- op families -------------------------------------------------------------------------------
+void gemm(const op_call& c);
+void conv2d_forward(const op_call& c);
+void conv2d_backward_data(const op_call& c);
+void conv2d_backward_filter(const op_call& c);
+void conv2d_backward_bias(const op_call& c);
+void pool2d_forward(const op_call& c);
+void pool2d_backward(const op_call& c);
+void activation_forward(const op_call& c);
+void activation_backward(const op_call& c);
+void softmax_forward(const op_call& c);
+void softmax_backward(const op_call& c);
+void softmax_cross_entropy_forward(const op_call& c);
+void softmax_cross_entropy_backward(const op_call& c);
+void batch_norm_forward_training(const op_call& c);
+void batch_norm_forward_inference(const op_call& c);
+void batch_norm_backward(const op_call& c);
+void layer_norm_forward(const op_call& c);
+void layer_norm_backward(const op_call& c);
+void dropout_forward(const op_call& c);
+void dropout_backward(const op_call& c);
+void binary(const op_call& c);
+void scale(const op_call& c);
+void fill(const op_call& c);
+void copy(const op_call& c);
+void transpose(const op_call& c);
+void cast(const op_call& c);
+void reduce(const op_call& c);
+void sgd_update(const op_call& c);
+void adam_update(const op_call& c);
+
+// Single-threaded SGEMM on row-major operands (the OpenBLAS call; beta = 0 never reads C).
+void sgemm_rm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+              int64_t ldc);
+
+inline float* f32(const DLTensor* t) { return t ? data_ptr<float>(*t) : nullptr; }
+
+}  // namespace nnp::cpu

@@ -1,0 +1,388 @@
+// Elementwise ops and data movement on the CPU: dropout (NNP_OP_DROPOUT_*), binary ops with
+// numpy broadcasting, scale, fill, copy (any strides), transpose and cast.
+//
+// Speed: every op is one streaming pass split into ~32k-element TBB tasks. Broadcasting and
+// strided copies first coalesce dimensions (merging neighbours that are contiguous for every
+// operand, dropping size-1 dimensions), so the innermost loop is as long as possible and has
+// unit or zero strides that the compiler vectorises; the outer index is decoded once per row.
+// Dropout draws one Philox4x32-10 block per 4 elements (nnplug_common/philox.hpp, the same
+// stream as the reference: bit-identical masks); blocks are independent, so it parallelises
+// with no shared state.
+#include "cpu_backend.hpp"
+
+#include <nnplug_common/philox.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace nnp::cpu {
+
+// ---- dropout ------------------------------------------------------------------------------------
+namespace {
+
+void dropout_apply(const nnp_dropout_params& p, const float* x, float* y, uint8_t* mask,
+                   int64_t n) {
+  const uint32_t threshold = dropout_threshold(p.ratio);
+  const float scale = dropout_scale<float>(p.ratio);
+  const int64_t blocks = (n + 3) / 4;
+  parallel_for(blocks, kElementwiseGrain / 4, [&](int64_t b, int64_t e) {
+    for (int64_t blk = b; blk < e; ++blk) {
+      const uint32_t bits =
+          dropout_keep_bits4(p.seed, p.offset, static_cast<uint64_t>(blk), threshold);
+      const int64_t i0 = blk * 4, i1 = std::min(n, i0 + 4);
+      for (int64_t i = i0; i < i1; ++i) {
+        const bool keep = (bits >> (i - i0)) & 1u;
+        y[i] = keep ? x[i] * scale : 0.0f;
+        if (mask != nullptr) mask[i] = keep ? 1 : 0;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void dropout_forward(const op_call& c) {
+  const DLTensor* mask = c.out(1);
+  dropout_apply(c.p<nnp_dropout_params>(), f32(c.in(0)), f32(c.out(0)),
+                mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr, numel(*c.in(0)));
+}
+
+void dropout_backward(const op_call& c) {
+  dropout_apply(c.p<nnp_dropout_params>(), f32(c.in(0)), f32(c.out(0)), nullptr, numel(*c.in(0)));
+}
+
+// ---- broadcasting binary ops --------------------------------------------------------------------
+namespace {
+
+// Up to NNP_MAX_DIMS dimensions with one stride per operand (0 = broadcast), coalesced.
+struct iter_shape {
+  int rank = 0;
+  int64_t dim[NNP_MAX_DIMS];
+  int64_t st[3][NNP_MAX_DIMS];  // strides of up to three operands, in elements
+};
+
+// Drops size-1 dimensions and merges dimension i into i+1 when every operand is contiguous
+// across them. Leaves at least one dimension.
+iter_shape coalesce(const iter_shape& in, int operands) {
+  iter_shape out;
+  for (int i = 0; i < in.rank; ++i) {
+    if (in.dim[i] == 1) continue;
+    if (out.rank > 0) {
+      const int j = out.rank - 1;
+      bool merge = true;
+      for (int o = 0; o < operands; ++o)
+        if (out.st[o][j] != in.st[o][i] * in.dim[i]) merge = false;
+      if (merge) {
+        out.dim[j] *= in.dim[i];
+        for (int o = 0; o < operands; ++o) out.st[o][j] = in.st[o][i];
+        continue;
+      }
+    }
+    out.dim[out.rank] = in.dim[i];
+    for (int o = 0; o < operands; ++o) out.st[o][out.rank] = in.st[o][i];
+    ++out.rank;
+  }
+  if (out.rank == 0) {
+    out.rank = 1;
+    out.dim[0] = 1;
+    for (int o = 0; o < operands; ++o) out.st[o][0] = 1;
+  }
+  return out;
+}
+
+// Runs body(row_offsets[operands], inner_len) for every row of the coalesced iteration space
+// (the last dimension is the row), rows in parallel.
+template <typename F>
+void for_each_row(const iter_shape& s, int operands, const F& body) {
+  const int last = s.rank - 1;
+  const int64_t len = s.dim[last];
+  int64_t rows = 1;
+  for (int i = 0; i < last; ++i) rows *= s.dim[i];
+  parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, len)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t r = b; r < e; ++r) {
+                   int64_t off[3] = {0, 0, 0};
+                   int64_t rem = r;
+                   for (int i = last - 1; i >= 0; --i) {
+                     const int64_t idx = rem % s.dim[i];
+                     rem /= s.dim[i];
+                     for (int o = 0; o < operands; ++o) off[o] += idx * s.st[o][i];
+                   }
+                   body(off, len);
+                 }
+               });
+}
+
+template <typename Op>
+void binary_run(const DLTensor& A, const DLTensor& B, const DLTensor& Y, Op op) {
+  const float *a = f32(&A), *b = f32(&B);
+  float* y = f32(&Y);
+  const int64_t n = numel(Y);
+  const int64_t na = numel(A), nb = numel(B);
+  if (na == n && nb == n) {
+    parallel_for(n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) y[i] = op(a[i], b[i]);
+    });
+    return;
+  }
+  // Strides of a, b and y in y's index space (numpy broadcasting: align to the right).
+  iter_shape s;
+  s.rank = Y.ndim;
+  int64_t sy = 1, sa = 1, sb = 1;
+  for (int i = Y.ndim - 1; i >= 0; --i) {
+    s.dim[i] = Y.shape[i];
+    const int ia = i - (Y.ndim - A.ndim), ib = i - (Y.ndim - B.ndim);
+    const int64_t da = ia >= 0 ? A.shape[ia] : 1, db = ib >= 0 ? B.shape[ib] : 1;
+    s.st[0][i] = sy;
+    s.st[1][i] = da == 1 ? 0 : sa;
+    s.st[2][i] = db == 1 ? 0 : sb;
+    sy *= Y.shape[i];
+    sa *= da;
+    sb *= db;
+  }
+  const iter_shape cs = coalesce(s, 3);
+  const int last = cs.rank - 1;
+  const int64_t ta = cs.st[1][last], tb = cs.st[2][last];
+  for_each_row(cs, 3, [&](const int64_t* off, int64_t len) {
+    float* yr = y + off[0];
+    const float *ar = a + off[1], *br = b + off[2];
+    if (ta == 1 && tb == 1) {
+      for (int64_t i = 0; i < len; ++i) yr[i] = op(ar[i], br[i]);
+    } else if (ta == 1 && tb == 0) {
+      const float bv = br[0];
+      for (int64_t i = 0; i < len; ++i) yr[i] = op(ar[i], bv);
+    } else if (ta == 0 && tb == 1) {
+      const float av = ar[0];
+      for (int64_t i = 0; i < len; ++i) yr[i] = op(av, br[i]);
+    } else {
+      for (int64_t i = 0; i < len; ++i) yr[i] = op(ar[i * ta], br[i * tb]);
+    }
+  });
+}
+
+}  // namespace
+
+void binary(const op_call& c) {
+  const auto& p = c.p<nnp_binary_params>();
+  const DLTensor &A = *c.in(0), &B = *c.in(1), &Y = *c.out(0);
+  switch (p.op) {
+    case NNP_BINARY_ADD:
+      return binary_run(A, B, Y, [](float u, float v) { return u + v; });
+    case NNP_BINARY_SUB:
+      return binary_run(A, B, Y, [](float u, float v) { return u - v; });
+    case NNP_BINARY_MUL:
+      return binary_run(A, B, Y, [](float u, float v) { return u * v; });
+    case NNP_BINARY_DIV:
+      return binary_run(A, B, Y, [](float u, float v) { return u / v; });
+    default:
+      unsupported(format("binary op %d is not implemented by the cpu backend", p.op));
+  }
+}
+
+void scale(const op_call& c) {
+  const float alpha = static_cast<float>(c.p<nnp_scale_params>().alpha);
+  const float* x = f32(c.in(0));
+  float* y = f32(c.out(0));
+  parallel_for(numel(*c.in(0)), kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = alpha * x[i];
+  });
+}
+
+void fill(const op_call& c) {
+  const float v = static_cast<float>(c.p<nnp_fill_params>().value);
+  float* y = f32(c.out(0));
+  const int64_t n = numel(*c.out(0));
+  if (n == 1) {  // the common scalar case, kept minimal (dispatch-overhead benchmark)
+    y[0] = v;
+    return;
+  }
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { std::fill(y + b, y + e, v); });
+}
+
+// ---- copy / transpose (any element size, any strides on the source)
+// -------------------------------
+namespace {
+
+template <typename T>
+void strided_copy_t(const iter_shape& s, const char* src, char* dst) {
+  const T* x = reinterpret_cast<const T*>(src);
+  T* y = reinterpret_cast<T*>(dst);
+  const int last = s.rank - 1;
+  const int64_t tx = s.st[0][last], ty = s.st[1][last];
+  for_each_row(s, 2, [&](const int64_t* off, int64_t len) {
+    const T* xr = x + off[0];
+    T* yr = y + off[1];
+    if (tx == 1 && ty == 1) {
+      std::memcpy(yr, xr, sizeof(T) * static_cast<size_t>(len));
+    } else {
+      for (int64_t i = 0; i < len; ++i) yr[i * ty] = xr[i * tx];
+    }
+  });
+}
+
+// Copies y[j] = x[offset(j)] for y's shape, with per-dimension strides of x and y (elements).
+void strided_copy(const DLTensor& Y, const int64_t* xstrides, const int64_t* ystrides,
+                  const void* x, void* y) {
+  if (numel(Y) == 0) return;
+  iter_shape s;
+  s.rank = Y.ndim;
+  for (int i = 0; i < Y.ndim; ++i) {
+    s.dim[i] = Y.shape[i];
+    s.st[0][i] = xstrides[i];
+    s.st[1][i] = ystrides[i];
+  }
+  const iter_shape cs = coalesce(s, 2);
+  const char* src = static_cast<const char*>(x);
+  char* dst = static_cast<char*>(y);
+  switch (dtype_size(Y.dtype)) {
+    case 1:
+      return strided_copy_t<uint8_t>(cs, src, dst);
+    case 2:
+      return strided_copy_t<uint16_t>(cs, src, dst);
+    case 4:
+      return strided_copy_t<uint32_t>(cs, src, dst);
+    case 8:
+      return strided_copy_t<uint64_t>(cs, src, dst);
+    default:
+      unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
+  }
+}
+
+void compact_strides(const DLTensor& t, int64_t* st) {
+  int64_t s = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    st[i] = s;
+    s *= t.shape[i];
+  }
+}
+void strides_of(const DLTensor& t, int64_t* st) {
+  if (t.strides == nullptr) return compact_strides(t, st);
+  for (int i = 0; i < t.ndim; ++i) st[i] = t.strides[i];
+}
+const void* byte_ptr(const DLTensor& t) { return static_cast<const char*>(t.data) + t.byte_offset; }
+
+}  // namespace
+
+void copy(const op_call& c) {
+  const DLTensor &X = *c.in(0), &Y = *c.out(0);
+  int64_t xs[NNP_MAX_DIMS], ys[NNP_MAX_DIMS];
+  strides_of(X, xs);
+  strides_of(Y, ys);
+  strided_copy(Y, xs, ys, byte_ptr(X), const_cast<void*>(byte_ptr(Y)));
+}
+
+void transpose(const op_call& c) {
+  const auto& p = c.p<nnp_transpose_params>();
+  const DLTensor &X = *c.in(0), &Y = *c.out(0);
+  int64_t xs[NNP_MAX_DIMS], permuted[NNP_MAX_DIMS], ys[NNP_MAX_DIMS];
+  compact_strides(X, xs);
+  compact_strides(Y, ys);
+  for (int k = 0; k < Y.ndim; ++k) permuted[k] = xs[p.perm[k]];
+  strided_copy(Y, permuted, ys, byte_ptr(X), const_cast<void*>(byte_ptr(Y)));
+}
+
+// ---- cast between float16, bfloat16, float32, float64
+// ----------------------------------------------
+namespace {
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: value = man * 2^-24
+      const float v = static_cast<float>(man) * 5.9604644775390625e-8f;
+      std::memcpy(&bits, &v, 4);
+      bits |= sign;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {  // round to nearest even
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u)
+    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+  if (absx < 0x38800000u) {  // subnormal half (or zero): value / 2^-24, rounded to even
+    float a;
+    std::memcpy(&a, &absx, 4);
+    const float scaled = a * 16777216.0f;    // exact
+    const float r = std::nearbyint(scaled);  // default rounding mode: to nearest even
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(r));
+  }
+  const uint32_t rounded = absx + 0xfffu + ((absx >> 13) & 1u);
+  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+float bf16_to_float(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+double load_as_double(const DLDataType& t, const void* p, int64_t i) {
+  if (is_f32(t)) return static_cast<const float*>(p)[i];
+  if (is_f64(t)) return static_cast<const double*>(p)[i];
+  if (is_f16(t)) return half_to_float(static_cast<const uint16_t*>(p)[i]);
+  return bf16_to_float(static_cast<const uint16_t*>(p)[i]);
+}
+
+void store_from_double(const DLDataType& t, void* p, int64_t i, double v) {
+  if (is_f64(t)) {
+    static_cast<double*>(p)[i] = v;
+  } else if (is_f32(t)) {
+    static_cast<float*>(p)[i] = static_cast<float>(v);
+  } else if (is_f16(t)) {
+    // Through float: exact for float16/bfloat16/float32 sources; a float64 source may be
+    // rounded twice (documented in docs/cpu-backend.md).
+    static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v));
+  } else {
+    static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v));
+  }
+}
+
+}  // namespace
+
+void cast(const op_call& c) {
+  const DLTensor &X = *c.in(0), &Y = *c.out(0);
+  const void* x = byte_ptr(X);
+  void* y = const_cast<void*>(byte_ptr(Y));
+  const int64_t n = numel(X);
+  if (same_dtype(X.dtype, Y.dtype)) {
+    std::memcpy(y, x, static_cast<size_t>(n) * dtype_size(X.dtype));
+    return;
+  }
+  if (is_f32(X.dtype) && is_f64(Y.dtype)) {
+    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) static_cast<double*>(y)[i] = static_cast<const float*>(x)[i];
+    });
+    return;
+  }
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) store_from_double(Y.dtype, y, i, load_as_double(X.dtype, x, i));
+  });
+}
+
+}  // namespace nnp::cpu

@@ -1,0 +1,130 @@
+// NNP_OP_GEMM on the CPU: Y = alpha * op(A) * op(B) + beta * C, batched.
+//
+// Speed: OpenBLAS cblas_sgemm (row-major) does the math. Following the threading policy
+// (plugin.cpp), OpenBLAS is single-threaded and TBB parallelises: a batched GEMM runs one
+// batch entry per task; a single large GEMM is cut into one panel of output rows (or columns,
+// whichever dimension is larger) per thread, each an independent single-threaded SGEMM. C is
+// broadcast by pre-filling Y (row copies) and calling SGEMM with beta; when Y aliases C, SGEMM
+// accumulates in place.
+#include "cpu_backend.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace nnp::cpu {
+
+void sgemm_rm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+              const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+              int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    // OpenBLAS's handling of k = 0 is not guaranteed everywhere: C = beta * C by hand.
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) row[j] = beta == 0.0f ? 0.0f : beta * row[j];
+    }
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
+              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+namespace {
+
+// Below this many multiply-adds a GEMM runs on one thread (splitting costs more than it saves).
+constexpr double kSplitFlops = 2.0e6;
+
+// One (non-batched) GEMM, split into per-thread panels when large.
+void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+              const float* b, float beta, float* y, bool allow_split) {
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  const int threads = num_threads();
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (!allow_split || threads == 1 || work < kSplitFlops || k == 0) {
+    sgemm_rm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, y, n);
+    return;
+  }
+  // Split the larger of m and n into `threads` panels aligned to 16 (the SGEMM micro-kernels'
+  // register blocks), so each panel is a full-speed SGEMM.
+  const bool split_rows = m >= n;
+  const int64_t dim = split_rows ? m : n;
+  int64_t panel = (dim + threads - 1) / threads;
+  panel = std::max<int64_t>(16, (panel + 15) / 16 * 16);
+  const int64_t panels = (dim + panel - 1) / panel;
+  parallel_for(panels, 1, [&](int64_t pb, int64_t pe) {
+    for (int64_t p = pb; p < pe; ++p) {
+      const int64_t lo = p * panel, len = std::min(panel, dim - lo);
+      if (split_rows) {
+        const float* ap = ta ? a + lo : a + lo * k;
+        sgemm_rm(ta, tb, len, n, k, alpha, ap, lda, b, ldb, beta, y + lo * n, n);
+      } else {
+        const float* bp = tb ? b + lo * k : b + lo;
+        sgemm_rm(ta, tb, m, len, k, alpha, a, lda, bp, ldb, beta, y + lo, n);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void gemm(const op_call& c) {
+  const auto& p = c.p<nnp_gemm_params>();
+  const DLTensor *A = c.in(0), *B = c.in(1), *C = c.in(2), *Y = c.out(0);
+  const bool ta = p.trans_a != 0, tb = p.trans_b != 0;
+  const int ra = A->ndim, rb = B->ndim;
+  const int64_t m = ta ? A->shape[ra - 1] : A->shape[ra - 2];
+  const int64_t k = ta ? A->shape[ra - 2] : A->shape[ra - 1];
+  const int64_t n = tb ? B->shape[rb - 2] : B->shape[rb - 1];
+  const int64_t batch = Y->ndim == 3 ? Y->shape[0] : 1;
+  const int64_t sa = ra == 3 ? m * k : 0, sb = rb == 3 ? k * n : 0, sy = m * n;
+  const float *a = f32(A), *b = f32(B);
+  float* y = f32(Y);
+  if (batch == 0 || m == 0 || n == 0) return;
+  const float alpha = static_cast<float>(p.alpha);
+  float beta = 0.0f;
+
+  if (C != nullptr && p.beta != 0.0) {
+    beta = static_cast<float>(p.beta);
+    const float* cp = f32(C);
+    const bool alias = cp == y && numel(*C) == numel(*Y);
+    if (!alias) {
+      // Pre-fill Y with C broadcast to [batch, M, N]; SGEMM then accumulates with beta.
+      const int64_t cn = numel(*C);
+      const int64_t rows = batch * m;
+      parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)),
+                   [&](int64_t rb0, int64_t re) {
+                     for (int64_t r = rb0; r < re; ++r) {
+                       const float* src;
+                       if (cn == n)
+                         src = cp;  // [N]
+                       else if (cn == m * n)
+                         src = cp + (r % m) * n;  // [M, N]
+                       else
+                         src = cp + r * n;  // [batch, M, N]
+                       std::memcpy(y + r * n, src, static_cast<size_t>(n) * sizeof(float));
+                     }
+                   });
+    }
+  }
+
+  if (batch == 1) {
+    gemm_one(ta, tb, m, n, k, alpha, a, b, beta, y, true);
+    return;
+  }
+  // Batched: one batch entry per task when there are enough of them; else split each GEMM.
+  if (batch >= num_threads()) {
+    parallel_for(batch, 1, [&](int64_t bb, int64_t be) {
+      for (int64_t i = bb; i < be; ++i)
+        gemm_one(ta, tb, m, n, k, alpha, a + i * sa, b + i * sb, beta, y + i * sy, false);
+    });
+  } else {
+    for (int64_t i = 0; i < batch; ++i)
+      gemm_one(ta, tb, m, n, k, alpha, a + i * sa, b + i * sb, beta, y + i * sy, true);
+  }
+}
+
+}  // namespace nnp::cpu

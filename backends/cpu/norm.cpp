@@ -1,0 +1,226 @@
+// Batch normalisation (training, inference, backward) and layer normalisation (forward,
+// backward) on the CPU (NNP_OP_BATCH_NORM_*, NNP_OP_LAYER_NORM_*).
+//
+// Speed: batch norm runs channels in parallel (each channel's N planes are contiguous runs of
+// H*W floats); statistics use two passes with double accumulators (exact enough to match the
+// reference, one extra read of x that stays in cache for small planes). Layer norm runs rows
+// in parallel with the same two-pass statistics; its parameter gradients (dscale, dbias) run
+// columns in parallel so no partial sums need combining.
+#include "cpu_backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nnp::cpu {
+namespace {
+
+struct bn_geom {
+  int64_t n, c, hw;
+  int64_t m() const { return n * hw; }
+};
+bn_geom bn_of(const DLTensor& x) {
+  bn_geom g{x.shape[0], x.shape[1], 1};
+  for (int i = 2; i < x.ndim; ++i) g.hw *= x.shape[i];
+  return g;
+}
+int64_t bn_grain(const bn_geom& g) {
+  return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.m()));
+}
+
+}  // namespace
+
+void batch_norm_forward_training(const op_call& c) {
+  const auto& p = c.p<nnp_batch_norm_params>();
+  const DLTensor* X = c.in(0);
+  const bn_geom g = bn_of(*X);
+  const float *x = f32(X), *scale = f32(c.in(1)), *bias = f32(c.in(2));
+  float *y = f32(c.out(0)), *rmean = f32(c.out(1)), *rvar = f32(c.out(2));
+  float *smean = f32(c.out(3)), *sinv = f32(c.out(4));
+  const double mom = p.momentum, eps = p.epsilon;
+  const double m = static_cast<double>(g.m());
+  parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
+    for (int64_t ch = cb; ch < ce; ++ch) {
+      double sum = 0.0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* xp = x + (n * g.c + ch) * g.hw;
+        for (int64_t i = 0; i < g.hw; ++i) sum += xp[i];
+      }
+      const double mean = g.m() > 0 ? sum / m : 0.0;
+      double sq = 0.0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* xp = x + (n * g.c + ch) * g.hw;
+        for (int64_t i = 0; i < g.hw; ++i) {
+          const double d = xp[i] - mean;
+          sq += d * d;
+        }
+      }
+      const double var = g.m() > 0 ? sq / m : 0.0;
+      const double inv = 1.0 / std::sqrt(var + eps);
+      const float a = static_cast<float>(scale[ch] * inv);
+      const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean);
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* xp = x + (n * g.c + ch) * g.hw;
+        float* yp = y + (n * g.c + ch) * g.hw;
+        for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
+      }
+      const double unbiased = g.m() > 1 ? var * m / (m - 1.0) : var;
+      rmean[ch] = static_cast<float>(mom * rmean[ch] + (1.0 - mom) * mean);
+      rvar[ch] = static_cast<float>(mom * rvar[ch] + (1.0 - mom) * unbiased);
+      smean[ch] = static_cast<float>(mean);
+      sinv[ch] = static_cast<float>(inv);
+    }
+  });
+}
+
+void batch_norm_forward_inference(const op_call& c) {
+  const auto& p = c.p<nnp_batch_norm_params>();
+  const DLTensor* X = c.in(0);
+  const bn_geom g = bn_of(*X);
+  const float *x = f32(X), *scale = f32(c.in(1)), *bias = f32(c.in(2));
+  const float *mean = f32(c.in(3)), *var = f32(c.in(4));
+  float* y = f32(c.out(0));
+  parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
+    for (int64_t ch = cb; ch < ce; ++ch) {
+      const double inv = 1.0 / std::sqrt(static_cast<double>(var[ch]) + p.epsilon);
+      const float a = static_cast<float>(scale[ch] * inv);
+      const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean[ch]);
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* xp = x + (n * g.c + ch) * g.hw;
+        float* yp = y + (n * g.c + ch) * g.hw;
+        for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
+      }
+    }
+  });
+}
+
+void batch_norm_backward(const op_call& c) {
+  const DLTensor* X = c.in(0);
+  const bn_geom g = bn_of(*X);
+  const float *x = f32(X), *dy = f32(c.in(1)), *scale = f32(c.in(2));
+  const float *smean = f32(c.in(3)), *sinv = f32(c.in(4));
+  float *dx = f32(c.out(0)), *dscale = f32(c.out(1)), *dbias = f32(c.out(2));
+  const double m = static_cast<double>(g.m());
+  parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
+    for (int64_t ch = cb; ch < ce; ++ch) {
+      const double mean = smean[ch], inv = sinv[ch];
+      double sdy = 0.0, sdyx = 0.0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* xp = x + (n * g.c + ch) * g.hw;
+        const float* dyp = dy + (n * g.c + ch) * g.hw;
+        for (int64_t i = 0; i < g.hw; ++i) {
+          sdy += dyp[i];
+          sdyx += dyp[i] * ((xp[i] - mean) * inv);
+        }
+      }
+      dbias[ch] = static_cast<float>(sdy);
+      dscale[ch] = static_cast<float>(sdyx);
+      if (g.m() == 0) continue;
+      // dx = scale*inv/M * (M*dy - dbias - xhat*dscale) = k*dy + k0 + k1*x
+      const double k = scale[ch] * inv;
+      const double kb = -scale[ch] * inv * sdy / m;
+      const double kx = -scale[ch] * inv * sdyx * inv / m;
+      const float fk = static_cast<float>(k), fk0 = static_cast<float>(kb - kx * mean),
+                  fk1 = static_cast<float>(kx);
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* xp = x + (n * g.c + ch) * g.hw;
+        const float* dyp = dy + (n * g.c + ch) * g.hw;
+        float* dxp = dx + (n * g.c + ch) * g.hw;
+        for (int64_t i = 0; i < g.hw; ++i) dxp[i] = fk * dyp[i] + fk0 + fk1 * xp[i];
+      }
+    }
+  });
+}
+
+// ---- layer norm
+// ----------------------------------------------------------------------------------
+namespace {
+
+struct ln_geom {
+  int64_t outer, inner;
+};
+ln_geom ln_of(const DLTensor& x, int32_t axis_param) {
+  const int axis = normalize_axis(axis_param, x.ndim);
+  ln_geom g{1, 1};
+  for (int i = 0; i < axis; ++i) g.outer *= x.shape[i];
+  for (int i = axis; i < x.ndim; ++i) g.inner *= x.shape[i];
+  return g;
+}
+
+}  // namespace
+
+void layer_norm_forward(const op_call& c) {
+  const auto& p = c.p<nnp_layer_norm_params>();
+  const DLTensor* X = c.in(0);
+  const ln_geom g = ln_of(*X, p.axis);
+  const float *x = f32(X), *scale = f32(c.in(1)), *bias = f32(c.in(2));
+  float *y = f32(c.out(0)), *mean_out = f32(c.out(1)), *inv_out = f32(c.out(2));
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.inner));
+  parallel_for(g.outer, grain, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const float* xr = x + o * g.inner;
+      float* yr = y + o * g.inner;
+      double sum = 0.0;
+      for (int64_t i = 0; i < g.inner; ++i) sum += xr[i];
+      const double mean = g.inner > 0 ? sum / static_cast<double>(g.inner) : 0.0;
+      double sq = 0.0;
+      for (int64_t i = 0; i < g.inner; ++i) {
+        const double d = xr[i] - mean;
+        sq += d * d;
+      }
+      const double var = g.inner > 0 ? sq / static_cast<double>(g.inner) : 0.0;
+      const double inv = 1.0 / std::sqrt(var + p.epsilon);
+      const float fm = static_cast<float>(mean), fi = static_cast<float>(inv);
+      if (bias != nullptr) {
+        for (int64_t i = 0; i < g.inner; ++i) yr[i] = (xr[i] - fm) * fi * scale[i] + bias[i];
+      } else {
+        for (int64_t i = 0; i < g.inner; ++i) yr[i] = (xr[i] - fm) * fi * scale[i];
+      }
+      if (mean_out != nullptr) mean_out[o] = fm;
+      if (inv_out != nullptr) inv_out[o] = fi;
+    }
+  });
+}
+
+void layer_norm_backward(const op_call& c) {
+  const auto& p = c.p<nnp_layer_norm_params>();
+  const DLTensor* X = c.in(0);
+  const ln_geom g = ln_of(*X, p.axis);
+  const float *x = f32(X), *dy = f32(c.in(1)), *scale = f32(c.in(2));
+  const float *mean = f32(c.in(3)), *inv = f32(c.in(4));
+  float *dx = f32(c.out(0)), *dscale = f32(c.out(1)), *dbias = f32(c.out(2));
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.inner));
+  parallel_for(g.outer, grain, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const float *xr = x + o * g.inner, *dyr = dy + o * g.inner;
+      float* dxr = dx + o * g.inner;
+      const float mu = mean[o], is = inv[o];
+      double s1 = 0.0, s2 = 0.0;  // mean of dxhat and of dxhat * xhat
+      for (int64_t i = 0; i < g.inner; ++i) {
+        const double dxh = static_cast<double>(dyr[i]) * scale[i];
+        s1 += dxh;
+        s2 += dxh * ((xr[i] - mu) * is);
+      }
+      const float m1 = static_cast<float>(s1 / static_cast<double>(g.inner));
+      const float m2 = static_cast<float>(s2 / static_cast<double>(g.inner));
+      for (int64_t i = 0; i < g.inner; ++i) {
+        const float xh = (xr[i] - mu) * is;
+        dxr[i] = is * (dyr[i] * scale[i] - m1 - xh * m2);
+      }
+    }
+  });
+  const int64_t cgrain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.outer));
+  parallel_for(g.inner, cgrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      double ds = 0.0, db = 0.0;
+      for (int64_t o = 0; o < g.outer; ++o) {
+        const float d = dy[o * g.inner + i];
+        ds += static_cast<double>(d) * ((x[o * g.inner + i] - mean[o]) * inv[o]);
+        db += d;
+      }
+      dscale[i] = static_cast<float>(ds);
+      if (dbias != nullptr) dbias[i] = static_cast<float>(db);
+    }
+  });
+}
+
+}  // namespace nnp::cpu

@@ -1,0 +1,69 @@
+// Optimiser updates on the CPU (NNP_OP_SGD_UPDATE, NNP_OP_ADAM_UPDATE), in place on the
+// parameter and its state tensors, PyTorch's formulas.
+//
+// Speed: one fused streaming pass per update (Adam reads grad, param, m, v and writes three of
+// them: 28 bytes per parameter), split into ~32k-element TBB tasks; the bias corrections are
+// folded into two scalars computed once per call, so the loop is a handful of FMAs and one
+// sqrt per element.
+#include "cpu_backend.hpp"
+
+#include <cmath>
+
+namespace nnp::cpu {
+
+void sgd_update(const op_call& c) {
+  const auto& p = c.p<nnp_sgd_params>();
+  const float* grad = f32(c.in(0));
+  float* param = f32(c.out(0));
+  float* buf = f32(c.out(1));
+  const int64_t n = numel(*c.in(0));
+  const float lr = static_cast<float>(p.lr), mom = static_cast<float>(p.momentum);
+  const float damp = static_cast<float>(1.0 - p.dampening), wd = static_cast<float>(p.weight_decay);
+  const bool nesterov = p.nesterov != 0, use_mom = p.momentum != 0.0;
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float g = grad[i] + wd * param[i];
+      if (use_mom) {
+        const float v = mom * buf[i] + damp * g;
+        buf[i] = v;
+        g = nesterov ? g + mom * v : v;
+      }
+      param[i] -= lr * g;
+    }
+  });
+}
+
+void adam_update(const op_call& c) {
+  const auto& p = c.p<nnp_adam_params>();
+  const float* grad = f32(c.in(0));
+  float *param = f32(c.out(0)), *m = f32(c.out(1)), *v = f32(c.out(2));
+  const int64_t n = numel(*c.in(0));
+  const double step = static_cast<double>(p.step);
+  const double bc1 = 1.0 - std::pow(p.beta1, step), bc2 = 1.0 - std::pow(p.beta2, step);
+  // param -= lr * (m / bc1) / (sqrt(v / bc2) + eps) = step_size * m / (sqrt(v) * inv_sqrt_bc2 +
+  // eps)
+  const float step_size = static_cast<float>(p.lr / bc1);
+  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  const float b1 = static_cast<float>(p.beta1), b2 = static_cast<float>(p.beta2);
+  const float ob1 = static_cast<float>(1.0 - p.beta1), ob2 = static_cast<float>(1.0 - p.beta2);
+  const float eps = static_cast<float>(p.epsilon), wd = static_cast<float>(p.weight_decay);
+  const float decay = static_cast<float>(1.0 - p.lr * p.weight_decay);
+  const bool adamw = p.adamw != 0;
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float w = param[i];
+      float g = grad[i];
+      if (adamw)
+        w *= decay;
+      else
+        g += wd * w;
+      const float mi = b1 * m[i] + ob1 * g;
+      const float vi = b2 * v[i] + ob2 * g * g;
+      m[i] = mi;
+      v[i] = vi;
+      param[i] = w - step_size * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps);
+    }
+  });
+}
+
+}  // namespace nnp::cpu

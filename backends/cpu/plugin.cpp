@@ -1,0 +1,421 @@
+// The CPU backend's registration file: the plugin table of libnnplug-cpu.so, its one device
+// "cpu:0" (host memory), synchronous streams, op dispatch and the threading policy.
+//
+// THREADING POLICY (one policy for the whole backend; docs/cpu-backend.md has the figures):
+//  - All parallelism comes from oneTBB, inside one tbb::task_arena per device, sized by the
+//    environment variable NNPLUG_NUM_THREADS if set (>= 1), else by the machine
+//    (tbb::info::default_concurrency()).
+//  - OpenBLAS is single-threaded: initialize() calls openblas_set_num_threads(1) once, so an
+//    SGEMM never starts OpenBLAS's own thread pool beside TBB's workers (no oversubscription;
+//    on a 2-core machine two pools fighting cost 10-40%). Note the process-wide effect: the
+//    OpenBLAS library is shared, so other users of it in the same process also run it with one
+//    thread after this plugin initialises.
+//  - A large GEMM is parallelised by TBB: the output is cut into one panel of rows or columns
+//    per thread and each task calls single-threaded SGEMM on its panel (gemm.cpp). Batched
+//    GEMMs and convolutions run parallel over batch/images with single-threaded SGEMM each.
+//  - Small ops (fewer elements than one grain) run inline on the calling thread: no arena
+//    entry, so the per-call dispatch cost stays far below a microsecond.
+//  - Streams run synchronously on the calling thread: op_execute returns when the op is done,
+//    stream_synchronize has nothing to wait for. Different streams may be used from different
+//    threads at once; they share the arena (TBB shares workers between them fairly).
+//
+// Speed: dispatch is a switch on the op kind with no allocation; see each op family's file for
+// where that op's speed comes from.
+#include "cpu_backend.hpp"
+
+#include <nnplug_common/boundary.hpp>
+#include <nnplug_common/tensor.hpp>
+
+#include <cblas.h>
+#include <tbb/info.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+namespace nnp::cpu {
+namespace {
+
+struct device_state {
+  int threads = 1;
+  std::unique_ptr<tbb::task_arena> arena;
+  std::string description;
+  uint64_t memory_bytes = 0;
+};
+
+device_state* g_device = nullptr;
+std::once_flag g_init_once;
+
+int threads_from_env() {
+  const char* env = std::getenv("NNPLUG_NUM_THREADS");
+  if (env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v >= 1 && v <= 4096) return static_cast<int>(v);
+    host_log(NNP_LOG_WARNING,
+             format("cpu: ignoring NNPLUG_NUM_THREADS='%s' (expected an integer >= 1)", env));
+  }
+  const int n = tbb::info::default_concurrency();
+  return n >= 1 ? n : 1;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        size_t b = colon + 1;
+        while (b < line.size() && line[b] == ' ') ++b;
+        return line.substr(b);
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+void init_device() {
+  auto* d = new device_state();
+  d->threads = threads_from_env();
+  d->arena = std::make_unique<tbb::task_arena>(d->threads);
+  d->arena->initialize();
+  openblas_set_num_threads(1);
+  const char* core = openblas_get_corename();
+  d->description = format("%s (%d threads, oneTBB + OpenBLAS %s)", cpu_model_name().c_str(),
+                          d->threads, core != nullptr ? core : "?");
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  d->memory_bytes = pages > 0 && page_size > 0
+                        ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
+                        : 0;
+  g_device = d;
+  host_log(NNP_LOG_INFO, "cpu: " + d->description);
+}
+
+device_state& device() {
+  std::call_once(g_init_once, init_device);
+  return *g_device;
+}
+
+// Per-thread scratch: kScratchSlots growing buffers per thread.
+struct scratch_set {
+  std::vector<float> slot[kScratchSlots];
+};
+tbb::enumerable_thread_specific<scratch_set>& scratch_sets() {
+  static auto* sets = new tbb::enumerable_thread_specific<scratch_set>();
+  return *sets;
+}
+
+}  // namespace
+
+tbb::task_arena& arena() { return *device().arena; }
+int num_threads() { return device().threads; }
+
+float* scratch(int slot, size_t n) {
+  std::vector<float>& v = scratch_sets().local().slot[slot];
+  if (v.size() < n) {
+    v.clear();
+    v.shrink_to_fit();
+    v.resize(n + n / 4);
+  }
+  return v.data();
+}
+
+namespace {
+
+struct cpu_stream {
+  int32_t device_index;
+};
+
+const char* kF64Message = "float64 is not implemented by the cpu backend (float32 only)";
+
+// Every floating-point operand of ops other than copy/transpose/cast must be float32.
+void require_f32(const op_call& c) {
+  auto check = [](const DLTensor* t) {
+    if (t == nullptr) return;
+    if (is_f32(t->dtype) || is_i64(t->dtype) || is_u8(t->dtype)) return;
+    if (is_f64(t->dtype)) unsupported(kF64Message);
+    unsupported("dtype " + dtype_name(t->dtype) +
+                " is not implemented by the cpu backend (float32 only)");
+  };
+  for (size_t i = 0; i < c.n_inputs; ++i) check(c.inputs[i]);
+  for (size_t i = 0; i < c.n_outputs; ++i) check(c.outputs[i]);
+}
+
+bool element_size_ok(const DLTensor* t) {
+  if (t == nullptr) return true;
+  const size_t s = dtype_size(t->dtype);
+  return t->dtype.lanes == 1 && (s == 1 || s == 2 || s == 4 || s == 8);
+}
+
+// Throws UNSUPPORTED unless op_execute runs this call.
+void check_supported(const op_call& c) {
+  switch (c.kind) {
+    case NNP_OP_COPY:
+    case NNP_OP_TRANSPOSE:
+      if (!element_size_ok(c.in(0)) || !element_size_ok(c.out(0)))
+        unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
+      return;
+    case NNP_OP_CAST:
+      if (!is_float_dtype(c.in(0)->dtype) || !is_float_dtype(c.out(0)->dtype))
+        unsupported("cpu casts between float16, bfloat16, float32 and float64 only");
+      return;
+    case NNP_OP_GEMM:
+    case NNP_OP_CONV2D_FORWARD:
+    case NNP_OP_CONV2D_BACKWARD_DATA:
+    case NNP_OP_CONV2D_BACKWARD_FILTER:
+    case NNP_OP_CONV2D_BACKWARD_BIAS:
+    case NNP_OP_POOL2D_FORWARD:
+    case NNP_OP_POOL2D_BACKWARD:
+    case NNP_OP_ACTIVATION_FORWARD:
+    case NNP_OP_ACTIVATION_BACKWARD:
+    case NNP_OP_SOFTMAX_FORWARD:
+    case NNP_OP_SOFTMAX_BACKWARD:
+    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
+    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
+    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
+    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
+    case NNP_OP_BATCH_NORM_BACKWARD:
+    case NNP_OP_LAYER_NORM_FORWARD:
+    case NNP_OP_LAYER_NORM_BACKWARD:
+    case NNP_OP_DROPOUT_FORWARD:
+    case NNP_OP_DROPOUT_BACKWARD:
+    case NNP_OP_BINARY:
+    case NNP_OP_SCALE:
+    case NNP_OP_FILL:
+    case NNP_OP_REDUCE:
+    case NNP_OP_SGD_UPDATE:
+    case NNP_OP_ADAM_UPDATE:
+      require_f32(c);
+      return;
+    default:
+      unsupported(format("op kind %d is not implemented by the cpu backend", c.kind));
+  }
+}
+
+void dispatch(const op_call& c) {
+  switch (c.kind) {
+    case NNP_OP_GEMM:
+      return gemm(c);
+    case NNP_OP_CONV2D_FORWARD:
+      return conv2d_forward(c);
+    case NNP_OP_CONV2D_BACKWARD_DATA:
+      return conv2d_backward_data(c);
+    case NNP_OP_CONV2D_BACKWARD_FILTER:
+      return conv2d_backward_filter(c);
+    case NNP_OP_CONV2D_BACKWARD_BIAS:
+      return conv2d_backward_bias(c);
+    case NNP_OP_POOL2D_FORWARD:
+      return pool2d_forward(c);
+    case NNP_OP_POOL2D_BACKWARD:
+      return pool2d_backward(c);
+    case NNP_OP_ACTIVATION_FORWARD:
+      return activation_forward(c);
+    case NNP_OP_ACTIVATION_BACKWARD:
+      return activation_backward(c);
+    case NNP_OP_SOFTMAX_FORWARD:
+      return softmax_forward(c);
+    case NNP_OP_SOFTMAX_BACKWARD:
+      return softmax_backward(c);
+    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
+      return softmax_cross_entropy_forward(c);
+    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
+      return softmax_cross_entropy_backward(c);
+    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
+      return batch_norm_forward_training(c);
+    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
+      return batch_norm_forward_inference(c);
+    case NNP_OP_BATCH_NORM_BACKWARD:
+      return batch_norm_backward(c);
+    case NNP_OP_LAYER_NORM_FORWARD:
+      return layer_norm_forward(c);
+    case NNP_OP_LAYER_NORM_BACKWARD:
+      return layer_norm_backward(c);
+    case NNP_OP_DROPOUT_FORWARD:
+      return dropout_forward(c);
+    case NNP_OP_DROPOUT_BACKWARD:
+      return dropout_backward(c);
+    case NNP_OP_BINARY:
+      return binary(c);
+    case NNP_OP_SCALE:
+      return scale(c);
+    case NNP_OP_FILL:
+      return fill(c);
+    case NNP_OP_COPY:
+      return copy(c);
+    case NNP_OP_TRANSPOSE:
+      return transpose(c);
+    case NNP_OP_CAST:
+      return cast(c);
+    case NNP_OP_REDUCE:
+      return reduce(c);
+    case NNP_OP_SGD_UPDATE:
+      return sgd_update(c);
+    case NNP_OP_ADAM_UPDATE:
+      return adam_update(c);
+    default:
+      unsupported(format("op kind %d is not implemented by the cpu backend", c.kind));
+  }
+}
+
+void check_index(int32_t index) {
+  if (index != 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("cpu has one device; index %d", index));
+}
+
+// ---- slots -------------------------------------------------------------------------------------
+nnp_status slot_initialize() {
+  return guard([] { (void)device(); });
+}
+
+void slot_shutdown() {
+  // Devices' memory and streams were released by the host; the arena stays (TBB's workers are
+  // process-wide; terminating them here could race with a later reload).
+}
+
+nnp_status slot_get_device_count(int32_t* n_devices, const char** reason) {
+  return guard([&] {
+    if (n_devices == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "n_devices is NULL");
+    *n_devices = 1;
+    if (reason != nullptr) *reason = nullptr;
+  });
+}
+
+nnp_status slot_get_device_props(int32_t index, nnp_device_props* props) {
+  return guard([&] {
+    check_index(index);
+    if (props == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "props is NULL");
+    const device_state& d = device();
+    nnp_device_props full{};
+    full.struct_size = props->struct_size;
+    full.name = "cpu:0";
+    full.plugin_name = "cpu";
+    full.description = d.description.c_str();
+    full.device_type = kDLCPU;
+    full.device_id = 0;
+    full.memory_bytes = d.memory_bytes;
+    full.auto_priority = 100;
+    full.num_threads = d.threads;
+    const size_t n = props->struct_size < sizeof(full) ? props->struct_size : sizeof(full);
+    std::memcpy(props, &full, n);
+  });
+}
+
+nnp_status slot_mem_alloc(int32_t index, size_t size_bytes, void** ptr) {
+  return guard([&] {
+    check_index(index);
+    if (ptr == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "ptr is NULL");
+    const size_t rounded = (size_bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (p == nullptr)
+      fail(NNP_STATUS_OUT_OF_MEMORY, format("cpu: cannot allocate %zu bytes", size_bytes));
+    *ptr = p;
+  });
+}
+
+nnp_status slot_mem_free(int32_t index, void* ptr) {
+  return guard([&] {
+    check_index(index);
+    std::free(ptr);
+  });
+}
+
+nnp_status slot_stream_create(int32_t index, void** stream) {
+  return guard([&] {
+    check_index(index);
+    if (stream == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
+    *stream = new cpu_stream{index};
+  });
+}
+
+nnp_status slot_stream_destroy(void* stream) {
+  return guard([&] { delete static_cast<cpu_stream*>(stream); });
+}
+
+nnp_status slot_stream_synchronize(void* /*stream*/) { return NNP_STATUS_OK; }
+
+nnp_status slot_memcpy_async(void* /*stream*/, void* dst, const void* src, size_t size_bytes,
+                             int32_t /*kind*/) {
+  return guard([&] {
+    if (size_bytes == 0 || dst == src) return;
+    // Large copies are split over the arena: one thread cannot saturate memory bandwidth.
+    constexpr size_t kChunk = size_t{1} << 20;
+    if (size_bytes < 4 * kChunk) {
+      std::memcpy(dst, src, size_bytes);
+      return;
+    }
+    const int64_t chunks = static_cast<int64_t>((size_bytes + kChunk - 1) / kChunk);
+    parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+      const size_t lo = static_cast<size_t>(b) * kChunk;
+      const size_t hi = std::min(size_bytes, static_cast<size_t>(e) * kChunk);
+      std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, hi - lo);
+    });
+  });
+}
+
+nnp_status slot_op_supported(int32_t index, int32_t op_kind, const void* params, size_t n_inputs,
+                             const DLTensor* const* inputs, size_t n_outputs,
+                             const DLTensor* const* outputs) {
+  return guard([&] {
+    check_index(index);
+    check_supported(op_call{op_kind, params, n_inputs, inputs, n_outputs, outputs});
+  });
+}
+
+nnp_status slot_op_execute(void* /*stream*/, int32_t op_kind, const void* params, size_t n_inputs,
+                           const DLTensor* const* inputs, size_t n_outputs,
+                           const DLTensor* const* outputs) {
+  return guard([&] {
+    const op_call c{op_kind, params, n_inputs, inputs, n_outputs, outputs};
+    check_supported(c);
+    dispatch(c);
+  });
+}
+
+nnp_status slot_stream_set_attribute(void* /*stream*/, int32_t attribute, int64_t value) {
+  return guard([&] {
+    if (attribute != NNP_STREAM_ATTR_ALLOW_TF32)
+      unsupported(format("stream attribute %d is not implemented by the cpu backend", attribute));
+    if (value != 0 && value != 1)
+      fail(NNP_STATUS_INVALID_ARGUMENT,
+           format("ALLOW_TF32 takes 0 or 1, got %lld", static_cast<long long>(value)));
+    // No TF32 on CPUs: float32 math is always full precision (the header says: ignored).
+  });
+}
+
+nnp_plugin_api make_table() {
+  nnp_plugin_api t{};
+  t.struct_size = sizeof(nnp_plugin_api);
+  t.abi_version_major = NNP_ABI_VERSION_MAJOR;
+  t.abi_version_minor = NNP_ABI_VERSION_MINOR;
+  t.name = "cpu";
+  t.version = "0.1.0";
+  t.initialize = slot_initialize;
+  t.shutdown = slot_shutdown;
+  t.get_device_count = slot_get_device_count;
+  t.get_device_props = slot_get_device_props;
+  t.mem_alloc = slot_mem_alloc;
+  t.mem_free = slot_mem_free;
+  t.stream_create = slot_stream_create;
+  t.stream_destroy = slot_stream_destroy;
+  t.stream_synchronize = slot_stream_synchronize;
+  t.memcpy_async = slot_memcpy_async;
+  t.op_supported = slot_op_supported;
+  t.op_execute = slot_op_execute;
+  t.stream_set_attribute = slot_stream_set_attribute;
+  return t;
+}
+
+const nnp_plugin_api kTable = make_table();
+
+}  // namespace
+}  // namespace nnp::cpu
+
+NNP_PLUGIN_ENTRY nnp_status nnp_plugin_get_api(const nnp_host_api* host,
+                                               const nnp_plugin_api** api) {
+  return nnp::accept_host(host, &nnp::cpu::kTable, api);
+}

@@ -1,0 +1,155 @@
+// 2-D max / average pooling on the CPU (NNP_OP_POOL2D_FORWARD / _BACKWARD), ONNX semantics
+// with PyTorch's ceil_mode rule (nnplug_ops.h).
+//
+// Speed: TBB runs (image, channel) planes in parallel; each plane is a small direct loop over
+// clipped windows (no padding branches inside the window loop). Max backward recomputes the
+// first maximum of each window from x (no index tensor), routing dy there; planes are
+// independent, so the scatter-add needs no atomics.
+#include "cpu_backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace nnp::cpu {
+namespace {
+
+struct pool_geom {
+  int64_t planes, h, w, p, q;
+  pool_window win;
+  bool max;
+  bool include_pad;
+};
+
+pool_geom make_geom(const nnp_pool2d_params& prm, const DLTensor& x, const DLTensor& y) {
+  pool_geom g{};
+  g.planes = x.shape[0] * x.shape[1];
+  g.h = x.shape[2];
+  g.w = x.shape[3];
+  g.p = y.shape[2];
+  g.q = y.shape[3];
+  g.win = resolve_pool_window(prm, g.h, g.w);
+  g.max = prm.mode == NNP_POOL_MAX;
+  g.include_pad = prm.count_include_pad != 0;
+  return g;
+}
+
+struct window_span {
+  int64_t h0, h1, w0, w1;  // clipped to the input
+  int64_t count;           // divisor for average pooling
+};
+
+window_span span_of(const pool_geom& g, int64_t p, int64_t q) {
+  const pool_window& wn = g.win;
+  int64_t hs = p * wn.stride_h - wn.pad_top, ws = q * wn.stride_w - wn.pad_left;
+  int64_t he = std::min(hs + wn.window_h, g.h + wn.pad_bottom);
+  int64_t we = std::min(ws + wn.window_w, g.w + wn.pad_right);
+  window_span s{};
+  const int64_t padded = (he - hs) * (we - ws);
+  s.h0 = std::max<int64_t>(hs, 0);
+  s.w0 = std::max<int64_t>(ws, 0);
+  s.h1 = std::min(he, g.h);
+  s.w1 = std::min(we, g.w);
+  s.count = g.include_pad ? padded : (s.h1 - s.h0) * (s.w1 - s.w0);
+  return s;
+}
+
+int64_t grain_for(const pool_geom& g) {
+  const int64_t per_plane = std::max<int64_t>(1, g.h * g.w);
+  return std::max<int64_t>(1, kElementwiseGrain / per_plane);
+}
+
+}  // namespace
+
+void pool2d_forward(const op_call& c) {
+  const auto& prm = c.p<nnp_pool2d_params>();
+  const DLTensor *X = c.in(0), *Y = c.out(0);
+  const pool_geom g = make_geom(prm, *X, *Y);
+  const float* x = f32(X);
+  float* y = f32(Y);
+  const pool_window& wn = g.win;
+  const bool fast2x2 = g.max && wn.window_h == 2 && wn.window_w == 2 && wn.stride_h == 2 &&
+                       wn.stride_w == 2 && wn.pad_top == 0 && wn.pad_left == 0 && 2 * g.p <= g.h &&
+                       2 * g.q <= g.w;
+  parallel_for(g.planes, grain_for(g), [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const float* xp = x + pl * g.h * g.w;
+      float* yp = y + pl * g.p * g.q;
+      if (fast2x2) {  // the cnn's max-pool: every window fully inside, no clipping
+        for (int64_t p = 0; p < g.p; ++p) {
+          const float* r0 = xp + 2 * p * g.w;
+          const float* r1 = r0 + g.w;
+          float* out = yp + p * g.q;
+          for (int64_t q = 0; q < g.q; ++q) {
+            float m = r0[2 * q];
+            if (r0[2 * q + 1] > m) m = r0[2 * q + 1];
+            if (r1[2 * q] > m) m = r1[2 * q];
+            if (r1[2 * q + 1] > m) m = r1[2 * q + 1];
+            out[q] = m;
+          }
+        }
+        continue;
+      }
+      for (int64_t p = 0; p < g.p; ++p) {
+        for (int64_t q = 0; q < g.q; ++q) {
+          const window_span s = span_of(g, p, q);
+          if (g.max) {
+            float m = -std::numeric_limits<float>::infinity();
+            for (int64_t i = s.h0; i < s.h1; ++i)
+              for (int64_t j = s.w0; j < s.w1; ++j) {
+                const float v = xp[i * g.w + j];
+                if (v > m || (v != v && m == m)) m = v;
+              }
+            yp[p * g.q + q] = m;
+          } else {
+            float sum = 0.0f;
+            for (int64_t i = s.h0; i < s.h1; ++i)
+              for (int64_t j = s.w0; j < s.w1; ++j) sum += xp[i * g.w + j];
+            yp[p * g.q + q] = s.count > 0 ? sum / static_cast<float>(s.count) : 0.0f;
+          }
+        }
+      }
+    }
+  });
+}
+
+void pool2d_backward(const op_call& c) {
+  const auto& prm = c.p<nnp_pool2d_params>();
+  const DLTensor *X = c.in(0), *DY = c.in(2), *DX = c.out(0);
+  const pool_geom g = make_geom(prm, *X, *DY);
+  const float *x = f32(X), *dy = f32(DY);
+  float* dx = f32(DX);
+  parallel_for(g.planes, grain_for(g), [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const float* xp = x + pl * g.h * g.w;
+      const float* dyp = dy + pl * g.p * g.q;
+      float* dxp = dx + pl * g.h * g.w;
+      std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(g.h * g.w));
+      for (int64_t p = 0; p < g.p; ++p) {
+        for (int64_t q = 0; q < g.q; ++q) {
+          const window_span s = span_of(g, p, q);
+          const float d = dyp[p * g.q + q];
+          if (g.max) {
+            int64_t arg = -1;
+            float m = -std::numeric_limits<float>::infinity();
+            for (int64_t i = s.h0; i < s.h1; ++i)
+              for (int64_t j = s.w0; j < s.w1; ++j) {
+                const float v = xp[i * g.w + j];
+                if (arg < 0 || v > m) {  // the first maximum in row-major order
+                  m = v;
+                  arg = i * g.w + j;
+                }
+              }
+            if (arg >= 0) dxp[arg] += d;
+          } else if (s.count > 0) {
+            const float share = d / static_cast<float>(s.count);
+            for (int64_t i = s.h0; i < s.h1; ++i)
+              for (int64_t j = s.w0; j < s.w1; ++j) dxp[i * g.w + j] += share;
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace nnp::cpu
