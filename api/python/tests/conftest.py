@@ -1,0 +1,37 @@
+"""Shared pytest fixtures for the nnplug Python package tests.
+
+libnnplug comes from $NNPLUG_LIBRARY (CTest sets it to the build's library) or the build tree;
+`dev` runs a test once per CPU-memory device that is present: reference, and cpu when its
+plugin is built.
+"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import nnplug  # noqa: E402
+
+BACKENDS = ["reference", "cpu"]
+
+
+def _device_or_skip(name):
+    try:
+        return nnplug.device(name)
+    except nnplug.Error as e:
+        if name == "reference":
+            raise  # the reference backend is always built: its absence is a failure
+        pytest.skip(f"no {name} device: {e}")
+    except OSError as e:
+        pytest.skip(f"libnnplug not found: {e}")
+
+
+@pytest.fixture(params=BACKENDS)
+def dev(request):
+    return _device_or_skip(request.param)
+
+
+@pytest.fixture
+def ref():
+    return _device_or_skip("reference")

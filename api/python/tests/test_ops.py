@@ -1,0 +1,468 @@
+"""Every op wrapper of nnplug.ops against numpy- or PyTorch-computed values, on the reference
+device and (when built) the cpu device, with numpy arrays passed zero-copy; plus DeviceArray
+and DLPack (PyTorch) operands, the error path and the device/record queries."""
+import numpy as np
+import pytest
+
+import nnplug
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # python3-torch is a test dependency; without it those tests skip
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="needs PyTorch (python3-torch)")
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def rand(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def run(fn, *args, **kw):
+    """Calls an op; an op the backend declares UNSUPPORTED skips the test (reported, not
+    failed, as in the conformance suite)."""
+    try:
+        return fn(*args, **kw)
+    except nnplug.Error as e:
+        if e.status == nnplug.Status.UNSUPPORTED:
+            pytest.skip(f"{fn.__name__} unsupported on {kw.get('device')}: {e.message}")
+        raise
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+# ------------------------------------------------------------------------------ GEMM --
+@pytest.mark.parametrize("ta,tb", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_gemm(dev, rng, ta, tb):
+    a = rand(rng, 5, 7) if not ta else rand(rng, 7, 5)
+    b = rand(rng, 7, 3) if not tb else rand(rng, 3, 7)
+    c = rand(rng, 3)
+    y = np.full((5, 3), np.nan, np.float32)
+    run(nnplug.gemm, a, b, y, c, trans_a=ta, trans_b=tb, alpha=0.5, beta=2.0, device=dev)
+    expect = 0.5 * (a.T if ta else a) @ (b.T if tb else b) + 2.0 * c
+    np.testing.assert_allclose(y, expect, rtol=RTOL, atol=ATOL)
+
+
+def test_gemm_batched(dev, rng):
+    a, b = rand(rng, 4, 3, 6), rand(rng, 6, 2)
+    y = np.zeros((4, 3, 2), np.float32)
+    run(nnplug.gemm, a, b, y, device=dev)
+    np.testing.assert_allclose(y, a @ b, rtol=RTOL, atol=ATOL)
+
+
+# ----------------------------------------------------------------------- convolution --
+@needs_torch
+@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 0, 1, 1), (2, 1, 1, 1),
+                                                            (1, 1, 2, 2)])
+def test_conv2d(dev, rng, stride, padding, dilation, groups):
+    x, w, b = rand(rng, 2, 4, 7, 6), rand(rng, 6, 4 // groups, 3, 3), rand(rng, 6)
+    tx, tw, tb = (torch.from_numpy(v.copy()).requires_grad_() for v in (x, w, b))
+    ty = F.conv2d(tx, tw, tb, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    dy = rand(rng, *ty.shape)
+    ty.backward(torch.from_numpy(dy))
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups, device=dev)
+    y = np.empty(ty.shape, np.float32)
+    run(nnplug.conv2d_forward, x, w, y, b, **kw)
+    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=RTOL, atol=1e-4)
+    dx, dw, db = np.empty_like(x), np.empty_like(w), np.empty_like(b)
+    run(nnplug.conv2d_backward_data, dy, w, dx, **kw)
+    run(nnplug.conv2d_backward_filter, x, dy, dw, **kw)
+    run(nnplug.conv2d_backward_bias, dy, db, device=dev)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=RTOL, atol=1e-4)
+    np.testing.assert_allclose(dw, tw.grad.numpy(), rtol=RTOL, atol=1e-4)
+    np.testing.assert_allclose(db, tb.grad.numpy(), rtol=RTOL, atol=1e-4)
+
+
+# --------------------------------------------------------------------------- pooling --
+@needs_torch
+@pytest.mark.parametrize("mode", ["max", "average"])
+def test_pool2d(dev, rng, mode):
+    x = rand(rng, 2, 3, 7, 7)
+    tx = torch.from_numpy(x.copy()).requires_grad_()
+    if mode == "max":
+        ty = F.max_pool2d(tx, 3, stride=2, padding=1)
+    else:
+        ty = F.avg_pool2d(tx, 3, stride=2, padding=1, count_include_pad=True)
+    dy = rand(rng, *ty.shape)
+    ty.backward(torch.from_numpy(dy))
+    kw = dict(mode=mode, window=3, stride=2, padding=1, count_include_pad=True, device=dev)
+    y = np.empty(ty.shape, np.float32)
+    run(nnplug.pool2d_forward, x, y, **kw)
+    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=RTOL, atol=ATOL)
+    dx = np.empty_like(x)
+    run(nnplug.pool2d_backward, x, y, dy, dx, **kw)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_global_average_pool(dev, rng):
+    x = rand(rng, 2, 3, 4, 5)
+    y = np.empty((2, 3, 1, 1), np.float32)
+    run(nnplug.pool2d_forward, x, y, mode="average", global_pool=True, device=dev)
+    np.testing.assert_allclose(y, x.mean(axis=(2, 3), keepdims=True), rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------------------ activation --
+def _erf(v):
+    import math
+    return np.vectorize(math.erf)(v.astype(np.float64))
+
+
+ACTIVATIONS = {  # name: (f, f', alpha)
+    "relu": (lambda x, a: np.maximum(x, 0), lambda x, a: (x > 0).astype(np.float64), 0.0),
+    "leaky_relu": (lambda x, a: np.where(x >= 0, x, a * x),
+                   lambda x, a: np.where(x >= 0, 1.0, a), 0.1),
+    "sigmoid": (lambda x, a: 1 / (1 + np.exp(-x)),
+                lambda x, a: np.exp(-x) / (1 + np.exp(-x)) ** 2, 0.0),
+    "tanh": (lambda x, a: np.tanh(x), lambda x, a: 1 - np.tanh(x) ** 2, 0.0),
+    "gelu_erf": (lambda x, a: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
+                 lambda x, a: 0.5 * (1 + _erf(x / np.sqrt(2)))
+                 + x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi), 0.0),
+    "elu": (lambda x, a: np.where(x > 0, x, a * (np.exp(x) - 1)),
+            lambda x, a: np.where(x > 0, 1.0, a * np.exp(x)), 1.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation(dev, rng, name):
+    f, df, alpha = ACTIVATIONS[name]
+    x, dy = rand(rng, 3, 17), rand(rng, 3, 17)
+    x[np.abs(x) < 1e-3] = 0.5  # keep away from kinks
+    y, dx = np.empty_like(x), np.empty_like(x)
+    run(nnplug.activation_forward, x, y, function=name, alpha=alpha, device=dev)
+    run(nnplug.activation_backward, x, dy, dx, function=name, alpha=alpha, device=dev)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(y, f(x64, alpha), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dx, df(x64, alpha) * dy, rtol=1e-4, atol=1e-5)
+
+
+@needs_torch
+def test_gelu_tanh(dev, rng):
+    x = rand(rng, 40)
+    y = np.empty_like(x)
+    run(nnplug.activation_forward, x, y, function="gelu_tanh", device=dev)
+    expect = F.gelu(torch.from_numpy(x), approximate="tanh").numpy()
+    np.testing.assert_allclose(y, expect, rtol=1e-4, atol=1e-5)
+
+
+def test_activation_in_place(dev, rng):
+    x = rand(rng, 64)
+    expect = np.maximum(x, 0)
+    run(nnplug.activation_forward, x, x, function="relu", device=dev)
+    np.testing.assert_array_equal(x, expect)
+
+
+# --------------------------------------------------------------------------- softmax --
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax(dev, rng, log, axis):
+    x, dy = rand(rng, 4, 6), rand(rng, 4, 6)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    s = e / e.sum(axis=axis, keepdims=True)
+    expect = np.log(s) if log else s
+    y, dx = np.empty_like(x), np.empty_like(x)
+    run(nnplug.softmax_forward, x, y, axis=axis, log=log, device=dev)
+    np.testing.assert_allclose(y, expect, rtol=RTOL, atol=ATOL)
+    run(nnplug.softmax_backward, y, dy, dx, axis=axis, log=log, device=dev)
+    if log:
+        expect_dx = dy - s * dy.sum(axis=axis, keepdims=True)
+    else:
+        expect_dx = s * (dy - (dy * s).sum(axis=axis, keepdims=True))
+    np.testing.assert_allclose(dx, expect_dx, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_softmax_cross_entropy(dev, rng, reduction):
+    logits = rand(rng, 6, 5)
+    labels = np.array([0, 4, 2, 2, 1, 3], np.int64)
+    lse = np.log(np.exp(logits.astype(np.float64)).sum(axis=1))
+    per = lse - logits[np.arange(6), labels]
+    expect = {"mean": per.mean(), "sum": per.sum(), "none": per}[reduction]
+    loss = np.empty(() if reduction != "none" else (6,), np.float32)
+    log_prob = np.empty_like(logits)
+    run(nnplug.softmax_cross_entropy_forward, logits, labels, loss, log_prob,
+        reduction=reduction, device=dev)
+    np.testing.assert_allclose(loss, expect, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(log_prob, logits - lse[:, None], rtol=RTOL, atol=ATOL)
+    dloss = np.array(2.0, np.float32) if reduction != "none" else rand(rng, 6)
+    dlogits = np.empty_like(logits)
+    run(nnplug.softmax_cross_entropy_backward, logits, labels, dloss, dlogits,
+        reduction=reduction, device=dev)
+    grad = np.exp(logits - lse[:, None])
+    grad[np.arange(6), labels] -= 1
+    scale = dloss / 6 if reduction == "mean" else dloss
+    expect_d = grad * (scale if reduction != "none" else dloss[:, None])
+    np.testing.assert_allclose(dlogits, expect_d, rtol=RTOL, atol=ATOL)
+
+
+def test_softmax_cross_entropy_ignore_index(dev, rng):
+    logits = rand(rng, 4, 3)
+    labels = np.array([0, -100, 2, 1], np.int64)
+    lse = np.log(np.exp(logits.astype(np.float64)).sum(axis=1))
+    keep = labels != -100
+    per = (lse - logits[np.arange(4), np.where(keep, labels, 0)])[keep]
+    loss = np.empty((), np.float32)
+    run(nnplug.softmax_cross_entropy_forward, logits, labels, loss, ignore_index=-100,
+        device=dev)
+    np.testing.assert_allclose(loss, per.mean(), rtol=RTOL)
+
+
+# --------------------------------------------------------------------- normalisation --
+@needs_torch
+def test_batch_norm(dev, rng):
+    x, dy = rand(rng, 4, 3, 5, 5), rand(rng, 4, 3, 5, 5)
+    scale, bias = rand(rng, 3), rand(rng, 3)
+    rm, rv = rand(rng, 3), np.abs(rand(rng, 3)) + 0.5
+    tx, ts, tb = (torch.from_numpy(v.copy()).requires_grad_() for v in (x, scale, bias))
+    trm, trv = torch.from_numpy(rm.copy()), torch.from_numpy(rv.copy())
+    ty = F.batch_norm(tx, trm, trv, ts, tb, training=True, momentum=0.1, eps=1e-5)
+    ty.backward(torch.from_numpy(dy))
+    y = np.empty_like(x)
+    run_mean, run_var = rm.copy(), rv.copy()
+    saved_mean, saved_inv_std = np.empty(3, np.float32), np.empty(3, np.float32)
+    run(nnplug.batch_norm_forward_training, x, scale, bias, y, run_mean, run_var, saved_mean,
+        saved_inv_std, epsilon=1e-5, momentum=0.9, device=dev)
+    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(run_mean, trm.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(run_var, trv.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(saved_mean, x.mean(axis=(0, 2, 3)), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(saved_inv_std, 1 / np.sqrt(x.var(axis=(0, 2, 3)) + 1e-5),
+                               rtol=1e-4)
+    dx, ds, db = np.empty_like(x), np.empty_like(scale), np.empty_like(bias)
+    run(nnplug.batch_norm_backward, x, dy, scale, saved_mean, saved_inv_std, dx, ds, db,
+        epsilon=1e-5, device=dev)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(ds, ts.grad.numpy(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(db, tb.grad.numpy(), rtol=1e-3, atol=1e-4)
+    yi = np.empty_like(x)
+    run(nnplug.batch_norm_forward_inference, x, scale, bias, rm, rv, yi, epsilon=1e-5,
+        device=dev)
+    expect = ((x - rm[None, :, None, None]) / np.sqrt(rv[None, :, None, None] + 1e-5)
+              * scale[None, :, None, None] + bias[None, :, None, None])
+    np.testing.assert_allclose(yi, expect, rtol=1e-4, atol=1e-4)
+
+
+@needs_torch
+def test_layer_norm(dev, rng):
+    x, dy = rand(rng, 3, 4, 5), rand(rng, 3, 4, 5)
+    scale, bias = rand(rng, 5), rand(rng, 5)
+    tx, ts, tb = (torch.from_numpy(v.copy()).requires_grad_() for v in (x, scale, bias))
+    ty = F.layer_norm(tx, (5,), ts, tb, eps=1e-5)
+    ty.backward(torch.from_numpy(dy))
+    y = np.empty_like(x)
+    mean, inv_std = np.empty((3, 4, 1), np.float32), np.empty((3, 4, 1), np.float32)
+    run(nnplug.layer_norm_forward, x, scale, y, bias, mean, inv_std, axis=-1, epsilon=1e-5,
+        device=dev)
+    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mean, x.mean(axis=-1, keepdims=True), rtol=1e-4, atol=1e-5)
+    dx, ds, db = np.empty_like(x), np.empty_like(scale), np.empty_like(bias)
+    run(nnplug.layer_norm_backward, x, dy, scale, mean, inv_std, dx, ds, db, axis=-1,
+        epsilon=1e-5, device=dev)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(ds, ts.grad.numpy(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(db, tb.grad.numpy(), rtol=1e-3, atol=1e-4)
+
+
+# --------------------------------------------------------------------------- dropout --
+def _philox4x32_10(c, seed):
+    """Philox4x32-10 (Random123 constants) of counter {lo32(c), hi32(c), 0, 0}, key seed."""
+    M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+    m32 = 0xFFFFFFFF
+    c0, c1, c2, c3 = c & m32, (c >> 32) & m32, 0, 0
+    k0, k1 = seed & m32, (seed >> 32) & m32
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + W0) & m32, (k1 + W1) & m32
+        p0, p1 = M0 * c0, M1 * c2
+        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & m32, (p0 >> 32) ^ c3 ^ k1, p0 & m32
+    return (c0, c1, c2, c3)
+
+
+def _philox_keep(seed, offset, n, ratio):
+    """The dropout mask rule of nnplug_ops.h, in Python."""
+    thr = int(ratio * 16777216.0)
+    keep = np.zeros(n, bool)
+    for blk in range((n + 3) // 4):
+        for j, v in enumerate(_philox4x32_10(offset + blk, seed)):
+            if 4 * blk + j < n:
+                keep[4 * blk + j] = (v >> 8) >= thr
+    return keep
+
+
+def test_philox_known_answer():
+    assert _philox4x32_10(0, 0) == (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)
+
+
+def test_dropout(dev, rng):
+    x, dy = rand(rng, 5, 13), rand(rng, 5, 13)
+    y, mask, dx = np.empty_like(x), np.empty(x.shape, np.uint8), np.empty_like(x)
+    kw = dict(ratio=0.3, seed=0x1234567890, offset=77, device=dev)
+    run(nnplug.dropout_forward, x, y, mask, **kw)
+    run(nnplug.dropout_backward, dy, dx, **kw)
+    keep = _philox_keep(0x1234567890, 77, x.size, 0.3).reshape(x.shape)
+    scale = np.float32(1 / 0.7)
+    np.testing.assert_array_equal(mask, keep.astype(np.uint8))
+    np.testing.assert_allclose(y, np.where(keep, x * scale, 0), rtol=1e-6)
+    np.testing.assert_allclose(dx, np.where(keep, dy * scale, 0), rtol=1e-6)
+    assert 0.5 < keep.mean() < 0.9
+
+
+# ----------------------------------------------------------------------- elementwise --
+@pytest.mark.parametrize("op,fn", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                                   ("div", np.divide)])
+def test_binary_broadcast(dev, rng, op, fn):
+    a, b = rand(rng, 3, 1, 4), rand(rng, 5, 1)
+    b[np.abs(b) < 0.1] = 0.5
+    y = np.empty((3, 5, 4), np.float32)
+    run(nnplug.binary, a, b, y, op=op, device=dev)
+    np.testing.assert_allclose(y, fn(a, b), rtol=RTOL, atol=ATOL)
+    y2 = np.empty_like(y)
+    run(getattr(nnplug, op), a, b, y2, device=dev)
+    np.testing.assert_array_equal(y, y2)
+
+
+def test_scale_fill_copy_cast(dev, rng):
+    x = rand(rng, 4, 6)
+    y = np.empty_like(x)
+    run(nnplug.scale, x, y, alpha=-2.5, device=dev)
+    np.testing.assert_allclose(y, -2.5 * x, rtol=1e-6)
+    run(nnplug.fill, y, value=3.25, device=dev)
+    assert (y == 3.25).all()
+    src = rand(rng, 6, 8)[::2, 1::3]  # strided view: copy accepts any strides
+    dst = np.empty(src.shape, np.float32)
+    run(nnplug.copy, src, dst, device=dev)
+    np.testing.assert_array_equal(dst, src)
+    h = np.empty(x.shape, np.float16)
+    run(nnplug.cast, x, h, device=dev)
+    np.testing.assert_array_equal(h, x.astype(np.float16))
+
+
+def test_transpose(dev, rng):
+    x = rand(rng, 2, 3, 4)
+    y = np.empty((4, 2, 3), np.float32)
+    run(nnplug.transpose, x, y, perm=(2, 0, 1), device=dev)
+    np.testing.assert_array_equal(y, x.transpose(2, 0, 1))
+
+
+@pytest.mark.parametrize("op,fn", [("sum", np.sum), ("mean", np.mean), ("max", np.max)])
+@pytest.mark.parametrize("axes,keepdims", [((1,), False), ((0, 2), True), (None, False)])
+def test_reduce(dev, rng, op, fn, axes, keepdims):
+    x = rand(rng, 3, 4, 5)
+    expect = fn(x, axis=axes, keepdims=keepdims)
+    y = np.empty(np.shape(expect), np.float32)
+    run(nnplug.reduce, x, y, op=op, axes=axes, keepdims=keepdims, device=dev)
+    np.testing.assert_allclose(y, expect, rtol=RTOL, atol=ATOL)
+
+
+# ------------------------------------------------------------------------ optimisers --
+@needs_torch
+@pytest.mark.parametrize("momentum,nesterov,wd", [(0.0, False, 0.0), (0.9, True, 0.01)])
+def test_sgd_update(dev, rng, momentum, nesterov, wd):
+    w, buf = rand(rng, 10), np.zeros(10, np.float32)
+    tw = torch.from_numpy(w.copy()).requires_grad_()
+    opt = torch.optim.SGD([tw], lr=0.1, momentum=momentum, nesterov=nesterov, weight_decay=wd)
+    for _ in range(3):
+        g = rand(rng, 10)
+        tw.grad = torch.from_numpy(g.copy())
+        opt.step()
+        run(nnplug.sgd_update, g, w, buf if momentum else None, lr=0.1, momentum=momentum,
+            nesterov=nesterov, weight_decay=wd, device=dev)
+    np.testing.assert_allclose(w, tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("adamw", [False, True])
+def test_adam_update(dev, rng, adamw):
+    w = rand(rng, 12)
+    m, v = np.zeros_like(w), np.zeros_like(w)
+    tw = torch.from_numpy(w.copy()).requires_grad_()
+    cls = torch.optim.AdamW if adamw else torch.optim.Adam
+    opt = cls([tw], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1)
+    for step in range(1, 4):
+        g = rand(rng, 12)
+        tw.grad = torch.from_numpy(g.copy())
+        opt.step()
+        run(nnplug.adam_update, g, w, m, v, step=step, lr=0.01, weight_decay=0.1, adamw=adamw,
+            device=dev)
+    np.testing.assert_allclose(w, tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------- device memory, DLPack, streams --
+def test_device_array_round_trip(dev, rng):
+    a, b = rand(rng, 8, 16), rand(rng, 16, 4)
+    da, db = dev.to_device(a), dev.to_device(b)
+    dy = dev.empty((8, 4))
+    nnplug.gemm(da, db, dy)  # the device comes from the DeviceArrays
+    np.testing.assert_allclose(dy.numpy(), a @ b, rtol=RTOL, atol=ATOL)
+    z = dev.zeros((3, 3))
+    assert (z.numpy() == 0).all()
+    assert "DeviceArray" in repr(dy)
+
+
+@needs_torch
+def test_dlpack_torch_zero_copy(dev, rng):
+    a = torch.from_numpy(rand(rng, 3, 5))
+    b = torch.from_numpy(rand(rng, 5, 2))
+    y = torch.empty(3, 2)
+    nnplug.gemm(a, b, y, device=dev)
+    torch.testing.assert_close(y, a @ b, rtol=RTOL, atol=ATOL)
+    assert nnplug.as_dltensor(y).tensor.data == y.data_ptr()  # the same memory
+
+
+def test_explicit_stream(dev, rng):
+    s = dev.stream()
+    x = rand(rng, 1000)
+    y = np.empty_like(x)
+    nnplug.scale(x, y, alpha=2.0, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(y, 2 * x)
+    s.destroy()
+
+
+def test_op_supported(dev):
+    x = np.zeros((2, 2), np.float32)
+    p = nnplug.ops._abi.nnp_scale_params(alpha=1.0)
+    assert nnplug.supported(nnplug.OpKind.SCALE, p, [x], [x.copy()], device=dev) is None
+
+
+# ------------------------------------------------------------------------- errors --
+def test_bad_shape_raises_invalid_argument(dev, rng):
+    a, b = rand(rng, 2, 3), rand(rng, 4, 5)  # inner dimensions disagree
+    y = np.full((2, 5), 7.0, np.float32)
+    with pytest.raises(nnplug.Error) as info:
+        nnplug.gemm(a, b, y, device=dev)
+    assert info.value.status == nnplug.Status.INVALID_ARGUMENT
+    assert info.value.message  # libnnplug says what was wrong
+    assert (y == 7.0).all()  # outputs untouched on failure
+
+
+def test_unknown_device_and_bad_names(ref):
+    with pytest.raises(nnplug.Error) as info:
+        nnplug.device("no_such_backend")
+    assert info.value.status == nnplug.Status.NOT_FOUND
+    assert "no_such_backend" in str(info.value) or info.value.message
+    with pytest.raises(nnplug.Error) as info:
+        nnplug.activation_forward(np.zeros(2, np.float32), np.zeros(2, np.float32),
+                                  function="swish", device=ref)
+    assert info.value.status == nnplug.Status.INVALID_ARGUMENT
+    with pytest.raises(nnplug.Error):
+        nnplug.gemm([1, 2], [3], [4], device=ref)  # lists are not tensors
+
+
+def test_devices_and_load_records(ref):
+    names = [d.name for d in nnplug.devices()]
+    assert "reference:0" in names
+    assert ref.is_cpu and ref.dldevice == (1, 0)
+    assert ref.memory_bytes > 0 and ref.description
+    recs = nnplug.load_records()
+    loaded = {r.name for r in recs if r.state == nnplug.LoadState.LOADED}
+    assert "reference" in loaded
+    assert all(r.path for r in recs)
+    assert nnplug.op_kind_name(nnplug.OpKind.CONV2D_FORWARD) == "conv2d_forward"
+    assert nnplug.op_kind_name(12345) is None
+    assert nnplug.version() == "%d.%d.%d" % nnplug.get_version()
+    assert nnplug.status_string(nnplug.Status.OUT_OF_MEMORY)
