@@ -283,6 +283,22 @@ class DeviceArray:
     def dltensor(self):
         return _make_dltensor(self.ptr, self.device.dldevice, self._dltype, self.shape, None)
 
+    def view(self, shape, offset=0):
+        """A DLTensor view (for op arguments) of `shape` starting `offset` elements in, e.g.
+        a slice of rows of a resident data set. It keeps this array alive."""
+        shape = tuple(int(d) for d in shape)
+        n = 1
+        for d in shape:
+            n *= d
+        if offset < 0 or any(d < 0 for d in shape) or offset + n > self.size:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"view {shape} at offset {offset} exceeds an array of {self.size}")
+        h = _make_dltensor(self.ptr, self.device.dldevice, self._dltype, shape, None)
+        h.tensor.byte_offset = offset * self._dltype[1] // 8
+        h.keep = (h.keep, self)
+        h.device_array = self
+        return h
+
     def numpy(self):
         """A host copy as a numpy array (synchronous)."""
         import numpy as np
@@ -327,6 +343,7 @@ class _Held:
     def __init__(self, tensor, keep):
         self.tensor = tensor
         self.keep = keep
+        self.device_array = None  # set by DeviceArray.view()
 
     @property
     def dldevice(self):

@@ -38,6 +38,8 @@ def _pick_device(held, args):
     for a in args:
         if isinstance(a, DeviceArray):
             return a.device
+        if getattr(a, "device_array", None) is not None:  # a DeviceArray.view()
+            return a.device_array.device
     dl = next((h.dldevice for h in held if h is not None), None)
     if dl is None:
         return _device("auto")
