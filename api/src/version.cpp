@@ -13,17 +13,28 @@ NNP_API const char* nnp_version_string(void) { return NNP_VERSION_STRING; }
 
 NNP_API const char* nnp_status_string(nnp_status status) {
   switch (status) {
-    case NNP_STATUS_OK: return "ok";
-    case NNP_STATUS_INVALID_ARGUMENT: return "invalid argument";
-    case NNP_STATUS_UNSUPPORTED: return "unsupported";
-    case NNP_STATUS_OUT_OF_MEMORY: return "out of memory";
-    case NNP_STATUS_NOT_FOUND: return "not found";
-    case NNP_STATUS_UNAVAILABLE: return "unavailable";
-    case NNP_STATUS_ABI_MISMATCH: return "ABI mismatch";
-    case NNP_STATUS_DEVICE_ERROR: return "device error";
-    case NNP_STATUS_INTERNAL: return "internal error";
-    case NNP_STATUS_LOAD_FAILED: return "load failed";
-    default: return "unknown status";
+    case NNP_STATUS_OK:
+      return "ok";
+    case NNP_STATUS_INVALID_ARGUMENT:
+      return "invalid argument";
+    case NNP_STATUS_UNSUPPORTED:
+      return "unsupported";
+    case NNP_STATUS_OUT_OF_MEMORY:
+      return "out of memory";
+    case NNP_STATUS_NOT_FOUND:
+      return "not found";
+    case NNP_STATUS_UNAVAILABLE:
+      return "unavailable";
+    case NNP_STATUS_ABI_MISMATCH:
+      return "ABI mismatch";
+    case NNP_STATUS_DEVICE_ERROR:
+      return "device error";
+    case NNP_STATUS_INTERNAL:
+      return "internal error";
+    case NNP_STATUS_LOAD_FAILED:
+      return "load failed";
+    default:
+      return "unknown status";
   }
 }
 

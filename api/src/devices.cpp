@@ -1,0 +1,173 @@
+// Device enumeration and lookup of libnnplug: nnp_get_devices, nnp_get_device ("<plugin>:<i>",
+// "<plugin>", "auto" with NNPLUG_BACKEND), device props and DLPack devices, handle checks.
+#include "internal.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace nnp::host {
+
+nnp_status check_device(const char* func, const char* arg, const nnp_device* device) {
+  if (device == nullptr)
+    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", func, arg);
+  if (device->magic != nnp_device::kMagic)
+    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                           "%s: %s is not a valid nnp_device (used after nnp_shutdown?)", func,
+                           arg);
+  return NNP_STATUS_OK;
+}
+
+namespace {
+
+// "cpu, reference" — the loaded plugins, for NOT_FOUND messages.
+std::string available_plugins_locked(registry& r) {
+  std::string out;
+  for (auto& p : r.plugins) {
+    if (!out.empty()) out += ", ";
+    out += p->name;
+    if (p->devices.empty()) out += " (0 devices)";
+  }
+  return out.empty() ? std::string("none") : out;
+}
+
+// The record of a plugin name that failed to load, if any ("cuda: cannot open: ...").
+std::string failed_record_reason_locked(registry& r, const std::string& name) {
+  for (auto it = r.records.rbegin(); it != r.records.rend(); ++it)
+    if (it->name == name && (it->state == NNP_LOAD_FAILED || it->state == NNP_LOAD_REJECTED))
+      return it->reason;
+  return {};
+}
+
+nnp_status find_named_device_locked(registry& r, const std::string& name, const char* origin,
+                                    nnp_device** out) {
+  std::string plugin_name = name;
+  int64_t index = 0;
+  const size_t colon = name.find(':');
+  if (colon != std::string::npos) {
+    plugin_name = name.substr(0, colon);
+    const std::string idx = name.substr(colon + 1);
+    if (idx.empty() || idx.size() > 9 ||
+        !std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                             "nnp_get_device: %s '%s' is malformed: expected \"<plugin>:<index>\","
+                             " \"<plugin>\" or \"auto\"",
+                             origin, name.c_str());
+    index = std::stoll(idx);
+  }
+  nnp_plugin* plugin = nullptr;
+  for (auto& p : r.plugins)
+    if (p->name == plugin_name) plugin = p.get();
+  if (plugin == nullptr) {
+    std::string msg = std::string("nnp_get_device: ") + origin + " '" + name +
+                      "': no plugin named '" + plugin_name + "' is loaded";
+    const std::string why = failed_record_reason_locked(r, plugin_name);
+    if (!why.empty()) msg += " (its load failed: " + why + ")";
+    msg += "; available plugins: " + available_plugins_locked(r);
+    return set_last_error(NNP_STATUS_NOT_FOUND, msg);
+  }
+  if (plugin->devices.empty())
+    return set_last_errorf(NNP_STATUS_UNAVAILABLE, "nnp_get_device: %s '%s': %s: %s", origin,
+                           name.c_str(), plugin->name.c_str(), plugin->zero_devices_reason.c_str());
+  if (index >= static_cast<int64_t>(plugin->devices.size()))
+    return set_last_errorf(NNP_STATUS_UNAVAILABLE,
+                           "nnp_get_device: %s '%s': plugin '%s' has %zu device(s) (%s:0..%s:%zu)",
+                           origin, name.c_str(), plugin->name.c_str(), plugin->devices.size(),
+                           plugin->name.c_str(), plugin->name.c_str(), plugin->devices.size() - 1);
+  *out = plugin->devices[static_cast<size_t>(index)].get();
+  return NNP_STATUS_OK;
+}
+
+// "auto": the highest auto_priority; the first in load order wins a tie.
+nnp_status find_auto_device_locked(registry& r, nnp_device** out) {
+  nnp_device* best = nullptr;
+  for (nnp_device* d : all_devices_locked(r))
+    if (best == nullptr || d->props.auto_priority > best->props.auto_priority) best = d;
+  if (best == nullptr)
+    return set_last_error(NNP_STATUS_NOT_FOUND,
+                          "nnp_get_device: 'auto': no device is available; loaded plugins: " +
+                              available_plugins_locked(r) +
+                              " (NNPLUG_LOG=info lists the load records)");
+  *out = best;
+  return NNP_STATUS_OK;
+}
+
+}  // namespace
+}  // namespace nnp::host
+
+using namespace nnp::host;
+
+extern "C" {
+
+NNP_API nnp_status nnp_get_devices(nnp_device** devices, size_t* n_devices) {
+  if (n_devices == nullptr)
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_get_devices: n_devices is NULL");
+  try {
+    ensure_default_plugins();
+    registry& r = get_registry();
+    std::lock_guard<std::recursive_mutex> lock(r.mutex);
+    const std::vector<nnp_device*> all = all_devices_locked(r);
+    if (devices != nullptr) {
+      const size_t n = std::min(*n_devices, all.size());
+      for (size_t i = 0; i < n; ++i) devices[i] = all[i];
+    }
+    *n_devices = all.size();
+    return NNP_STATUS_OK;
+  } catch (const std::exception& e) {
+    return set_last_errorf(NNP_STATUS_INTERNAL, "nnp_get_devices: %s", e.what());
+  }
+}
+
+NNP_API nnp_status nnp_get_device(const char* name, nnp_device** out) {
+  if (name == nullptr || *name == '\0')
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_get_device: name is NULL or empty");
+  if (out == nullptr)
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_get_device: out is NULL");
+  try {
+    ensure_default_plugins();
+    registry& r = get_registry();
+    std::lock_guard<std::recursive_mutex> lock(r.mutex);
+    nnp_device* found = nullptr;
+    nnp_status st;
+    if (std::strcmp(name, "auto") == 0) {
+      const char* env = std::getenv("NNPLUG_BACKEND");
+      if (env != nullptr && *env != '\0' && std::strcmp(env, "auto") != 0)
+        st = find_named_device_locked(r, env, "NNPLUG_BACKEND", &found);
+      else
+        st = find_auto_device_locked(r, &found);
+    } else {
+      st = find_named_device_locked(r, name, "name", &found);
+    }
+    if (st == NNP_STATUS_OK) *out = found;
+    return st;
+  } catch (const std::exception& e) {
+    return set_last_errorf(NNP_STATUS_INTERNAL, "nnp_get_device: %s", e.what());
+  }
+}
+
+NNP_API nnp_status nnp_device_get_props(const nnp_device* device, nnp_device_props* props) {
+  if (nnp_status st = check_device("nnp_device_get_props", "device", device)) return st;
+  if (props == nullptr)
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_device_get_props: props is NULL");
+  if (props->struct_size < NNP_DEVICE_PROPS_STRUCT_SIZE_1_0)
+    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                           "nnp_device_get_props: props->struct_size: expected >= %zu "
+                           "(sizeof(nnp_device_props)), got %zu",
+                           static_cast<size_t>(NNP_DEVICE_PROPS_STRUCT_SIZE_1_0),
+                           props->struct_size);
+  const size_t caller_size = props->struct_size;
+  std::memcpy(props, &device->props, std::min(caller_size, sizeof(nnp_device_props)));
+  props->struct_size = caller_size;
+  return NNP_STATUS_OK;
+}
+
+NNP_API nnp_status nnp_device_get_dldevice(const nnp_device* device, DLDevice* out) {
+  if (nnp_status st = check_device("nnp_device_get_dldevice", "device", device)) return st;
+  if (out == nullptr)
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_device_get_dldevice: out is NULL");
+  *out = device->dl;
+  return NNP_STATUS_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,108 @@
+// The thread-local last error (nnp_last_error_message) and logging (NNPLUG_LOG) of libnnplug.
+#include "internal.hpp"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace nnp::host {
+namespace {
+
+thread_local std::string t_last_error;
+thread_local plugin_error t_plugin_error;
+
+std::string vformat(const char* fmt, va_list args) {
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0u, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, args);
+  return out;
+}
+
+// NNPLUG_LOG: error|warning|info|debug (or 1..4); anything else keeps the default, warning.
+int parse_log_level(const char* text) {
+  if (text == nullptr || *text == '\0') return NNP_LOG_WARNING;
+  if (std::strcmp(text, "error") == 0 || std::strcmp(text, "1") == 0) return NNP_LOG_ERROR;
+  if (std::strcmp(text, "warning") == 0 || std::strcmp(text, "2") == 0) return NNP_LOG_WARNING;
+  if (std::strcmp(text, "info") == 0 || std::strcmp(text, "3") == 0) return NNP_LOG_INFO;
+  if (std::strcmp(text, "debug") == 0 || std::strcmp(text, "4") == 0) return NNP_LOG_DEBUG;
+  if (std::strcmp(text, "off") == 0 || std::strcmp(text, "none") == 0 ||
+      std::strcmp(text, "0") == 0)
+    return 0;
+  return NNP_LOG_WARNING;
+}
+
+const char* level_name(int level) {
+  switch (level) {
+    case NNP_LOG_ERROR:
+      return "error";
+    case NNP_LOG_WARNING:
+      return "warning";
+    case NNP_LOG_INFO:
+      return "info";
+    case NNP_LOG_DEBUG:
+      return "debug";
+    default:
+      return "log";
+  }
+}
+
+}  // namespace
+
+nnp_status set_last_error(nnp_status status, const std::string& message) {
+  try {
+    t_last_error = message;
+  } catch (...) {
+    // Out of memory while storing the message: keep the status, lose the text.
+  }
+  return status;
+}
+
+nnp_status set_last_errorf(nnp_status status, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::string message;
+  try {
+    message = vformat(fmt, args);
+  } catch (...) {
+  }
+  va_end(args);
+  return set_last_error(status, message);
+}
+
+plugin_error& thread_plugin_error() { return t_plugin_error; }
+
+int log_level() {
+  // Read once per process; the environment is read "at first use" (nnplug.h).
+  static const int level = parse_log_level(std::getenv("NNPLUG_LOG"));
+  return level;
+}
+
+void log(int level, const std::string& message) {
+  if (level > log_level() || level <= 0) return;
+  std::fprintf(stderr, "nnplug %s: %s\n", level_name(level), message.c_str());
+}
+
+void logf(int level, const char* fmt, ...) {
+  if (level > log_level() || level <= 0) return;
+  va_list args;
+  va_start(args, fmt);
+  try {
+    log(level, vformat(fmt, args));
+  } catch (...) {
+  }
+  va_end(args);
+}
+
+}  // namespace nnp::host
+
+extern "C" {
+
+NNP_API const char* nnp_last_error_message(void) { return nnp::host::t_last_error.c_str(); }
+
+}  // extern "C"

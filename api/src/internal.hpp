@@ -1,0 +1,145 @@
+// Internal declarations of libnnplug: the registry of loaded plugins, their devices and
+// streams, the thread-local last error, logging, and the call wrapper around plugin slots.
+//
+// Ownership: one registry object, allocated on first use and never destroyed by a static
+// destructor (nnp_shutdown() empties it explicitly). Plugins and devices are owned by the
+// registry and live until nnp_shutdown(); streams until nnp_stream_destroy()/nnp_shutdown().
+#pragma once
+
+#include <nnplug/nnplug.h>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+// ------------------------------------------------------------------------------ handles --
+struct nnp_device {
+  static constexpr uint32_t kMagic = 0x4e4e5044u;  // "NNPD"
+  uint32_t magic = kMagic;
+  nnp_plugin* plugin = nullptr;
+  int32_t index = 0;         // the plugin's device index
+  std::string name;          // "<plugin>:<index>"
+  std::string description;   // copied from the plugin's props
+  nnp_device_props props{};  // name/plugin_name/description point into this object
+  DLDevice dl{kDLCPU, 0};
+  // Internal stream for synchronous copies (nnp_memcpy), created on first use.
+  std::mutex copy_mutex;
+  void* copy_stream = nullptr;
+};
+
+struct nnp_plugin {
+  std::string name;
+  std::string path;
+  std::string version;
+  boost::dll::shared_library library;
+  const nnp_plugin_api* api = nullptr;
+  size_t api_size = 0;  // min(api->struct_size, sizeof(nnp_plugin_api)): the slots we may read
+  nnp_host_api host{};  // host services given to this plugin; host_context = this
+  bool initialized = false;
+  std::string zero_devices_reason;  // the plugin's reason when it has 0 devices
+  std::vector<std::unique_ptr<nnp_device>> devices;
+};
+
+struct nnp_stream {
+  static constexpr uint32_t kMagic = 0x4e4e5053u;  // "NNPS"
+  uint32_t magic = kMagic;
+  nnp_device* device = nullptr;
+  void* handle = nullptr;  // the plugin's stream
+};
+
+namespace nnp::host {
+
+// ----------------------------------------------------------------------------- errors --
+// Sets the calling thread's last error and returns `status` (for `return fail(...)`).
+nnp_status set_last_error(nnp_status status, const std::string& message);
+nnp_status set_last_errorf(nnp_status status, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+// What a plugin reported through host->set_error during the current slot call.
+struct plugin_error {
+  bool set = false;
+  nnp_status status = NNP_STATUS_OK;
+  std::string message;  // without the plugin prefix
+};
+plugin_error& thread_plugin_error();
+
+// ----------------------------------------------------------------------------- logging --
+int log_level();  // nnp_log_level from NNPLUG_LOG (default warning)
+void log(int level, const std::string& message);
+void logf(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// ------------------------------------------------------------------------ plugin calls --
+// Calls a plugin slot (a lambda returning nnp_status): clears the thread's plugin error,
+// catches anything thrown, and makes sure a failure leaves a message naming the plugin and
+// the slot.
+template <typename F>
+nnp_status call_slot(const nnp_plugin* plugin, const char* slot, F&& body) noexcept {
+  thread_plugin_error() = plugin_error{};
+  nnp_status st;
+  try {
+    st = body();
+  } catch (...) {
+    return set_last_errorf(NNP_STATUS_INTERNAL, "%s: %s threw an exception", plugin->name.c_str(),
+                           slot);
+  }
+  if (st != NNP_STATUS_OK && !thread_plugin_error().set)
+    set_last_errorf(st, "%s: %s failed (%s)", plugin->name.c_str(), slot, nnp_status_string(st));
+  return st;
+}
+
+// True if the plugin's table has the slot at `offset` (inside its struct_size) and non-NULL.
+template <typename Slot>
+bool has_slot(const nnp_plugin* plugin, Slot nnp_plugin_api::*member) {
+  const auto* base = reinterpret_cast<const char*>(plugin->api);
+  const auto* field = reinterpret_cast<const char*>(&(plugin->api->*member));
+  const size_t end = static_cast<size_t>(field - base) + sizeof(Slot);
+  return end <= plugin->api_size && plugin->api->*member != nullptr;
+}
+
+// ---------------------------------------------------------------------------- registry --
+struct allocation {
+  nnp_device* device;
+  size_t size_bytes;
+};
+
+struct load_record_data {
+  std::string path, name, plugin_version, reason;
+  int32_t abi_major = -1, abi_minor = -1;
+  int32_t state = NNP_LOAD_UNDEFINED;
+  int32_t status = NNP_STATUS_OK;
+  int32_t n_devices = 0;
+};
+
+struct registry {
+  std::recursive_mutex mutex;  // plugins, devices, records, default loading
+  bool defaults_loaded = false;
+  std::vector<std::unique_ptr<nnp_plugin>> plugins;  // in load order
+  std::deque<load_record_data> records;              // stable addresses
+
+  std::mutex streams_mutex;
+  std::unordered_set<nnp_stream*> streams;
+
+  std::mutex allocations_mutex;
+  std::unordered_map<const void*, allocation> allocations;
+};
+
+registry& get_registry();
+
+// Loads defaults once (takes the registry lock).
+nnp_status ensure_default_plugins();
+// All devices of all loaded plugins, in load order (caller holds the lock).
+std::vector<nnp_device*> all_devices_locked(registry& r);
+
+// Checks a device handle; returns INVALID_ARGUMENT with a message naming `func`/`arg`.
+nnp_status check_device(const char* func, const char* arg, const nnp_device* device);
+nnp_status check_stream(const char* func, const char* arg, const nnp_stream* stream);
+
+}  // namespace nnp::host

@@ -1,0 +1,186 @@
+// Device memory of libnnplug: nnp_malloc/nnp_free (every allocation is tracked, pointer ->
+// device, so a foreign pointer is rejected) and copies host<->device, within a device, and
+// across devices and plugins (staged through host memory when there is no direct path).
+//
+// Copy routes (decide_route):
+//   host -> host                 std::memcpy
+//   host -> device, device->host the device plugin's memcpy_async (H2D / D2H)
+//   same device                  the plugin's memcpy_async (D2D)
+//   two host-memory (kDLCPU) devices of different plugins or indices: std::memcpy after
+//                                synchronising the stream given (both are host memory)
+//   any other pair               D2H into a host staging buffer, then H2D (synchronous)
+// Synchronous copies (nnp_memcpy, and the staged route) use one internal stream per device,
+// created on first use and guarded by the device's copy mutex.
+#include "internal.hpp"
+
+#include <cstring>
+#include <vector>
+
+using namespace nnp::host;
+
+namespace {
+
+// Queues a copy within one device's plugin on `stream_handle`.
+nnp_status plugin_copy(const nnp_device* dev, void* stream_handle, void* dst, const void* src,
+                       size_t size_bytes, nnp_memcpy_kind kind) {
+  const nnp_plugin* p = dev->plugin;
+  return call_slot(p, "memcpy_async",
+                   [&] { return p->api->memcpy_async(stream_handle, dst, src, size_bytes, kind); });
+}
+
+// Runs a copy on the device's internal copy stream and waits for it.
+nnp_status plugin_copy_sync(nnp_device* dev, void* dst, const void* src, size_t size_bytes,
+                            nnp_memcpy_kind kind) {
+  const nnp_plugin* p = dev->plugin;
+  std::lock_guard<std::mutex> lock(dev->copy_mutex);
+  if (dev->copy_stream == nullptr) {
+    void* handle = nullptr;
+    const nnp_status st =
+        call_slot(p, "stream_create", [&] { return p->api->stream_create(dev->index, &handle); });
+    if (st != NNP_STATUS_OK) return st;
+    dev->copy_stream = handle;
+  }
+  nnp_status st = plugin_copy(dev, dev->copy_stream, dst, src, size_bytes, kind);
+  const nnp_status sync = call_slot(p, "stream_synchronize",
+                                    [&] { return p->api->stream_synchronize(dev->copy_stream); });
+  return st != NNP_STATUS_OK ? st : sync;
+}
+
+// Copy within one plugin's memory: on the user's stream when given, else synchronously.
+nnp_status one_device_copy(nnp_stream* stream, nnp_device* dev, void* dst, const void* src,
+                           size_t size_bytes, nnp_memcpy_kind kind) {
+  if (stream != nullptr) return plugin_copy(dev, stream->handle, dst, src, size_bytes, kind);
+  return plugin_copy_sync(dev, dst, src, size_bytes, kind);
+}
+
+nnp_status sync_stream(nnp_stream* stream) {
+  if (stream == nullptr) return NNP_STATUS_OK;
+  const nnp_plugin* p = stream->device->plugin;
+  return call_slot(p, "stream_synchronize",
+                   [&] { return p->api->stream_synchronize(stream->handle); });
+}
+
+bool is_host_memory_device(const nnp_device* d) { return d->dl.device_type == kDLCPU; }
+
+nnp_status cross_device_copy(nnp_stream* stream, nnp_device* dst_dev, void* dst,
+                             nnp_device* src_dev, const void* src, size_t size_bytes) {
+  // Keep stream order: everything queued before this copy completes first.
+  if (nnp_status st = sync_stream(stream)) return st;
+  if (is_host_memory_device(dst_dev) && is_host_memory_device(src_dev)) {
+    std::memmove(dst, src, size_bytes);
+    return NNP_STATUS_OK;
+  }
+  std::vector<unsigned char> staging;
+  try {
+    staging.resize(size_bytes);
+  } catch (const std::bad_alloc&) {
+    return set_last_errorf(NNP_STATUS_OUT_OF_MEMORY,
+                           "nnp_memcpy: cannot allocate a %zu-byte host staging buffer",
+                           size_bytes);
+  }
+  if (nnp_status st =
+          plugin_copy_sync(src_dev, staging.data(), src, size_bytes, NNP_MEMCPY_DEVICE_TO_HOST))
+    return st;
+  return plugin_copy_sync(dst_dev, dst, staging.data(), size_bytes, NNP_MEMCPY_HOST_TO_DEVICE);
+}
+
+nnp_status do_memcpy(const char* func, nnp_stream* stream, nnp_device* dst_device, void* dst,
+                     nnp_device* src_device, const void* src, size_t size_bytes) {
+  if (stream != nullptr) {
+    if (nnp_status st = check_stream(func, "stream", stream)) return st;
+    if (stream->device != dst_device && stream->device != src_device)
+      return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                             "%s: stream belongs to %s, which is neither dst_device (%s) nor "
+                             "src_device (%s)",
+                             func, stream->device->name.c_str(),
+                             dst_device ? dst_device->name.c_str() : "host",
+                             src_device ? src_device->name.c_str() : "host");
+  }
+  if (dst_device != nullptr)
+    if (nnp_status st = check_device(func, "dst_device", dst_device)) return st;
+  if (src_device != nullptr)
+    if (nnp_status st = check_device(func, "src_device", src_device)) return st;
+  if (size_bytes == 0) return NNP_STATUS_OK;
+  if (dst == nullptr)
+    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: dst is NULL with size_bytes %zu", func,
+                           size_bytes);
+  if (src == nullptr)
+    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: src is NULL with size_bytes %zu", func,
+                           size_bytes);
+
+  if (dst_device == nullptr && src_device == nullptr) {
+    std::memmove(dst, src, size_bytes);
+    return NNP_STATUS_OK;
+  }
+  if (src_device == nullptr)
+    return one_device_copy(stream, dst_device, dst, src, size_bytes, NNP_MEMCPY_HOST_TO_DEVICE);
+  if (dst_device == nullptr)
+    return one_device_copy(stream, src_device, dst, src, size_bytes, NNP_MEMCPY_DEVICE_TO_HOST);
+  if (dst_device == src_device)
+    return one_device_copy(stream, dst_device, dst, src, size_bytes, NNP_MEMCPY_DEVICE_TO_DEVICE);
+  return cross_device_copy(stream, dst_device, dst, src_device, src, size_bytes);
+}
+
+}  // namespace
+
+extern "C" {
+
+NNP_API nnp_status nnp_malloc(nnp_device* device, size_t size_bytes, void** ptr) {
+  if (nnp_status st = check_device("nnp_malloc", "device", device)) return st;
+  if (ptr == nullptr) return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_malloc: ptr is NULL");
+  if (size_bytes == 0)
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT,
+                          "nnp_malloc: size_bytes: expected > 0, got 0");
+  const nnp_plugin* p = device->plugin;
+  void* mem = nullptr;
+  const nnp_status st =
+      call_slot(p, "mem_alloc", [&] { return p->api->mem_alloc(device->index, size_bytes, &mem); });
+  if (st != NNP_STATUS_OK) return st;
+  if (mem == nullptr)
+    return set_last_errorf(NNP_STATUS_INTERNAL, "%s: mem_alloc returned OK and a NULL pointer",
+                           p->name.c_str());
+  try {
+    registry& r = get_registry();
+    std::lock_guard<std::mutex> lock(r.allocations_mutex);
+    r.allocations.emplace(mem, allocation{device, size_bytes});
+  } catch (const std::bad_alloc&) {
+    p->api->mem_free(device->index, mem);
+    return set_last_error(NNP_STATUS_OUT_OF_MEMORY, "nnp_malloc: out of host memory");
+  }
+  *ptr = mem;
+  return NNP_STATUS_OK;
+}
+
+NNP_API nnp_status nnp_free(nnp_device* device, void* ptr) {
+  if (ptr == nullptr) return NNP_STATUS_OK;
+  if (nnp_status st = check_device("nnp_free", "device", device)) return st;
+  registry& r = get_registry();
+  {
+    std::lock_guard<std::mutex> lock(r.allocations_mutex);
+    auto it = r.allocations.find(ptr);
+    if (it == r.allocations.end())
+      return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                             "nnp_free: ptr %p was not allocated by nnp_malloc (or was already "
+                             "freed)",
+                             ptr);
+    if (it->second.device != device)
+      return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                             "nnp_free: ptr %p was allocated on %s, not on %s", ptr,
+                             it->second.device->name.c_str(), device->name.c_str());
+    r.allocations.erase(it);
+  }
+  const nnp_plugin* p = device->plugin;
+  return call_slot(p, "mem_free", [&] { return p->api->mem_free(device->index, ptr); });
+}
+
+NNP_API nnp_status nnp_memcpy_async(nnp_stream* stream, nnp_device* dst_device, void* dst,
+                                    nnp_device* src_device, const void* src, size_t size_bytes) {
+  return do_memcpy("nnp_memcpy_async", stream, dst_device, dst, src_device, src, size_bytes);
+}
+
+NNP_API nnp_status nnp_memcpy(nnp_device* dst_device, void* dst, nnp_device* src_device,
+                              const void* src, size_t size_bytes) {
+  return do_memcpy("nnp_memcpy", nullptr, dst_device, dst, src_device, src, size_bytes);
+}
+
+}  // extern "C"

@@ -1,0 +1,107 @@
+/*
+ * api_c99.c — compiles as C99 -pedantic, references every function declared in nnplug.h
+ * (oneDNN tests/api.c style) and links against libnnplug, so a declaration without a
+ * definition (or a definition with C++ linkage) fails to link. Then runs the calls that need
+ * no plugin and checks their results.
+ */
+#include <nnplug/nnplug.h>
+
+#include <stdio.h>
+#include <string.h>
+
+typedef void (*any_fn)(void);
+
+/* Every function of nnplug.h, in declaration order. */
+static const any_fn all_functions[] = {
+    (any_fn)nnp_get_version,
+    (any_fn)nnp_version_string,
+    (any_fn)nnp_status_string,
+    (any_fn)nnp_last_error_message,
+    (any_fn)nnp_op_kind_name,
+    (any_fn)nnp_load_plugin,
+    (any_fn)nnp_load_default_plugins,
+    (any_fn)nnp_get_load_records,
+    (any_fn)nnp_plugin_name,
+    (any_fn)nnp_get_devices,
+    (any_fn)nnp_get_device,
+    (any_fn)nnp_device_get_props,
+    (any_fn)nnp_device_get_dldevice,
+    (any_fn)nnp_op_supported,
+    (any_fn)nnp_malloc,
+    (any_fn)nnp_free,
+    (any_fn)nnp_memcpy_async,
+    (any_fn)nnp_memcpy,
+    (any_fn)nnp_stream_create,
+    (any_fn)nnp_stream_destroy,
+    (any_fn)nnp_stream_synchronize,
+    (any_fn)nnp_stream_device,
+    (any_fn)nnp_stream_set_attribute,
+    (any_fn)nnp_op_execute,
+    (any_fn)nnp_gemm,
+    (any_fn)nnp_conv2d_forward,
+    (any_fn)nnp_conv2d_backward_data,
+    (any_fn)nnp_conv2d_backward_filter,
+    (any_fn)nnp_conv2d_backward_bias,
+    (any_fn)nnp_pool2d_forward,
+    (any_fn)nnp_pool2d_backward,
+    (any_fn)nnp_activation_forward,
+    (any_fn)nnp_activation_backward,
+    (any_fn)nnp_softmax_forward,
+    (any_fn)nnp_softmax_backward,
+    (any_fn)nnp_softmax_cross_entropy_forward,
+    (any_fn)nnp_softmax_cross_entropy_backward,
+    (any_fn)nnp_batch_norm_forward_training,
+    (any_fn)nnp_batch_norm_forward_inference,
+    (any_fn)nnp_batch_norm_backward,
+    (any_fn)nnp_layer_norm_forward,
+    (any_fn)nnp_layer_norm_backward,
+    (any_fn)nnp_dropout_forward,
+    (any_fn)nnp_dropout_backward,
+    (any_fn)nnp_binary,
+    (any_fn)nnp_scale,
+    (any_fn)nnp_fill,
+    (any_fn)nnp_copy,
+    (any_fn)nnp_transpose,
+    (any_fn)nnp_cast,
+    (any_fn)nnp_reduce,
+    (any_fn)nnp_sgd_update,
+    (any_fn)nnp_adam_update,
+    (any_fn)nnp_shutdown,
+};
+
+static int failures = 0;
+#define EXPECT(cond)                                                           \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+int main(void) {
+  size_t i;
+  int32_t major = -1, minor = -1, patch = -1;
+  nnp_device* dev = NULL;
+  void* ptr = NULL;
+  for (i = 0; i < sizeof(all_functions) / sizeof(all_functions[0]); ++i)
+    EXPECT(all_functions[i] != NULL);
+  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 54);
+
+  nnp_get_version(&major, &minor, &patch);
+  EXPECT(major == NNP_VERSION_MAJOR && minor == NNP_VERSION_MINOR && patch == NNP_VERSION_PATCH);
+  EXPECT(strcmp(nnp_version_string(), NNP_VERSION_STRING) == 0);
+  EXPECT(strcmp(nnp_status_string(NNP_STATUS_NOT_FOUND), "not found") == 0);
+  EXPECT(strcmp(nnp_last_error_message(), "") == 0);
+  EXPECT(strcmp(nnp_op_kind_name(NNP_OP_GEMM), "gemm") == 0);
+  EXPECT(nnp_plugin_name(NULL) == NULL);
+  EXPECT(nnp_stream_device(NULL) == NULL);
+  EXPECT(nnp_stream_destroy(NULL) == NNP_STATUS_OK);
+  EXPECT(nnp_load_plugin(NULL, NULL) == NNP_STATUS_INVALID_ARGUMENT);
+  EXPECT(strlen(nnp_last_error_message()) > 0);
+  EXPECT(nnp_get_device(NULL, &dev) == NNP_STATUS_INVALID_ARGUMENT);
+  EXPECT(nnp_malloc(NULL, 16, &ptr) == NNP_STATUS_INVALID_ARGUMENT);
+  EXPECT(nnp_op_execute(NULL, NNP_OP_GEMM, NULL, 0, NULL, 0, NULL) == NNP_STATUS_INVALID_ARGUMENT);
+  EXPECT(nnp_shutdown() == NNP_STATUS_OK);
+  if (failures == 0) printf("api_c99: %d functions referenced, all checks passed\n", 54);
+  return failures == 0 ? 0 : 1;
+}
