@@ -356,12 +356,19 @@ TEST_CASE("pool2d: max, ceil_mode, average with and without padding in the divis
   RUN_OK(NNP_OP_POOL2D_FORWARD, &pex, {&x}, {&y});
   check_values(y, {1, 2.5, 5.5, 7});
 
-  // ceil_mode rule: H = 4, window 2, stride 2, pad 1: ceil gives 3 windows, starts -1, 1, 3;
-  // 3 < H + pad_top so all three stay. H = 3, window 1, stride 2, pads 0: ceil((3-1)/2)+1 = 2.
-  tensor x4({1, 1, 4, 1}, {1, 2, 3, 4}), y4({1, 1, 3, 1});
-  auto pc = pool(NNP_POOL_MAX, 2, 1, 2, 1, 1, 1, 0, 0, 1, 0);
-  RUN_OK(NNP_OP_POOL2D_FORWARD, &pc, {&x4}, {&y4});
-  check_values(y4, {1, 3, 4});
+  // ceil_mode rule, window 2, stride 2: H = 5 without padding gives 3 windows (floor: 2), the
+  // last covering row 4 only; H = 5 with padding 1 gives ceil(5/2)+1 = 4, minus the window
+  // that would start in the bottom padding: 3.
+  tensor x5({1, 1, 5, 1}, {1, 2, 3, 4, 5}), y5({1, 1, 3, 1});
+  auto pc = pool(NNP_POOL_MAX, 2, 1, 2, 1, 0, 0, 0, 0, 1, 0);
+  RUN_OK(NNP_OP_POOL2D_FORWARD, &pc, {&x5}, {&y5});
+  check_values(y5, {2, 4, 5});
+  auto pcp = pool(NNP_POOL_MAX, 2, 1, 2, 1, 1, 1, 0, 0, 1, 0);
+  RUN_OK(NNP_OP_POOL2D_FORWARD, &pcp, {&x5}, {&y5});
+  check_values(y5, {1, 3, 5});
+  auto pca = pool(NNP_POOL_AVERAGE, 2, 1, 2, 1, 1, 1, 0, 0, 1, 1);  // divisors 2, 2, 2
+  RUN_OK(NNP_OP_POOL2D_FORWARD, &pca, {&x5}, {&y5});
+  check_values(y5, {0.5, 2.5, 4.5});
 
   // Max backward goes to the first maximum in row-major window order.
   tensor t({1, 1, 2, 2}, {7, 7, 7, 7}), ty({1, 1, 1, 1}), tdy({1, 1, 1, 1}, {3}), tdx({1, 1, 2, 2});
