@@ -1,1 +1,52 @@
-// placeholder
+// dropout.cu — dropout forward/backward with the counter-based Philox4x32-10 mask of
+// nnplug_common/philox.hpp (nnp::dropout_keep_bits4), so masks are bit-identical to the reference
+// and CPU backends. The mask is regenerated in backward instead of being stored. One thread per
+// 4 elements (one Philox block), memory-bound.
+#include "common.cuh"
+
+#include <nnplug_common/philox.hpp>
+
+namespace nnp::cuda {
+namespace {
+
+template <typename T>
+__global__ void dropout_kernel(const T* x, T* y, uint8_t* mask, int64_t n, uint64_t seed,
+                               uint64_t offset, uint32_t threshold, T scale) {
+  const int64_t blocks = (n + 3) / 4;
+  const float sc = to_f(scale);
+  for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < blocks;
+       b += int64_t{gridDim.x} * blockDim.x) {
+    const uint32_t bits =
+        nnp::dropout_keep_bits4(seed, offset, static_cast<uint64_t>(b), threshold);
+    for (int j = 0; j < 4; ++j) {
+      const int64_t i = 4 * b + j;
+      if (i >= n) break;
+      const bool keep = (bits >> j) & 1u;
+      // x * scale in float32 is exact for 16-bit types, so rounding once gives T's product.
+      y[i] = keep ? from_f<T>(to_f(x[i]) * sc) : from_f<T>(0.0f);
+      if (mask != nullptr) mask[i] = keep ? 1 : 0;
+    }
+  }
+}
+
+}  // namespace
+
+void op_dropout(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_dropout_params>(c.params);
+  const DLTensor& x = *c.input(0);
+  const DLTensor& y = *c.output(0);
+  const DLTensor* mask = c.kind == NNP_OP_DROPOUT_FORWARD ? c.output(1) : nullptr;
+  const int64_t n = numel(x);
+  if (n == 0) return;
+  const uint32_t threshold = nnp::dropout_threshold(p.ratio);
+  dispatch_float(elem_of(x.dtype), [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    const T scale = nnp::dropout_scale<T>(p.ratio);
+    dropout_kernel<<<grid_for((n + 3) / 4), kThreads, 0, s.handle>>>(
+        data_ptr<const T>(x), data_ptr<T>(y), mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr,
+        n, p.seed, p.offset, threshold, scale);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nnp::cuda

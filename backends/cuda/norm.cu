@@ -1,1 +1,229 @@
-// placeholder
+// norm.cu — own kernels for batch normalisation (training, inference, backward; per channel over
+// N, H, W as cuDNN's spatial mode) and layer normalisation (forward, backward; ONNX). Statistics
+// are two-pass (mean, then centred variance) in float32 with one block per channel (batch norm)
+// or per row (layer norm) and shuffle-tree reductions; outputs are written in the same kernel.
+#include "common.cuh"
+
+#include <cmath>
+
+namespace nnp::cuda {
+namespace {
+
+// x viewed as [N, C, HW]; element j of channel c (j in [0, N*HW)) is at
+// (j / HW) * C * HW + c * HW + j % HW.
+struct channel_view {
+  int64_t N, C, HW;
+  __device__ __forceinline__ int64_t at(int64_t c, int64_t j) const {
+    return (j / HW) * C * HW + c * HW + j % HW;
+  }
+  __host__ __device__ __forceinline__ int64_t M() const { return N * HW; }
+};
+
+__global__ void bn_train_kernel(const float* x, const float* scale, const float* bias, float* y,
+                                float* running_mean, float* running_var, float* saved_mean,
+                                float* saved_inv_std, channel_view v, float eps, float momentum) {
+  const int64_t c = blockIdx.x;
+  const int64_t M = v.M();
+  float sum = 0.0f;
+  for (int64_t j = threadIdx.x; j < M; j += blockDim.x) sum += x[v.at(c, j)];
+  const float mean = block_reduce(sum, sum_op(), 0.0f) / static_cast<float>(M);
+  float sq = 0.0f;
+  for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
+    const float d = x[v.at(c, j)] - mean;
+    sq += d * d;
+  }
+  const float var = block_reduce(sq, sum_op(), 0.0f) / static_cast<float>(M);
+  const float inv_std = 1.0f / sqrtf(var + eps);
+  const float a = scale[c] * inv_std, b = bias[c] - mean * a;
+  for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
+    const int64_t k = v.at(c, j);
+    y[k] = x[k] * a + b;
+  }
+  if (threadIdx.x == 0) {
+    saved_mean[c] = mean;
+    saved_inv_std[c] = inv_std;
+    const float unbiased = M > 1 ? var * static_cast<float>(M) / static_cast<float>(M - 1) : var;
+    running_mean[c] = momentum * running_mean[c] + (1.0f - momentum) * mean;
+    running_var[c] = momentum * running_var[c] + (1.0f - momentum) * unbiased;
+  }
+}
+
+__global__ void bn_inference_kernel(const float* x, const float* scale, const float* bias,
+                                    const float* mean, const float* var, float* y, int64_t n,
+                                    int64_t C, int64_t HW, float eps) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = (i / HW) % C;
+    const float inv_std = 1.0f / sqrtf(var[c] + eps);
+    y[i] = scale[c] * (x[i] - mean[c]) * inv_std + bias[c];
+  }
+}
+
+__global__ void bn_backward_kernel(const float* x, const float* dy, const float* scale,
+                                   const float* saved_mean, const float* saved_inv_std, float* dx,
+                                   float* dscale, float* dbias, channel_view v) {
+  const int64_t c = blockIdx.x;
+  const int64_t M = v.M();
+  const float mean = saved_mean[c], inv_std = saved_inv_std[c];
+  float sdy = 0.0f, sdyx = 0.0f;
+  for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
+    const int64_t k = v.at(c, j);
+    sdy += dy[k];
+    sdyx += dy[k] * (x[k] - mean) * inv_std;
+  }
+  const float db = block_reduce(sdy, sum_op(), 0.0f);
+  const float ds = block_reduce(sdyx, sum_op(), 0.0f);
+  const float Mf = static_cast<float>(M);
+  const float k0 = scale[c] * inv_std / Mf;
+  for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
+    const int64_t k = v.at(c, j);
+    const float xhat = (x[k] - mean) * inv_std;
+    dx[k] = k0 * (Mf * dy[k] - db - xhat * ds);
+  }
+  if (threadIdx.x == 0) {
+    dscale[c] = ds;
+    dbias[c] = db;
+  }
+}
+
+// ---- layer norm: rows of length I, contiguous ----------------------------------------------------
+__global__ void ln_forward_kernel(const float* x, const float* scale, const float* bias, float* y,
+                                  float* mean_out, float* inv_std_out, int64_t rows, int64_t I,
+                                  float eps) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float* xr = x + r * I;
+    float sum = 0.0f;
+    for (int64_t j = threadIdx.x; j < I; j += blockDim.x) sum += xr[j];
+    const float mean = block_reduce(sum, sum_op(), 0.0f) / static_cast<float>(I);
+    float sq = 0.0f;
+    for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
+      const float d = xr[j] - mean;
+      sq += d * d;
+    }
+    const float var = block_reduce(sq, sum_op(), 0.0f) / static_cast<float>(I);
+    const float inv_std = 1.0f / sqrtf(var + eps);
+    for (int64_t j = threadIdx.x; j < I; j += blockDim.x)
+      y[r * I + j] = (xr[j] - mean) * inv_std * scale[j] + (bias != nullptr ? bias[j] : 0.0f);
+    if (threadIdx.x == 0) {
+      if (mean_out != nullptr) mean_out[r] = mean;
+      if (inv_std_out != nullptr) inv_std_out[r] = inv_std;
+    }
+  }
+}
+
+// dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)), g = dy * scale
+__global__ void ln_backward_dx_kernel(const float* x, const float* dy, const float* scale,
+                                      const float* mean, const float* inv_std, float* dx,
+                                      int64_t rows, int64_t I) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float mu = mean[r], is = inv_std[r];
+    float sg = 0.0f, sgx = 0.0f;
+    for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
+      const float g = dy[r * I + j] * scale[j];
+      sg += g;
+      sgx += g * (x[r * I + j] - mu) * is;
+    }
+    const float mg = block_reduce(sg, sum_op(), 0.0f) / static_cast<float>(I);
+    const float mgx = block_reduce(sgx, sum_op(), 0.0f) / static_cast<float>(I);
+    for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
+      const float xhat = (x[r * I + j] - mu) * is;
+      dx[r * I + j] = is * (dy[r * I + j] * scale[j] - mg - xhat * mgx);
+    }
+  }
+}
+
+// dscale[j] = sum_r dy * xhat, dbias[j] = sum_r dy (one thread per column, coalesced over j).
+__global__ void ln_backward_params_kernel(const float* x, const float* dy, const float* mean,
+                                          const float* inv_std, float* dscale, float* dbias,
+                                          int64_t rows, int64_t I) {
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < I;
+       j += int64_t{gridDim.x} * blockDim.x) {
+    float ds = 0.0f, db = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float g = dy[r * I + j];
+      ds += g * (x[r * I + j] - mean[r]) * inv_std[r];
+      db += g;
+    }
+    dscale[j] = ds;
+    if (dbias != nullptr) dbias[j] = db;
+  }
+}
+
+channel_view view_of(const DLTensor& x) {
+  channel_view v{x.shape[0], x.shape[1], 1};
+  for (int d = 2; d < x.ndim; ++d) v.HW *= x.shape[d];
+  return v;
+}
+
+float* f32(const DLTensor* t) { return t != nullptr ? data_ptr<float>(*t) : nullptr; }
+
+}  // namespace
+
+void op_batch_norm(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_batch_norm_params>(c.params);
+  const DLTensor& x = *c.input(0);
+  const channel_view v = view_of(x);
+  const float eps = static_cast<float>(p.epsilon);
+  if (v.C == 0) return;
+  switch (c.kind) {
+    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
+      if (v.M() == 0) return;
+      bn_train_kernel<<<static_cast<unsigned>(v.C), kThreads, 0, s.handle>>>(
+          f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.output(0)), f32(c.output(1)),
+          f32(c.output(2)), f32(c.output(3)), f32(c.output(4)), v, eps,
+          static_cast<float>(p.momentum));
+      break;
+    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE: {
+      const int64_t n = numel(x);
+      if (n == 0) return;
+      bn_inference_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
+          f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.input(3)), f32(c.input(4)),
+          f32(c.output(0)), n, v.C, v.HW, eps);
+      break;
+    }
+    default:  // NNP_OP_BATCH_NORM_BACKWARD
+      bn_backward_kernel<<<static_cast<unsigned>(v.C), kThreads, 0, s.handle>>>(
+          f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.input(3)), f32(c.input(4)),
+          f32(c.output(0)), f32(c.output(1)), f32(c.output(2)), v);
+      break;
+  }
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_layer_norm(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_layer_norm_params>(c.params);
+  const DLTensor& x = *c.input(0);
+  const int axis = normalize_axis(p.axis, x.ndim);
+  if (axis < 0)
+    fail(NNP_STATUS_INVALID_ARGUMENT, format("layer norm axis %d out of range", p.axis));
+  int64_t rows = 1, I = 1;
+  for (int d = 0; d < axis; ++d) rows *= x.shape[d];
+  for (int d = axis; d < x.ndim; ++d) I *= x.shape[d];
+  if (rows == 0 || I == 0) {
+    // Nothing to normalise; parameter gradients of an empty batch are zero.
+    if (c.kind == NNP_OP_LAYER_NORM_BACKWARD && I > 0) {
+      NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.output(1)), 0, sizeof(float) * I, s.handle));
+      if (c.output(2) != nullptr)
+        NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.output(2)), 0, sizeof(float) * I, s.handle));
+    }
+    return;
+  }
+  const unsigned blocks = static_cast<unsigned>(rows < (1 << 20) ? rows : (1 << 20));
+  if (c.kind == NNP_OP_LAYER_NORM_FORWARD) {
+    ln_forward_kernel<<<blocks, kThreads, 0, s.handle>>>(
+        f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.output(0)), f32(c.output(1)),
+        f32(c.output(2)), rows, I, static_cast<float>(p.epsilon));
+    NNP_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  ln_backward_dx_kernel<<<blocks, kThreads, 0, s.handle>>>(
+      f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.input(3)), f32(c.input(4)),
+      f32(c.output(0)), rows, I);
+  NNP_CUDA_CHECK_LAUNCH();
+  ln_backward_params_kernel<<<grid_for(I), kThreads, 0, s.handle>>>(
+      f32(c.input(0)), f32(c.input(1)), f32(c.input(3)), f32(c.input(4)), f32(c.output(1)),
+      f32(c.output(2)), rows, I);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nnp::cuda

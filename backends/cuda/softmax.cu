@@ -1,1 +1,242 @@
-// placeholder
+// softmax.cu — own kernels for softmax / log-softmax over any axis (forward, backward) and the
+// fused softmax cross-entropy loss (ONNX SoftmaxCrossEntropyLoss: mean/sum/none, ignore_index).
+// One warp per row (outer x inner position), three passes (max, sum of exp, write) with shuffle
+// reductions, float32 accumulation; the loss never materialises the softmax unless asked to.
+#include "common.cuh"
+
+#include <cmath>
+
+namespace nnp::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = kThreads / 32;
+
+// Rows are (o, i) pairs; element c of a row is at o*C*I + c*I + i.
+struct rows {
+  int64_t count, C, I;
+  __device__ __forceinline__ int64_t base(int64_t row) const {
+    return (row / I) * C * I + row % I;
+  }
+};
+
+unsigned grid_for_rows(int64_t n) {
+  int64_t b = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  if (b < 1) b = 1;
+  if (b > (int64_t{1} << 20)) b = int64_t{1} << 20;
+  return static_cast<unsigned>(b);
+}
+
+__device__ __forceinline__ int64_t warp_id() {
+  return (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
+}
+__device__ __forceinline__ int64_t warp_count() { return (int64_t{gridDim.x} * blockDim.x) >> 5; }
+
+template <typename T>
+__global__ void softmax_forward_kernel(const T* x, T* y, rows r, int log) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t row = warp_id(); row < r.count; row += warp_count()) {
+    const int64_t b = r.base(row);
+    float m = -INFINITY;
+    for (int64_t c = lane; c < r.C; c += 32) m = max_op()(m, to_f(x[b + c * r.I]));
+    m = warp_reduce(m, max_op());
+    float sum = 0.0f;
+    for (int64_t c = lane; c < r.C; c += 32) sum += expf(to_f(x[b + c * r.I]) - m);
+    sum = warp_reduce(sum, sum_op());
+    const float log_sum = logf(sum);
+    const float inv_sum = 1.0f / sum;
+    for (int64_t c = lane; c < r.C; c += 32) {
+      const float v = to_f(x[b + c * r.I]) - m;
+      y[b + c * r.I] = from_f<T>(log ? v - log_sum : expf(v) * inv_sum);
+    }
+  }
+}
+
+template <typename T>
+__global__ void softmax_backward_kernel(const T* y, const T* dy, T* dx, rows r, int log) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t row = warp_id(); row < r.count; row += warp_count()) {
+    const int64_t b = r.base(row);
+    float dot = 0.0f;
+    for (int64_t c = lane; c < r.C; c += 32) {
+      const int64_t k = b + c * r.I;
+      dot += log ? to_f(dy[k]) : to_f(dy[k]) * to_f(y[k]);
+    }
+    dot = warp_reduce(dot, sum_op());
+    for (int64_t c = lane; c < r.C; c += 32) {
+      const int64_t k = b + c * r.I;
+      const float yv = to_f(y[k]), g = to_f(dy[k]);
+      dx[k] = from_f<T>(log ? g - expf(yv) * dot : yv * (g - dot));
+    }
+  }
+}
+
+// ---- cross-entropy ------------------------------------------------------------------------------
+struct ce_args {
+  int64_t N, C;
+  int has_ignore;
+  int64_t ignore_index;
+};
+
+__device__ __forceinline__ bool ignored(const ce_args& a, int64_t label) {
+  return a.has_ignore && label == a.ignore_index;
+}
+
+// Per row: loss_i (to row_loss, float) and, if wanted, log_prob. valid[i] = 1 unless ignored.
+__global__ void ce_forward_rows_kernel(const float* logits, const int64_t* labels, float* row_loss,
+                                       float* row_valid, float* log_prob, ce_args a) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t n = warp_id(); n < a.N; n += warp_count()) {
+    const float* x = logits + n * a.C;
+    float m = -INFINITY;
+    for (int64_t c = lane; c < a.C; c += 32) m = max_op()(m, x[c]);
+    m = warp_reduce(m, max_op());
+    float sum = 0.0f;
+    for (int64_t c = lane; c < a.C; c += 32) sum += expf(x[c] - m);
+    sum = warp_reduce(sum, sum_op());
+    const float lse = m + logf(sum);
+    if (log_prob != nullptr)
+      for (int64_t c = lane; c < a.C; c += 32) log_prob[n * a.C + c] = x[c] - lse;
+    if (lane == 0) {
+      const int64_t label = labels[n];
+      float loss, valid;
+      if (ignored(a, label)) {
+        loss = 0.0f;
+        valid = 0.0f;
+      } else if (label < 0 || label >= a.C) {
+        loss = NAN;
+        valid = 1.0f;
+      } else {
+        loss = lse - x[label];
+        valid = 1.0f;
+      }
+      row_loss[n] = loss;
+      if (row_valid != nullptr) row_valid[n] = valid;
+    }
+  }
+}
+
+// One block: out[0] = sum(v) (/ sum(w) if w != NULL).
+__global__ void sum_ratio_kernel(const float* v, const float* w, int64_t n, float* out) {
+  float sv = 0.0f, sw = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    sv += v[i];
+    if (w != nullptr) sw += w[i];
+  }
+  sv = block_reduce(sv, sum_op(), 0.0f);
+  if (w != nullptr) sw = block_reduce(sw, sum_op(), 0.0f);
+  if (threadIdx.x == 0) out[0] = w != nullptr ? sv / sw : sv;
+}
+
+// One block: *count = number of non-ignored labels.
+__global__ void ce_count_kernel(const int64_t* labels, ce_args a, float* count) {
+  float k = 0.0f;
+  for (int64_t i = threadIdx.x; i < a.N; i += blockDim.x) k += ignored(a, labels[i]) ? 0.0f : 1.0f;
+  k = block_reduce(k, sum_op(), 0.0f);
+  if (threadIdx.x == 0) count[0] = k;
+}
+
+// dlogits_i = (softmax(logits_i) - onehot(label_i)) * g_i; g_i = dloss_i (none) or dloss (sum),
+// dloss / count (mean); ignored rows are 0.
+__global__ void ce_backward_kernel(const float* logits, const int64_t* labels, const float* dloss,
+                                   const float* count, float* dlogits, ce_args a, int reduction) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t n = warp_id(); n < a.N; n += warp_count()) {
+    const float* x = logits + n * a.C;
+    float* dx = dlogits + n * a.C;
+    const int64_t label = labels[n];
+    if (ignored(a, label)) {
+      for (int64_t c = lane; c < a.C; c += 32) dx[c] = 0.0f;
+      continue;
+    }
+    float g = reduction == NNP_REDUCTION_NONE ? dloss[n] : dloss[0];
+    if (reduction == NNP_REDUCTION_MEAN) g /= count[0];
+    float m = -INFINITY;
+    for (int64_t c = lane; c < a.C; c += 32) m = max_op()(m, x[c]);
+    m = warp_reduce(m, max_op());
+    float sum = 0.0f;
+    for (int64_t c = lane; c < a.C; c += 32) sum += expf(x[c] - m);
+    sum = warp_reduce(sum, sum_op());
+    const float inv_sum = 1.0f / sum;
+    const bool label_ok = label >= 0 && label < a.C;
+    for (int64_t c = lane; c < a.C; c += 32) {
+      const float p = expf(x[c] - m) * inv_sum;
+      dx[c] = (p - ((label_ok && c == label) ? 1.0f : (label_ok ? 0.0f : NAN))) * g;
+    }
+  }
+}
+
+}  // namespace
+
+void op_softmax(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_softmax_params>(c.params);
+  const DLTensor& x = *c.input(0);
+  const int axis = normalize_axis(p.axis, x.ndim);
+  if (axis < 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("softmax axis %d out of range", p.axis));
+  rows r{1, x.shape[axis], 1};
+  for (int d = 0; d < axis; ++d) r.count *= x.shape[d];
+  for (int d = axis + 1; d < x.ndim; ++d) r.I *= x.shape[d];
+  r.count *= r.I;
+  if (r.count == 0 || r.C == 0) return;
+  dispatch_float(elem_of(x.dtype), [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    if (c.kind == NNP_OP_SOFTMAX_FORWARD)
+      softmax_forward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
+          data_ptr<const T>(x), data_ptr<T>(*c.output(0)), r, p.log);
+    else
+      softmax_backward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
+          data_ptr<const T>(x), data_ptr<const T>(*c.input(1)), data_ptr<T>(*c.output(0)), r,
+          p.log);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_cross_entropy(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_softmax_cross_entropy_params>(c.params);
+  const DLTensor& logits = *c.input(0);
+  const DLTensor& labels = *c.input(1);
+  ce_args a{logits.shape[0], logits.shape[1], p.has_ignore_index, p.ignore_index};
+  const float* x = data_ptr<const float>(logits);
+  const int64_t* lab = data_ptr<const int64_t>(labels);
+  const unsigned grid = grid_for_rows(a.N);
+
+  if (c.kind == NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD) {
+    const DLTensor& loss = *c.output(0);
+    const DLTensor* log_prob = c.output(1);
+    float* lp = (log_prob != nullptr && a.C > 0) ? data_ptr<float>(*log_prob) : nullptr;
+    if (p.reduction == NNP_REDUCTION_NONE) {
+      if (a.N == 0) return;
+      ce_forward_rows_kernel<<<grid, kThreads, 0, s.handle>>>(x, lab, data_ptr<float>(loss),
+                                                              nullptr, lp, a);
+      NNP_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    float* tmp = static_cast<float*>(s.scratch(kScratchTemp0, 2 * sizeof(float) * (a.N + 1)));
+    float* row_loss = tmp;
+    float* row_valid = tmp + a.N;
+    if (a.N > 0) {
+      ce_forward_rows_kernel<<<grid, kThreads, 0, s.handle>>>(x, lab, row_loss, row_valid, lp, a);
+      NNP_CUDA_CHECK_LAUNCH();
+    }
+    sum_ratio_kernel<<<1, kThreads, 0, s.handle>>>(
+        row_loss, p.reduction == NNP_REDUCTION_MEAN ? row_valid : nullptr, a.N,
+        data_ptr<float>(loss));
+    NNP_CUDA_CHECK_LAUNCH();
+    return;
+  }
+
+  // backward
+  const DLTensor& dloss = *c.input(2);
+  const DLTensor& dlogits = *c.output(0);
+  if (a.N == 0 || a.C == 0) return;
+  float* count = nullptr;
+  if (p.reduction == NNP_REDUCTION_MEAN) {
+    count = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float)));
+    ce_count_kernel<<<1, kThreads, 0, s.handle>>>(lab, a, count);
+    NNP_CUDA_CHECK_LAUNCH();
+  }
+  ce_backward_kernel<<<grid, kThreads, 0, s.handle>>>(x, lab, data_ptr<const float>(dloss), count,
+                                                      data_ptr<float>(dlogits), a, p.reduction);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nnp::cuda
