@@ -1,0 +1,371 @@
+// test_loader_abi.cpp — loader and ABI behaviour of libnnplug, checked with the fixture plugins
+// of conformance/fixtures (each breaks one rule of nnplug_plugin.h): exact load state, status
+// and reason of every fixture; version negotiation (wrong major, older/newer minor, small
+// table); NULL slots; throwing entries; missing dependencies; duplicates; zero devices;
+// device lookup messages; foreign pointers; concurrent default loading from 8 threads.
+// The fixtures are loaded by explicit path from NNPLUG_FIXTURE_DIR; without it the cases are
+// skipped with a message. No case calls nnp_shutdown(): other suites share this process.
+#include <doctest/doctest.h>
+
+#include <nnplug/nnplug.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has_text(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The fixture folder, or "" (and a MESSAGE) when the fixtures are not available.
+std::string fixture_dir() {
+#ifdef NNPLUG_FIXTURE_DIR
+  const std::string dir = NNPLUG_FIXTURE_DIR;
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "libnnplug-fx_ok.so", ec)) return dir;
+  MESSAGE("fixture plugins not found in " << dir << "; loader fixture cases skipped");
+  return "";
+#else
+  MESSAGE("NNPLUG_FIXTURE_DIR not defined; loader fixture cases skipped");
+  return "";
+#endif
+}
+
+std::string fixture_path(const std::string& dir, const std::string& name) {
+  return (fs::path(dir) / ("libnnplug-fx_" + name + ".so")).string();
+}
+
+// A copy of a load record whose strings outlive later calls (until nnp_shutdown anyway).
+struct record {
+  bool found = false;
+  std::string path, name, plugin_version, reason;
+  int32_t abi_major = -1, abi_minor = -1, state = 0, status = -1, n_devices = -1;
+};
+
+std::vector<nnp_load_record> all_records() {
+  size_t n = 0;
+  REQUIRE(nnp_get_load_records(nullptr, &n) == NNP_STATUS_OK);
+  std::vector<nnp_load_record> recs(n);
+  for (auto& r : recs) r.struct_size = sizeof(nnp_load_record);
+  size_t n2 = n;
+  REQUIRE(nnp_get_load_records(recs.data(), &n2) == NNP_STATUS_OK);
+  REQUIRE(n2 >= n);
+  return recs;
+}
+
+// The latest record of `path`.
+record last_record_of(const std::string& path) {
+  record out;
+  for (const nnp_load_record& r : all_records()) {
+    if (path != r.path) continue;
+    out.found = true;
+    out.path = r.path;
+    out.name = r.name;
+    out.plugin_version = r.plugin_version;
+    out.reason = r.reason;
+    out.abi_major = r.abi_version_major;
+    out.abi_minor = r.abi_version_minor;
+    out.state = r.state;
+    out.status = r.status;
+    out.n_devices = r.n_devices;
+  }
+  return out;
+}
+
+struct expectation {
+  const char* fixture;
+  nnp_load_state state;
+  nnp_status status;
+  std::vector<const char*> reason_words;
+};
+
+}  // namespace
+
+TEST_CASE("loader: every fixture gets the exact load state, status and reason") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  const std::vector<expectation> cases = {
+      {"ok", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
+      {"zero_devices", NNP_LOAD_LOADED, NNP_STATUS_OK, {"0 devices: fixture has no hardware"}},
+      {"no_entry", NNP_LOAD_FAILED, NNP_STATUS_LOAD_FAILED, {"nnp_plugin_get_api"}},
+      {"wrong_major", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"ABI 2.0", "ABI 1."}},
+      {"newer_minor", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
+      {"older_minor", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
+      {"small_table", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"struct_size", "1.0"}},
+      {"null_slot", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"'op_execute'", "NULL"}},
+      {"name_mismatch",
+       NNP_LOAD_REJECTED,
+       NNP_STATUS_ABI_MISMATCH,
+       {"someone_else", "fx_name_mismatch"}},
+      {"null_name", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"'name'", "NULL"}},
+      {"throws", NNP_LOAD_REJECTED, NNP_STATUS_INTERNAL, {"threw", "fixture entry throws"}},
+      {"entry_error",
+       NNP_LOAD_REJECTED,
+       NNP_STATUS_UNAVAILABLE,
+       {"fixture refuses to serve this host"}},
+      {"init_fails",
+       NNP_LOAD_REJECTED,
+       NNP_STATUS_DEVICE_ERROR,
+       {"initialize", "fixture initialize refuses to start"}},
+      {"missing_dep",
+       NNP_LOAD_FAILED,
+       NNP_STATUS_LOAD_FAILED,
+       {"libnnplug_fixture_dep.so", "cannot open shared object file"}},
+  };
+  for (const expectation& e : cases) {
+    CAPTURE(e.fixture);
+    const std::string path = fixture_path(dir, e.fixture);
+    nnp_plugin* plugin = nullptr;
+    const nnp_status st = nnp_load_plugin(path.c_str(), &plugin);
+    const std::string message = nnp_last_error_message();
+    CHECK(st == e.status);
+    const record r = last_record_of(path);
+    REQUIRE(r.found);
+    CAPTURE(r.reason);
+    CHECK(r.state == e.state);
+    CHECK(r.status == e.status);
+    CHECK(r.name == std::string("fx_") + e.fixture);
+    for (const char* word : e.reason_words) {
+      CHECK(has_text(r.reason, word));
+      if (st != NNP_STATUS_OK) CHECK(has_text(message, word));  // the caller's message too
+    }
+    if (e.state == NNP_LOAD_LOADED) {
+      REQUIRE(plugin != nullptr);
+      CHECK(std::string(nnp_plugin_name(plugin)) == std::string("fx_") + e.fixture);
+      CHECK(r.plugin_version == "0.0.1-fixture");
+      CHECK(r.abi_major == NNP_ABI_VERSION_MAJOR);
+    } else {
+      CHECK(r.n_devices == 0);
+      CHECK(has_text(message, path));  // nnp_load_plugin's message names the candidate
+    }
+  }
+  CHECK(last_record_of(fixture_path(dir, "ok")).n_devices == 1);
+  CHECK(last_record_of(fixture_path(dir, "newer_minor")).abi_minor == NNP_ABI_VERSION_MINOR + 7);
+  CHECK(last_record_of(fixture_path(dir, "older_minor")).abi_minor == 0);
+  CHECK(last_record_of(fixture_path(dir, "wrong_major")).abi_major == NNP_ABI_VERSION_MAJOR + 1);
+}
+
+TEST_CASE("loader: zero devices is UNAVAILABLE with the plugin's reason") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  REQUIRE(nnp_load_plugin(fixture_path(dir, "zero_devices").c_str(), nullptr) == NNP_STATUS_OK);
+  nnp_device* dev = nullptr;
+  CHECK(nnp_get_device("fx_zero_devices", &dev) == NNP_STATUS_UNAVAILABLE);
+  CHECK(dev == nullptr);
+  CHECK(has_text(nnp_last_error_message(), "fx_zero_devices: 0 devices: fixture has no hardware"));
+  CHECK(nnp_get_device("fx_zero_devices:0", &dev) == NNP_STATUS_UNAVAILABLE);
+}
+
+TEST_CASE("loader: explicit loads are idempotent and duplicates are recorded") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  const std::string path = fixture_path(dir, "ok");
+  nnp_plugin* first = nullptr;
+  nnp_plugin* second = nullptr;
+  REQUIRE(nnp_load_plugin(path.c_str(), &first) == NNP_STATUS_OK);
+  size_t before = 0;
+  REQUIRE(nnp_get_load_records(nullptr, &before) == NNP_STATUS_OK);
+  REQUIRE(nnp_load_plugin(path.c_str(), &second) == NNP_STATUS_OK);
+  CHECK(first == second);
+  size_t after = 0;
+  REQUIRE(nnp_get_load_records(nullptr, &after) == NNP_STATUS_OK);
+  CHECK(after == before);  // same file: no new record
+
+  // The same plugin name from another file: DUPLICATE, and the loaded one is returned.
+  const fs::path tmp = fs::temp_directory_path() /
+                       ("nnplug_dup_" + std::to_string(static_cast<long long>(std::rand())));
+  fs::create_directories(tmp);
+  const fs::path copy = tmp / "libnnplug-fx_ok.so";
+  fs::copy_file(path, copy, fs::copy_options::overwrite_existing);
+  nnp_plugin* third = nullptr;
+  CHECK(nnp_load_plugin(copy.string().c_str(), &third) == NNP_STATUS_OK);
+  CHECK(third == first);
+  const record dup = last_record_of(copy.string());
+  REQUIRE(dup.found);
+  CHECK(dup.state == NNP_LOAD_DUPLICATE);
+  CHECK(has_text(dup.reason, "already loaded"));
+  CHECK(has_text(dup.reason, path));
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+}
+
+TEST_CASE("loader: bad paths and arguments") {
+  CHECK(nnp_load_plugin(nullptr, nullptr) == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(nnp_load_plugin("", nullptr) == NNP_STATUS_INVALID_ARGUMENT);
+  const std::string missing = "/nonexistent/dir/libnnplug-nothing.so";
+  CHECK(nnp_load_plugin(missing.c_str(), nullptr) == NNP_STATUS_NOT_FOUND);
+  CHECK(has_text(nnp_last_error_message(), "no such file"));
+  const record r = last_record_of(missing);
+  REQUIRE(r.found);
+  CHECK(r.state == NNP_LOAD_FAILED);
+  CHECK(r.status == NNP_STATUS_NOT_FOUND);
+  CHECK(nnp_get_load_records(nullptr, nullptr) == NNP_STATUS_INVALID_ARGUMENT);
+
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  // A library whose file name is not libnnplug-<name>.so is not a plugin candidate.
+  const std::string helper = (fs::path(dir) / "hidden_dep" / "libnnplug_fixture_dep.so").string();
+  CHECK(nnp_load_plugin(helper.c_str(), nullptr) == NNP_STATUS_LOAD_FAILED);
+  CHECK(has_text(nnp_last_error_message(), "libnnplug-<name>.so"));
+}
+
+TEST_CASE("loader: load records two-call listing") {
+  REQUIRE(nnp_load_default_plugins() == NNP_STATUS_OK);
+  size_t total = 0;
+  REQUIRE(nnp_get_load_records(nullptr, &total) == NNP_STATUS_OK);
+  if (total == 0) {
+    MESSAGE("no load records (no plugin found); listing case skipped");
+    return;
+  }
+  nnp_load_record one[2] = {};
+  one[0].struct_size = sizeof(nnp_load_record);
+  one[1].path = "sentinel";
+  size_t n = 1;
+  REQUIRE(nnp_get_load_records(one, &n) == NNP_STATUS_OK);
+  CHECK(n == total);  // the total, not the count written
+  CHECK(one[0].path != nullptr);
+  CHECK(std::string(one[1].path) == "sentinel");  // nothing written past the caller's count
+  CHECK(one[0].state >= NNP_LOAD_LOADED);
+  CHECK(one[0].state <= NNP_LOAD_DUPLICATE);
+  one[0].struct_size = 0;
+  n = 1;
+  CHECK(nnp_get_load_records(one, &n) == NNP_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE("loader: a working fixture device: memory, streams, ops, messages") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  REQUIRE(nnp_load_plugin(fixture_path(dir, "ok").c_str(), nullptr) == NNP_STATUS_OK);
+  nnp_device* dev = nullptr;
+  REQUIRE(nnp_get_device("fx_ok:0", &dev) == NNP_STATUS_OK);
+  nnp_device_props props{};
+  props.struct_size = sizeof(props);
+  REQUIRE(nnp_device_get_props(dev, &props) == NNP_STATUS_OK);
+  CHECK(std::string(props.name) == "fx_ok:0");
+  CHECK(props.auto_priority == -100);
+
+  nnp_device* autodev = nullptr;
+  if (nnp_get_device("auto", &autodev) == NNP_STATUS_OK) CHECK(autodev != dev);
+
+  float* buf = nullptr;
+  REQUIRE(nnp_malloc(dev, 16 * sizeof(float), reinterpret_cast<void**>(&buf)) == NNP_STATUS_OK);
+  nnp_stream* s = nullptr;
+  REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
+  int64_t shape[1] = {16};
+  DLTensor y{};
+  y.data = buf;
+  y.device = DLDevice{kDLCPU, 0};
+  y.ndim = 1;
+  y.dtype = DLDataType{kDLFloat, 32, 1};
+  y.shape = shape;
+  nnp_fill_params fp{};
+  fp.struct_size = sizeof(fp);
+  fp.value = 3.0;
+  REQUIRE(nnp_fill(s, &fp, &y) == NNP_STATUS_OK);
+  REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
+  for (int i = 0; i < 16; ++i) CHECK(buf[i] == 3.0f);
+
+  // The plugin's own UNSUPPORTED message, prefixed with its name by the host.
+  DLTensor y64 = y;
+  y64.dtype = DLDataType{kDLFloat, 64, 1};
+  y64.shape = shape;
+  const DLTensor* outs[] = {&y64};
+  CHECK(nnp_op_supported(dev, NNP_OP_FILL, &fp, 0, nullptr, 1, outs) == NNP_STATUS_UNSUPPORTED);
+  CHECK(std::string(nnp_last_error_message()) ==
+        "fx_ok: the fixture implements fill on float32 only");
+  // Optional slot left NULL: the host answers UNSUPPORTED itself.
+  CHECK(nnp_stream_set_attribute(s, NNP_STREAM_ATTR_ALLOW_TF32, 1) == NNP_STATUS_UNSUPPORTED);
+  CHECK(nnp_stream_set_attribute(s, 77, 1) == NNP_STATUS_INVALID_ARGUMENT);
+
+  // Copies across plugins (both host-memory devices) and a foreign pointer.
+  nnp_device* ref = nullptr;
+  if (nnp_get_device("reference", &ref) == NNP_STATUS_OK) {
+    float* rbuf = nullptr;
+    REQUIRE(nnp_malloc(ref, 16 * sizeof(float), reinterpret_cast<void**>(&rbuf)) == NNP_STATUS_OK);
+    REQUIRE(nnp_memcpy(ref, rbuf, dev, buf, 16 * sizeof(float)) == NNP_STATUS_OK);
+    for (int i = 0; i < 16; ++i) CHECK(rbuf[i] == 3.0f);
+    CHECK(nnp_memcpy_async(s, ref, rbuf, dev, buf, 4) == NNP_STATUS_OK);  // stream of src
+    CHECK(nnp_free(ref, buf) == NNP_STATUS_INVALID_ARGUMENT);             // belongs to fx_ok:0
+    CHECK(has_text(nnp_last_error_message(), "fx_ok:0"));
+    nnp_stream* rs = nullptr;
+    REQUIRE(nnp_stream_create(ref, &rs) == NNP_STATUS_OK);
+    float host[4] = {0, 0, 0, 0};
+    CHECK(nnp_memcpy_async(rs, nullptr, host, dev, buf, sizeof(host)) ==
+          NNP_STATUS_INVALID_ARGUMENT);  // stream of neither device
+    CHECK(nnp_stream_destroy(rs) == NNP_STATUS_OK);
+    CHECK(nnp_free(ref, rbuf) == NNP_STATUS_OK);
+  }
+  int not_ours = 0;
+  CHECK(nnp_free(dev, &not_ours) == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
+  CHECK(nnp_free(dev, buf) == NNP_STATUS_OK);
+}
+
+TEST_CASE("loader: nnp_get_device of an unknown name lists the available plugins") {
+  REQUIRE(nnp_load_default_plugins() == NNP_STATUS_OK);
+  nnp_device* dev = nullptr;
+  CHECK(nnp_get_device("nonexistent", &dev) == NNP_STATUS_NOT_FOUND);
+  CHECK(dev == nullptr);
+  const std::string msg = nnp_last_error_message();
+  CHECK(has_text(msg, "'nonexistent'"));
+  CHECK(has_text(msg, "available plugins:"));
+  size_t n = 0;
+  REQUIRE(nnp_get_devices(nullptr, &n) == NNP_STATUS_OK);
+  std::vector<nnp_device*> devs(n);
+  REQUIRE(nnp_get_devices(devs.data(), &n) == NNP_STATUS_OK);
+  for (nnp_device* d : devs) {
+    nnp_device_props p{};
+    p.struct_size = sizeof(p);
+    REQUIRE(nnp_device_get_props(d, &p) == NNP_STATUS_OK);
+    const std::string plugin = p.plugin_name;
+    CHECK(has_text(msg, plugin));  // every plugin with a device is listed
+  }
+}
+
+TEST_CASE("loader: status strings are distinct and never NULL") {
+  std::set<std::string> seen;
+  for (int s = NNP_STATUS_OK; s <= NNP_STATUS_LOAD_FAILED; ++s) {
+    const char* text = nnp_status_string(static_cast<nnp_status>(s));
+    REQUIRE(text != nullptr);
+    CHECK(std::string(text) != "unknown status");
+    seen.insert(text);
+  }
+  CHECK(seen.size() == static_cast<size_t>(NNP_STATUS_LOAD_FAILED) + 1);
+  CHECK(std::string(nnp_status_string(static_cast<nnp_status>(-1))) == "unknown status");
+  CHECK(std::string(nnp_status_string(NNP_STATUS_VENDOR_BASE)) == "unknown status");
+}
+
+TEST_CASE("loader: concurrent default loading and enumeration from 8 threads") {
+  std::atomic<int> failures{0};
+  std::vector<size_t> counts(8, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([t, &failures, &counts] {
+      for (int rep = 0; rep < 50; ++rep) {
+        if (nnp_load_default_plugins() != NNP_STATUS_OK) ++failures;
+        size_t n = 0;
+        if (nnp_get_devices(nullptr, &n) != NNP_STATUS_OK) ++failures;
+        std::vector<nnp_device*> devs(n);
+        size_t n2 = n;
+        if (nnp_get_devices(devs.data(), &n2) != NNP_STATUS_OK || n2 != n) ++failures;
+        size_t nrec = 0;
+        if (nnp_get_load_records(nullptr, &nrec) != NNP_STATUS_OK) ++failures;
+        nnp_device* d = nullptr;
+        const nnp_status st = nnp_get_device("auto", &d);
+        if (st != NNP_STATUS_OK && st != NNP_STATUS_NOT_FOUND) ++failures;
+        counts[static_cast<size_t>(t)] = n;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(failures.load() == 0);
+  for (size_t c : counts) CHECK(c == counts[0]);
+}
