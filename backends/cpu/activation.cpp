@@ -77,7 +77,8 @@ void activation_backward(const op_call& c) {
       map_elements(n, [&](int64_t i) { dx[i] = x[i] > 0.0f ? dy[i] : 0.0f; });
       break;
     case NNP_ACTIVATION_LEAKY_RELU:
-      map_elements(n, [&](int64_t i) { dx[i] = x[i] >= 0.0f ? dy[i] : alpha * dy[i]; });
+      // alpha at x = 0, as PyTorch and the reference
+      map_elements(n, [&](int64_t i) { dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i]; });
       break;
     case NNP_ACTIVATION_SIGMOID:
       map_elements(n, [&](int64_t i) {

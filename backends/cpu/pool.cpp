@@ -135,7 +135,7 @@ void pool2d_backward(const op_call& c) {
             for (int64_t i = s.h0; i < s.h1; ++i)
               for (int64_t j = s.w0; j < s.w1; ++j) {
                 const float v = xp[i * g.w + j];
-                if (arg < 0 || v > m) {  // the first maximum in row-major order
+                if (arg < 0 || v > m || (v != v && m == m)) {  // first maximum; NaN wins
                   m = v;
                   arg = i * g.w + j;
                 }
