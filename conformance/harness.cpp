@@ -641,6 +641,17 @@ nnp_status op_supported(Device& d, const OpCall& call, DT dtype, std::string* re
   return s;
 }
 
+std::vector<std::vector<double>> reference_outputs(const OpCall& call, DT dt) {
+  const RunResult r = run_op(reference_device(), quantized(call, dt), DT::f64);
+  if (r.status != NNP_STATUS_OK) return {};
+  std::vector<std::vector<double>> out = r.outputs;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const TensorSpec& t = call.outputs[k];
+    for (double& e : out[k]) e = quantize(e, t.follows_case_dtype ? dt : t.dtype);
+  }
+  return out;
+}
+
 // ---- comparison -----------------------------------------------------------------------------
 Comparison compare_nmse(const std::vector<double>& got, const std::vector<double>& want,
                         double threshold) {

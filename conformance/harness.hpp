@@ -129,6 +129,9 @@ RunResult run_op(Device& dev, const OpCall& call, DT dtype, nnp_stream* stream =
 // nnp_op_supported for this call with this dtype (data pointers are NULL). OK or the status;
 // *reason gets the message.
 nnp_status op_supported(Device& dev, const OpCall& call, DT dtype, std::string* reason);
+// Runs `call` on the reference in float64 and rounds its outputs to dt: for ops whose inputs
+// must be a forward's outputs (pool backward's y, softmax backward's y). Empty on failure.
+std::vector<std::vector<double>> reference_outputs(const OpCall& call, DT dt);
 // Rounds every case-dtype input and in/out output to dtype (so that the reference, which may
 // compute in a wider dtype, sees exactly the backend's values).
 OpCall quantized(const OpCall& call, DT dtype);

@@ -1,0 +1,178 @@
+// test_conv.cpp — 2-D convolution (NCHW, OIHW): forward, backward-data, backward-filter,
+// backward-bias numerics against the reference, and the three backward ops against finite
+// differences of the forward op.
+// Cases: cases/<list>/conv2d.txt, benchdnn style: "n2 c3 h7 w7 k4 r3 s3 stride2 pad1", with
+// stride_h/stride_w, pad_t/pad_b/pad_l/pad_r, dil (dil_h/dil_w), g (groups), bias0 (no bias).
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <nnplug_common/tensor.hpp>
+
+namespace {
+using namespace conf;
+
+struct ConvShape {
+  int64_t n, c, h, w, k, r, s, p, q;
+  nnp_conv2d_params prm;
+  bool bias;
+};
+
+ConvShape conv_shape(const Case& cs) {
+  ConvShape v{};
+  v.n = cs.i("n", 1);
+  v.c = cs.i("c", 1);
+  v.h = cs.i("h", 5);
+  v.w = cs.i("w", v.h);
+  v.k = cs.i("k", 1);
+  v.r = cs.i("r", 3);
+  v.s = cs.i("s", v.r);
+  auto& p = v.prm;
+  p = make_params<nnp_conv2d_params>();
+  const int32_t stride = static_cast<int32_t>(cs.i("stride", 1));
+  p.stride_h = static_cast<int32_t>(cs.i("stride_h", stride));
+  p.stride_w = static_cast<int32_t>(cs.i("stride_w", stride));
+  const int32_t pad = static_cast<int32_t>(cs.i("pad", 0));
+  p.pad_top = static_cast<int32_t>(cs.i("pad_t", pad));
+  p.pad_bottom = static_cast<int32_t>(cs.i("pad_b", pad));
+  p.pad_left = static_cast<int32_t>(cs.i("pad_l", pad));
+  p.pad_right = static_cast<int32_t>(cs.i("pad_r", pad));
+  const int32_t dil = static_cast<int32_t>(cs.i("dil", 1));
+  p.dilation_h = static_cast<int32_t>(cs.i("dil_h", dil));
+  p.dilation_w = static_cast<int32_t>(cs.i("dil_w", dil));
+  p.groups = static_cast<int32_t>(cs.i("g", 1));
+  v.bias = cs.i("bias", 1) != 0;
+  v.p = nnp::conv_out_dim(v.h, v.r, p.stride_h, p.pad_top, p.pad_bottom, p.dilation_h);
+  v.q = nnp::conv_out_dim(v.w, v.s, p.stride_w, p.pad_left, p.pad_right, p.dilation_w);
+  return v;
+}
+
+std::vector<int64_t> xs(const ConvShape& v) { return {v.n, v.c, v.h, v.w}; }
+std::vector<int64_t> ws(const ConvShape& v) { return {v.k, v.c / v.prm.groups, v.r, v.s}; }
+std::vector<int64_t> ys(const ConvShape& v) { return {v.n, v.k, v.p, v.q}; }
+
+OpCall conv_forward(const ConvShape& v, Rng& rng) {
+  OpCall call;
+  call.kind = NNP_OP_CONV2D_FORWARD;
+  call.set_params(v.prm);
+  call.inputs.push_back(tensor(xs(v), rng.uniform_vec(numel(xs(v)))));
+  call.inputs.push_back(tensor(ws(v), rng.uniform_vec(numel(ws(v)))));
+  call.inputs.push_back(v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor());
+  call.outputs.push_back(tensor(ys(v)));
+  return call;
+}
+OpCall conv_backward_data(const ConvShape& v, const std::vector<double>& dy,
+                          const std::vector<double>& w) {
+  OpCall call;
+  call.kind = NNP_OP_CONV2D_BACKWARD_DATA;
+  call.set_params(v.prm);
+  call.inputs.push_back(tensor(ys(v), dy));
+  call.inputs.push_back(tensor(ws(v), w));
+  call.outputs.push_back(tensor(xs(v)));
+  return call;
+}
+OpCall conv_backward_filter(const ConvShape& v, const std::vector<double>& x,
+                            const std::vector<double>& dy) {
+  OpCall call;
+  call.kind = NNP_OP_CONV2D_BACKWARD_FILTER;
+  call.set_params(v.prm);
+  call.inputs.push_back(tensor(xs(v), x));
+  call.inputs.push_back(tensor(ys(v), dy));
+  call.outputs.push_back(tensor(ws(v)));
+  return call;
+}
+OpCall conv_backward_bias(const ConvShape& v, const std::vector<double>& dy) {
+  OpCall call;
+  call.kind = NNP_OP_CONV2D_BACKWARD_BIAS;
+  call.inputs.push_back(tensor(ys(v), dy));
+  call.outputs.push_back(tensor({v.k}));
+  return call;
+}
+
+const ConvShape kTemplate = conv_shape(parse_case("n2 c4 h6 w5 k6 r3 s2 stride2 pad1 g2"));
+const RegisterTemplate reg_fwd("conv2d_forward", [] {
+  Rng rng("template conv");
+  return conv_forward(kTemplate, rng);
+});
+const RegisterTemplate reg_bwd_data("conv2d_backward_data", [] {
+  Rng rng("template conv bd");
+  return conv_backward_data(kTemplate, rng.uniform_vec(numel(ys(kTemplate))),
+                            rng.uniform_vec(numel(ws(kTemplate))));
+});
+const RegisterTemplate reg_bwd_filter("conv2d_backward_filter", [] {
+  Rng rng("template conv bf");
+  return conv_backward_filter(kTemplate, rng.uniform_vec(numel(xs(kTemplate))),
+                              rng.uniform_vec(numel(ys(kTemplate))));
+});
+const RegisterTemplate reg_bwd_bias("conv2d_backward_bias", [] {
+  Rng rng("template conv bb");
+  return conv_backward_bias(kTemplate, rng.uniform_vec(numel(ys(kTemplate))));
+});
+
+}  // namespace
+
+TEST_CASE("conv2d_forward") {
+  for (const Case& c : load_cases("conv2d")) {
+    Rng rng("conv2d_fwd " + c.text);
+    check_numerics("conv2d_forward", c.text, conv_forward(conv_shape(c), rng));
+  }
+}
+
+TEST_CASE("conv2d_backward_data") {
+  for (const Case& c : load_cases("conv2d")) {
+    const ConvShape v = conv_shape(c);
+    Rng rng("conv2d_bwd_data " + c.text);
+    const auto dy = rng.uniform_vec(numel(ys(v)));
+    check_numerics("conv2d_backward_data", c.text,
+                   conv_backward_data(v, dy, rng.uniform_vec(numel(ws(v)))));
+  }
+}
+
+TEST_CASE("conv2d_backward_filter") {
+  for (const Case& c : load_cases("conv2d")) {
+    const ConvShape v = conv_shape(c);
+    Rng rng("conv2d_bwd_filter " + c.text);
+    const auto x = rng.uniform_vec(numel(xs(v)));
+    check_numerics("conv2d_backward_filter", c.text,
+                   conv_backward_filter(v, x, rng.uniform_vec(numel(ys(v)))));
+  }
+}
+
+TEST_CASE("conv2d_backward_bias") {
+  for (const Case& c : load_cases("conv2d")) {
+    const ConvShape v = conv_shape(c);
+    Rng rng("conv2d_bwd_bias " + c.text);
+    check_numerics("conv2d_backward_bias", c.text,
+                   conv_backward_bias(v, rng.uniform_vec(numel(ys(v)))));
+  }
+}
+
+TEST_CASE("gradient conv2d") {
+  for (const Case& c : load_cases("conv2d_grad")) {
+    const ConvShape v = conv_shape(c);
+    Rng rng("gradient conv2d " + c.text);
+    GradientCheck g;
+    g.case_text = c.text;
+    g.forward = conv_forward(v, rng);
+    g.name = "conv2d_backward_data";
+    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+      return conv_backward_data(v, r[0], f.inputs[1].data);
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
+    g.name = "conv2d_backward_filter";
+    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+      return conv_backward_filter(v, f.inputs[0].data, r[0]);
+    };
+    g.wrt = {{1, 0}};
+    check_gradient(g);
+    if (v.bias) {
+      g.name = "conv2d_backward_bias";
+      g.backward = [v](const OpCall&, const auto&, const auto& r) {
+        return conv_backward_bias(v, r[0]);
+      };
+      g.wrt = {{2, 0}};
+      check_gradient(g);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// test_dropout.cpp — dropout forward (y and the uint8 mask, which must be bit-identical to the
+// reference) and backward (mask regenerated from seed/offset), in place included; the mask of
+// every backend is also checked against the Philox4x32-10 rule of nnplug_ops.h computed on the
+// host (nnplug_common/philox.hpp); backward against finite differences of forward.
+// Cases: cases/<list>/dropout.txt: "x1000 ratio=0.3 seed=42 offset=7 mask1 inplace1".
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <nnplug_common/philox.hpp>
+
+namespace {
+using namespace conf;
+
+nnp_dropout_params dr_params(const Case& c) {
+  auto p = make_params<nnp_dropout_params>();
+  p.ratio = c.d("ratio", 0.5);
+  p.seed = static_cast<uint64_t>(c.i("seed", 1234));
+  p.offset = static_cast<uint64_t>(c.i("offset", 0));
+  return p;
+}
+OpCall dr_forward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
+                  std::vector<double> x, bool mask, bool inplace) {
+  OpCall call;
+  call.kind = NNP_OP_DROPOUT_FORWARD;
+  call.set_params(p);
+  call.inputs = {tensor(shape, std::move(x))};
+  call.outputs = {tensor(shape), mask ? int_tensor(DT::u8, shape) : absent_tensor()};
+  if (inplace) call.outputs[0].alias_of = 0;
+  return call;
+}
+OpCall dr_backward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
+                   std::vector<double> dy, bool inplace) {
+  OpCall call;
+  call.kind = NNP_OP_DROPOUT_BACKWARD;
+  call.set_params(p);
+  call.inputs = {tensor(shape, std::move(dy))};
+  call.outputs = {tensor(shape)};
+  if (inplace) call.outputs[0].alias_of = 0;
+  return call;
+}
+
+const RegisterTemplate reg_fwd("dropout_forward", [] {
+  Rng rng("template dropout");
+  return dr_forward(dr_params(parse_case("ratio=0.25")), {4, 9}, rng.uniform_vec(36), true, false);
+});
+const RegisterTemplate reg_bwd("dropout_backward", [] {
+  Rng rng("template dropout bwd");
+  return dr_backward(dr_params(parse_case("ratio=0.25")), {4, 9}, rng.uniform_vec(36), false);
+});
+
+}  // namespace
+
+TEST_CASE("dropout_forward") {
+  for (const Case& c : load_cases("dropout")) {
+    Rng rng("dropout_fwd " + c.text);
+    const auto shape = c.dims("x", {100});
+    check_numerics("dropout_forward", c.text,
+                   dr_forward(dr_params(c), shape, rng.uniform_vec(numel(shape)),
+                              c.i("mask", 1) != 0, c.i("inplace", 0) != 0));
+  }
+}
+
+TEST_CASE("dropout_backward") {
+  for (const Case& c : load_cases("dropout")) {
+    Rng rng("dropout_bwd " + c.text);
+    const auto shape = c.dims("x", {100});
+    check_numerics(
+        "dropout_backward", c.text,
+        dr_backward(dr_params(c), shape, rng.uniform_vec(numel(shape)), c.i("inplace", 0) != 0));
+  }
+}
+
+// The mask follows the rule of nnplug_ops.h exactly (checked on every backend, reference too).
+TEST_CASE("dropout mask rule") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  for (const Case& c : load_cases("dropout")) {
+    const auto shape = c.dims("x", {100});
+    const auto p = dr_params(c);
+    const int64_t n = numel(shape);
+    const uint32_t threshold = nnp::dropout_threshold(p.ratio);
+    std::vector<double> expected(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      expected[static_cast<size_t>(i)] =
+          nnp::dropout_keep(p.seed, p.offset, static_cast<uint64_t>(i), threshold) ? 1 : 0;
+    const OpCall call =
+        dr_forward(p, shape, std::vector<double>(static_cast<size_t>(n), 1.0), true, false);
+    for (Device* d : devices) {
+      if (!d->available) continue;
+      std::string reason;
+      if (op_supported(*d, call, DT::f32, &reason) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << r.message);
+      const Comparison cmp = compare_exact(r.outputs[1], expected);
+      const std::string name = "dropout_mask_rule " + c.text + " f32";
+      report({d->name, "dropout_mask_rule", "float32", name, cmp.ok ? Outcome::pass : Outcome::fail,
+              cmp.error, 0, cmp.detail});
+      CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
+    }
+  }
+}
+
+TEST_CASE("gradient dropout") {
+  for (const Case& c : load_cases("dropout")) {
+    const auto shape = c.dims("x", {100});
+    if (numel(shape) > 4096) continue;
+    const auto p = dr_params(c);
+    Rng rng("gradient dropout " + c.text);
+    GradientCheck g;
+    g.name = "dropout_backward";
+    g.case_text = c.text;
+    g.forward = dr_forward(p, shape, rng.uniform_vec(numel(shape)), false, false);
+    g.backward = [p, shape](const OpCall&, const auto&, const auto& r) {
+      return dr_backward(p, shape, r[0], false);
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
+  }
+}

@@ -1,0 +1,203 @@
+// test_elementwise.cpp — elementwise and data-movement ops: binary add/sub/mul/div with numpy
+// broadcasting (in place included), scale, fill, strided copy, transpose, cast between float
+// dtypes (also checked exactly against round-to-nearest-even on the host).
+// Cases: cases/<list>/{binary,scale,fill,copy,transpose,cast}.txt.
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <map>
+
+namespace {
+using namespace conf;
+
+std::vector<int64_t> broadcast(std::vector<int64_t> a, std::vector<int64_t> b) {
+  if (a.size() < b.size()) std::swap(a, b);
+  std::vector<int64_t> out = a;
+  const size_t off = a.size() - b.size();
+  for (size_t i = 0; i < b.size(); ++i) {
+    const int64_t x = a[off + i], y = b[i];
+    out[off + i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// binary: a=SHAPE b=SHAPE op=add|sub|mul|div inplace=a|b
+OpCall make_binary(const Case& c, Rng& rng) {
+  static const std::map<std::string, int32_t> ops{{"add", NNP_BINARY_ADD},
+                                                  {"sub", NNP_BINARY_SUB},
+                                                  {"mul", NNP_BINARY_MUL},
+                                                  {"div", NNP_BINARY_DIV}};
+  auto p = make_params<nnp_binary_params>();
+  const auto it = ops.find(c.s("op", "add"));
+  p.op = it == ops.end() ? NNP_BINARY_UNDEFINED : it->second;
+  const auto a = c.dims("a", {3, 4}), b = c.dims("b", {3, 4});
+  OpCall call;
+  call.kind = NNP_OP_BINARY;
+  call.set_params(p);
+  call.inputs = {tensor(a, rng.uniform_vec(numel(a))),
+                 tensor(b, p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2)
+                                                  : rng.uniform_vec(numel(b)))};
+  call.outputs = {tensor(broadcast(a, b))};
+  const std::string inplace = c.s("inplace", "");
+  if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
+  if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
+  return call;
+}
+
+OpCall make_scale(const Case& c, Rng& rng) {
+  auto p = make_params<nnp_scale_params>();
+  p.alpha = c.d("alpha", 2.0);
+  const auto x = c.dims("x", {3, 5});
+  OpCall call;
+  call.kind = NNP_OP_SCALE;
+  call.set_params(p);
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  call.outputs = {tensor(x)};
+  if (c.i("inplace", 0)) call.outputs[0].alias_of = 0;
+  return call;
+}
+
+OpCall make_fill(const Case& c) {
+  auto p = make_params<nnp_fill_params>();
+  p.value = c.d("value", 1.0);
+  OpCall call;
+  call.kind = NNP_OP_FILL;
+  call.set_params(p);
+  call.outputs = {tensor(c.dims("x", {3, 5}))};
+  return call;
+}
+
+// copy: x=SHAPE xstrides=a,b,.. ystrides=a,b,.. (strides in elements; default compact)
+OpCall make_copy(const Case& c, Rng& rng) {
+  const auto x = c.dims("x", {3, 5});
+  OpCall call;
+  call.kind = NNP_OP_COPY;
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  call.inputs[0].strides = c.list("xstrides");
+  call.outputs = {tensor(x)};
+  call.outputs[0].strides = c.list("ystrides");
+  return call;
+}
+
+// transpose: x=SHAPE perm=p0,p1,..
+OpCall make_transpose(const Case& c, Rng& rng) {
+  const auto x = c.dims("x", {3, 5});
+  const auto perm = c.list("perm");
+  auto p = make_params<nnp_transpose_params>();
+  std::vector<int64_t> y;
+  for (size_t i = 0; i < perm.size() && i < NNP_MAX_DIMS; ++i) {
+    p.perm[i] = static_cast<int32_t>(perm[i]);
+    y.push_back(perm[i] >= 0 && perm[i] < static_cast<int64_t>(x.size())
+                    ? x[static_cast<size_t>(perm[i])]
+                    : 1);
+  }
+  OpCall call;
+  call.kind = NNP_OP_TRANSPOSE;
+  call.set_params(p);
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  call.outputs = {tensor(y)};
+  return call;
+}
+
+DT dtype_by_name(const std::string& s) {
+  if (s == "f64") return DT::f64;
+  if (s == "f16") return DT::f16;
+  if (s == "bf16") return DT::bf16;
+  return DT::f32;
+}
+
+// cast: x=SHAPE to=f32|f64|f16|bf16 (the source is the case dtype)
+OpCall make_cast(const Case& c, Rng& rng) {
+  const auto x = c.dims("x", {3, 5});
+  OpCall call;
+  call.kind = NNP_OP_CAST;
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x), -300, 300))};
+  TensorSpec y = tensor(x);
+  y.follows_case_dtype = false;
+  y.dtype = dtype_by_name(c.s("to", "f32"));
+  call.outputs = {y};
+  return call;
+}
+
+const RegisterTemplate reg_binary("binary", [] {
+  Rng rng("template binary");
+  return make_binary(parse_case("a2x3x4 b3x1 op=mul"), rng);
+});
+const RegisterTemplate reg_scale("scale", [] {
+  Rng rng("template scale");
+  return make_scale(parse_case("x3x5 alpha=3"), rng);
+});
+const RegisterTemplate reg_fill("fill", [] { return make_fill(parse_case("x3x5 value=2")); });
+const RegisterTemplate reg_copy("copy", [] {
+  Rng rng("template copy");
+  return make_copy(parse_case("x3x5"), rng);
+});
+const RegisterTemplate reg_transpose("transpose", [] {
+  Rng rng("template transpose");
+  return make_transpose(parse_case("x2x3x4 perm=2,0,1"), rng);
+});
+const RegisterTemplate reg_cast("cast", [] {
+  Rng rng("template cast");
+  return make_cast(parse_case("x3x5 to=f64"), rng);
+});
+
+}  // namespace
+
+TEST_CASE("binary") {
+  for (const Case& c : load_cases("binary")) {
+    Rng rng("binary " + c.text);
+    check_numerics("binary", c.text, make_binary(c, rng));
+  }
+}
+
+TEST_CASE("scale") {
+  for (const Case& c : load_cases("scale")) {
+    Rng rng("scale " + c.text);
+    check_numerics("scale", c.text, make_scale(c, rng));
+  }
+}
+
+TEST_CASE("fill") {
+  for (const Case& c : load_cases("fill")) check_numerics("fill", c.text, make_fill(c));
+}
+
+TEST_CASE("copy") {
+  for (const Case& c : load_cases("copy")) {
+    Rng rng("copy " + c.text);
+    check_numerics("copy", c.text, make_copy(c, rng));
+  }
+}
+
+TEST_CASE("transpose") {
+  for (const Case& c : load_cases("transpose")) {
+    Rng rng("transpose " + c.text);
+    check_numerics("transpose", c.text, make_transpose(c, rng));
+  }
+}
+
+TEST_CASE("cast") {
+  for (const Case& c : load_cases("cast")) {
+    Rng rng("cast " + c.text);
+    const OpCall call = make_cast(c, rng);
+    check_numerics("cast", c.text, call);
+    // Exact check against round-to-nearest-even on the host, on every device.
+    std::vector<Device*> devices = backends_under_test();
+    devices.push_back(&reference_device());
+    for (DT dt : float_dtypes()) {
+      const OpCall q = quantized(call, dt);
+      std::vector<double> expected = q.inputs[0].data;
+      for (double& v : expected) v = quantize(v, q.outputs[0].dtype);
+      for (Device* d : devices) {
+        if (!d->available || op_supported(*d, q, dt, nullptr) != NNP_STATUS_OK) continue;
+        const RunResult r = run_op(*d, q, dt);
+        const std::string name = "cast_rounding " + c.text + " " + dt_short(dt);
+        const Comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], expected)
+                                                         : Comparison{false, 0, r.message};
+        report({d->name, "cast_rounding", dt_name(dt), name, cmp.ok ? Outcome::pass : Outcome::fail,
+                cmp.error, 0, cmp.detail});
+        CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
+      }
+    }
+  }
+}

@@ -1,0 +1,171 @@
+// test_errors.cpp — invalid calls, for every op kind (from the templates the family files
+// register) on every backend: rank above NNP_MAX_DIMS, mismatched shape, wrong dtype, tensor
+// on another device, NULL data, negative and overflowing sizes, NULL tensor, extra tensor,
+// NULL params, too-small struct_size. Each must return NNP_STATUS_INVALID_ARGUMENT with a
+// non-empty nnp_last_error_message() and leave every output byte untouched. An unknown op kind
+// must return NNP_STATUS_UNSUPPORTED.
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <limits>
+
+namespace {
+using namespace conf;
+
+// The tensor a mutation breaks: the first input, or the first output for ops without inputs.
+DLTensor* first_tensor(RawCall& r) { return r.in.empty() ? &r.out[0] : &r.in[0]; }
+// The last output with rank >= 1 (its shape is determined by the inputs).
+DLTensor* last_ranked_output(RawCall& r) {
+  for (size_t i = r.out.size(); i-- > 0;)
+    if (r.out_ptrs[i] && r.out[i].ndim > 0) return &r.out[i];
+  return nullptr;
+}
+// Points t's shape at a private copy (the spec's shape must not change).
+int64_t* own_shape(RawCall& r, DLTensor* t) {
+  r.storage.emplace_back(t->shape, t->shape + t->ndim);
+  t->shape = r.storage.back().data();
+  return t->shape;
+}
+
+struct ErrorCase {
+  const char* name;
+  // Returns false when the mutation does not apply to this op.
+  std::function<bool(const OpCall&, RawCall&)> apply;
+};
+
+std::vector<ErrorCase> error_cases() {
+  return {
+      {"rank above NNP_MAX_DIMS",
+       [](const OpCall&, RawCall& r) {
+         DLTensor* t = first_tensor(r);
+         r.storage.emplace_back(NNP_MAX_DIMS + 1, 1);
+         t->shape = r.storage.back().data();
+         t->ndim = NNP_MAX_DIMS + 1;
+         t->strides = nullptr;
+         return true;
+       }},
+      {"mismatched output shape",
+       [](const OpCall& c, RawCall& r) {
+         if (c.inputs.empty()) return false;  // fill: any output shape is valid
+         DLTensor* t = last_ranked_output(r);
+         if (!t) return false;
+         own_shape(r, t)[0] += 1;
+         return true;
+       }},
+      {"wrong dtype (int32)",
+       [](const OpCall&, RawCall& r) {
+         first_tensor(r)->dtype = DLDataType{kDLInt, 32, 1};
+         return true;
+       }},
+      {"tensor on another device (kDLCUDA 7)",
+       [](const OpCall&, RawCall& r) {
+         first_tensor(r)->device = DLDevice{kDLCUDA, 7};
+         return true;
+       }},
+      {"NULL data",
+       [](const OpCall&, RawCall& r) {
+         first_tensor(r)->data = nullptr;
+         return true;
+       }},
+      {"negative size",
+       [](const OpCall&, RawCall& r) {
+         DLTensor* t = first_tensor(r);
+         if (t->ndim == 0) return false;
+         own_shape(r, t)[0] = -1;
+         return true;
+       }},
+      {"overflowing size",
+       [](const OpCall&, RawCall& r) {
+         DLTensor* t = first_tensor(r);
+         if (t->ndim == 0) return false;
+         int64_t* s = own_shape(r, t);
+         if (t->ndim >= 2) {
+           s[0] = int64_t{1} << 40;
+           s[1] = int64_t{1} << 40;
+         } else {
+           s[0] = std::numeric_limits<int64_t>::max();
+         }
+         t->strides = nullptr;
+         return true;
+       }},
+      {"NULL required tensor",
+       [](const OpCall& c, RawCall& r) {
+         if (c.inputs.empty()) return false;
+         r.in_ptrs[0] = nullptr;
+         return true;
+       }},
+      {"one tensor too many",
+       [](const OpCall&, RawCall& r) {
+         r.in_ptrs.push_back(first_tensor(r));
+         return true;
+       }},
+      {"NULL params",
+       [](const OpCall& c, RawCall& r) {
+         if (c.params.empty()) return false;  // params may be NULL for this op
+         r.params = nullptr;
+         return true;
+       }},
+      {"struct_size too small",
+       [](const OpCall& c, RawCall& r) {
+         if (c.params.empty()) return false;
+         const size_t small = sizeof(size_t) / 2;
+         std::memcpy(r.param_bytes.data(), &small, sizeof(size_t));
+         return true;
+       }},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("errors: invalid arguments") {
+  std::vector<Device*> devices = backends_under_test();
+  for (Device* d : devices) {
+    if (!d->available) continue;
+    for (const OpTemplate& t : op_templates()) {
+      const OpCall call = t.make();
+      // Sanity: the template itself is valid.
+      const RunResult ok = run_op(*d, call, DT::f32);
+      CHECK_MESSAGE((ok.status == NNP_STATUS_OK || ok.status == NNP_STATUS_UNSUPPORTED),
+                    d->name << ": " << t.name << " template failed: " << ok.message);
+      for (const ErrorCase& e : error_cases()) {
+        bool applies = true;
+        const RunResult r =
+            run_op(*d, call, DT::f32, nullptr, [&](RawCall& raw) { applies = e.apply(call, raw); });
+        if (!applies) continue;
+        std::string problem;
+        if (r.status != NNP_STATUS_INVALID_ARGUMENT)
+          problem = std::string("returned ") + nnp_status_string(r.status) +
+                    " instead of invalid argument" + (r.message.empty() ? "" : ": " + r.message);
+        else if (r.message.empty())
+          problem = "empty nnp_last_error_message()";
+        else if (!r.outputs_untouched)
+          problem = "an output was modified by a rejected call";
+        const std::string name = t.name + " errors " + e.name + " f32";
+        report({d->name, t.name, "float32", name, problem.empty() ? Outcome::pass : Outcome::fail,
+                0, 0, problem.empty() ? r.message : problem});
+        CHECK_MESSAGE(problem.empty(), d->name << ": " << name << ": " << problem);
+      }
+    }
+  }
+}
+
+TEST_CASE("errors: unknown op kind") {
+  for (Device* d : backends_under_test()) {
+    if (!d->available) continue;
+    REQUIRE(!op_templates().empty());
+    const OpCall call = op_templates().front().make();
+    for (int32_t kind : {9999, static_cast<int32_t>(NNP_OP_VENDOR_BASE) + 12345}) {
+      const RunResult r =
+          run_op(*d, call, DT::f32, nullptr, [kind](RawCall& raw) { raw.kind = kind; });
+      const std::string name = "unknown op kind " + std::to_string(kind);
+      const bool ok =
+          r.status == NNP_STATUS_UNSUPPORTED && !r.message.empty() && r.outputs_untouched;
+      report({d->name, "unknown_op", "*", name, ok ? Outcome::pass : Outcome::fail, 0, 0,
+              ok ? r.message : std::string("returned ") + nnp_status_string(r.status)});
+      CHECK_MESSAGE(ok, d->name << ": " << name << ": status " << nnp_status_string(r.status)
+                                << ", message '" << r.message << "'");
+      CHECK(nnp_op_kind_name(kind) == nullptr);
+    }
+  }
+}

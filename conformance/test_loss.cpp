@@ -1,0 +1,115 @@
+// test_loss.cpp — softmax cross-entropy (int64 labels, reduction mean/sum/none,
+// ignore_index): forward (loss and optional log_prob) and backward numerics against the
+// reference, and backward against finite differences of forward.
+// Cases: cases/<list>/cross_entropy.txt: "n8 c10 red=mean ignore=3 logprob1".
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+namespace {
+using namespace conf;
+
+struct CeCase {
+  int64_t n, c;
+  nnp_softmax_cross_entropy_params p;
+  bool log_prob;
+};
+
+CeCase ce_case(const Case& cs) {
+  CeCase v{};
+  v.n = cs.i("n", 4);
+  v.c = cs.i("c", 5);
+  v.p = make_params<nnp_softmax_cross_entropy_params>();
+  const std::string red = cs.s("red", "mean");
+  v.p.reduction = red == "sum"    ? NNP_REDUCTION_SUM
+                  : red == "none" ? NNP_REDUCTION_NONE
+                                  : NNP_REDUCTION_MEAN;
+  v.p.has_ignore_index = cs.has("ignore") ? 1 : 0;
+  v.p.ignore_index = cs.i("ignore", 0);
+  v.log_prob = cs.i("logprob", 0) != 0;
+  return v;
+}
+std::vector<int64_t> loss_shape(const CeCase& v) {
+  return v.p.reduction == NNP_REDUCTION_NONE ? std::vector<int64_t>{v.n} : std::vector<int64_t>{};
+}
+// Labels in [0, C); with ignore_index, every third sample is ignored.
+std::vector<double> labels(const CeCase& v, Rng& rng) {
+  std::vector<double> l(static_cast<size_t>(v.n));
+  for (size_t i = 0; i < l.size(); ++i) {
+    l[i] = static_cast<double>(rng.integer(0, v.c - 1));
+    if (v.p.has_ignore_index && i % 3 == 1) l[i] = static_cast<double>(v.p.ignore_index);
+  }
+  return l;
+}
+OpCall ce_forward(const CeCase& v, std::vector<double> logits, std::vector<double> lab) {
+  OpCall call;
+  call.kind = NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD;
+  call.set_params(v.p);
+  call.inputs.push_back(tensor({v.n, v.c}, std::move(logits)));
+  call.inputs.push_back(int_tensor(DT::i64, {v.n}, std::move(lab)));
+  call.outputs.push_back(tensor(loss_shape(v)));
+  call.outputs.push_back(v.log_prob ? tensor({v.n, v.c}) : absent_tensor());
+  return call;
+}
+OpCall ce_backward(const CeCase& v, std::vector<double> logits, std::vector<double> lab,
+                   std::vector<double> dloss) {
+  OpCall call;
+  call.kind = NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
+  call.set_params(v.p);
+  call.inputs.push_back(tensor({v.n, v.c}, std::move(logits)));
+  call.inputs.push_back(int_tensor(DT::i64, {v.n}, std::move(lab)));
+  call.inputs.push_back(tensor(loss_shape(v), std::move(dloss)));
+  call.outputs.push_back(tensor({v.n, v.c}));
+  return call;
+}
+
+const RegisterTemplate reg_fwd("softmax_cross_entropy_forward", [] {
+  Rng rng("template ce");
+  const CeCase v = ce_case(parse_case("n6 c4 red=mean logprob1"));
+  return ce_forward(v, rng.uniform_vec(24), labels(v, rng));
+});
+const RegisterTemplate reg_bwd("softmax_cross_entropy_backward", [] {
+  Rng rng("template ce bwd");
+  const CeCase v = ce_case(parse_case("n6 c4 red=none"));
+  const auto lab = labels(v, rng);
+  return ce_backward(v, rng.uniform_vec(24), lab, rng.uniform_vec(6));
+});
+
+}  // namespace
+
+TEST_CASE("softmax_cross_entropy_forward") {
+  for (const Case& c : load_cases("cross_entropy")) {
+    Rng rng("ce_fwd " + c.text);
+    const CeCase v = ce_case(c);
+    const auto logits = rng.uniform_vec(v.n * v.c, -4, 4);
+    check_numerics("softmax_cross_entropy_forward", c.text, ce_forward(v, logits, labels(v, rng)));
+  }
+}
+
+TEST_CASE("softmax_cross_entropy_backward") {
+  for (const Case& c : load_cases("cross_entropy")) {
+    Rng rng("ce_bwd " + c.text);
+    const CeCase v = ce_case(c);
+    const auto logits = rng.uniform_vec(v.n * v.c, -4, 4);
+    const auto lab = labels(v, rng);
+    check_numerics("softmax_cross_entropy_backward", c.text,
+                   ce_backward(v, logits, lab, rng.uniform_vec(numel(loss_shape(v)))));
+  }
+}
+
+TEST_CASE("gradient softmax_cross_entropy") {
+  for (const Case& c : load_cases("cross_entropy")) {
+    const CeCase v = ce_case(c);
+    if (v.n * v.c > 512) continue;
+    Rng rng("gradient ce " + c.text);
+    GradientCheck g;
+    g.name = "softmax_cross_entropy_backward";
+    g.case_text = c.text;
+    g.forward = ce_forward(v, rng.uniform_vec(v.n * v.c, -3, 3), labels(v, rng));
+    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+      return ce_backward(v, f.inputs[0].data, f.inputs[1].data, r[0]);
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
+  }
+}

@@ -1,0 +1,254 @@
+// test_norm.cpp — batch normalisation (training with running-stat update, inference,
+// backward) and layer normalisation (forward with optional bias/stats, backward): numerics
+// against the reference and backward against finite differences of forward.
+// Cases: cases/<list>/batch_norm.txt "n4 c3 h5 w5 eps=1e-5 mom=0.9" (no h/w: x is [N, C]);
+//        cases/<list>/layer_norm.txt "x4x3x5 axis-1 bias0 stats0 eps=1e-5".
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <nnplug_common/tensor.hpp>
+
+namespace {
+using namespace conf;
+
+// ---- batch norm -------------------------------------------------------------------------------
+struct BnCase {
+  std::vector<int64_t> x;
+  int64_t c;
+  nnp_batch_norm_params p;
+};
+BnCase bn_case(const Case& cs) {
+  BnCase v;
+  const int64_t n = cs.i("n", 4);
+  v.c = cs.i("c", 3);
+  v.x = {n, v.c};
+  if (cs.has("h")) {
+    v.x.push_back(cs.i("h", 1));
+    v.x.push_back(cs.i("w", cs.i("h", 1)));
+  }
+  v.p = make_params<nnp_batch_norm_params>();
+  v.p.epsilon = cs.d("eps", 1e-5);
+  v.p.momentum = cs.d("mom", 0.9);
+  return v;
+}
+struct BnData {
+  std::vector<double> x, scale, bias, rmean, rvar;
+};
+BnData bn_data(const BnCase& v, Rng& rng) {
+  BnData d;
+  d.x = rng.uniform_vec(numel(v.x), -2, 3);
+  d.scale = rng.uniform_vec(v.c, 0.5, 1.5);
+  d.bias = rng.uniform_vec(v.c);
+  d.rmean = rng.uniform_vec(v.c);
+  d.rvar = rng.uniform_vec(v.c, 0.5, 2);
+  return d;
+}
+OpCall bn_training(const BnCase& v, const BnData& d) {
+  OpCall call;
+  call.kind = NNP_OP_BATCH_NORM_FORWARD_TRAINING;
+  call.set_params(v.p);
+  call.inputs = {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias)};
+  call.outputs = {tensor(v.x), tensor({v.c}, d.rmean), tensor({v.c}, d.rvar), tensor({v.c}),
+                  tensor({v.c})};
+  return call;
+}
+OpCall bn_inference(const BnCase& v, const BnData& d) {
+  OpCall call;
+  call.kind = NNP_OP_BATCH_NORM_FORWARD_INFERENCE;
+  call.set_params(v.p);
+  call.inputs = {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
+                 tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)};
+  call.outputs = {tensor(v.x)};
+  return call;
+}
+OpCall bn_backward(const BnCase& v, std::vector<double> x, std::vector<double> dy,
+                   std::vector<double> scale, std::vector<double> mean,
+                   std::vector<double> inv_std) {
+  OpCall call;
+  call.kind = NNP_OP_BATCH_NORM_BACKWARD;
+  call.set_params(v.p);
+  call.inputs = {tensor(v.x, std::move(x)), tensor(v.x, std::move(dy)),
+                 tensor({v.c}, std::move(scale)), tensor({v.c}, std::move(mean)),
+                 tensor({v.c}, std::move(inv_std))};
+  call.outputs = {tensor(v.x), tensor({v.c}), tensor({v.c})};
+  return call;
+}
+
+// ---- layer norm -------------------------------------------------------------------------------
+struct LnCase {
+  std::vector<int64_t> x, inner, stats;
+  nnp_layer_norm_params p;
+  bool bias, stats_out;
+};
+LnCase ln_case(const Case& cs) {
+  LnCase v;
+  v.x = cs.dims("x", {4, 6});
+  v.p = make_params<nnp_layer_norm_params>();
+  v.p.axis = static_cast<int32_t>(cs.i("axis", -1));
+  v.p.epsilon = cs.d("eps", 1e-5);
+  v.bias = cs.i("bias", 1) != 0;
+  v.stats_out = cs.i("stats", 1) != 0;
+  const int rank = static_cast<int>(v.x.size());
+  const int axis = std::max(nnp::normalize_axis(v.p.axis, rank), 0);
+  for (int i = 0; i < rank; ++i) {
+    if (i >= axis) v.inner.push_back(v.x[static_cast<size_t>(i)]);
+    v.stats.push_back(i >= axis ? 1 : v.x[static_cast<size_t>(i)]);
+  }
+  return v;
+}
+OpCall ln_forward(const LnCase& v, std::vector<double> x, std::vector<double> scale,
+                  std::vector<double> bias) {
+  OpCall call;
+  call.kind = NNP_OP_LAYER_NORM_FORWARD;
+  call.set_params(v.p);
+  call.inputs = {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
+                 v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()};
+  call.outputs = {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
+                  v.stats_out ? tensor(v.stats) : absent_tensor()};
+  return call;
+}
+OpCall ln_backward(const LnCase& v, std::vector<double> x, std::vector<double> dy,
+                   std::vector<double> scale, std::vector<double> mean,
+                   std::vector<double> inv_std) {
+  OpCall call;
+  call.kind = NNP_OP_LAYER_NORM_BACKWARD;
+  call.set_params(v.p);
+  call.inputs = {tensor(v.x, std::move(x)), tensor(v.x, std::move(dy)),
+                 tensor(v.inner, std::move(scale)), tensor(v.stats, std::move(mean)),
+                 tensor(v.stats, std::move(inv_std))};
+  call.outputs = {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()};
+  return call;
+}
+// Forward with stats outputs (whatever the case says), for backward inputs.
+LnCase with_stats(LnCase v) {
+  v.stats_out = true;
+  return v;
+}
+
+const RegisterTemplate reg_bn_train("batch_norm_forward_training", [] {
+  Rng rng("template bn");
+  const BnCase v = bn_case(parse_case("n3 c2 h3 w4"));
+  return bn_training(v, bn_data(v, rng));
+});
+const RegisterTemplate reg_bn_inf("batch_norm_forward_inference", [] {
+  Rng rng("template bn inf");
+  const BnCase v = bn_case(parse_case("n3 c2 h3 w4"));
+  return bn_inference(v, bn_data(v, rng));
+});
+const RegisterTemplate reg_bn_bwd("batch_norm_backward", [] {
+  Rng rng("template bn bwd");
+  const BnCase v = bn_case(parse_case("n3 c2 h3 w4"));
+  const BnData d = bn_data(v, rng);
+  return bn_backward(v, d.x, rng.uniform_vec(numel(v.x)), d.scale, d.rmean, d.rvar);
+});
+const RegisterTemplate reg_ln_fwd("layer_norm_forward", [] {
+  Rng rng("template ln");
+  const LnCase v = ln_case(parse_case("x3x4x5 axis-2"));
+  return ln_forward(v, rng.uniform_vec(60), rng.uniform_vec(20), rng.uniform_vec(20));
+});
+const RegisterTemplate reg_ln_bwd("layer_norm_backward", [] {
+  Rng rng("template ln bwd");
+  const LnCase v = ln_case(parse_case("x3x4x5 axis-2"));
+  return ln_backward(v, rng.uniform_vec(60), rng.uniform_vec(60), rng.uniform_vec(20),
+                     rng.uniform_vec(3), rng.uniform_vec(3, 0.5, 2));
+});
+
+}  // namespace
+
+TEST_CASE("batch_norm_forward_training") {
+  for (const Case& c : load_cases("batch_norm")) {
+    Rng rng("bn_train " + c.text);
+    const BnCase v = bn_case(c);
+    check_numerics("batch_norm_forward_training", c.text, bn_training(v, bn_data(v, rng)));
+  }
+}
+
+TEST_CASE("batch_norm_forward_inference") {
+  for (const Case& c : load_cases("batch_norm")) {
+    Rng rng("bn_inf " + c.text);
+    const BnCase v = bn_case(c);
+    check_numerics("batch_norm_forward_inference", c.text, bn_inference(v, bn_data(v, rng)));
+  }
+}
+
+TEST_CASE("batch_norm_backward") {
+  for (const Case& c : load_cases("batch_norm")) {
+    Rng rng("bn_bwd " + c.text);
+    const BnCase v = bn_case(c);
+    const BnData d = bn_data(v, rng);
+    const auto dy = rng.uniform_vec(numel(v.x));
+    check_numerics_fn("batch_norm_backward", c.text, [&](DT dt) {
+      const auto f = reference_outputs(bn_training(v, d), dt);
+      if (f.size() < 5) return bn_backward(v, d.x, dy, d.scale, d.rmean, d.rvar);
+      return bn_backward(v, d.x, dy, d.scale, f[3], f[4]);
+    });
+  }
+}
+
+TEST_CASE("layer_norm_forward") {
+  for (const Case& c : load_cases("layer_norm")) {
+    Rng rng("ln_fwd " + c.text);
+    const LnCase v = ln_case(c);
+    check_numerics(
+        "layer_norm_forward", c.text,
+        ln_forward(v, rng.uniform_vec(numel(v.x), -2, 3), rng.uniform_vec(numel(v.inner), 0.5, 1.5),
+                   rng.uniform_vec(numel(v.inner))));
+  }
+}
+
+TEST_CASE("layer_norm_backward") {
+  for (const Case& c : load_cases("layer_norm")) {
+    Rng rng("ln_bwd " + c.text);
+    const LnCase v = ln_case(c);
+    const auto x = rng.uniform_vec(numel(v.x), -2, 3);
+    const auto scale = rng.uniform_vec(numel(v.inner), 0.5, 1.5);
+    const auto bias = rng.uniform_vec(numel(v.inner));
+    const auto dy = rng.uniform_vec(numel(v.x));
+    check_numerics_fn("layer_norm_backward", c.text, [&](DT dt) {
+      const auto f = reference_outputs(ln_forward(with_stats(v), x, scale, bias), dt);
+      const std::vector<double> ones(static_cast<size_t>(numel(v.stats)), 1.0);
+      if (f.size() < 3) return ln_backward(v, x, dy, scale, ones, ones);
+      return ln_backward(v, x, dy, scale, f[1], f[2]);
+    });
+  }
+}
+
+TEST_CASE("gradient batch_norm") {
+  for (const Case& c : load_cases("batch_norm")) {
+    const BnCase v = bn_case(c);
+    if (numel(v.x) > 512) continue;
+    Rng rng("gradient bn " + c.text);
+    GradientCheck g;
+    g.name = "batch_norm_backward";
+    g.case_text = c.text;
+    g.forward = bn_training(v, bn_data(v, rng));
+    g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
+                     const std::vector<std::vector<double>>& r) {
+      return bn_backward(v, f.inputs[0].data, r[0], f.inputs[1].data, out[3], out[4]);
+    };
+    g.wrt = {{0, 0}, {1, 1}, {2, 2}};
+    check_gradient(g);
+  }
+}
+
+TEST_CASE("gradient layer_norm") {
+  for (const Case& c : load_cases("layer_norm")) {
+    const LnCase v = with_stats(ln_case(c));
+    if (numel(v.x) > 512) continue;
+    Rng rng("gradient ln " + c.text);
+    GradientCheck g;
+    g.name = "layer_norm_backward";
+    g.case_text = c.text;
+    g.forward =
+        ln_forward(v, rng.uniform_vec(numel(v.x), -2, 3), rng.uniform_vec(numel(v.inner), 0.5, 1.5),
+                   rng.uniform_vec(numel(v.inner)));
+    g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
+                     const std::vector<std::vector<double>>& r) {
+      return ln_backward(v, f.inputs[0].data, r[0], f.inputs[1].data, out[1], out[2]);
+    };
+    g.wrt = {{0, 0}, {1, 1}};
+    if (v.bias) g.wrt.push_back({2, 2});
+    check_gradient(g);
+  }
+}

@@ -1,0 +1,77 @@
+// test_optim.cpp — optimiser updates, in place on parameter and state tensors: SGD (momentum,
+// dampening, Nesterov, weight decay) and Adam / AdamW (bias-corrected, step >= 1), numerics
+// against the reference.
+// Cases: cases/<list>/sgd.txt "x100 lr=0.1 mom=0.9 damp=0 wd=0.01 nesterov1";
+//        cases/<list>/adam.txt "x100 lr=1e-3 b1=0.9 b2=0.999 eps=1e-8 wd=0.01 step=3 adamw1".
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+namespace {
+using namespace conf;
+
+OpCall make_sgd(const Case& c, Rng& rng) {
+  auto p = make_params<nnp_sgd_params>();
+  p.lr = c.d("lr", 0.1);
+  p.momentum = c.d("mom", 0);
+  p.dampening = c.d("damp", 0);
+  p.weight_decay = c.d("wd", 0);
+  p.nesterov = static_cast<int32_t>(c.i("nesterov", 0));
+  const auto x = c.dims("x", {100});
+  OpCall call;
+  call.kind = NNP_OP_SGD_UPDATE;
+  call.set_params(p);
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  call.outputs = {tensor(x, rng.uniform_vec(numel(x))), p.momentum != 0 || c.i("buffer", 0)
+                                                            ? tensor(x, rng.uniform_vec(numel(x)))
+                                                            : absent_tensor()};
+  return call;
+}
+
+OpCall make_adam(const Case& c, Rng& rng) {
+  auto p = make_params<nnp_adam_params>();
+  p.lr = c.d("lr", 1e-3);
+  p.beta1 = c.d("b1", 0.9);
+  p.beta2 = c.d("b2", 0.999);
+  p.epsilon = c.d("eps", 1e-8);
+  p.weight_decay = c.d("wd", 0);
+  p.step = c.i("step", 1);
+  p.adamw = static_cast<int32_t>(c.i("adamw", 0));
+  const auto x = c.dims("x", {100});
+  OpCall call;
+  call.kind = NNP_OP_ADAM_UPDATE;
+  call.set_params(p);
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  const bool fresh = p.step == 1;  // first step: zero state, as a real optimiser starts
+  call.outputs = {tensor(x, rng.uniform_vec(numel(x))),
+                  tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
+                                  : rng.uniform_vec(numel(x), -0.1, 0.1)),
+                  tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
+                                  : rng.uniform_vec(numel(x), 0, 0.01))};
+  return call;
+}
+
+const RegisterTemplate reg_sgd("sgd_update", [] {
+  Rng rng("template sgd");
+  return make_sgd(parse_case("x20 lr=0.1 mom=0.9 wd=0.01"), rng);
+});
+const RegisterTemplate reg_adam("adam_update", [] {
+  Rng rng("template adam");
+  return make_adam(parse_case("x20 step=2 wd=0.01"), rng);
+});
+
+}  // namespace
+
+TEST_CASE("sgd_update") {
+  for (const Case& c : load_cases("sgd")) {
+    Rng rng("sgd " + c.text);
+    check_numerics("sgd_update", c.text, make_sgd(c, rng));
+  }
+}
+
+TEST_CASE("adam_update") {
+  for (const Case& c : load_cases("adam")) {
+    Rng rng("adam " + c.text);
+    check_numerics("adam_update", c.text, make_adam(c, rng));
+  }
+}

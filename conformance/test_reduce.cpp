@@ -1,0 +1,60 @@
+// test_reduce.cpp — NNP_OP_REDUCE (sum, mean, max over any set of axes, keepdims 0/1, all axes
+// with n_axes = 0) numerics against the reference.
+// Cases: cases/<list>/reduce.txt: "x3x4x5 op=sum axes=0,2 keep1" (no axes = every axis).
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <nnplug_common/tensor.hpp>
+
+#include <algorithm>
+#include <map>
+
+namespace {
+using namespace conf;
+
+OpCall make_reduce(const Case& c, Rng& rng) {
+  static const std::map<std::string, int32_t> ops{
+      {"sum", NNP_REDUCE_SUM}, {"mean", NNP_REDUCE_MEAN}, {"max", NNP_REDUCE_MAX}};
+  auto p = make_params<nnp_reduce_params>();
+  const auto it = ops.find(c.s("op", "sum"));
+  p.op = it == ops.end() ? NNP_REDUCE_UNDEFINED : it->second;
+  p.keepdims = static_cast<int32_t>(c.i("keep", 1));
+  const auto axes = c.list("axes");
+  p.n_axes = static_cast<int32_t>(std::min<size_t>(axes.size(), NNP_MAX_DIMS));
+  const auto x = c.dims("x", {3, 4});
+  const int rank = static_cast<int>(x.size());
+  std::vector<bool> reduced(x.size(), axes.empty());
+  for (int i = 0; i < p.n_axes; ++i) {
+    p.axes[i] = static_cast<int32_t>(axes[static_cast<size_t>(i)]);
+    const int a = nnp::normalize_axis(p.axes[i], rank);
+    if (a >= 0) reduced[static_cast<size_t>(a)] = true;
+  }
+  std::vector<int64_t> y;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!reduced[i])
+      y.push_back(x[i]);
+    else if (p.keepdims)
+      y.push_back(1);
+  }
+  OpCall call;
+  call.kind = NNP_OP_REDUCE;
+  call.set_params(p);
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x), -2, 2))};
+  call.outputs = {tensor(y)};
+  return call;
+}
+
+const RegisterTemplate reg_reduce("reduce", [] {
+  Rng rng("template reduce");
+  return make_reduce(parse_case("x3x4x5 op=mean axes=0,2 keep0"), rng);
+});
+
+}  // namespace
+
+TEST_CASE("reduce") {
+  for (const Case& c : load_cases("reduce")) {
+    Rng rng("reduce " + c.text);
+    check_numerics("reduce", c.text, make_reduce(c, rng));
+  }
+}

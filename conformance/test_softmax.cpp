@@ -1,0 +1,92 @@
+// test_softmax.cpp — softmax and log-softmax over any axis: forward and backward numerics
+// against the reference (in place included) and backward against finite differences.
+// Cases: cases/<list>/softmax.txt: "x4x10 axis-1 log1 inplace1".
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+namespace {
+using namespace conf;
+
+nnp_softmax_params sm_params(const Case& c) {
+  auto p = make_params<nnp_softmax_params>();
+  p.axis = static_cast<int32_t>(c.i("axis", -1));
+  p.log = static_cast<int32_t>(c.i("log", 0));
+  return p;
+}
+OpCall sm_forward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
+                  std::vector<double> x, bool inplace) {
+  OpCall call;
+  call.kind = NNP_OP_SOFTMAX_FORWARD;
+  call.set_params(p);
+  call.inputs.push_back(tensor(shape, std::move(x)));
+  call.outputs.push_back(tensor(shape));
+  if (inplace) call.outputs[0].alias_of = 0;
+  return call;
+}
+OpCall sm_backward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
+                   std::vector<double> y, std::vector<double> dy, bool inplace) {
+  OpCall call;
+  call.kind = NNP_OP_SOFTMAX_BACKWARD;
+  call.set_params(p);
+  call.inputs.push_back(tensor(shape, std::move(y)));
+  call.inputs.push_back(tensor(shape, std::move(dy)));
+  call.outputs.push_back(tensor(shape));
+  if (inplace) call.outputs[0].alias_of = 1;
+  return call;
+}
+
+const RegisterTemplate reg_fwd("softmax_forward", [] {
+  Rng rng("template softmax");
+  return sm_forward(sm_params(parse_case("axis1")), {3, 5, 2}, rng.uniform_vec(30), false);
+});
+const RegisterTemplate reg_bwd("softmax_backward", [] {
+  Rng rng("template softmax bwd");
+  return sm_backward(sm_params(parse_case("axis1 log1")), {3, 5, 2}, rng.uniform_vec(30),
+                     rng.uniform_vec(30), false);
+});
+
+}  // namespace
+
+TEST_CASE("softmax_forward") {
+  for (const Case& c : load_cases("softmax")) {
+    Rng rng("softmax_fwd " + c.text);
+    const auto shape = c.dims("x", {4, 10});
+    check_numerics("softmax_forward", c.text,
+                   sm_forward(sm_params(c), shape, rng.uniform_vec(numel(shape), -5, 5),
+                              c.i("inplace", 0) != 0));
+  }
+}
+
+TEST_CASE("softmax_backward") {
+  for (const Case& c : load_cases("softmax")) {
+    Rng rng("softmax_bwd " + c.text);
+    const auto shape = c.dims("x", {4, 10});
+    const auto p = sm_params(c);
+    const auto x = rng.uniform_vec(numel(shape), -5, 5);
+    const auto dy = rng.uniform_vec(numel(shape));
+    check_numerics_fn("softmax_backward", c.text, [&](DT dt) {
+      const auto y = reference_outputs(sm_forward(p, shape, x, false), dt);
+      return sm_backward(p, shape, y.empty() ? x : y[0], dy, c.i("inplace", 0) != 0);
+    });
+  }
+}
+
+TEST_CASE("gradient softmax") {
+  for (const Case& c : load_cases("softmax")) {
+    const auto shape = c.dims("x", {4, 10});
+    if (numel(shape) > 512) continue;  // finite differences on small shapes only
+    Rng rng("gradient softmax " + c.text);
+    const auto p = sm_params(c);
+    GradientCheck g;
+    g.name = p.log ? "log_softmax_backward" : "softmax_backward";
+    g.case_text = c.text;
+    g.forward = sm_forward(p, shape, rng.uniform_vec(numel(shape), -3, 3), false);
+    g.backward = [p, shape](const OpCall&, const std::vector<std::vector<double>>& out,
+                            const std::vector<std::vector<double>>& r) {
+      return sm_backward(p, shape, out[0], r[0], false);
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
+  }
+}
