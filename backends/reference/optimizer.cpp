@@ -23,7 +23,9 @@ void sgd_t(const op_args& args) {
   const T* grad = nnp::data_ptr<const T>(G);
   T* param = nnp::data_ptr<T>(*args.out(0));
   T* buf = args.out(1) != nullptr ? nnp::data_ptr<T>(*args.out(1)) : nullptr;
-  const bool use_momentum = p.momentum != 0.0 && buf != nullptr;
+  const bool use_momentum = p.momentum != 0.0;
+  if (use_momentum && buf == nullptr)  // libnnplug checks this; fail before touching anything
+    nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "SGD with momentum != 0 needs a momentum_buffer");
   const int64_t n = nnp::numel(G);
   for (int64_t i = 0; i < n; ++i) {
     double g = double(grad[i]) + p.weight_decay * double(param[i]);
