@@ -8,11 +8,12 @@ Runs `train --epochs 1 --loss-log ...` on both backends with the same seed and c
 loss of every step. Initial weights, shuffling and dropout masks (Philox, defined bit-exactly
 by nnplug_ops.h) are identical, so the only difference is float32 rounding: the cpu backend
 sums in a different order (blocked OpenBLAS GEMM, im2col convolution, tree reductions) than the
-reference (plain loops, double accumulation). The gap starts near 1e-7 relative and grows a
-little with each Adam step, which divides by sqrt(v) and so turns small absolute gradient
-differences in rarely-updated weights into relative ones. Tolerance: |a - b| <= RTOL * |b|
-with RTOL 1e-3 per step (observed gaps are around 1e-5 after 8 steps); a real bug (wrong
-gradient, wrong mask, wrong transpose) moves the loss by more than 1e-2 within two steps.
+reference (plain loops, double accumulation). The gap starts near 1e-7 relative and could grow
+with each Adam step, which divides by sqrt(v) and so turns small absolute gradient differences
+in rarely-updated weights into relative ones. Tolerance: |cpu - reference| <= RTOL * |reference|
+per step with RTOL 1e-4; measured worst gaps are 1.1e-7 (mlp, 1000 images, 8 steps) and 0
+(cnn, 80 images, 3 steps). A real bug (a wrong gradient, mask, transpose or bias) moves the
+loss by more than 1e-2 within two steps.
 """
 import argparse
 import csv
@@ -20,7 +21,7 @@ import os
 import subprocess
 import sys
 
-RTOL = 1e-3
+RTOL = 1e-4
 
 
 def run(train, backend, args, workdir):
@@ -60,8 +61,8 @@ def main():
         bad += rel > RTOL
         print(f"step {i:3d}: reference {b:.7f}  cpu {a:.7f}  relative gap {rel:.2e}{flag}")
     print(f"worst relative gap {worst:.2e} (tolerance {RTOL:.0e})")
-    if ref[-1] >= ref[0]:
-        sys.exit("the loss did not decrease over the epoch")
+    if len(ref) > 1 and min(ref[1:]) >= ref[0]:
+        sys.exit("the loss never went below its first value: the model does not learn")
     sys.exit(1 if bad else 0)
 
 

@@ -147,7 +147,9 @@ class Device:
     def to_device(self, array):
         """A DeviceArray holding a copy of a numpy array (or anything numpy.asarray takes)."""
         import numpy as np
-        host = np.ascontiguousarray(array)
+        host = np.asarray(array)
+        if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-d)
+            host = np.ascontiguousarray(host)
         a = DeviceArray(self, host.shape, host.dtype)
         if a.nbytes:
             check(lib().nnp_memcpy(self.handle, c_void_p(a.ptr), None,
