@@ -82,7 +82,7 @@ void logf(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)))
 // the slot.
 template <typename F>
 nnp_status call_slot(const nnp_plugin* plugin, const char* slot, F&& body) noexcept {
-  thread_plugin_error() = plugin_error{};
+  thread_plugin_error().set = false;
   nnp_status st;
   try {
     st = body();

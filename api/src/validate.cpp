@@ -56,10 +56,12 @@ class call {
   // Declares the op's tensors. Trailing optional tensors may be left out of the arrays.
   void arity(std::initializer_list<const char*> in_names, size_t in_required,
              std::initializer_list<const char*> out_names, size_t out_required) {
-    in_names_.assign(in_names.begin(), in_names.end());
-    out_names_.assign(out_names.begin(), out_names.end());
-    check_count("n_inputs", n_in_, in_required, in_names_.size());
-    check_count("n_outputs", n_out_, out_required, out_names_.size());
+    n_in_names_ = 0;
+    for (const char* name : in_names) in_names_[n_in_names_++] = name;
+    n_out_names_ = 0;
+    for (const char* name : out_names) out_names_[n_out_names_++] = name;
+    check_count("n_inputs", n_in_, in_required, n_in_names_);
+    check_count("n_outputs", n_out_, out_required, n_out_names_);
     if (n_in_ > 0 && in_ == nullptr)
       fail("inputs is NULL with n_inputs = " + std::to_string(n_in_));
     if (n_out_ > 0 && out_ == nullptr)
@@ -259,7 +261,10 @@ class call {
   const DLTensor* const* out_;
   DLDevice device_;
   bool require_data_;
-  std::vector<const char*> in_names_, out_names_;
+  // Tensor names of the op (at most 5 inputs / 5 outputs in version 1).
+  const char* in_names_[8] = {};
+  const char* out_names_[8] = {};
+  size_t n_in_names_ = 0, n_out_names_ = 0;
 };
 
 // ---- params ----------------------------------------------------------------------------------
