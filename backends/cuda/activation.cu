@@ -66,8 +66,7 @@ __global__ void act_forward_kernel(const T* x, T* y, int64_t n, int f, float alp
 }
 
 template <typename T>
-__global__ void act_backward_kernel(const T* x, const T* dy, T* dx, int64_t n, int f,
-                                    float alpha) {
+__global__ void act_backward_kernel(const T* x, const T* dy, T* dx, int64_t n, int f, float alpha) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x)
     dx[i] = from_f<T>(act_derivative(f, to_f(x[i]), alpha) * to_f(dy[i]));
@@ -78,8 +77,8 @@ __global__ void act_backward_kernel(const T* x, const T* dy, T* dx, int64_t n, i
 void op_activation(stream& s, const op_call& c) {
   const auto p = read_params<nnp_activation_params>(c.params);
   if (p.function < NNP_ACTIVATION_RELU || p.function > NNP_ACTIVATION_ELU)
-    unsupported(format("activation function %d is not implemented by the cuda backend",
-                       p.function));
+    unsupported(
+        format("activation function %d is not implemented by the cuda backend", p.function));
   const DLTensor& x = *c.input(0);
   const int64_t n = numel(x);
   if (n == 0) return;

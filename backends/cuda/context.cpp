@@ -213,8 +213,8 @@ void stream::destroy() {
   handle = nullptr;
   if (first != cudaSuccess) {
     (void)cudaGetLastError();
-    fail(status_of(first), format("CUDA error while destroying a stream: %s",
-                                  cudaGetErrorString(first)));
+    fail(status_of(first),
+         format("CUDA error while destroying a stream: %s", cudaGetErrorString(first)));
   }
   if (lib_status != NNP_STATUS_OK) fail(lib_status, lib_message);
 }

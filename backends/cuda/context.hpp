@@ -63,7 +63,7 @@ struct stream {
   cudnnHandle_t cudnn_ = nullptr;
   void* scratch_ptr_[kScratchSlots] = {};
   size_t scratch_size_[kScratchSlots] = {};
-  void* staging_ = nullptr;        // pinned host buffer
+  void* staging_ = nullptr;  // pinned host buffer
   size_t staging_size_ = 0;
   cudaEvent_t staging_free_ = nullptr;  // recorded after the last DMA out of staging_
   bool host_is_pinned(const void* p) const;

@@ -169,9 +169,8 @@ void op_conv2d(stream& s, const op_call& c) {
 
   const cudnnDataType_t dt = cudnn_type(t);
   const bool strict_fp32 = t == elem::f32 && !s.allow_tf32;
-  const cudnnMathType_t math_request = t == elem::f32
-                                           ? (s.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
-                                           : CUDNN_TENSOR_OP_MATH;
+  const cudnnMathType_t math_request =
+      t == elem::f32 ? (s.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
   cudnnHandle_t h = s.dnn();
   tensor_desc xd(dt, N, C, Hc, Wc);
   filter_desc wd(dt, K, C / p.groups, R, S);
@@ -179,9 +178,26 @@ void op_conv2d(stream& s, const op_call& c) {
   conv_desc cd(pad_h, pad_w, p);
   NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, math_request));
 
-  const algo_key key = {c.kind, static_cast<int64_t>(t), s.allow_tf32 ? 1 : 0, s.device,
-                        N, C, Hc, Wc, K, R, S, P, Q, pad_h, pad_w, p.stride_h, p.stride_w,
-                        p.dilation_h, p.dilation_w, p.groups};
+  const algo_key key = {c.kind,
+                        static_cast<int64_t>(t),
+                        s.allow_tf32 ? 1 : 0,
+                        s.device,
+                        N,
+                        C,
+                        Hc,
+                        Wc,
+                        K,
+                        R,
+                        S,
+                        P,
+                        Q,
+                        pad_h,
+                        pad_w,
+                        p.stride_h,
+                        p.stride_w,
+                        p.dilation_h,
+                        p.dilation_w,
+                        p.groups};
   algo_choice choice{};
   if (!find_cached(key, &choice)) {
     bool found = false;
@@ -221,13 +237,13 @@ void op_conv2d(stream& s, const op_call& c) {
       }
     }
     if (!found)
-      unsupported(format("conv2d: cuDNN has no algorithm for x [%lld, %lld, %lld, %lld], "
-                         "w [%lld, %lld, %lld, %lld], groups %d, %s",
-                         static_cast<long long>(N), static_cast<long long>(C),
-                         static_cast<long long>(H), static_cast<long long>(W),
-                         static_cast<long long>(K), static_cast<long long>(C / p.groups),
-                         static_cast<long long>(R), static_cast<long long>(S), p.groups,
-                         dtype_name(out.dtype).c_str()));
+      unsupported(
+          format("conv2d: cuDNN has no algorithm for x [%lld, %lld, %lld, %lld], "
+                 "w [%lld, %lld, %lld, %lld], groups %d, %s",
+                 static_cast<long long>(N), static_cast<long long>(C), static_cast<long long>(H),
+                 static_cast<long long>(W), static_cast<long long>(K),
+                 static_cast<long long>(C / p.groups), static_cast<long long>(R),
+                 static_cast<long long>(S), p.groups, dtype_name(out.dtype).c_str()));
     store_cached(key, choice);
   } else {
     NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, choice.math));
@@ -242,22 +258,21 @@ void op_conv2d(stream& s, const op_call& c) {
   if (c.kind == NNP_OP_CONV2D_FORWARD || c.kind == NNP_OP_CONV2D_BACKWARD_FILTER) {
     const void* xin = data_ptr<const void>(*x);
     if (!symmetric) {
-      launch_pad2d(s, t, xin, xpad, N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left,
-                   p.pad_right);
+      launch_pad2d(s, t, xin, xpad, N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right);
       xin = xpad;
     }
     if (c.kind == NNP_OP_CONV2D_FORWARD) {
-      NNP_CUDNN_CHECK(cudnnConvolutionForward(
-          h, &one, xd.d, xin, wd.d, data_ptr<const void>(*w), cd.d,
-          static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), ws, choice.workspace, &zero, yd.d,
-          data_ptr<void>(*y)));
+      NNP_CUDNN_CHECK(
+          cudnnConvolutionForward(h, &one, xd.d, xin, wd.d, data_ptr<const void>(*w), cd.d,
+                                  static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), ws,
+                                  choice.workspace, &zero, yd.d, data_ptr<void>(*y)));
       if (c.input(2) != nullptr)
         launch_bias_add(s, t, data_ptr<void>(*y), data_ptr<const void>(*c.input(2)), N, K, P * Q);
     } else {
-      NNP_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-          h, &one, xd.d, xin, yd.d, data_ptr<const void>(*y), cd.d,
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algo), ws, choice.workspace, &zero,
-          wd.d, data_ptr<void>(*w)));
+      NNP_CUDNN_CHECK(
+          cudnnConvolutionBackwardFilter(h, &one, xd.d, xin, yd.d, data_ptr<const void>(*y), cd.d,
+                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algo),
+                                         ws, choice.workspace, &zero, wd.d, data_ptr<void>(*w)));
     }
     return;
   }
@@ -268,8 +283,8 @@ void op_conv2d(stream& s, const op_call& c) {
       static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algo), ws, choice.workspace, &zero, xd.d,
       dx));
   if (!symmetric)
-    launch_crop2d(s, t, xpad, data_ptr<void>(*x), N * C, H, W, p.pad_top, p.pad_bottom,
-                  p.pad_left, p.pad_right);
+    launch_crop2d(s, t, xpad, data_ptr<void>(*x), N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left,
+                  p.pad_right);
 }
 
 }  // namespace nnp::cuda

@@ -119,23 +119,22 @@ void launch_strided_copy(stream& s, size_t elem_bytes, const void* src, void* ds
   switch (elem_bytes) {
     case 1:
       strided_copy_kernel<<<g, kThreads, 0, s.handle>>>(static_cast<const uint8_t*>(src),
-                                                         static_cast<uint8_t*>(dst), n, sh);
+                                                        static_cast<uint8_t*>(dst), n, sh);
       break;
     case 2:
       strided_copy_kernel<<<g, kThreads, 0, s.handle>>>(static_cast<const uint16_t*>(src),
-                                                         static_cast<uint16_t*>(dst), n, sh);
+                                                        static_cast<uint16_t*>(dst), n, sh);
       break;
     case 4:
       strided_copy_kernel<<<g, kThreads, 0, s.handle>>>(static_cast<const uint32_t*>(src),
-                                                         static_cast<uint32_t*>(dst), n, sh);
+                                                        static_cast<uint32_t*>(dst), n, sh);
       break;
     case 8:
       strided_copy_kernel<<<g, kThreads, 0, s.handle>>>(static_cast<const uint64_t*>(src),
-                                                         static_cast<uint64_t*>(dst), n, sh);
+                                                        static_cast<uint64_t*>(dst), n, sh);
       break;
     default:
-      unsupported(format("element size %zu bytes is not implemented by the cuda copy",
-                         elem_bytes));
+      unsupported(format("element size %zu bytes is not implemented by the cuda copy", elem_bytes));
   }
   NNP_CUDA_CHECK_LAUNCH();
 }
@@ -210,13 +209,14 @@ void dispatch_bits(elem t, F&& f) {
 
 }  // namespace
 
-// ---- shared launchers -----------------------------------------------------------------------------
+// ---- shared launchers
+// -----------------------------------------------------------------------------
 void launch_broadcast_tail(stream& s, elem t, const void* c, int64_t n_c, void* y, int64_t n_y) {
   if (n_y == 0) return;
   dispatch_bits(t, [&](auto tg) {
     using U = typename decltype(tg)::type;
     broadcast_tail_kernel<<<grid_for(n_y), kThreads, 0, s.handle>>>(static_cast<const U*>(c), n_c,
-                                                                   static_cast<U*>(y), n_y);
+                                                                    static_cast<U*>(y), n_y);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }
@@ -267,7 +267,8 @@ void launch_crop2d(stream& s, elem t, const void* xp, void* y, int64_t nc, int64
   NNP_CUDA_CHECK_LAUNCH();
 }
 
-// ---- ops ------------------------------------------------------------------------------------------
+// ---- ops
+// ------------------------------------------------------------------------------------------
 void op_binary(stream& s, const op_call& c) {
   const auto p = read_params<nnp_binary_params>(c.params);
   const DLTensor& a = *c.input(0);
@@ -307,8 +308,7 @@ void op_scale(stream& s, const op_call& c) {
   const auto p = read_params<nnp_scale_params>(c.params);
   const DLTensor& x = *c.input(0);
   const DLTensor& y = *c.output(0);
-  launch_scale(s, elem_of(y.dtype), data_ptr<const void>(x), data_ptr<void>(y), numel(y),
-               p.alpha);
+  launch_scale(s, elem_of(y.dtype), data_ptr<const void>(x), data_ptr<void>(y), numel(y), p.alpha);
 }
 
 void op_fill(stream& s, const op_call& c) {
@@ -410,8 +410,8 @@ void op_cast(stream& s, const op_call& c) {
     using From = typename decltype(tin)::type;
     dispatch_any_float(ty, [&](auto tout) {
       using To = typename decltype(tout)::type;
-      cast_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const From>(x),
-                                                          data_ptr<To>(y), n);
+      cast_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const From>(x), data_ptr<To>(y),
+                                                          n);
     });
   });
   NNP_CUDA_CHECK_LAUNCH();

@@ -90,23 +90,23 @@ const char* base_name(const char* file) {
 void throw_cuda(cudaError_t e, const char* call, const char* file, int line) {
   // Clear the (non-sticky) error state of this thread so it does not leak into the next call.
   (void)cudaGetLastError();
-  fail(status_of(e), format("CUDA error %d (%s: %s) in %s at %s:%d", static_cast<int>(e),
-                            cudaGetErrorName(e), cudaGetErrorString(e), call, base_name(file),
-                            line));
+  fail(status_of(e),
+       format("CUDA error %d (%s: %s) in %s at %s:%d", static_cast<int>(e), cudaGetErrorName(e),
+              cudaGetErrorString(e), call, base_name(file), line));
 }
 
 void throw_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
-  fail(status_of(s), format("cuBLAS error %d (%s: %s) in %s at %s:%d", static_cast<int>(s),
-                            cublasGetStatusName(s), cublasGetStatusString(s), call,
-                            base_name(file), line));
+  fail(status_of(s),
+       format("cuBLAS error %d (%s: %s) in %s at %s:%d", static_cast<int>(s),
+              cublasGetStatusName(s), cublasGetStatusString(s), call, base_name(file), line));
 }
 
 void throw_cudnn(cudnnStatus_t s, const char* call, const char* file, int line) {
   char detail[512] = {0};
   cudnnGetLastErrorString(detail, sizeof(detail));
-  fail(status_of(s), format("cuDNN error %d (%s%s%s) in %s at %s:%d", static_cast<int>(s),
-                            cudnnGetErrorString(s), detail[0] ? ": " : "", detail, call,
-                            base_name(file), line));
+  fail(status_of(s),
+       format("cuDNN error %d (%s%s%s) in %s at %s:%d", static_cast<int>(s), cudnnGetErrorString(s),
+              detail[0] ? ": " : "", detail, call, base_name(file), line));
 }
 
 }  // namespace nnp::cuda

@@ -22,27 +22,26 @@ nnp_status status_of(cudnnStatus_t s);
 
 }  // namespace nnp::cuda
 
-#define NNP_CUDA_CHECK(call)                                                 \
-  do {                                                                       \
-    const cudaError_t nnp_e_ = (call);                                       \
-    if (nnp_e_ != cudaSuccess)                                               \
-      ::nnp::cuda::throw_cuda(nnp_e_, #call, __FILE__, __LINE__);            \
+#define NNP_CUDA_CHECK(call)                                                               \
+  do {                                                                                     \
+    const cudaError_t nnp_e_ = (call);                                                     \
+    if (nnp_e_ != cudaSuccess) ::nnp::cuda::throw_cuda(nnp_e_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: reports launch-configuration errors at once (errors of the running
 // kernel surface at stream_synchronize).
 #define NNP_CUDA_CHECK_LAUNCH() NNP_CUDA_CHECK(cudaGetLastError())
 
-#define NNP_CUBLAS_CHECK(call)                                               \
-  do {                                                                       \
-    const cublasStatus_t nnp_s_ = (call);                                    \
-    if (nnp_s_ != CUBLAS_STATUS_SUCCESS)                                     \
-      ::nnp::cuda::throw_cublas(nnp_s_, #call, __FILE__, __LINE__);          \
+#define NNP_CUBLAS_CHECK(call)                                      \
+  do {                                                              \
+    const cublasStatus_t nnp_s_ = (call);                           \
+    if (nnp_s_ != CUBLAS_STATUS_SUCCESS)                            \
+      ::nnp::cuda::throw_cublas(nnp_s_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define NNP_CUDNN_CHECK(call)                                                \
-  do {                                                                       \
-    const cudnnStatus_t nnp_s_ = (call);                                     \
-    if (nnp_s_ != CUDNN_STATUS_SUCCESS)                                      \
-      ::nnp::cuda::throw_cudnn(nnp_s_, #call, __FILE__, __LINE__);           \
+#define NNP_CUDNN_CHECK(call)                                      \
+  do {                                                             \
+    const cudnnStatus_t nnp_s_ = (call);                           \
+    if (nnp_s_ != CUDNN_STATUS_SUCCESS)                            \
+      ::nnp::cuda::throw_cudnn(nnp_s_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -27,8 +27,8 @@ cudaDataType cuda_type(elem t) {
 
 int checked_int(int64_t v, const char* what) {
   if (v > INT_MAX)
-    unsupported(format("gemm: %s = %lld exceeds cuBLAS's 32-bit limit", what,
-                       static_cast<long long>(v)));
+    unsupported(
+        format("gemm: %s = %lld exceeds cuBLAS's 32-bit limit", what, static_cast<long long>(v)));
   return static_cast<int>(v);
 }
 
@@ -75,9 +75,8 @@ void op_gemm(stream& s, const op_call& c) {
   const long long stride_y = static_cast<long long>(M * N);
 
   const cudaDataType dt = cuda_type(t);
-  const cublasComputeType_t compute = (t == elem::f32 && s.allow_tf32)
-                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute =
+      (t == elem::f32 && s.allow_tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const float alpha_f = static_cast<float>(p.alpha);
   const float beta_f = static_cast<float>(beta);
   cublasHandle_t h = s.blas();

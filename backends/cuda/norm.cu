@@ -86,7 +86,8 @@ __global__ void bn_backward_kernel(const float* x, const float* dy, const float*
   }
 }
 
-// ---- layer norm: rows of length I, contiguous ----------------------------------------------------
+// ---- layer norm: rows of length I, contiguous
+// ----------------------------------------------------
 __global__ void ln_forward_kernel(const float* x, const float* scale, const float* bias, float* y,
                                   float* mean_out, float* inv_std_out, int64_t rows, int64_t I,
                                   float eps) {

@@ -47,24 +47,24 @@ inline elem elem_of(const DLDataType& t) {
 }
 
 // ---- op families ------------------------------------------------------------------------------
-void op_gemm(stream& s, const op_call& c);            // gemm.cpp (cuBLAS)
-void op_conv2d(stream& s, const op_call& c);          // conv.cpp (cuDNN)
-void op_pool2d(stream& s, const op_call& c);          // pool.cu
-void op_activation(stream& s, const op_call& c);      // activation.cu
-void op_softmax(stream& s, const op_call& c);         // softmax.cu
-void op_cross_entropy(stream& s, const op_call& c);   // softmax.cu
-void op_batch_norm(stream& s, const op_call& c);      // norm.cu
-void op_layer_norm(stream& s, const op_call& c);      // norm.cu
-void op_dropout(stream& s, const op_call& c);         // dropout.cu
-void op_binary(stream& s, const op_call& c);          // elementwise.cu
-void op_scale(stream& s, const op_call& c);           // elementwise.cu
-void op_fill(stream& s, const op_call& c);            // elementwise.cu
-void op_copy(stream& s, const op_call& c);            // elementwise.cu
-void op_transpose(stream& s, const op_call& c);       // elementwise.cu
-void op_cast(stream& s, const op_call& c);            // elementwise.cu
-void op_reduce(stream& s, const op_call& c);          // reduce.cu
-void op_sgd(stream& s, const op_call& c);             // optim.cu
-void op_adam(stream& s, const op_call& c);            // optim.cu
+void op_gemm(stream& s, const op_call& c);           // gemm.cpp (cuBLAS)
+void op_conv2d(stream& s, const op_call& c);         // conv.cpp (cuDNN)
+void op_pool2d(stream& s, const op_call& c);         // pool.cu
+void op_activation(stream& s, const op_call& c);     // activation.cu
+void op_softmax(stream& s, const op_call& c);        // softmax.cu
+void op_cross_entropy(stream& s, const op_call& c);  // softmax.cu
+void op_batch_norm(stream& s, const op_call& c);     // norm.cu
+void op_layer_norm(stream& s, const op_call& c);     // norm.cu
+void op_dropout(stream& s, const op_call& c);        // dropout.cu
+void op_binary(stream& s, const op_call& c);         // elementwise.cu
+void op_scale(stream& s, const op_call& c);          // elementwise.cu
+void op_fill(stream& s, const op_call& c);           // elementwise.cu
+void op_copy(stream& s, const op_call& c);           // elementwise.cu
+void op_transpose(stream& s, const op_call& c);      // elementwise.cu
+void op_cast(stream& s, const op_call& c);           // elementwise.cu
+void op_reduce(stream& s, const op_call& c);         // reduce.cu
+void op_sgd(stream& s, const op_call& c);            // optim.cu
+void op_adam(stream& s, const op_call& c);           // optim.cu
 
 // ---- launchers shared between families (elementwise.cu, reduce.cu) ----------------------------
 // y[i] = c[i % n_c] for i < n_y (GEMM's C broadcast over rows and batch).
@@ -81,7 +81,7 @@ void launch_pad2d(stream& s, elem t, const void* x, void* xp, int64_t nc, int64_
 void launch_crop2d(stream& s, elem t, const void* xp, void* y, int64_t nc, int64_t h, int64_t w,
                    int64_t top, int64_t bottom, int64_t left, int64_t right);
 // Sum over every axis but `axis` of a compact tensor: y[j] = sum x[..., j, ...].
-void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape,
-                          int rank, int axis);
+void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
+                          int axis);
 
 }  // namespace nnp::cuda

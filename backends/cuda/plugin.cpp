@@ -11,10 +11,10 @@ namespace {
 
 constexpr int32_t kAutoPriority = 200;
 
-#define NNP_CUDA_SET_PROP(props, field, value)                                               \
-  do {                                                                                       \
+#define NNP_CUDA_SET_PROP(props, field, value)                                              \
+  do {                                                                                      \
     if ((props)->struct_size >= offsetof(nnp_device_props, field) + sizeof((props)->field)) \
-      (props)->field = (value);                                                              \
+      (props)->field = (value);                                                             \
   } while (0)
 
 stream* as_stream(void* s) {
@@ -109,10 +109,10 @@ void check_supported(const op_call& c) {
   const DLDataType d = t->dtype;
   const bool ok = allowed == dtypes::f32 ? is_f32(d) : (is_f32(d) || is_f16(d) || is_bf16(d));
   if (!ok)
-    unsupported(format("dtype %s is not implemented by the cuda backend for this op "
-                       "(implemented: %s)",
-                       dtype_name(d).c_str(),
-                       allowed == dtypes::f32 ? "float32" : "float32, float16, bfloat16"));
+    unsupported(format(
+        "dtype %s is not implemented by the cuda backend for this op "
+        "(implemented: %s)",
+        dtype_name(d).c_str(), allowed == dtypes::f32 ? "float32" : "float32, float16, bfloat16"));
 }
 
 void execute(stream& s, const op_call& c) {
@@ -242,8 +242,7 @@ nnp_status stream_synchronize(void* handle) {
   });
 }
 
-nnp_status memcpy_async(void* handle, void* dst, const void* src, size_t size_bytes,
-                        int32_t kind) {
+nnp_status memcpy_async(void* handle, void* dst, const void* src, size_t size_bytes, int32_t kind) {
   return guard([&] {
     stream* s = as_stream(handle);
     if (size_bytes == 0) return;
@@ -288,8 +287,8 @@ nnp_status stream_set_attribute(void* handle, int32_t attribute, int64_t value) 
         s->set_allow_tf32(value != 0);
         return;
       default:
-        unsupported(format("stream attribute %d is not implemented by the cuda backend",
-                           attribute));
+        unsupported(
+            format("stream attribute %d is not implemented by the cuda backend", attribute));
     }
   });
 }

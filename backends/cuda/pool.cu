@@ -31,8 +31,7 @@ __device__ __forceinline__ window window_of(const pool_geom& g, int64_t p, int64
   w.w0 = max(ws, int64_t{0});
   w.h1 = min(he, g.H);
   w.w1 = min(we, g.W);
-  const int64_t count =
-      g.include_pad ? (he - hs) * (we - ws) : (w.h1 - w.h0) * (w.w1 - w.w0);
+  const int64_t count = g.include_pad ? (he - hs) * (we - ws) : (w.h1 - w.h0) * (w.w1 - w.w0);
   w.divisor = static_cast<float>(count);
   return w;
 }
@@ -134,8 +133,8 @@ void op_pool2d(stream& s, const op_call& c) {
     if (c.kind == NNP_OP_POOL2D_FORWARD) {
       const int64_t n = g.NC * g.P * g.Q;
       if (n == 0) return;
-      pool_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<T>(*c.output(0)), g);
+      pool_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const T>(x),
+                                                                  data_ptr<T>(*c.output(0)), g);
     } else {
       // inputs {x, y, dy}; y is not needed here.
       const int64_t n = g.NC * g.H * g.W;

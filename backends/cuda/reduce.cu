@@ -90,8 +90,8 @@ void launch_reduce(stream& s, elem t, const void* x, void* y, const int64_t* sha
     using T = typename decltype(tg)::type;
     if (p.red_count >= 64 || n_out < 1024) {
       const unsigned blocks = static_cast<unsigned>(n_out < (1 << 20) ? n_out : (1 << 20));
-      reduce_block_kernel<<<blocks, kThreads, 0, s.handle>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), n_out, p, op);
+      reduce_block_kernel<<<blocks, kThreads, 0, s.handle>>>(static_cast<const T*>(x),
+                                                             static_cast<T*>(y), n_out, p, op);
     } else {
       reduce_thread_kernel<<<grid_for(n_out), kThreads, 0, s.handle>>>(
           static_cast<const T*>(x), static_cast<T*>(y), n_out, p, op);
@@ -102,8 +102,8 @@ void launch_reduce(stream& s, elem t, const void* x, void* y, const int64_t* sha
 
 }  // namespace
 
-void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape,
-                          int rank, int axis) {
+void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
+                          int axis) {
   bool reduced[NNP_MAX_DIMS];
   for (int d = 0; d < rank; ++d) reduced[d] = d != axis;
   launch_reduce(s, t, x, y, shape, rank, reduced, NNP_REDUCE_SUM);
@@ -119,7 +119,8 @@ void op_reduce(stream& s, const op_call& c) {
   } else {
     for (int i = 0; i < p.n_axes; ++i) {
       const int a = normalize_axis(p.axes[i], x.ndim);
-      if (a < 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("reduce axis %d out of range", p.axes[i]));
+      if (a < 0)
+        fail(NNP_STATUS_INVALID_ARGUMENT, format("reduce axis %d out of range", p.axes[i]));
       reduced[a] = true;
     }
   }

@@ -14,9 +14,7 @@ constexpr int kWarpsPerBlock = kThreads / 32;
 // Rows are (o, i) pairs; element c of a row is at o*C*I + c*I + i.
 struct rows {
   int64_t count, C, I;
-  __device__ __forceinline__ int64_t base(int64_t row) const {
-    return (row / I) * C * I + row % I;
-  }
+  __device__ __forceinline__ int64_t base(int64_t row) const { return (row / I) * C * I + row % I; }
 };
 
 unsigned grid_for_rows(int64_t n) {
