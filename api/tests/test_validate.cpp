@@ -90,7 +90,8 @@ void check_invalid(nnp_status st, const char* op, std::initializer_list<const ch
   INFO("message: " << msg);
   CHECK(st == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(msg.rfind(std::string(op) + ": ", 0) == 0);
-  for (const char* w : words) CHECK_MESSAGE(msg.find(w) != std::string::npos, "missing: " << std::string(w));
+  for (const char* w : words)
+    CHECK_MESSAGE(msg.find(w) != std::string::npos, "missing: " << std::string(w));
 }
 #define CHECK_INVALID(op, words, ...) check_invalid(ask(dev, __VA_ARGS__), op, words)
 #define W(...) \
