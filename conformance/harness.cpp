@@ -1025,17 +1025,21 @@ bool write_report(const std::string& path) {
 void print_summary() {
   std::lock_guard<std::mutex> lock(report_mutex());
   std::map<std::string, std::map<Outcome, int>> counts;
-  std::map<std::string, std::pair<int, std::string>> unsupported;  // "backend op dtype"
+  // Unsupported cases, grouped by backend and dtype: the ops and one reason.
+  std::map<std::string, std::pair<std::set<std::string>, std::string>> unsupported;
   for (const auto& e : entries()) {
     counts[e.backend][e.outcome]++;
     if (e.outcome == Outcome::unsupported) {
-      auto& u = unsupported[e.backend + " " + e.op + " " + e.dtype];
-      if (u.first++ == 0) u.second = e.message;
+      auto& u = unsupported[e.backend + " " + e.dtype];
+      if (u.first.empty()) u.second = e.message;
+      u.first.insert(e.op);
     }
   }
-  for (const auto& [key, u] : unsupported)
-    std::printf("[nnplug-conformance] unsupported: %s (%d cases): %s\n", key.c_str(), u.first,
-                u.second.c_str());
+  for (const auto& [key, u] : unsupported) {
+    std::vector<std::string> ops(u.first.begin(), u.first.end());
+    std::printf("[nnplug-conformance] unsupported: %s: %zu ops (%s); e.g. %s\n", key.c_str(),
+                ops.size(), join(ops, ", ").c_str(), u.second.c_str());
+  }
   for (const Device* d : backends_under_test()) {
     if (!d->available)
       std::printf("[nnplug-conformance] %s: %s: %s\n", d->label.c_str(),

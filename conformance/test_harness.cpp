@@ -1,0 +1,131 @@
+// test_harness.cpp — self-checks of the conformance harness, so that a passing suite means
+// something: NMSE, NaN and Inf rules, exact comparison, float16/bfloat16 rounding, case-file
+// parsing, tolerance precedence, and that guard bytes, untouched-input and untouched-output
+// checks really catch an op that writes out of bounds (an output shifted into its guard).
+#include <doctest/doctest.h>
+
+#include "harness.hpp"
+
+#include <cmath>
+#include <limits>
+
+using namespace conf;
+
+TEST_CASE("harness: NMSE, NaN and Inf rules") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(compare_nmse({1, 2, 3}, {1, 2, 3}, 0).ok);
+  const Comparison c = compare_nmse({1, 2, 3.001}, {1, 2, 3}, 1e-9);
+  CHECK_FALSE(c.ok);
+  CHECK(c.error == doctest::Approx(1e-6 / 14).epsilon(1e-3));
+  CHECK(compare_nmse({1, 2, 3.001}, {1, 2, 3}, 1e-6).ok);
+  CHECK_FALSE(compare_nmse({1, nan, 3}, {1, 2, 3}, 1).ok);  // NaN fails
+  CHECK_FALSE(compare_nmse({1, 2, 3}, {1, nan, 3}, 1).ok);  // a number where NaN is expected
+  CHECK(compare_nmse({1, nan, 3}, {1, nan, 3}, 0).ok);      // NaN where the reference has NaN
+  CHECK(compare_nmse({inf, -inf, 1}, {inf, -inf, 1}, 0).ok);
+  CHECK_FALSE(compare_nmse({inf, 1}, {-inf, 1}, 1).ok);   // Inf sign
+  CHECK_FALSE(compare_nmse({inf, 1}, {1e308, 1}, 1).ok);  // Inf position
+  CHECK_FALSE(compare_nmse({1, 2}, {1, 2, 3}, 1).ok);     // size
+  CHECK(compare_nmse({0, 0}, {0, 0}, 0).ok);              // all-zero reference
+  CHECK(compare_exact({0, 1, 1}, {0, 1, 1}).ok);
+  const Comparison e = compare_exact({0, 1, 0, 0}, {0, 1, 1, 1});
+  CHECK_FALSE(e.ok);
+  CHECK(e.error == 2);
+}
+
+TEST_CASE("harness: float16 and bfloat16 rounding") {
+  CHECK(quantize(1.0, DT::f16) == 1.0);
+  CHECK(quantize(65504.0, DT::f16) == 65504.0);
+  CHECK(std::isinf(quantize(65520.0, DT::f16)));  // rounds up to Inf
+  CHECK(quantize(65519.0, DT::f16) == 65504.0);
+  CHECK(quantize(1.0 + 1.0 / 2048, DT::f16) == 1.0);  // tie to even
+  CHECK(quantize(1.0 + 3.0 / 2048, DT::f16) == 1.0 + 2.0 / 1024);
+  CHECK(quantize(std::ldexp(1.0, -24), DT::f16) == std::ldexp(1.0, -24));  // subnormal
+  CHECK(quantize(std::ldexp(1.0, -26), DT::f16) == 0.0);
+  CHECK(quantize(-2.5, DT::f16) == -2.5);
+  CHECK(std::isnan(quantize(std::nan(""), DT::f16)));
+  CHECK(quantize(1.0 + 1.0 / 256, DT::bf16) == 1.0);  // tie to even
+  CHECK(quantize(1.0 + 3.0 / 256, DT::bf16) == 1.0 + 2.0 / 128);
+  CHECK(std::isnan(quantize(std::nan(""), DT::bf16)));
+  CHECK(quantize(0.1, DT::f32) == static_cast<double>(0.1f));
+  CHECK(quantize(3.7, DT::i64) == 3.0);
+}
+
+TEST_CASE("harness: case-file tokens") {
+  const Case c = parse_case(
+      "  n2 c3  h7 w7 k4 r3 s3 stride2 pad_t1 axis-1 x2x3x4 perm=2,0,1 "
+      "red=mean alpha=1e-3 flag");
+  CHECK(c.text ==
+        "n2 c3 h7 w7 k4 r3 s3 stride2 pad_t1 axis-1 x2x3x4 perm=2,0,1 red=mean "
+        "alpha=1e-3 flag");
+  CHECK(c.i("n", 0) == 2);
+  CHECK(c.i("stride", 0) == 2);
+  CHECK(c.i("pad_t", 0) == 1);
+  CHECK(c.i("axis", 0) == -1);
+  CHECK(c.i("missing", 42) == 42);
+  CHECK(c.dims("x") == std::vector<int64_t>{2, 3, 4});
+  CHECK(c.list("perm") == std::vector<int64_t>{2, 0, 1});
+  CHECK(c.s("red", "") == "mean");
+  CHECK(c.d("alpha", 0) == doctest::Approx(1e-3));
+  CHECK(c.has("flag"));
+  CHECK_FALSE(c.has("pad"));
+}
+
+TEST_CASE("harness: tolerance precedence") {
+  // Specific rules beat wildcards (defaults come from tolerances.txt and built-ins).
+  CHECK(tolerance("no_such_op", DT::f32) > 0);
+  CHECK(tolerance("no_such_op", DT::f64) <= tolerance("no_such_op", DT::f32));
+  CHECK(tolerance("no_such_op", DT::f16) >= tolerance("no_such_op", DT::f32));
+  CHECK(tolerance("gradient", DT::f64) > tolerance("no_such_op", DT::f64));
+}
+
+TEST_CASE("harness: guard bytes and untouched tensors are checked") {
+  Device& ref = reference_device();
+  REQUIRE(ref.available);
+  auto p = make_params<nnp_scale_params>();
+  p.alpha = 2;
+  OpCall call;
+  call.kind = NNP_OP_SCALE;
+  call.set_params(p);
+  call.inputs = {tensor({3, 5}, std::vector<double>(15, 1.5))};
+  call.outputs = {tensor({3, 5})};
+
+  const RunResult good = run_op(ref, call, DT::f32);
+  REQUIRE(good.status == NNP_STATUS_OK);
+  CHECK(good.problems.empty());
+  CHECK(good.outputs[0] == std::vector<double>(15, 3.0));
+
+  // An output placed one element into its leading guard: the op writes into the guard.
+  const RunResult shifted = run_op(ref, call, DT::f32, nullptr,
+                                   [](RawCall& raw) { raw.out[0].byte_offset -= sizeof(float); });
+  REQUIRE(shifted.status == NNP_STATUS_OK);
+  REQUIRE_FALSE(shifted.problems.empty());
+  CHECK(shifted.problems[0].find("guard before") != std::string::npos);
+  // ... and leaves its last element unwritten (still the NaN fill), which NMSE rejects.
+  CHECK(std::isnan(shifted.outputs[0].back()));
+  CHECK_FALSE(compare_nmse(shifted.outputs[0], good.outputs[0], 1).ok);
+
+  // The output pointed at the input: the input is modified, which must be reported.
+  const RunResult into_input =
+      run_op(ref, call, DT::f32, nullptr, [](RawCall& raw) { raw.out[0].data = raw.in[0].data; });
+  if (into_input.status == NNP_STATUS_OK) {
+    CHECK_FALSE(into_input.problems.empty());
+  }
+
+  // A rejected call leaves outputs untouched.
+  const RunResult rejected =
+      run_op(ref, call, DT::f32, nullptr, [](RawCall& raw) { raw.params = nullptr; });
+  CHECK(rejected.status == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(rejected.outputs_untouched);
+}
+
+TEST_CASE("harness: random inputs are deterministic per case") {
+  Rng a("gemm m4 n5 k3"), b("gemm m4 n5 k3"), c("gemm m4 n5 k4");
+  const auto va = a.uniform_vec(16), vb = b.uniform_vec(16), vc = c.uniform_vec(16);
+  CHECK(va == vb);
+  CHECK(va != vc);
+  Rng d("distinct");
+  auto v = d.distinct(100, 0.5);
+  std::sort(v.begin(), v.end());
+  CHECK(std::adjacent_find(v.begin(), v.end()) == v.end());
+}
