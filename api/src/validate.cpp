@@ -35,6 +35,19 @@ std::string shape_str(const shape_t& s) {
 
 shape_t shape_of(const DLTensor* t) { return shape_t(t->shape, t->shape + t->ndim); }
 
+// The name of an operand, "inputs[1] (w)", formatted only when a message needs it (validation
+// runs on every op call, so the success path builds no strings).
+struct arg_name {
+  const char* array;  // "inputs" or "outputs"
+  size_t index;
+  const char* name;
+  std::string str() const {
+    return std::string(array) + "[" + std::to_string(index) + "] (" + name + ")";
+  }
+};
+std::string operator+(const arg_name& a, const char* s) { return a.str() + s; }
+std::string operator+(const std::string& s, const arg_name& a) { return s + a.str(); }
+
 // One op call under validation.
 class call {
  public:
@@ -71,12 +84,8 @@ class call {
   const DLTensor* in(size_t i) const { return i < n_in_ ? in_[i] : nullptr; }
   const DLTensor* out(size_t i) const { return i < n_out_ ? out_[i] : nullptr; }
 
-  std::string in_label(size_t i) const {
-    return "inputs[" + std::to_string(i) + "] (" + in_names_[i] + ")";
-  }
-  std::string out_label(size_t i) const {
-    return "outputs[" + std::to_string(i) + "] (" + out_names_[i] + ")";
-  }
+  arg_name in_label(size_t i) const { return arg_name{"inputs", i, in_names_[i]}; }
+  arg_name out_label(size_t i) const { return arg_name{"outputs", i, out_names_[i]}; }
 
   // Required tensors must be present; every present tensor passes the generic checks.
   void tensors(std::initializer_list<size_t> in_required,
@@ -97,8 +106,8 @@ class call {
                                 std::initializer_list<size_t> non_float_out = {}) const {
     bool have = false;
     DLDataType dt{};
-    std::string first;
-    auto visit = [&](const std::string& label, const DLTensor* t) {
+    arg_name first{};
+    auto visit = [&](const arg_name& label, const DLTensor* t) {
       if (t == nullptr) return;
       if (!nnp::is_float_dtype(t->dtype))
         fail(label + ": expected a float dtype (float16, bfloat16, float32, float64), got " +
@@ -119,26 +128,37 @@ class call {
     return dt;
   }
 
-  void expect_dtype(const std::string& label, const DLTensor* t, bool ok,
-                    const char* expected) const {
+  void expect_dtype(const arg_name& label, const DLTensor* t, bool ok, const char* expected) const {
     if (t != nullptr && !ok)
       fail(label + ": expected dtype " + expected + ", got " + nnp::dtype_name(t->dtype));
   }
 
   // ---- shapes ----------------------------------------------------------------------------
-  void expect_rank(const std::string& label, const DLTensor* t, int rank,
+  void expect_rank(const arg_name& label, const DLTensor* t, int rank,
                    const char* what = nullptr) const {
     if (t != nullptr && t->ndim != rank)
       fail(label + ": expected rank " + std::to_string(rank) +
            (what ? std::string(" ") + what : "") + ", got rank " + std::to_string(t->ndim) + " " +
            nnp::shape_string(*t));
   }
-  void expect_shape(const std::string& label, const DLTensor* t, const shape_t& expected,
-                    const std::string& why = "") const {
-    if (t == nullptr) return;
-    if (shape_of(t) != expected)
-      fail(label + ": expected shape " + shape_str(expected) + (why.empty() ? "" : " " + why) +
-           ", got " + nnp::shape_string(*t));
+  void expect_shape(const arg_name& label, const DLTensor* t, const shape_t& expected,
+                    const char* why = nullptr) const {
+    if (t == nullptr || same_shape(t, expected)) return;
+    fail(label + ": expected shape " + shape_str(expected) +
+         (why != nullptr ? std::string(" ") + why : std::string()) + ", got " +
+         nnp::shape_string(*t));
+  }
+  static bool same_shape(const DLTensor* t, const shape_t& expected) {
+    if (static_cast<size_t>(t->ndim) != expected.size()) return false;
+    for (int d = 0; d < t->ndim; ++d)
+      if (t->shape[d] != expected[static_cast<size_t>(d)]) return false;
+    return true;
+  }
+  static bool same_shape(const DLTensor* a, const DLTensor* b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; ++d)
+      if (a->shape[d] != b->shape[d]) return false;
+    return true;
   }
 
   // ---- aliasing ----------------------------------------------------------------------------
@@ -183,7 +203,7 @@ class call {
     }
   }
 
-  void check_tensor(const std::string& label, const DLTensor& t, bool allow_strides) const {
+  void check_tensor(const arg_name& label, const DLTensor& t, bool allow_strides) const {
     if (t.ndim < 0 || t.ndim > NNP_MAX_DIMS)
       fail(label + ": expected rank in [0, " + std::to_string(NNP_MAX_DIMS) + "], got " +
            std::to_string(t.ndim));
@@ -310,10 +330,12 @@ void expect_range(const call& c, const char* field, double v, double lo, double 
 }
 
 // ---- same-shape helpers -------------------------------------------------------------------
-void same_shape_all(const call& c, const DLTensor* ref, const std::string& ref_label,
-                    std::initializer_list<std::pair<std::string, const DLTensor*>> others) {
+void same_shape_all(const call& c, const DLTensor* ref, const arg_name& ref_label,
+                    std::initializer_list<std::pair<arg_name, const DLTensor*>> others) {
   for (const auto& [label, t] : others)
-    c.expect_shape(label, t, shape_of(ref), "(the shape of " + ref_label + ")");
+    if (t != nullptr && !call::same_shape(t, ref))
+      c.fail(label + ": expected shape " + nnp::shape_string(*ref) + " (the shape of " + ref_label +
+             "), got " + nnp::shape_string(*t));
 }
 
 // ================================================================================ GEMM ====
@@ -383,8 +405,8 @@ const nnp_conv2d_params& conv_params(call& c, const void* params) {
 }
 
 // Checks x (NCHW) and w (OIHW) of a convolution and returns the geometry; P, Q >= 1.
-conv_geometry conv_check_xw(const call& c, const nnp_conv2d_params& p, const std::string& xl,
-                            const DLTensor* x, const std::string& wl, const DLTensor* w) {
+conv_geometry conv_check_xw(const call& c, const nnp_conv2d_params& p, const arg_name& xl,
+                            const DLTensor* x, const arg_name& wl, const DLTensor* w) {
   c.expect_rank(xl, x, 4, "[N, C, H, W]");
   c.expect_rank(wl, w, 4, "[K, C/groups, R, S]");
   conv_geometry g{x->shape[0], x->shape[1], x->shape[2],
