@@ -348,6 +348,16 @@ std::vector<Device*> backends_under_test() {
   return out;
 }
 
+void release_devices() {
+  std::vector<Device*> all = backends_under_test();
+  all.push_back(&ref_dev());
+  for (Device* d : all) {
+    if (d->stream) nnp_stream_destroy(d->stream);
+    d->stream = nullptr;
+    d->available = false;
+  }
+}
+
 bool setup_devices() {
   Options& o = options();
   std::vector<std::pair<std::string, std::string>> wanted;  // (label, device name)
@@ -695,8 +705,18 @@ Comparison compare_nmse(const std::vector<double>& got, const std::vector<double
   if (!c.ok && c.error == 0) c.error = std::numeric_limits<double>::infinity();
   if (c.ok && !(c.error <= threshold)) {
     c.ok = false;
+    size_t worst = 0;
+    double worst_diff = -1;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double diff = std::fabs(got[i] - want[i]);
+      if (std::isfinite(diff) && diff > worst_diff) {
+        worst_diff = diff;
+        worst = i;
+      }
+    }
     std::ostringstream os;
-    os << "NMSE " << c.error << " > " << threshold;
+    os << "NMSE " << c.error << " > " << threshold << " (largest difference at element " << worst
+       << ": got " << got[worst] << ", reference " << want[worst] << ")";
     c.detail = os.str();
   }
   return c;

@@ -27,6 +27,7 @@ struct Options {
   std::string report;                        // --report FILE.json
   std::string cases = "ci";                  // --cases ci|full|DIR
   std::vector<std::string> tolerance_files;  // --tolerances FILE (after the default file)
+  bool shutdown = false;                     // --shutdown: call nnp_shutdown() at the end
 };
 Options& options();
 
@@ -100,6 +101,8 @@ struct Device {
 bool setup_devices();
 Device& reference_device();
 std::vector<Device*> backends_under_test();  // available or not
+// Destroys the main-thread streams (before nnp_shutdown or exit).
+void release_devices();
 
 // ---- running ops ----------------------------------------------------------------------------
 struct RunResult {

@@ -28,6 +28,7 @@ void print_usage() {
       "  --tolerances FILE     extra 'op dtype nmse' rules, applied after tolerances.txt;\n"
       "                        repeatable\n"
       "  --report FILE.json    write a JSON report (backend x op x dtype x case)\n"
+      "  --shutdown            call nnp_shutdown() before exiting (checks plugin teardown)\n"
       "  --help                this text, then doctest's options\n"
       "Every other option goes to doctest, e.g. -tc='conv*' -r=junit -s.\n"
       "See docs/conformance.md.\n\n");
@@ -78,6 +79,8 @@ int main(int argc, char** argv) {
       o.cases = v;
     } else if (take("--tolerances", argc, argv, i, &v)) {
       o.tolerance_files.push_back(v);
+    } else if (std::strcmp(argv[i], "--shutdown") == 0) {
+      o.shutdown = true;
     } else {
       const std::string a = argv[i];
       if (a == "--help" || a == "-h" || a == "-?") help = true;
@@ -108,6 +111,15 @@ int main(int argc, char** argv) {
   int rc = ctx.run();
   conf::print_summary();
   if (!o.report.empty() && !conf::write_report(o.report) && rc == 0) rc = 1;
-  nnp_shutdown();
+  conf::release_devices();
+  // Without --shutdown the plugins stay loaded until exit, as nnplug.h allows.
+  if (o.shutdown) {
+    const nnp_status s = nnp_shutdown();
+    if (s != NNP_STATUS_OK) {
+      std::fprintf(stderr, "nnplug-conformance: nnp_shutdown: %s: %s\n", nnp_status_string(s),
+                   nnp_last_error_message());
+      if (rc == 0) rc = 1;
+    }
+  }
   return rc;
 }

@@ -176,6 +176,10 @@ TEST_CASE("batch_norm_backward") {
   for (const Case& c : load_cases("batch_norm")) {
     Rng rng("bn_bwd " + c.text);
     const BnCase v = bn_case(c);
+    // With M = N*H*W <= 2, dx is (nearly) zero and every backend's float32 answer is rounding
+    // noise amplified by inv_std: NMSE against ~0 means nothing. The float64 gradient check
+    // still covers these shapes.
+    if (numel(v.x) / v.c <= 2) continue;
     const BnData d = bn_data(v, rng);
     const auto dy = rng.uniform_vec(numel(v.x));
     check_numerics_fn("batch_norm_backward", c.text, [&](DT dt) {
