@@ -121,6 +121,37 @@ TEST_CASE("api: device lookup by name, plugin, auto") {
   CHECK(nnp_device_get_props(a, &props) == NNP_STATUS_INVALID_ARGUMENT);
 }
 
+TEST_CASE("api: struct_size: callees write only the fields that fit") {
+  nnp_device* dev = reference_device();
+  // An "older" caller's load record that ends before `state`.
+  struct old_record {
+    nnp_load_record head;
+  } rec;
+  std::memset(&rec, 0xAB, sizeof(rec));
+  rec.head.struct_size = offsetof(nnp_load_record, state);
+  size_t n = 1;
+  REQUIRE(nnp_get_load_records(&rec.head, &n) == NNP_STATUS_OK);
+  CHECK(rec.head.struct_size == offsetof(nnp_load_record, state));
+  CHECK(rec.head.path != nullptr);
+  CHECK(rec.head.abi_version_minor >= 0);
+  int32_t untouched;
+  std::memset(&untouched, 0xAB, sizeof(untouched));
+  CHECK(rec.head.state == untouched);  // beyond the caller's struct_size: not written
+  CHECK(rec.head.n_devices == untouched);
+
+  // Device props of exactly the 1.0 size: the tail padding is not written.
+  unsigned char buf[sizeof(nnp_device_props) + 16];
+  std::memset(buf, 0xCD, sizeof(buf));
+  nnp_device_props* props = reinterpret_cast<nnp_device_props*>(buf);
+  props->struct_size = NNP_DEVICE_PROPS_STRUCT_SIZE_1_0;
+  REQUIRE(nnp_device_get_props(dev, props) == NNP_STATUS_OK);
+  CHECK(props->struct_size == NNP_DEVICE_PROPS_STRUCT_SIZE_1_0);
+  CHECK(std::string(props->name) == "reference:0");
+  for (size_t i = NNP_DEVICE_PROPS_STRUCT_SIZE_1_0; i < sizeof(buf); ++i) CHECK(buf[i] == 0xCD);
+  props->struct_size = NNP_DEVICE_PROPS_STRUCT_SIZE_1_0 - 1;
+  CHECK(nnp_device_get_props(dev, props) == NNP_STATUS_INVALID_ARGUMENT);
+}
+
 TEST_CASE("api: NNPLUG_BACKEND overrides auto") {
   setenv("NNPLUG_BACKEND", "reference:0", 1);
   nnp_device* d = nullptr;
