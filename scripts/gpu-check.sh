@@ -161,7 +161,15 @@ conf_bin="$build_dir/bin/nnplug-conformance"
 if [[ -x "$conf_bin" ]]; then
   if "$conf_bin" --backend cuda --cases "$cases" --report "$out_dir/conformance-cuda.json" \
        2>&1 | tee "$out_dir/conformance-cuda.log"; then
-    record conformance PASS "$out_dir/conformance-cuda.json"
+    # The runner succeeds when a backend has no device; a GPU check must not.
+    counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$out_dir/conformance-cuda.log" |
+               sed 's/^\[nnplug-conformance\] //' | tr '\n' ' ')
+    if grep -q 'cuda: no device' "$out_dir/conformance-cuda.log" ||
+       ! grep -qE 'cuda:0: [1-9][0-9]* passed' "$out_dir/conformance-cuda.log"; then
+      record conformance FAIL "no cuda case ran: ${counts:-see $out_dir/conformance-cuda.log}"
+    else
+      record conformance PASS "${counts}-> $out_dir/conformance-cuda.json"
+    fi
   else
     record conformance FAIL "see $out_dir/conformance-cuda.log and .json"
   fi
