@@ -20,11 +20,10 @@ constexpr float kSqrt1_2 = 0.70710678118654752440f;
 constexpr float kSqrt2OverPi = 0.79788456080286535588f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
+// out[i] = f(i) over n elements, in parallel blocks (map_block: vectorised even in place).
 template <typename F>
-void map_elements(int64_t n, const F& f) {
-  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) f(i);
-  });
+void map_elements(float* out, int64_t n, const F& f) {
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { map_block(out, b, e, f); });
 }
 
 }  // namespace
@@ -37,28 +36,29 @@ void activation_forward(const op_call& c) {
   const float alpha = static_cast<float>(p.alpha);
   switch (p.function) {
     case NNP_ACTIVATION_RELU:
-      map_elements(n, [&](int64_t i) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; });
+      map_elements(y, n, [=](int64_t i) { return x[i] > 0.0f ? x[i] : 0.0f; });
       break;
     case NNP_ACTIVATION_LEAKY_RELU:
-      map_elements(n, [&](int64_t i) { y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i]; });
+      map_elements(y, n, [=](int64_t i) { return x[i] >= 0.0f ? x[i] : alpha * x[i]; });
       break;
     case NNP_ACTIVATION_SIGMOID:
-      map_elements(n, [&](int64_t i) { y[i] = 1.0f / (1.0f + std::exp(-x[i])); });
+      map_elements(y, n, [=](int64_t i) { return 1.0f / (1.0f + std::exp(-x[i])); });
       break;
     case NNP_ACTIVATION_TANH:
-      map_elements(n, [&](int64_t i) { y[i] = std::tanh(x[i]); });
+      map_elements(y, n, [=](int64_t i) { return std::tanh(x[i]); });
       break;
     case NNP_ACTIVATION_GELU_ERF:
-      map_elements(n, [&](int64_t i) { y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrt1_2)); });
+      map_elements(y, n,
+                   [&](int64_t i) { return 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrt1_2)); });
       break;
     case NNP_ACTIVATION_GELU_TANH:
-      map_elements(n, [&](int64_t i) {
+      map_elements(y, n, [=](int64_t i) {
         const float v = x[i];
-        y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+        return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
       });
       break;
     case NNP_ACTIVATION_ELU:
-      map_elements(n, [&](int64_t i) { y[i] = x[i] > 0.0f ? x[i] : alpha * std::expm1(x[i]); });
+      map_elements(y, n, [=](int64_t i) { return x[i] > 0.0f ? x[i] : alpha * std::expm1(x[i]); });
       break;
     default:
       unsupported(
@@ -74,44 +74,52 @@ void activation_backward(const op_call& c) {
   const float alpha = static_cast<float>(p.alpha);
   switch (p.function) {
     case NNP_ACTIVATION_RELU:
-      map_elements(n, [&](int64_t i) { dx[i] = x[i] > 0.0f ? dy[i] : 0.0f; });
+      map_elements(dx, n, [=](int64_t i) {
+        const float d = dy[i];  // unconditional load: the select vectorises
+        return x[i] > 0.0f ? d : 0.0f;
+      });
       break;
     case NNP_ACTIVATION_LEAKY_RELU:
       // alpha at x = 0, as PyTorch and the reference
-      map_elements(n, [&](int64_t i) { dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i]; });
+      map_elements(dx, n, [=](int64_t i) {
+        const float d = dy[i];
+        return x[i] > 0.0f ? d : alpha * d;
+      });
       break;
     case NNP_ACTIVATION_SIGMOID:
-      map_elements(n, [&](int64_t i) {
+      map_elements(dx, n, [=](int64_t i) {
         const float s = 1.0f / (1.0f + std::exp(-x[i]));
-        dx[i] = dy[i] * s * (1.0f - s);
+        return dy[i] * s * (1.0f - s);
       });
       break;
     case NNP_ACTIVATION_TANH:
-      map_elements(n, [&](int64_t i) {
+      map_elements(dx, n, [=](int64_t i) {
         const float t = std::tanh(x[i]);
-        dx[i] = dy[i] * (1.0f - t * t);
+        return dy[i] * (1.0f - t * t);
       });
       break;
     case NNP_ACTIVATION_GELU_ERF:
-      map_elements(n, [&](int64_t i) {
+      map_elements(dx, n, [=](int64_t i) {
         const float v = x[i];
         const float cdf = 0.5f * (1.0f + std::erf(v * kSqrt1_2));
         const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
-        dx[i] = dy[i] * (cdf + v * pdf);
+        return dy[i] * (cdf + v * pdf);
       });
       break;
     case NNP_ACTIVATION_GELU_TANH:
-      map_elements(n, [&](int64_t i) {
+      map_elements(dx, n, [=](int64_t i) {
         const float v = x[i];
         const float u = kSqrt2OverPi * (v + 0.044715f * v * v * v);
         const float t = std::tanh(u);
         const float du = kSqrt2OverPi * (1.0f + 3.0f * 0.044715f * v * v);
-        dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+        return dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
       });
       break;
     case NNP_ACTIVATION_ELU:
-      map_elements(
-          n, [&](int64_t i) { dx[i] = x[i] > 0.0f ? dy[i] : dy[i] * alpha * std::exp(x[i]); });
+      map_elements(dx, n, [=](int64_t i) {
+        const float d = dy[i];
+        return x[i] > 0.0f ? d : d * alpha * std::exp(x[i]);
+      });
       break;
     default:
       unsupported(
@@ -119,8 +127,7 @@ void activation_backward(const op_call& c) {
   }
 }
 
-// ---- softmax
-// -------------------------------------------------------------------------------------
+// ---- softmax ---------------------------------------------------------------------------------
 namespace {
 
 struct axis_split {

@@ -21,21 +21,69 @@ namespace nnp::cpu {
 // ---- dropout ------------------------------------------------------------------------------------
 namespace {
 
+// Philox4x32-10 for kLanes consecutive counters at once (the same arithmetic as
+// nnplug_common/philox.hpp, lane by lane): written as loops over lanes so the compiler turns
+// the 32x32->64-bit products into SIMD multiplies (pmuludq) instead of one block at a time.
+constexpr int kLanes = 8;
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void philox_keep_bits(uint64_t seed, uint64_t first_counter, uint32_t threshold,
+                      uint32_t* bits /* [kLanes] */) {
+  uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    const uint64_t c = first_counter + static_cast<uint64_t>(l);
+    c0[l] = static_cast<uint32_t>(c);
+    c1[l] = static_cast<uint32_t>(c >> 32);
+    c2[l] = 0;
+    c3[l] = 0;
+  }
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0[l];
+      const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2[l];
+      const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
+      const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+      const uint32_t n0 = hi1 ^ c1[l] ^ k0, n2 = hi0 ^ c3[l] ^ k1;
+      c0[l] = n0;
+      c1[l] = lo1;
+      c2[l] = n2;
+      c3[l] = lo0;
+    }
+  }
+  for (int l = 0; l < kLanes; ++l)
+    bits[l] = static_cast<uint32_t>((c0[l] >> 8) >= threshold) |
+              static_cast<uint32_t>((c1[l] >> 8) >= threshold) << 1 |
+              static_cast<uint32_t>((c2[l] >> 8) >= threshold) << 2 |
+              static_cast<uint32_t>((c3[l] >> 8) >= threshold) << 3;
+}
+
 void dropout_apply(const nnp_dropout_params& p, const float* x, float* y, uint8_t* mask,
                    int64_t n) {
   const uint32_t threshold = dropout_threshold(p.ratio);
   const float scale = dropout_scale<float>(p.ratio);
-  const int64_t blocks = (n + 3) / 4;
-  parallel_for(blocks, kElementwiseGrain / 4, [&](int64_t b, int64_t e) {
-    for (int64_t blk = b; blk < e; ++blk) {
-      const uint32_t bits =
-          dropout_keep_bits4(p.seed, p.offset, static_cast<uint64_t>(blk), threshold);
-      const int64_t i0 = blk * 4, i1 = std::min(n, i0 + 4);
-      for (int64_t i = i0; i < i1; ++i) {
-        const bool keep = (bits >> (i - i0)) & 1u;
-        y[i] = keep ? x[i] * scale : 0.0f;
-        if (mask != nullptr) mask[i] = keep ? 1 : 0;
+  constexpr int64_t kGroup = 4 * kLanes;  // elements per philox_keep_bits call
+  const int64_t groups = (n + kGroup - 1) / kGroup;
+  parallel_for(groups, kElementwiseGrain / kGroup, [&](int64_t gb, int64_t ge) {
+    uint32_t bits[kLanes];
+    alignas(64) float out[kGroup];
+    for (int64_t g = gb; g < ge; ++g) {
+      const int64_t i0 = g * kGroup, len = std::min(kGroup, n - i0);
+      philox_keep_bits(p.seed, p.offset + static_cast<uint64_t>(g * kLanes), threshold, bits);
+      // Branch-free select: keep bits are random, a branch would mispredict half the time.
+      for (int64_t j = 0; j < len; ++j) {
+        const uint32_t keep = (bits[j >> 2] >> (j & 3)) & 1u;
+        const float v = x[i0 + j] * scale;
+        out[j] = keep ? v : 0.0f;
+        if (mask != nullptr) mask[i0 + j] = static_cast<uint8_t>(keep);
       }
+      std::memcpy(y + i0, out, static_cast<size_t>(len) * sizeof(float));
     }
   });
 }
@@ -185,7 +233,7 @@ void scale(const op_call& c) {
   const float* x = f32(c.in(0));
   float* y = f32(c.out(0));
   parallel_for(numel(*c.in(0)), kElementwiseGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) y[i] = alpha * x[i];
+    map_block(y, b, e, [&](int64_t i) { return alpha * x[i]; });
   });
 }
 

@@ -10,6 +10,33 @@
 #include <cmath>
 
 namespace nnp::cpu {
+namespace {
+
+struct adam_consts {
+  float step_size, inv_sqrt_bc2, b1, b2, ob1, ob2, eps, wd, decay;
+  bool adamw;
+};
+
+// Operands are distinct tensors (outputs never overlap inputs): __restrict lets the loop
+// vectorise without run-time overlap checks.
+void adam_kernel(const adam_consts& k, const float* __restrict grad, float* __restrict param,
+                 float* __restrict m, float* __restrict v, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    float w = param[i];
+    float g = grad[i];
+    if (k.adamw)
+      w *= k.decay;
+    else
+      g += k.wd * w;
+    const float mi = k.b1 * m[i] + k.ob1 * g;
+    const float vi = k.b2 * v[i] + k.ob2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = w - k.step_size * mi / (std::sqrt(vi) * k.inv_sqrt_bc2 + k.eps);
+  }
+}
+
+}  // namespace
 
 void sgd_update(const op_call& c) {
   const auto& p = c.p<nnp_sgd_params>();
@@ -42,28 +69,19 @@ void adam_update(const op_call& c) {
   const double bc1 = 1.0 - std::pow(p.beta1, step), bc2 = 1.0 - std::pow(p.beta2, step);
   // param -= lr * (m / bc1) / (sqrt(v / bc2) + eps) = step_size * m / (sqrt(v) * inv_sqrt_bc2 +
   // eps)
-  const float step_size = static_cast<float>(p.lr / bc1);
-  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-  const float b1 = static_cast<float>(p.beta1), b2 = static_cast<float>(p.beta2);
-  const float ob1 = static_cast<float>(1.0 - p.beta1), ob2 = static_cast<float>(1.0 - p.beta2);
-  const float eps = static_cast<float>(p.epsilon), wd = static_cast<float>(p.weight_decay);
-  const float decay = static_cast<float>(1.0 - p.lr * p.weight_decay);
-  const bool adamw = p.adamw != 0;
-  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      float w = param[i];
-      float g = grad[i];
-      if (adamw)
-        w *= decay;
-      else
-        g += wd * w;
-      const float mi = b1 * m[i] + ob1 * g;
-      const float vi = b2 * v[i] + ob2 * g * g;
-      m[i] = mi;
-      v[i] = vi;
-      param[i] = w - step_size * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps);
-    }
-  });
+  adam_consts k{};
+  k.step_size = static_cast<float>(p.lr / bc1);
+  k.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  k.b1 = static_cast<float>(p.beta1);
+  k.b2 = static_cast<float>(p.beta2);
+  k.ob1 = static_cast<float>(1.0 - p.beta1);
+  k.ob2 = static_cast<float>(1.0 - p.beta2);
+  k.eps = static_cast<float>(p.epsilon);
+  k.wd = static_cast<float>(p.weight_decay);
+  k.decay = static_cast<float>(1.0 - p.lr * p.weight_decay);
+  k.adamw = p.adamw != 0;
+  parallel_for(n, kElementwiseGrain,
+               [&](int64_t b, int64_t e) { adam_kernel(k, grad, param, m, v, b, e); });
 }
 
 }  // namespace nnp::cpu

@@ -27,9 +27,11 @@
 #include <nnplug_common/tensor.hpp>
 
 #include <cblas.h>
+#include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -46,10 +48,13 @@ struct device_state {
   std::unique_ptr<tbb::task_arena> arena;
   std::string description;
   uint64_t memory_bytes = 0;
+  // Lets shutdown() wait for TBB's worker threads to exit before the host unloads this
+  // library (and libtbb with it): a worker left running would execute unmapped code.
+  tbb::task_scheduler_handle scheduler;
 };
 
-device_state* g_device = nullptr;
-std::once_flag g_init_once;
+std::atomic<device_state*> g_device{nullptr};
+std::mutex g_device_mutex;
 
 int threads_from_env() {
   const char* env = std::getenv("NNPLUG_NUM_THREADS");
@@ -80,8 +85,9 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
-void init_device() {
+device_state* init_device() {
   auto* d = new device_state();
+  d->scheduler = tbb::task_scheduler_handle{tbb::attach{}};
   d->threads = threads_from_env();
   d->arena = std::make_unique<tbb::task_arena>(d->threads);
   d->arena->initialize();
@@ -93,13 +99,32 @@ void init_device() {
   d->memory_bytes = pages > 0 && page_size > 0
                         ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
                         : 0;
-  g_device = d;
   host_log(NNP_LOG_INFO, "cpu: " + d->description);
+  return d;
 }
 
 device_state& device() {
-  std::call_once(g_init_once, init_device);
-  return *g_device;
+  device_state* d = g_device.load(std::memory_order_acquire);
+  if (d != nullptr) return *d;
+  std::lock_guard<std::mutex> lock(g_device_mutex);
+  d = g_device.load(std::memory_order_relaxed);
+  if (d == nullptr) {
+    d = init_device();
+    g_device.store(d, std::memory_order_release);
+  }
+  return *d;
+}
+
+void release_device() {
+  std::lock_guard<std::mutex> lock(g_device_mutex);
+  device_state* d = g_device.exchange(nullptr);
+  if (d == nullptr) return;
+  d->arena.reset();
+  // Blocks until TBB's workers have exited; if another user of TBB in the process keeps the
+  // scheduler alive, finalize returns false and the workers belong to that user.
+  if (!tbb::finalize(d->scheduler, std::nothrow))
+    host_log(NNP_LOG_DEBUG, "cpu: TBB workers stay alive (another TBB user in the process)");
+  delete d;
 }
 
 // Per-thread scratch: kScratchSlots growing buffers per thread.
@@ -273,8 +298,9 @@ nnp_status slot_initialize() {
 }
 
 void slot_shutdown() {
-  // Devices' memory and streams were released by the host; the arena stays (TBB's workers are
-  // process-wide; terminating them here could race with a later reload).
+  // Streams and memory were released by the host; stop the arena and TBB's workers so that
+  // unloading the plugin leaves no thread running its code.
+  (void)guard([] { release_device(); });
 }
 
 nnp_status slot_get_device_count(int32_t* n_devices, const char** reason) {

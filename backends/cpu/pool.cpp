@@ -54,6 +54,17 @@ window_span span_of(const pool_geom& g, int64_t p, int64_t q) {
   return s;
 }
 
+// max of a 2x2 window; NaN propagates (a NaN anywhere gives NaN), as the reference. The
+// compares are plain selects (maxss-like) and the NaN test a bitwise or: no branches.
+inline bool any_nan(float a, float b, float c, float d) {
+  return (a != a) | (b != b) | (c != c) | (d != d);
+}
+inline float max4(float a, float b, float c, float d) {
+  const float ab = b > a ? b : a, cd = d > c ? d : c;
+  const float m = cd > ab ? cd : ab;
+  return any_nan(a, b, c, d) ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
 int64_t grain_for(const pool_geom& g) {
   const int64_t per_plane = std::max<int64_t>(1, g.h * g.w);
   return std::max<int64_t>(1, kElementwiseGrain / per_plane);
@@ -81,11 +92,7 @@ void pool2d_forward(const op_call& c) {
           const float* r1 = r0 + g.w;
           float* out = yp + p * g.q;
           for (int64_t q = 0; q < g.q; ++q) {
-            float m = r0[2 * q];
-            if (r0[2 * q + 1] > m) m = r0[2 * q + 1];
-            if (r1[2 * q] > m) m = r1[2 * q];
-            if (r1[2 * q + 1] > m) m = r1[2 * q + 1];
-            out[q] = m;
+            out[q] = max4(r0[2 * q], r0[2 * q + 1], r1[2 * q], r1[2 * q + 1]);
           }
         }
         continue;
@@ -119,11 +126,54 @@ void pool2d_backward(const op_call& c) {
   const pool_geom g = make_geom(prm, *X, *DY);
   const float *x = f32(X), *dy = f32(DY);
   float* dx = f32(DX);
+  const pool_window& wn = g.win;
+  const bool fast2x2 = g.max && wn.window_h == 2 && wn.window_w == 2 && wn.stride_h == 2 &&
+                       wn.stride_w == 2 && wn.pad_top == 0 && wn.pad_left == 0 && 2 * g.p <= g.h &&
+                       2 * g.q <= g.w;
   parallel_for(g.planes, grain_for(g), [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
       const float* xp = x + pl * g.h * g.w;
       const float* dyp = dy + pl * g.p * g.q;
       float* dxp = dx + pl * g.h * g.w;
+      if (fast2x2) {
+        // The cnn's max-pool: each window writes its four dx entries (dy at the first maximum,
+        // 0 elsewhere) with selects instead of unpredictable branches.
+        if (2 * g.p != g.h || 2 * g.q != g.w)
+          std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(g.h * g.w));
+        for (int64_t p = 0; p < g.p; ++p) {
+          const float* r0 = xp + 2 * p * g.w;
+          const float* r1 = r0 + g.w;
+          float* d0 = dxp + 2 * p * g.w;
+          float* d1 = d0 + g.w;
+          const float* dyr = dyp + p * g.q;
+          for (int64_t q = 0; q < g.q; ++q) {
+            const float a = r0[2 * q], bb = r0[2 * q + 1], cc = r1[2 * q], dd = r1[2 * q + 1];
+            // The first element equal to the maximum (row-major a, b, c, d) from selects,
+            // not unpredictable branches; a window holding a NaN (rare) routes to its first NaN.
+            uint32_t ta, tb, tc;  // 1 where that element is the maximum
+            if (!any_nan(a, bb, cc, dd)) {
+              const float ab = bb > a ? bb : a, cd = dd > cc ? dd : cc;
+              const float m = cd > ab ? cd : ab;
+              ta = a == m;
+              tb = bb == m;
+              tc = cc == m;
+            } else {
+              ta = a != a;
+              tb = bb != bb;
+              tc = cc != cc;
+            }
+            // first maximum only: masks of all ones or zeros, applied to dy's bits
+            const uint32_t ma = 0u - ta, mb = (0u - tb) & ~ma, mc = (0u - tc) & ~ma & ~mb;
+            const uint32_t md = ~(ma | mb | mc);
+            uint32_t dbits;
+            std::memcpy(&dbits, dyr + q, 4);
+            const uint32_t w[4] = {dbits & ma, dbits & mb, dbits & mc, dbits & md};
+            std::memcpy(d0 + 2 * q, w, 8);
+            std::memcpy(d1 + 2 * q, w + 2, 8);
+          }
+        }
+        continue;
+      }
       std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(g.h * g.w));
       for (int64_t p = 0; p < g.p; ++p) {
         for (int64_t q = 0; q < g.q; ++q) {

@@ -1,0 +1,673 @@
+// nnplug-bench: performance of one backend through the public C API (libnnplug), per op and
+// shape, and for whole training steps of the two Fashion-MNIST models (DESIGN.md section 6).
+//
+//   nnplug-bench --backend cpu [--reps 20] [--warmup 3] [--json out.json] [--filter conv]
+//   nnplug-bench --backend cpu --step mlp|cnn|all [--steps 20]
+//
+// Per-op rows: the median (and minimum) microseconds per call over --reps timed calls after
+// --warmup untimed ones, each call followed by nnp_stream_synchronize, and GFLOP/s (compute
+// ops) or GB/s (memory-bound ops, bytes read + written once). Shapes are the mlp's and cnn's
+// at batch 128: GEMM forward and both backward GEMMs, the cnn's convolutions (forward,
+// backward-data, backward-filter), max-pool, relu, dropout, softmax cross-entropy and Adam on
+// the cnn's 1.2M parameters. With OpenBLAS loadable, the same GEMMs through cblas_sgemm
+// directly (1 thread, and the device's thread count) show what the backend's GEMM costs on top.
+// The dispatch row is the mean cost of a 1-element FILL through nnp_op_execute.
+// --step runs forward + backward + Adam of a model at batch 128 with nnplug ops and prints
+// images/s and the implied seconds per 60000-image epoch.
+// Timings are wall-clock (steady_clock) around synchronised calls: fine for CPU backends and
+// for GPU ops of more than a few tens of microseconds.
+#include <nnplug/nnplug.h>
+
+#include <CLI/CLI.hpp>
+#include <dlfcn.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+void check(nnp_status s, const char* what) {
+  if (s != NNP_STATUS_OK)
+    throw std::runtime_error(std::string(what) + ": " + nnp_status_string(s) + ": " +
+                             nnp_last_error_message());
+}
+
+DLDataType f32() { return DLDataType{kDLFloat, 32, 1}; }
+DLDataType i64() { return DLDataType{kDLInt, 64, 1}; }
+
+// A tensor in device memory. Shapes live in the object, so it must not move after bind().
+struct dtensor {
+  std::vector<int64_t> shape;
+  DLTensor t{};
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
+
+class context {
+ public:
+  nnp_device* dev = nullptr;
+  nnp_stream* stream = nullptr;
+  DLDevice dl{};
+  nnp_device_props props{};
+
+  explicit context(const std::string& backend) {
+    check(nnp_get_device(backend.c_str(), &dev), "nnp_get_device");
+    props.struct_size = sizeof(props);
+    check(nnp_device_get_props(dev, &props), "nnp_device_get_props");
+    check(nnp_device_get_dldevice(dev, &dl), "nnp_device_get_dldevice");
+    check(nnp_stream_create(dev, &stream), "nnp_stream_create");
+  }
+  ~context() {
+    for (dtensor* t : owned_) {
+      if (t->ptr != nullptr) nnp_free(dev, t->ptr);
+      delete t;
+    }
+    nnp_stream_destroy(stream);
+  }
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  // Allocates a tensor; `scale` > 0 fills it with uniform values in [-scale, scale].
+  dtensor& make(std::vector<int64_t> shape, float scale = 0.0f, DLDataType dt = f32()) {
+    auto* t = new dtensor();
+    owned_.push_back(t);
+    t->shape = std::move(shape);
+    t->bytes = static_cast<size_t>(t->numel()) * (dt.bits / 8);
+    check(nnp_malloc(dev, std::max<size_t>(t->bytes, 64), &t->ptr), "nnp_malloc");
+    t->t.data = t->ptr;
+    t->t.device = dl;
+    t->t.ndim = static_cast<int>(t->shape.size());
+    t->t.dtype = dt;
+    t->t.shape = t->shape.data();
+    if (dt.code == kDLFloat) {
+      std::vector<float> host(static_cast<size_t>(t->numel()));
+      std::uniform_real_distribution<float> dist(-scale, scale);
+      for (float& v : host) v = scale > 0 ? dist(rng_) : 0.0f;
+      upload(*t, host.data());
+    }
+    return *t;
+  }
+  dtensor& labels(int64_t n, int64_t classes) {
+    dtensor& t = make({n}, 0.0f, i64());
+    std::vector<int64_t> host(static_cast<size_t>(n));
+    std::uniform_int_distribution<int64_t> dist(0, classes - 1);
+    for (int64_t& v : host) v = dist(rng_);
+    upload(t, host.data());
+    return t;
+  }
+  void upload(dtensor& t, const void* host) {
+    if (t.bytes > 0) check(nnp_memcpy(dev, t.ptr, nullptr, host, t.bytes), "nnp_memcpy");
+  }
+  void sync() { check(nnp_stream_synchronize(stream), "nnp_stream_synchronize"); }
+
+ private:
+  std::vector<dtensor*> owned_;
+  std::mt19937 rng_{1234};
+};
+
+// A view of a tensor with another shape (same data), e.g. [128, 64, 12, 12] as [128, 9216].
+struct view {
+  std::vector<int64_t> shape;
+  DLTensor t;
+  view(const dtensor& base, std::vector<int64_t> s) : shape(std::move(s)), t(base.t) {
+    t.shape = shape.data();
+    t.ndim = static_cast<int>(shape.size());
+  }
+};
+
+// ---- results ---------------------------------------------------------------------------------
+struct row {
+  std::string name, shape;
+  double median_us = 0, min_us = 0, rate = 0;
+  std::string unit;  // "GFLOP/s" or "GB/s" or ""
+};
+
+std::vector<row> g_rows;
+int g_reps = 20, g_warmup = 3;
+std::string g_filter;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+void print_row(const row& r) {
+  std::printf("%-34s %-28s %12.1f %12.1f", r.name.c_str(), r.shape.c_str(), r.median_us, r.min_us);
+  if (!r.unit.empty()) std::printf(" %10.1f %s", r.rate, r.unit.c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// Times fn (which must leave its work complete) and records a row. flops > 0 gives GFLOP/s,
+// else bytes > 0 gives GB/s.
+void measure(const std::string& name, const std::string& shape, double flops, double bytes,
+             const std::function<void()>& fn) {
+  if (!g_filter.empty() && name.find(g_filter) == std::string::npos) return;
+  for (int i = 0; i < g_warmup; ++i) fn();
+  std::vector<double> us;
+  for (int i = 0; i < g_reps; ++i) {
+    const auto t0 = clock_type::now();
+    fn();
+    us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+  }
+  row r{name, shape, median(us), *std::min_element(us.begin(), us.end()), 0, ""};
+  if (flops > 0) {
+    r.rate = flops / (r.median_us * 1e3);
+    r.unit = "GFLOP/s";
+  } else if (bytes > 0) {
+    r.rate = bytes / (r.median_us * 1e3);
+    r.unit = "GB/s";
+  }
+  print_row(r);
+  g_rows.push_back(r);
+}
+
+std::string dims(std::initializer_list<int64_t> d) {
+  std::string s;
+  for (int64_t v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
+  return s;
+}
+
+// ---- OpenBLAS, found at run time ---------------------------------------------------------------
+struct openblas {
+  using sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*,
+                            int, float, float*, int);
+  sgemm_fn sgemm = nullptr;
+  void (*set_threads)(int) = nullptr;
+  int (*get_threads)() = nullptr;
+  char* (*corename)() = nullptr;
+  openblas() {
+    void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (h == nullptr) h = dlopen("libopenblas.so.0", RTLD_NOW);
+    if (h == nullptr) h = dlopen("libopenblas.so", RTLD_NOW);
+    if (h == nullptr) return;
+    sgemm = reinterpret_cast<sgemm_fn>(dlsym(h, "cblas_sgemm"));
+    set_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "openblas_set_num_threads"));
+    get_threads = reinterpret_cast<int (*)()>(dlsym(h, "openblas_get_num_threads"));
+    corename = reinterpret_cast<char* (*)()>(dlsym(h, "openblas_get_corename"));
+  }
+};
+
+// ---- per-op benchmarks --------------------------------------------------------------------------
+struct gemm_shape {
+  const char* what;
+  int64_t m, n, k;
+  int32_t ta, tb;
+};
+
+// Dense layers with W stored [in, out]: forward X.W, backward-data dY.W^T, backward-weights X^T.dY.
+std::vector<gemm_shape> model_gemms() {
+  std::vector<gemm_shape> g;
+  const int64_t b = 128;
+  struct layer {
+    const char* name;
+    int64_t in, out;
+  };
+  const layer layers[] = {{"mlp.fc1", 784, 512},
+                          {"mlp.fc2", 512, 512},
+                          {"mlp.fc3", 512, 10},
+                          {"cnn.fc1", 9216, 128},
+                          {"cnn.fc2", 128, 10}};
+  for (const layer& l : layers) {
+    g.push_back({l.name, b, l.out, l.in, 0, 0});  // forward
+    g.push_back({l.name, b, l.in, l.out, 0, 1});  // backward data
+    g.push_back({l.name, l.in, l.out, b, 1, 0});  // backward weights
+  }
+  return g;
+}
+
+const char* gemm_kind(const gemm_shape& s) { return s.ta ? "bwd_w" : (s.tb ? "bwd_x" : "fwd"); }
+
+void bench_ops(context& ctx, const openblas& blas) {
+  // GEMM rows through nnplug.
+  for (const gemm_shape& s : model_gemms()) {
+    dtensor& a =
+        ctx.make(s.ta ? std::vector<int64_t>{s.k, s.m} : std::vector<int64_t>{s.m, s.k}, 1.0f);
+    dtensor& b =
+        ctx.make(s.tb ? std::vector<int64_t>{s.n, s.k} : std::vector<int64_t>{s.k, s.n}, 1.0f);
+    dtensor& y = ctx.make({s.m, s.n});
+    const nnp_gemm_params p{sizeof(p), s.ta, s.tb, 1.0, 0.0};
+    const std::string name = std::string("gemm ") + s.what + " " + gemm_kind(s);
+    measure(name,
+            "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k),
+            2.0 * s.m * s.n * s.k, 0, [&] {
+              check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
+              ctx.sync();
+            });
+  }
+  // The same GEMMs through cblas_sgemm directly (host memory), 1 thread and N threads.
+  if (blas.sgemm != nullptr && blas.set_threads != nullptr && blas.get_threads != nullptr) {
+    const int before = blas.get_threads();
+    const int n_threads = std::max(1, ctx.props.num_threads);
+    for (int threads : {1, n_threads}) {
+      if (threads == 1 && n_threads == 1 && threads != n_threads) continue;
+      blas.set_threads(threads);
+      for (const gemm_shape& s : model_gemms()) {
+        std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f),
+            b(static_cast<size_t>(s.k * s.n), 0.25f), y(static_cast<size_t>(s.m * s.n));
+        const int lda = static_cast<int>(s.ta ? s.m : s.k),
+                  ldb = static_cast<int>(s.tb ? s.k : s.n);
+        const std::string name = std::string("cblas_sgemm/") + std::to_string(threads) + "t " +
+                                 s.what + " " + gemm_kind(s);
+        measure(
+            name,
+            "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k),
+            2.0 * s.m * s.n * s.k, 0, [&] {
+              blas.sgemm(101, s.ta ? 112 : 111, s.tb ? 112 : 111, static_cast<int>(s.m),
+                         static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a.data(), lda,
+                         b.data(), ldb, 0.0f, y.data(), static_cast<int>(s.n));
+            });
+      }
+      if (n_threads == 1) break;
+    }
+    blas.set_threads(before);
+  }
+
+  // The cnn's convolutions at batch 128.
+  struct conv_layer {
+    const char* name;
+    int64_t c, h, k;
+  };
+  const int64_t batch = 128;
+  for (const conv_layer& l :
+       {conv_layer{"cnn.conv1", 1, 28, 32}, conv_layer{"cnn.conv2", 32, 26, 64}}) {
+    const int64_t out = l.h - 2;
+    dtensor& x = ctx.make({batch, l.c, l.h, l.h}, 1.0f);
+    dtensor& w = ctx.make({l.k, l.c, 3, 3}, 0.1f);
+    dtensor& b = ctx.make({l.k}, 0.1f);
+    dtensor& y = ctx.make({batch, l.k, out, out});
+    dtensor& dy = ctx.make({batch, l.k, out, out}, 1.0f);
+    dtensor& dx = ctx.make({batch, l.c, l.h, l.h});
+    dtensor& dw = ctx.make({l.k, l.c, 3, 3});
+    dtensor& db = ctx.make({l.k});
+    const nnp_conv2d_params p{sizeof(p), 1, 1, 0, 0, 0, 0, 1, 1, 1};
+    const double flops = 2.0 * batch * l.k * out * out * l.c * 9;
+    const std::string shape = dims({batch, l.c, l.h, l.h}) + " k" + std::to_string(l.k) + " 3x3";
+    measure(std::string("conv fwd ") + l.name, shape, flops, 0, [&] {
+      check(nnp_conv2d_forward(ctx.stream, &p, &x.t, &w.t, &b.t, &y.t), "conv fwd");
+      ctx.sync();
+    });
+    measure(std::string("conv bwd_data ") + l.name, shape, flops, 0, [&] {
+      check(nnp_conv2d_backward_data(ctx.stream, &p, &dy.t, &w.t, &dx.t), "conv bwd data");
+      ctx.sync();
+    });
+    measure(std::string("conv bwd_filter ") + l.name, shape, flops, 0, [&] {
+      check(nnp_conv2d_backward_filter(ctx.stream, &p, &x.t, &dy.t, &dw.t), "conv bwd filter");
+      ctx.sync();
+    });
+    measure(std::string("conv bwd_bias ") + l.name, dims({batch, l.k, out, out}), 0,
+            4.0 * batch * l.k * out * out, [&] {
+              check(nnp_conv2d_backward_bias(ctx.stream, &dy.t, &db.t), "conv bwd bias");
+              ctx.sync();
+            });
+  }
+
+  // Max-pool 2x2, relu, dropout on the cnn's activations.
+  {
+    dtensor& x = ctx.make({batch, 64, 24, 24}, 1.0f);
+    dtensor& y = ctx.make({batch, 64, 12, 12});
+    dtensor& dy = ctx.make({batch, 64, 12, 12}, 1.0f);
+    dtensor& dx = ctx.make({batch, 64, 24, 24});
+    const nnp_pool2d_params pp{sizeof(pp), NNP_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0};
+    const double in_bytes = 4.0 * x.numel(), out_bytes = 4.0 * y.numel();
+    measure("maxpool2 fwd", dims({batch, 64, 24, 24}), 0, in_bytes + out_bytes, [&] {
+      check(nnp_pool2d_forward(ctx.stream, &pp, &x.t, &y.t), "pool fwd");
+      ctx.sync();
+    });
+    measure("maxpool2 bwd", dims({batch, 64, 24, 24}), 0, 2 * in_bytes + 2 * out_bytes, [&] {
+      check(nnp_pool2d_backward(ctx.stream, &pp, &x.t, &y.t, &dy.t, &dx.t), "pool bwd");
+      ctx.sync();
+    });
+    const nnp_activation_params ap{sizeof(ap), NNP_ACTIVATION_RELU, 0, 0.0};
+    measure("relu fwd", dims({batch, 64, 24, 24}), 0, 2 * in_bytes, [&] {
+      check(nnp_activation_forward(ctx.stream, &ap, &x.t, &dx.t), "relu fwd");
+      ctx.sync();
+    });
+    measure("relu bwd", dims({batch, 64, 24, 24}), 0, 3 * in_bytes, [&] {
+      check(nnp_activation_backward(ctx.stream, &ap, &x.t, &dx.t, &dx.t), "relu bwd");
+      ctx.sync();
+    });
+    nnp_dropout_params dp{sizeof(dp), 0.25, 42, 0};
+    measure("dropout fwd", dims({batch, 9216}), 0, 2 * out_bytes, [&] {
+      check(nnp_dropout_forward(ctx.stream, &dp, &y.t, &y.t, nullptr), "dropout fwd");
+      ctx.sync();
+    });
+  }
+
+  // Softmax cross-entropy on [128, 10].
+  {
+    dtensor& logits = ctx.make({batch, 10}, 2.0f);
+    dtensor& labels = ctx.labels(batch, 10);
+    dtensor& loss = ctx.make({});
+    dtensor& dloss = ctx.make({});
+    const float one = 1.0f;
+    ctx.upload(dloss, &one);
+    dtensor& dlogits = ctx.make({batch, 10});
+    const nnp_softmax_cross_entropy_params p{sizeof(p), NNP_REDUCTION_MEAN, 0, -100};
+    measure("softmax_xent fwd", dims({batch, 10}), 0, 4.0 * batch * 10, [&] {
+      check(
+          nnp_softmax_cross_entropy_forward(ctx.stream, &p, &logits.t, &labels.t, &loss.t, nullptr),
+          "xent fwd");
+      ctx.sync();
+    });
+    measure("softmax_xent bwd", dims({batch, 10}), 0, 8.0 * batch * 10, [&] {
+      check(nnp_softmax_cross_entropy_backward(ctx.stream, &p, &logits.t, &labels.t, &dloss.t,
+                                               &dlogits.t),
+            "xent bwd");
+      ctx.sync();
+    });
+  }
+
+  // Adam on the cnn's parameter count (one flat tensor).
+  {
+    const int64_t n = 32 * 9 + 32 + 64 * 32 * 9 + 64 + 9216 * 128 + 128 + 128 * 10 + 10;
+    dtensor& g = ctx.make({n}, 0.01f);
+    dtensor& w = ctx.make({n}, 0.1f);
+    dtensor& m = ctx.make({n});
+    dtensor& v = ctx.make({n});
+    nnp_adam_params p{sizeof(p), 1e-3, 0.9, 0.999, 1e-8, 0.0, 1, 0, 0};
+    measure("adam", std::to_string(n) + " params", 0, 28.0 * n, [&] {
+      check(nnp_adam_update(ctx.stream, &p, &g.t, &w.t, &m.t, &v.t), "adam");
+      ctx.sync();
+      ++p.step;
+    });
+  }
+
+  // Dispatch overhead: a 1-element FILL through the full C API (validation included).
+  if (g_filter.empty() || std::string("dispatch").find(g_filter) != std::string::npos) {
+    dtensor& one = ctx.make({1});
+    const nnp_fill_params p{sizeof(p), 1.0};
+    const int calls = 200000;
+    std::vector<double> per_call;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = clock_type::now();
+      for (int i = 0; i < calls; ++i) check(nnp_fill(ctx.stream, &p, &one.t), "fill");
+      ctx.sync();
+      per_call.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count() /
+                         calls);
+    }
+    row r{"dispatch (fill 1 element)",
+          "nnp_op_execute",
+          median(per_call),
+          *std::min_element(per_call.begin(), per_call.end()),
+          0,
+          ""};
+    print_row(r);
+    g_rows.push_back(r);
+  }
+}
+
+// ---- whole training steps
+// --------------------------------------------------------------------------
+struct adam_state {
+  dtensor *w, *g, *m, *v;
+};
+
+class trainer {
+ public:
+  explicit trainer(context& ctx) : ctx_(ctx) {}
+
+  adam_state& param(std::vector<int64_t> shape, int64_t fan_in, int64_t fan_out, bool bias) {
+    const float limit = bias ? 0.0f : std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
+    adam_state s{&ctx_.make(shape, limit), &ctx_.make(shape), &ctx_.make(shape), &ctx_.make(shape)};
+    params_.push_back(s);
+    return params_.back();
+  }
+  void adam() {
+    ++step_;
+    const nnp_adam_params p{sizeof(p), 1e-3, 0.9, 0.999, 1e-8, 0.0, step_, 0, 0};
+    for (adam_state& s : params_)
+      check(nnp_adam_update(ctx_.stream, &p, &s.g->t, &s.w->t, &s.m->t, &s.v->t), "adam");
+  }
+  // y = x.W + b (W [in, out]).
+  void dense_fwd(const DLTensor& x, const adam_state& w, const adam_state& b, const DLTensor& y) {
+    const nnp_gemm_params p{sizeof(p), 0, 0, 1.0, 1.0};
+    check(nnp_gemm(ctx_.stream, &p, &x, &w.w->t, &b.w->t, &y), "dense fwd");
+  }
+  // dW = x^T.dy, db = sum_rows dy, dx = dy.W^T (dx may be NULL).
+  void dense_bwd(const DLTensor& x, const DLTensor& dy, const adam_state& w, const adam_state& b,
+                 const DLTensor* dx) {
+    const nnp_gemm_params pw{sizeof(pw), 1, 0, 1.0, 0.0};
+    check(nnp_gemm(ctx_.stream, &pw, &x, &dy, nullptr, &w.g->t), "dense bwd w");
+    nnp_reduce_params pr{};
+    pr.struct_size = sizeof(pr);
+    pr.op = NNP_REDUCE_SUM;
+    pr.n_axes = 1;
+    pr.axes[0] = 0;
+    check(nnp_reduce(ctx_.stream, &pr, &dy, &b.g->t), "dense bwd b");
+    if (dx != nullptr) {
+      const nnp_gemm_params px{sizeof(px), 0, 1, 1.0, 0.0};
+      check(nnp_gemm(ctx_.stream, &px, &dy, &w.w->t, nullptr, dx), "dense bwd x");
+    }
+  }
+  void relu(const DLTensor& x) {
+    const nnp_activation_params p{sizeof(p), NNP_ACTIVATION_RELU, 0, 0.0};
+    check(nnp_activation_forward(ctx_.stream, &p, &x, &x), "relu");
+  }
+  void relu_bwd(const DLTensor& y, const DLTensor& dy) {  // y = relu output (> 0 iff x > 0)
+    const nnp_activation_params p{sizeof(p), NNP_ACTIVATION_RELU, 0, 0.0};
+    check(nnp_activation_backward(ctx_.stream, &p, &y, &dy, &dy), "relu bwd");
+  }
+  nnp_dropout_params dropout_params(double ratio, int64_t numel) {
+    const nnp_dropout_params p{sizeof(p), ratio, 2024, offset_};
+    offset_ += static_cast<uint64_t>((numel + 3) / 4);
+    return p;
+  }
+  void loss(const DLTensor& logits, const DLTensor& labels, const DLTensor& loss,
+            const DLTensor& dloss, const DLTensor& dlogits) {
+    const nnp_softmax_cross_entropy_params p{sizeof(p), NNP_REDUCTION_MEAN, 0, -100};
+    check(nnp_softmax_cross_entropy_forward(ctx_.stream, &p, &logits, &labels, &loss, nullptr),
+          "xent fwd");
+    check(nnp_softmax_cross_entropy_backward(ctx_.stream, &p, &logits, &labels, &dloss, &dlogits),
+          "xent bwd");
+  }
+
+ private:
+  context& ctx_;
+  std::vector<adam_state> params_;
+  int64_t step_ = 0;
+  uint64_t offset_ = 0;
+};
+
+double run_steps(context& ctx, const std::string& model, int steps) {
+  const int64_t B = 128;
+  trainer tr(ctx);
+  dtensor& labels = ctx.labels(B, 10);
+  dtensor& loss = ctx.make({});
+  dtensor& dloss = ctx.make({});
+  const float one = 1.0f;
+  ctx.upload(dloss, &one);
+  std::function<void()> step;
+  std::vector<std::unique_ptr<view>> views;  // flattened views used by the steps
+
+  if (model == "mlp") {
+    dtensor& x = ctx.make({B, 784}, 1.0f);
+    adam_state& w1 = tr.param({784, 512}, 784, 512, false);
+    adam_state& b1 = tr.param({512}, 0, 0, true);
+    adam_state& w2 = tr.param({512, 512}, 512, 512, false);
+    adam_state& b2 = tr.param({512}, 0, 0, true);
+    adam_state& w3 = tr.param({512, 10}, 512, 10, false);
+    adam_state& b3 = tr.param({10}, 0, 0, true);
+    dtensor &a1 = ctx.make({B, 512}), &d1 = ctx.make({B, 512}), &a2 = ctx.make({B, 512});
+    dtensor &d2 = ctx.make({B, 512}), &logits = ctx.make({B, 10}), &dlogits = ctx.make({B, 10});
+    dtensor &g2 = ctx.make({B, 512}), &g1 = ctx.make({B, 512});
+    step = [&] {
+      tr.dense_fwd(x.t, w1, b1, a1.t);
+      tr.relu(a1.t);
+      const nnp_dropout_params p1 = tr.dropout_params(0.2, a1.numel());
+      check(nnp_dropout_forward(ctx.stream, &p1, &a1.t, &d1.t, nullptr), "dropout");
+      tr.dense_fwd(d1.t, w2, b2, a2.t);
+      tr.relu(a2.t);
+      const nnp_dropout_params p2 = tr.dropout_params(0.2, a2.numel());
+      check(nnp_dropout_forward(ctx.stream, &p2, &a2.t, &d2.t, nullptr), "dropout");
+      tr.dense_fwd(d2.t, w3, b3, logits.t);
+      tr.loss(logits.t, labels.t, loss.t, dloss.t, dlogits.t);
+      tr.dense_bwd(d2.t, dlogits.t, w3, b3, &g2.t);
+      check(nnp_dropout_backward(ctx.stream, &p2, &g2.t, &g2.t), "dropout bwd");
+      tr.relu_bwd(a2.t, g2.t);
+      tr.dense_bwd(d1.t, g2.t, w2, b2, &g1.t);
+      check(nnp_dropout_backward(ctx.stream, &p1, &g1.t, &g1.t), "dropout bwd");
+      tr.relu_bwd(a1.t, g1.t);
+      tr.dense_bwd(x.t, g1.t, w1, b1, nullptr);
+      tr.adam();
+      ctx.sync();
+    };
+  } else if (model == "cnn") {
+    dtensor& x = ctx.make({B, 1, 28, 28}, 1.0f);
+    adam_state& c1w = tr.param({32, 1, 3, 3}, 9, 32 * 9, false);
+    adam_state& c1b = tr.param({32}, 0, 0, true);
+    adam_state& c2w = tr.param({64, 32, 3, 3}, 32 * 9, 64 * 9, false);
+    adam_state& c2b = tr.param({64}, 0, 0, true);
+    adam_state& w3 = tr.param({9216, 128}, 9216, 128, false);
+    adam_state& b3 = tr.param({128}, 0, 0, true);
+    adam_state& w4 = tr.param({128, 10}, 128, 10, false);
+    adam_state& b4 = tr.param({10}, 0, 0, true);
+    dtensor &y1 = ctx.make({B, 32, 26, 26}), &y2 = ctx.make({B, 64, 24, 24});
+    dtensor &pool = ctx.make({B, 64, 12, 12}), &drop1 = ctx.make({B, 64, 12, 12});
+    dtensor &a3 = ctx.make({B, 128}), &d3 = ctx.make({B, 128});
+    dtensor &logits = ctx.make({B, 10}), &dlogits = ctx.make({B, 10});
+    dtensor &g3 = ctx.make({B, 128}), &gd = ctx.make({B, 64, 12, 12});
+    dtensor &g2 = ctx.make({B, 64, 24, 24}), &g1 = ctx.make({B, 32, 26, 26});
+    views.push_back(std::make_unique<view>(drop1, std::vector<int64_t>{B, 9216}));
+    views.push_back(std::make_unique<view>(gd, std::vector<int64_t>{B, 9216}));
+    view &flat_drop = *views[0], &flat_gd = *views[1];
+    const nnp_conv2d_params cp{sizeof(cp), 1, 1, 0, 0, 0, 0, 1, 1, 1};
+    const nnp_pool2d_params pp{sizeof(pp), NNP_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0};
+    step = [&, cp, pp] {
+      check(nnp_conv2d_forward(ctx.stream, &cp, &x.t, &c1w.w->t, &c1b.w->t, &y1.t), "conv1");
+      tr.relu(y1.t);
+      check(nnp_conv2d_forward(ctx.stream, &cp, &y1.t, &c2w.w->t, &c2b.w->t, &y2.t), "conv2");
+      tr.relu(y2.t);
+      check(nnp_pool2d_forward(ctx.stream, &pp, &y2.t, &pool.t), "pool");
+      const nnp_dropout_params p1 = tr.dropout_params(0.25, pool.numel());
+      check(nnp_dropout_forward(ctx.stream, &p1, &pool.t, &drop1.t, nullptr), "dropout");
+      tr.dense_fwd(flat_drop.t, w3, b3, a3.t);
+      tr.relu(a3.t);
+      const nnp_dropout_params p2 = tr.dropout_params(0.5, a3.numel());
+      check(nnp_dropout_forward(ctx.stream, &p2, &a3.t, &d3.t, nullptr), "dropout");
+      tr.dense_fwd(d3.t, w4, b4, logits.t);
+      tr.loss(logits.t, labels.t, loss.t, dloss.t, dlogits.t);
+      tr.dense_bwd(d3.t, dlogits.t, w4, b4, &g3.t);
+      check(nnp_dropout_backward(ctx.stream, &p2, &g3.t, &g3.t), "dropout bwd");
+      tr.relu_bwd(a3.t, g3.t);
+      tr.dense_bwd(flat_drop.t, g3.t, w3, b3, &flat_gd.t);
+      check(nnp_dropout_backward(ctx.stream, &p1, &gd.t, &gd.t), "dropout bwd");
+      check(nnp_pool2d_backward(ctx.stream, &pp, &y2.t, &pool.t, &gd.t, &g2.t), "pool bwd");
+      tr.relu_bwd(y2.t, g2.t);
+      check(nnp_conv2d_backward_bias(ctx.stream, &g2.t, &c2b.g->t), "conv2 bwd bias");
+      check(nnp_conv2d_backward_filter(ctx.stream, &cp, &y1.t, &g2.t, &c2w.g->t), "conv2 bwd w");
+      check(nnp_conv2d_backward_data(ctx.stream, &cp, &g2.t, &c2w.w->t, &g1.t), "conv2 bwd x");
+      tr.relu_bwd(y1.t, g1.t);
+      check(nnp_conv2d_backward_bias(ctx.stream, &g1.t, &c1b.g->t), "conv1 bwd bias");
+      check(nnp_conv2d_backward_filter(ctx.stream, &cp, &x.t, &g1.t, &c1w.g->t), "conv1 bwd w");
+      tr.adam();
+      ctx.sync();
+    };
+  } else {
+    throw std::runtime_error("unknown model '" + model + "' (mlp or cnn)");
+  }
+
+  const int warm = std::max(1, std::min(g_warmup, 3));
+  for (int i = 0; i < warm; ++i) step();
+  std::vector<double> ms;
+  for (int i = 0; i < steps; ++i) {
+    const auto t0 = clock_type::now();
+    step();
+    ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+  }
+  const double med = median(ms);
+  const double ips = 128.0 / (med / 1e3);
+  const double epoch_s = std::ceil(60000.0 / 128.0) * med / 1e3;
+  std::printf(
+      "step %-4s batch 128: median %.2f ms/step (min %.2f) over %d steps = %.0f images/s"
+      " ~ %.1f s per 60000-image epoch\n",
+      model.c_str(), med, *std::min_element(ms.begin(), ms.end()), steps, ips, epoch_s);
+  std::fflush(stdout);
+  row r{"step " + model, "batch 128", med * 1e3, *std::min_element(ms.begin(), ms.end()) * 1e3, ips,
+        "images/s"};
+  g_rows.push_back(r);
+  return med;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"nnplug-bench: per-op and training-step performance of an nnplug backend"};
+  std::string backend = "auto", json_path, step_model;
+  int steps = 20;
+  app.add_option("--backend,-b", backend, "device: cpu, cuda, reference, auto, cpu:0 ...");
+  app.add_option("--reps,-r", g_reps, "timed calls per row (median reported)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup,-w", g_warmup, "untimed calls before timing")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--filter,-f", g_filter, "only rows whose name contains this text");
+  app.add_option("--json", json_path, "also write the results as JSON to this file");
+  app.add_option("--step", step_model, "time whole training steps instead: mlp, cnn or all")
+      ->check(CLI::IsMember({"mlp", "cnn", "all"}));
+  app.add_option("--steps", steps, "timed training steps (median reported)")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  int rc = 0;
+  try {
+    context ctx(backend);
+    openblas blas;
+    const char* core = blas.corename != nullptr ? blas.corename() : nullptr;
+    std::printf("nnplug %s, device %s: %s, %d threads\n", nnp_version_string(), ctx.props.name,
+                ctx.props.description, ctx.props.num_threads);
+    std::printf("OpenBLAS SGEMM kernel: %s; OPENBLAS_CORETYPE=%s; hardware threads %u\n",
+                core != nullptr ? core : "(OpenBLAS not loaded)",
+                std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)",
+                std::thread::hardware_concurrency());
+    if (step_model.empty()) {
+      std::printf("%-34s %-28s %12s %12s %10s\n", "op", "shape", "median us", "min us", "rate");
+      bench_ops(ctx, blas);
+    } else {
+      for (const std::string m : {"mlp", "cnn"})
+        if (step_model == "all" || step_model == m) run_steps(ctx, m, steps);
+    }
+    if (!json_path.empty()) {
+      nlohmann::json j;
+      j["backend"] = backend;
+      j["device"] = ctx.props.name;
+      j["description"] = ctx.props.description;
+      j["num_threads"] = ctx.props.num_threads;
+      j["openblas_core"] = core != nullptr ? core : "";
+      j["reps"] = g_reps;
+      j["rows"] = nlohmann::json::array();
+      for (const row& r : g_rows)
+        j["rows"].push_back({{"name", r.name},
+                             {"shape", r.shape},
+                             {"median_us", r.median_us},
+                             {"min_us", r.min_us},
+                             {"rate", r.rate},
+                             {"unit", r.unit}});
+      std::ofstream(json_path) << j.dump(2) << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nnplug-bench: %s\n", e.what());
+    rc = 1;
+  }
+  nnp_shutdown();
+  return rc;
+}
