@@ -1,9 +1,10 @@
 // test_errors.cpp — invalid calls, for every op kind (from the templates the family files
-// register) on every backend: rank above NNP_MAX_DIMS, mismatched shape, wrong dtype, tensor
-// on another device, NULL data, negative and overflowing sizes, NULL tensor, extra tensor,
-// NULL params, too-small struct_size. Each must return NNP_STATUS_INVALID_ARGUMENT with a
-// non-empty nnp_last_error_message() and leave every output byte untouched. An unknown op kind
-// must return NNP_STATUS_UNSUPPORTED.
+// register) on every backend: rank above NNP_MAX_DIMS, rank one lower, mismatched shape, wrong
+// and mixed dtypes, tensor on another device, NULL data, negative and overflowing sizes, NULL
+// tensor, extra tensor, NULL params, too-small struct_size. Each must return
+// NNP_STATUS_INVALID_ARGUMENT with a non-empty nnp_last_error_message() and leave every output byte
+// untouched, and nnp_op_supported must reject the same description (except NULL data, allowed
+// there). An unknown op kind must return NNP_STATUS_UNSUPPORTED.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -43,6 +44,19 @@ std::vector<ErrorCase> error_cases() {
          t->shape = r.storage.back().data();
          t->ndim = NNP_MAX_DIMS + 1;
          t->strides = nullptr;
+         return true;
+       }},
+      {"rank one lower",
+       [](const OpCall& c, RawCall& r) {
+         if (c.inputs.empty() || r.in[0].ndim == 0) return false;
+         r.in[0].shape += 1;  // drop the leading dimension
+         r.in[0].ndim -= 1;
+         return true;
+       }},
+      {"mixed float dtypes (float64 among float32)",
+       [](const OpCall& c, RawCall& r) {
+         if (c.inputs.empty() || c.kind == NNP_OP_CAST) return false;  // cast mixes by design
+         r.in[0].dtype = DLDataType{kDLFloat, 64, 1};
          return true;
        }},
       {"mismatched output shape",
@@ -130,11 +144,26 @@ TEST_CASE("errors: invalid arguments") {
                     d->name << ": " << t.name << " template failed: " << ok.message);
       for (const ErrorCase& e : error_cases()) {
         bool applies = true;
-        const RunResult r =
-            run_op(*d, call, DT::f32, nullptr, [&](RawCall& raw) { applies = e.apply(call, raw); });
+        nnp_status supported = NNP_STATUS_OK;
+        std::string supported_msg;
+        const bool data_case = std::string(e.name) == "NULL data";
+        const RunResult r = run_op(*d, call, DT::f32, nullptr, [&](RawCall& raw) {
+          applies = e.apply(call, raw);
+          // nnp_op_supported must reject the same description (data may be NULL there).
+          if (applies && !data_case) {
+            supported =
+                nnp_op_supported(d->dev, raw.kind, raw.params, raw.in_ptrs.size(),
+                                 raw.in_ptrs.data(), raw.out_ptrs.size(), raw.out_ptrs.data());
+            supported_msg = nnp_last_error_message();
+          }
+        });
         if (!applies) continue;
         std::string problem;
-        if (r.status != NNP_STATUS_INVALID_ARGUMENT)
+        if (!data_case && supported != NNP_STATUS_INVALID_ARGUMENT)
+          problem = std::string("nnp_op_supported returned ") + nnp_status_string(supported) +
+                    " instead of invalid argument" +
+                    (supported_msg.empty() ? "" : ": " + supported_msg);
+        else if (r.status != NNP_STATUS_INVALID_ARGUMENT)
           problem = std::string("returned ") + nnp_status_string(r.status) +
                     " instead of invalid argument" + (r.message.empty() ? "" : ": " + r.message);
         else if (r.message.empty())
