@@ -310,6 +310,36 @@ TEST_CASE("loader: a working fixture device: memory, streams, ops, messages") {
   CHECK(nnp_free(dev, buf) == NNP_STATUS_OK);
 }
 
+TEST_CASE("loader: a slot that fails silently or throws becomes a clear status") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  REQUIRE(nnp_load_plugin(fixture_path(dir, "bad_slots").c_str(), nullptr) == NNP_STATUS_OK);
+  nnp_device* dev = nullptr;
+  REQUIRE(nnp_get_device("fx_bad_slots", &dev) == NNP_STATUS_OK);
+  float data[4] = {0, 0, 0, 0};
+  int64_t shape[1] = {4};
+  DLTensor y{};
+  y.data = data;
+  y.device = DLDevice{kDLCPU, 0};
+  y.ndim = 1;
+  y.dtype = DLDataType{kDLFloat, 32, 1};
+  y.shape = shape;
+  nnp_fill_params fp{};
+  fp.struct_size = sizeof(fp);
+  fp.value = 1.0;
+  const DLTensor* outs[] = {&y};
+  // Failure without set_error: the host names the plugin, the slot and the status.
+  CHECK(nnp_op_supported(dev, NNP_OP_FILL, &fp, 0, nullptr, 1, outs) == NNP_STATUS_DEVICE_ERROR);
+  CHECK(std::string(nnp_last_error_message()) ==
+        "fx_bad_slots: op_supported failed (device error)");
+  // An exception out of a slot is caught: INTERNAL, and the process goes on.
+  nnp_stream* s = nullptr;
+  REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
+  CHECK(nnp_fill(s, &fp, &y) == NNP_STATUS_INTERNAL);
+  CHECK(std::string(nnp_last_error_message()) == "fx_bad_slots: op_execute threw an exception");
+  CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
+}
+
 TEST_CASE("loader: nnp_get_device of an unknown name lists the available plugins") {
   REQUIRE(nnp_load_default_plugins() == NNP_STATUS_OK);
   nnp_device* dev = nullptr;
