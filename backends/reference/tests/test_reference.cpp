@@ -537,6 +537,21 @@ TEST_CASE("elementwise: broadcasting binary, scale, fill, strided copy, transpos
   CHECK(std::isinf(s.get(1)));
 }
 
+TEST_CASE("byte_offset is applied to every operand") {
+  // x and y are views 2 elements into their buffers (DLTensor.byte_offset = 16 bytes).
+  tensor xb({5}, {9, 9, 1, 2, 3}), yb({5}, {7, 7, 0, 0, 0});
+  DLTensor x = *xb.t(), y = *yb.t();
+  int64_t shape[1] = {3};
+  x.shape = y.shape = shape;
+  x.byte_offset = y.byte_offset = 2 * sizeof(double);
+  auto p = params<nnp_scale_params>();
+  p.alpha = 10;
+  const DLTensor* ins[] = {&x};
+  const DLTensor* outs[] = {&y};
+  REQUIRE(ref().api->op_execute(ref().stream, NNP_OP_SCALE, &p, 1, ins, 1, outs) == NNP_STATUS_OK);
+  check_values(yb, {7, 7, 10, 20, 30});
+}
+
 TEST_CASE("reduce: axes, keepdims, empty reductions, NaN in max") {
   tensor x({2, 3}, {1, 2, 3, 4, 5, 6});
   auto p = params<nnp_reduce_params>();
