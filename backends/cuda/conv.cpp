@@ -2,7 +2,8 @@
 // convolution API (cross-correlation, dilation, groups), float32/float16/bfloat16 with float32
 // accumulation; backward-bias is our channel reduction (reduce.cu). Speed comes from cuDNN's
 // algorithm choice: heuristics (cudnnGet*Algorithm_v7) once per shape, cached in a map keyed by
-// shape, params, dtype and math mode; the workspace is the stream's grow-only scratch.
+// shape, params, dtype and math mode (a candidate cuDNN then refuses with NOT_SUPPORTED is
+// skipped for the next); the workspace is the stream's grow-only scratch.
 // cuDNN has only symmetric padding: an asymmetric call zero-pads x explicitly into scratch
 // (forward, backward-filter) or computes the padded dx in scratch and crops it (backward-data).
 // TF32: float32 uses CUDNN_FMA_MATH unless the stream allows TF32.
@@ -12,6 +13,7 @@
 #include <climits>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace nnp::cuda {
 namespace {
@@ -62,7 +64,6 @@ using algo_key = std::array<int64_t, 20>;
 struct algo_choice {
   int algo;
   cudnnMathType_t math;
-  size_t workspace;
 };
 std::mutex g_cache_mutex;
 std::map<algo_key, algo_choice> g_cache;
@@ -81,21 +82,23 @@ void store_cached(const algo_key& k, const algo_choice& c) {
   g_cache[k] = c;
 }
 
-// Picks the first heuristic result that succeeded, fits the workspace limit and (for strict
-// float32) does not use tensor-op math. perf is an array of cuDNN *AlgoPerf_t.
+// The usable heuristic results in cuDNN's order of preference: succeeded, within the workspace
+// limit and, for strict float32, without tensor-op math. perf is an array of *AlgoPerf_t.
 template <typename Perf>
-bool pick(const Perf* perf, int n, bool strict_fp32, algo_choice* out) {
+std::vector<algo_choice> usable(const Perf* perf, int n, bool strict_fp32) {
+  std::vector<algo_choice> out;
   for (int i = 0; i < n; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
     if (strict_fp32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
                         perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
       continue;
-    out->algo = static_cast<int>(perf[i].algo);
-    out->math = strict_fp32 ? CUDNN_FMA_MATH : perf[i].mathType;
-    return true;
+    out.push_back(algo_choice{static_cast<int>(perf[i].algo),
+                              strict_fp32 ? CUDNN_FMA_MATH : perf[i].mathType});
   }
-  return false;
+  return out;
 }
+
+bool is_not_supported(cudnnStatus_t st) { return static_cast<int>(st) / 1000 == 3; }
 
 cudnnDataType_t cudnn_type(elem t) {
   switch (t) {
@@ -115,6 +118,74 @@ void check_int(const DLTensor& t, const char* what) {
     unsupported(format("conv2d: %s has %lld elements, more than cuDNN's 32-bit limit", what,
                        static_cast<long long>(numel(t))));
 }
+
+// One convolution call with its descriptors and device pointers, ready to run with any
+// algorithm.
+struct conv_call {
+  int32_t kind;
+  cudnnHandle_t h;
+  const tensor_desc* xd;
+  const filter_desc* wd;
+  const tensor_desc* yd;
+  const conv_desc* cd;
+  const void* x;  // forward, backward-filter
+  const void* w;  // forward, backward-data
+  const void* y;  // backward-data, backward-filter (dy)
+  void* out;      // y, dx or dw
+
+  std::vector<algo_choice> candidates(bool strict_fp32) const {
+    int returned = 0;
+    if (kind == NNP_OP_CONV2D_FORWARD) {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      NNP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+          h, xd->d, wd->d, cd->d, yd->d, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+      return usable(perf, returned, strict_fp32);
+    }
+    if (kind == NNP_OP_CONV2D_BACKWARD_DATA) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          h, wd->d, yd->d, cd->d, xd->d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
+      return usable(perf, returned, strict_fp32);
+    }
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+        h, xd->d, yd->d, cd->d, wd->d, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf));
+    return usable(perf, returned, strict_fp32);
+  }
+
+  // Sets the math type, sizes the workspace and queues the convolution; returns cuDNN's status
+  // (NOT_SUPPORTED lets the caller try the next algorithm).
+  cudnnStatus_t run(stream& s, const algo_choice& a) const {
+    cudnnStatus_t st = cudnnSetConvolutionMathType(cd->d, a.math);
+    if (st != CUDNN_STATUS_SUCCESS) return st;
+    size_t ws_size = 0;
+    if (kind == NNP_OP_CONV2D_FORWARD)
+      st = cudnnGetConvolutionForwardWorkspaceSize(
+          h, xd->d, wd->d, cd->d, yd->d, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &ws_size);
+    else if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
+      st = cudnnGetConvolutionBackwardDataWorkspaceSize(
+          h, wd->d, yd->d, cd->d, xd->d, static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo),
+          &ws_size);
+    else
+      st = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, xd->d, yd->d, cd->d, wd->d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo),
+          &ws_size);
+    if (st != CUDNN_STATUS_SUCCESS) return st;
+    void* ws = ws_size > 0 ? s.scratch(kScratchWorkspace, ws_size) : nullptr;
+    const float one = 1.0f, zero = 0.0f;
+    if (kind == NNP_OP_CONV2D_FORWARD)
+      return cudnnConvolutionForward(h, &one, xd->d, x, wd->d, w, cd->d,
+                                     static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), ws, ws_size,
+                                     &zero, yd->d, out);
+    if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
+      return cudnnConvolutionBackwardData(h, &one, wd->d, w, yd->d, y, cd->d,
+                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo), ws,
+                                          ws_size, &zero, xd->d, out);
+    return cudnnConvolutionBackwardFilter(h, &one, xd->d, x, yd->d, y, cd->d,
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo), ws,
+                                          ws_size, &zero, wd->d, out);
+  }
+};
 
 }  // namespace
 
@@ -172,11 +243,39 @@ void op_conv2d(stream& s, const op_call& c) {
   const cudnnMathType_t math_request =
       t == elem::f32 ? (s.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
   cudnnHandle_t h = s.dnn();
-  tensor_desc xd(dt, N, C, Hc, Wc);
-  filter_desc wd(dt, K, C / p.groups, R, S);
-  tensor_desc yd(dt, N, K, P, Q);
-  conv_desc cd(pad_h, pad_w, p);
+  const tensor_desc xd(dt, N, C, Hc, Wc);
+  const filter_desc wd(dt, K, C / p.groups, R, S);
+  const tensor_desc yd(dt, N, K, P, Q);
+  const conv_desc cd(pad_h, pad_w, p);
   NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, math_request));
+
+  // The padded x (or padded dx) lives in scratch when padding is asymmetric.
+  void* xpad = nullptr;
+  if (!symmetric) xpad = s.scratch(kScratchTemp0, static_cast<size_t>(N * C * Hc * Wc) * es);
+  conv_call call{c.kind, h, &xd, &wd, &yd, &cd, nullptr, nullptr, nullptr, nullptr};
+  switch (c.kind) {
+    case NNP_OP_CONV2D_FORWARD:
+    case NNP_OP_CONV2D_BACKWARD_FILTER:
+      call.x = data_ptr<const void>(*x);
+      if (!symmetric) {
+        launch_pad2d(s, t, call.x, xpad, N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left,
+                     p.pad_right);
+        call.x = xpad;
+      }
+      if (c.kind == NNP_OP_CONV2D_FORWARD) {
+        call.w = data_ptr<const void>(*w);
+        call.out = data_ptr<void>(*y);
+      } else {
+        call.y = data_ptr<const void>(*y);
+        call.out = data_ptr<void>(*w);
+      }
+      break;
+    default:  // backward data
+      call.w = data_ptr<const void>(*w);
+      call.y = data_ptr<const void>(*y);
+      call.out = symmetric ? data_ptr<void>(*x) : xpad;
+      break;
+  }
 
   const algo_key key = {c.kind,
                         static_cast<int64_t>(t),
@@ -198,91 +297,38 @@ void op_conv2d(stream& s, const op_call& c) {
                         p.dilation_h,
                         p.dilation_w,
                         p.groups};
-  algo_choice choice{};
-  if (!find_cached(key, &choice)) {
-    bool found = false;
-    int returned = 0;
-    if (c.kind == NNP_OP_CONV2D_FORWARD) {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      NNP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-          h, xd.d, wd.d, cd.d, yd.d, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-      found = pick(perf, returned, strict_fp32, &choice);
-      if (found) {
-        NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, choice.math));
-        NNP_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-            h, xd.d, wd.d, cd.d, yd.d, static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo),
-            &choice.workspace));
+  algo_choice chosen{};
+  if (find_cached(key, &chosen)) {
+    NNP_CUDNN_CHECK(call.run(s, chosen));
+  } else {
+    // First call of this shape: the heuristics' candidates in order; an algorithm cuDNN then
+    // refuses (NOT_SUPPORTED) is skipped, the first that runs is cached.
+    const std::vector<algo_choice> cands = call.candidates(strict_fp32);
+    cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
+    bool ran = false;
+    for (const algo_choice& a : cands) {
+      last = call.run(s, a);
+      if (last == CUDNN_STATUS_SUCCESS) {
+        store_cached(key, a);
+        ran = true;
+        break;
       }
-    } else if (c.kind == NNP_OP_CONV2D_BACKWARD_DATA) {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-          h, wd.d, yd.d, cd.d, xd.d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
-      found = pick(perf, returned, strict_fp32, &choice);
-      if (found) {
-        NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, choice.math));
-        NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-            h, wd.d, yd.d, cd.d, xd.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algo),
-            &choice.workspace));
-      }
-    } else {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          h, xd.d, yd.d, cd.d, wd.d, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf));
-      found = pick(perf, returned, strict_fp32, &choice);
-      if (found) {
-        NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, choice.math));
-        NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-            h, xd.d, yd.d, cd.d, wd.d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algo),
-            &choice.workspace));
-      }
+      if (!is_not_supported(last)) NNP_CUDNN_CHECK(last);
     }
-    if (!found)
+    if (!ran)
       unsupported(
           format("conv2d: cuDNN has no algorithm for x [%lld, %lld, %lld, %lld], "
-                 "w [%lld, %lld, %lld, %lld], groups %d, %s",
+                 "w [%lld, %lld, %lld, %lld], groups %d, %s (%zu candidates; last: %s)",
                  static_cast<long long>(N), static_cast<long long>(C), static_cast<long long>(H),
                  static_cast<long long>(W), static_cast<long long>(K),
                  static_cast<long long>(C / p.groups), static_cast<long long>(R),
-                 static_cast<long long>(S), p.groups, dtype_name(out.dtype).c_str()));
-    store_cached(key, choice);
-  } else {
-    NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, choice.math));
+                 static_cast<long long>(S), p.groups, dtype_name(out.dtype).c_str(), cands.size(),
+                 cudnnGetErrorString(last)));
   }
 
-  // Buffers: the padded x (or padded dx) in scratch when padding is asymmetric.
-  void* xpad = nullptr;
-  if (!symmetric) xpad = s.scratch(kScratchTemp0, static_cast<size_t>(N * C * Hc * Wc) * es);
-  void* ws = choice.workspace > 0 ? s.scratch(kScratchWorkspace, choice.workspace) : nullptr;
-  const float one = 1.0f, zero = 0.0f;
-
-  if (c.kind == NNP_OP_CONV2D_FORWARD || c.kind == NNP_OP_CONV2D_BACKWARD_FILTER) {
-    const void* xin = data_ptr<const void>(*x);
-    if (!symmetric) {
-      launch_pad2d(s, t, xin, xpad, N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right);
-      xin = xpad;
-    }
-    if (c.kind == NNP_OP_CONV2D_FORWARD) {
-      NNP_CUDNN_CHECK(
-          cudnnConvolutionForward(h, &one, xd.d, xin, wd.d, data_ptr<const void>(*w), cd.d,
-                                  static_cast<cudnnConvolutionFwdAlgo_t>(choice.algo), ws,
-                                  choice.workspace, &zero, yd.d, data_ptr<void>(*y)));
-      if (c.input(2) != nullptr)
-        launch_bias_add(s, t, data_ptr<void>(*y), data_ptr<const void>(*c.input(2)), N, K, P * Q);
-    } else {
-      NNP_CUDNN_CHECK(
-          cudnnConvolutionBackwardFilter(h, &one, xd.d, xin, yd.d, data_ptr<const void>(*y), cd.d,
-                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algo),
-                                         ws, choice.workspace, &zero, wd.d, data_ptr<void>(*w)));
-    }
-    return;
-  }
-  // backward data
-  void* dx = symmetric ? data_ptr<void>(*x) : xpad;
-  NNP_CUDNN_CHECK(cudnnConvolutionBackwardData(
-      h, &one, wd.d, data_ptr<const void>(*w), yd.d, data_ptr<const void>(*y), cd.d,
-      static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algo), ws, choice.workspace, &zero, xd.d,
-      dx));
-  if (!symmetric)
+  if (c.kind == NNP_OP_CONV2D_FORWARD && c.input(2) != nullptr)
+    launch_bias_add(s, t, data_ptr<void>(*y), data_ptr<const void>(*c.input(2)), N, K, P * Q);
+  if (c.kind == NNP_OP_CONV2D_BACKWARD_DATA && !symmetric)
     launch_crop2d(s, t, xpad, data_ptr<void>(*x), N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left,
                   p.pad_right);
 }
