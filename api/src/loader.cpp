@@ -23,11 +23,13 @@ namespace fs = std::filesystem;
 
 namespace nnp::host {
 
-registry& get_registry() {
-  // Allocated once and never destroyed: nothing depends on static destructors at exit.
-  static registry* r = new registry();
-  return *r;
-}
+namespace {
+// Allocated when libnnplug is loaded (before any call can arrive) and never destroyed: nothing
+// depends on static destructors at exit, and no lazy-initialisation guard sits on the hot path.
+registry* const g_registry = new registry();
+}  // namespace
+
+registry& get_registry() { return *g_registry; }
 
 namespace {
 
