@@ -6,9 +6,9 @@
 #   scripts/gpu-check.sh --prebuilt DIR       # skip configure/build: run from an existing build
 #   scripts/gpu-check.sh --build-dir DIR --out DIR
 #
-# Steps: (1) probe: libnnplug must find device cuda:0 (prints it, or the plugin's reason);
-# (2) nnplug-conformance --backend cuda --cases full --report OUT/conformance-cuda.json;
-# (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json;
+# Steps: (1) probe: libnnplug must find device cuda:0 (prints it, or the plugin's reason), and
+# the plugin's own load test; (2) nnplug-conformance --backend cuda --cases full
+# --report OUT/conformance-cuda.json (fails if no cuda case ran); (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json;
 # (4) if PyTorch with CUDA is importable: the PyTorch yardstick torch_ops.py --device cuda
 #     (from shared/bench, ../shared/bench or /work/shared/bench) into OUT/torch-ops-cuda.json.
 # cuDNN / cuBLAS shipped in a Python environment (site-packages/nvidia/*/lib) are put on
@@ -153,6 +153,19 @@ if [[ -n "$cc_bin" && -f "$build_dir/lib/libnnplug.so" ]]; then
   fi
 else
   record probe SKIP "no C compiler or no libnnplug.so in $build_dir/lib"
+fi
+
+# ---- plugin load test (tests/cuda_load_test.c: device props, a stream with TF32) -------------
+load_test="$build_dir/bin/nnplug-cuda-load-test"
+if [[ -x "$load_test" && -f "$plugin" ]]; then
+  if load_out=$("$load_test" "$plugin" 2>&1); then
+    record load-test PASS "$(echo "$load_out" | head -n 1)"
+  else
+    echo "$load_out"
+    record load-test FAIL "$(echo "$load_out" | tail -n 3 | tr '\n' ' ')"
+  fi
+else
+  record load-test SKIP "$load_test not built"
 fi
 
 # ---- conformance ---------------------------------------------------------------------------------
