@@ -5,9 +5,11 @@
 
 #include <nnplug/nnplug.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -275,4 +277,29 @@ TEST_CASE("api: conv2d validation message names shape, groups and C") {
   CHECK(nnp_op_supported(dev, NNP_OP_CONV2D_FORWARD, &p, 3, in, 1, out) ==
         NNP_STATUS_INVALID_ARGUMENT);
   CHECK(contains(nnp_last_error_message(), "struct_size"));
+}
+
+TEST_CASE("api: the last error is per thread") {
+  std::string seen_a, seen_b;
+  std::thread a([&] {
+    nnp_device* d = nullptr;
+    nnp_get_device("no_such_plugin_a", &d);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    seen_a = nnp_last_error_message();
+  });
+  std::thread b([&] {
+    nnp_load_plugin("/no/such/libnnplug-b.so", nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    seen_b = nnp_last_error_message();
+  });
+  a.join();
+  b.join();
+  CHECK(contains(seen_a, "no_such_plugin_a"));
+  CHECK(!contains(seen_a, "libnnplug-b.so"));
+  CHECK(contains(seen_b, "libnnplug-b.so"));
+  CHECK(!contains(seen_b, "no_such_plugin_a"));
+  std::string fresh;
+  std::thread c([&] { fresh = nnp_last_error_message(); });
+  c.join();
+  CHECK(fresh.empty());  // a new thread starts with ""
 }
