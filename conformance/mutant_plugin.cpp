@@ -1,6 +1,8 @@
 // mutant_plugin.cpp — deliberately broken plugins that prove the conformance runner catches
 // bugs end to end (mutation testing of the runner). One host-memory device implementing
-// NNP_OP_SCALE on float32; compiled once per NNP_MUTANT_<KIND> (conformance/CMakeLists.txt):
+// NNP_OP_SCALE on float32 (where the bug lives) and, correctly, on float16 and bfloat16 (so the
+// runner's half-precision path, checked against the reference in float32, is exercised too);
+// compiled once per NNP_MUTANT_<KIND> (conformance/CMakeLists.txt):
 //   none        correct: the runner must pass it (the control)
 //   wrong       y = alpha * x * (1 + 1e-3): NMSE above the float32 threshold
 //   nan         y[0] = NaN
@@ -69,8 +71,54 @@ nnp_status memcpy_async(void*, void* dst, const void* src, size_t size_bytes, in
   return NNP_STATUS_OK;
 }
 
+// Half-precision conversions, round to nearest even (finite values only: enough for scale).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(mant), -24);
+  const uint32_t bits = exp == 31 ? (sign | 0x7F800000u | (mant << 13))
+                                  : (sign | ((exp + 112u) << 23) | (mant << 13));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint16_t float_to_half(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000u, abs = u & 0x7FFFFFFFu;
+  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
+  if (abs < 0x38800000u) {
+    float a;
+    std::memcpy(&a, &abs, 4);
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a * 16777216.0f)));
+  }
+  const uint32_t r = abs + 0xFFFu + ((abs >> 13) & 1u) - 0x38000000u;
+  return static_cast<uint16_t>(sign | (r >> 13));
+}
+float bf16_to_float(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+// Correct scale in a 16-bit float format.
+template <float (*Load)(uint16_t), uint16_t (*Store)(float)>
+void scale16(const DLTensor& x, const DLTensor& y, double alpha) {
+  const uint16_t* src = nnp::data_ptr<uint16_t>(x);
+  uint16_t* dst = nnp::data_ptr<uint16_t>(y);
+  const int64_t n = nnp::numel(x);
+  for (int64_t i = 0; i < n; ++i) dst[i] = Store(static_cast<float>(alpha * Load(src[i])));
+}
+
 bool claims(int32_t kind, const DLTensor& x) {
   if (kind != NNP_OP_SCALE) return false;
+  if (nnp::is_f16(x.dtype) || nnp::is_bf16(x.dtype)) return true;
 #if defined(NNP_MUTANT_LIES)
   return nnp::is_f32(x.dtype) || nnp::is_f64(x.dtype);
 #else
@@ -82,16 +130,20 @@ nnp_status op_supported(int32_t, int32_t kind, const void*, size_t n_in, const D
                         size_t, const DLTensor* const*) {
   return nnp::guard([&] {
     if (n_in < 1 || !in[0] || !claims(kind, *in[0]))
-      nnp::unsupported("the mutant implements scale on float32 only");
+      nnp::unsupported("the mutant implements scale on float32, float16 and bfloat16 only");
   });
 }
 
 nnp_status op_execute(void*, int32_t kind, const void* params, size_t n_in,
                       const DLTensor* const* in, size_t, const DLTensor* const* out) {
   return nnp::guard([&] {
-    if (n_in < 1 || !in[0] || !claims(kind, *in[0]) || !nnp::is_f32(in[0]->dtype))
-      nnp::unsupported("the mutant implements scale on float32 only");
+    if (n_in < 1 || !in[0] || !claims(kind, *in[0]) || nnp::is_f64(in[0]->dtype))
+      nnp::unsupported("the mutant implements scale on float32, float16 and bfloat16 only");
     const double alpha = static_cast<const nnp_scale_params*>(params)->alpha;
+    if (nnp::is_f16(in[0]->dtype))
+      return scale16<half_to_float, float_to_half>(*in[0], *out[0], alpha);
+    if (nnp::is_bf16(in[0]->dtype))
+      return scale16<bf16_to_float, float_to_bf16>(*in[0], *out[0], alpha);
     float* x = nnp::data_ptr<float>(*in[0]);
     float* y = nnp::data_ptr<float>(*out[0]);
     const int64_t n = nnp::numel(*in[0]);
