@@ -76,8 +76,9 @@ void im2col(const conv_geom& g, const float* x, float* col) {
           const float* xr = xc + ih * g.w + col_off;
           for (int64_t qq = 0; qq < q0; ++qq) out[qq] = 0.0f;
           if (g.sw == 1) {
-            if (q1 > q0)
-              std::memcpy(out + q0, xr + q0, sizeof(float) * static_cast<size_t>(q1 - q0));
+            // a plain loop, not memcpy: rows are short (tens of floats) and a libc call per
+            // row costs more than the copy
+            for (int64_t qq = q0; qq < q1; ++qq) out[qq] = xr[qq];
           } else {
             for (int64_t qq = q0; qq < q1; ++qq) out[qq] = xr[qq * g.sw];
           }
@@ -114,6 +115,19 @@ void col2im(const conv_geom& g, const float* col, float* dx) {
       }
     }
   }
+}
+
+// Sum of a row with 8 independent float accumulators (vectorises without -ffast-math; each
+// image's plane is short, the total is accumulated in double by the caller).
+inline double sum_row(const float* row, int64_t len) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= len; j += 8)
+    for (int t = 0; t < 8; ++t) acc[t] += row[j + t];
+  double total = 0.0;
+  for (int t = 0; t < 8; ++t) total += acc[t];
+  for (; j < len; ++j) total += row[j];
+  return total;
 }
 
 }  // namespace
@@ -233,12 +247,7 @@ void conv2d_backward_bias(const op_call& c) {
                [&](int64_t kb, int64_t ke) {
                  for (int64_t kk = kb; kk < ke; ++kk) {
                    double sum = 0.0;
-                   for (int64_t i = 0; i < n; ++i) {
-                     const float* row = dy + (i * k + kk) * pq;
-                     float part = 0.0f;
-                     for (int64_t j = 0; j < pq; ++j) part += row[j];
-                     sum += part;
-                   }
+                   for (int64_t i = 0; i < n; ++i) sum += sum_row(dy + (i * k + kk) * pq, pq);
                    db[kk] = static_cast<float>(sum);
                  }
                });

@@ -26,11 +26,12 @@ namespace {
 // the 32x32->64-bit products into SIMD multiplies (pmuludq) instead of one block at a time.
 constexpr int kLanes = 8;
 
+// AVX2 clone where the CPU has it (8 lanes of 32x32->64 multiplies per instruction pair).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-void philox_keep_bits(uint64_t seed, uint64_t first_counter, uint32_t threshold,
-                      uint32_t* bits /* [kLanes] */) {
+void philox_keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold,
+                       uint32_t* keep /* [4 * kLanes]: all ones = keep, 0 = drop */) {
   uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
   for (int l = 0; l < kLanes; ++l) {
     const uint64_t c = first_counter + static_cast<uint64_t>(l);
@@ -57,33 +58,38 @@ void philox_keep_bits(uint64_t seed, uint64_t first_counter, uint32_t threshold,
       c3[l] = lo0;
     }
   }
-  for (int l = 0; l < kLanes; ++l)
-    bits[l] = static_cast<uint32_t>((c0[l] >> 8) >= threshold) |
-              static_cast<uint32_t>((c1[l] >> 8) >= threshold) << 1 |
-              static_cast<uint32_t>((c2[l] >> 8) >= threshold) << 2 |
-              static_cast<uint32_t>((c3[l] >> 8) >= threshold) << 3;
+  // element 4*l + w of the group takes word w of counter l
+  for (int l = 0; l < kLanes; ++l) {
+    keep[4 * l + 0] = 0u - static_cast<uint32_t>((c0[l] >> 8) >= threshold);
+    keep[4 * l + 1] = 0u - static_cast<uint32_t>((c1[l] >> 8) >= threshold);
+    keep[4 * l + 2] = 0u - static_cast<uint32_t>((c2[l] >> 8) >= threshold);
+    keep[4 * l + 3] = 0u - static_cast<uint32_t>((c3[l] >> 8) >= threshold);
+  }
 }
 
 void dropout_apply(const nnp_dropout_params& p, const float* x, float* y, uint8_t* mask,
                    int64_t n) {
   const uint32_t threshold = dropout_threshold(p.ratio);
   const float scale = dropout_scale<float>(p.ratio);
-  constexpr int64_t kGroup = 4 * kLanes;  // elements per philox_keep_bits call
+  constexpr int64_t kGroup = 4 * kLanes;  // elements per philox_keep_masks call
   const int64_t groups = (n + kGroup - 1) / kGroup;
   parallel_for(groups, kElementwiseGrain / kGroup, [&](int64_t gb, int64_t ge) {
-    uint32_t bits[kLanes];
-    alignas(64) float out[kGroup];
+    alignas(64) uint32_t keep[kGroup];
+    alignas(64) uint32_t out[kGroup];
     for (int64_t g = gb; g < ge; ++g) {
       const int64_t i0 = g * kGroup, len = std::min(kGroup, n - i0);
-      philox_keep_bits(p.seed, p.offset + static_cast<uint64_t>(g * kLanes), threshold, bits);
-      // Branch-free select: keep bits are random, a branch would mispredict half the time.
+      philox_keep_masks(p.seed, p.offset + static_cast<uint64_t>(g * kLanes), threshold, keep);
+      // y = keep ? x * scale : 0 as a bit mask (dropped NaN/Inf inputs give 0, as the rule
+      // says), through a stack buffer so it vectorises even when y aliases x.
       for (int64_t j = 0; j < len; ++j) {
-        const uint32_t keep = (bits[j >> 2] >> (j & 3)) & 1u;
         const float v = x[i0 + j] * scale;
-        out[j] = keep ? v : 0.0f;
-        if (mask != nullptr) mask[i0 + j] = static_cast<uint8_t>(keep);
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        out[j] = bits & keep[j];
       }
       std::memcpy(y + i0, out, static_cast<size_t>(len) * sizeof(float));
+      if (mask != nullptr)
+        for (int64_t j = 0; j < len; ++j) mask[i0 + j] = static_cast<uint8_t>(keep[j] & 1u);
     }
   });
 }
