@@ -239,6 +239,8 @@ struct GradientCheck {
   int max_coords = 24;
 };
 void check_gradient(const GradientCheck& g);
+// The check without reporting or asserting (outcome pass/fail/unsupported and the message).
+ReportEntry evaluate_gradient(const GradientCheck& g);
 
 // ---- op templates (errors, threads) ---------------------------------------------------------
 // A valid call per op kind, registered by the family files, used by the error and thread tests.

@@ -129,3 +129,38 @@ TEST_CASE("harness: random inputs are deterministic per case") {
   std::sort(v.begin(), v.end());
   CHECK(std::adjacent_find(v.begin(), v.end()) == v.end());
 }
+
+TEST_CASE("harness: the finite-difference check catches a wrong backward") {
+  REQUIRE(reference_device().available);
+  auto sigmoid = make_params<nnp_activation_params>();
+  sigmoid.function = NNP_ACTIVATION_SIGMOID;
+  auto tanh_fn = sigmoid;
+  tanh_fn.function = NNP_ACTIVATION_TANH;
+  Rng rng("harness gradient");
+  GradientCheck g;
+  g.name = "harness_gradient";
+  g.case_text = "x4x5";
+  g.forward.kind = NNP_OP_ACTIVATION_FORWARD;
+  g.forward.set_params(sigmoid);
+  g.forward.inputs = {tensor({4, 5}, rng.uniform_vec(20, -2, 2))};
+  g.forward.outputs = {tensor({4, 5})};
+  g.wrt = {{0, 0}};
+  auto backward_with = [](nnp_activation_params p) {
+    return [p](const OpCall& f, const std::vector<std::vector<double>>&,
+               const std::vector<std::vector<double>>& r) {
+      OpCall b;
+      b.kind = NNP_OP_ACTIVATION_BACKWARD;
+      b.set_params(p);
+      b.inputs = {tensor({4, 5}, f.inputs[0].data), tensor({4, 5}, r[0])};
+      b.outputs = {tensor({4, 5})};
+      return b;
+    };
+  };
+  g.backward = backward_with(sigmoid);
+  const ReportEntry right = evaluate_gradient(g);
+  CHECK_MESSAGE(right.outcome == Outcome::pass, right.message);
+  g.backward = backward_with(tanh_fn);  // the derivative of another function
+  const ReportEntry wrong = evaluate_gradient(g);
+  CHECK(wrong.outcome == Outcome::fail);
+  CHECK(wrong.error > 1e-2);
+}
