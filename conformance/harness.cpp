@@ -1038,6 +1038,7 @@ bool write_report(const std::string& path) {
 }
 
 void print_summary() {
+  std::fflush(stdout);  // runner lines go to stderr: stdout stays clean for -r=junit / -r=xml
   std::lock_guard<std::mutex> lock(report_mutex());
   std::map<std::string, std::map<Outcome, int>> counts;
   // Unsupported cases, grouped by backend and dtype: the ops and one reason.
@@ -1052,17 +1053,17 @@ void print_summary() {
   }
   for (const auto& [key, u] : unsupported) {
     std::vector<std::string> ops(u.first.begin(), u.first.end());
-    std::printf("[nnplug-conformance] unsupported: %s: %zu ops (%s); e.g. %s\n", key.c_str(),
-                ops.size(), join(ops, ", ").c_str(), u.second.c_str());
+    std::fprintf(stderr, "[nnplug-conformance] unsupported: %s: %zu ops (%s); e.g. %s\n",
+                 key.c_str(), ops.size(), join(ops, ", ").c_str(), u.second.c_str());
   }
   for (const Device* d : backends_under_test()) {
     if (!d->available)
-      std::printf("[nnplug-conformance] %s: %s: %s\n", d->label.c_str(),
-                  d->failed ? "FAILED" : "no device", d->reason.c_str());
+      std::fprintf(stderr, "[nnplug-conformance] %s: %s: %s\n", d->label.c_str(),
+                   d->failed ? "FAILED" : "no device", d->reason.c_str());
   }
   for (auto& [backend, c] : counts)
-    std::printf("[nnplug-conformance] %s: %d passed, %d failed, %d unsupported\n", backend.c_str(),
-                c[Outcome::pass], c[Outcome::fail], c[Outcome::unsupported]);
+    std::fprintf(stderr, "[nnplug-conformance] %s: %d passed, %d failed, %d unsupported\n",
+                 backend.c_str(), c[Outcome::pass], c[Outcome::fail], c[Outcome::unsupported]);
 }
 
 // ---- numerics -------------------------------------------------------------------------------

@@ -93,18 +93,19 @@ int main(int argc, char** argv) {
   ctx.applyCommandLine(static_cast<int>(rest.size()), rest.data());
   if (ctx.shouldExit()) return ctx.run();  // --help, --list-test-cases, ...
 
-  std::printf("[nnplug-conformance] seed %llu, cases %s, nnplug %s, ABI %d.%d\n",
-              static_cast<unsigned long long>(o.seed), o.cases.c_str(), nnp_version_string(),
-              NNP_ABI_VERSION_MAJOR, NNP_ABI_VERSION_MINOR);
+  std::fprintf(stderr, "[nnplug-conformance] seed %llu, cases %s, nnplug %s, ABI %d.%d\n",
+               static_cast<unsigned long long>(o.seed), o.cases.c_str(), nnp_version_string(),
+               NNP_ABI_VERSION_MAJOR, NNP_ABI_VERSION_MINOR);
   if (!conf::load_tolerances()) return 2;
   if (!conf::setup_devices()) return 1;
-  std::printf("[nnplug-conformance] reference: %s\n", conf::reference_device().name.c_str());
+  std::fprintf(stderr, "[nnplug-conformance] reference: %s\n",
+               conf::reference_device().name.c_str());
   for (const conf::Device* d : conf::backends_under_test()) {
-    std::printf("[nnplug-conformance] backend %s: %s%s%s\n", d->label.c_str(),
-                d->available ? d->name.c_str()
-                : d->failed  ? "FAILED"
-                             : "no device",
-                d->available ? "" : ": ", d->available ? "" : d->reason.c_str());
+    std::fprintf(stderr, "[nnplug-conformance] backend %s: %s%s%s\n", d->label.c_str(),
+                 d->available ? d->name.c_str()
+                 : d->failed  ? "FAILED"
+                              : "no device",
+                 d->available ? "" : ": ", d->available ? "" : d->reason.c_str());
   }
   std::fflush(stdout);
 
