@@ -473,3 +473,24 @@ def test_devices_and_load_records(ref):
     assert nnplug.op_kind_name(12345) is None
     assert nnplug.version() == "%d.%d.%d" % nnplug.get_version()
     assert nnplug.status_string(nnplug.Status.OUT_OF_MEMORY)
+
+
+def test_out_of_memory_is_an_error(dev):
+    with pytest.raises(nnplug.Error) as info:
+        dev.empty((1 << 50,))  # 4 PiB
+    assert info.value.status == nnplug.Status.OUT_OF_MEMORY
+    assert info.value.message
+
+
+def test_shutdown_and_reload(rng):
+    dev = nnplug.device("reference")
+    arr = dev.to_device(rand(rng, 4))
+    nnplug.shutdown()
+    with pytest.raises(nnplug.Error):
+        dev.default_stream()  # handles of the ended session are refused, not dereferenced
+    del arr  # its finaliser must not free memory of the ended session
+    again = nnplug.device("reference")  # the library reloads
+    x = rand(rng, 5)
+    y = np.empty_like(x)
+    nnplug.scale(x, y, alpha=3.0, device=again)
+    np.testing.assert_allclose(y, 3 * x, rtol=1e-6)
