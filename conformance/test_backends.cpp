@@ -6,6 +6,7 @@
 
 #include "harness.hpp"
 
+#include <set>
 #include <vector>
 
 TEST_CASE("backends: loaded, devices, memory") {
@@ -75,4 +76,26 @@ TEST_CASE("backends: the reference supports every op") {
                     ref.name << ": " << t.name << " " << dt_name(dt) << ": " << reason);
     }
   }
+}
+
+// Every op kind libnnplug knows is covered by a family file (its template drives the error and
+// thread tests, and its name the numerics tests), and every template names its kind correctly.
+TEST_CASE("coverage: every op kind has a conformance template") {
+  using namespace conf;
+  std::set<std::string> templates;
+  for (const OpTemplate& t : op_templates()) {
+    templates.insert(t.name);
+    const char* name = nnp_op_kind_name(t.make().kind);
+    CHECK_MESSAGE((name != nullptr && t.name == name),
+                  "template " << t.name << " has kind " << t.make().kind);
+  }
+  int kinds = 0;
+  for (int32_t kind = 1; kind < NNP_OP_VENDOR_BASE; ++kind) {
+    const char* name = nnp_op_kind_name(kind);
+    if (name == nullptr) continue;
+    ++kinds;
+    CHECK_MESSAGE(templates.count(name) == 1,
+                  "op kind " << kind << " (" << name << ") has no conformance template");
+  }
+  CHECK(kinds == static_cast<int>(templates.size()));
 }
