@@ -8,8 +8,8 @@
 //   backward-data    col  [CRS, PQ]      = w_g^T . dy_g [K/g, PQ], then col2im (scatter-add)
 //   backward-filter  dw_g [K/g, CRS]    += dy_g . col^T   (per-chunk partial sums, then summed)
 // A 1x1, stride-1, unpadded convolution skips im2col (the input already is the column matrix).
-// TBB runs images (and groups) in parallel; backward-filter splits the batch into one chunk per
-// thread, each accumulating into its own partial dw, summed at the end.
+// TBB runs images (and groups) in parallel; backward-filter splits the batch into four chunks per
+// thread, each accumulating into its own partial dw (call-level scratch), summed at the end.
 #include "cpu_backend.hpp"
 
 #include <algorithm>
@@ -201,8 +201,10 @@ void conv2d_backward_filter(const op_call& c) {
     std::fill(dw, dw + wsize, 0.0f);
     return;
   }
-  // One chunk of images per thread, each summing into its own partial dw (chunk 0 into dw).
-  const int64_t chunks = std::min<int64_t>(num_threads(), g.n);
+  // Chunks of images, each summing into its own partial dw (chunk 0 into dw), then one sum.
+  // Four chunks per thread, not one: a thread that the OS preempts (a shared machine) then
+  // holds up a quarter of its share, and the others take the rest.
+  const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), g.n);
   float* partial =
       chunks > 1 ? scratch(kCallSlot0, static_cast<size_t>((chunks - 1) * wsize)) : nullptr;
   parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
