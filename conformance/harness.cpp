@@ -1066,182 +1066,181 @@ void print_summary() {
     std::fprintf(stderr, "[nnplug-conformance] %s: %d passed, %d failed, %d unsupported\n",
                  backend.c_str(), c[Outcome::pass], c[Outcome::fail], c[Outcome::unsupported]);
   }
+}
 
-  // ---- numerics -------------------------------------------------------------------------------
-  void check_numerics(const std::string& op, const std::string& case_text, const OpCall& call,
-                      const NumericsOptions& opt) {
-    check_numerics_fn(
-        op, case_text, [&call](DT) { return call; }, opt);
-  }
+// ---- numerics -------------------------------------------------------------------------------
+void check_numerics(const std::string& op, const std::string& case_text, const OpCall& call,
+                    const NumericsOptions& opt) {
+  check_numerics_fn(
+      op, case_text, [&call](DT) { return call; }, opt);
+}
 
-  void check_numerics_fn(const std::string& op, const std::string& case_text,
-                         const std::function<OpCall(DT)>& make, const NumericsOptions& opt) {
-    Device& ref = reference_device();
-    for (Device* b : backends_under_test()) {
-      if (!b->available) continue;
-      for (DT dt : opt.dtypes) {
-        const std::string cname = op + " " + case_text + " " + dt_short(dt);
-        ReportEntry e{b->name, op, dt_name(dt), cname, Outcome::pass, 0, tolerance(op, dt), ""};
-        const OpCall call = quantized(make(dt), dt);
-        std::string reason;
-        const nnp_status s = op_supported(*b, call, dt, &reason);
-        if (s == NNP_STATUS_UNSUPPORTED) {
-          e.outcome = Outcome::unsupported;
-          e.message = reason;
-          report(e);
-          continue;
-        }
-        if (s != NNP_STATUS_OK) {
-          e.outcome = Outcome::fail;
-          e.message = std::string("nnp_op_supported: ") + nnp_status_string(s) + ": " + reason;
-          report(e);
-          CHECK_MESSAGE(false, b->name << ": " << cname << ": " << e.message);
-          continue;
-        }
-        // The reference computes in dt, or in float32 from the same (rounded) values.
-        DT rdt = dt;
-        std::string ref_reason;
-        if (op_supported(ref, call, dt, &ref_reason) != NNP_STATUS_OK) {
-          rdt = DT::f32;
-          std::string r2;
-          if ((dt != DT::f16 && dt != DT::bf16) ||
-              op_supported(ref, call, rdt, &r2) != NNP_STATUS_OK) {
-            e.outcome = Outcome::unsupported;
-            e.message = "the reference cannot check this: " + ref_reason;
-            report(e);
-            continue;
-          }
-        }
-        const RunResult got = run_op(*b, call, dt);
-        const RunResult want = run_op(ref, call, rdt);
-        std::vector<std::string> problems = got.problems;
-        if (got.status == NNP_STATUS_UNSUPPORTED) {
-          // Declared supported but refused at execution: that is a failure.
-          problems.push_back("nnp_op_supported said OK but execution returned unsupported: " +
-                             got.message);
-        } else if (got.status != NNP_STATUS_OK) {
-          problems.push_back(std::string("execution failed: ") + nnp_status_string(got.status) +
-                             ": " + got.message);
-        }
-        if (want.status != NNP_STATUS_OK || !want.problems.empty()) {
-          problems.push_back("reference failed: " + want.message + join(want.problems, "; "));
-        }
-        double worst = 0;
-        if (got.status == NNP_STATUS_OK && want.status == NNP_STATUS_OK) {
-          for (size_t k = 0; k < call.outputs.size(); ++k) {
-            const TensorSpec& t = call.outputs[k];
-            if (t.absent) continue;
-            const Comparison c = t.exact
-                                     ? compare_exact(got.outputs[k], want.outputs[k])
-                                     : compare_nmse(got.outputs[k], want.outputs[k], e.threshold);
-            worst = std::max(worst, c.error);
-            if (!c.ok) problems.push_back("output " + std::to_string(k) + ": " + c.detail);
-          }
-        }
-        e.error = worst;
-        if (!problems.empty()) {
-          e.outcome = Outcome::fail;
-          e.message = join(problems, "; ");
-        }
+void check_numerics_fn(const std::string& op, const std::string& case_text,
+                       const std::function<OpCall(DT)>& make, const NumericsOptions& opt) {
+  Device& ref = reference_device();
+  for (Device* b : backends_under_test()) {
+    if (!b->available) continue;
+    for (DT dt : opt.dtypes) {
+      const std::string cname = op + " " + case_text + " " + dt_short(dt);
+      ReportEntry e{b->name, op, dt_name(dt), cname, Outcome::pass, 0, tolerance(op, dt), ""};
+      const OpCall call = quantized(make(dt), dt);
+      std::string reason;
+      const nnp_status s = op_supported(*b, call, dt, &reason);
+      if (s == NNP_STATUS_UNSUPPORTED) {
+        e.outcome = Outcome::unsupported;
+        e.message = reason;
         report(e);
-        CHECK_MESSAGE(problems.empty(), b->name << ": " << cname << ": " << e.message);
+        continue;
       }
-    }
-  }
-
-  // ---- gradients ------------------------------------------------------------------------------
-  ReportEntry evaluate_gradient(const GradientCheck& g) {
-    Device& ref = reference_device();
-    const DT dt = DT::f64;
-    const std::string op = g.name;
-    const std::string cname = g.name + " " + g.case_text + " f64";
-    ReportEntry e{ref.name + " (gradient)",  op, "float64", cname, Outcome::pass, 0,
-                  tolerance("gradient", dt), ""};
-    std::string reason;
-    if (op_supported(ref, g.forward, dt, &reason) != NNP_STATUS_OK) {
-      e.outcome = Outcome::unsupported;
-      e.message = reason;
-      return e;
-    }
-    const std::vector<int> loss_outputs =
-        g.loss_outputs.empty() ? std::vector<int>{0} : g.loss_outputs;
-    const RunResult f0 = run_op(ref, g.forward, dt);
-    if (f0.status != NNP_STATUS_OK) {
-      e.outcome = Outcome::fail;
-      e.message = std::string("forward failed: ") + f0.message;
-      return e;
-    }
-    Rng rng("gradient " + cname);
-    std::vector<std::vector<double>> r(f0.outputs.size());
-    for (int k : loss_outputs)
-      r[static_cast<size_t>(k)] =
-          rng.uniform_vec(static_cast<int64_t>(f0.outputs[static_cast<size_t>(k)].size()), -1, 1);
-    const OpCall bwd = g.backward(g.forward, f0.outputs, r);
-    const RunResult b0 = run_op(ref, bwd, dt);
-    if (b0.status != NNP_STATUS_OK || !b0.problems.empty()) {
-      e.outcome = Outcome::fail;
-      e.message = std::string("backward failed: ") + b0.message + join(b0.problems, "; ");
-      return e;
-    }
-    auto loss = [&](const OpCall& c, std::string* err) {
-      const RunResult f = run_op(ref, c, dt);
-      if (f.status != NNP_STATUS_OK) *err = f.message;
-      double L = 0;
-      for (int k : loss_outputs) {
-        const auto& y = f.outputs[static_cast<size_t>(k)];
-        for (size_t i = 0; i < y.size(); ++i) L += y[i] * r[static_cast<size_t>(k)][i];
+      if (s != NNP_STATUS_OK) {
+        e.outcome = Outcome::fail;
+        e.message = std::string("nnp_op_supported: ") + nnp_status_string(s) + ": " + reason;
+        report(e);
+        CHECK_MESSAGE(false, b->name << ": " << cname << ": " << e.message);
+        continue;
       }
-      return L;
-    };
-    double num2 = 0, den2 = 0;
-    std::string first_bad, err;
-    for (const auto& [in_idx, out_idx] : g.wrt) {
-      const auto& x = g.forward.inputs[static_cast<size_t>(in_idx)].data;
-      std::vector<size_t> coords(x.size());
-      std::iota(coords.begin(), coords.end(), 0);
-      std::shuffle(coords.begin(), coords.end(), rng.engine());
-      if (coords.size() > static_cast<size_t>(g.max_coords))
-        coords.resize(static_cast<size_t>(g.max_coords));
-      const auto& analytic = b0.outputs[static_cast<size_t>(out_idx)];
-      for (size_t i : coords) {
-        OpCall plus = g.forward, minus = g.forward;
-        plus.inputs[static_cast<size_t>(in_idx)].data[i] += g.step;
-        minus.inputs[static_cast<size_t>(in_idx)].data[i] -= g.step;
-        const double numeric = (loss(plus, &err) - loss(minus, &err)) / (2 * g.step);
-        const double a = analytic[i];
-        num2 += (a - numeric) * (a - numeric);
-        den2 += std::max(a * a, numeric * numeric);
-        if (first_bad.empty() &&
-            std::fabs(a - numeric) > 1e-4 * std::max(1.0, std::fabs(numeric))) {
-          std::ostringstream os;
-          os << "input " << in_idx << " element " << i << ": backward " << a
-             << ", finite difference " << numeric;
-          first_bad = os.str();
+      // The reference computes in dt, or in float32 from the same (rounded) values.
+      DT rdt = dt;
+      std::string ref_reason;
+      if (op_supported(ref, call, dt, &ref_reason) != NNP_STATUS_OK) {
+        rdt = DT::f32;
+        std::string r2;
+        if ((dt != DT::f16 && dt != DT::bf16) ||
+            op_supported(ref, call, rdt, &r2) != NNP_STATUS_OK) {
+          e.outcome = Outcome::unsupported;
+          e.message = "the reference cannot check this: " + ref_reason;
+          report(e);
+          continue;
         }
       }
+      const RunResult got = run_op(*b, call, dt);
+      const RunResult want = run_op(ref, call, rdt);
+      std::vector<std::string> problems = got.problems;
+      if (got.status == NNP_STATUS_UNSUPPORTED) {
+        // Declared supported but refused at execution: that is a failure.
+        problems.push_back("nnp_op_supported said OK but execution returned unsupported: " +
+                           got.message);
+      } else if (got.status != NNP_STATUS_OK) {
+        problems.push_back(std::string("execution failed: ") + nnp_status_string(got.status) +
+                           ": " + got.message);
+      }
+      if (want.status != NNP_STATUS_OK || !want.problems.empty()) {
+        problems.push_back("reference failed: " + want.message + join(want.problems, "; "));
+      }
+      double worst = 0;
+      if (got.status == NNP_STATUS_OK && want.status == NNP_STATUS_OK) {
+        for (size_t k = 0; k < call.outputs.size(); ++k) {
+          const TensorSpec& t = call.outputs[k];
+          if (t.absent) continue;
+          const Comparison c = t.exact ? compare_exact(got.outputs[k], want.outputs[k])
+                                       : compare_nmse(got.outputs[k], want.outputs[k], e.threshold);
+          worst = std::max(worst, c.error);
+          if (!c.ok) problems.push_back("output " + std::to_string(k) + ": " + c.detail);
+        }
+      }
+      e.error = worst;
+      if (!problems.empty()) {
+        e.outcome = Outcome::fail;
+        e.message = join(problems, "; ");
+      }
+      report(e);
+      CHECK_MESSAGE(problems.empty(), b->name << ": " << cname << ": " << e.message);
     }
-    e.error = std::sqrt(num2 / std::max(den2, 1e-30));
-    bool ok = err.empty() && e.error <= e.threshold;
-    if (!ok) {
-      e.outcome = Outcome::fail;
-      std::ostringstream os;
-      os << "relative error " << e.error << " > " << e.threshold;
-      if (!first_bad.empty()) os << "; " << first_bad;
-      if (!err.empty()) os << "; forward failed: " << err;
-      e.message = os.str();
-    }
+  }
+}
+
+// ---- gradients ------------------------------------------------------------------------------
+ReportEntry evaluate_gradient(const GradientCheck& g) {
+  Device& ref = reference_device();
+  const DT dt = DT::f64;
+  const std::string op = g.name;
+  const std::string cname = g.name + " " + g.case_text + " f64";
+  ReportEntry e{ref.name + " (gradient)",  op, "float64", cname, Outcome::pass, 0,
+                tolerance("gradient", dt), ""};
+  std::string reason;
+  if (op_supported(ref, g.forward, dt, &reason) != NNP_STATUS_OK) {
+    e.outcome = Outcome::unsupported;
+    e.message = reason;
     return e;
   }
-
-  void check_gradient(const GradientCheck& g) {
-    const ReportEntry e = evaluate_gradient(g);
-    report(e);
-    CHECK_MESSAGE(e.outcome != Outcome::fail, e.case_name << ": " << e.message);
+  const std::vector<int> loss_outputs =
+      g.loss_outputs.empty() ? std::vector<int>{0} : g.loss_outputs;
+  const RunResult f0 = run_op(ref, g.forward, dt);
+  if (f0.status != NNP_STATUS_OK) {
+    e.outcome = Outcome::fail;
+    e.message = std::string("forward failed: ") + f0.message;
+    return e;
   }
-
-  std::vector<OpTemplate>& op_templates() {
-    static std::vector<OpTemplate> t;
-    return t;
+  Rng rng("gradient " + cname);
+  std::vector<std::vector<double>> r(f0.outputs.size());
+  for (int k : loss_outputs)
+    r[static_cast<size_t>(k)] =
+        rng.uniform_vec(static_cast<int64_t>(f0.outputs[static_cast<size_t>(k)].size()), -1, 1);
+  const OpCall bwd = g.backward(g.forward, f0.outputs, r);
+  const RunResult b0 = run_op(ref, bwd, dt);
+  if (b0.status != NNP_STATUS_OK || !b0.problems.empty()) {
+    e.outcome = Outcome::fail;
+    e.message = std::string("backward failed: ") + b0.message + join(b0.problems, "; ");
+    return e;
   }
+  auto loss = [&](const OpCall& c, std::string* err) {
+    const RunResult f = run_op(ref, c, dt);
+    if (f.status != NNP_STATUS_OK) *err = f.message;
+    double L = 0;
+    for (int k : loss_outputs) {
+      const auto& y = f.outputs[static_cast<size_t>(k)];
+      for (size_t i = 0; i < y.size(); ++i) L += y[i] * r[static_cast<size_t>(k)][i];
+    }
+    return L;
+  };
+  double num2 = 0, den2 = 0;
+  std::string first_bad, err;
+  for (const auto& [in_idx, out_idx] : g.wrt) {
+    const auto& x = g.forward.inputs[static_cast<size_t>(in_idx)].data;
+    std::vector<size_t> coords(x.size());
+    std::iota(coords.begin(), coords.end(), 0);
+    std::shuffle(coords.begin(), coords.end(), rng.engine());
+    if (coords.size() > static_cast<size_t>(g.max_coords))
+      coords.resize(static_cast<size_t>(g.max_coords));
+    const auto& analytic = b0.outputs[static_cast<size_t>(out_idx)];
+    for (size_t i : coords) {
+      OpCall plus = g.forward, minus = g.forward;
+      plus.inputs[static_cast<size_t>(in_idx)].data[i] += g.step;
+      minus.inputs[static_cast<size_t>(in_idx)].data[i] -= g.step;
+      const double numeric = (loss(plus, &err) - loss(minus, &err)) / (2 * g.step);
+      const double a = analytic[i];
+      num2 += (a - numeric) * (a - numeric);
+      den2 += std::max(a * a, numeric * numeric);
+      if (first_bad.empty() && std::fabs(a - numeric) > 1e-4 * std::max(1.0, std::fabs(numeric))) {
+        std::ostringstream os;
+        os << "input " << in_idx << " element " << i << ": backward " << a << ", finite difference "
+           << numeric;
+        first_bad = os.str();
+      }
+    }
+  }
+  e.error = std::sqrt(num2 / std::max(den2, 1e-30));
+  bool ok = err.empty() && e.error <= e.threshold;
+  if (!ok) {
+    e.outcome = Outcome::fail;
+    std::ostringstream os;
+    os << "relative error " << e.error << " > " << e.threshold;
+    if (!first_bad.empty()) os << "; " << first_bad;
+    if (!err.empty()) os << "; forward failed: " << err;
+    e.message = os.str();
+  }
+  return e;
+}
+
+void check_gradient(const GradientCheck& g) {
+  const ReportEntry e = evaluate_gradient(g);
+  report(e);
+  CHECK_MESSAGE(e.outcome != Outcome::fail, e.case_name << ": " << e.message);
+}
+
+std::vector<OpTemplate>& op_templates() {
+  static std::vector<OpTemplate> t;
+  return t;
+}
 
 }  // namespace conf
