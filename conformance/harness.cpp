@@ -326,6 +326,12 @@ void open_device(Device& d, const std::string& name) {
     return;
   }
   d.dev = dev;
+  for (const auto& r : load_records()) {
+    if (r.state == NNP_LOAD_LOADED && r.name && d.plugin == r.name) {
+      d.plugin_version = r.plugin_version ? r.plugin_version : "";
+      d.plugin_path = r.path ? r.path : "";
+    }
+  }
   if (nnp_device_get_dldevice(dev, &d.dl) != NNP_STATUS_OK) {
     d.failed = true;
     d.reason = std::string("nnp_device_get_dldevice failed: ") + nnp_last_error_message();
@@ -1001,6 +1007,8 @@ bool write_report(const std::string& path) {
     b["label"] = d.label;
     b["device"] = d.name;
     b["plugin"] = d.plugin;
+    if (!d.plugin_version.empty()) b["plugin_version"] = d.plugin_version;
+    if (!d.plugin_path.empty()) b["plugin_path"] = d.plugin_path;
     b["status"] = d.available ? "available" : d.failed ? "failed" : "no_device";
     if (!d.reason.empty()) b["reason"] = d.reason;
     return b;

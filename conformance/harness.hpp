@@ -95,6 +95,7 @@ struct Device {
   bool available = false;        // false: no device (reason) or failed to load (failed)
   bool failed = false;           // load or lookup failed: a failure, not "no device"
   std::string reason;
+  std::string plugin_version, plugin_path;  // from the plugin's load record
 };
 // Loads plugins and looks up devices as the options say. Returns false after printing why if
 // the reference is not usable.
