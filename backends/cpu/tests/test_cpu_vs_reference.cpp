@@ -208,6 +208,11 @@ TEST_CASE("conv2d: forward, backward data/filter/bias over strides, padding, dil
       {2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4},    // depthwise
       {2, 8, 5, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2},    // 1x1 direct path with groups
       {2, 3, 6, 5, 2, 2, 3, 3, 2, 1, 2, 0, 1, 1, 1, 1},    // stride 3 with padding
+      // Winograd F(2x2, 3x3): >= 16 channels, stride 1; odd/even sizes, every padding <= 2
+      {3, 16, 12, 12, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1},  // the cnn's conv2, smaller
+      {2, 17, 9, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    // odd sizes, "same" padding
+      {2, 16, 7, 10, 16, 3, 3, 1, 1, 2, 0, 1, 2, 1, 1, 1},   // uneven padding
+      {1, 16, 5, 5, 16, 3, 3, 1, 1, 3, 3, 0, 0, 1, 1, 1},    // padding 3: im2col backward-data
   };
   for (const cs& t : cases) {
     CAPTURE(t.c);
