@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   int rc = ctx.run();
+  // A backend that could not be loaded or found fails the run whatever the test filters.
+  for (const conf::Device* d : conf::backends_under_test())
+    if (d->failed && rc == 0) rc = 1;
   conf::print_summary();
   if (!o.report.empty() && !conf::write_report(o.report) && rc == 0) rc = 1;
   conf::release_devices();
