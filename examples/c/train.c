@@ -711,6 +711,10 @@ static nnp_device* open_device(const char* name) {
 static void progress(int tty, int epoch, int epochs, size_t step, size_t steps, double loss,
                      double elapsed) {
   if (tty) {
+    static double last_draw = 0.0; /* redraw at most 10 times a second, and at the end */
+    double t = now_seconds();
+    if (step != steps && step != 1 && t - last_draw < 0.1) return;
+    last_draw = t;
     char bar[31];
     size_t fill = steps ? step * 30 / steps : 30;
     for (size_t i = 0; i < 30; ++i) bar[i] = i < fill ? '#' : '.';
