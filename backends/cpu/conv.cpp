@@ -169,29 +169,38 @@ void winograd_weights(const float* w, int64_t k_out, int64_t c_in, bool flip, fl
   }
 }
 
-// Input transform of one row of tiles: for tiles tj in [0, tq), d = the 4x4 block at columns
-// 2*tj of the four plane rows starting at `rows`; v[xi * xs + tj] = (B^T d B)[xi]. The tile
-// index is the innermost loop and every output stream is contiguous, so this vectorises.
-void winograd_input_row(const float* __restrict rows, int64_t wp, int64_t tq, float* __restrict v,
-                        int64_t xs) {
-  const float* __restrict r0 = rows;
-  const float* __restrict r1 = rows + wp;
-  const float* __restrict r2 = rows + 2 * wp;
-  const float* __restrict r3 = rows + 3 * wp;
-  for (int64_t tj = 0; tj < tq; ++tj) {
-    const int64_t o = 2 * tj;
-    float bd[4][4];  // B^T d
-    for (int j = 0; j < 4; ++j) {
-      bd[0][j] = r0[o + j] - r2[o + j];
-      bd[1][j] = r1[o + j] + r2[o + j];
-      bd[2][j] = r2[o + j] - r1[o + j];
-      bd[3][j] = r1[o + j] - r3[o + j];
-    }
-    for (int i = 0; i < 4; ++i) {
-      v[(i * 4 + 0) * xs + tj] = bd[i][0] - bd[i][2];
-      v[(i * 4 + 1) * xs + tj] = bd[i][1] + bd[i][2];
-      v[(i * 4 + 2) * xs + tj] = bd[i][2] - bd[i][1];
-      v[(i * 4 + 3) * xs + tj] = bd[i][1] - bd[i][3];
+// Input transform, first half (d B, along a plane row): with the padded row split into even
+// columns e[t] = row[2t] and odd o[t] = row[2t+1] (t in [0, tq]), every tile's four row values
+// are unit-stride reads, so the loop vectorises: w[jj * tq + tj] for tile column tj.
+void winograd_row_transform(const float* __restrict e, const float* __restrict o, int64_t tq,
+                            float* __restrict w) {
+  for (int64_t t = 0; t < tq; ++t) {
+    w[t] = e[t] - e[t + 1];
+    w[tq + t] = o[t] + e[t + 1];
+    w[2 * tq + t] = e[t + 1] - o[t];
+    w[3 * tq + t] = o[t] - o[t + 1];
+  }
+}
+
+// Input transform, second half (B^T along the four plane rows of tile row ti): rows w0..w3 are
+// row transforms (4*tq floats each); v[xi * xs + tj] = (B^T d B)[xi].
+void winograd_col_transform(const float* __restrict w0, const float* __restrict w1,
+                            const float* __restrict w2, const float* __restrict w3, int64_t tq,
+                            float* __restrict v, int64_t xs) {
+  for (int jj = 0; jj < 4; ++jj) {
+    const float* a0 = w0 + jj * tq;
+    const float* a1 = w1 + jj * tq;
+    const float* a2 = w2 + jj * tq;
+    const float* a3 = w3 + jj * tq;
+    float* v0 = v + (0 * 4 + jj) * xs;
+    float* v1 = v + (1 * 4 + jj) * xs;
+    float* v2 = v + (2 * 4 + jj) * xs;
+    float* v3 = v + (3 * 4 + jj) * xs;
+    for (int64_t t = 0; t < tq; ++t) {
+      v0[t] = a0[t] - a2[t];
+      v1[t] = a1[t] + a2[t];
+      v2[t] = a2[t] - a1[t];
+      v3[t] = a1[t] - a3[t];
     }
   }
 }
@@ -222,24 +231,38 @@ void winograd_image(const float* x, int64_t c_in, int64_t h, int64_t w, const fl
                     const float* bias, float* y) {
   const int64_t tp = (p + 1) / 2, tq = (q + 1) / 2, tiles = tp * tq;
   const int64_t hp = 2 * tp + 2, wp = 2 * tq + 2;  // zero-padded plane covering every tile
-  float* v = scratch(kTaskSlot0, static_cast<size_t>(16 * c_in * tiles + hp * wp + 4 * tq));
-  float* plane = v + 16 * c_in * tiles;
-  float* rows_out = plane + hp * wp;  // two output rows of 2*tq floats
+  const int64_t half = tq + 1;                     // even / odd columns of a padded row
+  float* v = scratch(kTaskSlot0,
+                     static_cast<size_t>(16 * c_in * tiles + 2 * hp * half + 4 * hp * tq + 4 * tq));
+  float* even = v + 16 * c_in * tiles;   // [hp, half]
+  float* odd = even + hp * half;         // [hp, half]
+  float* rowt = odd + hp * half;         // [hp, 4, tq] row transforms
+  float* rows_out = rowt + 4 * hp * tq;  // two output rows of 2*tq floats
   float* m = scratch(kTaskSlot1, static_cast<size_t>(16 * k_out * tiles));
   const int64_t xs = c_in * tiles;  // stride between the xi planes of v
   // input transform: v[xi][c][t] = (B^T d B)[xi]
   for (int64_t c = 0; c < c_in; ++c) {
-    std::fill(plane, plane + hp * wp, 0.0f);
+    std::fill(even, even + 2 * hp * half, 0.0f);
     const float* xc = x + c * h * w;
     const int64_t j0 = std::max<int64_t>(0, -pad_left);
     const int64_t j1 = std::min<int64_t>(w, wp - pad_left);
     for (int64_t i = 0; i < h; ++i) {
       const int64_t pi = i + pad_top;
       if (pi < 0 || pi >= hp) continue;
-      for (int64_t j = j0; j < j1; ++j) plane[pi * wp + j + pad_left] = xc[i * w + j];
+      float* er = even + pi * half;
+      float* orow = odd + pi * half;
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t pj = j + pad_left;
+        (pj & 1 ? orow : er)[pj >> 1] = xc[i * w + j];
+      }
     }
-    for (int64_t ti = 0; ti < tp; ++ti)
-      winograd_input_row(plane + 2 * ti * wp, wp, tq, v + c * tiles + ti * tq, xs);
+    for (int64_t pi = 0; pi < 2 * tp + 2; ++pi)
+      winograd_row_transform(even + pi * half, odd + pi * half, tq, rowt + pi * 4 * tq);
+    for (int64_t ti = 0; ti < tp; ++ti) {
+      const float* w0 = rowt + 2 * ti * 4 * tq;
+      winograd_col_transform(w0, w0 + 4 * tq, w0 + 8 * tq, w0 + 12 * tq, tq,
+                             v + c * tiles + ti * tq, xs);
+    }
   }
   // 16 products summed over channels: m[xi] [K, T] = u[xi] [K, C] . v[xi] [C, T]
   for (int xi = 0; xi < 16; ++xi)
