@@ -420,6 +420,20 @@ def test_dlpack_torch_zero_copy(dev, rng):
     assert nnplug.as_dltensor(y).tensor.data == y.data_ptr()  # the same memory
 
 
+@needs_torch
+def test_dlpack_capsule_and_strided_torch(dev, rng):
+    x = torch.from_numpy(rand(rng, 4, 6))
+    y = torch.empty(4, 6)
+    nnplug.scale(x.__dlpack__(), y.__dlpack__(), alpha=-1.0, device=dev)  # raw capsules
+    torch.testing.assert_close(y, -x)
+    z = torch.empty(6, 4)
+    nnplug.copy(x.t(), z, device=dev)  # a transposed view: strides travel through DLPack
+    torch.testing.assert_close(z, x.t().contiguous())
+    with pytest.raises(nnplug.Error) as info:  # ops other than copy need compact tensors
+        nnplug.scale(x.t(), z, alpha=1.0, device=dev)
+    assert info.value.status == nnplug.Status.INVALID_ARGUMENT
+
+
 def test_explicit_stream(dev, rng):
     s = dev.stream()
     x = rand(rng, 1000)
@@ -434,6 +448,14 @@ def test_op_supported(dev):
     x = np.zeros((2, 2), np.float32)
     p = nnplug.ops._abi.nnp_scale_params(alpha=1.0)
     assert nnplug.supported(nnplug.OpKind.SCALE, p, [x], [x.copy()], device=dev) is None
+    # the reference implements float32/float64 only: float16 is an answer, not an error
+    h = np.zeros((2, 2), np.float16)
+    if dev.plugin_name == "reference":
+        reason = nnplug.supported(nnplug.OpKind.CAST, None, [x], [h], device=dev)
+        assert isinstance(reason, str) and reason
+    with pytest.raises(nnplug.Error) as info:  # an invalid description raises
+        nnplug.supported(nnplug.OpKind.SCALE, p, [x], [np.zeros(3, np.float32)], device=dev)
+    assert info.value.status == nnplug.Status.INVALID_ARGUMENT
 
 
 # ------------------------------------------------------------------------- errors --
