@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -1042,6 +1043,88 @@ bool write_report(const std::string& path) {
     return false;
   }
   f << j.dump(1) << "\n";
+  return static_cast<bool>(f);
+}
+
+bool write_markdown_report(const std::string& path) {
+  struct Cell {
+    int pass = 0, fail = 0, unsupported = 0, no_device = 0;
+    double worst = 0;
+  };
+  const std::vector<std::string> dtypes{"float32", "float64", "float16", "bfloat16", "*"};
+  std::map<std::pair<std::string, std::string>, std::map<std::string, Cell>> table;
+  {
+    std::lock_guard<std::mutex> lock(report_mutex());
+    for (const auto& e : entries()) {
+      Cell& c = table[{e.backend, e.op}][e.dtype];
+      switch (e.outcome) {
+        case Outcome::pass:
+          ++c.pass;
+          break;
+        case Outcome::fail:
+          ++c.fail;
+          break;
+        case Outcome::unsupported:
+          ++c.unsupported;
+          break;
+        case Outcome::no_device:
+          ++c.no_device;
+          break;
+      }
+      if (e.outcome != Outcome::unsupported && std::isfinite(e.error))
+        c.worst = std::max(c.worst, e.error);
+    }
+  }
+  std::ofstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "nnplug-conformance: cannot write %s\n", path.c_str());
+    return false;
+  }
+  f << "# nnplug-conformance report\n\n"
+    << "seed " << options().seed << ", cases " << options().cases << ", nnplug "
+    << nnp_version_string() << ", reference " << reference_device().name << "\n\n"
+    << "Cells: passed/run (worst error: NMSE, or relative error for gradients); "
+       "**FAIL n** = failed cases; unsupported = declared unsupported by the backend.\n\n"
+    << "| backend | op | float32 | float64 | float16 | bfloat16 | other |\n"
+    << "|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, cells] : table) {
+    f << "| " << key.first << " | " << key.second << " |";
+    for (const auto& dt : dtypes) {
+      auto it = cells.find(dt);
+      std::ostringstream cell;
+      if (dt == "*") {  // entries that are not per float dtype (errors, threads, no device)
+        Cell sum;
+        for (const auto& [name, c] : cells) {
+          if (std::find(dtypes.begin(), dtypes.end(), name) != dtypes.end()) continue;
+          sum.pass += c.pass;
+          sum.fail += c.fail;
+          sum.no_device += c.no_device;
+        }
+        if (it != cells.end()) {
+          sum.pass += it->second.pass;
+          sum.fail += it->second.fail;
+          sum.no_device += it->second.no_device;
+        }
+        if (sum.no_device)
+          cell << "no device";
+        else if (sum.fail)
+          cell << "**FAIL " << sum.fail << "**";
+        else if (sum.pass)
+          cell << sum.pass << "/" << sum.pass;
+      } else if (it != cells.end()) {
+        const Cell& c = it->second;
+        const int run = c.pass + c.fail;
+        if (c.fail)
+          cell << "**FAIL " << c.fail << "** of " << run;
+        else if (run)
+          cell << c.pass << "/" << run << " (" << std::setprecision(2) << c.worst << ")";
+        else if (c.unsupported)
+          cell << "unsupported";
+      }
+      f << " " << cell.str() << " |";
+    }
+    f << "\n";
+  }
   return static_cast<bool>(f);
 }
 

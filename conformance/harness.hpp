@@ -25,6 +25,7 @@ struct Options {
   std::string reference = "reference";       // --reference NAME
   uint64_t seed = 20240611;                  // --seed N
   std::string report;                        // --report FILE.json
+  std::string markdown;                      // --markdown FILE.md
   std::string cases = "ci";                  // --cases ci|full|DIR
   std::vector<std::string> tolerance_files;  // --tolerances FILE (after the default file)
   bool shutdown = false;                     // --shutdown: call nnp_shutdown() at the end
@@ -205,6 +206,9 @@ struct ReportEntry {
 };
 void report(const ReportEntry& e);
 bool write_report(const std::string& path);
+// Markdown summary: one row per (backend, op), one column per dtype: passed/total and the
+// worst error, "fail", "unsupported" or "no device".
+bool write_markdown_report(const std::string& path);
 void print_summary();
 
 // ---- the numerics driver --------------------------------------------------------------------

@@ -28,6 +28,7 @@ void print_usage() {
       "  --tolerances FILE     extra 'op dtype nmse' rules, applied after tolerances.txt;\n"
       "                        repeatable\n"
       "  --report FILE.json    write a JSON report (backend x op x dtype x case)\n"
+      "  --markdown FILE.md    write a Markdown table (backend x op x dtype)\n"
       "  --shutdown            call nnp_shutdown() before exiting (checks plugin teardown)\n"
       "  --help                this text, then doctest's options\n"
       "Every other option goes to doctest, e.g. -tc='conv*' -r=junit -s.\n"
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
       }
     } else if (take("--report", argc, argv, i, &v)) {
       o.report = v;
+    } else if (take("--markdown", argc, argv, i, &v)) {
+      o.markdown = v;
     } else if (take("--cases", argc, argv, i, &v)) {
       o.cases = v;
     } else if (take("--tolerances", argc, argv, i, &v)) {
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
     if (d->failed && rc == 0) rc = 1;
   conf::print_summary();
   if (!o.report.empty() && !conf::write_report(o.report) && rc == 0) rc = 1;
+  if (!o.markdown.empty() && !conf::write_markdown_report(o.markdown) && rc == 0) rc = 1;
   conf::release_devices();
   // Without --shutdown the plugins stay loaded until exit, as nnplug.h allows.
   if (o.shutdown) {

@@ -171,8 +171,8 @@ TEST_CASE("errors: invalid arguments") {
         else if (!r.outputs_untouched)
           problem = "an output was modified by a rejected call";
         const std::string name = t.name + " errors " + e.name + " f32";
-        report({d->name, t.name, "float32", name, problem.empty() ? Outcome::pass : Outcome::fail,
-                0, 0, problem.empty() ? r.message : problem});
+        report({d->name, t.name, "*", name, problem.empty() ? Outcome::pass : Outcome::fail, 0, 0,
+                problem.empty() ? r.message : problem});
         CHECK_MESSAGE(problem.empty(), d->name << ": " << name << ": " << problem);
       }
     }

@@ -41,7 +41,7 @@ TEST_CASE("streams: async copy, op, copy back in stream order") {
       for (int64_t i = 0; i < n; ++i)
         same = same && y[static_cast<size_t>(i)] == -2 * x[static_cast<size_t>(i)];
       CHECK_MESSAGE(same, d->name << ": the op or the copy back did not run in stream order");
-      report({d->name, "stream_order", "float32", "stream_order scale n4099",
+      report({d->name, "stream_order", "*", "stream_order scale n4099",
               same ? Outcome::pass : Outcome::fail, 0, 0, ""});
     }
     CHECK(nnp_stream_synchronize(s) == NNP_STATUS_OK);

@@ -68,7 +68,7 @@ TEST_CASE("threads: concurrent streams on one device") {
     for (auto& t : threads) t.join();
     std::vector<std::string> all;
     for (const auto& p : problems) all.insert(all.end(), p.begin(), p.end());
-    report({d->name, "threads", "float32",
+    report({d->name, "threads", "*",
             "threads " + std::to_string(kThreads) + "x" + std::to_string(kRounds) + " over " +
                 std::to_string(calls.size()) + " ops",
             all.empty() ? Outcome::pass : Outcome::fail, static_cast<double>(all.size()), 0,
