@@ -45,8 +45,8 @@ const std::vector<DT>& float_dtypes();
 double quantize(double v, DT t);
 
 // ---- op calls as host data ------------------------------------------------------------------
-// One operand of an op call. `value_dtype` tensors take the case's float dtype; others keep
-// `dtype` (int64 labels, uint8 masks, a cast's destination).
+// One operand of an op call. Tensors with follows_case_dtype take the case's float dtype; others
+// keep `dtype` (int64 labels, uint8 masks, a cast's destination).
 struct TensorSpec {
   std::vector<int64_t> shape;
   bool follows_case_dtype = true;  // dtype = the case's float dtype
