@@ -1,14 +1,16 @@
 // test_errors.cpp — invalid calls, for every op kind (from the templates the family files
 // register) on every backend: rank above NNP_MAX_DIMS, rank one lower, mismatched shape, wrong
 // and mixed dtypes, tensor on another device, NULL data, negative and overflowing sizes, NULL
-// tensor, extra tensor, NULL params, too-small struct_size. Each must return
-// NNP_STATUS_INVALID_ARGUMENT with a non-empty nnp_last_error_message() and leave every output byte
-// untouched, and nnp_op_supported must reject the same description (except NULL data, allowed
-// there). An unknown op kind must return NNP_STATUS_UNSUPPORTED.
+// tensor, extra tensor, NULL params, too-small struct_size, all-zero params (where 0 means
+// undefined) and a non-zero reserved field. Each must return NNP_STATUS_INVALID_ARGUMENT with a
+// non-empty nnp_last_error_message() and leave every output byte untouched, and
+// nnp_op_supported must reject the same description (except NULL data, allowed there).
+// An unknown op kind must return NNP_STATUS_UNSUPPORTED.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
 
+#include <cstddef>
 #include <limits>
 
 namespace {
@@ -35,8 +37,68 @@ struct ErrorCase {
   std::function<bool(const OpCall&, RawCall&)> apply;
 };
 
+// Ops whose all-zero params (struct_size kept) are invalid: a zero stride, mode, function,
+// reduction, epsilon, binary/reduce op, perm or step (nnplug_ops.h; 0 = undefined).
+bool zero_params_invalid(int32_t kind) {
+  switch (kind) {
+    case NNP_OP_CONV2D_FORWARD:
+    case NNP_OP_CONV2D_BACKWARD_DATA:
+    case NNP_OP_CONV2D_BACKWARD_FILTER:
+    case NNP_OP_POOL2D_FORWARD:
+    case NNP_OP_POOL2D_BACKWARD:
+    case NNP_OP_ACTIVATION_FORWARD:
+    case NNP_OP_ACTIVATION_BACKWARD:
+    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
+    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
+    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
+    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
+    case NNP_OP_BATCH_NORM_BACKWARD:
+    case NNP_OP_BINARY:
+    case NNP_OP_REDUCE:
+    case NNP_OP_TRANSPOSE:
+    case NNP_OP_ADAM_UPDATE:
+      return true;
+    default:
+      return false;
+  }
+}
+// Byte offset of a field the header says "must be 0" (reserved0, unused perm entries), or 0.
+size_t must_be_zero_offset(int32_t kind) {
+  switch (kind) {
+    case NNP_OP_ACTIVATION_FORWARD:
+    case NNP_OP_ACTIVATION_BACKWARD:
+      return offsetof(nnp_activation_params, reserved0);
+    case NNP_OP_LAYER_NORM_FORWARD:
+    case NNP_OP_LAYER_NORM_BACKWARD:
+      return offsetof(nnp_layer_norm_params, reserved0);
+    case NNP_OP_SGD_UPDATE:
+      return offsetof(nnp_sgd_params, reserved0);
+    case NNP_OP_ADAM_UPDATE:
+      return offsetof(nnp_adam_params, reserved0);
+    case NNP_OP_TRANSPOSE:
+      return offsetof(nnp_transpose_params, perm) + (NNP_MAX_DIMS - 1) * 4;
+    default:
+      return 0;
+  }
+}
+
 std::vector<ErrorCase> error_cases() {
   return {
+      {"all-zero params (struct_size kept)",
+       [](const OpCall& c, RawCall& r) {
+         if (c.params.empty() || !zero_params_invalid(c.kind)) return false;
+         std::memset(r.param_bytes.data() + sizeof(size_t), 0,
+                     r.param_bytes.size() - sizeof(size_t));
+         return true;
+       }},
+      {"reserved params field not 0",
+       [](const OpCall& c, RawCall& r) {
+         const size_t off = must_be_zero_offset(c.kind);
+         if (c.params.empty() || off == 0) return false;
+         const int32_t one = 1;
+         std::memcpy(r.param_bytes.data() + off, &one, sizeof(one));
+         return true;
+       }},
       {"rank above NNP_MAX_DIMS",
        [](const OpCall&, RawCall& r) {
          DLTensor* t = first_tensor(r);
