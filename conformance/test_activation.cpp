@@ -2,7 +2,8 @@
 // gelu erf/tanh forms, elu): numerics against the reference, in place (y aliases x, dx
 // aliases dy), and backward against finite differences of forward (inputs kept away from the
 // kink at 0).
-// Cases: cases/<list>/activation.txt: "fn=leaky_relu x4x33 alpha=0.1 inplace1".
+// Cases: cases/<list>/activation.txt: "fn=leaky_relu x4x33 alpha=0.1 inplace1 range=50"
+// (inputs uniform in [-range, range], default 4).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -70,7 +71,8 @@ TEST_CASE("activation_forward") {
     Rng rng("act_fwd " + c.text);
     const auto shape = c.dims("x", {4, 8});
     check_numerics("activation_forward", c.text,
-                   act_forward(act_params(c), shape, rng.uniform_vec(numel(shape), -4, 4),
+                   act_forward(act_params(c), shape,
+                               rng.uniform_vec(numel(shape), -c.d("range", 4), c.d("range", 4)),
                                c.i("inplace", 0) != 0));
   }
 }
@@ -79,7 +81,7 @@ TEST_CASE("activation_backward") {
   for (const Case& c : load_cases("activation")) {
     Rng rng("act_bwd " + c.text);
     const auto shape = c.dims("x", {4, 8});
-    const auto x = rng.uniform_vec(numel(shape), -4, 4);
+    const auto x = rng.uniform_vec(numel(shape), -c.d("range", 4), c.d("range", 4));
     check_numerics("activation_backward", c.text,
                    act_backward(act_params(c), shape, x, rng.uniform_vec(numel(shape)),
                                 c.i("inplace", 0) != 0));

@@ -1,7 +1,8 @@
 // test_loss.cpp — softmax cross-entropy (int64 labels, reduction mean/sum/none,
 // ignore_index): forward (loss and optional log_prob) and backward numerics against the
 // reference, and backward against finite differences of forward.
-// Cases: cases/<list>/cross_entropy.txt: "n8 c10 red=mean ignore=3 logprob1".
+// Cases: cases/<list>/cross_entropy.txt: "n8 c10 red=mean ignore=3 logprob1", range=R (logits
+// in [-R, R]), badlabel1 (label C: NaN loss), allignored1 (mean over no samples: NaN).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -13,6 +14,9 @@ struct CeCase {
   int64_t n, c;
   nnp_softmax_cross_entropy_params p;
   bool log_prob;
+  double range;      // logits uniform in [-range, range]
+  bool bad_label;    // label 0 is C (out of range, not ignored): loss NaN
+  bool all_ignored;  // every label is ignore_index: mean gives 0/0 = NaN
 };
 
 CeCase ce_case(const Case& cs) {
@@ -27,6 +31,9 @@ CeCase ce_case(const Case& cs) {
   v.p.has_ignore_index = cs.has("ignore") ? 1 : 0;
   v.p.ignore_index = cs.i("ignore", 0);
   v.log_prob = cs.i("logprob", 0) != 0;
+  v.range = cs.d("range", 4);
+  v.bad_label = cs.i("badlabel", 0) != 0;
+  v.all_ignored = cs.i("allignored", 0) != 0 && v.p.has_ignore_index;
   return v;
 }
 std::vector<int64_t> loss_shape(const CeCase& v) {
@@ -37,8 +44,10 @@ std::vector<double> labels(const CeCase& v, Rng& rng) {
   std::vector<double> l(static_cast<size_t>(v.n));
   for (size_t i = 0; i < l.size(); ++i) {
     l[i] = static_cast<double>(rng.integer(0, v.c - 1));
-    if (v.p.has_ignore_index && i % 3 == 1) l[i] = static_cast<double>(v.p.ignore_index);
+    if (v.p.has_ignore_index && (i % 3 == 1 || v.all_ignored))
+      l[i] = static_cast<double>(v.p.ignore_index);
   }
+  if (v.bad_label && !l.empty()) l[0] = static_cast<double>(v.c);
   return l;
 }
 OpCall ce_forward(const CeCase& v, std::vector<double> logits, std::vector<double> lab) {
@@ -81,7 +90,7 @@ TEST_CASE("softmax_cross_entropy_forward") {
   for (const Case& c : load_cases("cross_entropy")) {
     Rng rng("ce_fwd " + c.text);
     const CeCase v = ce_case(c);
-    const auto logits = rng.uniform_vec(v.n * v.c, -4, 4);
+    const auto logits = rng.uniform_vec(v.n * v.c, -v.range, v.range);
     check_numerics("softmax_cross_entropy_forward", c.text, ce_forward(v, logits, labels(v, rng)));
   }
 }
@@ -90,7 +99,8 @@ TEST_CASE("softmax_cross_entropy_backward") {
   for (const Case& c : load_cases("cross_entropy")) {
     Rng rng("ce_bwd " + c.text);
     const CeCase v = ce_case(c);
-    const auto logits = rng.uniform_vec(v.n * v.c, -4, 4);
+    if (v.bad_label) continue;  // backward of an out-of-range label is not specified
+    const auto logits = rng.uniform_vec(v.n * v.c, -v.range, v.range);
     const auto lab = labels(v, rng);
     check_numerics("softmax_cross_entropy_backward", c.text,
                    ce_backward(v, logits, lab, rng.uniform_vec(numel(loss_shape(v)))));
@@ -100,7 +110,7 @@ TEST_CASE("softmax_cross_entropy_backward") {
 TEST_CASE("gradient softmax_cross_entropy") {
   for (const Case& c : load_cases("cross_entropy")) {
     const CeCase v = ce_case(c);
-    if (v.n * v.c > 512) continue;
+    if (v.n * v.c > 512 || v.bad_label || v.all_ignored) continue;
     Rng rng("gradient ce " + c.text);
     GradientCheck g;
     g.name = "softmax_cross_entropy_backward";

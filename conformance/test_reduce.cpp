@@ -1,6 +1,7 @@
 // test_reduce.cpp — NNP_OP_REDUCE (sum, mean, max over any set of axes, keepdims 0/1, all axes
 // with n_axes = 0) numerics against the reference.
-// Cases: cases/<list>/reduce.txt: "x3x4x5 op=sum axes=0,2 keep1" (no axes = every axis).
+// Cases: cases/<list>/reduce.txt: "x3x4x5 op=sum axes=0,2 keep1" (no axes = every axis;
+// nan1 puts a NaN in the middle of x).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -8,6 +9,7 @@
 #include <nnplug_common/tensor.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace {
@@ -41,6 +43,8 @@ OpCall make_reduce(const Case& c, Rng& rng) {
   call.kind = NNP_OP_REDUCE;
   call.set_params(p);
   call.inputs = {tensor(x, rng.uniform_vec(numel(x), -2, 2))};
+  if (c.i("nan", 0) && !call.inputs[0].data.empty())  // NaN propagates (max included)
+    call.inputs[0].data[call.inputs[0].data.size() / 2] = std::nan("");
   call.outputs = {tensor(y)};
   return call;
 }

@@ -1,6 +1,7 @@
 // test_softmax.cpp — softmax and log-softmax over any axis: forward and backward numerics
 // against the reference (in place included) and backward against finite differences.
-// Cases: cases/<list>/softmax.txt: "x4x10 axis-1 log1 inplace1".
+// Cases: cases/<list>/softmax.txt: "x4x10 axis-1 log1 inplace1 range=500" (inputs uniform in
+// [-range, range], default 5: large ranges overflow a softmax without max subtraction).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -53,7 +54,8 @@ TEST_CASE("softmax_forward") {
     Rng rng("softmax_fwd " + c.text);
     const auto shape = c.dims("x", {4, 10});
     check_numerics("softmax_forward", c.text,
-                   sm_forward(sm_params(c), shape, rng.uniform_vec(numel(shape), -5, 5),
+                   sm_forward(sm_params(c), shape,
+                              rng.uniform_vec(numel(shape), -c.d("range", 5), c.d("range", 5)),
                               c.i("inplace", 0) != 0));
   }
 }
@@ -63,7 +65,7 @@ TEST_CASE("softmax_backward") {
     Rng rng("softmax_bwd " + c.text);
     const auto shape = c.dims("x", {4, 10});
     const auto p = sm_params(c);
-    const auto x = rng.uniform_vec(numel(shape), -5, 5);
+    const auto x = rng.uniform_vec(numel(shape), -c.d("range", 5), c.d("range", 5));
     const auto dy = rng.uniform_vec(numel(shape));
     check_numerics_fn("softmax_backward", c.text, [&](DT dt) {
       const auto y = reference_outputs(sm_forward(p, shape, x, false), dt);
