@@ -1257,9 +1257,9 @@ ReportEntry evaluate_gradient(const GradientCheck& g) {
   const std::vector<int> loss_outputs =
       g.loss_outputs.empty() ? std::vector<int>{0} : g.loss_outputs;
   const RunResult f0 = run_op(ref, g.forward, dt);
-  if (f0.status != NNP_STATUS_OK) {
+  if (f0.status != NNP_STATUS_OK || !f0.problems.empty()) {
     e.outcome = Outcome::fail;
-    e.message = std::string("forward failed: ") + f0.message;
+    e.message = std::string("forward failed: ") + f0.message + join(f0.problems, "; ");
     return e;
   }
   Rng rng("gradient " + cname);
@@ -1276,8 +1276,11 @@ ReportEntry evaluate_gradient(const GradientCheck& g) {
   }
   auto loss = [&](const OpCall& c, std::string* err) {
     const RunResult f = run_op(ref, c, dt);
-    if (f.status != NNP_STATUS_OK) *err = f.message;
     double L = 0;
+    if (f.status != NNP_STATUS_OK || f.outputs.size() != f0.outputs.size()) {
+      *err = f.message.empty() ? "forward failed" : f.message;
+      return L;
+    }
     for (int k : loss_outputs) {
       const auto& y = f.outputs[static_cast<size_t>(k)];
       for (size_t i = 0; i < y.size(); ++i) L += y[i] * r[static_cast<size_t>(k)][i];
@@ -1294,6 +1297,13 @@ ReportEntry evaluate_gradient(const GradientCheck& g) {
     if (coords.size() > static_cast<size_t>(g.max_coords))
       coords.resize(static_cast<size_t>(g.max_coords));
     const auto& analytic = b0.outputs[static_cast<size_t>(out_idx)];
+    if (analytic.size() != x.size()) {
+      e.outcome = Outcome::fail;
+      e.message = "backward output " + std::to_string(out_idx) + " has " +
+                  std::to_string(analytic.size()) + " elements, forward input " +
+                  std::to_string(in_idx) + " has " + std::to_string(x.size());
+      return e;
+    }
     for (size_t i : coords) {
       OpCall plus = g.forward, minus = g.forward;
       plus.inputs[static_cast<size_t>(in_idx)].data[i] += g.step;
