@@ -7,6 +7,8 @@
 
 #include "harness.hpp"
 
+#include <cmath>
+
 namespace {
 using namespace conf;
 
@@ -121,5 +123,39 @@ TEST_CASE("gradient softmax_cross_entropy") {
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
+  }
+}
+
+// Known answers from nnplug_ops.h on every device (the reference included): an out-of-range
+// label that is not ignored gives NaN; mean over zero non-ignored samples is 0/0 = NaN; with
+// equal logits the loss is log(C); ignored samples contribute 0 and zero gradient rows.
+TEST_CASE("softmax_cross_entropy: known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const double nan = std::nan("");
+  struct Known {
+    const char* text;
+    std::vector<double> labels, loss;
+  };
+  const std::vector<Known> known{
+      {"n2 c4 red=none", {0, 3}, {std::log(4.0), std::log(4.0)}},
+      {"n2 c4 red=sum", {1, 2}, {2 * std::log(4.0)}},
+      {"n2 c4 red=none", {4, 1}, {nan, std::log(4.0)}},
+      {"n2 c4 red=mean ignore=3", {3, 3}, {nan}},
+      {"n2 c4 red=none ignore=3", {3, 0}, {0, std::log(4.0)}},
+  };
+  for (const Known& k : known) {
+    const CeCase v = ce_case(parse_case(k.text));
+    const OpCall call = ce_forward(v, std::vector<double>(8, 0.5), k.labels);
+    for (Device* d : devices) {
+      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      const Comparison c = compare_nmse(r.outputs[0], k.loss, 1e-12);
+      report({d->name, "cross_entropy_known", "float32",
+              std::string("cross_entropy_known ") + k.text, c.ok ? Outcome::pass : Outcome::fail,
+              c.error, 1e-12, c.detail});
+      CHECK_MESSAGE(c.ok, d->name << ": cross-entropy " << k.text << ": " << c.detail);
+    }
   }
 }

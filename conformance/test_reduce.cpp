@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace {
@@ -60,5 +61,41 @@ TEST_CASE("reduce") {
   for (const Case& c : load_cases("reduce")) {
     Rng rng("reduce " + c.text);
     check_numerics("reduce", c.text, make_reduce(c, rng));
+  }
+}
+
+// Known answers from nnplug_ops.h, on every device (the reference included, since the oracle is
+// only as good as its own semantics): NaN propagates through max; empty reductions give 0
+// (sum), NaN (mean), -inf (max).
+TEST_CASE("reduce: NaN and empty reductions (known answers)") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const double nan = std::nan("");
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Known {
+    const char* text;
+    std::vector<double> x, y;
+  };
+  const std::vector<Known> known{
+      {"x3 op=max keep0", {1, nan, 3}, {nan}},
+      {"x3 op=sum keep0", {1, nan, 3}, {nan}},
+      {"x2x3 op=max axes=1 keep0", {1, 5, 2, -1, -7, -2}, {5, -1}},
+      {"x0x2 op=sum axes=0 keep0", {}, {0, 0}},
+      {"x0x2 op=mean axes=0 keep0", {}, {nan, nan}},
+      {"x0x2 op=max axes=0 keep0", {}, {-inf, -inf}},
+  };
+  for (const Known& k : known) {
+    Rng rng("known");
+    OpCall call = make_reduce(parse_case(k.text), rng);
+    call.inputs[0].data = k.x;
+    for (Device* d : devices) {
+      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      const Comparison c = compare_exact(r.outputs[0], k.y);
+      report({d->name, "reduce_known", "float32", std::string("reduce_known ") + k.text,
+              c.ok ? Outcome::pass : Outcome::fail, c.error, 0, c.detail});
+      CHECK_MESSAGE(c.ok, d->name << ": reduce " << k.text << ": " << c.detail);
+    }
   }
 }
