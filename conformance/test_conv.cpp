@@ -176,3 +176,42 @@ TEST_CASE("gradient conv2d") {
     }
   }
 }
+
+// Known answers on every device (the reference included): cross-correlation without filter
+// flip, zero padding, stride, dilation and groups, computed by hand.
+TEST_CASE("conv2d_forward: known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const std::vector<double> x9{1, 2, 3, 4, 5, 6, 7, 8, 9};  // 3x3
+  struct Known {
+    const char* text;
+    std::vector<double> x, w, y;
+  };
+  const std::vector<Known> known{
+      // y[p,q] = x[p,q] + 2 x[p,q+1] + 3 x[p+1,q] + 4 x[p+1,q+1] (a flip would give 23 first)
+      {"n1 c1 h3 w3 k1 r2 s2 bias0", x9, {1, 2, 3, 4}, {37, 47, 67, 77}},
+      // padding 1, stride 2, 1x1 window at the corners of the padded input
+      {"n1 c1 h3 w3 k1 r1 s1 stride2 bias0", x9, {2}, {2, 6, 14, 18}},
+      {"n1 c1 h3 w3 k1 r2 s2 pad1 stride2 bias0", x9, {1, 1, 1, 1}, {1, 5, 11, 28}},
+      // dilation 2: the four corners
+      {"n1 c1 h3 w3 k1 r2 s2 dil2 bias0", x9, {1, 1, 1, 1}, {1 + 3 + 7 + 9}},
+      // groups 2: channel 0 -> k0 (w 1), channel 1 -> k1 (w 10)
+      {"n1 c2 h1 w2 k2 r1 s1 g2 bias0", {1, 2, 3, 4}, {1, 10}, {1, 2, 30, 40}},
+  };
+  for (const Known& k : known) {
+    const ConvShape v = conv_shape(parse_case(k.text));
+    Rng rng("known");
+    OpCall call = conv_forward(v, rng);
+    call.inputs[0].data = k.x;
+    call.inputs[1].data = k.w;
+    for (Device* d : devices) {
+      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
+      report({d->name, "conv2d_known", "float32", std::string("conv2d_known ") + k.text,
+              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
+      CHECK_MESSAGE(c.ok, d->name << ": conv2d " << k.text << ": " << c.detail);
+    }
+  }
+}

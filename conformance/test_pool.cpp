@@ -125,3 +125,43 @@ TEST_CASE("gradient pool2d") {
     check_gradient(g);
   }
 }
+
+// Known answers on every device (the reference included): output sizes with ceil_mode
+// (PyTorch's rule), average divisors with and without count_include_pad, max ignores padding.
+TEST_CASE("pool2d_forward: known answers") {
+  CHECK(nnp::pool_out_dim(7, 3, 2, 0, 0, false) == 3);
+  CHECK(nnp::pool_out_dim(6, 3, 2, 0, 0, true) == 3);  // ceil((6-3)/2)+1
+  CHECK(nnp::pool_out_dim(5, 2, 2, 1, 1, true) == 3);  // the 4th window starts in the padding
+  CHECK(nnp::pool_out_dim(7, 3, 2, 1, 1, true) == 4);
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const std::vector<double> ones(9, 1.0), x9{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  struct Known {
+    const char* text;
+    std::vector<double> x, y;
+  };
+  const std::vector<Known> known{
+      {"n1 c1 h3 w3 mode=avg r3 s3 stride1 pad1", ones, std::vector<double>(9, 1.0)},
+      {"n1 c1 h3 w3 mode=avg r3 s3 stride1 pad1 cip1",
+       ones,
+       {4. / 9, 6. / 9, 4. / 9, 6. / 9, 1, 6. / 9, 4. / 9, 6. / 9, 4. / 9}},
+      {"n1 c1 h3 w3 mode=max r2 s2 stride2 pad1",
+       {-1, -2, -3, -4, -5, -6, -7, -8, -9},
+       {-1, -2, -4, -5}},
+      {"n1 c1 h3 w3 mode=max r2 s2 stride2 ceil1", x9, {5, 6, 8, 9}},
+      {"n1 c1 h3 w3 mode=avg r2 s2 stride2 ceil1", x9, {3, 4.5, 7.5, 9}},
+  };
+  for (const Known& k : known) {
+    const PoolShape v = pool_shape(parse_case(k.text));
+    const OpCall call = pool_forward(v, k.x);
+    for (Device* d : devices) {
+      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
+      report({d->name, "pool2d_known", "float32", std::string("pool2d_known ") + k.text,
+              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
+      CHECK_MESSAGE(c.ok, d->name << ": pool2d " << k.text << ": " << c.detail);
+    }
+  }
+}
