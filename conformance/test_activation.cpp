@@ -8,6 +8,7 @@
 
 #include "harness.hpp"
 
+#include <cmath>
 #include <map>
 
 namespace {
@@ -102,5 +103,51 @@ TEST_CASE("gradient activation") {
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
+  }
+}
+
+// Known answers on every device (the reference included): the ONNX forms of each function at
+// a few points, and relu's derivative at 0 (defined as 0).
+TEST_CASE("activation: known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const std::vector<double> x{-2, -1, 0, 1, 2};
+  const double e1 = std::exp(-1.0), e2 = std::exp(-2.0);
+  auto gelu_tanh = [](double v) {
+    return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  };
+  auto gelu_erf = [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
+  struct Known {
+    const char* text;
+    std::vector<double> y;
+  };
+  const std::vector<Known> known{
+      {"fn=relu", {0, 0, 0, 1, 2}},
+      {"fn=leaky_relu alpha=0.1", {-0.2, -0.1, 0, 1, 2}},
+      {"fn=sigmoid", {1 / (1 + 1 / e2), 1 / (1 + 1 / e1), 0.5, 1 / (1 + e1), 1 / (1 + e2)}},
+      {"fn=tanh", {std::tanh(-2.0), std::tanh(-1.0), 0, std::tanh(1.0), std::tanh(2.0)}},
+      {"fn=gelu_erf", {gelu_erf(-2), gelu_erf(-1), 0, gelu_erf(1), gelu_erf(2)}},
+      {"fn=gelu_tanh", {gelu_tanh(-2), gelu_tanh(-1), 0, gelu_tanh(1), gelu_tanh(2)}},
+      {"fn=elu alpha=0.5", {0.5 * (e2 - 1), 0.5 * (e1 - 1), 0, 1, 2}},
+  };
+  for (const Known& k : known) {
+    const OpCall call = act_forward(act_params(parse_case(k.text)), {5}, x, false);
+    // relu backward at 0 is 0: dx = f'(x) * dy with dy = 1.
+    const OpCall bwd =
+        act_backward(act_params(parse_case("fn=relu")), {5}, x, std::vector<double>(5, 1.0), false);
+    for (Device* d : devices) {
+      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
+      report({d->name, "activation_known", "float32", std::string("activation_known ") + k.text,
+              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
+      CHECK_MESSAGE(c.ok, d->name << ": activation " << k.text << ": " << c.detail);
+      if (op_supported(*d, bwd, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult rb = run_op(*d, bwd, DT::f32);
+      REQUIRE(rb.status == NNP_STATUS_OK);
+      CHECK_MESSAGE(compare_exact(rb.outputs[0], {0, 0, 0, 1, 1}).ok,
+                    d->name << ": relu backward at {-2,-1,0,1,2} must be {0,0,0,1,1}");
+    }
   }
 }

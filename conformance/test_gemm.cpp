@@ -56,3 +56,38 @@ TEST_CASE("gemm") {
     check_numerics("gemm", c.text, make_gemm(c, rng));
   }
 }
+
+// Known answers on every device (the reference included): op(A) with trans_a/trans_b as in
+// BLAS, C broadcast from [N], alpha and beta.
+TEST_CASE("gemm: known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const std::vector<double> a{1, 2, 3, 4}, b{5, 6, 7, 8}, c{1, -1};
+  struct Known {
+    const char* text;
+    std::vector<double> y;
+  };
+  const std::vector<Known> known{
+      {"m2 n2 k2", {19, 22, 43, 50}},
+      {"m2 n2 k2 ta1", {26, 30, 38, 44}},
+      {"m2 n2 k2 tb1", {17, 23, 39, 53}},
+      {"m2 n2 k2 ta1 tb1", {23, 31, 34, 46}},
+      {"m2 n2 k2 c=n alpha=2 beta=3", {41, 41, 89, 97}},
+  };
+  for (const Known& k : known) {
+    Rng rng("known");
+    OpCall call = make_gemm(parse_case(k.text), rng);
+    call.inputs[0].data = a;
+    call.inputs[1].data = b;
+    if (!call.inputs[2].absent) call.inputs[2].data = c;
+    for (Device* d : devices) {
+      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      const Comparison cmp = compare_nmse(r.outputs[0], k.y, 1e-12);
+      report({d->name, "gemm_known", "float32", std::string("gemm_known ") + k.text,
+              cmp.ok ? Outcome::pass : Outcome::fail, cmp.error, 1e-12, cmp.detail});
+      CHECK_MESSAGE(cmp.ok, d->name << ": gemm " << k.text << ": " << cmp.detail);
+    }
+  }
+}
