@@ -9,6 +9,8 @@
 
 #include <nnplug_common/tensor.hpp>
 
+#include <cmath>
+
 namespace {
 using namespace conf;
 
@@ -254,5 +256,36 @@ TEST_CASE("gradient layer_norm") {
     g.wrt = {{0, 0}, {1, 1}};
     if (v.bias) g.wrt.push_back({2, 2});
     check_gradient(g);
+  }
+}
+
+// Known answers on every device (the reference included): batch-norm training statistics
+// and the running-stat update (ONNX momentum weights the old value; unbiased variance as
+// cuDNN/PyTorch).
+TEST_CASE("batch_norm_forward_training: known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const BnCase v = bn_case(parse_case("n4 c1 eps=1e-5 mom=0.9"));
+  BnData d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
+  const OpCall call = bn_training(v, d);
+  const double inv_std = 1 / std::sqrt(1.25 + 1e-5);
+  const std::vector<std::vector<double>> want{
+      {-1.5 * inv_std, -0.5 * inv_std, 0.5 * inv_std, 1.5 * inv_std},
+      {0.1 * 2.5},
+      {0.9 * 1 + 0.1 * (5.0 / 3)},
+      {2.5},
+      {inv_std}};
+  for (Device* dev : devices) {
+    if (!dev->available || op_supported(*dev, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+    const RunResult r = run_op(*dev, call, DT::f32);
+    REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, dev->name << ": " << r.message);
+    std::string problem;
+    for (size_t k = 0; k < want.size(); ++k) {
+      const Comparison c = compare_nmse(r.outputs[k], want[k], 1e-12);
+      if (!c.ok) problem += "output " + std::to_string(k) + ": " + c.detail + "; ";
+    }
+    report({dev->name, "batch_norm_known", "float32", "batch_norm_known n4 c1 mom=0.9",
+            problem.empty() ? Outcome::pass : Outcome::fail, 0, 0, problem});
+    CHECK_MESSAGE(problem.empty(), dev->name << ": batch norm training: " << problem);
   }
 }

@@ -75,3 +75,53 @@ TEST_CASE("adam_update") {
     check_numerics("adam_update", c.text, make_adam(c, rng));
   }
 }
+
+// Known answers on every device (the reference included): PyTorch's SGD (weight decay,
+// momentum with dampening 0, Nesterov) and Adam/AdamW first step (bias correction).
+TEST_CASE("optimisers: known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  auto run = [&](const std::string& what, const OpCall& call,
+                 const std::vector<std::vector<double>>& want) {
+    for (Device* d : devices) {
+      if (!d->available) continue;
+      DT dt = DT::f64;  // float64 where supported: the thresholds can then be tight
+      if (op_supported(*d, call, dt, nullptr) != NNP_STATUS_OK) {
+        dt = DT::f32;
+        if (op_supported(*d, call, dt, nullptr) != NNP_STATUS_OK) continue;
+      }
+      const RunResult r = run_op(*d, call, dt);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << what << ": " << r.message);
+      std::string problem;
+      for (size_t k = 0; k < want.size(); ++k) {
+        const Comparison c = compare_nmse(r.outputs[k], want[k], dt == DT::f64 ? 1e-24 : 1e-12);
+        if (!c.ok) problem += "output " + std::to_string(k) + ": " + c.detail + "; ";
+      }
+      report({d->name, "optimiser_known", dt_name(dt), "optimiser_known " + what,
+              problem.empty() ? Outcome::pass : Outcome::fail, 0, 0, problem});
+      CHECK_MESSAGE(problem.empty(), d->name << ": " << what << ": " << problem);
+    }
+  };
+  Rng rng("known");
+  for (int nesterov : {0, 1}) {
+    OpCall sgd = make_sgd(parse_case("x1 lr=0.1 mom=0.9 wd=0.1"), rng);
+    sgd.params_as<nnp_sgd_params>()->nesterov = nesterov;
+    sgd.inputs[0].data = {0.5};
+    sgd.outputs[0].data = {1.0};
+    sgd.outputs[1].data = {0.2};
+    // g = 0.5 + 0.1*1 = 0.6; buf = 0.9*0.2 + 0.6 = 0.78; step = nesterov ? 0.6 + 0.9*0.78 : 0.78
+    const double step = nesterov ? 0.6 + 0.9 * 0.78 : 0.78;
+    run(nesterov ? "sgd nesterov" : "sgd momentum", sgd, {{1 - 0.1 * step}, {0.78}});
+  }
+  for (int adamw : {0, 1}) {
+    OpCall adam = make_adam(parse_case("x1 lr=0.01 b1=0.9 b2=0.999 eps=1e-8 wd=0.1 step=1"), rng);
+    adam.params_as<nnp_adam_params>()->adamw = adamw;
+    adam.inputs[0].data = {0.5};
+    adam.outputs[0].data = {1.0};
+    // Adam: g = 0.5 + 0.1 = 0.6. AdamW: param *= 1 - 0.01*0.1 first, g = 0.5.
+    // Step 1: m_hat = g, v_hat = g^2, update = lr * g / (|g| + eps).
+    const double g = adamw ? 0.5 : 0.6, p0 = adamw ? 1 - 0.01 * 0.1 : 1.0;
+    run(adamw ? "adamw step1" : "adam step1", adam,
+        {{p0 - 0.01 * g / (g + 1e-8)}, {0.1 * g}, {0.001 * g * g}});
+  }
+}
