@@ -6,6 +6,8 @@
 
 #include "harness.hpp"
 
+#include <cmath>
+
 namespace {
 using namespace conf;
 
@@ -90,5 +92,40 @@ TEST_CASE("gradient softmax") {
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
+  }
+}
+
+// Known answers on every device (the reference included): softmax of log(1), log(2), log(3)
+// is 1/6, 2/6, 3/6 along the axis; log-softmax their logarithms.
+TEST_CASE("softmax: known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  // [2, 3] with axis 1, and the same values laid out [3, 2] with axis 0.
+  const double l1 = 0, l2 = std::log(2.0), l3 = std::log(3.0);
+  const std::vector<double> p{1. / 6, 2. / 6, 3. / 6};
+  struct Known {
+    const char* text;
+    std::vector<int64_t> shape;
+    std::vector<double> x, y;
+  };
+  const std::vector<Known> known{
+      {"axis1", {2, 3}, {l1, l2, l3, l1 + 5, l2 + 5, l3 + 5}, {p[0], p[1], p[2], p[0], p[1], p[2]}},
+      {"axis0", {3, 2}, {l1, l1, l2, l2, l3, l3}, {p[0], p[0], p[1], p[1], p[2], p[2]}},
+      {"axis-1 log1",
+       {1, 3},
+       {l1 - 50, l2 - 50, l3 - 50},
+       {std::log(p[0]), std::log(p[1]), std::log(p[2])}},
+  };
+  for (const Known& k : known) {
+    const OpCall call = sm_forward(sm_params(parse_case(k.text)), k.shape, k.x, false);
+    for (Device* d : devices) {
+      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+      const RunResult r = run_op(*d, call, DT::f32);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
+      report({d->name, "softmax_known", "float32", std::string("softmax_known ") + k.text,
+              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
+      CHECK_MESSAGE(c.ok, d->name << ": softmax " << k.text << ": " << c.detail);
+    }
   }
 }
