@@ -24,6 +24,25 @@
 
 namespace nnp::cpu {
 
+// Dropout keep masks a stream generated recently (elementwise.cpp): dropout_backward with the
+// params of a recent dropout_forward reads the mask instead of running Philox again. A mask
+// depends only on (seed, offset, ratio, numel), so an entry never goes stale.
+struct dropout_mask {
+  uint64_t seed = 0, offset = 0;
+  double ratio = 0;
+  int64_t n = -1;
+  uint64_t last_use = 0;
+  std::vector<uint8_t> keep;  // 1 = keep
+};
+
+// Per-stream state. One stream is used by one thread at a time, so no locking.
+struct stream_state {
+  int32_t device_index = 0;
+  uint64_t clock = 0;
+  static constexpr int kMaskSlots = 4;
+  dropout_mask masks[kMaskSlots];
+};
+
 // One op call as it arrives in op_execute / op_supported (already validated by libnnplug).
 struct op_call {
   int32_t kind;
@@ -32,6 +51,7 @@ struct op_call {
   const DLTensor* const* inputs;
   size_t n_outputs;
   const DLTensor* const* outputs;
+  stream_state* stream = nullptr;  // NULL in op_supported
 
   const DLTensor* in(size_t i) const { return i < n_inputs ? inputs[i] : nullptr; }
   const DLTensor* out(size_t i) const { return i < n_outputs ? outputs[i] : nullptr; }

@@ -7,7 +7,8 @@
 // unit or zero strides that the compiler vectorises; the outer index is decoded once per row.
 // Dropout draws one Philox4x32-10 block per 4 elements (nnplug_common/philox.hpp, the same
 // stream as the reference: bit-identical masks); blocks are independent, so it parallelises
-// with no shared state.
+// with no shared state. The forward's keep mask stays in a per-stream cache (4 slots), so the
+// backward with the same params reads it instead of running Philox again.
 #include "cpu_backend.hpp"
 
 #include <nnplug_common/philox.hpp>
@@ -67,8 +68,10 @@ void philox_keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold
   }
 }
 
-void dropout_apply(const nnp_dropout_params& p, const float* x, float* y, uint8_t* mask,
-                   int64_t n) {
+// Forward: y = keep ? x * scale : 0 from Philox; the keep bytes go to `mask` (the optional
+// output) and/or `cache` (the stream's mask cache), either may be NULL.
+void dropout_generate(const nnp_dropout_params& p, const float* x, float* y, uint8_t* mask,
+                      uint8_t* cache, int64_t n) {
   const uint32_t threshold = dropout_threshold(p.ratio);
   const float scale = dropout_scale<float>(p.ratio);
   constexpr int64_t kGroup = 4 * kLanes;  // elements per philox_keep_masks call
@@ -90,20 +93,75 @@ void dropout_apply(const nnp_dropout_params& p, const float* x, float* y, uint8_
       std::memcpy(y + i0, out, static_cast<size_t>(len) * sizeof(float));
       if (mask != nullptr)
         for (int64_t j = 0; j < len; ++j) mask[i0 + j] = static_cast<uint8_t>(keep[j] & 1u);
+      if (cache != nullptr)
+        for (int64_t j = 0; j < len; ++j) cache[i0 + j] = static_cast<uint8_t>(keep[j] & 1u);
     }
   });
+}
+
+// y = keep ? x * scale : 0 from stored keep bytes (backward with a cached mask).
+void dropout_from_mask(const nnp_dropout_params& p, const float* x, float* y, const uint8_t* keep,
+                       int64_t n) {
+  const float scale = dropout_scale<float>(p.ratio);
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    map_block(y, b, e, [=](int64_t i) {
+      const float v = x[i] * scale;
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      bits &= 0u - static_cast<uint32_t>(keep[i]);
+      float r;
+      std::memcpy(&r, &bits, 4);
+      return r;
+    });
+  });
+}
+
+// Masks up to this many elements are cached per stream (4 slots: 64 MiB at most).
+constexpr int64_t kMaxCachedMask = int64_t{16} << 20;
+
+bool same_mask(const dropout_mask& m, const nnp_dropout_params& p, int64_t n) {
+  return m.n == n && m.seed == p.seed && m.offset == p.offset && m.ratio == p.ratio;
 }
 
 }  // namespace
 
 void dropout_forward(const op_call& c) {
+  const auto& p = c.p<nnp_dropout_params>();
   const DLTensor* mask = c.out(1);
-  dropout_apply(c.p<nnp_dropout_params>(), f32(c.in(0)), f32(c.out(0)),
-                mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr, numel(*c.in(0)));
+  uint8_t* mask_out = mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr;
+  const int64_t n = numel(*c.in(0));
+  if (c.stream == nullptr || n == 0 || n > kMaxCachedMask) {
+    dropout_generate(p, f32(c.in(0)), f32(c.out(0)), mask_out, nullptr, n);
+    return;
+  }
+  // Keep the mask for the backward pass, in the least recently used slot.
+  stream_state& st = *c.stream;
+  dropout_mask* slot = &st.masks[0];
+  for (dropout_mask& m : st.masks)
+    if (m.last_use < slot->last_use) slot = &m;
+  slot->n = -1;  // invalid until filled
+  slot->keep.resize(static_cast<size_t>(n));
+  dropout_generate(p, f32(c.in(0)), f32(c.out(0)), mask_out, slot->keep.data(), n);
+  slot->seed = p.seed;
+  slot->offset = p.offset;
+  slot->ratio = p.ratio;
+  slot->n = n;
+  slot->last_use = ++st.clock;
 }
 
 void dropout_backward(const op_call& c) {
-  dropout_apply(c.p<nnp_dropout_params>(), f32(c.in(0)), f32(c.out(0)), nullptr, numel(*c.in(0)));
+  const auto& p = c.p<nnp_dropout_params>();
+  const int64_t n = numel(*c.in(0));
+  if (c.stream != nullptr) {
+    for (dropout_mask& m : c.stream->masks) {
+      if (same_mask(m, p, n)) {
+        m.last_use = ++c.stream->clock;
+        dropout_from_mask(p, f32(c.in(0)), f32(c.out(0)), m.keep.data(), n);
+        return;
+      }
+    }
+  }
+  dropout_generate(p, f32(c.in(0)), f32(c.out(0)), nullptr, nullptr, n);
 }
 
 // ---- broadcasting binary ops --------------------------------------------------------------------

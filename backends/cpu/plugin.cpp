@@ -153,10 +153,6 @@ float* scratch(int slot, size_t n) {
 
 namespace {
 
-struct cpu_stream {
-  int32_t device_index;
-};
-
 const char* kF64Message = "float64 is not implemented by the cpu backend (float32 only)";
 
 // Every floating-point operand of ops other than copy/transpose/cast must be float32.
@@ -354,12 +350,14 @@ nnp_status slot_stream_create(int32_t index, void** stream) {
   return guard([&] {
     check_index(index);
     if (stream == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
-    *stream = new cpu_stream{index};
+    auto* st = new stream_state();
+    st->device_index = index;
+    *stream = st;
   });
 }
 
 nnp_status slot_stream_destroy(void* stream) {
-  return guard([&] { delete static_cast<cpu_stream*>(stream); });
+  return guard([&] { delete static_cast<stream_state*>(stream); });
 }
 
 nnp_status slot_stream_synchronize(void* /*stream*/) { return NNP_STATUS_OK; }
@@ -392,11 +390,12 @@ nnp_status slot_op_supported(int32_t index, int32_t op_kind, const void* params,
   });
 }
 
-nnp_status slot_op_execute(void* /*stream*/, int32_t op_kind, const void* params, size_t n_inputs,
+nnp_status slot_op_execute(void* stream, int32_t op_kind, const void* params, size_t n_inputs,
                            const DLTensor* const* inputs, size_t n_outputs,
                            const DLTensor* const* outputs) {
   return guard([&] {
-    const op_call c{op_kind, params, n_inputs, inputs, n_outputs, outputs};
+    const op_call c{
+        op_kind, params, n_inputs, inputs, n_outputs, outputs, static_cast<stream_state*>(stream)};
     check_supported(c);
     dispatch(c);
   });

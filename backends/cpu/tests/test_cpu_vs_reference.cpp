@@ -358,7 +358,22 @@ TEST_CASE("dropout: bit-identical masks, forward and backward") {
     tensor x = randn({n}, 81), y({n}, dt_f32()), mask({n}, dt_u8()), dx({n}, dt_f32());
     const nnp_dropout_params p{sizeof(p), 0.3, 0x1234567890ull, 17};
     check(NNP_OP_DROPOUT_FORWARD, &p, {&x}, {&y, &mask}, 0.0);
+    check(NNP_OP_DROPOUT_BACKWARD, &p, {&x}, {&dx}, 0.0);  // mask from the stream's cache
+  }
+  // Backward without a matching forward (no cached mask: Philox again), and after more
+  // forwards than the cache holds (the first mask evicted), and with another ratio.
+  tensor x = randn({1000}, 82), y({1000}, dt_f32()), dx({1000}, dt_f32());
+  const nnp_dropout_params never{sizeof(never), 0.5, 99, 12345};
+  check(NNP_OP_DROPOUT_BACKWARD, &never, {&x}, {&dx}, 0.0);
+  for (uint64_t off = 0; off < 6; ++off) {
+    const nnp_dropout_params p{sizeof(p), 0.5, 7, off * 250};
+    check(NNP_OP_DROPOUT_FORWARD, &p, {&x}, {&y}, 0.0);
+  }
+  for (uint64_t off = 0; off < 6; ++off) {
+    const nnp_dropout_params p{sizeof(p), 0.5, 7, off * 250};
     check(NNP_OP_DROPOUT_BACKWARD, &p, {&x}, {&dx}, 0.0);
+    const nnp_dropout_params q{sizeof(q), 0.25, 7, off * 250};  // same counter, other ratio
+    check(NNP_OP_DROPOUT_BACKWARD, &q, {&x}, {&dx}, 0.0);
   }
 }
 
