@@ -1178,6 +1178,22 @@ void check_numerics_fn(const std::string& op, const std::string& case_text,
       std::string reason;
       const nnp_status s = op_supported(*b, call, dt, &reason);
       if (s == NNP_STATUS_UNSUPPORTED) {
+        // Executing it anyway must answer UNSUPPORTED too, with a message, touching nothing.
+        const RunResult u = run_op(*b, call, dt);
+        if (u.status != NNP_STATUS_UNSUPPORTED || u.message.empty() || !u.outputs_untouched ||
+            !u.problems.empty()) {
+          e.outcome = Outcome::fail;
+          e.message =
+              std::string("declared unsupported (") + reason + "), but nnp_op_execute " +
+              (u.status != NNP_STATUS_UNSUPPORTED
+                   ? std::string("returned ") + nnp_status_string(u.status)
+               : u.message.empty() ? std::string("gave no message")
+                                   : std::string("modified memory") +
+                                         (u.problems.empty() ? "" : ": ") + join(u.problems, "; "));
+          report(e);
+          CHECK_MESSAGE(false, b->name << ": " << cname << ": " << e.message);
+          continue;
+        }
         e.outcome = Outcome::unsupported;
         e.message = reason;
         report(e);

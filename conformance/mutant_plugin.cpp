@@ -11,6 +11,7 @@
 //   oob_before  also writes one element before the start (guard before the tensor)
 //   clobber     writes into its input x
 //   lies        says float64 is supported, then refuses to run it
+//   touches     refuses float64 as it should, but writes into the output before refusing
 // Built into the build tree's conformance/mutants folder, never the plugin folder, so default
 // discovery never sees them. Never links libnnplug.
 #include <nnplug/nnplug_plugin.h>
@@ -137,6 +138,10 @@ nnp_status op_supported(int32_t, int32_t kind, const void*, size_t n_in, const D
 nnp_status op_execute(void*, int32_t kind, const void* params, size_t n_in,
                       const DLTensor* const* in, size_t, const DLTensor* const* out) {
   return nnp::guard([&] {
+#if defined(NNP_MUTANT_TOUCHES)
+    if (kind == NNP_OP_SCALE && nnp::is_f64(in[0]->dtype))  // writes, then refuses
+      std::memset(nnp::data_ptr<char>(*out[0]), 0, sizeof(double));
+#endif
     if (n_in < 1 || !in[0] || !claims(kind, *in[0]) || nnp::is_f64(in[0]->dtype))
       nnp::unsupported("the mutant implements scale on float32, float16 and bfloat16 only");
     const double alpha = static_cast<const nnp_scale_params*>(params)->alpha;
