@@ -5,11 +5,12 @@
 
 784 -> 512 -> ReLU -> dropout 0.2 -> 512 -> ReLU -> dropout 0.2 -> 10; softmax cross-entropy
 (mean), Adam (lr 1e-3, betas 0.9/0.999, eps 1e-8), Glorot-uniform weights, zero biases, pixels
-scaled to [0, 1]. Every layer is an nnplug op on the chosen device; the parameters, the data set
-and the activations live in device memory (nnplug.DeviceArray). The per-batch gather runs on the
-host (numpy fancy indexing into a staging array, then one host-to-device copy); the last partial
-batch is kept. Reads the same flags as the C program where they apply, prints per-epoch lines
-and ends with the same one-line JSON summary.
+scaled to [0, 1]. Every layer is an nnplug op on the chosen device; the parameters, the test
+set and the activations live in device memory (nnplug.DeviceArray). The training set stays on
+the host: each batch is gathered with numpy into a staging array and copied to the device in
+one go (the C program gathers on the device instead); the last partial batch is kept. Reads the
+same flags as the C program where they apply, prints per-epoch lines and ends with the same
+one-line JSON summary.
 """
 import argparse
 import gzip
@@ -88,7 +89,7 @@ class Dense:
     def forward(self, x, y, s):
         nnplug.gemm(x, self.w, y, self.b, stream=s)
 
-    def backward(self, x, dy, dx, n, s):
+    def backward(self, x, dy, dx, s):
         gw, gb = self.grads
         nnplug.gemm(x, dy, gw, trans_a=True, beta=0.0, stream=s)
         nnplug.reduce(dy, gb, op="sum", axes=(0,), stream=s)
@@ -144,13 +145,13 @@ class MLP:
         nnplug.softmax_cross_entropy_forward(v["logits"], labels, self.loss, stream=s)
         nnplug.softmax_cross_entropy_backward(v["logits"], labels, self.dloss, v["dlogits"],
                                               stream=s)
-        l3.backward(v["a2"], v["dlogits"], v["d2"], n, s)
+        l3.backward(v["a2"], v["dlogits"], v["d2"], s)
         nnplug.dropout_backward(v["d2"], v["d2"], stream=s, **self.drop[1])
         nnplug.activation_backward(v["a2"], v["d2"], v["d2"], function="relu", stream=s)
-        l2.backward(v["a1"], v["d2"], v["d1"], n, s)
+        l2.backward(v["a1"], v["d2"], v["d1"], s)
         nnplug.dropout_backward(v["d1"], v["d1"], stream=s, **self.drop[0])
         nnplug.activation_backward(v["a1"], v["d1"], v["d1"], function="relu", stream=s)
-        l1.backward(x, v["d1"], None, n, s)
+        l1.backward(x, v["d1"], None, s)
 
     def adam(self, step, lr, s):
         for layer in self.layers:
@@ -202,14 +203,12 @@ def main():
     batch = min(args.batch, n_train)
     try:
         model = MLP(dev, batch, args.seed)
-        d_train_x = dev.to_device(train_x)  # the data set stays on the device
-        d_test_x = dev.to_device(test_x)
+        d_test_x = dev.to_device(test_x)  # the test set stays on the device
         x_stage, y_stage = np.empty((batch, 784), np.float32), np.empty(batch, np.int64)
         d_x, d_y = dev.empty((batch, 784)), dev.empty((batch,), "int64")
     except nnplug.Error as e:
         hint = "; try a smaller --batch" if e.status == nnplug.Status.OUT_OF_MEMORY else ""
         fail(f"cannot allocate on {dev.name}: {e}{hint}")
-    del d_train_x  # host gather: the resident copy is not needed by this program
     s = dev.stream()
     steps = (n_train + batch - 1) // batch
     print(f"nnplug {nnplug.version()} (Python): device {dev.name} ({dev.description}), "
