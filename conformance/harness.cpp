@@ -28,6 +28,10 @@ Options& options() {
   return o;
 }
 
+bool case_selected(const std::string& case_name) {
+  return options().filter.empty() || case_name.find(options().filter) != std::string::npos;
+}
+
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
@@ -1173,6 +1177,7 @@ void check_numerics_fn(const std::string& op, const std::string& case_text,
     if (!b->available) continue;
     for (DT dt : opt.dtypes) {
       const std::string cname = op + " " + case_text + " " + dt_short(dt);
+      if (!case_selected(cname)) continue;
       ReportEntry e{b->name, op, dt_name(dt), cname, Outcome::pass, 0, tolerance(op, dt), ""};
       const OpCall call = quantized(make(dt), dt);
       std::string reason;
@@ -1350,6 +1355,7 @@ ReportEntry evaluate_gradient(const GradientCheck& g) {
 }
 
 void check_gradient(const GradientCheck& g) {
+  if (!case_selected(g.name + " " + g.case_text + " f64")) return;
   const ReportEntry e = evaluate_gradient(g);
   report(e);
   CHECK_MESSAGE(e.outcome != Outcome::fail, e.case_name << ": " << e.message);

@@ -27,10 +27,13 @@ struct Options {
   std::string report;                        // --report FILE.json
   std::string markdown;                      // --markdown FILE.md
   std::string cases = "ci";                  // --cases ci|full|DIR
+  std::string filter;                        // --filter TEXT: numerics/gradient case names
   std::vector<std::string> tolerance_files;  // --tolerances FILE (after the default file)
   bool shutdown = false;                     // --shutdown: call nnp_shutdown() at the end
 };
 Options& options();
+// True if a numerics or gradient case of this name runs (--filter is a substring of it).
+bool case_selected(const std::string& case_name);
 
 // ---- dtypes ---------------------------------------------------------------------------------
 enum class DT { f32, f64, f16, bf16, i64, u8, i32 };

@@ -25,6 +25,8 @@ void print_usage() {
       "  --reference NAME      the oracle backend (default: reference)\n"
       "  --seed N              seed of the random inputs (default 20240611; printed at start)\n"
       "  --cases ci|full|DIR   case lists to run (default: ci)\n"
+      "  --filter TEXT         run only numerics/gradient cases whose name contains TEXT,\n"
+      "                        e.g. --filter 'conv2d_forward n2 c3 h7'\n"
       "  --tolerances FILE     extra 'op dtype nmse' rules, applied after tolerances.txt;\n"
       "                        repeatable\n"
       "  --report FILE.json    write a JSON report (backend x op x dtype x case)\n"
@@ -78,6 +80,8 @@ int main(int argc, char** argv) {
       o.report = v;
     } else if (take("--markdown", argc, argv, i, &v)) {
       o.markdown = v;
+    } else if (take("--filter", argc, argv, i, &v)) {
+      o.filter = v;
     } else if (take("--cases", argc, argv, i, &v)) {
       o.cases = v;
     } else if (take("--tolerances", argc, argv, i, &v)) {
