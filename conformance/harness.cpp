@@ -1256,7 +1256,12 @@ void check_numerics_fn(const std::string& op, const std::string& case_text,
         e.message = join(problems, "; ");
       }
       report(e);
-      CHECK_MESSAGE(problems.empty(), b->name << ": " << cname << ": " << e.message);
+      CHECK_MESSAGE(
+          problems.empty(),
+          b->name << ": " << cname << ": " << e.message << "\n  re-run: nnplug-conformance "
+                  << (b->label.find('/') != std::string::npos ? "--plugin " : "--backend ")
+                  << b->label << " --seed " << options().seed << " --cases " << options().cases
+                  << " --filter '" << cname << "'");
     }
   }
 }
