@@ -1256,12 +1256,13 @@ void check_numerics_fn(const std::string& op, const std::string& case_text,
         e.message = join(problems, "; ");
       }
       report(e);
-      CHECK_MESSAGE(
-          problems.empty(),
-          b->name << ": " << cname << ": " << e.message << "\n  re-run: nnplug-conformance "
-                  << (b->label.find('/') != std::string::npos ? "--plugin " : "--backend ")
-                  << b->label << " --seed " << options().seed << " --cases " << options().cases
-                  << " --filter '" << cname << "'");
+      const std::string rerun =
+          std::string("nnplug-conformance ") +
+          (b->label.find('/') != std::string::npos ? "--plugin " : "--backend ") + b->label +
+          " --seed " + std::to_string(options().seed) + " --cases " + options().cases +
+          " --filter '" + cname + "'";
+      CHECK_MESSAGE(problems.empty(),
+                    b->name << ": " << cname << ": " << e.message << "\n  re-run: " << rerun);
     }
   }
 }
