@@ -52,10 +52,11 @@ TEST_CASE("backends: loaded, devices, memory") {
         std::string reason;
         const nnp_status s = op_supported(*d, t.make(), dt, &reason);
         CHECK_MESSAGE((s == NNP_STATUS_OK || s == NNP_STATUS_UNSUPPORTED),
-                      d->name << ": nnp_op_supported(" << t.name << ", " << dt_name(dt)
-                              << ") returned " << nnp_status_string(s) << ": " << reason);
+                      d->name << ": nnp_op_supported(" << t.name << ", " << std::string(dt_name(dt))
+                              << ") returned " << std::string(nnp_status_string(s)) << ": "
+                              << reason);
         if (s == NNP_STATUS_UNSUPPORTED)
-          CHECK_MESSAGE(!reason.empty(), t.name << " " << dt_name(dt));
+          CHECK_MESSAGE(!reason.empty(), t.name << " " << std::string(dt_name(dt)));
       }
     }
   }
@@ -72,8 +73,9 @@ TEST_CASE("backends: the reference supports every op") {
   for (const OpTemplate& t : op_templates()) {
     for (DT dt : dtypes) {
       std::string reason;
-      CHECK_MESSAGE(op_supported(ref, t.make(), dt, &reason) == NNP_STATUS_OK,
-                    ref.name << ": " << t.name << " " << dt_name(dt) << ": " << reason);
+      CHECK_MESSAGE(
+          op_supported(ref, t.make(), dt, &reason) == NNP_STATUS_OK,
+          ref.name << ": " << t.name << " " << std::string(dt_name(dt)) << ": " << reason);
     }
   }
 }

@@ -254,8 +254,9 @@ TEST_CASE("errors: unknown op kind") {
           r.status == NNP_STATUS_UNSUPPORTED && !r.message.empty() && r.outputs_untouched;
       report({d->name, "unknown_op", "*", name, ok ? Outcome::pass : Outcome::fail, 0, 0,
               ok ? r.message : std::string("returned ") + nnp_status_string(r.status)});
-      CHECK_MESSAGE(ok, d->name << ": " << name << ": status " << nnp_status_string(r.status)
-                                << ", message '" << r.message << "'");
+      CHECK_MESSAGE(ok, d->name << ": " << name << ": status "
+                                << std::string(nnp_status_string(r.status)) << ", message '"
+                                << r.message << "'");
       CHECK(nnp_op_kind_name(kind) == nullptr);
     }
   }

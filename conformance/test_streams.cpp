@@ -33,7 +33,8 @@ TEST_CASE("streams: async copy, op, copy back in stream order") {
     p.alpha = -2;
     CHECK(nnp_memcpy_async(s, d->dev, dx, nullptr, x.data(), n * sizeof(float)) == NNP_STATUS_OK);
     const nnp_status st = nnp_scale(s, &p, &tx, &ty);
-    CHECK_MESSAGE((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED), nnp_last_error_message());
+    CHECK_MESSAGE((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED),
+                  std::string(nnp_last_error_message()));
     if (st == NNP_STATUS_OK) {
       CHECK(nnp_memcpy_async(s, nullptr, y.data(), d->dev, dy, n * sizeof(float)) == NNP_STATUS_OK);
       CHECK(nnp_stream_synchronize(s) == NNP_STATUS_OK);
