@@ -7,7 +7,8 @@
 //    (tbb::info::default_concurrency()).
 //  - OpenBLAS is single-threaded: initialize() calls openblas_set_num_threads(1) once, so an
 //    SGEMM never starts OpenBLAS's own thread pool beside TBB's workers (no oversubscription;
-//    on a 2-core machine two pools fighting cost 10-40%). Note the process-wide effect: the
+//    measured on the shared 2-core machine, OpenBLAS's 2-thread pool was never faster than one
+//    thread on the models' GEMMs and up to 3x slower). Note the process-wide effect: the
 //    OpenBLAS library is shared, so other users of it in the same process also run it with one
 //    thread after this plugin initialises.
 //  - A large GEMM is parallelised by TBB: the output is cut into one panel of rows or columns
@@ -17,7 +18,10 @@
 //    entry, so the per-call dispatch cost stays far below a microsecond.
 //  - Streams run synchronously on the calling thread: op_execute returns when the op is done,
 //    stream_synchronize has nothing to wait for. Different streams may be used from different
-//    threads at once; they share the arena (TBB shares workers between them fairly).
+//    threads at once; they share the arena (TBB shares workers between them fairly). A stream
+//    object holds per-stream state only (the dropout mask cache).
+//  - shutdown() destroys the arena and waits for TBB's workers to exit (tbb::finalize), so no
+//    worker runs this library's code after the host unloads it.
 //
 // Speed: dispatch is a switch on the op kind with no allocation; see each op family's file for
 // where that op's speed comes from.
