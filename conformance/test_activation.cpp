@@ -138,11 +138,12 @@ TEST_CASE("activation: known answers") {
     for (Device* d : devices) {
       if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
       const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
+                      d->name << ": " << std::string(k.text) << ": " << r.message);
       const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
       report({d->name, "activation_known", "float32", std::string("activation_known ") + k.text,
               c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": activation " << k.text << ": " << c.detail);
+      CHECK_MESSAGE(c.ok, d->name << ": activation " << std::string(k.text) << ": " << c.detail);
       if (op_supported(*d, bwd, DT::f32, nullptr) != NNP_STATUS_OK) continue;
       const RunResult rb = run_op(*d, bwd, DT::f32);
       REQUIRE(rb.status == NNP_STATUS_OK);

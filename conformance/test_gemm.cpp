@@ -83,11 +83,12 @@ TEST_CASE("gemm: known answers") {
     for (Device* d : devices) {
       if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
       const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
+                      d->name << ": " << std::string(k.text) << ": " << r.message);
       const Comparison cmp = compare_nmse(r.outputs[0], k.y, 1e-12);
       report({d->name, "gemm_known", "float32", std::string("gemm_known ") + k.text,
               cmp.ok ? Outcome::pass : Outcome::fail, cmp.error, 1e-12, cmp.detail});
-      CHECK_MESSAGE(cmp.ok, d->name << ": gemm " << k.text << ": " << cmp.detail);
+      CHECK_MESSAGE(cmp.ok, d->name << ": gemm " << std::string(k.text) << ": " << cmp.detail);
     }
   }
 }

@@ -150,12 +150,13 @@ TEST_CASE("softmax_cross_entropy: known answers") {
     for (Device* d : devices) {
       if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
       const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
+                      d->name << ": " << std::string(k.text) << ": " << r.message);
       const Comparison c = compare_nmse(r.outputs[0], k.loss, 1e-12);
       report({d->name, "cross_entropy_known", "float32",
               std::string("cross_entropy_known ") + k.text, c.ok ? Outcome::pass : Outcome::fail,
               c.error, 1e-12, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": cross-entropy " << k.text << ": " << c.detail);
+      CHECK_MESSAGE(c.ok, d->name << ": cross-entropy " << std::string(k.text) << ": " << c.detail);
     }
   }
 }

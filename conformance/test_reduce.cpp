@@ -91,11 +91,12 @@ TEST_CASE("reduce: NaN and empty reductions (known answers)") {
     for (Device* d : devices) {
       if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
       const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << k.text << ": " << r.message);
+      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
+                      d->name << ": " << std::string(k.text) << ": " << r.message);
       const Comparison c = compare_exact(r.outputs[0], k.y);
       report({d->name, "reduce_known", "float32", std::string("reduce_known ") + k.text,
               c.ok ? Outcome::pass : Outcome::fail, c.error, 0, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": reduce " << k.text << ": " << c.detail);
+      CHECK_MESSAGE(c.ok, d->name << ": reduce " << std::string(k.text) << ": " << c.detail);
     }
   }
 }
