@@ -17,6 +17,7 @@
 #include "cpu_backend.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace nnp::cpu {
@@ -224,23 +225,23 @@ void winograd_output_row(const float* __restrict m, int64_t ms, int64_t tq, floa
   }
 }
 
-// One image: x [c_in, h, w] -> y [k_out, p, q] (+ bias), with padding pad_top / pad_left (the
-// bottom and right padding follow from p and q), u from winograd_weights.
-void winograd_image(const float* x, int64_t c_in, int64_t h, int64_t w, const float* u,
-                    int64_t k_out, int64_t p, int64_t q, int64_t pad_top, int64_t pad_left,
-                    const float* bias, float* y) {
-  const int64_t tp = (p + 1) / 2, tq = (q + 1) / 2, tiles = tp * tq;
+// Floats of task scratch (slot 0) winograd_input needs besides v.
+int64_t winograd_work_size(int64_t tp, int64_t tq) {
+  const int64_t hp = 2 * tp + 2, half = tq + 1;
+  return 2 * hp * half + 4 * hp * tq + 4 * tq;
+}
+
+// Input transform of one image x [c_in, h, w] (padding pad_top / pad_left) for tp x tq tiles:
+// v[xi][c][t] = (B^T d B)[xi]. `work` holds winograd_work_size floats.
+void winograd_input(const float* x, int64_t c_in, int64_t h, int64_t w, int64_t tp, int64_t tq,
+                    int64_t pad_top, int64_t pad_left, float* v, float* work) {
+  const int64_t tiles = tp * tq;
   const int64_t hp = 2 * tp + 2, wp = 2 * tq + 2;  // zero-padded plane covering every tile
   const int64_t half = tq + 1;                     // even / odd columns of a padded row
-  float* v = scratch(kTaskSlot0,
-                     static_cast<size_t>(16 * c_in * tiles + 2 * hp * half + 4 * hp * tq + 4 * tq));
-  float* even = v + 16 * c_in * tiles;   // [hp, half]
-  float* odd = even + hp * half;         // [hp, half]
-  float* rowt = odd + hp * half;         // [hp, 4, tq] row transforms
-  float* rows_out = rowt + 4 * hp * tq;  // two output rows of 2*tq floats
-  float* m = scratch(kTaskSlot1, static_cast<size_t>(16 * k_out * tiles));
-  const int64_t xs = c_in * tiles;  // stride between the xi planes of v
-  // input transform: v[xi][c][t] = (B^T d B)[xi]
+  float* even = work;                              // [hp, half]
+  float* odd = even + hp * half;                   // [hp, half]
+  float* rowt = odd + hp * half;                   // [hp, 4, tq] row transforms
+  const int64_t xs = c_in * tiles;                 // stride between the xi planes of v
   for (int64_t c = 0; c < c_in; ++c) {
     std::fill(even, even + 2 * hp * half, 0.0f);
     const float* xc = x + c * h * w;
@@ -251,12 +252,14 @@ void winograd_image(const float* x, int64_t c_in, int64_t h, int64_t w, const fl
       if (pi < 0 || pi >= hp) continue;
       float* er = even + pi * half;
       float* orow = odd + pi * half;
-      for (int64_t j = j0; j < j1; ++j) {
-        const int64_t pj = j + pad_left;
-        (pj & 1 ? orow : er)[pj >> 1] = xc[i * w + j];
-      }
+      // padded column pj = j + pad_left goes to even[pj / 2] or odd[pj / 2]: two strided loops
+      const float* xr = xc + i * w;
+      const int64_t je = j0 + ((j0 + pad_left) & 1);  // first j with an even padded column
+      for (int64_t j = je; j < j1; j += 2) er[(j + pad_left) >> 1] = xr[j];
+      const int64_t jo = j0 + (((j0 + pad_left) & 1) ^ 1);  // first j with an odd one
+      for (int64_t j = jo; j < j1; j += 2) orow[(j + pad_left) >> 1] = xr[j];
     }
-    for (int64_t pi = 0; pi < 2 * tp + 2; ++pi)
+    for (int64_t pi = 0; pi < hp; ++pi)
       winograd_row_transform(even + pi * half, odd + pi * half, tq, rowt + pi * 4 * tq);
     for (int64_t ti = 0; ti < tp; ++ti) {
       const float* w0 = rowt + 2 * ti * 4 * tq;
@@ -264,6 +267,19 @@ void winograd_image(const float* x, int64_t c_in, int64_t h, int64_t w, const fl
                              v + c * tiles + ti * tq, xs);
     }
   }
+}
+
+// One image: x [c_in, h, w] -> y [k_out, p, q] (+ bias), with padding pad_top / pad_left (the
+// bottom and right padding follow from p and q), u from winograd_weights.
+void winograd_image(const float* x, int64_t c_in, int64_t h, int64_t w, const float* u,
+                    int64_t k_out, int64_t p, int64_t q, int64_t pad_top, int64_t pad_left,
+                    const float* bias, float* y) {
+  const int64_t tp = (p + 1) / 2, tq = (q + 1) / 2, tiles = tp * tq;
+  const int64_t work = winograd_work_size(tp, tq);
+  float* v = scratch(kTaskSlot0, static_cast<size_t>(16 * c_in * tiles + work + 4 * tq));
+  float* rows_out = v + 16 * c_in * tiles + work;  // two output rows of 2*tq floats
+  float* m = scratch(kTaskSlot1, static_cast<size_t>(16 * k_out * tiles));
+  winograd_input(x, c_in, h, w, tp, tq, pad_top, pad_left, v, v + 16 * c_in * tiles);
   // 16 products summed over channels: m[xi] [K, T] = u[xi] [K, C] . v[xi] [C, T]
   for (int xi = 0; xi < 16; ++xi)
     sgemm_rm(false, false, k_out, tiles, c_in, 1.0f, u + xi * k_out * c_in, c_in,
@@ -287,9 +303,115 @@ void winograd_image(const float* x, int64_t c_in, int64_t h, int64_t w, const fl
   }
 }
 
+// NNPLUG_CPU_WINOGRAD=0 turns the Winograd paths off (im2col everywhere), to measure them.
+bool winograd_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("NNPLUG_CPU_WINOGRAD");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return enabled;
+}
+
 bool winograd_ok(const conv_geom& g) {
-  return g.r == 3 && g.s == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
-         g.groups == 1 && g.c >= kWinoMinChannels && g.k >= kWinoMinChannels;
+  return winograd_enabled() && g.r == 3 && g.s == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+         g.dw == 1 && g.groups == 1 && g.c >= kWinoMinChannels && g.k >= kWinoMinChannels;
+}
+
+// dy transform of one row of tiles for backward-filter: from the even (e) and odd (o) columns
+// of the tile row's two dy rows, out[xi * ks + tj] = (A d A^T)[xi].
+void winograd_dy_row(const float* __restrict e0, const float* __restrict o0,
+                     const float* __restrict e1, const float* __restrict o1, int64_t tq,
+                     float* __restrict out, int64_t ks) {
+  // row i of A d is (c0 * row0 + c1 * row1) with (c0, c1) = (1, 0), (1, 1), (1, -1), (0, -1);
+  // then (A d) A^T maps a row (a0, a1) to [a0, a0 + a1, a0 - a1, -a1]. Four output streams
+  // per loop, so it vectorises.
+  static constexpr float kC0[4] = {1.0f, 1.0f, 1.0f, 0.0f};
+  static constexpr float kC1[4] = {0.0f, 1.0f, -1.0f, -1.0f};
+  for (int i = 0; i < 4; ++i) {
+    const float c0 = kC0[i], c1 = kC1[i];
+    float* __restrict q0 = out + (i * 4 + 0) * ks;
+    float* __restrict q1 = out + (i * 4 + 1) * ks;
+    float* __restrict q2 = out + (i * 4 + 2) * ks;
+    float* __restrict q3 = out + (i * 4 + 3) * ks;
+    for (int64_t t = 0; t < tq; ++t) {
+      const float a0 = c0 * e0[t] + c1 * e1[t], a1 = c0 * o0[t] + c1 * o1[t];
+      q0[t] = a0;
+      q1[t] = a0 + a1;
+      q2[t] = a0 - a1;
+      q3[t] = -a1;
+    }
+  }
+}
+
+// Backward-filter by Winograd F(2x2, 3x3): the forward is y = A^T [(G g G^T) .* V] A per tile,
+// linear in g, so dg = G^T dU G with dU[xi] = sum over images and tiles of (A dy A^T)[xi] *
+// V[xi]: per image 16 SGEMMs [K, T] . [T, C] accumulating into dU (per chunk), then one
+// 4x4 -> 3x3 transform per (k, c). dy entries of the partial tiles at odd edges are 0.
+void winograd_backward_filter(const conv_geom& g, const float* x, const float* dy, float* dw) {
+  const int64_t tp = (g.p + 1) / 2, tq = (g.q + 1) / 2, tiles = tp * tq;
+  const int64_t usize = 16 * g.k * g.c;
+  const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), g.n);
+  float* du_all = scratch(kCallSlot0, static_cast<size_t>(chunks * usize));
+  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+    const int64_t work = winograd_work_size(tp, tq);
+    float* v = scratch(kTaskSlot0, static_cast<size_t>(16 * g.c * tiles + work));
+    float* dyt = scratch(kTaskSlot1, static_cast<size_t>(16 * g.k * tiles + 4 * tq));
+    float* eo = dyt + 16 * g.k * tiles;  // even/odd columns of two dy rows
+    for (int64_t ch = cb; ch < ce; ++ch) {
+      float* du = du_all + ch * usize;
+      const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
+      for (int64_t n = n0; n < n1; ++n) {
+        winograd_input(x + n * g.c * g.h * g.w, g.c, g.h, g.w, tp, tq, g.pt, g.pl, v,
+                       v + 16 * g.c * tiles);
+        // dyt[xi][k][t] = (A d A^T)[xi] for the 2x2 dy tile d (0 outside P x Q), a row of
+        // tiles at a time from even / odd columns of the two dy rows (vectorised)
+        const int64_t ks = g.k * tiles;
+        for (int64_t k = 0; k < g.k; ++k) {
+          const float* dyk = dy + (n * g.k + k) * g.pq();
+          for (int64_t ti = 0; ti < tp; ++ti) {
+            std::fill(eo, eo + 4 * tq, 0.0f);
+            for (int r = 0; r < 2 && 2 * ti + r < g.p; ++r) {
+              const float* row = dyk + (2 * ti + r) * g.q;
+              float* e = eo + 2 * r * tq;
+              float* o = e + tq;
+              for (int64_t t = 0; 2 * t < g.q; ++t) e[t] = row[2 * t];
+              for (int64_t t = 0; 2 * t + 1 < g.q; ++t) o[t] = row[2 * t + 1];
+            }
+            winograd_dy_row(eo, eo + tq, eo + 2 * tq, eo + 3 * tq, tq, dyt + k * tiles + ti * tq,
+                            ks);
+          }
+        }
+        const float beta = n == n0 ? 0.0f : 1.0f;
+        for (int xi = 0; xi < 16; ++xi)
+          sgemm_rm(false, true, g.k, g.c, tiles, 1.0f, dyt + xi * ks, tiles, v + xi * g.c * tiles,
+                   tiles, beta, du + xi * g.k * g.c, g.c);
+      }
+    }
+  });
+  // sum the chunks' dU, then dw[k][c] = G^T dU G
+  for (int64_t ch = 1; ch < chunks; ++ch) {
+    const float* part = du_all + ch * usize;
+    for (int64_t i = 0; i < usize; ++i) du_all[i] += part[i];
+  }
+  const int64_t kc = g.k * g.c;
+  for (int64_t k = 0; k < g.k; ++k) {
+    for (int64_t c = 0; c < g.c; ++c) {
+      float m[4][4];
+      for (int i = 0; i < 16; ++i) m[i / 4][i % 4] = du_all[i * kc + k * g.c + c];
+      float t[3][4];  // G^T m
+      for (int j = 0; j < 4; ++j) {
+        t[0][j] = m[0][j] + 0.5f * (m[1][j] + m[2][j]);
+        t[1][j] = 0.5f * (m[1][j] - m[2][j]);
+        t[2][j] = 0.5f * (m[1][j] + m[2][j]) + m[3][j];
+      }
+      float* out = dw + (k * g.c + c) * 9;
+      for (int i = 0; i < 3; ++i) {  // (G^T m) G
+        out[i * 3 + 0] = t[i][0] + 0.5f * (t[i][1] + t[i][2]);
+        out[i * 3 + 1] = 0.5f * (t[i][1] - t[i][2]);
+        out[i * 3 + 2] = 0.5f * (t[i][1] + t[i][2]) + t[i][3];
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -384,6 +506,10 @@ void conv2d_backward_filter(const op_call& c) {
   const int64_t wsize = g.k * g.crs();
   if (g.n == 0) {
     std::fill(dw, dw + wsize, 0.0f);
+    return;
+  }
+  if (winograd_ok(g)) {
+    winograd_backward_filter(g, x, dy, dw);
     return;
   }
   // Chunks of images, each summing into its own partial dw (chunk 0 into dw), then one sum.
