@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs nnplug's build and test dependencies from Debian's packages (idempotent; skips apt
-# entirely when everything is already there). Usage: scripts/install-deps.sh [--bench]
-#   --bench  also installs python3-torch (the PyTorch yardsticks in ../shared/bench)
+# entirely when everything is already there). Usage: scripts/install-deps.sh
+# python3-torch serves the Python tests' PyTorch comparisons and DLPack interop, and the
+# PyTorch yardsticks in ../shared/bench.
 set -euo pipefail
 packages=(build-essential cmake ccache pkg-config
           libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev
           nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
-          python3 python3-numpy python3-pytest python3-matplotlib)
-if [[ "${1:-}" == "--bench" ]]; then packages+=(python3-torch); fi
+          python3 python3-numpy python3-pytest python3-matplotlib python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do
