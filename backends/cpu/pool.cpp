@@ -65,6 +65,52 @@ inline float max4(float a, float b, float c, float d) {
   return any_nan(a, b, c, d) ? std::numeric_limits<float>::quiet_NaN() : m;
 }
 
+// Max-pool 2x2 backward for one output row without NaNs, in two vectorisable passes: the
+// windows' four inputs are de-interleaved into unit-stride arrays, the first-maximum masks
+// computed with compares and bit operations, then dy's bits written back interleaved.
+constexpr int64_t kRowBlock = 512;
+
+bool rows_have_nan(const float* r0, const float* r1, int64_t n) {
+  int bad = 0;
+  for (int64_t j = 0; j < n; ++j) bad |= (r0[j] != r0[j]) | (r1[j] != r1[j]);
+  return bad != 0;
+}
+
+void maxpool2_backward_row(const float* __restrict r0, const float* __restrict r1,
+                           const float* __restrict dy, int64_t q, float* __restrict d0,
+                           float* __restrict d1) {
+  alignas(64) float a[kRowBlock], b[kRowBlock], c[kRowBlock], d[kRowBlock];
+  alignas(64) uint32_t wa[kRowBlock], wb[kRowBlock], wc[kRowBlock], wd[kRowBlock];
+  for (int64_t t = 0; t < q; ++t) {
+    a[t] = r0[2 * t];
+    b[t] = r0[2 * t + 1];
+    c[t] = r1[2 * t];
+    d[t] = r1[2 * t + 1];
+  }
+  for (int64_t t = 0; t < q; ++t) {
+    const float ab = b[t] > a[t] ? b[t] : a[t], cd = d[t] > c[t] ? d[t] : c[t];
+    const float m = cd > ab ? cd : ab;
+    const uint32_t ma = 0u - static_cast<uint32_t>(a[t] == m);
+    const uint32_t mb = (0u - static_cast<uint32_t>(b[t] == m)) & ~ma;
+    const uint32_t mc = (0u - static_cast<uint32_t>(c[t] == m)) & ~ma & ~mb;
+    const uint32_t md = ~(ma | mb | mc);
+    uint32_t g;
+    std::memcpy(&g, dy + t, 4);
+    wa[t] = g & ma;
+    wb[t] = g & mb;
+    wc[t] = g & mc;
+    wd[t] = g & md;
+  }
+  uint32_t* o0 = reinterpret_cast<uint32_t*>(d0);
+  uint32_t* o1 = reinterpret_cast<uint32_t*>(d1);
+  for (int64_t t = 0; t < q; ++t) {
+    o0[2 * t] = wa[t];
+    o0[2 * t + 1] = wb[t];
+    o1[2 * t] = wc[t];
+    o1[2 * t + 1] = wd[t];
+  }
+}
+
 int64_t grain_for(const pool_geom& g) {
   const int64_t per_plane = std::max<int64_t>(1, g.h * g.w);
   return std::max<int64_t>(1, kElementwiseGrain / per_plane);
@@ -146,6 +192,10 @@ void pool2d_backward(const op_call& c) {
           float* d0 = dxp + 2 * p * g.w;
           float* d1 = d0 + g.w;
           const float* dyr = dyp + p * g.q;
+          if (g.q <= kRowBlock && !rows_have_nan(r0, r1, 2 * g.q)) {
+            maxpool2_backward_row(r0, r1, dyr, g.q, d0, d1);
+            continue;
+          }
           for (int64_t q = 0; q < g.q; ++q) {
             const float a = r0[2 * q], bb = r0[2 * q + 1], cc = r1[2 * q], dd = r1[2 * q + 1];
             // The first element equal to the maximum (row-major a, b, c, d) from selects,
