@@ -47,6 +47,11 @@
 namespace nnp::cpu {
 namespace {
 
+// Per-thread scratch: kScratchSlots growing buffers per thread.
+struct scratch_set {
+  std::vector<float> slot[kScratchSlots];
+};
+
 struct device_state {
   int threads = 1;
   std::unique_ptr<tbb::task_arena> arena;
@@ -55,6 +60,8 @@ struct device_state {
   // Lets shutdown() wait for TBB's worker threads to exit before the host unloads this
   // library (and libtbb with it): a worker left running would execute unmapped code.
   tbb::task_scheduler_handle scheduler;
+  // Per-thread scratch of every worker, freed with the device at shutdown.
+  tbb::enumerable_thread_specific<scratch_set> scratch;
 };
 
 std::atomic<device_state*> g_device{nullptr};
@@ -131,22 +138,13 @@ void release_device() {
   delete d;
 }
 
-// Per-thread scratch: kScratchSlots growing buffers per thread.
-struct scratch_set {
-  std::vector<float> slot[kScratchSlots];
-};
-tbb::enumerable_thread_specific<scratch_set>& scratch_sets() {
-  static auto* sets = new tbb::enumerable_thread_specific<scratch_set>();
-  return *sets;
-}
-
 }  // namespace
 
 tbb::task_arena& arena() { return *device().arena; }
 int num_threads() { return device().threads; }
 
 float* scratch(int slot, size_t n) {
-  std::vector<float>& v = scratch_sets().local().slot[slot];
+  std::vector<float>& v = device().scratch.local().slot[slot];
   if (v.size() < n) {
     v.clear();
     v.shrink_to_fit();
