@@ -4,74 +4,13 @@
 #include "internal.hpp"
 #include "validate.hpp"
 
+#include <nnplug_common/op_kinds.hpp>
+
 using namespace nnp::host;
 
 extern "C" {
 
-NNP_API const char* nnp_op_kind_name(int32_t op_kind) {
-  switch (op_kind) {
-    case NNP_OP_GEMM:
-      return "gemm";
-    case NNP_OP_CONV2D_FORWARD:
-      return "conv2d_forward";
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-      return "conv2d_backward_data";
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-      return "conv2d_backward_filter";
-    case NNP_OP_CONV2D_BACKWARD_BIAS:
-      return "conv2d_backward_bias";
-    case NNP_OP_POOL2D_FORWARD:
-      return "pool2d_forward";
-    case NNP_OP_POOL2D_BACKWARD:
-      return "pool2d_backward";
-    case NNP_OP_ACTIVATION_FORWARD:
-      return "activation_forward";
-    case NNP_OP_ACTIVATION_BACKWARD:
-      return "activation_backward";
-    case NNP_OP_SOFTMAX_FORWARD:
-      return "softmax_forward";
-    case NNP_OP_SOFTMAX_BACKWARD:
-      return "softmax_backward";
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
-      return "softmax_cross_entropy_forward";
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
-      return "softmax_cross_entropy_backward";
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-      return "batch_norm_forward_training";
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-      return "batch_norm_forward_inference";
-    case NNP_OP_BATCH_NORM_BACKWARD:
-      return "batch_norm_backward";
-    case NNP_OP_LAYER_NORM_FORWARD:
-      return "layer_norm_forward";
-    case NNP_OP_LAYER_NORM_BACKWARD:
-      return "layer_norm_backward";
-    case NNP_OP_DROPOUT_FORWARD:
-      return "dropout_forward";
-    case NNP_OP_DROPOUT_BACKWARD:
-      return "dropout_backward";
-    case NNP_OP_BINARY:
-      return "binary";
-    case NNP_OP_SCALE:
-      return "scale";
-    case NNP_OP_FILL:
-      return "fill";
-    case NNP_OP_COPY:
-      return "copy";
-    case NNP_OP_TRANSPOSE:
-      return "transpose";
-    case NNP_OP_CAST:
-      return "cast";
-    case NNP_OP_REDUCE:
-      return "reduce";
-    case NNP_OP_SGD_UPDATE:
-      return "sgd_update";
-    case NNP_OP_ADAM_UPDATE:
-      return "adam_update";
-    default:
-      return nullptr;
-  }
-}
+NNP_API const char* nnp_op_kind_name(int32_t op_kind) { return nnp::op_kind_name(op_kind); }
 
 NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const void* params,
                                   size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,

@@ -4,6 +4,8 @@
 // Ops themselves live in one file per family (see reference.hpp).
 #include "reference.hpp"
 
+#include <nnplug_common/op_kinds.hpp>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -42,48 +44,11 @@ uint64_t host_memory_bytes() {
   } while (0)
 
 // ---- op support ------------------------------------------------------------------------------
-bool is_known_kind(int32_t kind) {
-  switch (kind) {
-    case NNP_OP_GEMM:
-    case NNP_OP_CONV2D_FORWARD:
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-    case NNP_OP_CONV2D_BACKWARD_BIAS:
-    case NNP_OP_POOL2D_FORWARD:
-    case NNP_OP_POOL2D_BACKWARD:
-    case NNP_OP_ACTIVATION_FORWARD:
-    case NNP_OP_ACTIVATION_BACKWARD:
-    case NNP_OP_SOFTMAX_FORWARD:
-    case NNP_OP_SOFTMAX_BACKWARD:
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-    case NNP_OP_BATCH_NORM_BACKWARD:
-    case NNP_OP_LAYER_NORM_FORWARD:
-    case NNP_OP_LAYER_NORM_BACKWARD:
-    case NNP_OP_DROPOUT_FORWARD:
-    case NNP_OP_DROPOUT_BACKWARD:
-    case NNP_OP_BINARY:
-    case NNP_OP_SCALE:
-    case NNP_OP_FILL:
-    case NNP_OP_COPY:
-    case NNP_OP_TRANSPOSE:
-    case NNP_OP_CAST:
-    case NNP_OP_REDUCE:
-    case NNP_OP_SGD_UPDATE:
-    case NNP_OP_ADAM_UPDATE:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Throws UNSUPPORTED (touching nothing) unless op_execute can run this validated call.
 // The reference implements every op kind for float32 and float64 (int64 labels, uint8 masks);
 // COPY and TRANSPOSE move elements without arithmetic and so accept any dtype.
 void check_supported(int32_t kind, const ref::op_args& a) {
-  if (!is_known_kind(kind))
+  if (!nnp::is_known_op_kind(kind))
     nnp::unsupported(nnp::format("op kind %d is not implemented by the reference backend", kind));
   if (kind == NNP_OP_COPY || kind == NNP_OP_TRANSPOSE) return;
   auto check = [&](const DLTensor* t, const char* role, size_t i) {
