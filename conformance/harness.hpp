@@ -80,6 +80,19 @@ struct OpCall {
     return params.size() >= sizeof(P) ? reinterpret_cast<P*>(params.data()) : nullptr;
   }
 };
+// A call whose inputs and single output all have `shape` (activations, softmax, ...). With
+// alias_input >= 0 the output aliases that input (the ops' "may alias" case).
+template <typename P>
+OpCall same_shape_call(int32_t kind, const P& p, const std::vector<int64_t>& shape,
+                       std::vector<std::vector<double>> inputs, int alias_input = -1) {
+  OpCall call;
+  call.kind = kind;
+  call.set_params(p);
+  for (auto& data : inputs) call.inputs.push_back(tensor(shape, std::move(data)));
+  call.outputs.push_back(tensor(shape));
+  if (alias_input >= 0) call.outputs[0].alias_of = alias_input;
+  return call;
+}
 template <typename P>
 P make_params() {
   P p;

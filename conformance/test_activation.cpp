@@ -35,24 +35,12 @@ nnp_activation_params act_params(const Case& c) {
 
 OpCall act_forward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
                    std::vector<double> x, bool inplace) {
-  OpCall call;
-  call.kind = NNP_OP_ACTIVATION_FORWARD;
-  call.set_params(p);
-  call.inputs.push_back(tensor(shape, std::move(x)));
-  call.outputs.push_back(tensor(shape));
-  if (inplace) call.outputs[0].alias_of = 0;
-  return call;
+  return same_shape_call(NNP_OP_ACTIVATION_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
 }
 OpCall act_backward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
                     std::vector<double> x, std::vector<double> dy, bool inplace) {
-  OpCall call;
-  call.kind = NNP_OP_ACTIVATION_BACKWARD;
-  call.set_params(p);
-  call.inputs.push_back(tensor(shape, std::move(x)));
-  call.inputs.push_back(tensor(shape, std::move(dy)));
-  call.outputs.push_back(tensor(shape));
-  if (inplace) call.outputs[0].alias_of = 1;
-  return call;
+  return same_shape_call(NNP_OP_ACTIVATION_BACKWARD, p, shape, {std::move(x), std::move(dy)},
+                         inplace ? 1 : -1);
 }
 
 const RegisterTemplate reg_fwd("activation_forward", [] {

@@ -19,24 +19,12 @@ nnp_softmax_params sm_params(const Case& c) {
 }
 OpCall sm_forward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
                   std::vector<double> x, bool inplace) {
-  OpCall call;
-  call.kind = NNP_OP_SOFTMAX_FORWARD;
-  call.set_params(p);
-  call.inputs.push_back(tensor(shape, std::move(x)));
-  call.outputs.push_back(tensor(shape));
-  if (inplace) call.outputs[0].alias_of = 0;
-  return call;
+  return same_shape_call(NNP_OP_SOFTMAX_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
 }
 OpCall sm_backward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
                    std::vector<double> y, std::vector<double> dy, bool inplace) {
-  OpCall call;
-  call.kind = NNP_OP_SOFTMAX_BACKWARD;
-  call.set_params(p);
-  call.inputs.push_back(tensor(shape, std::move(y)));
-  call.inputs.push_back(tensor(shape, std::move(dy)));
-  call.outputs.push_back(tensor(shape));
-  if (inplace) call.outputs[0].alias_of = 1;
-  return call;
+  return same_shape_call(NNP_OP_SOFTMAX_BACKWARD, p, shape, {std::move(y), std::move(dy)},
+                         inplace ? 1 : -1);
 }
 
 const RegisterTemplate reg_fwd("softmax_forward", [] {
