@@ -213,15 +213,15 @@ class call {
       fail(label + ": unsupported dtype " + nnp::dtype_name(t.dtype) +
            " (expected one lane of whole bytes)");
     const int64_t item = static_cast<int64_t>(nnp::dtype_size(t.dtype));
-    int64_t n = 1;
+    // Overflow checks with __builtin_mul_overflow (GCC/Clang): no division on this per-call path.
+    int64_t n = 1, bytes = 0;
     for (int d = 0; d < t.ndim; ++d) {
       if (t.shape[d] < 0)
         fail(label + ": expected every dimension >= 0, got shape " + nnp::shape_string(t));
-      if (t.shape[d] != 0 && n > std::numeric_limits<int64_t>::max() / t.shape[d])
+      if (__builtin_mul_overflow(n, t.shape[d], &n))
         fail(label + ": element count of shape " + nnp::shape_string(t) + " overflows int64");
-      n *= t.shape[d];
     }
-    if (n > std::numeric_limits<int64_t>::max() / item)
+    if (__builtin_mul_overflow(n, item, &bytes))
       fail(label + ": byte size of shape " + nnp::shape_string(t) + " overflows int64");
     if (require_data_ && n > 0 && t.data == nullptr)
       fail(label + ": data is NULL with " + std::to_string(n) + " elements");

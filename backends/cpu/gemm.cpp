@@ -2,8 +2,18 @@
 //
 // Speed: OpenBLAS cblas_sgemm (row-major) does the math. Following the threading policy
 // (plugin.cpp), OpenBLAS is single-threaded and TBB parallelises: a batched GEMM runs one
-// batch entry per task; a single large GEMM is cut into one panel of output rows (or columns,
-// whichever dimension is larger) per thread, each an independent single-threaded SGEMM. C is
+// batch entry per task; a single large GEMM is split across threads one of two ways, each part an
+// independent single-threaded SGEMM:
+//  - output panels: one panel of output rows (or columns, whichever dimension is larger) per
+//    thread. Each panel's SGEMM packs the whole other operand again: (T-1)*K*min(M,N) extra
+//    elements packed;
+//  - K slices (deep GEMMs, K > 2*max(M,N), e.g. the cnn's fc1 forward, K = 9216 against a
+//    128x128 output): thread t multiplies slice t of K into its own M x N partial (thread 0
+//    straight into Y), then the partials are summed into Y in parallel. Nothing is packed twice;
+//    the extra cost is (T-1) M x N partials written and read once. Measured on the 2-core
+//    machine for M=N=128, K=9216: 0.64 of OpenBLAS's own 2-thread SGEMM against 0.86-0.87 with
+//    output panels (docs/benchmarks.md).
+// C is
 // broadcast by pre-filling Y (row copies) and calling SGEMM with beta; when Y aliases C, SGEMM
 // accumulates in place.
 #include "cpu_backend.hpp"
@@ -11,6 +21,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace nnp::cpu {
@@ -38,7 +49,20 @@ namespace {
 // Below this many multiply-adds a GEMM runs on one thread (splitting costs more than it saves).
 constexpr double kSplitFlops = 2.0e6;
 
-// One (non-batched) GEMM, split into per-thread panels when large.
+// NNPLUG_CPU_GEMM_KSPLIT=0 turns the K-slice split off (output panels only), to measure it.
+bool ksplit_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("NNPLUG_CPU_GEMM_KSPLIT");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return enabled;
+}
+
+// Rounds x up to a multiple of 16 (the SGEMM micro-kernels' register blocks), at least 16.
+int64_t round16(int64_t x) { return std::max<int64_t>(16, (x + 15) / 16 * 16); }
+
+// One (non-batched) GEMM, split across threads when large. Called at call level (outside any
+// task) when allow_split is true: the K split uses the caller's scratch slot kCallSlot0.
 void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
               const float* b, float beta, float* y, bool allow_split) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
@@ -48,12 +72,34 @@ void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, co
     sgemm_rm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, y, n);
     return;
   }
-  // Split the larger of m and n into `threads` panels aligned to 16 (the SGEMM micro-kernels'
-  // register blocks), so each panel is a full-speed SGEMM.
+  if (ksplit_enabled() && k > 2 * std::max(m, n)) {
+    // K slices: slice p of K into partial p (partial 0 is Y itself, with beta).
+    const int64_t slice = round16((k + threads - 1) / threads);
+    const int64_t slices = (k + slice - 1) / slice;
+    const int64_t mn = m * n;
+    float* partial = scratch(kCallSlot0, static_cast<size_t>((slices - 1) * mn));
+    parallel_for(slices, 1, [&](int64_t pb, int64_t pe) {
+      for (int64_t p = pb; p < pe; ++p) {
+        const int64_t lo = p * slice, len = std::min(slice, k - lo);
+        const float* ap = ta ? a + lo * lda : a + lo;  // A is [K, M] when transposed
+        const float* bp = tb ? b + lo : b + lo * ldb;  // B is [N, K] when transposed
+        float* dst = p == 0 ? y : partial + (p - 1) * mn;
+        sgemm_rm(ta, tb, m, n, len, alpha, ap, lda, bp, ldb, p == 0 ? beta : 0.0f, dst, n);
+      }
+    });
+    parallel_for(mn, kElementwiseGrain, [&](int64_t ib, int64_t ie) {
+      for (int64_t p = 1; p < slices; ++p) {
+        const float* src = partial + (p - 1) * mn;
+        for (int64_t i = ib; i < ie; ++i) y[i] += src[i];
+      }
+    });
+    return;
+  }
+  // Output panels: split the larger of m and n into `threads` panels aligned to 16, so each
+  // panel is a full-speed SGEMM.
   const bool split_rows = m >= n;
   const int64_t dim = split_rows ? m : n;
-  int64_t panel = (dim + threads - 1) / threads;
-  panel = std::max<int64_t>(16, (panel + 15) / 16 * 16);
+  const int64_t panel = round16((dim + threads - 1) / threads);
   const int64_t panels = (dim + panel - 1) / panel;
   parallel_for(panels, 1, [&](int64_t pb, int64_t pe) {
     for (int64_t p = pb; p < pe; ++p) {

@@ -3,14 +3,15 @@
 //
 //   nnplug-bench --backend cpu [--reps 20] [--warmup 3] [--json out.json] [--filter conv]
 //   nnplug-bench --backend cpu --step mlp|cnn|all [--steps 20]
+//   nnplug-bench --backend cpu --vs-blas 9 [--reps 20] [--filter fc1]
 //
 // Per-op rows: the median (and minimum) microseconds per call over --reps timed calls after
 // --warmup untimed ones, each call followed by nnp_stream_synchronize, and GFLOP/s (compute
 // ops) or GB/s (memory-bound ops, bytes read + written once). Shapes are the mlp's and cnn's
 // at batch 128: GEMM forward and both backward GEMMs, the cnn's convolutions (forward,
 // backward-data, backward-filter), max-pool, relu, dropout, softmax cross-entropy and Adam on
-// the cnn's 1.2M parameters. With OpenBLAS loadable, the same GEMMs through cblas_sgemm
-// directly (1 thread, and the device's thread count) show what the backend's GEMM costs on top.
+// the cnn's 1.2M parameters. --vs-blas times the same GEMMs against cblas_sgemm called directly
+// (1 OpenBLAS thread, and the device's thread count), interleaved (bench_vs_blas).
 // The dispatch row is the mean cost of a 1-element FILL through nnp_op_execute.
 // --step runs forward + backward + Adam of a model at batch 128 with nnplug ops and prints
 // images/s and the implied seconds per 60000-image epoch.
@@ -252,7 +253,112 @@ std::vector<gemm_shape> model_gemms() {
 
 const char* gemm_kind(const gemm_shape& s) { return s.ta ? "bwd_w" : (s.tb ? "bwd_x" : "fwd"); }
 
-void bench_ops(context& ctx, const openblas& blas) {
+// --vs-blas: every model GEMM through nnplug against cblas_sgemm called directly on the same
+// shapes, interleaved so that drift on a shared machine falls on all contenders alike. Each
+// round times one block of --reps calls (after --warmup untimed ones) of each contender --
+// nnplug, cblas_sgemm with 1 OpenBLAS thread, cblas_sgemm with the device's thread count --
+// in an order that rotates from round to round. Each block first makes untimed calls for at
+// least 30 ms: on a VM an idle vCPU is descheduled and wakes slowly, and an idle pause before a
+// block was measured to halve a 2-thread contender's speed in some rounds. After each threaded
+// direct block, untimed nnplug calls run for 250 ms: OpenBLAS's workers spin for 2^28 TSC
+// cycles (0.10-0.15 s measured here) after a threaded call, taking a core from whatever runs
+// next, and these untimed calls absorb that. Per round, ratio = nnplug block median / the faster
+// direct block median of the same round; the row reports each contender's median over rounds and
+// the median, minimum and maximum of the per-round ratios. The nnplug blocks run with OpenBLAS at
+// 1 thread, the setting the cpu backend's threading policy makes.
+void bench_vs_blas(context& ctx, const openblas& blas, int rounds) {
+  if (blas.sgemm == nullptr || blas.set_threads == nullptr || blas.get_threads == nullptr)
+    throw std::runtime_error("--vs-blas needs OpenBLAS (libopenblas.so.0) loadable");
+  const int before = blas.get_threads();
+  const int n_threads = std::max(1, ctx.props.num_threads);
+  // OpenBLAS's workers also spin for the first 0.10-0.15 s after the library loads.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::printf("%-26s %-22s %10s %10s %10s   %s\n", "gemm (medians of rounds, us)", "shape",
+              "nnplug", "cblas 1t",
+              (std::string("cblas ") + std::to_string(n_threads) + "t").c_str(),
+              "nnplug / best direct: median [min, max] of rounds");
+  // Untimed calls for at least --warmup calls and 30 ms, so both cores are awake and clocked up,
+  // then --reps timed calls; returns their median.
+  const auto block = [](const std::function<void()>& fn) {
+    const auto w0 = clock_type::now();
+    for (int i = 0; i < g_warmup || clock_type::now() - w0 < std::chrono::milliseconds(30); ++i)
+      fn();
+    std::vector<double> us;
+    for (int i = 0; i < g_reps; ++i) {
+      const auto t0 = clock_type::now();
+      fn();
+      us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+    }
+    return median(us);
+  };
+  for (const gemm_shape& s : model_gemms()) {
+    const std::string name = std::string(s.what) + " " + gemm_kind(s);
+    if (!g_filter.empty() && name.find(g_filter) == std::string::npos) continue;
+    dtensor& a =
+        ctx.make(s.ta ? std::vector<int64_t>{s.k, s.m} : std::vector<int64_t>{s.m, s.k}, 1.0f);
+    dtensor& b =
+        ctx.make(s.tb ? std::vector<int64_t>{s.n, s.k} : std::vector<int64_t>{s.k, s.n}, 1.0f);
+    dtensor& y = ctx.make({s.m, s.n});
+    const nnp_gemm_params p{sizeof(p), s.ta, s.tb, 1.0, 0.0};
+    std::vector<float> ha(static_cast<size_t>(s.m * s.k), 0.5f),
+        hb(static_cast<size_t>(s.k * s.n), 0.25f), hy(static_cast<size_t>(s.m * s.n));
+    const int lda = static_cast<int>(s.ta ? s.m : s.k), ldb = static_cast<int>(s.tb ? s.k : s.n);
+    const auto direct = [&] {
+      blas.sgemm(101, s.ta ? 112 : 111, s.tb ? 112 : 111, static_cast<int>(s.m),
+                 static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, ha.data(), lda, hb.data(), ldb,
+                 0.0f, hy.data(), static_cast<int>(s.n));
+    };
+    const auto nnplug = [&] {
+      check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
+      ctx.sync();
+    };
+    // Contender c: 0 = nnplug, 1 = direct with 1 thread, 2 = direct with n_threads.
+    const auto run = [&](int c) {
+      if (c == 0) return block(nnplug);
+      blas.set_threads(c == 1 ? 1 : n_threads);
+      const double t = block(direct);
+      blas.set_threads(1);
+      if (c == 2 && n_threads > 1) {
+        // Settle: untimed nnplug calls for 250 ms while OpenBLAS's workers spin down.
+        const auto s0 = clock_type::now();
+        while (clock_type::now() - s0 < std::chrono::milliseconds(250)) nnplug();
+      }
+      return t;
+    };
+    std::vector<double> t[3], ratio;
+    for (int r = 0; r < rounds; ++r) {
+      double round_t[3];
+      for (int i = 0; i < 3; ++i) {
+        const int c = (r + i) % 3;
+        round_t[c] = run(c);
+        t[c].push_back(round_t[c]);
+      }
+      ratio.push_back(round_t[0] / std::min(round_t[1], round_t[2]));
+    }
+    const std::string shape =
+        "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
+    const double r_med = median(ratio);
+    const double r_min = *std::min_element(ratio.begin(), ratio.end());
+    const double r_max = *std::max_element(ratio.begin(), ratio.end());
+    std::printf("%-26s %-22s %10.1f %10.1f %10.1f   %.3f [%.3f, %.3f]\n", name.c_str(),
+                shape.c_str(), median(t[0]), median(t[1]), median(t[2]), r_med, r_min, r_max);
+    std::fflush(stdout);
+    const double flops = 2.0 * s.m * s.n * s.k;
+    const char* who[3] = {"gemm ", "cblas_sgemm/1t ", nullptr};
+    const std::string nt = "cblas_sgemm/" + std::to_string(n_threads) + "t ";
+    for (int c = 0; c < 3; ++c) {
+      const double med = median(t[c]);
+      g_rows.push_back(row{(c == 2 ? nt : std::string(who[c])) + name, shape, med,
+                           *std::min_element(t[c].begin(), t[c].end()), flops / (med * 1e3),
+                           "GFLOP/s", 0.0});
+    }
+    g_rows.push_back(row{"ratio nnplug/best direct " + name, shape, 0.0, 0.0, r_med,
+                         "x (median of rounds)", 0.0});
+  }
+  blas.set_threads(before);
+}
+
+void bench_ops(context& ctx) {
   // GEMM rows through nnplug.
   for (const gemm_shape& s : model_gemms()) {
     dtensor& a =
@@ -269,34 +375,6 @@ void bench_ops(context& ctx, const openblas& blas) {
               ctx.sync();
             });
   }
-  // The same GEMMs through cblas_sgemm directly (host memory), 1 thread and N threads.
-  if (blas.sgemm != nullptr && blas.set_threads != nullptr && blas.get_threads != nullptr) {
-    const int before = blas.get_threads();
-    const int n_threads = std::max(1, ctx.props.num_threads);
-    for (int threads : {1, n_threads}) {
-      if (threads == 1 && n_threads == 1 && threads != n_threads) continue;
-      blas.set_threads(threads);
-      for (const gemm_shape& s : model_gemms()) {
-        std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f),
-            b(static_cast<size_t>(s.k * s.n), 0.25f), y(static_cast<size_t>(s.m * s.n));
-        const int lda = static_cast<int>(s.ta ? s.m : s.k),
-                  ldb = static_cast<int>(s.tb ? s.k : s.n);
-        const std::string name = std::string("cblas_sgemm/") + std::to_string(threads) + "t " +
-                                 s.what + " " + gemm_kind(s);
-        measure(
-            name,
-            "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k),
-            2.0 * s.m * s.n * s.k, 0, [&] {
-              blas.sgemm(101, s.ta ? 112 : 111, s.tb ? 112 : 111, static_cast<int>(s.m),
-                         static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a.data(), lda,
-                         b.data(), ldb, 0.0f, y.data(), static_cast<int>(s.n));
-            });
-      }
-      if (n_threads == 1) break;
-    }
-    blas.set_threads(before);
-  }
-
   // The cnn's convolutions at batch 128.
   struct conv_layer {
     const char* name;
@@ -643,6 +721,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"mlp", "cnn", "all"}));
   app.add_option("--steps", steps, "timed training steps (median reported)")
       ->check(CLI::PositiveNumber);
+  int vs_blas_rounds = 0;
+  app.add_option("--vs-blas", vs_blas_rounds,
+                 "compare each model GEMM with cblas_sgemm called directly, in this many "
+                 "interleaved rounds of --reps calls each (e.g. 9)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   int rc = 0;
@@ -656,10 +739,12 @@ int main(int argc, char** argv) {
                 core != nullptr ? core : "(OpenBLAS not loaded)",
                 std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)",
                 std::thread::hardware_concurrency());
-    if (step_model.empty()) {
+    if (vs_blas_rounds > 0) {
+      bench_vs_blas(ctx, blas, vs_blas_rounds);
+    } else if (step_model.empty()) {
       std::printf("%-34s %-28s %12s %12s %12s %10s\n", "op", "shape", "median us", "min us",
                   "cpu us", "rate");
-      bench_ops(ctx, blas);
+      bench_ops(ctx);
     } else {
       for (const std::string m : {"mlp", "cnn"})
         if (step_model == "all" || step_model == m) run_steps(ctx, m, steps);

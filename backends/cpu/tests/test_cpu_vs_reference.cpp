@@ -178,11 +178,11 @@ TEST_CASE("float64 is declared unsupported with a message") {
   CHECK(cpu().api->op_execute(cpu().stream, 999, &p, 1, in, 1, out) == NNP_STATUS_UNSUPPORTED);
 }
 
-TEST_CASE("gemm: transposes, alpha/beta, C broadcast, batch, panel split") {
+TEST_CASE("gemm: transposes, alpha/beta, C broadcast, batch, panel and K splits") {
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
-      for (const std::array<int64_t, 3>& mnk :
-           std::vector<std::array<int64_t, 3>>{{3, 5, 7}, {128, 512, 784}, {300, 40, 64}}) {
+      for (const std::array<int64_t, 3>& mnk : std::vector<std::array<int64_t, 3>>{
+               {3, 5, 7}, {128, 512, 784}, {300, 40, 64}, {40, 24, 4100}}) {
         const int64_t m = mnk[0], n = mnk[1], k = mnk[2];
         CAPTURE(ta);
         CAPTURE(tb);
@@ -202,6 +202,20 @@ TEST_CASE("gemm: transposes, alpha/beta, C broadcast, batch, panel split") {
   check(NNP_OP_GEMM, &p, {&a, &b, &c}, {&y});
   tensor k0a({3, 0}, dt_f32()), k0b({0, 4}, dt_f32()), c0 = randn({3, 4}, 8), y0({3, 4}, dt_f32());
   check(NNP_OP_GEMM, &p, {&k0a, &k0b, &c0}, {&y0});
+  // K split (K > 2 max(M, N)), accumulating in place into Y = C on both plugins.
+  tensor ka = randn({24, 4500}, 9), kb = randn({4500, 20}, 10), kc = randn({24, 20}, 11);
+  const nnp_gemm_params pk{sizeof(pk), 0, 0, 1.0, 0.5};
+  tensor ky_ref = kc, ky_cpu = kc;
+  for (auto [pl, yt] : {std::pair<plugin*, tensor*>{&ref(), &ky_ref}, {&cpu(), &ky_cpu}}) {
+    const DLTensor* kin[] = {&ka.t, &kb.t, &yt->t};
+    const DLTensor* kout[] = {&yt->t};
+    REQUIRE_MESSAGE(
+        pl->api->op_execute(pl->stream, NNP_OP_GEMM, &pk, 3, kin, 1, kout) == NNP_STATUS_OK,
+        g_last_error);
+  }
+  CHECK(ky_cpu.guard_ok());
+  CHECK(nmse(ky_cpu, ky_ref) <= 1e-10);
+  CHECK(nmse(ky_cpu, kc) > 1e-2);  // the GEMM did change Y
 }
 
 TEST_CASE("conv2d: forward, backward data/filter/bias over strides, padding, dilation, groups") {
