@@ -17,15 +17,45 @@
 #include <nnplug_common/boundary.hpp>
 #include <nnplug_common/tensor.hpp>
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace nnp::host {
 namespace {
 
-using shape_t = std::vector<int64_t>;
+// An expected shape, stored inline (rank <= NNP_MAX_DIMS, which check_tensor enforces before
+// any shape is built): validation runs on every op call, so its success path allocates nothing.
+class shape_t {
+ public:
+  shape_t() = default;
+  explicit shape_t(size_t n) : n_(checked(n)) {}
+  shape_t(std::initializer_list<int64_t> dims) : n_(checked(dims.size())) {
+    std::copy(dims.begin(), dims.end(), d_);
+  }
+  shape_t(const int64_t* begin, const int64_t* end)
+      : n_(checked(static_cast<size_t>(end - begin))) {
+    std::copy(begin, end, d_);
+  }
+  size_t size() const { return n_; }
+  int64_t& operator[](size_t i) { return d_[i]; }
+  int64_t operator[](size_t i) const { return d_[i]; }
+  void push_back(int64_t v) {
+    checked(n_ + 1);
+    d_[n_++] = v;
+  }
+  bool operator==(const shape_t& o) const { return n_ == o.n_ && std::equal(d_, d_ + n_, o.d_); }
+
+ private:
+  static size_t checked(size_t n) {
+    if (n > NNP_MAX_DIMS) throw std::length_error("shape rank above NNP_MAX_DIMS");
+    return n;
+  }
+  int64_t d_[NNP_MAX_DIMS] = {};
+  size_t n_ = 0;
+};
 
 std::string shape_str(const shape_t& s) {
   std::string out = "[";

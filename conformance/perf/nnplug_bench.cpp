@@ -255,7 +255,7 @@ const char* gemm_kind(const gemm_shape& s) { return s.ta ? "bwd_w" : (s.tb ? "bw
 
 // --vs-blas: every model GEMM through nnplug against cblas_sgemm called directly on the same
 // shapes, interleaved so that drift on a shared machine falls on all contenders alike. Each
-// round times one block of --reps calls (after --warmup untimed ones) of each contender --
+// round times one block of calls (at least --reps and 20 ms of them) of each contender --
 // nnplug, cblas_sgemm with 1 OpenBLAS thread, cblas_sgemm with the device's thread count --
 // in an order that rotates from round to round. Each block first makes untimed calls for at
 // least 30 ms: on a VM an idle vCPU is descheduled and wakes slowly, and an idle pause before a
@@ -277,14 +277,20 @@ void bench_vs_blas(context& ctx, const openblas& blas, int rounds) {
               "nnplug", "cblas 1t",
               (std::string("cblas ") + std::to_string(n_threads) + "t").c_str(),
               "nnplug / best direct: median [min, max] of rounds");
-  // Untimed calls for at least --warmup calls and 30 ms, so both cores are awake and clocked up,
-  // then --reps timed calls; returns their median.
+  // Untimed calls for at least --warmup calls and 30 ms, so both cores are awake and clocked up;
+  // then timed calls, at least --reps and at least 20 ms of them (thousands for the small
+  // GEMMs, whose per-call medians are otherwise as noisy as the 5% being measured); returns
+  // their median.
   const auto block = [](const std::function<void()>& fn) {
     const auto w0 = clock_type::now();
-    for (int i = 0; i < g_warmup || clock_type::now() - w0 < std::chrono::milliseconds(30); ++i)
-      fn();
+    int warm = 0;
+    for (; warm < g_warmup || clock_type::now() - w0 < std::chrono::milliseconds(30); ++warm) fn();
+    const double per_call_us =
+        std::chrono::duration<double, std::micro>(clock_type::now() - w0).count() / warm;
+    const int reps = std::max(g_reps, static_cast<int>(std::ceil(20000.0 / per_call_us)));
     std::vector<double> us;
-    for (int i = 0; i < g_reps; ++i) {
+    us.reserve(static_cast<size_t>(reps));
+    for (int i = 0; i < reps; ++i) {
       const auto t0 = clock_type::now();
       fn();
       us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
