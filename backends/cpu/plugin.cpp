@@ -6,14 +6,16 @@
 //    environment variable NNPLUG_NUM_THREADS if set (>= 1), else by the machine
 //    (tbb::info::default_concurrency()).
 //  - OpenBLAS is single-threaded: initialize() calls openblas_set_num_threads(1) once, so an
-//    SGEMM never starts OpenBLAS's own thread pool beside TBB's workers (no oversubscription;
-//    measured on the shared 2-core machine, OpenBLAS's 2-thread pool was never faster than one
-//    thread on the models' GEMMs and up to 3x slower). Note the process-wide effect: the
-//    OpenBLAS library is shared, so other users of it in the same process also run it with one
-//    thread after this plugin initialises.
-//  - A large GEMM is parallelised by TBB: the output is cut into one panel of rows or columns
-//    per thread and each task calls single-threaded SGEMM on its panel (gemm.cpp). Batched
-//    GEMMs and convolutions run parallel over batch/images with single-threaded SGEMM each.
+//    SGEMM never starts OpenBLAS's own thread pool beside TBB's workers (no oversubscription:
+//    after a threaded call OpenBLAS's worker spins 0.10-0.15 s, taking a core from the TBB
+//    ops that follow; handing large GEMMs to it made training steps 0-65% slower, measured).
+//    Note the process-wide effect: the OpenBLAS library is shared, so other users of it in the
+//    same process also run it with one thread after this plugin initialises.
+//  - A large GEMM is parallelised by TBB (gemm.cpp): one panel of output rows or columns per
+//    thread, or for deep GEMMs one slice of K per thread with partials summed after; each task
+//    calls single-threaded SGEMM. Measured as fast as OpenBLAS's own 2-thread SGEMM
+//    (nnplug-bench --vs-blas). Batched GEMMs and convolutions run parallel over batch/images
+//    with single-threaded SGEMM each.
 //  - Small ops (fewer elements than one grain) run inline on the calling thread: no arena
 //    entry, so the per-call dispatch cost stays far below a microsecond.
 //  - Streams run synchronously on the calling thread: op_execute returns when the op is done,
