@@ -10,12 +10,12 @@
 //  - K slices (deep GEMMs, K > 2*max(M,N), e.g. the cnn's fc1 forward, K = 9216 against a
 //    128x128 output): thread t multiplies slice t of K into its own M x N partial (thread 0
 //    straight into Y), then the partials are summed into Y in parallel. Nothing is packed twice;
-//    the extra cost is (T-1) M x N partials written and read once. Measured on the 2-core
-//    machine for M=N=128, K=9216: 0.64 of OpenBLAS's own 2-thread SGEMM against 0.86-0.87 with
-//    output panels (docs/benchmarks.md).
-// C is
-// broadcast by pre-filling Y (row copies) and calling SGEMM with beta; when Y aliases C, SGEMM
-// accumulates in place.
+//    the extra cost is (T-1) M x N partials written and read once. On the 2-core machine it
+//    measures the same as output panels (M=N=128, K=9216: 0.89-0.92 of OpenBLAS's own 2-thread
+//    SGEMM either way, docs/benchmarks.md); it is there for more threads, where the panels'
+//    repacking grows as (T-1)*K*min(M,N).
+// C is broadcast by pre-filling Y (row copies) and calling SGEMM with beta; when Y aliases C,
+// SGEMM accumulates in place.
 #include "cpu_backend.hpp"
 
 #include <cblas.h>
