@@ -359,13 +359,12 @@ void bench_vs_blas(context& ctx, const openblas& blas, int rounds) {
                 shape.c_str(), median(t[0]), median(t[1]), median(t[2]), r_med, r_min, r_max);
     std::fflush(stdout);
     const double flops = 2.0 * s.m * s.n * s.k;
-    const char* who[3] = {"gemm ", "cblas_sgemm/1t ", nullptr};
-    const std::string nt = "cblas_sgemm/" + std::to_string(n_threads) + "t ";
+    const std::string who[3] = {"gemm ", "cblas_sgemm/1t ",
+                                "cblas_sgemm/" + std::to_string(n_threads) + "t "};
     for (int c = 0; c < 3; ++c) {
       const double med = median(t[c]);
-      g_rows.push_back(row{(c == 2 ? nt : std::string(who[c])) + name, shape, med,
-                           *std::min_element(t[c].begin(), t[c].end()), flops / (med * 1e3),
-                           "GFLOP/s", 0.0});
+      g_rows.push_back(row{who[c] + name, shape, med, *std::min_element(t[c].begin(), t[c].end()),
+                           flops / (med * 1e3), "GFLOP/s", 0.0});
     }
     g_rows.push_back(row{"ratio nnplug/best direct " + name, shape, 0.0, 0.0, r_med,
                          "x (median of rounds)", 0.0});
