@@ -5,7 +5,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/api/include/nnplug
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/api/include/nnplug/nnplug_version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nnplug COMPONENT dev)
-install(TARGETS nnplug nnplug_headers EXPORT nnplugTargets
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugins/kit/include/nnplug/kit
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nnplug COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
+install(TARGETS nnplug nnplug_headers nnplug_plugin_sdk EXPORT nnplugTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT nnplugTargets NAMESPACE nnplug:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/nnplug

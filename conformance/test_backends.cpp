@@ -92,7 +92,7 @@ TEST_CASE("coverage: every op kind has a conformance template") {
                   "template " << t.name << " has kind " << t.make().kind);
   }
   int kinds = 0;
-  for (int32_t kind = 1; kind < NNP_OP_VENDOR_BASE; ++kind) {
+  for (int32_t kind = 1; kind < 0x20000; ++kind) {  // beyond every kind ever defined
     const char* name = nnp_op_kind_name(kind);
     if (name == nullptr) continue;
     ++kinds;

@@ -9,6 +9,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "op_table_cases.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -308,6 +310,60 @@ TEST_CASE("loader: a working fixture device: memory, streams, ops, messages") {
   CHECK(nnp_free(dev, &not_ours) == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
   CHECK(nnp_free(dev, buf) == NNP_STATUS_OK);
+}
+
+TEST_CASE("loader: a plugin of an older minor never receives newer params fields or kinds") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  nnp_plugin* plugin = nullptr;
+  REQUIRE(nnp_load_plugin(fixture_path(dir, "older_minor").c_str(), &plugin) == NNP_STATUS_OK);
+  nnp_device* dev = nullptr;
+  REQUIRE(nnp_get_device("fx_older_minor", &dev) == NNP_STATUS_OK);
+  nnp_stream* stream = nullptr;
+  REQUIRE(nnp_stream_create(dev, &stream) == NNP_STATUS_OK);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0, 0, 0, 0, 0, 0};
+  int64_t xs[2] = {2, 3};
+  DLTensor tx{x, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, xs, nullptr, 0};
+  DLTensor ty{y, {kDLCPU, 0}, 0, {kDLFloat, 32, 1}, nullptr, nullptr, 0};
+  const DLTensor* in[] = {&tx};
+  const DLTensor* out[] = {&ty};
+  nnp_reduce_params p{};
+  p.struct_size = sizeof p;
+  p.op = NNP_REDUCE_SUM;
+  p.keepdims = 0;
+  // The 1.1 field at its default: the 1.0 plugin runs the call (sum of everything).
+  CHECK(nnp_op_supported(dev, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_OK);
+  REQUIRE(nnp_op_execute(stream, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_OK);
+  CHECK(y[0] == 21.0f);
+  // Set to a non-default value, the field would be ignored by the plugin: the host refuses.
+  p.noop_with_empty_axes = 1;
+  ty.ndim = 2;
+  ty.shape = xs;
+  y[0] = -1.0f;
+  CHECK(nnp_op_supported(dev, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_UNSUPPORTED);
+  const std::string message = nnp_last_error_message();
+  CHECK(has_text(message, "noop_with_empty_axes"));
+  CHECK(has_text(message, "ABI 1.1"));
+  CHECK(has_text(message, "fx_older_minor"));
+  CHECK(nnp_op_execute(stream, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_UNSUPPORTED);
+  CHECK(y[0] == -1.0f);  // untouched
+  // A caller compiled against 1.0 (struct_size without the field) is served as before.
+  p.struct_size = NNP_REDUCE_PARAMS_STRUCT_SIZE_1_0;
+  ty.ndim = 0;
+  CHECK(nnp_op_execute(stream, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_OK);
+  CHECK(y[0] == 21.0f);
+  // Kinds newer than the plugin are UNSUPPORTED by the host, whatever the plugin would say.
+  for (const conf::table_example& e : conf::table_examples()) {
+    if (e.since == 0) continue;
+    CAPTURE(e.name);
+    const conf::bound_example b = conf::bind_example(e, DLDevice{kDLCPU, 0},
+                                                     DLDataType{kDLFloat, 32, 1},
+                                                     [](size_t) { return nullptr; });
+    CHECK(nnp_op_supported(dev, e.kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+                           b.out_ptrs.size(), b.out_ptrs.data()) == NNP_STATUS_UNSUPPORTED);
+    CHECK(has_text(nnp_last_error_message(), "new in ABI 1."));
+  }
+  CHECK(nnp_stream_destroy(stream) == NNP_STATUS_OK);
 }
 
 TEST_CASE("loader: a slot that fails silently or throws becomes a clear status") {

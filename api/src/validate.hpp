@@ -1,8 +1,9 @@
-// Validation of op calls (validate.cpp): the one place where libnnplug checks every op kind of
-// nnplug_ops.h before a plugin sees the call.
+// Validation of op calls (validate.cpp, driven by the op table; shape rules in
+// validate_shapes.cpp): the one place where libnnplug checks every op kind of nnplug_ops.h
+// before a plugin sees the call, and where nnp_op_infer_shapes gets its answers.
 #pragma once
 
-#include <nnplug/nnplug_ops.h>
+#include <nnplug/nnplug.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -17,5 +18,15 @@ namespace nnp::host {
 nnp_status validate_op(int32_t op_kind, const void* params, size_t n_inputs,
                        const DLTensor* const* inputs, size_t n_outputs,
                        const DLTensor* const* outputs, const DLDevice& device, bool require_data);
+
+// A validated call meets a plugin built for ABI 1.<plugin_minor>: UNSUPPORTED (with the
+// thread's last error set) if the kind is newer than that, or if a params field newer than
+// that is covered by the caller's struct_size and not at its default; else OK.
+nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* plugin,
+                              int32_t plugin_minor);
+
+// nnp_op_infer_shapes: the same checks on the inputs and params, then the output shapes.
+nnp_status infer_shapes(int32_t op_kind, const void* params, size_t n_inputs,
+                        const DLTensor* const* inputs, size_t n_outputs, nnp_shape* out_shapes);
 
 }  // namespace nnp::host

@@ -37,35 +37,8 @@ static const any_fn all_functions[] = {
     (any_fn)nnp_stream_device,
     (any_fn)nnp_stream_set_attribute,
     (any_fn)nnp_op_execute,
-    (any_fn)nnp_gemm,
-    (any_fn)nnp_conv2d_forward,
-    (any_fn)nnp_conv2d_backward_data,
-    (any_fn)nnp_conv2d_backward_filter,
-    (any_fn)nnp_conv2d_backward_bias,
-    (any_fn)nnp_pool2d_forward,
-    (any_fn)nnp_pool2d_backward,
-    (any_fn)nnp_activation_forward,
-    (any_fn)nnp_activation_backward,
-    (any_fn)nnp_softmax_forward,
-    (any_fn)nnp_softmax_backward,
-    (any_fn)nnp_softmax_cross_entropy_forward,
-    (any_fn)nnp_softmax_cross_entropy_backward,
-    (any_fn)nnp_batch_norm_forward_training,
-    (any_fn)nnp_batch_norm_forward_inference,
-    (any_fn)nnp_batch_norm_backward,
-    (any_fn)nnp_layer_norm_forward,
-    (any_fn)nnp_layer_norm_backward,
-    (any_fn)nnp_dropout_forward,
-    (any_fn)nnp_dropout_backward,
-    (any_fn)nnp_binary,
-    (any_fn)nnp_scale,
-    (any_fn)nnp_fill,
-    (any_fn)nnp_copy,
-    (any_fn)nnp_transpose,
-    (any_fn)nnp_cast,
-    (any_fn)nnp_reduce,
-    (any_fn)nnp_sgd_update,
-    (any_fn)nnp_adam_update,
+    (any_fn)nnp_op_infer_shapes,
+#include "generated/op_wrapper_symbols.inc"
     (any_fn)nnp_shutdown,
 };
 
@@ -85,7 +58,8 @@ int main(void) {
   void* ptr = NULL;
   for (i = 0; i < sizeof(all_functions) / sizeof(all_functions[0]); ++i)
     EXPECT(all_functions[i] != NULL);
-  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 54);
+  /* 26 functions besides one typed wrapper per op kind */
+  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 26 + NNP_OP_KIND_COUNT);
 
   nnp_get_version(&major, &minor, &patch);
   EXPECT(major == NNP_VERSION_MAJOR && minor == NNP_VERSION_MINOR && patch == NNP_VERSION_PATCH);
@@ -101,7 +75,33 @@ int main(void) {
   EXPECT(nnp_get_device(NULL, &dev) == NNP_STATUS_INVALID_ARGUMENT);
   EXPECT(nnp_malloc(NULL, 16, &ptr) == NNP_STATUS_INVALID_ARGUMENT);
   EXPECT(nnp_op_execute(NULL, NNP_OP_GEMM, NULL, 0, NULL, 0, NULL) == NNP_STATUS_INVALID_ARGUMENT);
+  {
+    /* Shape inference needs no plugin: gemm [2, 3] x [3, 4] -> [2, 4] float32. */
+    int64_t sa[2] = {2, 3}, sb[2] = {3, 4};
+    DLTensor a, b;
+    const DLTensor* in[2];
+    nnp_gemm_params p;
+    nnp_shape y;
+    memset(&a, 0, sizeof a);
+    a.device.device_type = kDLCPU;
+    a.ndim = 2;
+    a.dtype.code = kDLFloat;
+    a.dtype.bits = 32;
+    a.dtype.lanes = 1;
+    a.shape = sa;
+    b = a;
+    b.shape = sb;
+    in[0] = &a;
+    in[1] = &b;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.alpha = 1.0;
+    EXPECT(nnp_op_infer_shapes(NNP_OP_GEMM, &p, 2, in, 1, &y) == NNP_STATUS_OK);
+    EXPECT(y.ndim == 2 && y.dims[0] == 2 && y.dims[1] == 4 && y.dtype.code == kDLFloat &&
+           y.dtype.bits == 32);
+  }
   EXPECT(nnp_shutdown() == NNP_STATUS_OK);
-  if (failures == 0) printf("api_c99: %d functions referenced, all checks passed\n", 54);
+  if (failures == 0)
+    printf("api_c99: %d functions referenced, all checks passed\n", 26 + NNP_OP_KIND_COUNT);
   return failures == 0 ? 0 : 1;
 }

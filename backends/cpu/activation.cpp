@@ -29,7 +29,7 @@ void map_elements(float* out, int64_t n, const F& f) {
 }  // namespace
 
 void activation_forward(const op_call& c) {
-  const auto& p = c.p<nnp_activation_params>();
+  const auto& p = c.params_as<nnp_activation_params>();
   const float* x = f32(c.in(0));
   float* y = f32(c.out(0));
   const int64_t n = numel(*c.in(0));
@@ -67,7 +67,7 @@ void activation_forward(const op_call& c) {
 }
 
 void activation_backward(const op_call& c) {
-  const auto& p = c.p<nnp_activation_params>();
+  const auto& p = c.params_as<nnp_activation_params>();
   const float *x = f32(c.in(0)), *dy = f32(c.in(1));
   float* dx = f32(c.out(0));
   const int64_t n = numel(*c.in(0));
@@ -163,7 +163,7 @@ void softmax_row(const float* x, float* y, int64_t len, bool log) {
 }  // namespace
 
 void softmax_forward(const op_call& c) {
-  const auto& p = c.p<nnp_softmax_params>();
+  const auto& p = c.params_as<nnp_softmax_params>();
   const DLTensor* X = c.in(0);
   const int axis = normalize_axis(p.axis, X->ndim);
   const axis_split s = split_axis(*X, axis);
@@ -210,7 +210,7 @@ void softmax_forward(const op_call& c) {
 }
 
 void softmax_backward(const op_call& c) {
-  const auto& p = c.p<nnp_softmax_params>();
+  const auto& p = c.params_as<nnp_softmax_params>();
   const DLTensor* Y = c.in(0);
   const int axis = normalize_axis(p.axis, Y->ndim);
   const axis_split s = split_axis(*Y, axis);
@@ -249,7 +249,7 @@ bool ignored(const nnp_softmax_cross_entropy_params& p, int64_t label) {
 }  // namespace
 
 void softmax_cross_entropy_forward(const op_call& c) {
-  const auto& p = c.p<nnp_softmax_cross_entropy_params>();
+  const auto& p = c.params_as<nnp_softmax_cross_entropy_params>();
   const DLTensor* L = c.in(0);
   const int64_t n = L->shape[0], classes = L->shape[1];
   const float* logits = f32(L);
@@ -294,7 +294,7 @@ void softmax_cross_entropy_forward(const op_call& c) {
 }
 
 void softmax_cross_entropy_backward(const op_call& c) {
-  const auto& p = c.p<nnp_softmax_cross_entropy_params>();
+  const auto& p = c.params_as<nnp_softmax_cross_entropy_params>();
   const DLTensor* L = c.in(0);
   const int64_t n = L->shape[0], classes = L->shape[1];
   const float* logits = f32(L);

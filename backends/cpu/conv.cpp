@@ -418,7 +418,7 @@ void winograd_backward_filter(const conv_geom& g, const float* x, const float* d
 }  // namespace
 
 void conv2d_forward(const op_call& c) {
-  const auto& prm = c.p<nnp_conv2d_params>();
+  const auto& prm = c.params_as<nnp_conv2d_params>();
   const DLTensor *X = c.in(0), *W = c.in(1), *B = c.in(2), *Y = c.out(0);
   const conv_geom g = make_geom(prm, *X, *W, *Y);
   const float *x = f32(X), *w = f32(W), *b = f32(B);
@@ -459,7 +459,7 @@ void conv2d_forward(const op_call& c) {
 }
 
 void conv2d_backward_data(const op_call& c) {
-  const auto& prm = c.p<nnp_conv2d_params>();
+  const auto& prm = c.params_as<nnp_conv2d_params>();
   const DLTensor *DY = c.in(0), *W = c.in(1), *DX = c.out(0);
   const conv_geom g = make_geom(prm, *DX, *W, *DY);
   const float *dy = f32(DY), *w = f32(W);
@@ -499,7 +499,7 @@ void conv2d_backward_data(const op_call& c) {
 }
 
 void conv2d_backward_filter(const op_call& c) {
-  const auto& prm = c.p<nnp_conv2d_params>();
+  const auto& prm = c.params_as<nnp_conv2d_params>();
   const DLTensor *X = c.in(0), *DY = c.in(1), *DW = c.out(0);
   const conv_geom g = make_geom(prm, *X, *DW, *DY);
   const float *x = f32(X), *dy = f32(DY);

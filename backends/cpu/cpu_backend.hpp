@@ -9,8 +9,8 @@
 // do not allocate.
 #pragma once
 
-#include <nnplug_common/boundary.hpp>
-#include <nnplug_common/tensor.hpp>
+#include <nnplug/kit/plugin.hpp>
+#include <nnplug/kit/tensor.hpp>
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -44,22 +44,10 @@ struct stream_state {
 };
 
 // One op call as it arrives in op_execute / op_supported (already validated by libnnplug).
-struct op_call {
-  int32_t kind;
-  const void* params;
-  size_t n_inputs;
-  const DLTensor* const* inputs;
-  size_t n_outputs;
-  const DLTensor* const* outputs;
-  stream_state* stream = nullptr;  // NULL in op_supported
-
-  const DLTensor* in(size_t i) const { return i < n_inputs ? inputs[i] : nullptr; }
-  const DLTensor* out(size_t i) const { return i < n_outputs ? outputs[i] : nullptr; }
-  template <typename P>
-  const P& p() const {
-    return *static_cast<const P*>(params);
-  }
-};
+// The op call of the plugin kit; its stream is this backend's stream_state (NULL in
+// op_supported).
+using op_call = nnp::kit::op_call;
+inline stream_state* stream_of(const op_call& c) { return static_cast<stream_state*>(c.stream); }
 
 // ---- threading (policy: plugin.cpp, top of file) ----------------------------------------------
 tbb::task_arena& arena();

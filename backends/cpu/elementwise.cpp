@@ -5,13 +5,14 @@
 // strided copies first coalesce dimensions (merging neighbours that are contiguous for every
 // operand, dropping size-1 dimensions), so the innermost loop is as long as possible and has
 // unit or zero strides that the compiler vectorises; the outer index is decoded once per row.
-// Dropout draws one Philox4x32-10 block per 4 elements (nnplug_common/philox.hpp, the same
+// Dropout draws one Philox4x32-10 block per 4 elements (nnplug/kit/philox.hpp, the same
 // stream as the reference: bit-identical masks); blocks are independent, so it parallelises
 // with no shared state. The forward's keep mask stays in a per-stream cache (4 slots), so the
 // backward with the same params reads it instead of running Philox again.
 #include "cpu_backend.hpp"
 
-#include <nnplug_common/philox.hpp>
+#include <nnplug/kit/half.hpp>
+#include <nnplug/kit/philox.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +24,7 @@ namespace nnp::cpu {
 namespace {
 
 // Philox4x32-10 for kLanes consecutive counters at once (the same arithmetic as
-// nnplug_common/philox.hpp, lane by lane): written as loops over lanes so the compiler turns
+// nnplug/kit/philox.hpp, lane by lane): written as loops over lanes so the compiler turns
 // the 32x32->64-bit products into SIMD multiplies (pmuludq) instead of one block at a time.
 constexpr int kLanes = 8;
 
@@ -126,16 +127,16 @@ bool same_mask(const dropout_mask& m, const nnp_dropout_params& p, int64_t n) {
 }  // namespace
 
 void dropout_forward(const op_call& c) {
-  const auto& p = c.p<nnp_dropout_params>();
+  const auto& p = c.params_as<nnp_dropout_params>();
   const DLTensor* mask = c.out(1);
   uint8_t* mask_out = mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr;
   const int64_t n = numel(*c.in(0));
-  if (c.stream == nullptr || n == 0 || n > kMaxCachedMask) {
+  if (stream_of(c) == nullptr || n == 0 || n > kMaxCachedMask) {
     dropout_generate(p, f32(c.in(0)), f32(c.out(0)), mask_out, nullptr, n);
     return;
   }
   // Keep the mask for the backward pass, in the least recently used slot.
-  stream_state& st = *c.stream;
+  stream_state& st = *stream_of(c);
   dropout_mask* slot = &st.masks[0];
   for (dropout_mask& m : st.masks)
     if (m.last_use < slot->last_use) slot = &m;
@@ -150,12 +151,12 @@ void dropout_forward(const op_call& c) {
 }
 
 void dropout_backward(const op_call& c) {
-  const auto& p = c.p<nnp_dropout_params>();
+  const auto& p = c.params_as<nnp_dropout_params>();
   const int64_t n = numel(*c.in(0));
-  if (c.stream != nullptr) {
-    for (dropout_mask& m : c.stream->masks) {
+  if (stream_of(c) != nullptr) {
+    for (dropout_mask& m : stream_of(c)->masks) {
       if (same_mask(m, p, n)) {
-        m.last_use = ++c.stream->clock;
+        m.last_use = ++stream_of(c)->clock;
         dropout_from_mask(p, f32(c.in(0)), f32(c.out(0)), m.keep.data(), n);
         return;
       }
@@ -276,7 +277,7 @@ void binary_run(const DLTensor& A, const DLTensor& B, const DLTensor& Y, Op op) 
 }  // namespace
 
 void binary(const op_call& c) {
-  const auto& p = c.p<nnp_binary_params>();
+  const auto& p = c.params_as<nnp_binary_params>();
   const DLTensor &A = *c.in(0), &B = *c.in(1), &Y = *c.out(0);
   switch (p.op) {
     case NNP_BINARY_ADD:
@@ -293,7 +294,7 @@ void binary(const op_call& c) {
 }
 
 void scale(const op_call& c) {
-  const float alpha = static_cast<float>(c.p<nnp_scale_params>().alpha);
+  const float alpha = static_cast<float>(c.params_as<nnp_scale_params>().alpha);
   const float* x = f32(c.in(0));
   float* y = f32(c.out(0));
   parallel_for(numel(*c.in(0)), kElementwiseGrain, [&](int64_t b, int64_t e) {
@@ -302,7 +303,7 @@ void scale(const op_call& c) {
 }
 
 void fill(const op_call& c) {
-  const float v = static_cast<float>(c.p<nnp_fill_params>().value);
+  const float v = static_cast<float>(c.params_as<nnp_fill_params>().value);
   float* y = f32(c.out(0));
   const int64_t n = numel(*c.out(0));
   if (n == 1) {  // the common scalar case, kept minimal (dispatch-overhead benchmark)
@@ -385,7 +386,7 @@ void copy(const op_call& c) {
 }
 
 void transpose(const op_call& c) {
-  const auto& p = c.p<nnp_transpose_params>();
+  const auto& p = c.params_as<nnp_transpose_params>();
   const DLTensor &X = *c.in(0), &Y = *c.out(0);
   int64_t xs[NNP_MAX_DIMS], permuted[NNP_MAX_DIMS], ys[NNP_MAX_DIMS];
   compact_strides(X, xs);
@@ -397,62 +398,6 @@ void transpose(const op_call& c) {
 // ---- cast between float16, bfloat16, float32, float64
 // ----------------------------------------------
 namespace {
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (man == 0) {
-      bits = sign;
-    } else {  // subnormal: value = man * 2^-24
-      const float v = static_cast<float>(man) * 5.9604644775390625e-8f;
-      std::memcpy(&bits, &v, 4);
-      bits |= sign;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (man << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t float_to_half(float f) {  // round to nearest even
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u)
-    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
-  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (absx < 0x38800000u) {  // subnormal half (or zero): value / 2^-24, rounded to even
-    float a;
-    std::memcpy(&a, &absx, 4);
-    const float scaled = a * 16777216.0f;    // exact
-    const float r = std::nearbyint(scaled);  // default rounding mode: to nearest even
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(r));
-  }
-  const uint32_t rounded = absx + 0xfffu + ((absx >> 13) & 1u);
-  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-}
-
-float bf16_to_float(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t float_to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
 
 double load_as_double(const DLDataType& t, const void* p, int64_t i) {
   if (is_f32(t)) return static_cast<const float*>(p)[i];

@@ -118,7 +118,7 @@ void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, co
 }  // namespace
 
 void gemm(const op_call& c) {
-  const auto& p = c.p<nnp_gemm_params>();
+  const auto& p = c.params_as<nnp_gemm_params>();
   const DLTensor *A = c.in(0), *B = c.in(1), *C = c.in(2), *Y = c.out(0);
   const bool ta = p.trans_a != 0, tb = p.trans_b != 0;
   const int ra = A->ndim, rb = B->ndim;

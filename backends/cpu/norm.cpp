@@ -30,7 +30,7 @@ int64_t bn_grain(const bn_geom& g) {
 }  // namespace
 
 void batch_norm_forward_training(const op_call& c) {
-  const auto& p = c.p<nnp_batch_norm_params>();
+  const auto& p = c.params_as<nnp_batch_norm_params>();
   const DLTensor* X = c.in(0);
   const bn_geom g = bn_of(*X);
   const float *x = f32(X), *scale = f32(c.in(1)), *bias = f32(c.in(2));
@@ -73,7 +73,7 @@ void batch_norm_forward_training(const op_call& c) {
 }
 
 void batch_norm_forward_inference(const op_call& c) {
-  const auto& p = c.p<nnp_batch_norm_params>();
+  const auto& p = c.params_as<nnp_batch_norm_params>();
   const DLTensor* X = c.in(0);
   const bn_geom g = bn_of(*X);
   const float *x = f32(X), *scale = f32(c.in(1)), *bias = f32(c.in(2));
@@ -149,7 +149,7 @@ ln_geom ln_of(const DLTensor& x, int32_t axis_param) {
 }  // namespace
 
 void layer_norm_forward(const op_call& c) {
-  const auto& p = c.p<nnp_layer_norm_params>();
+  const auto& p = c.params_as<nnp_layer_norm_params>();
   const DLTensor* X = c.in(0);
   const ln_geom g = ln_of(*X, p.axis);
   const float *x = f32(X), *scale = f32(c.in(1)), *bias = f32(c.in(2));
@@ -182,7 +182,7 @@ void layer_norm_forward(const op_call& c) {
 }
 
 void layer_norm_backward(const op_call& c) {
-  const auto& p = c.p<nnp_layer_norm_params>();
+  const auto& p = c.params_as<nnp_layer_norm_params>();
   const DLTensor* X = c.in(0);
   const ln_geom g = ln_of(*X, p.axis);
   const float *x = f32(X), *dy = f32(c.in(1)), *scale = f32(c.in(2));

@@ -39,7 +39,7 @@ void adam_kernel(const adam_consts& k, const float* __restrict grad, float* __re
 }  // namespace
 
 void sgd_update(const op_call& c) {
-  const auto& p = c.p<nnp_sgd_params>();
+  const auto& p = c.params_as<nnp_sgd_params>();
   const float* grad = f32(c.in(0));
   float* param = f32(c.out(0));
   float* buf = f32(c.out(1));
@@ -61,7 +61,7 @@ void sgd_update(const op_call& c) {
 }
 
 void adam_update(const op_call& c) {
-  const auto& p = c.p<nnp_adam_params>();
+  const auto& p = c.params_as<nnp_adam_params>();
   const float* grad = f32(c.in(0));
   float *param = f32(c.out(0)), *m = f32(c.out(1)), *v = f32(c.out(2));
   const int64_t n = numel(*c.in(0));

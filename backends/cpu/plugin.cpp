@@ -25,13 +25,12 @@
 //  - shutdown() destroys the arena and waits for TBB's workers to exit (tbb::finalize), so no
 //    worker runs this library's code after the host unloads it.
 //
-// Speed: dispatch is a switch on the op kind with no allocation; see each op family's file for
+// Speed: dispatch is a scan of the kernel rows with no allocation; see each op family's file for
 // where that op's speed comes from.
 #include "cpu_backend.hpp"
 
-#include <nnplug_common/boundary.hpp>
-#include <nnplug_common/op_kinds.hpp>
-#include <nnplug_common/tensor.hpp>
+#include <nnplug/kit/host_device.hpp>
+#include <nnplug/nnplug_version.h>
 
 #include <cblas.h>
 #include <tbb/global_control.h>
@@ -109,10 +108,7 @@ device_state* init_device() {
   const char* core = openblas_get_corename();
   d->description = format("%s (%d threads, oneTBB + OpenBLAS %s)", cpu_model_name().c_str(),
                           d->threads, core != nullptr ? core : "?");
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-  d->memory_bytes = pages > 0 && page_size > 0
-                        ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
-                        : 0;
+  d->memory_bytes = kit::host_memory_bytes();
   host_log(NNP_LOG_INFO, "cpu: " + d->description);
   return d;
 }
@@ -158,110 +154,58 @@ float* scratch(int slot, size_t n) {
 
 namespace {
 
-const char* kF64Message = "float64 is not implemented by the cpu backend (float32 only)";
-
-// Every floating-point operand of ops other than copy/transpose/cast must be float32.
-void require_f32(const op_call& c) {
-  auto check = [](const DLTensor* t) {
-    if (t == nullptr) return;
-    if (is_f32(t->dtype) || is_i64(t->dtype) || is_u8(t->dtype)) return;
-    if (is_f64(t->dtype)) unsupported(kF64Message);
-    unsupported("dtype " + dtype_name(t->dtype) +
-                " is not implemented by the cpu backend (float32 only)");
-  };
-  for (size_t i = 0; i < c.n_inputs; ++i) check(c.inputs[i]);
-  for (size_t i = 0; i < c.n_outputs; ++i) check(c.outputs[i]);
-}
-
-bool element_size_ok(const DLTensor* t) {
-  if (t == nullptr) return true;
-  const size_t s = dtype_size(t->dtype);
-  return t->dtype.lanes == 1 && (s == 1 || s == 2 || s == 4 || s == 8);
-}
-
-// Throws UNSUPPORTED unless op_execute runs this call.
-void check_supported(const op_call& c) {
-  switch (c.kind) {
-    case NNP_OP_COPY:
-    case NNP_OP_TRANSPOSE:
-      if (!element_size_ok(c.in(0)) || !element_size_ok(c.out(0)))
-        unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
-      return;
-    case NNP_OP_CAST:
-      if (!is_float_dtype(c.in(0)->dtype) || !is_float_dtype(c.out(0)->dtype))
-        unsupported("cpu casts between float16, bfloat16, float32 and float64 only");
-      return;
-    default:
-      if (!is_known_op_kind(c.kind))
-        unsupported(format("op kind %d is not implemented by the cpu backend", c.kind));
-      require_f32(c);
+// ---- kernel rows -------------------------------------------------------------------------------
+// float32 for every op; copy and transpose move elements of 1, 2, 4 or 8 bytes of any dtype;
+// cast converts between any two float dtypes. The plugin kit serves op_supported and
+// op_execute from these rows (one lookup, so the two always agree).
+void check_element_size(const op_call& c) {
+  for (const DLTensor* t : {c.in(0), c.out(0)}) {
+    if (t == nullptr) continue;
+    const size_t s = dtype_size(t->dtype);
+    if (t->dtype.lanes != 1 || (s != 1 && s != 2 && s != 4 && s != 8))
+      unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
   }
 }
 
-void dispatch(const op_call& c) {
-  switch (c.kind) {
-    case NNP_OP_GEMM:
-      return gemm(c);
-    case NNP_OP_CONV2D_FORWARD:
-      return conv2d_forward(c);
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-      return conv2d_backward_data(c);
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-      return conv2d_backward_filter(c);
-    case NNP_OP_CONV2D_BACKWARD_BIAS:
-      return conv2d_backward_bias(c);
-    case NNP_OP_POOL2D_FORWARD:
-      return pool2d_forward(c);
-    case NNP_OP_POOL2D_BACKWARD:
-      return pool2d_backward(c);
-    case NNP_OP_ACTIVATION_FORWARD:
-      return activation_forward(c);
-    case NNP_OP_ACTIVATION_BACKWARD:
-      return activation_backward(c);
-    case NNP_OP_SOFTMAX_FORWARD:
-      return softmax_forward(c);
-    case NNP_OP_SOFTMAX_BACKWARD:
-      return softmax_backward(c);
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
-      return softmax_cross_entropy_forward(c);
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
-      return softmax_cross_entropy_backward(c);
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-      return batch_norm_forward_training(c);
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-      return batch_norm_forward_inference(c);
-    case NNP_OP_BATCH_NORM_BACKWARD:
-      return batch_norm_backward(c);
-    case NNP_OP_LAYER_NORM_FORWARD:
-      return layer_norm_forward(c);
-    case NNP_OP_LAYER_NORM_BACKWARD:
-      return layer_norm_backward(c);
-    case NNP_OP_DROPOUT_FORWARD:
-      return dropout_forward(c);
-    case NNP_OP_DROPOUT_BACKWARD:
-      return dropout_backward(c);
-    case NNP_OP_BINARY:
-      return binary(c);
-    case NNP_OP_SCALE:
-      return scale(c);
-    case NNP_OP_FILL:
-      return fill(c);
-    case NNP_OP_COPY:
-      return copy(c);
-    case NNP_OP_TRANSPOSE:
-      return transpose(c);
-    case NNP_OP_CAST:
-      return cast(c);
-    case NNP_OP_REDUCE:
-      return reduce(c);
-    case NNP_OP_SGD_UPDATE:
-      return sgd_update(c);
-    case NNP_OP_ADAM_UPDATE:
-      return adam_update(c);
-    default:
-      unsupported(format("op kind %d is not implemented by the cpu backend", c.kind));
-  }
-}
+using kit::f32;
+constexpr uint32_t kAnyFloat = kit::all_floats;
+
+void check_index(int32_t index);
+
+// clang-format off
+const kit::op_row kRows[] = {
+    {NNP_OP_GEMM,                           f32,       gemm},
+    {NNP_OP_CONV2D_FORWARD,                 f32,       conv2d_forward},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           f32,       conv2d_backward_data},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         f32,       conv2d_backward_filter},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           f32,       conv2d_backward_bias},
+    {NNP_OP_POOL2D_FORWARD,                 f32,       pool2d_forward},
+    {NNP_OP_POOL2D_BACKWARD,                f32,       pool2d_backward},
+    {NNP_OP_ACTIVATION_FORWARD,             f32,       activation_forward},
+    {NNP_OP_ACTIVATION_BACKWARD,            f32,       activation_backward},
+    {NNP_OP_SOFTMAX_FORWARD,                f32,       softmax_forward},
+    {NNP_OP_SOFTMAX_BACKWARD,               f32,       softmax_backward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  f32,       softmax_cross_entropy_forward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, f32,       softmax_cross_entropy_backward},
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,       batch_norm_forward_training},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   f32,       batch_norm_forward_inference},
+    {NNP_OP_BATCH_NORM_BACKWARD,            f32,       batch_norm_backward},
+    {NNP_OP_LAYER_NORM_FORWARD,             f32,       layer_norm_forward},
+    {NNP_OP_LAYER_NORM_BACKWARD,            f32,       layer_norm_backward},
+    {NNP_OP_DROPOUT_FORWARD,                f32,       dropout_forward},
+    {NNP_OP_DROPOUT_BACKWARD,               f32,       dropout_backward},
+    {NNP_OP_BINARY,                         f32,       binary},
+    {NNP_OP_SCALE,                          f32,       scale},
+    {NNP_OP_FILL,                           f32,       fill},
+    {NNP_OP_COPY,                           kit::any,  copy,      check_element_size},
+    {NNP_OP_TRANSPOSE,                      kit::any,  transpose, check_element_size},
+    {NNP_OP_CAST,                           kAnyFloat, cast},
+    {NNP_OP_REDUCE,                         f32,       reduce},
+    {NNP_OP_SGD_UPDATE,                     f32,       sgd_update},
+    {NNP_OP_ADAM_UPDATE,                    f32,       adam_update},
+};
+// clang-format on
+constexpr kit::op_rows kOps = kit::make_op_rows("cpu", kRows, check_index);
 
 void check_index(int32_t index) {
   if (index != 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("cpu has one device; index %d", index));
@@ -310,18 +254,14 @@ nnp_status slot_mem_alloc(int32_t index, size_t size_bytes, void** ptr) {
   return guard([&] {
     check_index(index);
     if (ptr == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "ptr is NULL");
-    const size_t rounded = (size_bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-    if (p == nullptr)
-      fail(NNP_STATUS_OUT_OF_MEMORY, format("cpu: cannot allocate %zu bytes", size_bytes));
-    *ptr = p;
+    *ptr = kit::host_alloc(size_bytes, "cpu");
   });
 }
 
 nnp_status slot_mem_free(int32_t index, void* ptr) {
   return guard([&] {
     check_index(index);
-    std::free(ptr);
+    kit::host_free(ptr);
   });
 }
 
@@ -360,26 +300,6 @@ nnp_status slot_memcpy_async(void* /*stream*/, void* dst, const void* src, size_
   });
 }
 
-nnp_status slot_op_supported(int32_t index, int32_t op_kind, const void* params, size_t n_inputs,
-                             const DLTensor* const* inputs, size_t n_outputs,
-                             const DLTensor* const* outputs) {
-  return guard([&] {
-    check_index(index);
-    check_supported(op_call{op_kind, params, n_inputs, inputs, n_outputs, outputs});
-  });
-}
-
-nnp_status slot_op_execute(void* stream, int32_t op_kind, const void* params, size_t n_inputs,
-                           const DLTensor* const* inputs, size_t n_outputs,
-                           const DLTensor* const* outputs) {
-  return guard([&] {
-    const op_call c{
-        op_kind, params, n_inputs, inputs, n_outputs, outputs, static_cast<stream_state*>(stream)};
-    check_supported(c);
-    dispatch(c);
-  });
-}
-
 nnp_status slot_stream_set_attribute(void* /*stream*/, int32_t attribute, int64_t value) {
   return guard([&] {
     if (attribute != NNP_STREAM_ATTR_ALLOW_TF32)
@@ -392,12 +312,7 @@ nnp_status slot_stream_set_attribute(void* /*stream*/, int32_t attribute, int64_
 }
 
 nnp_plugin_api make_table() {
-  nnp_plugin_api t{};
-  t.struct_size = sizeof(nnp_plugin_api);
-  t.abi_version_major = NNP_ABI_VERSION_MAJOR;
-  t.abi_version_minor = NNP_ABI_VERSION_MINOR;
-  t.name = "cpu";
-  t.version = "0.1.0";
+  nnp_plugin_api t = kit::table("cpu", NNP_VERSION_STRING);
   t.initialize = slot_initialize;
   t.shutdown = slot_shutdown;
   t.get_device_count = slot_get_device_count;
@@ -408,8 +323,8 @@ nnp_plugin_api make_table() {
   t.stream_destroy = slot_stream_destroy;
   t.stream_synchronize = slot_stream_synchronize;
   t.memcpy_async = slot_memcpy_async;
-  t.op_supported = slot_op_supported;
-  t.op_execute = slot_op_execute;
+  t.op_supported = kit::op_supported_slot<kOps>;
+  t.op_execute = kit::op_execute_slot<kOps>;
   t.stream_set_attribute = slot_stream_set_attribute;
   return t;
 }

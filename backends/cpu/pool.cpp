@@ -119,7 +119,7 @@ int64_t grain_for(const pool_geom& g) {
 }  // namespace
 
 void pool2d_forward(const op_call& c) {
-  const auto& prm = c.p<nnp_pool2d_params>();
+  const auto& prm = c.params_as<nnp_pool2d_params>();
   const DLTensor *X = c.in(0), *Y = c.out(0);
   const pool_geom g = make_geom(prm, *X, *Y);
   const float* x = f32(X);
@@ -167,7 +167,7 @@ void pool2d_forward(const op_call& c) {
 }
 
 void pool2d_backward(const op_call& c) {
-  const auto& prm = c.p<nnp_pool2d_params>();
+  const auto& prm = c.params_as<nnp_pool2d_params>();
   const DLTensor *X = c.in(0), *DY = c.in(2), *DX = c.out(0);
   const pool_geom g = make_geom(prm, *X, *DY);
   const float *x = f32(X), *dy = f32(DY);

@@ -45,13 +45,13 @@ int64_t offset_of(const dims& v, int64_t idx) {
 }  // namespace
 
 void reduce(const op_call& c) {
-  const auto& p = c.p<nnp_reduce_params>();
+  const auto& p = c.params_as<nnp_reduce_params>();
   const DLTensor& X = *c.in(0);
   const float* x = f32(&X);
   float* y = f32(c.out(0));
   bool reduced[NNP_MAX_DIMS] = {};
   if (p.n_axes == 0) {
-    for (int i = 0; i < X.ndim; ++i) reduced[i] = true;
+    for (int i = 0; i < X.ndim; ++i) reduced[i] = p.noop_with_empty_axes == 0;  // ONNX
   } else {
     for (int i = 0; i < p.n_axes; ++i) reduced[normalize_axis(p.axes[i], X.ndim)] = true;
   }

@@ -79,7 +79,7 @@ void op_activation(stream& s, const op_call& c) {
   if (p.function < NNP_ACTIVATION_RELU || p.function > NNP_ACTIVATION_ELU)
     unsupported(
         format("activation function %d is not implemented by the cuda backend", p.function));
-  const DLTensor& x = *c.input(0);
+  const DLTensor& x = *c.in(0);
   const int64_t n = numel(x);
   if (n == 0) return;
   const float alpha = static_cast<float>(p.alpha);
@@ -87,10 +87,10 @@ void op_activation(stream& s, const op_call& c) {
     using T = typename decltype(tg)::type;
     if (c.kind == NNP_OP_ACTIVATION_FORWARD)
       act_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<T>(*c.output(0)), n, p.function, alpha);
+          data_ptr<const T>(x), data_ptr<T>(*c.out(0)), n, p.function, alpha);
     else
       act_backward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<const T>(*c.input(1)), data_ptr<T>(*c.output(0)), n,
+          data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), n,
           p.function, alpha);
   });
   NNP_CUDA_CHECK_LAUNCH();

@@ -191,8 +191,8 @@ struct conv_call {
 
 void op_conv2d(stream& s, const op_call& c) {
   if (c.kind == NNP_OP_CONV2D_BACKWARD_BIAS) {
-    const DLTensor& dy = *c.input(0);
-    const DLTensor& db = *c.output(0);
+    const DLTensor& dy = *c.in(0);
+    const DLTensor& db = *c.out(0);
     if (numel(db) == 0) return;
     launch_sum_keep_axis(s, elem_of(dy.dtype), data_ptr<const void>(dy), data_ptr<void>(db),
                          dy.shape, dy.ndim, 1);
@@ -203,24 +203,24 @@ void op_conv2d(stream& s, const op_call& c) {
   const DLTensor *x, *w, *y;
   switch (c.kind) {
     case NNP_OP_CONV2D_FORWARD:
-      x = c.input(0), w = c.input(1), y = c.output(0);
+      x = c.in(0), w = c.in(1), y = c.out(0);
       break;
     case NNP_OP_CONV2D_BACKWARD_DATA:
-      y = c.input(0), w = c.input(1), x = c.output(0);
+      y = c.in(0), w = c.in(1), x = c.out(0);
       break;
     default:  // NNP_OP_CONV2D_BACKWARD_FILTER
-      x = c.input(0), y = c.input(1), w = c.output(0);
+      x = c.in(0), y = c.in(1), w = c.out(0);
       break;
   }
-  const DLTensor& out = *c.output(0);
+  const DLTensor& out = *c.out(0);
   const elem t = elem_of(out.dtype);
   const size_t es = dtype_size(out.dtype);
   if (numel(out) == 0) return;
   if (numel(*x) == 0 || numel(*w) == 0 || numel(*y) == 0) {
     // An empty sum: zeros (plus bias for forward).
     NNP_CUDA_CHECK(cudaMemsetAsync(data_ptr<void>(out), 0, numel(out) * es, s.handle));
-    if (c.kind == NNP_OP_CONV2D_FORWARD && c.input(2) != nullptr)
-      launch_bias_add(s, t, data_ptr<void>(out), data_ptr<const void>(*c.input(2)), y->shape[0],
+    if (c.kind == NNP_OP_CONV2D_FORWARD && c.in(2) != nullptr)
+      launch_bias_add(s, t, data_ptr<void>(out), data_ptr<const void>(*c.in(2)), y->shape[0],
                       y->shape[1], y->shape[2] * y->shape[3]);
     return;
   }
@@ -326,8 +326,8 @@ void op_conv2d(stream& s, const op_call& c) {
                  cudnnGetErrorString(last)));
   }
 
-  if (c.kind == NNP_OP_CONV2D_FORWARD && c.input(2) != nullptr)
-    launch_bias_add(s, t, data_ptr<void>(*y), data_ptr<const void>(*c.input(2)), N, K, P * Q);
+  if (c.kind == NNP_OP_CONV2D_FORWARD && c.in(2) != nullptr)
+    launch_bias_add(s, t, data_ptr<void>(*y), data_ptr<const void>(*c.in(2)), N, K, P * Q);
   if (c.kind == NNP_OP_CONV2D_BACKWARD_DATA && !symmetric)
     launch_crop2d(s, t, xpad, data_ptr<void>(*x), N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left,
                   p.pad_right);

@@ -1,10 +1,10 @@
 // dropout.cu — dropout forward/backward with the counter-based Philox4x32-10 mask of
-// nnplug_common/philox.hpp (nnp::dropout_keep_bits4), so masks are bit-identical to the reference
+// nnplug/kit/philox.hpp (nnp::dropout_keep_bits4), so masks are bit-identical to the reference
 // and CPU backends. The mask is regenerated in backward instead of being stored. One thread per
 // 4 elements (one Philox block), memory-bound.
 #include "common.cuh"
 
-#include <nnplug_common/philox.hpp>
+#include <nnplug/kit/philox.hpp>
 
 namespace nnp::cuda {
 namespace {
@@ -33,9 +33,9 @@ __global__ void dropout_kernel(const T* x, T* y, uint8_t* mask, int64_t n, uint6
 
 void op_dropout(stream& s, const op_call& c) {
   const auto p = read_params<nnp_dropout_params>(c.params);
-  const DLTensor& x = *c.input(0);
-  const DLTensor& y = *c.output(0);
-  const DLTensor* mask = c.kind == NNP_OP_DROPOUT_FORWARD ? c.output(1) : nullptr;
+  const DLTensor& x = *c.in(0);
+  const DLTensor& y = *c.out(0);
+  const DLTensor* mask = c.kind == NNP_OP_DROPOUT_FORWARD ? c.out(1) : nullptr;
   const int64_t n = numel(x);
   if (n == 0) return;
   const uint32_t threshold = nnp::dropout_threshold(p.ratio);

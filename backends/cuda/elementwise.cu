@@ -271,9 +271,9 @@ void launch_crop2d(stream& s, elem t, const void* xp, void* y, int64_t nc, int64
 // ------------------------------------------------------------------------------------------
 void op_binary(stream& s, const op_call& c) {
   const auto p = read_params<nnp_binary_params>(c.params);
-  const DLTensor& a = *c.input(0);
-  const DLTensor& b = *c.input(1);
-  const DLTensor& y = *c.output(0);
+  const DLTensor& a = *c.in(0);
+  const DLTensor& b = *c.in(1);
+  const DLTensor& y = *c.out(0);
   const int64_t n = numel(y);
   if (n == 0) return;
   const elem t = elem_of(y.dtype);
@@ -306,14 +306,14 @@ void op_binary(stream& s, const op_call& c) {
 
 void op_scale(stream& s, const op_call& c) {
   const auto p = read_params<nnp_scale_params>(c.params);
-  const DLTensor& x = *c.input(0);
-  const DLTensor& y = *c.output(0);
+  const DLTensor& x = *c.in(0);
+  const DLTensor& y = *c.out(0);
   launch_scale(s, elem_of(y.dtype), data_ptr<const void>(x), data_ptr<void>(y), numel(y), p.alpha);
 }
 
 void op_fill(stream& s, const op_call& c) {
   const auto p = read_params<nnp_fill_params>(c.params);
-  const DLTensor& y = *c.output(0);
+  const DLTensor& y = *c.out(0);
   const int64_t n = numel(y);
   if (n == 0) return;
   const unsigned g = grid_for(n);
@@ -352,8 +352,8 @@ void op_fill(stream& s, const op_call& c) {
 }
 
 void op_copy(stream& s, const op_call& c) {
-  const DLTensor& x = *c.input(0);
-  const DLTensor& y = *c.output(0);
+  const DLTensor& x = *c.in(0);
+  const DLTensor& y = *c.out(0);
   const int64_t n = numel(y);
   if (n == 0) return;
   const size_t es = dtype_size(y.dtype);
@@ -377,8 +377,8 @@ void op_copy(stream& s, const op_call& c) {
 
 void op_transpose(stream& s, const op_call& c) {
   const auto p = read_params<nnp_transpose_params>(c.params);
-  const DLTensor& x = *c.input(0);
-  const DLTensor& y = *c.output(0);
+  const DLTensor& x = *c.in(0);
+  const DLTensor& y = *c.out(0);
   const int64_t n = numel(y);
   if (n == 0) return;
   int64_t xs[NNP_MAX_DIMS], ys[NNP_MAX_DIMS];
@@ -395,8 +395,8 @@ void op_transpose(stream& s, const op_call& c) {
 }
 
 void op_cast(stream& s, const op_call& c) {
-  const DLTensor& x = *c.input(0);
-  const DLTensor& y = *c.output(0);
+  const DLTensor& x = *c.in(0);
+  const DLTensor& y = *c.out(0);
   const int64_t n = numel(y);
   if (n == 0) return;
   const elem tx = elem_of(x.dtype), ty = elem_of(y.dtype);

@@ -8,7 +8,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include <nnplug_common/boundary.hpp>
+#include <nnplug/kit/error.hpp>
 
 namespace nnp::cuda {
 

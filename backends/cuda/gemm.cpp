@@ -36,10 +36,10 @@ int checked_int(int64_t v, const char* what) {
 
 void op_gemm(stream& s, const op_call& c) {
   const auto p = read_params<nnp_gemm_params>(c.params);
-  const DLTensor& A = *c.input(0);
-  const DLTensor& B = *c.input(1);
-  const DLTensor* C = c.input(2);
-  const DLTensor& Y = *c.output(0);
+  const DLTensor& A = *c.in(0);
+  const DLTensor& B = *c.in(1);
+  const DLTensor* C = c.in(2);
+  const DLTensor& Y = *c.out(0);
   const elem t = elem_of(Y.dtype);
 
   const int ra = A.ndim, rb = B.ndim;

@@ -162,7 +162,7 @@ float* f32(const DLTensor* t) { return t != nullptr ? data_ptr<float>(*t) : null
 
 void op_batch_norm(stream& s, const op_call& c) {
   const auto p = read_params<nnp_batch_norm_params>(c.params);
-  const DLTensor& x = *c.input(0);
+  const DLTensor& x = *c.in(0);
   const channel_view v = view_of(x);
   const float eps = static_cast<float>(p.epsilon);
   if (v.C == 0) return;
@@ -170,22 +170,22 @@ void op_batch_norm(stream& s, const op_call& c) {
     case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
       if (v.M() == 0) return;
       bn_train_kernel<<<static_cast<unsigned>(v.C), kThreads, 0, s.handle>>>(
-          f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.output(0)), f32(c.output(1)),
-          f32(c.output(2)), f32(c.output(3)), f32(c.output(4)), v, eps,
+          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)),
+          f32(c.out(2)), f32(c.out(3)), f32(c.out(4)), v, eps,
           static_cast<float>(p.momentum));
       break;
     case NNP_OP_BATCH_NORM_FORWARD_INFERENCE: {
       const int64_t n = numel(x);
       if (n == 0) return;
       bn_inference_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.input(3)), f32(c.input(4)),
-          f32(c.output(0)), n, v.C, v.HW, eps);
+          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
+          f32(c.out(0)), n, v.C, v.HW, eps);
       break;
     }
     default:  // NNP_OP_BATCH_NORM_BACKWARD
       bn_backward_kernel<<<static_cast<unsigned>(v.C), kThreads, 0, s.handle>>>(
-          f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.input(3)), f32(c.input(4)),
-          f32(c.output(0)), f32(c.output(1)), f32(c.output(2)), v);
+          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
+          f32(c.out(0)), f32(c.out(1)), f32(c.out(2)), v);
       break;
   }
   NNP_CUDA_CHECK_LAUNCH();
@@ -193,7 +193,7 @@ void op_batch_norm(stream& s, const op_call& c) {
 
 void op_layer_norm(stream& s, const op_call& c) {
   const auto p = read_params<nnp_layer_norm_params>(c.params);
-  const DLTensor& x = *c.input(0);
+  const DLTensor& x = *c.in(0);
   const int axis = normalize_axis(p.axis, x.ndim);
   if (axis < 0)
     fail(NNP_STATUS_INVALID_ARGUMENT, format("layer norm axis %d out of range", p.axis));
@@ -203,27 +203,27 @@ void op_layer_norm(stream& s, const op_call& c) {
   if (rows == 0 || I == 0) {
     // Nothing to normalise; parameter gradients of an empty batch are zero.
     if (c.kind == NNP_OP_LAYER_NORM_BACKWARD && I > 0) {
-      NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.output(1)), 0, sizeof(float) * I, s.handle));
-      if (c.output(2) != nullptr)
-        NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.output(2)), 0, sizeof(float) * I, s.handle));
+      NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.out(1)), 0, sizeof(float) * I, s.handle));
+      if (c.out(2) != nullptr)
+        NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.out(2)), 0, sizeof(float) * I, s.handle));
     }
     return;
   }
   const unsigned blocks = static_cast<unsigned>(rows < (1 << 20) ? rows : (1 << 20));
   if (c.kind == NNP_OP_LAYER_NORM_FORWARD) {
     ln_forward_kernel<<<blocks, kThreads, 0, s.handle>>>(
-        f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.output(0)), f32(c.output(1)),
-        f32(c.output(2)), rows, I, static_cast<float>(p.epsilon));
+        f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)),
+        f32(c.out(2)), rows, I, static_cast<float>(p.epsilon));
     NNP_CUDA_CHECK_LAUNCH();
     return;
   }
   ln_backward_dx_kernel<<<blocks, kThreads, 0, s.handle>>>(
-      f32(c.input(0)), f32(c.input(1)), f32(c.input(2)), f32(c.input(3)), f32(c.input(4)),
-      f32(c.output(0)), rows, I);
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
+      f32(c.out(0)), rows, I);
   NNP_CUDA_CHECK_LAUNCH();
   ln_backward_params_kernel<<<grid_for(I), kThreads, 0, s.handle>>>(
-      f32(c.input(0)), f32(c.input(1)), f32(c.input(3)), f32(c.input(4)), f32(c.output(1)),
-      f32(c.output(2)), rows, I);
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(3)), f32(c.in(4)), f32(c.out(1)),
+      f32(c.out(2)), rows, I);
   NNP_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,40 +1,16 @@
 // ops.hpp — the op entry points of the CUDA backend (one file per op family) and the few kernel
-// launchers one family borrows from another. plugin.cpp dispatches op kinds to these.
+// launchers one family borrows from another. plugin.cpp lists them in its kernel rows.
 #pragma once
 
 #include "context.hpp"
 
-#include <nnplug_common/tensor.hpp>
-
-#include <cstring>
+#include <nnplug/kit/plugin.hpp>
+#include <nnplug/kit/tensor.hpp>
 
 namespace nnp::cuda {
 
-// The arguments of one validated op call.
-struct op_call {
-  int32_t kind;
-  const void* params;
-  size_t n_in;
-  const DLTensor* const* in;
-  size_t n_out;
-  const DLTensor* const* out;
-  const DLTensor* input(size_t i) const { return i < n_in ? in[i] : nullptr; }
-  const DLTensor* output(size_t i) const { return i < n_out ? out[i] : nullptr; }
-};
-
-// Copies the params struct, reading only the bytes the caller's struct_size covers (fields it
-// does not have stay zero). params may be NULL where an op allows it.
-template <typename P>
-P read_params(const void* params) {
-  P p{};
-  if (params != nullptr) {
-    size_t size = 0;
-    std::memcpy(&size, params, sizeof(size));
-    std::memcpy(&p, params, size < sizeof(P) ? size : sizeof(P));
-  }
-  p.struct_size = sizeof(P);
-  return p;
-}
+// The arguments of one validated op call (the plugin kit's; c.stream is this backend's stream).
+using op_call = nnp::kit::op_call;
 
 // Element types our kernels are instantiated for.
 enum class elem { f32, f16, bf16, f64, other };

@@ -45,14 +45,14 @@ __global__ void adam_kernel(const float* grad, float* param, float* m, float* v,
 
 void op_sgd(stream& s, const op_call& c) {
   const auto p = read_params<nnp_sgd_params>(c.params);
-  const DLTensor& param = *c.output(0);
+  const DLTensor& param = *c.out(0);
   const int64_t n = numel(param);
   if (n == 0) return;
-  const DLTensor* buf = c.output(1);
+  const DLTensor* buf = c.out(1);
   if (p.momentum != 0.0 && buf == nullptr)
     fail(NNP_STATUS_INVALID_ARGUMENT, "sgd: momentum_buffer is required when momentum != 0");
   sgd_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-      data_ptr<const float>(*c.input(0)), data_ptr<float>(param),
+      data_ptr<const float>(*c.in(0)), data_ptr<float>(param),
       buf != nullptr ? data_ptr<float>(*buf) : nullptr, n, static_cast<float>(p.lr),
       static_cast<float>(p.momentum), static_cast<float>(p.dampening),
       static_cast<float>(p.weight_decay), p.nesterov);
@@ -61,15 +61,15 @@ void op_sgd(stream& s, const op_call& c) {
 
 void op_adam(stream& s, const op_call& c) {
   const auto p = read_params<nnp_adam_params>(c.params);
-  const DLTensor& param = *c.output(0);
+  const DLTensor& param = *c.out(0);
   const int64_t n = numel(param);
   if (n == 0) return;
   const double step = static_cast<double>(p.step);
   const double bc1 = 1.0 - std::pow(p.beta1, step);
   const double bc2 = 1.0 - std::pow(p.beta2, step);
   adam_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-      data_ptr<const float>(*c.input(0)), data_ptr<float>(param), data_ptr<float>(*c.output(1)),
-      data_ptr<float>(*c.output(2)), n, static_cast<float>(p.lr), static_cast<float>(p.beta1),
+      data_ptr<const float>(*c.in(0)), data_ptr<float>(param), data_ptr<float>(*c.out(1)),
+      data_ptr<float>(*c.out(2)), n, static_cast<float>(p.lr), static_cast<float>(p.beta1),
       static_cast<float>(p.beta2), static_cast<float>(p.epsilon),
       static_cast<float>(p.weight_decay), p.adamw, static_cast<float>(bc1),
       static_cast<float>(bc2));

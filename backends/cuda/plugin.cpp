@@ -1,173 +1,104 @@
 // plugin.cpp — registration file of the CUDA backend (libnnplug-cuda.so): the nnp_plugin_api
-// table, devices "cuda:<i>" (auto_priority 200), cudaMalloc'd memory, CUDA streams, the dtype
-// support table (op_supported) and the dispatch of op kinds to one file per family.
-// Speed comes from the families: cuBLAS GEMM, cuDNN convolution, own fused CUDA kernels.
+// table, devices "cuda:<i>" (auto_priority 200), cudaMalloc'd memory, CUDA streams, and the
+// kernel rows: which op kinds and dtypes it implements, each row naming the family function (one
+// file per family) that runs it. The plugin kit serves op_supported and op_execute from these
+// rows. Speed comes from the families: cuBLAS GEMM, cuDNN convolution, own fused CUDA kernels.
 #include "ops.hpp"
 
-#include <cstring>
+#include <nnplug/nnplug_version.h>
 
 namespace nnp::cuda {
 namespace {
 
-constexpr int32_t kAutoPriority = 200;
+using nnp::kit::any;
+using nnp::kit::bf16;
+using nnp::kit::f16;
+using nnp::kit::f32;
+using nnp::kit::op_row;
 
-#define NNP_CUDA_SET_PROP(props, field, value)                                              \
-  do {                                                                                      \
-    if ((props)->struct_size >= offsetof(nnp_device_props, field) + sizeof((props)->field)) \
-      (props)->field = (value);                                                             \
-  } while (0)
+constexpr int32_t kAutoPriority = 200;
 
 stream* as_stream(void* s) {
   if (s == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
   return static_cast<stream*>(s);
 }
 
+void check_device(int32_t index) {
+  const auto& reg = devices();
+  if (index < 0 || static_cast<size_t>(index) >= reg.devices.size())
+    fail(NNP_STATUS_INVALID_ARGUMENT,
+         format("device index %d out of range (the cuda backend has %zu device(s))", index,
+                reg.devices.size()));
+}
+
 // ---- what is implemented ------------------------------------------------------------------------
-// The floating-point dtype of a call: the first float operand (labels are int64, masks uint8).
-const DLTensor* first_float_operand(const op_call& c) {
-  for (size_t i = 0; i < c.n_in; ++i)
-    if (c.in[i] != nullptr && is_float_dtype(c.in[i]->dtype)) return c.in[i];
-  for (size_t i = 0; i < c.n_out; ++i)
-    if (c.out[i] != nullptr && is_float_dtype(c.out[i]->dtype)) return c.out[i];
-  return nullptr;
+// The row kernel of a family: runs `family` on the call's stream (op_execute's c.stream), with
+// the stream's device current.
+template <void (*family)(stream&, const op_call&)>
+void on_stream(const op_call& c) {
+  stream& s = *static_cast<stream*>(c.stream);
+  use_device(s.device);
+  family(s, c);
 }
 
-enum class dtypes { f32, f32_f16_bf16, any_float, any };
-
-bool known_kind(int32_t kind, dtypes* allowed) {
-  switch (kind) {
-    case NNP_OP_GEMM:
-    case NNP_OP_CONV2D_FORWARD:
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-    case NNP_OP_CONV2D_BACKWARD_BIAS:
-    case NNP_OP_POOL2D_FORWARD:
-    case NNP_OP_POOL2D_BACKWARD:
-    case NNP_OP_ACTIVATION_FORWARD:
-    case NNP_OP_ACTIVATION_BACKWARD:
-    case NNP_OP_SOFTMAX_FORWARD:
-    case NNP_OP_SOFTMAX_BACKWARD:
-    case NNP_OP_DROPOUT_FORWARD:
-    case NNP_OP_DROPOUT_BACKWARD:
-    case NNP_OP_BINARY:
-    case NNP_OP_SCALE:
-    case NNP_OP_REDUCE:
-      *allowed = dtypes::f32_f16_bf16;
-      return true;
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-    case NNP_OP_BATCH_NORM_BACKWARD:
-    case NNP_OP_LAYER_NORM_FORWARD:
-    case NNP_OP_LAYER_NORM_BACKWARD:
-    case NNP_OP_SGD_UPDATE:
-    case NNP_OP_ADAM_UPDATE:
-      *allowed = dtypes::f32;
-      return true;
-    case NNP_OP_FILL:
-    case NNP_OP_CAST:
-      *allowed = dtypes::any_float;
-      return true;
-    case NNP_OP_COPY:
-    case NNP_OP_TRANSPOSE:
-      *allowed = dtypes::any;
-      return true;
-    default:
-      return false;
+// fill and cast: every operand is a floating-point tensor (the row matches the first one only).
+void check_float_operands(const op_call& c) {
+  for (size_t i = 0; i < c.n_inputs + c.n_outputs; ++i) {
+    const DLTensor* t = i < c.n_inputs ? c.in(i) : c.out(i - c.n_inputs);
+    if (t != nullptr && !is_float_dtype(t->dtype))
+      unsupported(format("dtype %s is not implemented by the cuda backend for this op",
+                         dtype_name(t->dtype).c_str()));
   }
 }
 
-// Throws UNSUPPORTED with the reason if this backend does not implement the call.
-void check_supported(const op_call& c) {
-  dtypes allowed;
-  if (!known_kind(c.kind, &allowed))
-    unsupported(format("op kind %d is not implemented by the cuda backend", c.kind));
-  if (allowed == dtypes::any) {
-    const DLTensor* x = c.input(0);
-    if (x != nullptr) {
-      const int bits = x->dtype.bits;
-      if (x->dtype.lanes != 1 || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
-        unsupported(format("dtype %s is not implemented by the cuda backend for this op",
-                           dtype_name(x->dtype).c_str()));
-    }
-    return;
-  }
-  if (allowed == dtypes::any_float) {
-    for (size_t i = 0; i < c.n_in; ++i)
-      if (c.in[i] != nullptr && !is_float_dtype(c.in[i]->dtype))
-        unsupported(format("dtype %s is not implemented by the cuda backend for this op",
-                           dtype_name(c.in[i]->dtype).c_str()));
-    for (size_t i = 0; i < c.n_out; ++i)
-      if (c.out[i] != nullptr && !is_float_dtype(c.out[i]->dtype))
-        unsupported(format("dtype %s is not implemented by the cuda backend for this op",
-                           dtype_name(c.out[i]->dtype).c_str()));
-    return;
-  }
-  const DLTensor* t = first_float_operand(c);
-  if (t == nullptr) unsupported("no floating-point operand");
-  const DLDataType d = t->dtype;
-  const bool ok = allowed == dtypes::f32 ? is_f32(d) : (is_f32(d) || is_f16(d) || is_bf16(d));
-  if (!ok)
-    unsupported(format(
-        "dtype %s is not implemented by the cuda backend for this op "
-        "(implemented: %s)",
-        dtype_name(d).c_str(), allowed == dtypes::f32 ? "float32" : "float32, float16, bfloat16"));
+// copy and transpose move elements of 1, 2, 4 or 8 bytes (one lane).
+void check_element_size(const op_call& c) {
+  const DLTensor* x = c.in(0);
+  if (x == nullptr) return;
+  const int bits = x->dtype.bits;
+  if (x->dtype.lanes != 1 || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+    unsupported(format("dtype %s is not implemented by the cuda backend for this op "
+                       "(implemented: any 1-, 2-, 4- or 8-byte dtype)",
+                       dtype_name(x->dtype).c_str()));
 }
 
-void execute(stream& s, const op_call& c) {
-  switch (c.kind) {
-    case NNP_OP_GEMM:
-      return op_gemm(s, c);
-    case NNP_OP_CONV2D_FORWARD:
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-    case NNP_OP_CONV2D_BACKWARD_BIAS:
-      return op_conv2d(s, c);
-    case NNP_OP_POOL2D_FORWARD:
-    case NNP_OP_POOL2D_BACKWARD:
-      return op_pool2d(s, c);
-    case NNP_OP_ACTIVATION_FORWARD:
-    case NNP_OP_ACTIVATION_BACKWARD:
-      return op_activation(s, c);
-    case NNP_OP_SOFTMAX_FORWARD:
-    case NNP_OP_SOFTMAX_BACKWARD:
-      return op_softmax(s, c);
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
-      return op_cross_entropy(s, c);
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-    case NNP_OP_BATCH_NORM_BACKWARD:
-      return op_batch_norm(s, c);
-    case NNP_OP_LAYER_NORM_FORWARD:
-    case NNP_OP_LAYER_NORM_BACKWARD:
-      return op_layer_norm(s, c);
-    case NNP_OP_DROPOUT_FORWARD:
-    case NNP_OP_DROPOUT_BACKWARD:
-      return op_dropout(s, c);
-    case NNP_OP_BINARY:
-      return op_binary(s, c);
-    case NNP_OP_SCALE:
-      return op_scale(s, c);
-    case NNP_OP_FILL:
-      return op_fill(s, c);
-    case NNP_OP_COPY:
-      return op_copy(s, c);
-    case NNP_OP_TRANSPOSE:
-      return op_transpose(s, c);
-    case NNP_OP_CAST:
-      return op_cast(s, c);
-    case NNP_OP_REDUCE:
-      return op_reduce(s, c);
-    case NNP_OP_SGD_UPDATE:
-      return op_sgd(s, c);
-    case NNP_OP_ADAM_UPDATE:
-      return op_adam(s, c);
-    default:
-      unsupported(format("op kind %d is not implemented by the cuda backend", c.kind));
-  }
-}
+constexpr uint32_t kHalfFloats = f32 | f16 | bf16;  // float32 and the 16-bit floats
+constexpr uint32_t kAllFloats = nnp::kit::all_floats;
+
+// clang-format off
+const op_row kRows[] = {
+    {NNP_OP_GEMM,                           kHalfFloats, on_stream<op_gemm>},
+    {NNP_OP_CONV2D_FORWARD,                 kHalfFloats, on_stream<op_conv2d>},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d>},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d>},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           kHalfFloats, on_stream<op_conv2d>},
+    {NNP_OP_POOL2D_FORWARD,                 kHalfFloats, on_stream<op_pool2d>},
+    {NNP_OP_POOL2D_BACKWARD,                kHalfFloats, on_stream<op_pool2d>},
+    {NNP_OP_ACTIVATION_FORWARD,             kHalfFloats, on_stream<op_activation>},
+    {NNP_OP_ACTIVATION_BACKWARD,            kHalfFloats, on_stream<op_activation>},
+    {NNP_OP_SOFTMAX_FORWARD,                kHalfFloats, on_stream<op_softmax>},
+    {NNP_OP_SOFTMAX_BACKWARD,               kHalfFloats, on_stream<op_softmax>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  f32,         on_stream<op_cross_entropy>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, f32,         on_stream<op_cross_entropy>},
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,         on_stream<op_batch_norm>},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   f32,         on_stream<op_batch_norm>},
+    {NNP_OP_BATCH_NORM_BACKWARD,            f32,         on_stream<op_batch_norm>},
+    {NNP_OP_LAYER_NORM_FORWARD,             f32,         on_stream<op_layer_norm>},
+    {NNP_OP_LAYER_NORM_BACKWARD,            f32,         on_stream<op_layer_norm>},
+    {NNP_OP_DROPOUT_FORWARD,                kHalfFloats, on_stream<op_dropout>},
+    {NNP_OP_DROPOUT_BACKWARD,               kHalfFloats, on_stream<op_dropout>},
+    {NNP_OP_BINARY,                         kHalfFloats, on_stream<op_binary>},
+    {NNP_OP_SCALE,                          kHalfFloats, on_stream<op_scale>},
+    {NNP_OP_FILL,                           kAllFloats,  on_stream<op_fill>,      check_float_operands},
+    {NNP_OP_COPY,                           any,         on_stream<op_copy>,      check_element_size},
+    {NNP_OP_TRANSPOSE,                      any,         on_stream<op_transpose>, check_element_size},
+    {NNP_OP_CAST,                           kAllFloats,  on_stream<op_cast>,      check_float_operands},
+    {NNP_OP_REDUCE,                         kHalfFloats, on_stream<op_reduce>},
+    {NNP_OP_SGD_UPDATE,                     f32,         on_stream<op_sgd>},
+    {NNP_OP_ADAM_UPDATE,                    f32,         on_stream<op_adam>},
+};
+// clang-format on
+constexpr nnp::kit::op_rows kOps = nnp::kit::make_op_rows("cuda", kRows, check_device);
 
 // ---- slots --------------------------------------------------------------------------------------
 nnp_status get_device_count(int32_t* n_devices, const char** reason) {
@@ -182,20 +113,16 @@ nnp_status get_device_count(int32_t* n_devices, const char** reason) {
 nnp_status get_device_props(int32_t index, nnp_device_props* props) {
   return guard([&] {
     if (props == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "props is NULL");
-    const auto& reg = devices();
-    if (index < 0 || static_cast<size_t>(index) >= reg.devices.size())
-      fail(NNP_STATUS_INVALID_ARGUMENT,
-           format("device index %d out of range (the cuda backend has %zu device(s))", index,
-                  reg.devices.size()));
-    const device_info& d = reg.devices[static_cast<size_t>(index)];
-    NNP_CUDA_SET_PROP(props, name, d.name.c_str());
-    NNP_CUDA_SET_PROP(props, plugin_name, "cuda");
-    NNP_CUDA_SET_PROP(props, description, d.description.c_str());
-    NNP_CUDA_SET_PROP(props, device_type, static_cast<int32_t>(kDLCUDA));
-    NNP_CUDA_SET_PROP(props, device_id, index);
-    NNP_CUDA_SET_PROP(props, memory_bytes, d.memory_bytes);
-    NNP_CUDA_SET_PROP(props, auto_priority, kAutoPriority);
-    NNP_CUDA_SET_PROP(props, num_threads, d.multiprocessors);
+    check_device(index);
+    const device_info& d = devices().devices[static_cast<size_t>(index)];
+    NNP_KIT_SET_PROP(props, name, d.name.c_str());
+    NNP_KIT_SET_PROP(props, plugin_name, "cuda");
+    NNP_KIT_SET_PROP(props, description, d.description.c_str());
+    NNP_KIT_SET_PROP(props, device_type, static_cast<int32_t>(kDLCUDA));
+    NNP_KIT_SET_PROP(props, device_id, index);
+    NNP_KIT_SET_PROP(props, memory_bytes, d.memory_bytes);
+    NNP_KIT_SET_PROP(props, auto_priority, kAutoPriority);
+    NNP_KIT_SET_PROP(props, num_threads, d.multiprocessors);
   });
 }
 
@@ -251,29 +178,6 @@ nnp_status memcpy_async(void* handle, void* dst, const void* src, size_t size_by
   });
 }
 
-nnp_status op_supported(int32_t index, int32_t op_kind, const void* params, size_t n_inputs,
-                        const DLTensor* const* inputs, size_t n_outputs,
-                        const DLTensor* const* outputs) {
-  return guard([&] {
-    const auto& reg = devices();
-    if (index < 0 || static_cast<size_t>(index) >= reg.devices.size())
-      fail(NNP_STATUS_INVALID_ARGUMENT, format("device index %d out of range", index));
-    check_supported(op_call{op_kind, params, n_inputs, inputs, n_outputs, outputs});
-  });
-}
-
-nnp_status op_execute(void* handle, int32_t op_kind, const void* params, size_t n_inputs,
-                      const DLTensor* const* inputs, size_t n_outputs,
-                      const DLTensor* const* outputs) {
-  return guard([&] {
-    stream* s = as_stream(handle);
-    const op_call c{op_kind, params, n_inputs, inputs, n_outputs, outputs};
-    check_supported(c);
-    use_device(s->device);
-    execute(*s, c);
-  });
-}
-
 nnp_status stream_set_attribute(void* handle, int32_t attribute, int64_t value) {
   return guard([&] {
     stream* s = as_stream(handle);
@@ -295,31 +199,30 @@ nnp_status stream_set_attribute(void* handle, int32_t attribute, int64_t value) 
 
 void plugin_shutdown() {}
 
-const nnp_plugin_api kApi = {
-    sizeof(nnp_plugin_api),
-    NNP_ABI_VERSION_MAJOR,
-    NNP_ABI_VERSION_MINOR,
-    "cuda",
-    "0.1.0",
-    nullptr,  // initialize: nothing to do; device discovery happens on first query
-    plugin_shutdown,
-    get_device_count,
-    get_device_props,
-    mem_alloc,
-    mem_free,
-    stream_create,
-    stream_destroy,
-    stream_synchronize,
-    memcpy_async,
-    op_supported,
-    op_execute,
-    stream_set_attribute,
-};
+nnp_plugin_api make_table() {
+  nnp_plugin_api t = nnp::kit::table("cuda", NNP_VERSION_STRING);
+  // initialize: none, nothing to do; device discovery happens on first query.
+  t.shutdown = plugin_shutdown;
+  t.get_device_count = get_device_count;
+  t.get_device_props = get_device_props;
+  t.mem_alloc = mem_alloc;
+  t.mem_free = mem_free;
+  t.stream_create = stream_create;
+  t.stream_destroy = stream_destroy;
+  t.stream_synchronize = stream_synchronize;
+  t.memcpy_async = memcpy_async;
+  t.op_supported = nnp::kit::op_supported_slot<kOps>;
+  t.op_execute = nnp::kit::op_execute_slot<kOps>;
+  t.stream_set_attribute = stream_set_attribute;
+  return t;
+}
+
+const nnp_plugin_api kTable = make_table();
 
 }  // namespace
 }  // namespace nnp::cuda
 
 NNP_PLUGIN_ENTRY nnp_status nnp_plugin_get_api(const nnp_host_api* host,
                                                const nnp_plugin_api** api) {
-  return nnp::accept_host(host, &nnp::cuda::kApi, api);
+  return nnp::accept_host(host, &nnp::cuda::kTable, api);
 }

@@ -108,7 +108,7 @@ __global__ void pool_backward_kernel(const T* x, const T* dy, T* dx, pool_geom g
 
 void op_pool2d(stream& s, const op_call& c) {
   const auto p = read_params<nnp_pool2d_params>(c.params);
-  const DLTensor& x = *c.input(0);
+  const DLTensor& x = *c.in(0);
   const pool_window pw = resolve_pool_window(p, x.shape[2], x.shape[3]);
   pool_geom g{};
   g.NC = x.shape[0] * x.shape[1];
@@ -134,13 +134,13 @@ void op_pool2d(stream& s, const op_call& c) {
       const int64_t n = g.NC * g.P * g.Q;
       if (n == 0) return;
       pool_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const T>(x),
-                                                                  data_ptr<T>(*c.output(0)), g);
+                                                                  data_ptr<T>(*c.out(0)), g);
     } else {
       // inputs {x, y, dy}; y is not needed here.
       const int64_t n = g.NC * g.H * g.W;
       if (n == 0) return;
       pool_backward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<const T>(*c.input(2)), data_ptr<T>(*c.output(0)), g);
+          data_ptr<const T>(x), data_ptr<const T>(*c.in(2)), data_ptr<T>(*c.out(0)), g);
     }
   });
   NNP_CUDA_CHECK_LAUNCH();

@@ -111,11 +111,11 @@ void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64
 
 void op_reduce(stream& s, const op_call& c) {
   const auto p = read_params<nnp_reduce_params>(c.params);
-  const DLTensor& x = *c.input(0);
-  const DLTensor& y = *c.output(0);
+  const DLTensor& x = *c.in(0);
+  const DLTensor& y = *c.out(0);
   bool reduced[NNP_MAX_DIMS] = {};
   if (p.n_axes == 0) {
-    for (int d = 0; d < x.ndim; ++d) reduced[d] = true;
+    for (int d = 0; d < x.ndim; ++d) reduced[d] = p.noop_with_empty_axes == 0;  // ONNX
   } else {
     for (int i = 0; i < p.n_axes; ++i) {
       const int a = normalize_axis(p.axes[i], x.ndim);

@@ -167,7 +167,7 @@ __global__ void ce_backward_kernel(const float* logits, const int64_t* labels, c
 
 void op_softmax(stream& s, const op_call& c) {
   const auto p = read_params<nnp_softmax_params>(c.params);
-  const DLTensor& x = *c.input(0);
+  const DLTensor& x = *c.in(0);
   const int axis = normalize_axis(p.axis, x.ndim);
   if (axis < 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("softmax axis %d out of range", p.axis));
   rows r{1, x.shape[axis], 1};
@@ -179,10 +179,10 @@ void op_softmax(stream& s, const op_call& c) {
     using T = typename decltype(tg)::type;
     if (c.kind == NNP_OP_SOFTMAX_FORWARD)
       softmax_forward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<T>(*c.output(0)), r, p.log);
+          data_ptr<const T>(x), data_ptr<T>(*c.out(0)), r, p.log);
     else
       softmax_backward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<const T>(*c.input(1)), data_ptr<T>(*c.output(0)), r,
+          data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), r,
           p.log);
   });
   NNP_CUDA_CHECK_LAUNCH();
@@ -190,16 +190,16 @@ void op_softmax(stream& s, const op_call& c) {
 
 void op_cross_entropy(stream& s, const op_call& c) {
   const auto p = read_params<nnp_softmax_cross_entropy_params>(c.params);
-  const DLTensor& logits = *c.input(0);
-  const DLTensor& labels = *c.input(1);
+  const DLTensor& logits = *c.in(0);
+  const DLTensor& labels = *c.in(1);
   ce_args a{logits.shape[0], logits.shape[1], p.has_ignore_index, p.ignore_index};
   const float* x = data_ptr<const float>(logits);
   const int64_t* lab = data_ptr<const int64_t>(labels);
   const unsigned grid = grid_for_rows(a.N);
 
   if (c.kind == NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD) {
-    const DLTensor& loss = *c.output(0);
-    const DLTensor* log_prob = c.output(1);
+    const DLTensor& loss = *c.out(0);
+    const DLTensor* log_prob = c.out(1);
     float* lp = (log_prob != nullptr && a.C > 0) ? data_ptr<float>(*log_prob) : nullptr;
     if (p.reduction == NNP_REDUCTION_NONE) {
       if (a.N == 0) return;
@@ -223,8 +223,8 @@ void op_cross_entropy(stream& s, const op_call& c) {
   }
 
   // backward
-  const DLTensor& dloss = *c.input(2);
-  const DLTensor& dlogits = *c.output(0);
+  const DLTensor& dloss = *c.in(2);
+  const DLTensor& dlogits = *c.out(0);
   if (a.N == 0 || a.C == 0) return;
   float* count = nullptr;
   if (p.reduction == NNP_REDUCTION_MEAN) {

@@ -1,5 +1,5 @@
 // dropout.cpp — reference dropout, forward and backward, with the counter-based mask shared by
-// every backend (nnp::dropout_keep in nnplug_common/philox.hpp, the rule of nnplug_ops.h):
+// every backend (nnp::dropout_keep in nnplug/kit/philox.hpp, the rule of nnplug_ops.h):
 //   keep_i = (philox4x32_10({lo(c), hi(c), 0, 0}, {lo(seed), hi(seed)})[i % 4] >> 8)
 //            >= (uint32_t)(ratio * 2^24),   c = offset + i / 4
 //   y_i  = keep_i ? x_i * scale : 0,   scale = (T)(1 / (1 - ratio)), the product taken in T
@@ -7,7 +7,7 @@
 // y may alias x and dx may alias dy (elementwise).
 #include "reference.hpp"
 
-#include <nnplug_common/philox.hpp>
+#include <nnplug/kit/philox.hpp>
 
 namespace ref {
 namespace {

@@ -8,7 +8,7 @@
 //   cast       float32 <-> float64, round to nearest even (the C++ conversion)
 #include "reference.hpp"
 
-#include <nnplug_common/broadcast.hpp>
+#include <nnplug/kit/broadcast.hpp>
 
 namespace ref {
 namespace {

@@ -1,26 +1,22 @@
-// plugin.cpp — registration file of the reference backend (libnnplug-reference.so): the
-// nnp_plugin_api table, the one device "reference:0" (host memory, single-threaded), 64-byte
-// aligned host allocations, trivial synchronous streams, and the op dispatch by kind.
-// Ops themselves live in one file per family (see reference.hpp).
+// plugin.cpp — registration file of the reference backend (libnnplug-reference.so): the one
+// device "reference:0" (host memory, single-threaded, synchronous streams, from the plugin
+// kit's host-device helpers), and the kernel rows: which op kinds and dtypes it implements
+// (every kind, float32 and float64; copy and transpose any dtype). The plugin kit serves
+// op_supported and op_execute from these rows. Ops themselves live in one file per family
+// (see reference.hpp), in the static library nnplug_reference_kernels.
 #include "reference.hpp"
 
-#include <nnplug_common/op_kinds.hpp>
-
-#include <unistd.h>
-
-#include <cstdlib>
-#include <cstring>
+#include <nnplug/kit/host_device.hpp>
+#include <nnplug/nnplug_version.h>
 
 namespace {
 
-constexpr int32_t kDeviceCount = 1;
-constexpr size_t kAlignment = 64;
+using nnp::kit::f32;
+using nnp::kit::f64;
+using nnp::kit::op_call;
+using nnp::kit::op_row;
 
-// A stream of the reference device: ops run synchronously inside op_execute, so a stream
-// only remembers its device.
-struct stream {
-  int32_t device;
-};
+constexpr int32_t kDeviceCount = 1;
 
 void check_device(int32_t index) {
   if (index < 0 || index >= kDeviceCount)
@@ -29,105 +25,57 @@ void check_device(int32_t index) {
         nnp::format("device index %d out of range (the reference backend has 1 device)", index));
 }
 
-uint64_t host_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return 0;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+// cast converts between float32 and float64 only (the row lists both dtypes for x).
+void check_cast(const op_call& c) {
+  const DLDataType& y = c.out(0)->dtype;
+  if (!nnp::is_f32(y) && !nnp::is_f64(y))
+    nnp::unsupported(nnp::format("the reference backend implements float32 and float64 only; "
+                                 "output 0 is %s (cast supports float32 <-> float64 only)",
+                                 nnp::dtype_name(y).c_str()));
 }
 
-// Writes props->field = value only if the caller's struct is large enough to hold it.
-#define NNP_REF_SET_PROP(props, field, value)                                               \
-  do {                                                                                      \
-    if ((props)->struct_size >= offsetof(nnp_device_props, field) + sizeof((props)->field)) \
-      (props)->field = (value);                                                             \
-  } while (0)
+constexpr uint32_t kFloats = f32 | f64;
 
-// ---- op support ------------------------------------------------------------------------------
-// Throws UNSUPPORTED (touching nothing) unless op_execute can run this validated call.
-// The reference implements every op kind for float32 and float64 (int64 labels, uint8 masks);
-// COPY and TRANSPOSE move elements without arithmetic and so accept any dtype.
-void check_supported(int32_t kind, const ref::op_args& a) {
-  if (!nnp::is_known_op_kind(kind))
-    nnp::unsupported(nnp::format("op kind %d is not implemented by the reference backend", kind));
-  if (kind == NNP_OP_COPY || kind == NNP_OP_TRANSPOSE) return;
-  auto check = [&](const DLTensor* t, const char* role, size_t i) {
-    if (t == nullptr) return;
-    const bool is_float = t->dtype.code == kDLFloat || t->dtype.code == kDLBfloat;
-    if (is_float && !nnp::is_f32(t->dtype) && !nnp::is_f64(t->dtype))
-      nnp::unsupported(
-          nnp::format("the reference backend implements float32 and float64 only; %s %zu is %s%s",
-                      role, i, nnp::dtype_name(t->dtype).c_str(),
-                      kind == NNP_OP_CAST ? " (cast supports float32 <-> float64 only)" : ""));
-  };
-  for (size_t i = 0; i < a.n_inputs; ++i) check(a.inputs[i], "input", i);
-  for (size_t i = 0; i < a.n_outputs; ++i) check(a.outputs[i], "output", i);
-}
+// clang-format off
+const op_row kRows[] = {
+    {NNP_OP_GEMM,                           kFloats,        ref::gemm},
+    {NNP_OP_CONV2D_FORWARD,                 kFloats,        ref::conv2d_forward},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kFloats,        ref::conv2d_backward_data},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kFloats,        ref::conv2d_backward_filter},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           kFloats,        ref::conv2d_backward_bias},
+    {NNP_OP_POOL2D_FORWARD,                 kFloats,        ref::pool2d_forward},
+    {NNP_OP_POOL2D_BACKWARD,                kFloats,        ref::pool2d_backward},
+    {NNP_OP_ACTIVATION_FORWARD,             kFloats,        ref::activation_forward},
+    {NNP_OP_ACTIVATION_BACKWARD,            kFloats,        ref::activation_backward},
+    {NNP_OP_SOFTMAX_FORWARD,                kFloats,        ref::softmax_forward},
+    {NNP_OP_SOFTMAX_BACKWARD,               kFloats,        ref::softmax_backward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  kFloats,        ref::softmax_cross_entropy_forward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, kFloats,        ref::softmax_cross_entropy_backward},
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    kFloats,        ref::batch_norm_forward_training},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   kFloats,        ref::batch_norm_forward_inference},
+    {NNP_OP_BATCH_NORM_BACKWARD,            kFloats,        ref::batch_norm_backward},
+    {NNP_OP_LAYER_NORM_FORWARD,             kFloats,        ref::layer_norm_forward},
+    {NNP_OP_LAYER_NORM_BACKWARD,            kFloats,        ref::layer_norm_backward},
+    {NNP_OP_DROPOUT_FORWARD,                kFloats,        ref::dropout_forward},
+    {NNP_OP_DROPOUT_BACKWARD,               kFloats,        ref::dropout_backward},
+    {NNP_OP_BINARY,                         kFloats,        ref::binary},
+    {NNP_OP_SCALE,                          kFloats,        ref::scale},
+    {NNP_OP_FILL,                           kFloats,        ref::fill},
+    {NNP_OP_COPY,                           nnp::kit::any,  ref::copy},
+    {NNP_OP_TRANSPOSE,                      nnp::kit::any,  ref::transpose},
+    {NNP_OP_CAST,                           kFloats,        ref::cast, check_cast},
+    {NNP_OP_REDUCE,                         kFloats,        ref::reduce},
+    {NNP_OP_SGD_UPDATE,                     kFloats,        ref::sgd_update},
+    {NNP_OP_ADAM_UPDATE,                    kFloats,        ref::adam_update},
+};
+// clang-format on
+constexpr nnp::kit::op_rows kOps = nnp::kit::make_op_rows("reference", kRows, check_device);
 
-void execute(int32_t kind, const ref::op_args& a) {
-  switch (kind) {
-    case NNP_OP_GEMM:
-      return ref::gemm(a);
-    case NNP_OP_CONV2D_FORWARD:
-      return ref::conv2d_forward(a);
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-      return ref::conv2d_backward_data(a);
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-      return ref::conv2d_backward_filter(a);
-    case NNP_OP_CONV2D_BACKWARD_BIAS:
-      return ref::conv2d_backward_bias(a);
-    case NNP_OP_POOL2D_FORWARD:
-      return ref::pool2d_forward(a);
-    case NNP_OP_POOL2D_BACKWARD:
-      return ref::pool2d_backward(a);
-    case NNP_OP_ACTIVATION_FORWARD:
-      return ref::activation_forward(a);
-    case NNP_OP_ACTIVATION_BACKWARD:
-      return ref::activation_backward(a);
-    case NNP_OP_SOFTMAX_FORWARD:
-      return ref::softmax_forward(a);
-    case NNP_OP_SOFTMAX_BACKWARD:
-      return ref::softmax_backward(a);
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
-      return ref::softmax_cross_entropy_forward(a);
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
-      return ref::softmax_cross_entropy_backward(a);
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-      return ref::batch_norm_forward_training(a);
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-      return ref::batch_norm_forward_inference(a);
-    case NNP_OP_BATCH_NORM_BACKWARD:
-      return ref::batch_norm_backward(a);
-    case NNP_OP_LAYER_NORM_FORWARD:
-      return ref::layer_norm_forward(a);
-    case NNP_OP_LAYER_NORM_BACKWARD:
-      return ref::layer_norm_backward(a);
-    case NNP_OP_DROPOUT_FORWARD:
-      return ref::dropout_forward(a);
-    case NNP_OP_DROPOUT_BACKWARD:
-      return ref::dropout_backward(a);
-    case NNP_OP_BINARY:
-      return ref::binary(a);
-    case NNP_OP_SCALE:
-      return ref::scale(a);
-    case NNP_OP_FILL:
-      return ref::fill(a);
-    case NNP_OP_COPY:
-      return ref::copy(a);
-    case NNP_OP_TRANSPOSE:
-      return ref::transpose(a);
-    case NNP_OP_CAST:
-      return ref::cast(a);
-    case NNP_OP_REDUCE:
-      return ref::reduce(a);
-    case NNP_OP_SGD_UPDATE:
-      return ref::sgd_update(a);
-    case NNP_OP_ADAM_UPDATE:
-      return ref::adam_update(a);
-    default:
-      nnp::unsupported(nnp::format("op kind %d is not implemented by the reference backend", kind));
-  }
-}
+// A stream of the reference device: ops run synchronously inside op_execute, so a stream
+// only remembers its device.
+struct stream {
+  int32_t device;
+};
 
 // ---- table slots -----------------------------------------------------------------------------
 nnp_status get_device_count(int32_t* n_devices, const char** reason) {
@@ -142,15 +90,15 @@ nnp_status get_device_props(int32_t index, nnp_device_props* props) {
   return nnp::guard([&] {
     check_device(index);
     if (props == nullptr) nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "props is NULL");
-    NNP_REF_SET_PROP(props, name, "reference:0");
-    NNP_REF_SET_PROP(props, plugin_name, "reference");
-    NNP_REF_SET_PROP(props, description,
+    NNP_KIT_SET_PROP(props, name, "reference:0");
+    NNP_KIT_SET_PROP(props, plugin_name, "reference");
+    NNP_KIT_SET_PROP(props, description,
                      "nnplug reference backend (naive, single-threaded, float32/float64)");
-    NNP_REF_SET_PROP(props, device_type, static_cast<int32_t>(kDLCPU));
-    NNP_REF_SET_PROP(props, device_id, 0);
-    NNP_REF_SET_PROP(props, memory_bytes, host_memory_bytes());
-    NNP_REF_SET_PROP(props, auto_priority, 0);
-    NNP_REF_SET_PROP(props, num_threads, 1);
+    NNP_KIT_SET_PROP(props, device_type, static_cast<int32_t>(kDLCPU));
+    NNP_KIT_SET_PROP(props, device_id, 0);
+    NNP_KIT_SET_PROP(props, memory_bytes, nnp::kit::host_memory_bytes());
+    NNP_KIT_SET_PROP(props, auto_priority, 0);
+    NNP_KIT_SET_PROP(props, num_threads, 1);
   });
 }
 
@@ -158,22 +106,14 @@ nnp_status mem_alloc(int32_t index, size_t size_bytes, void** ptr) {
   return nnp::guard([&] {
     check_device(index);
     if (ptr == nullptr) nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "ptr is NULL");
-    // aligned_alloc needs a size that is a multiple of the alignment.
-    const size_t rounded = (size_bytes + kAlignment - 1) / kAlignment * kAlignment;
-    if (rounded < size_bytes)
-      nnp::fail(NNP_STATUS_OUT_OF_MEMORY, nnp::format("cannot allocate %zu bytes", size_bytes));
-    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-    if (p == nullptr)
-      nnp::fail(NNP_STATUS_OUT_OF_MEMORY,
-                nnp::format("host allocation of %zu bytes failed", size_bytes));
-    *ptr = p;
+    *ptr = nnp::kit::host_alloc(size_bytes, "reference");
   });
 }
 
 nnp_status mem_free(int32_t index, void* ptr) {
   return nnp::guard([&] {
     check_device(index);
-    std::free(ptr);
+    nnp::kit::host_free(ptr);
   });
 }
 
@@ -199,34 +139,7 @@ nnp_status stream_synchronize(void* s) {
 nnp_status memcpy_async(void* s, void* dst, const void* src, size_t size_bytes, int32_t kind) {
   return nnp::guard([&] {
     if (s == nullptr) nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
-    if (kind != NNP_MEMCPY_HOST_TO_DEVICE && kind != NNP_MEMCPY_DEVICE_TO_HOST &&
-        kind != NNP_MEMCPY_DEVICE_TO_DEVICE)
-      nnp::fail(NNP_STATUS_INVALID_ARGUMENT, nnp::format("unknown memcpy kind %d", kind));
-    if (size_bytes == 0) return;
-    if (dst == nullptr || src == nullptr)
-      nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "memcpy with a NULL pointer");
-    // Host memory on both sides: a plain copy (memmove tolerates overlap).
-    std::memmove(dst, src, size_bytes);
-  });
-}
-
-nnp_status op_supported(int32_t index, int32_t op_kind, const void* params, size_t n_inputs,
-                        const DLTensor* const* inputs, size_t n_outputs,
-                        const DLTensor* const* outputs) {
-  return nnp::guard([&] {
-    check_device(index);
-    check_supported(op_kind, ref::op_args{params, n_inputs, inputs, n_outputs, outputs});
-  });
-}
-
-nnp_status op_execute(void* s, int32_t op_kind, const void* params, size_t n_inputs,
-                      const DLTensor* const* inputs, size_t n_outputs,
-                      const DLTensor* const* outputs) {
-  return nnp::guard([&] {
-    if (s == nullptr) nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
-    const ref::op_args a{params, n_inputs, inputs, n_outputs, outputs};
-    check_supported(op_kind, a);
-    execute(op_kind, a);
+    nnp::kit::host_memcpy(dst, src, size_bytes, kind);
   });
 }
 
@@ -245,14 +158,7 @@ nnp_status stream_set_attribute(void* s, int32_t attribute, int64_t value) {
 }
 
 nnp_plugin_api make_table() {
-  nnp_plugin_api t{};
-  t.struct_size = sizeof(nnp_plugin_api);
-  t.abi_version_major = NNP_ABI_VERSION_MAJOR;
-  t.abi_version_minor = NNP_ABI_VERSION_MINOR;
-  t.name = "reference";
-  t.version = "0.1.0";
-  t.initialize = nullptr;
-  t.shutdown = nullptr;
+  nnp_plugin_api t = nnp::kit::table("reference", NNP_VERSION_STRING);
   t.get_device_count = get_device_count;
   t.get_device_props = get_device_props;
   t.mem_alloc = mem_alloc;
@@ -261,8 +167,8 @@ nnp_plugin_api make_table() {
   t.stream_destroy = stream_destroy;
   t.stream_synchronize = stream_synchronize;
   t.memcpy_async = memcpy_async;
-  t.op_supported = op_supported;
-  t.op_execute = op_execute;
+  t.op_supported = nnp::kit::op_supported_slot<kOps>;
+  t.op_execute = nnp::kit::op_execute_slot<kOps>;
   t.stream_set_attribute = stream_set_attribute;
   return t;
 }

@@ -20,7 +20,8 @@ void reduce_t(const op_args& args) {
 
   bool reduced[NNP_MAX_DIMS] = {};
   if (p.n_axes == 0) {
-    for (int d = 0; d < rank; ++d) reduced[d] = true;
+    // ONNX noop_with_empty_axes: no axis listed and the flag set reduces nothing (y = x).
+    for (int d = 0; d < rank; ++d) reduced[d] = p.noop_with_empty_axes == 0;
   } else {
     for (int i = 0; i < p.n_axes && i < NNP_MAX_DIMS; ++i) {
       const int d = nnp::normalize_axis(p.axes[i], rank);

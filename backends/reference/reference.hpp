@@ -1,6 +1,8 @@
 // Internal declarations of the reference backend (libnnplug-reference.so): the op argument
 // bundle, params reading, dtype dispatch and one entry point per op kind. Each op family lives
-// in its own file (gemm.cpp, conv.cpp, ...); plugin.cpp registers the table and dispatches.
+// in its own file (gemm.cpp, conv.cpp, ...); plugin.cpp lists them as the plugin's kernel rows.
+// The kernels form a static library (nnplug_reference_kernels) that the simulated accelerator
+// links too.
 //
 // The reference is the conformance oracle: plain loops, double accumulation, one obvious
 // implementation per op, exactly the formulas of nnplug_ops.h (docs/ops.md has them in full).
@@ -10,8 +12,8 @@
 
 #include <nnplug/nnplug_plugin.h>
 
-#include <nnplug_common/boundary.hpp>
-#include <nnplug_common/tensor.hpp>
+#include <nnplug/kit/plugin.hpp>
+#include <nnplug/kit/tensor.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -20,33 +22,9 @@
 
 namespace ref {
 
-// The tensors and params of one op call, as they arrive at op_execute.
-struct op_args {
-  const void* params;
-  size_t n_inputs;
-  const DLTensor* const* inputs;
-  size_t n_outputs;
-  const DLTensor* const* outputs;
-
-  // Input / output i, or nullptr when absent (optional tensor or short array).
-  const DLTensor* in(size_t i) const { return i < n_inputs ? inputs[i] : nullptr; }
-  const DLTensor* out(size_t i) const { return i < n_outputs ? outputs[i] : nullptr; }
-};
-
-// Copies the caller's params struct into a zero-initialised P, reading only the bytes that
-// fit in both (the caller's struct_size may be smaller or larger than ours). NULL params give
-// an all-zero struct (ops whose params may be NULL do not read them).
-template <typename P>
-P read_params(const void* params) {
-  P p{};
-  if (params != nullptr) {
-    size_t size = 0;
-    std::memcpy(&size, params, sizeof size);
-    std::memcpy(&p, params, std::min(size, sizeof(P)));
-  }
-  p.struct_size = sizeof(P);
-  return p;
-}
+// The tensors and params of one op call (the plugin kit's op_call), and params reading.
+using op_args = nnp::kit::op_call;
+using nnp::read_params;
 
 // Calls f(T{}) with T = float or double, the dtype of t. Other dtypes were rejected by
 // op_supported before any op runs; this throw is a safety net.

@@ -48,7 +48,8 @@ NNP_API const char* nnp_status_string(nnp_status status);
 /** The message of the last failed nnplug call on this thread, or "" if none failed yet.
     Valid until the next nnplug call on this thread. Never NULL. */
 NNP_API const char* nnp_last_error_message(void);
-/** Static lower-case name of an op kind ("conv2d_forward"), or NULL if the kind is unknown. */
+/** Static lower-case name of an op kind ("conv2d_forward"), or NULL if the kind is unknown to
+    this libnnplug. Thread-safe, never fails. */
 NNP_API const char* nnp_op_kind_name(int32_t op_kind);
 
 /* ------------------------------------------------------------------------------ plugins -- */
@@ -63,7 +64,8 @@ typedef enum nnp_load_state {
   NNP_LOAD_LOADED = 1,    /**< accepted; its devices are listed (possibly zero) */
   NNP_LOAD_REJECTED = 2,  /**< opened but refused (ABI, table, initialize failed) */
   NNP_LOAD_FAILED = 3,    /**< could not be opened (missing file, missing dependency, no entry) */
-  NNP_LOAD_DUPLICATE = 4  /**< same plugin name already loaded from an earlier candidate */
+  NNP_LOAD_DUPLICATE = 4, /**< same plugin name already loaded from an earlier candidate */
+  NNP_LOAD_FORCE_INT32 = 0x7FFFFFFF /**< not a state: keeps the enum 32-bit */
 } nnp_load_state;
 
 /**
@@ -81,7 +83,13 @@ typedef struct nnp_load_record {
   int32_t status;             /**< nnp_status of the load decision (OK when loaded) */
   const char* reason;         /**< why: the dlopen error, the ABI mismatch, "0 devices: ..." */
   int32_t n_devices;          /**< devices the plugin reports (0 if not loaded) */
+  int32_t reserved0;          /**< ABI 1.1 (was padding): written as 0 */
 } nnp_load_record;
+
+/** Size of nnp_load_record as of ABI 1.0 and 1.1 (offsetof(last) + sizeof(last)). */
+#define NNP_LOAD_RECORD_STRUCT_SIZE_1_0 (offsetof(nnp_load_record, n_devices) + sizeof(int32_t))
+#define NNP_LOAD_RECORD_STRUCT_SIZE_1_1 (offsetof(nnp_load_record, reserved0) + sizeof(int32_t))
+#define NNP_LOAD_RECORD_STRUCT_SIZE NNP_LOAD_RECORD_STRUCT_SIZE_1_1
 
 /**
  * Loads the plugin at `path` (a file path; never searched). If a plugin of the same name is
@@ -205,86 +213,34 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const voi
                                   size_t n_inputs, const DLTensor* const* inputs,
                                   size_t n_outputs, const DLTensor* const* outputs);
 
-/* Typed wrappers: each is nnp_op_execute with the kind and tensor order of nnplug_ops.h.
-   Optional tensors may be NULL. Statuses as nnp_op_execute. */
-NNP_API nnp_status nnp_gemm(nnp_stream* s, const nnp_gemm_params* p, const DLTensor* a,
-                            const DLTensor* b, const DLTensor* c, const DLTensor* y);
-NNP_API nnp_status nnp_conv2d_forward(nnp_stream* s, const nnp_conv2d_params* p,
-                                      const DLTensor* x, const DLTensor* w, const DLTensor* b,
-                                      const DLTensor* y);
-NNP_API nnp_status nnp_conv2d_backward_data(nnp_stream* s, const nnp_conv2d_params* p,
-                                            const DLTensor* dy, const DLTensor* w,
-                                            const DLTensor* dx);
-NNP_API nnp_status nnp_conv2d_backward_filter(nnp_stream* s, const nnp_conv2d_params* p,
-                                              const DLTensor* x, const DLTensor* dy,
-                                              const DLTensor* dw);
-NNP_API nnp_status nnp_conv2d_backward_bias(nnp_stream* s, const DLTensor* dy,
-                                            const DLTensor* db);
-NNP_API nnp_status nnp_pool2d_forward(nnp_stream* s, const nnp_pool2d_params* p,
-                                      const DLTensor* x, const DLTensor* y);
-NNP_API nnp_status nnp_pool2d_backward(nnp_stream* s, const nnp_pool2d_params* p,
-                                       const DLTensor* x, const DLTensor* y, const DLTensor* dy,
-                                       const DLTensor* dx);
-NNP_API nnp_status nnp_activation_forward(nnp_stream* s, const nnp_activation_params* p,
-                                          const DLTensor* x, const DLTensor* y);
-NNP_API nnp_status nnp_activation_backward(nnp_stream* s, const nnp_activation_params* p,
-                                           const DLTensor* x, const DLTensor* dy,
-                                           const DLTensor* dx);
-NNP_API nnp_status nnp_softmax_forward(nnp_stream* s, const nnp_softmax_params* p,
-                                       const DLTensor* x, const DLTensor* y);
-NNP_API nnp_status nnp_softmax_backward(nnp_stream* s, const nnp_softmax_params* p,
-                                        const DLTensor* y, const DLTensor* dy,
-                                        const DLTensor* dx);
-NNP_API nnp_status nnp_softmax_cross_entropy_forward(
-    nnp_stream* s, const nnp_softmax_cross_entropy_params* p, const DLTensor* logits,
-    const DLTensor* labels, const DLTensor* loss, const DLTensor* log_prob);
-NNP_API nnp_status nnp_softmax_cross_entropy_backward(
-    nnp_stream* s, const nnp_softmax_cross_entropy_params* p, const DLTensor* logits,
-    const DLTensor* labels, const DLTensor* dloss, const DLTensor* dlogits);
-NNP_API nnp_status nnp_batch_norm_forward_training(
-    nnp_stream* s, const nnp_batch_norm_params* p, const DLTensor* x, const DLTensor* scale,
-    const DLTensor* bias, const DLTensor* y, const DLTensor* running_mean,
-    const DLTensor* running_var, const DLTensor* saved_mean, const DLTensor* saved_inv_std);
-NNP_API nnp_status nnp_batch_norm_forward_inference(nnp_stream* s,
-                                                    const nnp_batch_norm_params* p,
-                                                    const DLTensor* x, const DLTensor* scale,
-                                                    const DLTensor* bias, const DLTensor* mean,
-                                                    const DLTensor* var, const DLTensor* y);
-NNP_API nnp_status nnp_batch_norm_backward(nnp_stream* s, const nnp_batch_norm_params* p,
-                                           const DLTensor* x, const DLTensor* dy,
-                                           const DLTensor* scale, const DLTensor* saved_mean,
-                                           const DLTensor* saved_inv_std, const DLTensor* dx,
-                                           const DLTensor* dscale, const DLTensor* dbias);
-NNP_API nnp_status nnp_layer_norm_forward(nnp_stream* s, const nnp_layer_norm_params* p,
-                                          const DLTensor* x, const DLTensor* scale,
-                                          const DLTensor* bias, const DLTensor* y,
-                                          const DLTensor* mean, const DLTensor* inv_std);
-NNP_API nnp_status nnp_layer_norm_backward(nnp_stream* s, const nnp_layer_norm_params* p,
-                                           const DLTensor* x, const DLTensor* dy,
-                                           const DLTensor* scale, const DLTensor* mean,
-                                           const DLTensor* inv_std, const DLTensor* dx,
-                                           const DLTensor* dscale, const DLTensor* dbias);
-NNP_API nnp_status nnp_dropout_forward(nnp_stream* s, const nnp_dropout_params* p,
-                                       const DLTensor* x, const DLTensor* y,
-                                       const DLTensor* mask);
-NNP_API nnp_status nnp_dropout_backward(nnp_stream* s, const nnp_dropout_params* p,
-                                        const DLTensor* dy, const DLTensor* dx);
-NNP_API nnp_status nnp_binary(nnp_stream* s, const nnp_binary_params* p, const DLTensor* a,
-                              const DLTensor* b, const DLTensor* y);
-NNP_API nnp_status nnp_scale(nnp_stream* s, const nnp_scale_params* p, const DLTensor* x,
-                             const DLTensor* y);
-NNP_API nnp_status nnp_fill(nnp_stream* s, const nnp_fill_params* p, const DLTensor* y);
-NNP_API nnp_status nnp_copy(nnp_stream* s, const DLTensor* x, const DLTensor* y);
-NNP_API nnp_status nnp_transpose(nnp_stream* s, const nnp_transpose_params* p,
-                                 const DLTensor* x, const DLTensor* y);
-NNP_API nnp_status nnp_cast(nnp_stream* s, const DLTensor* x, const DLTensor* y);
-NNP_API nnp_status nnp_reduce(nnp_stream* s, const nnp_reduce_params* p, const DLTensor* x,
-                              const DLTensor* y);
-NNP_API nnp_status nnp_sgd_update(nnp_stream* s, const nnp_sgd_params* p, const DLTensor* grad,
-                                  const DLTensor* param, const DLTensor* momentum_buffer);
-NNP_API nnp_status nnp_adam_update(nnp_stream* s, const nnp_adam_params* p,
-                                   const DLTensor* grad, const DLTensor* param,
-                                   const DLTensor* m, const DLTensor* v);
+/**
+ * The shape (and dtype) of one op output, filled by nnp_op_infer_shapes(). 72 bytes, no
+ * padding. Owned by the caller.
+ */
+typedef struct nnp_shape {
+  int32_t ndim;                /**< rank, 0..NNP_MAX_DIMS */
+  DLDataType dtype;            /**< the output's dtype; {0, 0, 0} = the caller's choice (cast) */
+  int64_t dims[NNP_MAX_DIMS];  /**< dims[0..ndim); the rest 0 */
+} nnp_shape;
+
+/**
+ * Infers the shapes and dtypes of an op's outputs from its inputs and params, with the rules
+ * nnp_op_execute validates by (the same code: a shape it returns is the shape execute
+ * accepts). Needs no device: data pointers and devices of `inputs` are not read.
+ *   inputs:     as for nnp_op_execute (n_inputs entries, NULL for absent optional inputs)
+ *   n_outputs:  how many outputs to infer (<= the op's output count; optional ones included)
+ *   out_shapes: caller-owned array of n_outputs entries; written only on success
+ * Returns OK; INVALID_ARGUMENT (bad inputs or params, as nnp_op_execute would say; message
+ * set); UNSUPPORTED for an unknown kind or an output the inputs do not determine (fill's y,
+ * conv2d_backward_data's dx, conv2d_backward_filter's dw: pass the shape you need).
+ * Thread-safe; needs no loaded plugin.
+ */
+NNP_API nnp_status nnp_op_infer_shapes(int32_t op_kind, const void* params, size_t n_inputs,
+                                       const DLTensor* const* inputs, size_t n_outputs,
+                                       nnp_shape* out_shapes);
+
+/* Typed wrappers, one per op kind: nnplug_op_wrappers.h (generated from the op table). */
+#include <nnplug/nnplug_op_wrappers.h>
 
 /* ----------------------------------------------------------------------------- shutdown -- */
 

@@ -1,10 +1,11 @@
 /*
- * nnplug_ops.h — op kinds and their parameter structs (version 1), shared by the public API
- * and the plugin ABI.
+ * nnplug_ops.h — op kinds and their parameter structs, shared by the public API and the plugin
+ * ABI. GENERATED from api/ops/ops.toml by api/ops/gen_ops.py: edit the table, not this file.
  *
  * An op is data: a kind (int32_t, an nnp_op_kind value), a size-prefixed params struct, an
  * array of input tensors and an array of output tensors (DLTensor, dlpack 0.6). It runs with
- * nnp_op_execute() (nnplug.h) or a typed wrapper such as nnp_conv2d_forward().
+ * nnp_op_execute() (nnplug.h) or a typed wrapper such as nnp_conv2d_forward()
+ * (nnplug_op_wrappers.h); nnp_op_infer_shapes() gives the output shapes.
  *
  * Conventions that hold for every op unless its block says otherwise:
  *  - Tensors are DLTensor. `data + byte_offset` is the first element. Strides are in elements;
@@ -17,15 +18,19 @@
  *  - Every tensor of a call lives on the device of the stream it runs on (host memory,
  *    kDLCPU, for every CPU device).
  *  - Outputs are overwritten, never accumulated into, and must not overlap inputs, except
- *    where a block says "may alias": then the output may be exactly the same memory (same
- *    data pointer, offset and shape) as that input.
- *  - An optional tensor is passed as a NULL pointer in the inputs/outputs array.
+ *    where an output says "may alias": then it may be exactly the same memory (same data
+ *    pointer, offset and shape) as that input.
+ *  - An optional tensor is passed as a NULL pointer in the inputs/outputs array; trailing
+ *    optional tensors may be left out of the arrays.
  *  - Params structs start with `size_t struct_size` = sizeof(struct) as compiled by the
- *    caller; a callee accepts any size >= the 1.0 size (NNP_*_PARAMS_STRUCT_SIZE_1_0) and
- *    reads only what fits.
+ *    caller. NNP_*_STRUCT_SIZE_1_<m> = offsetof(last field of ABI 1.m) + sizeof(that field);
+ *    a callee accepts any size >= the smallest size it knows and reads only what fits. No
+ *    struct has hidden padding: spare bytes are `reserved*` fields that must be 0.
+ *  - A field added in a later minor, set to a non-default value, makes a plugin built for an
+ *    older minor answer NNP_STATUS_UNSUPPORTED (libnnplug checks this before calling it).
  *  - Reductions and normalisations accumulate in at least float32 (double on the reference).
- * Where ONNX defines the op, semantics follow ONNX (opset 17); where it does not, the block
- * names its source. docs/ops.md has the formulas in full.
+ * Where ONNX defines the op, semantics follow ONNX (opset 17 unless a block names another);
+ * where it does not, the block names its source. docs/ops.md has the formulas in full.
  */
 #ifndef NNPLUG_OPS_H_
 #define NNPLUG_OPS_H_
@@ -36,75 +41,114 @@
 extern "C" {
 #endif
 
-/** Op kinds. Values are explicit and never reused; 0x10000 and up are for vendor ops. */
+/** Op kinds. Values are explicit and never reused; names are nnp_op_kind_name(). */
 typedef enum nnp_op_kind {
   NNP_OP_UNDEFINED = 0,
-  /* GEMM */
-  NNP_OP_GEMM = 1,
-  /* convolution */
-  NNP_OP_CONV2D_FORWARD = 10,
-  NNP_OP_CONV2D_BACKWARD_DATA = 11,
-  NNP_OP_CONV2D_BACKWARD_FILTER = 12,
-  NNP_OP_CONV2D_BACKWARD_BIAS = 13,
-  /* pooling */
-  NNP_OP_POOL2D_FORWARD = 20,
-  NNP_OP_POOL2D_BACKWARD = 21,
-  /* activation */
-  NNP_OP_ACTIVATION_FORWARD = 30,
-  NNP_OP_ACTIVATION_BACKWARD = 31,
-  /* softmax / log-softmax */
-  NNP_OP_SOFTMAX_FORWARD = 40,
-  NNP_OP_SOFTMAX_BACKWARD = 41,
-  /* loss */
-  NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD = 50,
-  NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD = 51,
-  /* normalisation */
-  NNP_OP_BATCH_NORM_FORWARD_TRAINING = 60,
-  NNP_OP_BATCH_NORM_FORWARD_INFERENCE = 61,
-  NNP_OP_BATCH_NORM_BACKWARD = 62,
-  NNP_OP_LAYER_NORM_FORWARD = 65,
-  NNP_OP_LAYER_NORM_BACKWARD = 66,
-  /* dropout */
-  NNP_OP_DROPOUT_FORWARD = 70,
-  NNP_OP_DROPOUT_BACKWARD = 71,
-  /* elementwise and data movement */
-  NNP_OP_BINARY = 80,
-  NNP_OP_SCALE = 81,
-  NNP_OP_FILL = 82,
-  NNP_OP_COPY = 83,
-  NNP_OP_TRANSPOSE = 84,
-  NNP_OP_CAST = 85,
-  /* reduction */
-  NNP_OP_REDUCE = 90,
-  /* optimisers */
-  NNP_OP_SGD_UPDATE = 100,
-  NNP_OP_ADAM_UPDATE = 101,
-  NNP_OP_VENDOR_BASE = 0x10000
+  NNP_OP_GEMM = 1, /**< "gemm" */
+  NNP_OP_CONV2D_FORWARD = 10, /**< "conv2d_forward" */
+  NNP_OP_CONV2D_BACKWARD_DATA = 11, /**< "conv2d_backward_data" */
+  NNP_OP_CONV2D_BACKWARD_FILTER = 12, /**< "conv2d_backward_filter" */
+  NNP_OP_CONV2D_BACKWARD_BIAS = 13, /**< "conv2d_backward_bias" */
+  NNP_OP_POOL2D_FORWARD = 20, /**< "pool2d_forward" */
+  NNP_OP_POOL2D_BACKWARD = 21, /**< "pool2d_backward" */
+  NNP_OP_ACTIVATION_FORWARD = 30, /**< "activation_forward" */
+  NNP_OP_ACTIVATION_BACKWARD = 31, /**< "activation_backward" */
+  NNP_OP_SOFTMAX_FORWARD = 40, /**< "softmax_forward" */
+  NNP_OP_SOFTMAX_BACKWARD = 41, /**< "softmax_backward" */
+  NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD = 50, /**< "softmax_cross_entropy_forward" */
+  NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD = 51, /**< "softmax_cross_entropy_backward" */
+  NNP_OP_BATCH_NORM_FORWARD_TRAINING = 60, /**< "batch_norm_forward_training" */
+  NNP_OP_BATCH_NORM_FORWARD_INFERENCE = 61, /**< "batch_norm_forward_inference" */
+  NNP_OP_BATCH_NORM_BACKWARD = 62, /**< "batch_norm_backward" */
+  NNP_OP_LAYER_NORM_FORWARD = 65, /**< "layer_norm_forward" */
+  NNP_OP_LAYER_NORM_BACKWARD = 66, /**< "layer_norm_backward" */
+  NNP_OP_DROPOUT_FORWARD = 70, /**< "dropout_forward" */
+  NNP_OP_DROPOUT_BACKWARD = 71, /**< "dropout_backward" */
+  NNP_OP_BINARY = 80, /**< "binary" */
+  NNP_OP_SCALE = 81, /**< "scale" */
+  NNP_OP_FILL = 82, /**< "fill" */
+  NNP_OP_COPY = 83, /**< "copy" */
+  NNP_OP_TRANSPOSE = 84, /**< "transpose" */
+  NNP_OP_CAST = 85, /**< "cast" */
+  NNP_OP_REDUCE = 90, /**< "reduce" */
+  NNP_OP_SGD_UPDATE = 100, /**< "sgd_update" */
+  NNP_OP_ADAM_UPDATE = 101, /**< "adam_update" */
+  NNP_OP_KIND_FORCE_INT32 = 0x7FFFFFFF /**< not a kind: keeps the enum 32-bit */
 } nnp_op_kind;
 
-/** Returns a static lower-case name for an op kind ("conv2d_forward"), or NULL if unknown. */
-/* (declared in nnplug.h as nnp_op_kind_name) */
+/** Number of op kinds defined by this header. */
+#define NNP_OP_KIND_COUNT 29
+
+/** Pooling modes. */
+typedef enum nnp_pool_mode {
+  NNP_POOL_UNDEFINED = 0,
+  NNP_POOL_MAX = 1,
+  NNP_POOL_AVERAGE = 2,
+  NNP_POOL_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
+} nnp_pool_mode;
+
+/** Activation functions (ONNX Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Elu). */
+typedef enum nnp_activation {
+  NNP_ACTIVATION_UNDEFINED = 0,
+  NNP_ACTIVATION_RELU = 1, /**< max(x, 0); derivative at 0 is 0 */
+  NNP_ACTIVATION_LEAKY_RELU = 2, /**< x >= 0 ? x : alpha*x (ONNX default alpha 0.01) */
+  NNP_ACTIVATION_SIGMOID = 3, /**< 1 / (1 + exp(-x)) */
+  NNP_ACTIVATION_TANH = 4, /**< tanh(x) */
+  NNP_ACTIVATION_GELU_ERF = 5, /**< 0.5 x (1 + erf(x / sqrt 2)) */
+  NNP_ACTIVATION_GELU_TANH = 6, /**< 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+  NNP_ACTIVATION_ELU = 7, /**< x > 0 ? x : alpha (exp(x) - 1) (ONNX default alpha 1) */
+  NNP_ACTIVATION_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
+} nnp_activation;
+
+/** Loss reductions (ONNX reduction attribute). */
+typedef enum nnp_reduction {
+  NNP_REDUCTION_UNDEFINED = 0,
+  NNP_REDUCTION_MEAN = 1, /**< sum / number of non-ignored samples */
+  NNP_REDUCTION_SUM = 2,
+  NNP_REDUCTION_NONE = 3,
+  NNP_REDUCTION_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
+} nnp_reduction;
+
+/** Elementwise binary functions (ONNX Add, Sub, Mul, Div). */
+typedef enum nnp_binary_op {
+  NNP_BINARY_UNDEFINED = 0,
+  NNP_BINARY_ADD = 1,
+  NNP_BINARY_SUB = 2,
+  NNP_BINARY_MUL = 3,
+  NNP_BINARY_DIV = 4,
+  NNP_BINARY_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
+} nnp_binary_op;
+
+/** Reduction functions (ONNX ReduceSum, ReduceMean, ReduceMax). */
+typedef enum nnp_reduce_op {
+  NNP_REDUCE_UNDEFINED = 0,
+  NNP_REDUCE_SUM = 1,
+  NNP_REDUCE_MEAN = 2,
+  NNP_REDUCE_MAX = 3,
+  NNP_REDUCE_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
+} nnp_reduce_op;
 
 /* ------------------------------------------------------------------------------------------ */
 /**
- * NNP_OP_GEMM — Y = alpha * op(A) * op(B) + beta * C   (BLAS sgemm / ONNX Gemm, batched)
+ * Y = alpha * op(A) * op(B) + beta * C   (BLAS sgemm / ONNX Gemm, batched).
  *
- * inputs:  [0] A: [M, K] (trans_a = 0) or [K, M] (trans_a = 1); or rank 3 [batch, ., .]
- *          [1] B: [K, N] (trans_b = 0) or [N, K] (trans_b = 1); or rank 3 [batch, ., .]
- *          [2] C: optional; [N] or [M, N] (broadcast over rows and batch) or [batch, M, N]
- * outputs: [0] Y: [M, N], or [batch, M, N] when A or B has rank 3. May alias C when C has
- *          Y's shape (in-place accumulate).
- * A rank-2 operand is broadcast over the batch; two rank-3 operands must agree on batch.
- * With C absent, beta is ignored. op(X) is X or its transpose.
+ * NNP_OP_GEMM (gemm, 1)
+ *   inputs:  [0] A: [M, K] (trans_a = 0) or [K, M] (trans_a = 1); or rank 3 [batch, ., .]
+ *            [1] B: [K, N] (trans_b = 0) or [N, K] (trans_b = 1); or rank 3 [batch, ., .]
+ *            [2] C (optional): [N] or [M, N] (broadcast over rows and batch) or [batch, M, N]
+ *   outputs: [0] Y: [M, N], or [batch, M, N] when A or B has rank 3; may alias C
+ *   A rank-2 operand is broadcast over the batch; two rank-3 operands must agree on batch.
+ *   With C absent, beta is ignored. op(X) is X or its transpose.
  */
 typedef struct nnp_gemm_params {
-  size_t struct_size;
-  int32_t trans_a; /**< 0 or 1 */
-  int32_t trans_b; /**< 0 or 1 */
-  double alpha;
-  double beta;
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t trans_a; /**< 0 or 1; 0: A is [M, K]; 1: A is [K, M]; default 0 */
+  int32_t trans_b; /**< 0 or 1; 0: B is [K, N]; 1: B is [N, K]; default 0 */
+  double alpha; /**< finite; default 1.0 */
+  double beta; /**< finite when C is given; ignored without C; default 0.0 */
 } nnp_gemm_params;
-#define NNP_GEMM_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_gemm_params)
+#define NNP_GEMM_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_gemm_params, beta) + sizeof(double))
+#define NNP_GEMM_PARAMS_STRUCT_SIZE NNP_GEMM_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
 /**
@@ -117,130 +161,163 @@ typedef struct nnp_gemm_params {
  *   y[n,k,p,q] = b[k] + sum_{c,r,s} x[n, g*C/groups + c, p*stride_h - pad_top + r*dilation_h,
  *                                    q*stride_w - pad_left + s*dilation_w] * w[k,c,r,s]
  *   where g = k / (K/groups) and out-of-range x reads are 0.
- * C and K must be divisible by groups; stride >= 1, dilation >= 1 (1 = dense), padding >= 0,
- * P >= 1 and Q >= 1.
+ * C and K must be divisible by groups; P >= 1 and Q >= 1.
  *
- * NNP_OP_CONV2D_FORWARD:         inputs {x, w, b (optional)}   outputs {y}
- * NNP_OP_CONV2D_BACKWARD_DATA:   inputs {dy, w}                outputs {dx}   (dx has x's shape)
- * NNP_OP_CONV2D_BACKWARD_FILTER: inputs {x, dy}                outputs {dw}   (dw has w's shape)
- * NNP_OP_CONV2D_BACKWARD_BIAS:   inputs {dy}                   outputs {db [K]}; params may be
- *                                NULL (db[k] = sum over n,p,q of dy[n,k,p,q])
+ * NNP_OP_CONV2D_FORWARD (conv2d_forward, 10)
+ *   inputs:  [0] x: [N, C, H, W]
+ *            [1] w: [K, C/groups, R, S]
+ *            [2] b (optional): [K]
+ *   outputs: [0] y: [N, K, P, Q]
+ *
+ * NNP_OP_CONV2D_BACKWARD_DATA (conv2d_backward_data, 11)
+ *   inputs:  [0] dy: [N, K, P, Q]
+ *            [1] w: [K, C/groups, R, S]
+ *   outputs: [0] dx: x's shape [N, C, H, W] (not inferable: several H give one P)
+ *
+ * NNP_OP_CONV2D_BACKWARD_FILTER (conv2d_backward_filter, 12)
+ *   inputs:  [0] x: [N, C, H, W]
+ *            [1] dy: [N, K, P, Q]
+ *   outputs: [0] dw: w's shape [K, C/groups, R, S] (not inferable: several R give one P)
+ *
+ * NNP_OP_CONV2D_BACKWARD_BIAS (conv2d_backward_bias, 13)
+ *   inputs:  [0] dy: [N, K, P, Q]
+ *   outputs: [0] db: [K]
+ *   db[k] = sum over n,p,q of dy[n,k,p,q]; params may be NULL.
  */
 typedef struct nnp_conv2d_params {
-  size_t struct_size;
-  int32_t stride_h, stride_w;
-  int32_t pad_top, pad_bottom, pad_left, pad_right;
-  int32_t dilation_h, dilation_w;
-  int32_t groups;
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t stride_h; /**< >= 1; default 1 */
+  int32_t stride_w; /**< >= 1; default 1 */
+  int32_t pad_top; /**< >= 0; default 0 */
+  int32_t pad_bottom; /**< >= 0; default 0 */
+  int32_t pad_left; /**< >= 0; default 0 */
+  int32_t pad_right; /**< >= 0; default 0 */
+  int32_t dilation_h; /**< >= 1; 1 = dense; default 1 */
+  int32_t dilation_w; /**< >= 1; 1 = dense; default 1 */
+  int32_t groups; /**< >= 1; default 1 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.1 */
 } nnp_conv2d_params;
-#define NNP_CONV2D_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_conv2d_params)
+#define NNP_CONV2D_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_conv2d_params, groups) + sizeof(int32_t))
+#define NNP_CONV2D_PARAMS_STRUCT_SIZE_1_1 (offsetof(nnp_conv2d_params, reserved0) + sizeof(int32_t))
+#define NNP_CONV2D_PARAMS_STRUCT_SIZE NNP_CONV2D_PARAMS_STRUCT_SIZE_1_1
 
 /* ------------------------------------------------------------------------------------------ */
-/** Pooling modes. */
-typedef enum nnp_pool_mode {
-  NNP_POOL_UNDEFINED = 0,
-  NNP_POOL_MAX = 1,
-  NNP_POOL_AVERAGE = 2
-} nnp_pool_mode;
-
 /**
- * NNP_OP_POOL2D_FORWARD  inputs {x [N,C,H,W]}            outputs {y [N,C,P,Q]}
- * NNP_OP_POOL2D_BACKWARD inputs {x, y, dy}                outputs {dx (x's shape)}
- *
- * (ONNX MaxPool / AveragePool, PyTorch's output-size rule for ceil_mode.)
+ * Pooling (ONNX MaxPool / AveragePool, PyTorch's output-size rule for ceil_mode).
  *   P = floor_or_ceil((H + pad_top + pad_bottom - window_h) / stride_h) + 1, and with ceil_mode
  *   the last window must start inside the input or the top padding: if (P-1)*stride_h >=
  *   H + pad_top then P -= 1. Likewise Q.
  * Max: padding never wins (acts as -inf); backward routes dy to the first maximum in
  * row-major window order. y is read by backends that need it (cuDNN) and must be the
  * forward's output.
- * Average: window clipped to [−pad, H+pad_bottom) for the divisor when count_include_pad = 1,
+ * Average: window clipped to [-pad, H+pad_bottom) for the divisor when count_include_pad = 1,
  * to the input when 0; the sum always covers only input elements.
  * global = 1: window = (H, W), stride 1, padding 0; the other window fields are ignored.
- * window >= 1, stride >= 1, 0 <= pad < window on each side (pad_top, pad_bottom < window_h ...).
+ * Unless global: window >= 1, stride >= 1, 0 <= pad < window on each side.
+ *
+ * NNP_OP_POOL2D_FORWARD (pool2d_forward, 20)
+ *   inputs:  [0] x: [N, C, H, W]
+ *   outputs: [0] y: [N, C, P, Q]
+ *
+ * NNP_OP_POOL2D_BACKWARD (pool2d_backward, 21)
+ *   inputs:  [0] x: [N, C, H, W]
+ *            [1] y: [N, C, P, Q], the forward's output
+ *            [2] dy: [N, C, P, Q]
+ *   outputs: [0] dx: x's shape
  */
 typedef struct nnp_pool2d_params {
-  size_t struct_size;
-  int32_t mode; /**< nnp_pool_mode */
-  int32_t window_h, window_w;
-  int32_t stride_h, stride_w;
-  int32_t pad_top, pad_bottom, pad_left, pad_right;
-  int32_t ceil_mode;         /**< 0 or 1 */
-  int32_t count_include_pad; /**< 0 or 1, average only */
-  int32_t global;            /**< 0 or 1 */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t mode; /**< nnp_pool_mode; default MAX */
+  int32_t window_h; /**< default 2 */
+  int32_t window_w; /**< default 2 */
+  int32_t stride_h; /**< default 2 */
+  int32_t stride_w; /**< default 2 */
+  int32_t pad_top; /**< default 0 */
+  int32_t pad_bottom; /**< default 0 */
+  int32_t pad_left; /**< default 0 */
+  int32_t pad_right; /**< default 0 */
+  int32_t ceil_mode; /**< 0 or 1; default 0 */
+  int32_t count_include_pad; /**< 0 or 1; average only; default 0 */
+  int32_t global; /**< 0 or 1; default 0 */
 } nnp_pool2d_params;
-#define NNP_POOL2D_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_pool2d_params)
+#define NNP_POOL2D_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_pool2d_params, global) + sizeof(int32_t))
+#define NNP_POOL2D_PARAMS_STRUCT_SIZE NNP_POOL2D_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
-/** Activation functions (ONNX Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Elu). */
-typedef enum nnp_activation {
-  NNP_ACTIVATION_UNDEFINED = 0,
-  NNP_ACTIVATION_RELU = 1,       /**< max(x, 0); derivative at 0 is 0 */
-  NNP_ACTIVATION_LEAKY_RELU = 2, /**< x >= 0 ? x : alpha*x (ONNX default alpha 0.01) */
-  NNP_ACTIVATION_SIGMOID = 3,    /**< 1 / (1 + exp(-x)) */
-  NNP_ACTIVATION_TANH = 4,       /**< tanh(x) */
-  NNP_ACTIVATION_GELU_ERF = 5,   /**< 0.5 x (1 + erf(x / sqrt 2)) */
-  NNP_ACTIVATION_GELU_TANH = 6,  /**< 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
-  NNP_ACTIVATION_ELU = 7         /**< x > 0 ? x : alpha (exp(x) - 1) (ONNX default alpha 1) */
-} nnp_activation;
-
 /**
- * NNP_OP_ACTIVATION_FORWARD  inputs {x}      outputs {y}   y may alias x
- * NNP_OP_ACTIVATION_BACKWARD inputs {x, dy}  outputs {dx}  dx = f'(x) * dy; dx may alias dy
- * All tensors have one shape, any rank.
+ * Activation: y = f(x) elementwise; all tensors have one shape, any rank.
+ *
+ * NNP_OP_ACTIVATION_FORWARD (activation_forward, 30)
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape; may alias x
+ *
+ * NNP_OP_ACTIVATION_BACKWARD (activation_backward, 31)
+ *   inputs:  [0] x
+ *            [1] dy: x's shape
+ *   outputs: [0] dx: x's shape; may alias dy
+ *   dx = f'(x) * dy.
  */
 typedef struct nnp_activation_params {
-  size_t struct_size;
-  int32_t function; /**< nnp_activation */
-  int32_t reserved0; /**< must be 0 */
-  double alpha;      /**< leaky_relu slope / elu scale; ignored by the others */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t function; /**< nnp_activation; default RELU */
+  int32_t reserved0; /**< reserved, must be 0 */
+  double alpha; /**< leaky_relu slope / elu scale (finite); ignored by the others; default 0.0 */
 } nnp_activation_params;
-#define NNP_ACTIVATION_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_activation_params)
+#define NNP_ACTIVATION_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_activation_params, alpha) + sizeof(double))
+#define NNP_ACTIVATION_PARAMS_STRUCT_SIZE NNP_ACTIVATION_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
 /**
- * NNP_OP_SOFTMAX_FORWARD  inputs {x}      outputs {y}    (ONNX Softmax / LogSoftmax, opset 13:
- *                                                        one axis)
- * NNP_OP_SOFTMAX_BACKWARD inputs {y, dy}  outputs {dx}   y is the forward's output
- *   softmax:     dx = y * (dy - sum_axis(dy * y))
- *   log-softmax: dx = dy - exp(y) * sum_axis(dy)
- * axis in [-rank, rank), negative counts from the end. y may alias x; dx may alias dy.
+ * Softmax / log-softmax along one axis (ONNX Softmax / LogSoftmax, opset 13).
+ *   softmax backward:     dx = y * (dy - sum_axis(dy * y))
+ *   log-softmax backward: dx = dy - exp(y) * sum_axis(dy)
+ *
+ * NNP_OP_SOFTMAX_FORWARD (softmax_forward, 40)
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape; may alias x
+ *
+ * NNP_OP_SOFTMAX_BACKWARD (softmax_backward, 41)
+ *   inputs:  [0] y: the forward's output
+ *            [1] dy: y's shape
+ *   outputs: [0] dx: y's shape; may alias dy
  */
 typedef struct nnp_softmax_params {
-  size_t struct_size;
-  int32_t axis;
-  int32_t log; /**< 0 softmax, 1 log-softmax */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t axis; /**< in [-rank, rank); negative counts from the end; default -1 */
+  int32_t log; /**< 0 or 1; 0 softmax, 1 log-softmax; default 0 */
 } nnp_softmax_params;
-#define NNP_SOFTMAX_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_softmax_params)
+#define NNP_SOFTMAX_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_softmax_params, log) + sizeof(int32_t))
+#define NNP_SOFTMAX_PARAMS_STRUCT_SIZE NNP_SOFTMAX_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
-/** Loss reductions (ONNX reduction attribute). */
-typedef enum nnp_reduction {
-  NNP_REDUCTION_UNDEFINED = 0,
-  NNP_REDUCTION_MEAN = 1, /**< sum / number of non-ignored samples */
-  NNP_REDUCTION_SUM = 2,
-  NNP_REDUCTION_NONE = 3
-} nnp_reduction;
-
 /**
- * NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD (ONNX SoftmaxCrossEntropyLoss without weights, 2-D)
- *   inputs  {logits [N, C], labels [N] int64}
- *   outputs {loss: [] (rank 0) for mean/sum, [N] for none; log_prob [N, C] (optional)}
+ * Softmax cross-entropy (ONNX SoftmaxCrossEntropyLoss without weights, 2-D).
  *   loss_i = -log_softmax(logits_i)[labels_i]; 0 where labels_i == ignore_index.
  *   mean divides by the count of non-ignored samples (0/0 gives NaN, as ONNX).
  *   A label outside [0, C) that is not ignored contributes NaN.
- * NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD
- *   inputs  {logits [N, C], labels [N], dloss (loss's shape)}   outputs {dlogits [N, C]}
- *   dlogits_i = (softmax(logits_i) - onehot(labels_i)) * dloss_i (/ count for mean);
+ *   backward: dlogits_i = (softmax(logits_i) - onehot(labels_i)) * dloss_i (/ count for mean);
  *   rows with ignored labels are 0.
+ *
+ * NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD (softmax_cross_entropy_forward, 50)
+ *   inputs:  [0] logits: [N, C]
+ *            [1] labels: [N], int64
+ *   outputs: [0] loss: [] (rank 0) for mean/sum, [N] for none
+ *            [1] log_prob (optional): [N, C]
+ *
+ * NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD (softmax_cross_entropy_backward, 51)
+ *   inputs:  [0] logits: [N, C]
+ *            [1] labels: [N], int64
+ *            [2] dloss: loss's shape
+ *   outputs: [0] dlogits: [N, C]
  */
 typedef struct nnp_softmax_cross_entropy_params {
-  size_t struct_size;
-  int32_t reduction;        /**< nnp_reduction */
-  int32_t has_ignore_index; /**< 0 or 1 */
-  int64_t ignore_index;     /**< used when has_ignore_index = 1 */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t reduction; /**< nnp_reduction; default MEAN */
+  int32_t has_ignore_index; /**< 0 or 1; default 0 */
+  int64_t ignore_index; /**< used when has_ignore_index = 1; default -100 */
 } nnp_softmax_cross_entropy_params;
-#define NNP_SOFTMAX_CROSS_ENTROPY_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_softmax_cross_entropy_params)
+#define NNP_SOFTMAX_CROSS_ENTROPY_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_softmax_cross_entropy_params, ignore_index) + sizeof(int64_t))
+#define NNP_SOFTMAX_CROSS_ENTROPY_PARAMS_STRUCT_SIZE NNP_SOFTMAX_CROSS_ENTROPY_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
 /**
@@ -248,46 +325,83 @@ typedef struct nnp_softmax_cross_entropy_params {
  * mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W.
  *   mean_c = sum x / M;  var_c = sum (x - mean_c)^2 / M (biased);  inv_std = 1/sqrt(var + eps)
  *   y = scale * (x - mean) * inv_std + bias
- *
- * NNP_OP_BATCH_NORM_FORWARD_TRAINING
- *   inputs  {x, scale, bias}
- *   outputs {y, running_mean (in/out), running_var (in/out), saved_mean, saved_inv_std}
- *   running_mean = momentum * running_mean + (1 - momentum) * mean            (ONNX)
- *   running_var  = momentum * running_var  + (1 - momentum) * var * M/(M-1)  (unbiased, as
- *                  cuDNN and PyTorch; M = 1 uses var)
- *   running_mean/running_var are read and written (in place); saved_* are for backward.
- * NNP_OP_BATCH_NORM_FORWARD_INFERENCE
- *   inputs {x, scale, bias, mean, var}  outputs {y};  inv_std = 1/sqrt(var + eps)
- * NNP_OP_BATCH_NORM_BACKWARD
- *   inputs {x, dy, scale, saved_mean, saved_inv_std}  outputs {dx, dscale, dbias}
- *   dbias = sum dy; dscale = sum dy * xhat;
+ * Training: running_mean = momentum * running_mean + (1 - momentum) * mean            (ONNX)
+ *           running_var  = momentum * running_var  + (1 - momentum) * var * M/(M-1)  (unbiased,
+ *           as cuDNN and PyTorch; M = 1 uses var); saved_* are for backward.
+ * Inference: inv_std = 1/sqrt(var + eps) from the given mean and var.
+ * Backward: dbias = sum dy; dscale = sum dy * xhat;
  *   dx = scale * inv_std / M * (M*dy - dbias - xhat * dscale), xhat = (x - mean) * inv_std
+ *
+ * NNP_OP_BATCH_NORM_FORWARD_TRAINING (batch_norm_forward_training, 60)
+ *   inputs:  [0] x
+ *            [1] scale: [C]
+ *            [2] bias: [C]
+ *   outputs: [0] y: x's shape
+ *            [1] running_mean: [C], read and written (in place)
+ *            [2] running_var: [C], read and written (in place)
+ *            [3] saved_mean: [C]
+ *            [4] saved_inv_std: [C]
+ *
+ * NNP_OP_BATCH_NORM_FORWARD_INFERENCE (batch_norm_forward_inference, 61)
+ *   inputs:  [0] x
+ *            [1] scale: [C]
+ *            [2] bias: [C]
+ *            [3] mean: [C]
+ *            [4] var: [C]
+ *   outputs: [0] y: x's shape
+ *
+ * NNP_OP_BATCH_NORM_BACKWARD (batch_norm_backward, 62)
+ *   inputs:  [0] x
+ *            [1] dy: x's shape
+ *            [2] scale: [C]
+ *            [3] saved_mean: [C]
+ *            [4] saved_inv_std: [C]
+ *   outputs: [0] dx: x's shape
+ *            [1] dscale: [C]
+ *            [2] dbias: [C]
  */
 typedef struct nnp_batch_norm_params {
-  size_t struct_size;
-  double epsilon;  /**< > 0, ONNX default 1e-5 */
-  double momentum; /**< weight of the old running value, in [0, 1]; ONNX default 0.9 */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  double epsilon; /**< > 0, finite; > 0, ONNX default 1e-5; default 1e-05 */
+  double momentum; /**< in [0,1]; weight of the old running value; ONNX default 0.9; default 0.9 */
 } nnp_batch_norm_params;
-#define NNP_BATCH_NORM_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_batch_norm_params)
+#define NNP_BATCH_NORM_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_batch_norm_params, momentum) + sizeof(double))
+#define NNP_BATCH_NORM_PARAMS_STRUCT_SIZE NNP_BATCH_NORM_PARAMS_STRUCT_SIZE_1_0
 
+/* ------------------------------------------------------------------------------------------ */
 /**
  * Layer normalisation over the trailing dimensions [axis, rank) (ONNX LayerNormalization).
  * Outer shape O = x.shape[0:axis]; normalised shape I = x.shape[axis:]; stats tensors have
  * ONNX's shape: x's rank with 1 in the normalised dimensions (O + [1]*len(I)).
  *   mean = sum x / |I|;  var = sum (x - mean)^2 / |I|;  inv_std = 1/sqrt(var + eps)
  *   y = (x - mean) * inv_std * scale + bias
- * NNP_OP_LAYER_NORM_FORWARD
- *   inputs {x, scale (I), bias (I, optional)}  outputs {y, mean (optional), inv_std (optional)}
- * NNP_OP_LAYER_NORM_BACKWARD
- *   inputs {x, dy, scale, mean, inv_std}  outputs {dx, dscale (I), dbias (I, optional)}
+ *
+ * NNP_OP_LAYER_NORM_FORWARD (layer_norm_forward, 65)
+ *   inputs:  [0] x
+ *            [1] scale: I
+ *            [2] bias (optional): I
+ *   outputs: [0] y: x's shape
+ *            [1] mean (optional): O + [1]*len(I)
+ *            [2] inv_std (optional): O + [1]*len(I)
+ *
+ * NNP_OP_LAYER_NORM_BACKWARD (layer_norm_backward, 66)
+ *   inputs:  [0] x
+ *            [1] dy: x's shape
+ *            [2] scale: I
+ *            [3] mean: O + [1]*len(I)
+ *            [4] inv_std: O + [1]*len(I)
+ *   outputs: [0] dx: x's shape
+ *            [1] dscale: I
+ *            [2] dbias (optional): I
  */
 typedef struct nnp_layer_norm_params {
-  size_t struct_size;
-  int32_t axis; /**< in [-rank, rank); ONNX default -1 */
-  int32_t reserved0; /**< must be 0 */
-  double epsilon;
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t axis; /**< in [-rank, rank); ONNX default -1; default -1 */
+  int32_t reserved0; /**< reserved, must be 0 */
+  double epsilon; /**< >= 0, finite; default 1e-05 */
 } nnp_layer_norm_params;
-#define NNP_LAYER_NORM_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_layer_norm_params)
+#define NNP_LAYER_NORM_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_layer_norm_params, epsilon) + sizeof(double))
+#define NNP_LAYER_NORM_PARAMS_STRUCT_SIZE NNP_LAYER_NORM_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
 /**
@@ -301,136 +415,186 @@ typedef struct nnp_layer_norm_params {
  *   keep_i = u >= threshold,  threshold = (uint32_t)(ratio * 16777216.0)  (computed in double)
  *   y_i = keep_i ? x_i * scale : 0,      scale = (T)(1.0 / (1.0 - ratio))  (T = x's dtype)
  * A caller that draws several masks from one seed advances offset by ceil(numel / 4) per call.
+ * The backward op takes the same params: the mask is regenerated.
  *
- * NNP_OP_DROPOUT_FORWARD  inputs {x}   outputs {y, mask (optional, uint8 0/1, x's shape)}
- * NNP_OP_DROPOUT_BACKWARD inputs {dy}  outputs {dx}  (same params: the mask is regenerated)
- * y may alias x; dx may alias dy. ratio in [0, 1).
+ * NNP_OP_DROPOUT_FORWARD (dropout_forward, 70)
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape; may alias x
+ *            [1] mask (optional): x's shape, 0/1, uint8
+ *
+ * NNP_OP_DROPOUT_BACKWARD (dropout_backward, 71)
+ *   inputs:  [0] dy
+ *   outputs: [0] dx: dy's shape; may alias dy
  */
 typedef struct nnp_dropout_params {
-  size_t struct_size;
-  double ratio; /**< probability of dropping an element */
-  uint64_t seed;
-  uint64_t offset; /**< Philox counter offset, in units of 4 elements */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  double ratio; /**< in [0,1); probability of dropping an element; default 0.5 */
+  uint64_t seed; /**< default 0 */
+  uint64_t offset; /**< Philox counter offset, in units of 4 elements; default 0 */
 } nnp_dropout_params;
-#define NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_dropout_params)
+#define NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_dropout_params, offset) + sizeof(uint64_t))
+#define NNP_DROPOUT_PARAMS_STRUCT_SIZE NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
-/** Elementwise binary functions (ONNX Add, Sub, Mul, Div). */
-typedef enum nnp_binary_op {
-  NNP_BINARY_UNDEFINED = 0,
-  NNP_BINARY_ADD = 1,
-  NNP_BINARY_SUB = 2,
-  NNP_BINARY_MUL = 3,
-  NNP_BINARY_DIV = 4
-} nnp_binary_op;
-
 /**
- * NNP_OP_BINARY inputs {a, b} outputs {y}: y = a (op) b with numpy (multidirectional)
- * broadcasting; y has the broadcast shape. y may alias a or b when it has that operand's shape.
+ * y = a (op) b with numpy (multidirectional) broadcasting; y has the broadcast shape.
+ *
+ * NNP_OP_BINARY (binary, 80)
+ *   inputs:  [0] a
+ *            [1] b
+ *   outputs: [0] y: the broadcast shape; may alias a or b when it has that operand's shape; may alias a or b
  */
 typedef struct nnp_binary_params {
-  size_t struct_size;
-  int32_t op; /**< nnp_binary_op */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t op; /**< nnp_binary_op; default ADD */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.1 */
 } nnp_binary_params;
-#define NNP_BINARY_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_binary_params)
+#define NNP_BINARY_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_binary_params, op) + sizeof(int32_t))
+#define NNP_BINARY_PARAMS_STRUCT_SIZE_1_1 (offsetof(nnp_binary_params, reserved0) + sizeof(int32_t))
+#define NNP_BINARY_PARAMS_STRUCT_SIZE NNP_BINARY_PARAMS_STRUCT_SIZE_1_1
 
-/** NNP_OP_SCALE inputs {x} outputs {y}: y = alpha * x (same shape). y may alias x. */
-typedef struct nnp_scale_params {
-  size_t struct_size;
-  double alpha;
-} nnp_scale_params;
-#define NNP_SCALE_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_scale_params)
-
-/** NNP_OP_FILL inputs {} outputs {y}: every element of y = value (rounded to y's dtype). */
-typedef struct nnp_fill_params {
-  size_t struct_size;
-  double value;
-} nnp_fill_params;
-#define NNP_FILL_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_fill_params)
-
+/* ------------------------------------------------------------------------------------------ */
 /**
- * NNP_OP_COPY inputs {x} outputs {y}: y = x element by element; same shape and dtype; both may
- * have arbitrary (non-negative) strides; they must not overlap. params may be NULL.
- * NNP_OP_CAST inputs {x} outputs {y}: same shape, any two float dtypes (float16, bfloat16,
- * float32, float64); rounds to nearest even. params may be NULL.
+ * y = alpha * x (same shape).
+ *
+ * NNP_OP_SCALE (scale, 81)
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape; may alias x
  */
+typedef struct nnp_scale_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  double alpha; /**< default 1.0 */
+} nnp_scale_params;
+#define NNP_SCALE_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_scale_params, alpha) + sizeof(double))
+#define NNP_SCALE_PARAMS_STRUCT_SIZE NNP_SCALE_PARAMS_STRUCT_SIZE_1_0
 
+/* ------------------------------------------------------------------------------------------ */
 /**
- * NNP_OP_TRANSPOSE inputs {x} outputs {y} (ONNX Transpose): y.shape[i] = x.shape[perm[i]],
- * y[j0..jr] = x[i] with i[perm[k]] = j[k]. perm is a permutation of 0..rank-1 in its first
- * rank entries; the rest must be 0.
+ * Every element of y = value (rounded to y's dtype).
+ *
+ * NNP_OP_FILL (fill, 82)
+ *   inputs:  none
+ *   outputs: [0] y: any shape
+ */
+typedef struct nnp_fill_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  double value; /**< default 0.0 */
+} nnp_fill_params;
+#define NNP_FILL_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_fill_params, value) + sizeof(double))
+#define NNP_FILL_PARAMS_STRUCT_SIZE NNP_FILL_PARAMS_STRUCT_SIZE_1_0
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * ONNX Transpose: y.shape[i] = x.shape[perm[i]], y[j0..jr] = x[i] with i[perm[k]] = j[k].
+ * perm is a permutation of 0..rank-1 in its first rank entries; the rest must be 0.
+ *
+ * NNP_OP_TRANSPOSE (transpose, 84)
+ *   inputs:  [0] x
+ *   outputs: [0] y: x.shape permuted by perm
  */
 typedef struct nnp_transpose_params {
-  size_t struct_size;
-  int32_t perm[NNP_MAX_DIMS];
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t perm[NNP_MAX_DIMS]; /**< default identity */
 } nnp_transpose_params;
-#define NNP_TRANSPOSE_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_transpose_params)
+#define NNP_TRANSPOSE_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_transpose_params, perm) + sizeof(int32_t) * NNP_MAX_DIMS)
+#define NNP_TRANSPOSE_PARAMS_STRUCT_SIZE NNP_TRANSPOSE_PARAMS_STRUCT_SIZE_1_0
 
 /* ------------------------------------------------------------------------------------------ */
-/** Reduction functions (ONNX ReduceSum, ReduceMean, ReduceMax). */
-typedef enum nnp_reduce_op {
-  NNP_REDUCE_UNDEFINED = 0,
-  NNP_REDUCE_SUM = 1,
-  NNP_REDUCE_MEAN = 2,
-  NNP_REDUCE_MAX = 3
-} nnp_reduce_op;
-
 /**
- * NNP_OP_REDUCE inputs {x} outputs {y}. Reduces over axes[0..n_axes) (each in [-rank, rank),
- * no repeats); n_axes = 0 reduces over every axis. keepdims = 1 keeps reduced axes as 1,
- * keepdims = 0 drops them (reducing everything then gives rank 0). An empty reduction gives
- * 0 (sum), NaN (mean) or -inf (max). Max propagates NaN.
+ * Reduces over axes[0..n_axes) (each in [-rank, rank), no repeats) (ONNX ReduceSum, ReduceMean,
+ * ReduceMax, opset 18). n_axes = 0 reduces over every axis, unless noop_with_empty_axes = 1:
+ * then y = x (ONNX). keepdims = 1 keeps reduced axes as 1, keepdims = 0 drops them (reducing
+ * everything then gives rank 0). An empty reduction gives 0 (sum), NaN (mean) or -inf (max).
+ * Max propagates NaN.
+ *
+ * NNP_OP_REDUCE (reduce, 90)
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape with reduced axes as 1 (keepdims) or dropped
  */
 typedef struct nnp_reduce_params {
-  size_t struct_size;
-  int32_t op; /**< nnp_reduce_op */
-  int32_t keepdims;
-  int32_t n_axes;
-  int32_t axes[NNP_MAX_DIMS];
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t op; /**< nnp_reduce_op; default SUM */
+  int32_t keepdims; /**< 0 or 1; default 1 */
+  int32_t n_axes; /**< default 0 */
+  int32_t axes[NNP_MAX_DIMS]; /**< default 0 */
+  int32_t noop_with_empty_axes; /**< 0 or 1; ONNX: with n_axes = 0, 1 makes the op the identity; default 0; ABI 1.1 */
 } nnp_reduce_params;
-#define NNP_REDUCE_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_reduce_params)
+#define NNP_REDUCE_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_reduce_params, axes) + sizeof(int32_t) * NNP_MAX_DIMS)
+#define NNP_REDUCE_PARAMS_STRUCT_SIZE_1_1 (offsetof(nnp_reduce_params, noop_with_empty_axes) + sizeof(int32_t))
+#define NNP_REDUCE_PARAMS_STRUCT_SIZE NNP_REDUCE_PARAMS_STRUCT_SIZE_1_1
 
 /* ------------------------------------------------------------------------------------------ */
 /**
- * NNP_OP_SGD_UPDATE (PyTorch torch.optim.SGD; momentum buffer zero-initialised by the caller)
- *   inputs {grad}  outputs {param (in/out), momentum_buffer (in/out; required if momentum != 0)}
+ * SGD (PyTorch torch.optim.SGD; momentum buffer zero-initialised by the caller)
  *   g = grad + weight_decay * param
  *   if momentum != 0: buf = momentum * buf + (1 - dampening) * g;
  *                     g = nesterov ? g + momentum * buf : buf
  *   param -= lr * g
- * All tensors have param's shape. With dampening = 0 a zero buffer equals PyTorch's first step.
+ * With dampening = 0 a zero buffer equals PyTorch's first step.
+ *
+ * NNP_OP_SGD_UPDATE (sgd_update, 100)
+ *   inputs:  [0] grad
+ *   outputs: [0] param: read and written (in place)
+ *            [1] momentum_buffer (optional): read and written; required if momentum != 0
+ *   All tensors have param's shape.
  */
 typedef struct nnp_sgd_params {
-  size_t struct_size;
-  double lr;
-  double momentum;
-  double dampening;
-  double weight_decay;
-  int32_t nesterov; /**< 0 or 1; requires momentum > 0 and dampening = 0 */
-  int32_t reserved0; /**< must be 0 */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  double lr; /**< finite; default 0.01 */
+  double momentum; /**< finite; default 0.0 */
+  double dampening; /**< finite; default 0.0 */
+  double weight_decay; /**< finite; default 0.0 */
+  int32_t nesterov; /**< 0 or 1; requires momentum > 0 and dampening = 0; default 0 */
+  int32_t reserved0; /**< reserved, must be 0 */
 } nnp_sgd_params;
-#define NNP_SGD_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_sgd_params)
+#define NNP_SGD_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_sgd_params, reserved0) + sizeof(int32_t))
+#define NNP_SGD_PARAMS_STRUCT_SIZE NNP_SGD_PARAMS_STRUCT_SIZE_1_0
 
+/* ------------------------------------------------------------------------------------------ */
 /**
- * NNP_OP_ADAM_UPDATE (Kingma & Ba 2015; AdamW: Loshchilov & Hutter 2019; PyTorch's formulas)
- *   inputs {grad}  outputs {param, m, v} (all in/out, param's shape; m, v zero-initialised)
+ * Adam / AdamW (Kingma & Ba 2015; AdamW: Loshchilov & Hutter 2019; PyTorch's formulas)
  *   adamw = 0: g = grad + weight_decay * param;   adamw = 1: param *= 1 - lr * weight_decay
  *   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
  *   param -= lr * (m / (1 - beta1^step)) / (sqrt(v / (1 - beta2^step)) + epsilon)
- * step is the 1-based count of this update (>= 1).
+ * step is the 1-based count of this update.
+ *
+ * NNP_OP_ADAM_UPDATE (adam_update, 101)
+ *   inputs:  [0] grad
+ *   outputs: [0] param: read and written (in place)
+ *            [1] m: read and written
+ *            [2] v: read and written
+ *   All tensors have param's shape; m and v start at zero.
  */
 typedef struct nnp_adam_params {
-  size_t struct_size;
-  double lr;
-  double beta1;
-  double beta2;
-  double epsilon;
-  double weight_decay;
-  int64_t step;
-  int32_t adamw; /**< 0 Adam (L2 in the gradient), 1 AdamW (decoupled decay) */
-  int32_t reserved0; /**< must be 0 */
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  double lr; /**< finite; default 0.001 */
+  double beta1; /**< in [0,1); default 0.9 */
+  double beta2; /**< in [0,1); default 0.999 */
+  double epsilon; /**< >= 0, finite; default 1e-08 */
+  double weight_decay; /**< finite; default 0.0 */
+  int64_t step; /**< >= 1; default 1 */
+  int32_t adamw; /**< 0 or 1; 0 Adam (L2 in the gradient), 1 AdamW (decoupled decay); default 0 */
+  int32_t reserved0; /**< reserved, must be 0 */
 } nnp_adam_params;
-#define NNP_ADAM_PARAMS_STRUCT_SIZE_1_0 sizeof(nnp_adam_params)
+#define NNP_ADAM_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_adam_params, reserved0) + sizeof(int32_t))
+#define NNP_ADAM_PARAMS_STRUCT_SIZE NNP_ADAM_PARAMS_STRUCT_SIZE_1_0
+
+/* ------------------------------------------------------------------------------------------ */
+/* Ops without params (params may be NULL). */
+/**
+ * NNP_OP_COPY (copy, 83)
+ *   inputs:  [0] x: any dtype
+ *   outputs: [0] y: x's shape, any dtype
+ *   y = x element by element; same shape and dtype (any dtype); both may have arbitrary
+ *   (non-negative) strides; they must not overlap. params may be NULL.
+ */
+/**
+ * NNP_OP_CAST (cast, 85)
+ *   inputs:  [0] x: any float dtype
+ *   outputs: [0] y: x's shape, any float dtype
+ *   Same shape, any two float dtypes (float16, bfloat16, float32, float64); rounds to nearest
+ *   even. params may be NULL. nnp_op_infer_shapes gives y's shape; its dtype is the caller's.
+ */
 
 #ifdef __cplusplus
 } /* extern "C" */

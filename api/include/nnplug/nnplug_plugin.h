@@ -40,7 +40,7 @@ extern "C" {
 
 /** ABI version of this header. See the versioning rules above and docs/abi.md's changelog. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 0
+#define NNP_ABI_VERSION_MINOR 1
 
 /** Log levels for nnp_host_api.log. */
 typedef enum nnp_log_level {
@@ -48,7 +48,8 @@ typedef enum nnp_log_level {
   NNP_LOG_ERROR = 1,
   NNP_LOG_WARNING = 2,
   NNP_LOG_INFO = 3,
-  NNP_LOG_DEBUG = 4
+  NNP_LOG_DEBUG = 4,
+  NNP_LOG_FORCE_INT32 = 0x7FFFFFFF /**< not a level: keeps the enum 32-bit */
 } nnp_log_level;
 
 /** Direction of a copy within one plugin's memory (nnp_plugin_api.memcpy). */
@@ -56,7 +57,8 @@ typedef enum nnp_memcpy_kind {
   NNP_MEMCPY_UNDEFINED = 0,
   NNP_MEMCPY_HOST_TO_DEVICE = 1,   /**< src: ordinary host memory, dst: this device */
   NNP_MEMCPY_DEVICE_TO_HOST = 2,   /**< src: this device, dst: ordinary host memory */
-  NNP_MEMCPY_DEVICE_TO_DEVICE = 3  /**< both on this device (or, for CPU plugins, both host) */
+  NNP_MEMCPY_DEVICE_TO_DEVICE = 3, /**< both on this device (or, for CPU plugins, both host) */
+  NNP_MEMCPY_FORCE_INT32 = 0x7FFFFFFF /**< not a kind: keeps the enum 32-bit */
 } nnp_memcpy_kind;
 
 /** Stream attributes (nnp_stream_set_attribute in nnplug.h; the plugin's optional slot). */
@@ -64,7 +66,8 @@ typedef enum nnp_stream_attribute {
   NNP_STREAM_ATTR_UNDEFINED = 0,
   /** value 0 (default) or 1: allow TF32 tensor-core math for float32 GEMM and convolution
       (10-bit mantissa inputs). Ignored by backends without TF32. */
-  NNP_STREAM_ATTR_ALLOW_TF32 = 1
+  NNP_STREAM_ATTR_ALLOW_TF32 = 1,
+  NNP_STREAM_ATTR_FORCE_INT32 = 0x7FFFFFFF /**< not an attribute: keeps the enum 32-bit */
 } nnp_stream_attribute;
 
 /**
@@ -85,6 +88,7 @@ typedef struct nnp_host_api {
 } nnp_host_api;
 
 #define NNP_HOST_API_STRUCT_SIZE_1_0 (offsetof(nnp_host_api, log) + sizeof(void (*)(void)))
+#define NNP_HOST_API_STRUCT_SIZE NNP_HOST_API_STRUCT_SIZE_1_0
 
 /**
  * The function table a plugin fills. Device indices run 0..n_devices-1. Streams are opaque
@@ -150,6 +154,7 @@ typedef struct nnp_plugin_api {
 /** Size of the 1.0 table: the smallest struct_size the host accepts. */
 #define NNP_PLUGIN_API_STRUCT_SIZE_1_0 \
   (offsetof(nnp_plugin_api, stream_set_attribute) + sizeof(void (*)(void)))
+#define NNP_PLUGIN_API_STRUCT_SIZE NNP_PLUGIN_API_STRUCT_SIZE_1_0
 
 /** The name of the one symbol a plugin exports. */
 #define NNP_PLUGIN_ENTRY_SYMBOL "nnp_plugin_get_api"

@@ -17,6 +17,12 @@
 
 #include <dlpack/dlpack.h>
 
+/* DLTensor with byte_offset and kDLBfloat: dlpack 0.6 (DLPACK_VERSION 60) or newer; 1.x keeps
+   DLTensor's layout and names its version DLPACK_MAJOR_VERSION. */
+#if !defined(DLPACK_MAJOR_VERSION) && (!defined(DLPACK_VERSION) || DLPACK_VERSION < 60)
+#error "nnplug needs dlpack/dlpack.h version 0.6 or newer"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -52,7 +58,8 @@ typedef enum nnp_status {
   NNP_STATUS_DEVICE_ERROR = 7,      /**< the device or its runtime reported a failure */
   NNP_STATUS_INTERNAL = 8,          /**< a bug: an unexpected exception or broken invariant */
   NNP_STATUS_LOAD_FAILED = 9,       /**< a shared library could not be opened or has no entry */
-  NNP_STATUS_VENDOR_BASE = 1000     /**< first value reserved for vendor extensions */
+  NNP_STATUS_VENDOR_BASE = 1000,    /**< first value reserved for vendor extensions */
+  NNP_STATUS_FORCE_INT32 = 0x7FFFFFFF /**< not a status: keeps the enum 32-bit */
 } nnp_status;
 
 /** Maximum tensor rank accepted by nnplug ops. */
@@ -81,6 +88,8 @@ typedef struct nnp_device_props {
 
 /** Size of nnp_device_props as of ABI 1.0. */
 #define NNP_DEVICE_PROPS_STRUCT_SIZE_1_0 (offsetof(nnp_device_props, num_threads) + sizeof(int32_t))
+/** Size of nnp_device_props as of this header (offsetof(last) + sizeof(last) = sizeof). */
+#define NNP_DEVICE_PROPS_STRUCT_SIZE NNP_DEVICE_PROPS_STRUCT_SIZE_1_0
 
 #ifdef __cplusplus
 } /* extern "C" */

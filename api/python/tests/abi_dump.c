@@ -9,6 +9,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "generated/op_abi_dump.inc"
+
 static int g_first_struct = 1, g_first_field = 1, g_first_enum = 1, g_first_value = 1;
 
 static void struct_begin(const char* name, size_t size) {
@@ -36,6 +38,8 @@ static void enum_end(void) { printf("}"); }
 #define S(T) struct_begin(#T, sizeof(T))
 #define F(T, f) field(#f, offsetof(T, f))
 #define V(e) value(#e, (long long)(e))
+
+/* The op structs and enums (NNP_DUMP_OP_STRUCTS, NNP_DUMP_OP_ENUMS) come from the op table. */
 
 int main(void) {
   printf("{\n  \"structs\": {");
@@ -84,118 +88,14 @@ int main(void) {
   F(nnp_load_record, status);
   F(nnp_load_record, reason);
   F(nnp_load_record, n_devices);
+  F(nnp_load_record, reserved0);
   struct_end();
-  S(nnp_gemm_params);
-  F(nnp_gemm_params, struct_size);
-  F(nnp_gemm_params, trans_a);
-  F(nnp_gemm_params, trans_b);
-  F(nnp_gemm_params, alpha);
-  F(nnp_gemm_params, beta);
+  S(nnp_shape);
+  F(nnp_shape, ndim);
+  F(nnp_shape, dtype);
+  F(nnp_shape, dims);
   struct_end();
-  S(nnp_conv2d_params);
-  F(nnp_conv2d_params, struct_size);
-  F(nnp_conv2d_params, stride_h);
-  F(nnp_conv2d_params, stride_w);
-  F(nnp_conv2d_params, pad_top);
-  F(nnp_conv2d_params, pad_bottom);
-  F(nnp_conv2d_params, pad_left);
-  F(nnp_conv2d_params, pad_right);
-  F(nnp_conv2d_params, dilation_h);
-  F(nnp_conv2d_params, dilation_w);
-  F(nnp_conv2d_params, groups);
-  struct_end();
-  S(nnp_pool2d_params);
-  F(nnp_pool2d_params, struct_size);
-  F(nnp_pool2d_params, mode);
-  F(nnp_pool2d_params, window_h);
-  F(nnp_pool2d_params, window_w);
-  F(nnp_pool2d_params, stride_h);
-  F(nnp_pool2d_params, stride_w);
-  F(nnp_pool2d_params, pad_top);
-  F(nnp_pool2d_params, pad_bottom);
-  F(nnp_pool2d_params, pad_left);
-  F(nnp_pool2d_params, pad_right);
-  F(nnp_pool2d_params, ceil_mode);
-  F(nnp_pool2d_params, count_include_pad);
-  F(nnp_pool2d_params, global);
-  struct_end();
-  S(nnp_activation_params);
-  F(nnp_activation_params, struct_size);
-  F(nnp_activation_params, function);
-  F(nnp_activation_params, reserved0);
-  F(nnp_activation_params, alpha);
-  struct_end();
-  S(nnp_softmax_params);
-  F(nnp_softmax_params, struct_size);
-  F(nnp_softmax_params, axis);
-  F(nnp_softmax_params, log);
-  struct_end();
-  S(nnp_softmax_cross_entropy_params);
-  F(nnp_softmax_cross_entropy_params, struct_size);
-  F(nnp_softmax_cross_entropy_params, reduction);
-  F(nnp_softmax_cross_entropy_params, has_ignore_index);
-  F(nnp_softmax_cross_entropy_params, ignore_index);
-  struct_end();
-  S(nnp_batch_norm_params);
-  F(nnp_batch_norm_params, struct_size);
-  F(nnp_batch_norm_params, epsilon);
-  F(nnp_batch_norm_params, momentum);
-  struct_end();
-  S(nnp_layer_norm_params);
-  F(nnp_layer_norm_params, struct_size);
-  F(nnp_layer_norm_params, axis);
-  F(nnp_layer_norm_params, reserved0);
-  F(nnp_layer_norm_params, epsilon);
-  struct_end();
-  S(nnp_dropout_params);
-  F(nnp_dropout_params, struct_size);
-  F(nnp_dropout_params, ratio);
-  F(nnp_dropout_params, seed);
-  F(nnp_dropout_params, offset);
-  struct_end();
-  S(nnp_binary_params);
-  F(nnp_binary_params, struct_size);
-  F(nnp_binary_params, op);
-  struct_end();
-  S(nnp_scale_params);
-  F(nnp_scale_params, struct_size);
-  F(nnp_scale_params, alpha);
-  struct_end();
-  S(nnp_fill_params);
-  F(nnp_fill_params, struct_size);
-  F(nnp_fill_params, value);
-  struct_end();
-  S(nnp_transpose_params);
-  F(nnp_transpose_params, struct_size);
-  F(nnp_transpose_params, perm);
-  struct_end();
-  S(nnp_reduce_params);
-  F(nnp_reduce_params, struct_size);
-  F(nnp_reduce_params, op);
-  F(nnp_reduce_params, keepdims);
-  F(nnp_reduce_params, n_axes);
-  F(nnp_reduce_params, axes);
-  struct_end();
-  S(nnp_sgd_params);
-  F(nnp_sgd_params, struct_size);
-  F(nnp_sgd_params, lr);
-  F(nnp_sgd_params, momentum);
-  F(nnp_sgd_params, dampening);
-  F(nnp_sgd_params, weight_decay);
-  F(nnp_sgd_params, nesterov);
-  F(nnp_sgd_params, reserved0);
-  struct_end();
-  S(nnp_adam_params);
-  F(nnp_adam_params, struct_size);
-  F(nnp_adam_params, lr);
-  F(nnp_adam_params, beta1);
-  F(nnp_adam_params, beta2);
-  F(nnp_adam_params, epsilon);
-  F(nnp_adam_params, weight_decay);
-  F(nnp_adam_params, step);
-  F(nnp_adam_params, adamw);
-  F(nnp_adam_params, reserved0);
-  struct_end();
+  NNP_DUMP_OP_STRUCTS
   printf("\n  },\n  \"enums\": {");
 
   enum_begin("nnp_status");
@@ -218,73 +118,7 @@ int main(void) {
   V(NNP_LOAD_FAILED);
   V(NNP_LOAD_DUPLICATE);
   enum_end();
-  enum_begin("nnp_op_kind");
-  V(NNP_OP_UNDEFINED);
-  V(NNP_OP_GEMM);
-  V(NNP_OP_CONV2D_FORWARD);
-  V(NNP_OP_CONV2D_BACKWARD_DATA);
-  V(NNP_OP_CONV2D_BACKWARD_FILTER);
-  V(NNP_OP_CONV2D_BACKWARD_BIAS);
-  V(NNP_OP_POOL2D_FORWARD);
-  V(NNP_OP_POOL2D_BACKWARD);
-  V(NNP_OP_ACTIVATION_FORWARD);
-  V(NNP_OP_ACTIVATION_BACKWARD);
-  V(NNP_OP_SOFTMAX_FORWARD);
-  V(NNP_OP_SOFTMAX_BACKWARD);
-  V(NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD);
-  V(NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD);
-  V(NNP_OP_BATCH_NORM_FORWARD_TRAINING);
-  V(NNP_OP_BATCH_NORM_FORWARD_INFERENCE);
-  V(NNP_OP_BATCH_NORM_BACKWARD);
-  V(NNP_OP_LAYER_NORM_FORWARD);
-  V(NNP_OP_LAYER_NORM_BACKWARD);
-  V(NNP_OP_DROPOUT_FORWARD);
-  V(NNP_OP_DROPOUT_BACKWARD);
-  V(NNP_OP_BINARY);
-  V(NNP_OP_SCALE);
-  V(NNP_OP_FILL);
-  V(NNP_OP_COPY);
-  V(NNP_OP_TRANSPOSE);
-  V(NNP_OP_CAST);
-  V(NNP_OP_REDUCE);
-  V(NNP_OP_SGD_UPDATE);
-  V(NNP_OP_ADAM_UPDATE);
-  V(NNP_OP_VENDOR_BASE);
-  enum_end();
-  enum_begin("nnp_pool_mode");
-  V(NNP_POOL_UNDEFINED);
-  V(NNP_POOL_MAX);
-  V(NNP_POOL_AVERAGE);
-  enum_end();
-  enum_begin("nnp_activation");
-  V(NNP_ACTIVATION_UNDEFINED);
-  V(NNP_ACTIVATION_RELU);
-  V(NNP_ACTIVATION_LEAKY_RELU);
-  V(NNP_ACTIVATION_SIGMOID);
-  V(NNP_ACTIVATION_TANH);
-  V(NNP_ACTIVATION_GELU_ERF);
-  V(NNP_ACTIVATION_GELU_TANH);
-  V(NNP_ACTIVATION_ELU);
-  enum_end();
-  enum_begin("nnp_reduction");
-  V(NNP_REDUCTION_UNDEFINED);
-  V(NNP_REDUCTION_MEAN);
-  V(NNP_REDUCTION_SUM);
-  V(NNP_REDUCTION_NONE);
-  enum_end();
-  enum_begin("nnp_binary_op");
-  V(NNP_BINARY_UNDEFINED);
-  V(NNP_BINARY_ADD);
-  V(NNP_BINARY_SUB);
-  V(NNP_BINARY_MUL);
-  V(NNP_BINARY_DIV);
-  enum_end();
-  enum_begin("nnp_reduce_op");
-  V(NNP_REDUCE_UNDEFINED);
-  V(NNP_REDUCE_SUM);
-  V(NNP_REDUCE_MEAN);
-  V(NNP_REDUCE_MAX);
-  enum_end();
+  NNP_DUMP_OP_ENUMS
   enum_begin("nnp_stream_attribute");
   V(NNP_STREAM_ATTR_UNDEFINED);
   V(NNP_STREAM_ATTR_ALLOW_TF32);

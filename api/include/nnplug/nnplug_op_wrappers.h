@@ -1,0 +1,118 @@
+/*
+ * nnplug_op_wrappers.h — typed wrappers of nnp_op_execute(), one per op kind; included by
+ * nnplug.h. GENERATED from api/ops/ops.toml by api/ops/gen_ops.py: edit the table, not this file.
+ *
+ * Each wrapper is nnp_op_execute(stream, kind, params, inputs, outputs) with the tensors in
+ * the order of nnplug_ops.h: inputs first, then outputs. Optional tensors may be NULL.
+ * Statuses, ownership and thread safety are those of nnp_op_execute (nnplug.h).
+ */
+#ifndef NNPLUG_OP_WRAPPERS_H_
+#define NNPLUG_OP_WRAPPERS_H_
+
+#ifndef NNPLUG_H_
+#error "include <nnplug/nnplug.h>, not this header"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** NNP_OP_GEMM: inputs A, B, C?; outputs Y; nnp_gemm_params. */
+NNP_API nnp_status nnp_gemm(nnp_stream* stream, const nnp_gemm_params* params, const DLTensor* A,
+    const DLTensor* B, const DLTensor* C, const DLTensor* Y);
+/** NNP_OP_CONV2D_FORWARD: inputs x, w, b?; outputs y; nnp_conv2d_params. */
+NNP_API nnp_status nnp_conv2d_forward(nnp_stream* stream, const nnp_conv2d_params* params,
+    const DLTensor* x, const DLTensor* w, const DLTensor* b, const DLTensor* y);
+/** NNP_OP_CONV2D_BACKWARD_DATA: inputs dy, w; outputs dx; nnp_conv2d_params. */
+NNP_API nnp_status nnp_conv2d_backward_data(nnp_stream* stream, const nnp_conv2d_params* params,
+    const DLTensor* dy, const DLTensor* w, const DLTensor* dx);
+/** NNP_OP_CONV2D_BACKWARD_FILTER: inputs x, dy; outputs dw; nnp_conv2d_params. */
+NNP_API nnp_status nnp_conv2d_backward_filter(nnp_stream* stream, const nnp_conv2d_params* params,
+    const DLTensor* x, const DLTensor* dy, const DLTensor* dw);
+/** NNP_OP_CONV2D_BACKWARD_BIAS: inputs dy; outputs db; params NULL. */
+NNP_API nnp_status nnp_conv2d_backward_bias(nnp_stream* stream, const DLTensor* dy,
+    const DLTensor* db);
+/** NNP_OP_POOL2D_FORWARD: inputs x; outputs y; nnp_pool2d_params. */
+NNP_API nnp_status nnp_pool2d_forward(nnp_stream* stream, const nnp_pool2d_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_POOL2D_BACKWARD: inputs x, y, dy; outputs dx; nnp_pool2d_params. */
+NNP_API nnp_status nnp_pool2d_backward(nnp_stream* stream, const nnp_pool2d_params* params,
+    const DLTensor* x, const DLTensor* y, const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_ACTIVATION_FORWARD: inputs x; outputs y; nnp_activation_params. */
+NNP_API nnp_status nnp_activation_forward(nnp_stream* stream, const nnp_activation_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_ACTIVATION_BACKWARD: inputs x, dy; outputs dx; nnp_activation_params. */
+NNP_API nnp_status nnp_activation_backward(nnp_stream* stream, const nnp_activation_params* params,
+    const DLTensor* x, const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_SOFTMAX_FORWARD: inputs x; outputs y; nnp_softmax_params. */
+NNP_API nnp_status nnp_softmax_forward(nnp_stream* stream, const nnp_softmax_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_SOFTMAX_BACKWARD: inputs y, dy; outputs dx; nnp_softmax_params. */
+NNP_API nnp_status nnp_softmax_backward(nnp_stream* stream, const nnp_softmax_params* params,
+    const DLTensor* y, const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD: inputs logits, labels; outputs loss, log_prob?; nnp_softmax_cross_entropy_params. */
+NNP_API nnp_status nnp_softmax_cross_entropy_forward(nnp_stream* stream,
+    const nnp_softmax_cross_entropy_params* params, const DLTensor* logits, const DLTensor* labels,
+    const DLTensor* loss, const DLTensor* log_prob);
+/** NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD: inputs logits, labels, dloss; outputs dlogits; nnp_softmax_cross_entropy_params. */
+NNP_API nnp_status nnp_softmax_cross_entropy_backward(nnp_stream* stream,
+    const nnp_softmax_cross_entropy_params* params, const DLTensor* logits, const DLTensor* labels,
+    const DLTensor* dloss, const DLTensor* dlogits);
+/** NNP_OP_BATCH_NORM_FORWARD_TRAINING: inputs x, scale, bias; outputs y, running_mean, running_var, saved_mean, saved_inv_std; nnp_batch_norm_params. */
+NNP_API nnp_status nnp_batch_norm_forward_training(nnp_stream* stream,
+    const nnp_batch_norm_params* params, const DLTensor* x, const DLTensor* scale,
+    const DLTensor* bias, const DLTensor* y, const DLTensor* running_mean,
+    const DLTensor* running_var, const DLTensor* saved_mean, const DLTensor* saved_inv_std);
+/** NNP_OP_BATCH_NORM_FORWARD_INFERENCE: inputs x, scale, bias, mean, var; outputs y; nnp_batch_norm_params. */
+NNP_API nnp_status nnp_batch_norm_forward_inference(nnp_stream* stream,
+    const nnp_batch_norm_params* params, const DLTensor* x, const DLTensor* scale,
+    const DLTensor* bias, const DLTensor* mean, const DLTensor* var, const DLTensor* y);
+/** NNP_OP_BATCH_NORM_BACKWARD: inputs x, dy, scale, saved_mean, saved_inv_std; outputs dx, dscale, dbias; nnp_batch_norm_params. */
+NNP_API nnp_status nnp_batch_norm_backward(nnp_stream* stream, const nnp_batch_norm_params* params,
+    const DLTensor* x, const DLTensor* dy, const DLTensor* scale, const DLTensor* saved_mean,
+    const DLTensor* saved_inv_std, const DLTensor* dx, const DLTensor* dscale,
+    const DLTensor* dbias);
+/** NNP_OP_LAYER_NORM_FORWARD: inputs x, scale, bias?; outputs y, mean?, inv_std?; nnp_layer_norm_params. */
+NNP_API nnp_status nnp_layer_norm_forward(nnp_stream* stream, const nnp_layer_norm_params* params,
+    const DLTensor* x, const DLTensor* scale, const DLTensor* bias, const DLTensor* y,
+    const DLTensor* mean, const DLTensor* inv_std);
+/** NNP_OP_LAYER_NORM_BACKWARD: inputs x, dy, scale, mean, inv_std; outputs dx, dscale, dbias?; nnp_layer_norm_params. */
+NNP_API nnp_status nnp_layer_norm_backward(nnp_stream* stream, const nnp_layer_norm_params* params,
+    const DLTensor* x, const DLTensor* dy, const DLTensor* scale, const DLTensor* mean,
+    const DLTensor* inv_std, const DLTensor* dx, const DLTensor* dscale, const DLTensor* dbias);
+/** NNP_OP_DROPOUT_FORWARD: inputs x; outputs y, mask?; nnp_dropout_params. */
+NNP_API nnp_status nnp_dropout_forward(nnp_stream* stream, const nnp_dropout_params* params,
+    const DLTensor* x, const DLTensor* y, const DLTensor* mask);
+/** NNP_OP_DROPOUT_BACKWARD: inputs dy; outputs dx; nnp_dropout_params. */
+NNP_API nnp_status nnp_dropout_backward(nnp_stream* stream, const nnp_dropout_params* params,
+    const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_BINARY: inputs a, b; outputs y; nnp_binary_params. */
+NNP_API nnp_status nnp_binary(nnp_stream* stream, const nnp_binary_params* params,
+    const DLTensor* a, const DLTensor* b, const DLTensor* y);
+/** NNP_OP_SCALE: inputs x; outputs y; nnp_scale_params. */
+NNP_API nnp_status nnp_scale(nnp_stream* stream, const nnp_scale_params* params, const DLTensor* x,
+    const DLTensor* y);
+/** NNP_OP_FILL: inputs none; outputs y; nnp_fill_params. */
+NNP_API nnp_status nnp_fill(nnp_stream* stream, const nnp_fill_params* params, const DLTensor* y);
+/** NNP_OP_COPY: inputs x; outputs y; params NULL. */
+NNP_API nnp_status nnp_copy(nnp_stream* stream, const DLTensor* x, const DLTensor* y);
+/** NNP_OP_TRANSPOSE: inputs x; outputs y; nnp_transpose_params. */
+NNP_API nnp_status nnp_transpose(nnp_stream* stream, const nnp_transpose_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_CAST: inputs x; outputs y; params NULL. */
+NNP_API nnp_status nnp_cast(nnp_stream* stream, const DLTensor* x, const DLTensor* y);
+/** NNP_OP_REDUCE: inputs x; outputs y; nnp_reduce_params. */
+NNP_API nnp_status nnp_reduce(nnp_stream* stream, const nnp_reduce_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_SGD_UPDATE: inputs grad; outputs param, momentum_buffer?; nnp_sgd_params. */
+NNP_API nnp_status nnp_sgd_update(nnp_stream* stream, const nnp_sgd_params* params,
+    const DLTensor* grad, const DLTensor* param, const DLTensor* momentum_buffer);
+/** NNP_OP_ADAM_UPDATE: inputs grad; outputs param, m, v; nnp_adam_params. */
+NNP_API nnp_status nnp_adam_update(nnp_stream* stream, const nnp_adam_params* params,
+    const DLTensor* grad, const DLTensor* param, const DLTensor* m, const DLTensor* v);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NNPLUG_OP_WRAPPERS_H_ */

@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""gen_ops.py — derives every op-related file of nnplug from api/ops/ops.toml.
+
+Usage:
+  gen_ops.py [--root DIR]           write the derived files
+  gen_ops.py [--root DIR] --check   exit 1 (naming each file) if a derived file differs from
+                                    what the table gives: stale or edited by hand
+
+Needs Python >= 3.11 (tomllib) and nothing else. The layout rules it enforces (no holes, no
+tail padding, fields of a later minor after those of earlier ones) are those of docs/abi.md;
+the offsets it computes are LP64 (x86-64, AArch64 Linux), and the generated layout pins make
+the C compiler confirm them.
+"""
+import argparse
+import os
+import re
+import sys
+import tomllib
+
+BANNER_C = "GENERATED from api/ops/ops.toml by api/ops/gen_ops.py: edit the table, not this file."
+
+# type -> (C declaration format, size, alignment, ctypes expression, kind letter)
+TYPES = {
+    "int32": ("int32_t {}", 4, 4, "c_int32", "i"),
+    "int64": ("int64_t {}", 8, 8, "c_int64", "l"),
+    "uint64": ("uint64_t {}", 8, 8, "c_uint64", "u"),
+    "double": ("double {}", 8, 8, "c_double", "d"),
+    "int32[NNP_MAX_DIMS]": ("int32_t {}[NNP_MAX_DIMS]", 32, 4, "c_int32 * MAX_DIMS", "a"),
+}
+MAX_DIMS = 8
+
+
+class SpecError(Exception):
+    pass
+
+
+# ------------------------------------------------------------------------------ model --
+def load(root):
+    with open(os.path.join(root, "api/ops/ops.toml"), "rb") as f:
+        spec = tomllib.load(f)
+    enums = {e["name"]: e for e in spec["enum"]}
+    structs = {s["name"]: s for s in spec["struct"]}
+    ops = spec["op"]
+    minor = spec["abi"]["minor"]
+    values, names = set(), set()
+    for op in ops:
+        if op["value"] in values or op["name"] in names:
+            raise SpecError(f"op {op['name']}: value or name used twice")
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", op["name"]):
+            raise SpecError(f"op {op['name']}: name must be lower_snake_case")
+        values.add(op["value"])
+        names.add(op["name"])
+        op.setdefault("since", 0)
+        op.setdefault("doc", "")
+        op.setdefault("params_optional", False)
+        op.setdefault("allow_strides", False)
+        op.setdefault("infer", True)
+        op["enum"] = "NNP_OP_" + op["name"].upper()
+        if "params" in op and op["params"] not in structs:
+            raise SpecError(f"op {op['name']}: unknown params struct {op['params']}")
+        if op["params_optional"] and "params" not in op:
+            op["params"] = None
+        op.setdefault("params", None)
+        if op["params"] is None and not op["params_optional"]:
+            raise SpecError(f"op {op['name']}: an op without params must say params_optional")
+        for role in ("inputs", "outputs"):
+            for t in op[role]:
+                t.setdefault("optional", False)
+                t.setdefault("dtype", "float")
+                t.setdefault("doc", "")
+                t.setdefault("alias", "")
+                if t["dtype"] not in ("float", "int64", "uint8", "same_as_input0", "any_float"):
+                    raise SpecError(f"op {op['name']}: {t['name']}: unknown dtype {t['dtype']}")
+        in_names = [t["name"] for t in op["inputs"]]
+        op["alias_pairs"] = []
+        for o, t in enumerate(op["outputs"]):
+            for a in t["alias"].split():
+                if a not in in_names:
+                    raise SpecError(f"op {op['name']}: {t['name']} aliases unknown input {a}")
+                op["alias_pairs"].append((o, in_names.index(a)))
+        ex = op["example"]
+        if len(ex["inputs"]) != len(op["inputs"]) or len(ex["outputs"]) != len(op["outputs"]):
+            raise SpecError(f"op {op['name']}: example must give every tensor's shape")
+        ex.setdefault("params", {})
+        if op["since"] > minor:
+            raise SpecError(f"op {op['name']}: since {op['since']} > ABI minor {minor}")
+    for e in enums.values():
+        e["last"] = max(v["value"] for v in e["values"])
+        if e["values"][0]["value"] != 0:
+            raise SpecError(f"enum {e['name']}: 0 = UNDEFINED comes first")
+    for s in structs.values():
+        layout(s, enums, minor)
+    return spec, enums, structs, ops, minor
+
+
+def layout(s, enums, minor):
+    """Computes offsets; refuses holes, tail padding and out-of-order minors."""
+    s.setdefault("since", 0)
+    off, last_since, max_align = 8, 0, 8
+    for f in s["fields"]:
+        if f["type"] not in TYPES:
+            raise SpecError(f"{s['name']}.{f['name']}: unknown type {f['type']}")
+        f.setdefault("since", 0)
+        f.setdefault("doc", "")
+        _, size, align, _, _ = TYPES[f["type"]]
+        if off % align:
+            raise SpecError(f"{s['name']}.{f['name']}: hole of {align - off % align} bytes "
+                            "before it (name the bytes reserved*)")
+        if f["since"] < last_since:
+            raise SpecError(f"{s['name']}.{f['name']}: a field of ABI 1.{f['since']} after one "
+                            f"of 1.{last_since} (fields are appended)")
+        if f["since"] > minor:
+            raise SpecError(f"{s['name']}.{f['name']}: since {f['since']} > minor {minor}")
+        last_since = f["since"]
+        f["offset"], f["size"] = off, size
+        off += size
+        check = f["check"]
+        kind = check.split(":")[0]
+        if kind not in ("flag", "min", "enum", "finite", "positive", "nonnegative", "interval",
+                        "reserved", "shape"):
+            raise SpecError(f"{s['name']}.{f['name']}: unknown check {check}")
+        if kind == "enum" and check.split(":")[1] not in enums:
+            raise SpecError(f"{s['name']}.{f['name']}: unknown enum in {check}")
+        if kind == "reserved" and not f["name"].startswith("reserved"):
+            raise SpecError(f"{s['name']}.{f['name']}: reserved fields are named reserved*")
+        f["default_value"] = default_value(f, enums)
+    if off % max_align:
+        raise SpecError(f"{s['name']}: {max_align - off % max_align} bytes of tail padding "
+                        "(add a reserved field)")
+    s["size"] = off
+    s["minors"] = sorted({f["since"] for f in s["fields"]})
+    s["macro"] = s["name"].upper().replace("NNP_", "NNP_", 1)
+
+
+def default_value(f, enums):
+    d = f["default"]
+    if isinstance(d, str):
+        if d == "identity":
+            return 0
+        enum = enums[f["check"].split(":")[1]]
+        for v in enum["values"]:
+            if v["name"] == d:
+                return v["value"]
+        raise SpecError(f"{f['name']}: default {d} is not a value of {enum['name']}")
+    return d
+
+
+def size_macro(s, minor=None):
+    base = s["name"].upper() + "_STRUCT_SIZE"
+    return base if minor is None else f"{base}_1_{minor}"
+
+
+def last_field_of(s, minor):
+    return [f for f in s["fields"] if f["since"] <= minor][-1]
+
+
+def check_text(f):
+    c = f["check"]
+    kind, _, arg = c.partition(":")
+    text = {
+        "flag": "0 or 1", "min": f">= {arg}", "enum": arg, "finite": "finite",
+        "positive": "> 0, finite", "nonnegative": ">= 0, finite", "interval": f"in {arg}",
+        "reserved": "reserved, must be 0", "shape": "",
+    }[kind]
+    parts = [p for p in (text, f["doc"]) if p]
+    d = f["default"]
+    if kind != "reserved":
+        parts.append(f"default {d}")
+    if f["since"]:
+        parts.append(f"ABI 1.{f['since']}")
+    return "; ".join(parts)
+
+
+def comment_block(text, indent=""):
+    lines = text.strip("\n").split("\n")
+    out = [indent + "/**"]
+    out += [(indent + " * " + l).rstrip() for l in lines]
+    out.append(indent + " */")
+    return "\n".join(out)
+
+
+def tensor_line(i, t):
+    bits = [f"[{i}] {t['name']}"]
+    if t["optional"]:
+        bits.append("(optional)")
+    desc = t["doc"]
+    if t["dtype"] not in ("float",):
+        desc = (desc + ", " if desc else "") + {"int64": "int64", "uint8": "uint8",
+                                                "same_as_input0": "any dtype",
+                                                "any_float": "any float dtype"}[t["dtype"]]
+    if t["alias"]:
+        desc = (desc + "; " if desc else "") + "may alias " + " or ".join(t["alias"].split())
+    return " ".join(bits) + (": " + desc if desc else "")
+
+
+def op_doc(op):
+    lines = [f"{op['enum']} ({op['name']}, {op['value']})" +
+             (f", new in ABI 1.{op['since']}" if op["since"] else "")]
+    ins = [tensor_line(i, t) for i, t in enumerate(op["inputs"])] or ["none"]
+    outs = [tensor_line(i, t) for i, t in enumerate(op["outputs"])]
+    lines.append("  inputs:  " + ins[0])
+    lines += ["           " + l for l in ins[1:]]
+    lines.append("  outputs: " + outs[0])
+    lines += ["           " + l for l in outs[1:]]
+    if op["doc"]:
+        lines += ["  " + l for l in op["doc"].strip().split("\n")]
+    return lines
+
+
+# ----------------------------------------------------------------------- nnplug_ops.h --
+def gen_ops_h(spec, enums, structs, ops, minor):
+    o = []
+    o.append("/*")
+    for l in spec["header"]["doc"].strip().split("\n"):
+        o.append((" * " + l).rstrip())
+    o.append(" */")
+    o.append("#ifndef NNPLUG_OPS_H_\n#define NNPLUG_OPS_H_\n")
+    o.append("#include <nnplug/nnplug_types.h>\n")
+    o.append("#ifdef __cplusplus\nextern \"C\" {\n#endif\n")
+    o.append("/** Op kinds. Values are explicit and never reused; names are nnp_op_kind_name(). */")
+    o.append("typedef enum nnp_op_kind {")
+    o.append("  NNP_OP_UNDEFINED = 0,")
+    for op in ops:
+        o.append(f"  {op['enum']} = {op['value']}, /**< \"{op['name']}\"" +
+                 (f", ABI 1.{op['since']}" if op["since"] else "") + " */")
+    o.append("  NNP_OP_KIND_FORCE_INT32 = 0x7FFFFFFF /**< not a kind: keeps the enum 32-bit */")
+    o.append("} nnp_op_kind;\n")
+    o.append(f"/** Number of op kinds defined by this header. */\n#define NNP_OP_KIND_COUNT {len(ops)}\n")
+    for e in enums.values():
+        o.append(f"/** {e['doc']} */")
+        o.append(f"typedef enum {e['name']} {{")
+        for v in e["values"]:
+            doc = f" /**< {v['doc']} */" if v.get("doc") else ""
+            o.append(f"  {e['prefix']}{v['name']} = {v['value']},{doc}")
+        o.append(f"  {e['prefix']}FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */")
+        o.append(f"}} {e['name']};\n")
+    used = set()
+    for s in structs.values():
+        users = [op for op in ops if op["params"] == s["name"]]
+        text = s["doc"].strip("\n")
+        for op in users:
+            text += "\n\n" + "\n".join(op_doc(op))
+            used.add(op["name"])
+        o.append("/* " + "-" * 90 + " */")
+        o.append(comment_block(text))
+        o.append(f"typedef struct {s['name']} {{")
+        o.append("  size_t struct_size; /**< sizeof as compiled by the caller */")
+        for f in s["fields"]:
+            decl = TYPES[f["type"]][0].format(f["name"])
+            o.append(f"  {decl}; /**< {check_text(f)} */")
+        o.append(f"}} {s['name']};")
+        for m in s["minors"]:
+            lf = last_field_of(s, m)
+            ctype = TYPES[lf["type"]][0].format("").strip()
+            ctype = ctype.replace("[NNP_MAX_DIMS]", "") if "[" in ctype else ctype
+            size = f"sizeof(int32_t) * NNP_MAX_DIMS" if "[" in lf["type"] else f"sizeof({ctype})"
+            o.append(f"#define {size_macro(s, m)} (offsetof({s['name']}, {lf['name']}) + {size})")
+        o.append(f"#define {size_macro(s)} {size_macro(s, s['minors'][-1])}\n")
+    rest = [op for op in ops if op["name"] not in used]
+    if rest:
+        o.append("/* " + "-" * 90 + " */")
+        o.append("/* Ops without params (params may be NULL). */")
+        for op in rest:
+            o.append(comment_block("\n".join(op_doc(op))))
+        o.append("")
+    o.append("#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n")
+    o.append("#endif /* NNPLUG_OPS_H_ */")
+    return "\n".join(o) + "\n"
+
+
+def wrapper_args(op, s=None):
+    args = ["nnp_stream* stream"]
+    if op["params"] and not op["params_optional"]:
+        args.append(f"const {op['params']}* params")
+    args += [f"const DLTensor* {t['name']}" for t in op["inputs"] + op["outputs"]]
+    return args
+
+
+def gen_wrappers_h(ops):
+    o = ["/*",
+         " * nnplug_op_wrappers.h — typed wrappers of nnp_op_execute(), one per op kind; included by",
+         " * nnplug.h. " + BANNER_C,
+         " *",
+         " * Each wrapper is nnp_op_execute(stream, kind, params, inputs, outputs) with the tensors in",
+         " * the order of nnplug_ops.h: inputs first, then outputs. Optional tensors may be NULL.",
+         " * Statuses, ownership and thread safety are those of nnp_op_execute (nnplug.h).",
+         " */",
+         "#ifndef NNPLUG_OP_WRAPPERS_H_\n#define NNPLUG_OP_WRAPPERS_H_\n",
+         "#ifndef NNPLUG_H_\n#error \"include <nnplug/nnplug.h>, not this header\"\n#endif\n",
+         "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"]
+    for op in ops:
+        ins = ", ".join(t["name"] + ("?" if t["optional"] else "") for t in op["inputs"]) or "none"
+        outs = ", ".join(t["name"] + ("?" if t["optional"] else "") for t in op["outputs"])
+        p = "params NULL" if op["params_optional"] else op["params"]
+        o.append(f"/** {op['enum']}: inputs {ins}; outputs {outs}; {p}. */")
+        args = wrapper_args(op)
+        line = f"NNP_API nnp_status nnp_{op['name']}(" + ", ".join(args) + ");"
+        o.append(wrap_c(line))
+    o.append("\n#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n")
+    o.append("#endif /* NNPLUG_OP_WRAPPERS_H_ */")
+    return "\n".join(o) + "\n"
+
+
+def wrap_c(line, width=100):
+    if len(line) <= width:
+        return line
+    head, _, rest = line.partition("(")
+    parts = rest.split(", ")
+    out, cur = [], head + "("
+    indent = " " * 4
+    for i, p in enumerate(parts):
+        piece = p + ("" if i == len(parts) - 1 else ",")
+        if len(cur) + len(piece) + 1 > width and cur.strip():
+            out.append(cur.rstrip())
+            cur = indent + piece + " "
+        else:
+            cur += piece + " "
+    out.append(cur.rstrip())
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------- libnnplug op table --
+def cxx_check(f, enums):
+    kind, _, arg = f["check"].partition(":")
+    lo = hi = 0.0
+    hi_open = "false"
+    if kind == "min":
+        lo = float(arg)
+    elif kind == "enum":
+        lo, hi = 1, enums[arg]["last"]
+    elif kind == "interval":
+        m = re.fullmatch(r"\[([-0-9.e]+),([-0-9.e]+)([\])])", arg)
+        lo, hi = float(m.group(1)), float(m.group(2))
+        hi_open = "true" if m.group(3) == ")" else "false"
+    enum_name = f'"{arg}"' if kind == "enum" else "nullptr"
+    return kind, lo, hi, hi_open, enum_name
+
+
+def gen_op_table_inc(enums, structs, ops):
+    o = [f"// op_table.inc — {BANNER_C}",
+         "// Included once, by api/src/op_table.cpp (types in op_table.hpp).", ""]
+    for s in structs.values():
+        n = s["name"]
+        o.append(f"const param_field k_fields_{n}[] = {{")
+        for f in s["fields"]:
+            kind, lo, hi, hi_open, enum_name = cxx_check(f, enums)
+            o.append(f"    {{\"{f['name']}\", offsetof({n}, {f['name']}), field_type::{TYPES[f['type']][4]}, "
+                     f"check::{kind + '_' if kind == 'enum' else kind}, {lo!r}, {hi!r}, {hi_open}, {enum_name}, {f['since']}, "
+                     f"{float(f['default_value'])!r}}},")
+        o.append("};")
+        o.append(f"const param_struct k_struct_{n} = {{\"{n}\", {size_macro(s, 0 if 0 in s['minors'] else s['minors'][0])}, "
+                 f"sizeof({n}), k_fields_{n}, {len(s['fields'])}}};")
+        o.append(f"static_assert(sizeof({n}) == {s['size']}, \"{n}: layout differs from the table\");")
+    o.append("")
+    dt = {"float": "dtype_rule::float_common", "int64": "dtype_rule::int64",
+          "uint8": "dtype_rule::uint8", "same_as_input0": "dtype_rule::same_as_input0",
+          "any_float": "dtype_rule::any_float"}
+    for op in ops:
+        n = op["name"]
+        for role in ("inputs", "outputs"):
+            if op[role]:
+                o.append(f"const tensor_desc k_{role}_{n}[] = {{" + ", ".join(
+                    f"{{\"{t['name']}\", {str(t['optional']).lower()}, {dt[t['dtype']]}}}"
+                    for t in op[role]) + "};")
+        if op["alias_pairs"]:
+            o.append(f"const alias_pair k_alias_{n}[] = {{" + ", ".join(
+                f"{{{a}, {b}}}" for a, b in op["alias_pairs"]) + "};")
+    o.append("")
+    o.append("// Hand-written shape rules, one per op (validate_shapes.cpp).")
+    for op in ops:
+        o.append(f"void shapes_{op['name']}(call& c, const void* params);")
+    o.append("")
+    o.append("const op_desc k_ops[] = {")
+    for op in ops:
+        n = op["name"]
+        st = f"&k_struct_{op['params']}" if op["params"] else "nullptr"
+        ins = f"k_inputs_{n}" if op["inputs"] else "nullptr"
+        al = f"k_alias_{n}" if op["alias_pairs"] else "nullptr"
+        o.append(f"    {{{op['enum']}, \"{n}\", {op['since']}, {st}, {str(op['params_optional']).lower()}, "
+                 f"{len(op['inputs'])}, {ins}, {len(op['outputs'])}, k_outputs_{n}, "
+                 f"{len(op['alias_pairs'])}, {al}, {str(op['allow_strides']).lower()}, "
+                 f"{str(op['infer']).lower()}, shapes_{n}}},")
+    o.append("};")
+    o.append(f"static_assert(sizeof(k_ops) / sizeof(k_ops[0]) == NNP_OP_KIND_COUNT, \"one row per kind\");")
+    return "\n".join(o) + "\n"
+
+
+def gen_wrappers_inc(ops):
+    o = [f"// op_wrappers.inc — {BANNER_C}",
+         "// The typed wrappers of nnplug_op_wrappers.h; included by api/src/ops.cpp.", ""]
+    for op in ops:
+        args = wrapper_args(op)
+        o.append(wrap_c("NNP_API nnp_status nnp_" + op["name"] + "(" + ", ".join(args) + ") {"))
+        ins = ", ".join(t["name"] for t in op["inputs"])
+        outs = ", ".join(t["name"] for t in op["outputs"])
+        p = "nullptr" if (op["params_optional"] or not op["params"]) else "params"
+        if op["inputs"]:
+            o.append(f"  const DLTensor* in[] = {{{ins}}};")
+        o.append(f"  const DLTensor* out[] = {{{outs}}};")
+        o.append(f"  return nnp_op_execute(stream, {op['enum']}, {p}, {len(op['inputs'])}, "
+                 f"{'in' if op['inputs'] else 'nullptr'}, {len(op['outputs'])}, out);")
+        o.append("}\n")
+    return "\n".join(o)
+
+
+# --------------------------------------------------------------------------- tests --
+def gen_layout_pins(enums, structs, ops):
+    o = [f"/* op_layout_pins.inc — {BANNER_C}",
+         " * Included by api/tests/layout_c11.c: the offsets the table's layout rules give (LP64),",
+         " * confirmed by the C compiler, and every enumerator's value. */"]
+    for s in structs.values():
+        o.append(f"NNP_PIN_SIZE({s['name']}, {s['size']});")
+        for f in s["fields"]:
+            o.append(f"NNP_PIN({s['name']}, {f['name']}, {f['offset']});")
+        for m in s["minors"]:
+            lf = last_field_of(s, m)
+            o.append(f"NNP_PIN_VALUE({size_macro(s, m)}, {lf['offset'] + lf['size']});")
+        o.append(f"NNP_PIN_VALUE({size_macro(s)}, {s['size']});")
+    for op in ops:
+        o.append(f"NNP_PIN_VALUE({op['enum']}, {op['value']});")
+    o.append(f"NNP_PIN_VALUE(NNP_OP_KIND_COUNT, {len(ops)});")
+    for e in enums.values():
+        for v in e["values"]:
+            o.append(f"NNP_PIN_VALUE({e['prefix']}{v['name']}, {v['value']});")
+        o.append(f"NNP_PIN_SIZE({e['name']}, 4);")
+    o.append("NNP_PIN_SIZE(nnp_op_kind, 4);")
+    return "\n".join(o) + "\n"
+
+
+def gen_symbols(ops):
+    o = [f"/* op_wrapper_symbols.inc — {BANNER_C}",
+         " * Every typed wrapper of nnplug_op_wrappers.h, for api/tests/api_c99.c. */"]
+    for op in ops:
+        o.append(f"(any_fn)nnp_{op['name']},")
+    return "\n".join(o) + "\n"
+
+
+def gen_abi_dump(enums, structs, ops):
+    o = [f"/* op_abi_dump.inc — {BANNER_C}",
+         " * The op structs and enums for api/python/tests/abi_dump.c (S/F/V macros there). */",
+         "#define NNP_DUMP_OP_STRUCTS \\"]
+    for s in structs.values():
+        o.append(f"  S({s['name']}); \\")
+        for f in s["fields"]:
+            o.append(f"  F({s['name']}, {f['name']}); \\")
+        o.append("  struct_end(); \\")
+    o.append("  /* end */")
+    o.append("#define NNP_DUMP_OP_ENUMS \\")
+    o.append("  enum_begin(\"nnp_op_kind\"); \\")
+    o.append("  V(NNP_OP_UNDEFINED); \\")
+    for op in ops:
+        o.append(f"  V({op['enum']}); \\")
+    o.append("  enum_end(); \\")
+    for e in enums.values():
+        o.append(f"  enum_begin(\"{e['name']}\"); \\")
+        for v in e["values"]:
+            o.append(f"  V({e['prefix']}{v['name']}); \\")
+        o.append("  enum_end(); \\")
+    o.append("  /* end */")
+    return "\n".join(o) + "\n"
+
+
+def bad_values(f, enums):
+    """(value, why) pairs that the field's check must reject."""
+    kind, _, arg = f["check"].partition(":")
+    nan = "std::numeric_limits<double>::quiet_NaN()"
+    inf = "std::numeric_limits<double>::infinity()"
+    if kind == "flag":
+        return [("2", "2"), ("-1", "-1")]
+    if kind == "min":
+        return [(str(int(arg) - 1), str(int(arg) - 1))]
+    if kind == "enum":
+        return [("0", "UNDEFINED"), (str(enums[arg]["last"] + 1), "past the last value")]
+    if kind == "finite":
+        return [(nan, "NaN"), (inf, "inf")]
+    if kind == "positive":
+        return [("0.0", "0"), (nan, "NaN")]
+    if kind == "nonnegative":
+        return [("-1.0", "-1"), (nan, "NaN")]
+    if kind == "interval":
+        m = re.fullmatch(r"\[([-0-9.e]+),([-0-9.e]+)([\])])", arg)
+        lo, hi = float(m.group(1)), float(m.group(2))
+        hi_bad = hi if m.group(3) == ")" else hi + 0.5
+        return [(repr(lo - 0.5), f"{lo - 0.5}"), (repr(hi_bad), f"{hi_bad}")]
+    if kind == "reserved":
+        return [("1", "1")]
+    return []
+
+
+def gen_conformance_cases(enums, structs, ops):
+    o = [f"// op_cases.inc — {BANNER_C}",
+         "// One small valid call per op kind, and the params values each kind's checks must",
+         "// reject. Included by conformance/test_op_table.cpp (types defined there).", ""]
+    o.append("inline std::vector<table_example> table_examples() {")
+    o.append("  std::vector<table_example> v;")
+    letters = {"float": "'f'", "int64": "'l'", "uint8": "'u'", "same_as_input0": "'f'",
+               "any_float": "'f'"}
+    for op in ops:
+        o.append("  {")
+        o.append(f"    table_example e{{{op['enum']}, \"{op['name']}\", {op['since']}, {{}}, {{}}, {{}}}};")
+        if op["params"]:
+            s = structs[op["params"]]
+            o.append(f"    {s['name']} p{{}};")
+            o.append("    p.struct_size = sizeof p;")
+            for f in s["fields"]:
+                val = op["example"]["params"].get(f["name"], f["default_value"])
+                if f["type"].startswith("int32["):
+                    if f["default"] == "identity" and f["name"] not in op["example"]["params"]:
+                        val = list(range(len(op["example"]["inputs"][0])))
+                    vals = val if isinstance(val, list) else []
+                    for i, x in enumerate(vals):
+                        o.append(f"    p.{f['name']}[{i}] = {x};")
+                else:
+                    o.append(f"    p.{f['name']} = {float(val)!r};" if f["type"] == "double"
+                             else f"    p.{f['name']} = {int(val)};")
+            o.append("    e.set_params(p);")
+        for role, key in (("inputs", "in"), ("outputs", "out")):
+            for t, shape in zip(op[role], op["example"][role]):
+                o.append(f"    e.{key}.push_back({{{{{', '.join(map(str, shape))}}}, "
+                         f"{letters[t['dtype']]}, {str(t['optional']).lower()}}});")
+        o.append("    v.push_back(std::move(e));")
+        o.append("  }")
+    o.append("  return v;")
+    o.append("}\n")
+    o.append("inline std::vector<table_field_case> table_field_cases() {")
+    o.append("  return {")
+    for op in ops:
+        if not op["params"]:
+            continue
+        s = structs[op["params"]]
+        for f in s["fields"]:
+            for val, why in bad_values(f, enums):
+                o.append(f"      {{{op['enum']}, \"{op['name']}\", \"{f['name']}\", "
+                         f"offsetof({s['name']}, {f['name']}), '{TYPES[f['type']][4]}', {val}, \"{why}\"}},")
+    o.append("  };")
+    o.append("}")
+    return "\n".join(o) + "\n"
+
+
+# -------------------------------------------------------------------------- python --
+def gen_python(spec, enums, structs, ops, minor):
+    o = ['"""nnplug._ops_generated — ' + BANNER_C,
+         "",
+         "The op kinds, value enums and params structs of nnplug_ops.h as ctypes classes, and each",
+         'op\'s signature (tensor names, which are optional, dtype rules, params defaults)."""',
+         "from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, sizeof",
+         "from enum import IntEnum", "",
+         f"MAX_DIMS = {MAX_DIMS}",
+         f"ABI_VERSION_MINOR = {minor}", "", ""]
+    o.append("class OpKind(IntEnum):")
+    o.append("    UNDEFINED = 0")
+    for op in ops:
+        o.append(f"    {op['name'].upper()} = {op['value']}")
+    o.append("")
+    for e in enums.values():
+        o.append("")
+        o.append(f"class {e['python']}(IntEnum):")
+        o.append(f'    """{e["doc"]}"""')
+        for v in e["values"]:
+            o.append(f"    {v['name']} = {v['value']}")
+        o.append("")
+    o.append("")
+    o.append("class _Params(Structure):")
+    o.append('    """A params struct: struct_size is set to sizeof on construction, and every field')
+    o.append('    starts at the op table\'s default."""')
+    o.append("    _defaults_ = {}")
+    o.append("")
+    o.append("    def __init__(self, **kwargs):")
+    o.append("        super().__init__()")
+    o.append("        self.struct_size = sizeof(self)")
+    o.append("        for name, value in {**self._defaults_, **kwargs}.items():")
+    o.append("            setattr(self, name, value)")
+    o.append("")
+    for s in structs.values():
+        o.append("")
+        o.append(f"class {s['name']}(_Params):")
+        fields = ['("struct_size", c_size_t)'] + [
+            f'("{f["name"]}", {TYPES[f["type"]][3]})' for f in s["fields"]]
+        o.append("    _fields_ = [" + ", ".join(fields) + "]")
+        defaults = {f["name"]: f["default_value"] for f in s["fields"]
+                    if not f["type"].startswith("int32[") and f["default_value"] != 0}
+        o.append(f"    _defaults_ = {defaults!r}")
+        o.append("")
+    o.append("")
+    o.append("#: op name -> (kind, params class or None, params optional, inputs, outputs)")
+    o.append("#: inputs/outputs: tuples (name, optional, dtype rule)")
+    o.append("OPS = {")
+    for op in ops:
+        ins = tuple((t["name"], t["optional"], t["dtype"]) for t in op["inputs"])
+        outs = tuple((t["name"], t["optional"], t["dtype"]) for t in op["outputs"])
+        p = op["params"] or "None"
+        o.append(f"    {op['name']!r}: (OpKind.{op['name'].upper()}, {p}, {op['params_optional']}, "
+                 f"{ins!r}, {outs!r}),")
+    o.append("}")
+    o.append("")
+    o.append("#: every params struct, by C name")
+    o.append("PARAMS_STRUCTS = {cls.__name__: cls for cls in (" +
+             ", ".join(s["name"] for s in structs.values()) + ")}")
+    o.append("")
+    o.append("#: C enum name -> (IntEnum class, prefix of the C enumerator names)")
+    o.append("ENUMS = {\"nnp_op_kind\": (OpKind, \"NNP_OP_\"), " + ", ".join(
+        f"\"{e['name']}\": ({e['python']}, \"{e['prefix']}\")" for e in enums.values()) + "}")
+    return "\n".join(o) + "\n"
+
+
+# ---------------------------------------------------------------------------- docs --
+DOC_BEGIN = "<!-- BEGIN GENERATED op table (api/ops/gen_ops.py): edit api/ops/ops.toml -->"
+DOC_END = "<!-- END GENERATED op table -->"
+
+
+def gen_docs_table(structs, ops, enums):
+    o = [DOC_BEGIN, "",
+         "| value | kind | inputs | outputs | params | since |",
+         "|---:|---|---|---|---|---|"]
+    for op in ops:
+        def tl(ts):
+            return ", ".join(("*" + t["name"] + "*?" if t["optional"] else t["name"]) +
+                             ("" if t["dtype"] == "float" else f" ({t['dtype']})")
+                             for t in ts) or "—"
+        p = f"`{op['params']}`" if op["params"] else "—"
+        if op["params_optional"]:
+            p += " or NULL"
+        o.append(f"| {op['value']} | `{op['enum']}` | {tl(op['inputs'])} | {tl(op['outputs'])} | "
+                 f"{p} | 1.{op['since']} |")
+    o += ["", "*x*? = optional (NULL allowed). Tensors without a dtype note share the call's "
+          "float dtype.", "", "Params fields (checked by libnnplug before any backend runs; "
+          "`shape` = checked by the op's shape rule):", "",
+          "| struct | field | type | check | default | since |", "|---|---|---|---|---|---|"]
+    for s in structs.values():
+        for f in s["fields"]:
+            o.append(f"| `{s['name']}` | `{f['name']}` | {f['type']} | {f['check']} | "
+                     f"{f['default']} | 1.{f['since']} |")
+    o += ["", DOC_END]
+    return "\n".join(o)
+
+
+def splice_docs(path, table):
+    with open(path) as f:
+        text = f.read()
+    if DOC_BEGIN in text:
+        pre = text.split(DOC_BEGIN)[0]
+        post = text.split(DOC_END, 1)[1]
+        return pre + table + post
+    marker = "## Conventions (every op)"
+    return text.replace(marker, "## The op table\n\n" + table + "\n\n" + marker, 1)
+
+
+# ---------------------------------------------------------------------------- main --
+def outputs(root):
+    spec, enums, structs, ops, minor = load(root)
+    files = {
+        "api/include/nnplug/nnplug_ops.h": gen_ops_h(spec, enums, structs, ops, minor),
+        "api/include/nnplug/nnplug_op_wrappers.h": gen_wrappers_h(ops),
+        "api/src/generated/op_table.inc": gen_op_table_inc(enums, structs, ops),
+        "api/src/generated/op_wrappers.inc": gen_wrappers_inc(ops),
+        "api/tests/generated/op_layout_pins.inc": gen_layout_pins(enums, structs, ops),
+        "api/tests/generated/op_wrapper_symbols.inc": gen_symbols(ops),
+        "api/python/tests/generated/op_abi_dump.inc": gen_abi_dump(enums, structs, ops),
+        "conformance/generated/op_cases.inc": gen_conformance_cases(enums, structs, ops),
+        "api/python/nnplug/_ops_generated.py": gen_python(spec, enums, structs, ops, minor),
+    }
+    docs = os.path.join(root, "docs/ops.md")
+    files["docs/ops.md"] = splice_docs(docs, gen_docs_table(structs, ops, enums))
+    return files
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    root = os.path.abspath(a.root)
+    try:
+        files = outputs(root)
+    except SpecError as e:
+        print(f"api/ops/ops.toml: {e}", file=sys.stderr)
+        return 2
+    stale = []
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        old = open(path).read() if os.path.exists(path) else None
+        if old == text:
+            continue
+        if a.check:
+            stale.append(rel)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+            print(f"gen_ops: wrote {rel}")
+    if stale:
+        print("gen_ops: these files differ from what api/ops/ops.toml gives (stale or edited by "
+              "hand); run /usr/bin/python3 api/ops/gen_ops.py and commit:", file=sys.stderr)
+        for rel in stale:
+            print(f"  {rel}", file=sys.stderr)
+        return 1
+    if a.check:
+        print(f"gen_ops: all {len(files)} derived files match api/ops/ops.toml")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Tests of gen_ops.py (CTest ops_generator_checks): on a copy of the table and its derived
+files, --check passes when nothing changed, names a derived file that was edited by hand or
+left stale by a table edit, and the layout rules refuse padding and out-of-order fields."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import gen_ops  # noqa: E402
+
+
+def run(root, *args):
+    return subprocess.run([sys.executable, os.path.join(HERE, "gen_ops.py"), "--root", root,
+                           *args], capture_output=True, text=True)
+
+
+def copy_tree(dst):
+    for rel in ["api/ops/ops.toml", *gen_ops.outputs(ROOT)]:
+        os.makedirs(os.path.dirname(os.path.join(dst, rel)), exist_ok=True)
+        shutil.copy(os.path.join(ROOT, rel), os.path.join(dst, rel))
+
+
+def edit(path, old, new):
+    with open(path) as f:
+        text = f.read()
+    assert old in text, (path, old)
+    with open(path, "w") as f:
+        f.write(text.replace(old, new, 1))
+
+
+def main():
+    failures = []
+
+    def expect(cond, what):
+        print(("ok   " if cond else "FAIL ") + what)
+        if not cond:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_tree(tmp)
+        r = run(tmp, "--check")
+        expect(r.returncode == 0, "an unchanged copy passes --check")
+
+        header = os.path.join(tmp, "api/include/nnplug/nnplug_ops.h")
+        edit(header, "NNP_OP_GEMM = 1,", "NNP_OP_GEMM = 2,")
+        r = run(tmp, "--check")
+        expect(r.returncode == 1 and "nnplug_ops.h" in r.stderr,
+               "a hand edit of nnplug_ops.h fails --check, naming the file")
+        run(tmp)  # regenerate
+        expect(run(tmp, "--check").returncode == 0, "regenerating repairs it")
+
+        toml = os.path.join(tmp, "api/ops/ops.toml")
+        edit(toml, 'default = 1e-5, doc = "> 0', 'default = 1e-3, doc = "> 0')
+        r = run(tmp, "--check")
+        expect(r.returncode == 1 and "_ops_generated.py" in r.stderr,
+               "a table edit leaves the derived files stale until regenerated")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_tree(tmp)
+        toml = os.path.join(tmp, "api/ops/ops.toml")
+        edit(toml, '  { name = "reserved0", type = "int32", check = "reserved", default = 0, '
+             'since = 1 },\n]\n\n[[struct]]\nname = "nnp_pool2d_params"',
+             ']\n\n[[struct]]\nname = "nnp_pool2d_params"')
+        r = run(tmp, "--check")
+        expect(r.returncode == 2 and "tail padding" in r.stderr,
+               "a struct with tail padding is refused")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_tree(tmp)
+        toml = os.path.join(tmp, "api/ops/ops.toml")
+        edit(toml, '{ name = "trans_a", type = "int32", check = "flag", default = 0,',
+             '{ name = "trans_a", type = "int32", check = "flag", default = 0, since = 1,')
+        r = run(tmp, "--check")
+        expect(r.returncode == 2 and "appended" in r.stderr,
+               "a field of a later minor before older fields is refused")
+
+    print(f"test_gen_ops: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

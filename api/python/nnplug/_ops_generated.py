@@ -1,0 +1,219 @@
+"""nnplug._ops_generated — GENERATED from api/ops/ops.toml by api/ops/gen_ops.py: edit the table, not this file.
+
+The op kinds, value enums and params structs of nnplug_ops.h as ctypes classes, and each
+op's signature (tensor names, which are optional, dtype rules, params defaults)."""
+from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, sizeof
+from enum import IntEnum
+
+MAX_DIMS = 8
+ABI_VERSION_MINOR = 1
+
+
+class OpKind(IntEnum):
+    UNDEFINED = 0
+    GEMM = 1
+    CONV2D_FORWARD = 10
+    CONV2D_BACKWARD_DATA = 11
+    CONV2D_BACKWARD_FILTER = 12
+    CONV2D_BACKWARD_BIAS = 13
+    POOL2D_FORWARD = 20
+    POOL2D_BACKWARD = 21
+    ACTIVATION_FORWARD = 30
+    ACTIVATION_BACKWARD = 31
+    SOFTMAX_FORWARD = 40
+    SOFTMAX_BACKWARD = 41
+    SOFTMAX_CROSS_ENTROPY_FORWARD = 50
+    SOFTMAX_CROSS_ENTROPY_BACKWARD = 51
+    BATCH_NORM_FORWARD_TRAINING = 60
+    BATCH_NORM_FORWARD_INFERENCE = 61
+    BATCH_NORM_BACKWARD = 62
+    LAYER_NORM_FORWARD = 65
+    LAYER_NORM_BACKWARD = 66
+    DROPOUT_FORWARD = 70
+    DROPOUT_BACKWARD = 71
+    BINARY = 80
+    SCALE = 81
+    FILL = 82
+    COPY = 83
+    TRANSPOSE = 84
+    CAST = 85
+    REDUCE = 90
+    SGD_UPDATE = 100
+    ADAM_UPDATE = 101
+
+
+class PoolMode(IntEnum):
+    """Pooling modes."""
+    UNDEFINED = 0
+    MAX = 1
+    AVERAGE = 2
+
+
+class Activation(IntEnum):
+    """Activation functions (ONNX Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Elu)."""
+    UNDEFINED = 0
+    RELU = 1
+    LEAKY_RELU = 2
+    SIGMOID = 3
+    TANH = 4
+    GELU_ERF = 5
+    GELU_TANH = 6
+    ELU = 7
+
+
+class Reduction(IntEnum):
+    """Loss reductions (ONNX reduction attribute)."""
+    UNDEFINED = 0
+    MEAN = 1
+    SUM = 2
+    NONE = 3
+
+
+class BinaryOp(IntEnum):
+    """Elementwise binary functions (ONNX Add, Sub, Mul, Div)."""
+    UNDEFINED = 0
+    ADD = 1
+    SUB = 2
+    MUL = 3
+    DIV = 4
+
+
+class ReduceOp(IntEnum):
+    """Reduction functions (ONNX ReduceSum, ReduceMean, ReduceMax)."""
+    UNDEFINED = 0
+    SUM = 1
+    MEAN = 2
+    MAX = 3
+
+
+class _Params(Structure):
+    """A params struct: struct_size is set to sizeof on construction, and every field
+    starts at the op table's default."""
+    _defaults_ = {}
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.struct_size = sizeof(self)
+        for name, value in {**self._defaults_, **kwargs}.items():
+            setattr(self, name, value)
+
+
+class nnp_gemm_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("trans_a", c_int32), ("trans_b", c_int32), ("alpha", c_double), ("beta", c_double)]
+    _defaults_ = {'alpha': 1.0}
+
+
+class nnp_conv2d_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("stride_h", c_int32), ("stride_w", c_int32), ("pad_top", c_int32), ("pad_bottom", c_int32), ("pad_left", c_int32), ("pad_right", c_int32), ("dilation_h", c_int32), ("dilation_w", c_int32), ("groups", c_int32), ("reserved0", c_int32)]
+    _defaults_ = {'stride_h': 1, 'stride_w': 1, 'dilation_h': 1, 'dilation_w': 1, 'groups': 1}
+
+
+class nnp_pool2d_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("mode", c_int32), ("window_h", c_int32), ("window_w", c_int32), ("stride_h", c_int32), ("stride_w", c_int32), ("pad_top", c_int32), ("pad_bottom", c_int32), ("pad_left", c_int32), ("pad_right", c_int32), ("ceil_mode", c_int32), ("count_include_pad", c_int32), ("global", c_int32)]
+    _defaults_ = {'mode': 1, 'window_h': 2, 'window_w': 2, 'stride_h': 2, 'stride_w': 2}
+
+
+class nnp_activation_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("function", c_int32), ("reserved0", c_int32), ("alpha", c_double)]
+    _defaults_ = {'function': 1}
+
+
+class nnp_softmax_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("log", c_int32)]
+    _defaults_ = {'axis': -1}
+
+
+class nnp_softmax_cross_entropy_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
+    _defaults_ = {'reduction': 1, 'ignore_index': -100}
+
+
+class nnp_batch_norm_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("epsilon", c_double), ("momentum", c_double)]
+    _defaults_ = {'epsilon': 1e-05, 'momentum': 0.9}
+
+
+class nnp_layer_norm_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("reserved0", c_int32), ("epsilon", c_double)]
+    _defaults_ = {'axis': -1, 'epsilon': 1e-05}
+
+
+class nnp_dropout_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("ratio", c_double), ("seed", c_uint64), ("offset", c_uint64)]
+    _defaults_ = {'ratio': 0.5}
+
+
+class nnp_binary_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("op", c_int32), ("reserved0", c_int32)]
+    _defaults_ = {'op': 1}
+
+
+class nnp_scale_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("alpha", c_double)]
+    _defaults_ = {'alpha': 1.0}
+
+
+class nnp_fill_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("value", c_double)]
+    _defaults_ = {}
+
+
+class nnp_transpose_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("perm", c_int32 * MAX_DIMS)]
+    _defaults_ = {}
+
+
+class nnp_reduce_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("op", c_int32), ("keepdims", c_int32), ("n_axes", c_int32), ("axes", c_int32 * MAX_DIMS), ("noop_with_empty_axes", c_int32)]
+    _defaults_ = {'op': 1, 'keepdims': 1}
+
+
+class nnp_sgd_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("lr", c_double), ("momentum", c_double), ("dampening", c_double), ("weight_decay", c_double), ("nesterov", c_int32), ("reserved0", c_int32)]
+    _defaults_ = {'lr': 0.01}
+
+
+class nnp_adam_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("lr", c_double), ("beta1", c_double), ("beta2", c_double), ("epsilon", c_double), ("weight_decay", c_double), ("step", c_int64), ("adamw", c_int32), ("reserved0", c_int32)]
+    _defaults_ = {'lr': 0.001, 'beta1': 0.9, 'beta2': 0.999, 'epsilon': 1e-08, 'step': 1}
+
+
+#: op name -> (kind, params class or None, params optional, inputs, outputs)
+#: inputs/outputs: tuples (name, optional, dtype rule)
+OPS = {
+    'gemm': (OpKind.GEMM, nnp_gemm_params, False, (('A', False, 'float'), ('B', False, 'float'), ('C', True, 'float')), (('Y', False, 'float'),)),
+    'conv2d_forward': (OpKind.CONV2D_FORWARD, nnp_conv2d_params, False, (('x', False, 'float'), ('w', False, 'float'), ('b', True, 'float')), (('y', False, 'float'),)),
+    'conv2d_backward_data': (OpKind.CONV2D_BACKWARD_DATA, nnp_conv2d_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
+    'conv2d_backward_filter': (OpKind.CONV2D_BACKWARD_FILTER, nnp_conv2d_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
+    'conv2d_backward_bias': (OpKind.CONV2D_BACKWARD_BIAS, nnp_conv2d_params, True, (('dy', False, 'float'),), (('db', False, 'float'),)),
+    'pool2d_forward': (OpKind.POOL2D_FORWARD, nnp_pool2d_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'pool2d_backward': (OpKind.POOL2D_BACKWARD, nnp_pool2d_params, False, (('x', False, 'float'), ('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
+    'activation_forward': (OpKind.ACTIVATION_FORWARD, nnp_activation_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'activation_backward': (OpKind.ACTIVATION_BACKWARD, nnp_activation_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
+    'softmax_forward': (OpKind.SOFTMAX_FORWARD, nnp_softmax_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'softmax_backward': (OpKind.SOFTMAX_BACKWARD, nnp_softmax_params, False, (('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
+    'softmax_cross_entropy_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_FORWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64')), (('loss', False, 'float'), ('log_prob', True, 'float'))),
+    'softmax_cross_entropy_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_BACKWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64'), ('dloss', False, 'float')), (('dlogits', False, 'float'),)),
+    'batch_norm_forward_training': (OpKind.BATCH_NORM_FORWARD_TRAINING, nnp_batch_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', False, 'float')), (('y', False, 'float'), ('running_mean', False, 'float'), ('running_var', False, 'float'), ('saved_mean', False, 'float'), ('saved_inv_std', False, 'float'))),
+    'batch_norm_forward_inference': (OpKind.BATCH_NORM_FORWARD_INFERENCE, nnp_batch_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', False, 'float'), ('mean', False, 'float'), ('var', False, 'float')), (('y', False, 'float'),)),
+    'batch_norm_backward': (OpKind.BATCH_NORM_BACKWARD, nnp_batch_norm_params, False, (('x', False, 'float'), ('dy', False, 'float'), ('scale', False, 'float'), ('saved_mean', False, 'float'), ('saved_inv_std', False, 'float')), (('dx', False, 'float'), ('dscale', False, 'float'), ('dbias', False, 'float'))),
+    'layer_norm_forward': (OpKind.LAYER_NORM_FORWARD, nnp_layer_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', True, 'float')), (('y', False, 'float'), ('mean', True, 'float'), ('inv_std', True, 'float'))),
+    'layer_norm_backward': (OpKind.LAYER_NORM_BACKWARD, nnp_layer_norm_params, False, (('x', False, 'float'), ('dy', False, 'float'), ('scale', False, 'float'), ('mean', False, 'float'), ('inv_std', False, 'float')), (('dx', False, 'float'), ('dscale', False, 'float'), ('dbias', True, 'float'))),
+    'dropout_forward': (OpKind.DROPOUT_FORWARD, nnp_dropout_params, False, (('x', False, 'float'),), (('y', False, 'float'), ('mask', True, 'uint8'))),
+    'dropout_backward': (OpKind.DROPOUT_BACKWARD, nnp_dropout_params, False, (('dy', False, 'float'),), (('dx', False, 'float'),)),
+    'binary': (OpKind.BINARY, nnp_binary_params, False, (('a', False, 'float'), ('b', False, 'float')), (('y', False, 'float'),)),
+    'scale': (OpKind.SCALE, nnp_scale_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'fill': (OpKind.FILL, nnp_fill_params, False, (), (('y', False, 'float'),)),
+    'copy': (OpKind.COPY, None, True, (('x', False, 'same_as_input0'),), (('y', False, 'same_as_input0'),)),
+    'transpose': (OpKind.TRANSPOSE, nnp_transpose_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'cast': (OpKind.CAST, None, True, (('x', False, 'any_float'),), (('y', False, 'any_float'),)),
+    'reduce': (OpKind.REDUCE, nnp_reduce_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'sgd_update': (OpKind.SGD_UPDATE, nnp_sgd_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('momentum_buffer', True, 'float'))),
+    'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('m', False, 'float'), ('v', False, 'float'))),
+}
+
+#: every params struct, by C name
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params)}
+
+#: C enum name -> (IntEnum class, prefix of the C enumerator names)
+ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_")}

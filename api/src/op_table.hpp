@@ -1,0 +1,85 @@
+// The op table as libnnplug sees it: one op_desc per op kind, generated from api/ops/ops.toml
+// (api/src/generated/op_table.inc, included by op_table.cpp). Validation (validate.cpp) runs
+// the generic checks from these rows (tensor counts, params fields, dtypes, aliasing) and then
+// the op's hand-written shape rule (validate_shapes.cpp).
+#pragma once
+
+#include <nnplug/nnplug_ops.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nnp::host {
+
+class call;
+
+// Field types of params structs (letters as the generator writes them).
+enum class field_type : char {
+  i = 'i',  // int32_t
+  l = 'l',  // int64_t
+  u = 'u',  // uint64_t
+  d = 'd',  // double
+  a = 'a',  // int32_t[NNP_MAX_DIMS]
+};
+
+// Checks of api/ops/ops.toml ("check =").
+enum class check { flag, min, enum_, finite, positive, nonnegative, interval, reserved, shape };
+
+struct param_field {
+  const char* name;
+  size_t offset;
+  field_type type;
+  check kind;
+  double lo, hi;     // min: lo; enum: [lo, hi]; interval: [lo, hi] or [lo, hi)
+  bool hi_open;      // interval only
+  const char* enum_name;
+  int32_t since;     // ABI minor that added the field
+  double default_value;
+};
+
+struct param_struct {
+  const char* name;
+  size_t size_1_0;   // the smallest struct_size accepted (1.0 size, or the first minor's)
+  size_t size;       // sizeof as compiled into libnnplug
+  const param_field* fields;
+  size_t n_fields;
+};
+
+enum class dtype_rule { float_common, int64, uint8, same_as_input0, any_float };
+
+struct tensor_desc {
+  const char* name;
+  bool optional;
+  dtype_rule dtype;
+};
+
+struct alias_pair {
+  size_t output, input;
+};
+
+using shape_rule = void (*)(call& c, const void* params);
+
+struct op_desc {
+  int32_t kind;
+  const char* name;
+  int32_t since;  // ABI minor that added the kind
+  const param_struct* params;
+  bool params_optional;
+  size_t n_inputs;
+  const tensor_desc* inputs;
+  size_t n_outputs;
+  const tensor_desc* outputs;
+  size_t n_alias;
+  const alias_pair* alias;
+  bool allow_strides;
+  bool inferable;
+  shape_rule shapes;
+};
+
+// The row of a kind, or nullptr for a kind this libnnplug does not know.
+const op_desc* find_op(int32_t kind);
+
+// Reads a params field as a double (integers convert exactly up to 2^53).
+double read_field(const void* params, const param_field& f);
+
+}  // namespace nnp::host

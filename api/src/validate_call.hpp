@@ -1,0 +1,146 @@
+// One op call under validation (validate.cpp drives it, the shape rules of
+// validate_shapes.cpp use it): the tensors with their table names, message helpers, and the
+// output shapes, which are either checked (nnp_op_execute, nnp_op_supported) or recorded
+// (nnp_op_infer_shapes).
+//
+// Messages name the op, the argument, the expected and the actual value, e.g.
+//   conv2d_forward: inputs[1] (w): expected shape [K, C/groups=3, R, S] (C=6, groups=2),
+//   got [4, 6, 3, 3]
+#pragma once
+
+#include "op_table.hpp"
+
+#include <nnplug/kit/error.hpp>
+#include <nnplug/kit/tensor.hpp>
+
+#include <algorithm>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+namespace nnp::host {
+
+// An expected shape, stored inline (rank <= NNP_MAX_DIMS, which the tensor checks enforce
+// before any shape is built): validation runs on every op call, so its success path allocates
+// nothing.
+class shape_t {
+ public:
+  shape_t() = default;
+  explicit shape_t(size_t n) : n_(checked(n)) {}
+  shape_t(std::initializer_list<int64_t> dims) : n_(checked(dims.size())) {
+    std::copy(dims.begin(), dims.end(), d_);
+  }
+  shape_t(const int64_t* begin, const int64_t* end)
+      : n_(checked(static_cast<size_t>(end - begin))) {
+    std::copy(begin, end, d_);
+  }
+  size_t size() const { return n_; }
+  int64_t& operator[](size_t i) { return d_[i]; }
+  int64_t operator[](size_t i) const { return d_[i]; }
+  const int64_t* data() const { return d_; }
+  void push_back(int64_t v) {
+    checked(n_ + 1);
+    d_[n_++] = v;
+  }
+  bool operator==(const shape_t& o) const { return n_ == o.n_ && std::equal(d_, d_ + n_, o.d_); }
+
+ private:
+  static size_t checked(size_t n) {
+    if (n > NNP_MAX_DIMS) throw std::length_error("shape rank above NNP_MAX_DIMS");
+    return n;
+  }
+  int64_t d_[NNP_MAX_DIMS] = {};
+  size_t n_ = 0;
+};
+
+std::string shape_str(const shape_t& s);
+inline shape_t shape_of(const DLTensor* t) { return shape_t(t->shape, t->shape + t->ndim); }
+
+// The name of an operand, "inputs[1] (w)", formatted only when a message needs it.
+struct arg_name {
+  const char* array;  // "inputs" or "outputs"
+  size_t index;
+  const char* name;
+  std::string str() const {
+    return std::string(array) + "[" + std::to_string(index) + "] (" + name + ")";
+  }
+};
+inline std::string operator+(const arg_name& a, const char* s) { return a.str() + s; }
+inline std::string operator+(const std::string& s, const arg_name& a) { return s + a.str(); }
+
+// What the call is checked for.
+enum class call_mode {
+  execute,    // every tensor, data pointers required
+  supported,  // every tensor, data may be NULL
+  infer,      // inputs only; output shapes are recorded, not checked
+};
+
+class call {
+ public:
+  call(const op_desc& op, size_t n_in, const DLTensor* const* in, size_t n_out,
+       const DLTensor* const* out, const DLDevice* device, call_mode mode)
+      : op_(op), n_in_(n_in), in_(in), n_out_(n_out), out_(out), device_(device), mode_(mode) {}
+
+  [[noreturn]] void fail(const std::string& message) const {
+    nnp::fail(NNP_STATUS_INVALID_ARGUMENT, std::string(op_.name) + ": " + message);
+  }
+
+  const op_desc& op() const { return op_; }
+  bool inferring() const { return mode_ == call_mode::infer; }
+
+  // Input / output i, or nullptr when absent (optional, left out, or inferring).
+  const DLTensor* in(size_t i) const { return i < n_in_ ? in_[i] : nullptr; }
+  const DLTensor* out(size_t i) const {
+    return mode_ != call_mode::infer && i < n_out_ ? out_[i] : nullptr;
+  }
+  arg_name in_label(size_t i) const { return arg_name{"inputs", i, op_.inputs[i].name}; }
+  arg_name out_label(size_t i) const { return arg_name{"outputs", i, op_.outputs[i].name}; }
+
+  // ---- shape checks for the shape rules ---------------------------------------------------
+  void expect_rank(const arg_name& label, const DLTensor* t, int rank,
+                   const char* what = nullptr) const;
+  // Input (or output read as geometry) t must have `expected`.
+  void expect_shape(const arg_name& label, const DLTensor* t, const shape_t& expected,
+                    const char* why = nullptr) const;
+  // Output i has shape `expected`: checked when present, recorded when inferring.
+  void output_shape(size_t i, const shape_t& expected, const char* why = nullptr);
+  // Output i cannot be inferred from the inputs (the rule reads it as geometry instead).
+  [[noreturn]] void not_inferable(size_t i, const char* why) const;
+  // Inputs listed must have the shape of `ref`.
+  void same_shape_inputs(const DLTensor* ref, const arg_name& ref_label,
+                         std::initializer_list<size_t> inputs) const;
+  static bool same_shape(const DLTensor* t, const shape_t& expected);
+  static bool same_shape(const DLTensor* a, const DLTensor* b);
+
+  // ---- the generic checks, in order (validate.cpp) ------------------------------------------
+  void counts() const;
+  void tensors(bool allow_strides) const;
+  void dtypes();
+  void aliasing() const;
+
+  // Results of dtypes(): the call's common float dtype (code 0 if none).
+  DLDataType float_dtype() const { return float_dtype_; }
+  // Results of inference: shapes of outputs (ndim -1 = not recorded).
+  const shape_t& inferred(size_t i) const { return inferred_[i]; }
+  bool has_inferred(size_t i) const { return inferred_set_[i]; }
+
+ private:
+  void check_tensor(const arg_name& label, const DLTensor& t, bool allow_strides) const;
+  void check_count(const char* what, size_t n, size_t lo, size_t hi) const;
+  static void byte_range(const DLTensor& t, uintptr_t* begin, uintptr_t* end);
+  static bool overlap(const DLTensor& a, const DLTensor& b);
+  static bool same_memory(const DLTensor& a, const DLTensor& b);
+
+  const op_desc& op_;
+  size_t n_in_;
+  const DLTensor* const* in_;
+  size_t n_out_;
+  const DLTensor* const* out_;
+  const DLDevice* device_;  // nullptr: any device (inference)
+  call_mode mode_;
+  DLDataType float_dtype_{0, 0, 0};
+  shape_t inferred_[8];
+  bool inferred_set_[8] = {};
+};
+
+}  // namespace nnp::host

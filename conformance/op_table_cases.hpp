@@ -1,0 +1,86 @@
+// The op table's test data for the conformance suite and the loader tests: one small valid
+// call per op kind and the params values each kind's checks must reject, generated from
+// api/ops/ops.toml (generated/op_cases.inc). Shapes here are literals of the table, not
+// computed by the shape maths under test.
+#pragma once
+
+#include <nnplug/nnplug.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace conf {
+
+struct table_tensor {
+  std::vector<int64_t> shape;
+  char dtype;  // 'f' the call's float dtype, 'l' int64, 'u' uint8
+  bool optional;
+};
+
+struct table_example {
+  int32_t kind;
+  const char* name;
+  int32_t since;  // ABI minor that added the kind
+  std::vector<uint8_t> params;  // empty = NULL params
+  std::vector<table_tensor> in, out;
+  template <typename P>
+  void set_params(const P& p) {
+    params.resize(sizeof(P));
+    std::memcpy(params.data(), &p, sizeof(P));
+  }
+};
+
+struct table_field_case {
+  int32_t kind;
+  const char* op;
+  const char* field;
+  size_t offset;
+  char type;  // 'i' int32, 'l' int64, 'u' uint64, 'd' double
+  double bad;
+  const char* why;
+};
+
+#include "generated/op_cases.inc"
+
+// An example's tensors as DLTensors on `device` with data from `alloc(bytes)` (nullptr data
+// when alloc is empty). float tensors get `float_dtype`; optional tensors are present.
+struct bound_example {
+  std::vector<DLTensor> in, out;
+  std::vector<const DLTensor*> in_ptrs, out_ptrs;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<void*> data;
+  const void* params = nullptr;
+};
+
+template <typename Alloc>
+bound_example bind_example(const table_example& e, DLDevice device, DLDataType float_dtype,
+                           Alloc&& alloc) {
+  bound_example b;
+  b.shapes.reserve(e.in.size() + e.out.size());
+  auto make = [&](const table_tensor& t) {
+    b.shapes.push_back(t.shape);
+    DLTensor d{};
+    d.device = device;
+    d.ndim = static_cast<int32_t>(t.shape.size());
+    d.dtype = t.dtype == 'l'   ? DLDataType{kDLInt, 64, 1}
+              : t.dtype == 'u' ? DLDataType{kDLUInt, 8, 1}
+                               : float_dtype;
+    d.shape = b.shapes.back().data();
+    size_t n = 1;
+    for (int64_t v : t.shape) n *= static_cast<size_t>(v);
+    d.data = alloc(n * ((d.dtype.bits + 7) / 8));
+    b.data.push_back(d.data);
+    return d;
+  };
+  for (const table_tensor& t : e.in) b.in.push_back(make(t));
+  for (const table_tensor& t : e.out) b.out.push_back(make(t));
+  for (DLTensor& t : b.in) b.in_ptrs.push_back(&t);
+  for (DLTensor& t : b.out) b.out_ptrs.push_back(&t);
+  b.params = e.params.empty() ? nullptr : e.params.data();
+  return b;
+}
+
+}  // namespace conf

@@ -1,0 +1,58 @@
+// nnplug/kit/host_device.hpp — slot helpers for plugins whose devices compute in ordinary host
+// memory (DLPack kDLCPU) and run ops synchronously inside op_execute: 64-byte aligned
+// allocation with overflow checks, copies, and trivial in-order streams. The reference and cpu
+// backends use them; a plugin for a discrete device writes its own.
+//
+// Contract kept (nnplug.h): an op or copy is complete when op_execute / memcpy_async returns,
+// so stream_synchronize has nothing to wait for and host buffers may be reused at once.
+// Thread-safe: no shared state.
+#pragma once
+
+#include <nnplug/kit/plugin.hpp>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace nnp::kit {
+
+constexpr size_t kHostAlignment = 64;
+
+// Allocates size_bytes (0 gives a minimal block) aligned to 64 bytes; OUT_OF_MEMORY with the
+// size when the rounded size overflows or the allocation fails.
+inline void* host_alloc(size_t size_bytes, const char* backend) {
+  if (size_bytes > SIZE_MAX - (kHostAlignment - 1))
+    fail(NNP_STATUS_OUT_OF_MEMORY,
+         format("%s: cannot allocate %zu bytes (larger than the address space)", backend,
+                size_bytes));
+  const size_t rounded = (size_bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  void* p = std::aligned_alloc(kHostAlignment, rounded == 0 ? kHostAlignment : rounded);
+  if (p == nullptr)
+    fail(NNP_STATUS_OUT_OF_MEMORY,
+         format("%s: host allocation of %zu bytes failed", backend, size_bytes));
+  return p;
+}
+inline void host_free(void* ptr) { std::free(ptr); }
+
+// A copy of host memory to host memory: memmove (overlap tolerated); 0 bytes is a no-op.
+inline void host_memcpy(void* dst, const void* src, size_t size_bytes, int32_t kind) {
+  if (kind != NNP_MEMCPY_HOST_TO_DEVICE && kind != NNP_MEMCPY_DEVICE_TO_HOST &&
+      kind != NNP_MEMCPY_DEVICE_TO_DEVICE)
+    fail(NNP_STATUS_INVALID_ARGUMENT, format("unknown memcpy kind %d", kind));
+  if (size_bytes == 0 || dst == src) return;
+  if (dst == nullptr || src == nullptr)
+    fail(NNP_STATUS_INVALID_ARGUMENT, "memcpy with a NULL pointer");
+  std::memmove(dst, src, size_bytes);
+}
+
+// Total physical memory in bytes (0 if unknown), for nnp_device_props.memory_bytes.
+inline uint64_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
+}  // namespace nnp::kit

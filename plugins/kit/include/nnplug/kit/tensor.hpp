@@ -1,0 +1,110 @@
+// nnplug/kit/tensor.hpp — dtype and DLTensor helpers and the shape maths of nnplug_ops.h
+// (convolution and pooling output sizes), shared by libnnplug (validation) and every plugin.
+// Formulas are those of nnplug_ops.h; keep them in this one place. Header-only, no state.
+#pragma once
+
+#include <nnplug/nnplug_ops.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace nnp {
+
+// ---- dtypes ---------------------------------------------------------------------------------
+inline bool dtype_is(const DLDataType& t, uint8_t code, uint8_t bits) {
+  return t.code == code && t.bits == bits && t.lanes == 1;
+}
+inline bool is_f32(const DLDataType& t) { return dtype_is(t, kDLFloat, 32); }
+inline bool is_f64(const DLDataType& t) { return dtype_is(t, kDLFloat, 64); }
+inline bool is_f16(const DLDataType& t) { return dtype_is(t, kDLFloat, 16); }
+inline bool is_bf16(const DLDataType& t) { return dtype_is(t, kDLBfloat, 16); }
+inline bool is_i64(const DLDataType& t) { return dtype_is(t, kDLInt, 64); }
+inline bool is_u8(const DLDataType& t) { return dtype_is(t, kDLUInt, 8); }
+inline bool is_float_dtype(const DLDataType& t) {
+  return is_f32(t) || is_f64(t) || is_f16(t) || is_bf16(t);
+}
+inline bool same_dtype(const DLDataType& a, const DLDataType& b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+inline size_t dtype_size(const DLDataType& t) {
+  return static_cast<size_t>((t.bits * t.lanes + 7) / 8);
+}
+// "float32", "bfloat16", "int64", ... for messages.
+inline std::string dtype_name(const DLDataType& t) {
+  const char* base = "unknown";
+  switch (t.code) {
+    case kDLFloat: base = "float"; break;
+    case kDLBfloat: base = "bfloat"; break;
+    case kDLInt: base = "int"; break;
+    case kDLUInt: base = "uint"; break;
+    default: break;
+  }
+  std::string s = std::string(base) + std::to_string(t.bits);
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+// ---- shapes ---------------------------------------------------------------------------------
+// Number of elements; assumes validated (non-negative, non-overflowing) shapes.
+inline int64_t numel(const DLTensor& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
+  return n;
+}
+// Typed pointer to the first element (data + byte_offset).
+template <typename T>
+inline T* data_ptr(const DLTensor& t) {
+  return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
+}
+inline bool is_compact(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+inline std::string shape_string(const DLTensor& t) {
+  std::string s = "[";
+  for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+// Normalises an axis in [-rank, rank) to [0, rank); returns -1 if out of range.
+inline int normalize_axis(int axis, int rank) {
+  if (axis < -rank || axis >= rank) return -1;
+  return axis < 0 ? axis + rank : axis;
+}
+
+// ---- convolution and pooling output sizes -----------------------------------------------------
+// floor((in + pad_begin + pad_end - dilation*(k-1) - 1) / stride) + 1; may be <= 0 (invalid).
+inline int64_t conv_out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad_begin,
+                            int64_t pad_end, int64_t dilation) {
+  const int64_t span = in + pad_begin + pad_end - dilation * (k - 1) - 1;
+  if (span < 0) return 0;
+  return span / stride + 1;
+}
+// Pool output size with PyTorch's ceil_mode rule (nnplug_ops.h, NNP_OP_POOL2D_FORWARD).
+inline int64_t pool_out_dim(int64_t in, int64_t window, int64_t stride, int64_t pad_begin,
+                            int64_t pad_end, bool ceil_mode) {
+  const int64_t span = in + pad_begin + pad_end - window;
+  if (span < 0) return 0;
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
+  return out;
+}
+
+// Effective pooling window of params (global pooling resolved against the input H, W).
+struct pool_window {
+  int64_t window_h, window_w, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right;
+  bool ceil_mode;
+};
+inline pool_window resolve_pool_window(const nnp_pool2d_params& p, int64_t h, int64_t w) {
+  if (p.global) return pool_window{h, w, 1, 1, 0, 0, 0, 0, false};
+  return pool_window{p.window_h, p.window_w,  p.stride_h, p.stride_w,     p.pad_top,
+                     p.pad_bottom, p.pad_left, p.pad_right, p.ceil_mode != 0};
+}
+
+}  // namespace nnp
