@@ -10,13 +10,14 @@
 # the plugin's own load test; (2) nnplug-conformance --backend cuda --cases full
 # --report OUT/conformance-cuda.json (fails if no cuda case ran); (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json;
 # (4) if PyTorch with CUDA is importable: the PyTorch yardstick torch_ops.py --device cuda
-#     (from shared/bench, ../shared/bench or /work/shared/bench) into OUT/torch-ops-cuda.json.
+#     (from the folder $TORCH_BENCH_DIR names; skipped when unset) into OUT/torch-ops-cuda.json.
 # cuDNN / cuBLAS shipped in a Python environment (site-packages/nvidia/*/lib) are put on
 # LD_LIBRARY_PATH when present. Prints a summary; exits non-zero if any step failed.
 #
 # Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default "native"), OUT_DIR (default
 # gpu-check-out), NNPLUG_JOBS (build parallelism, default nproc), PYTHON (default python3),
-# GPU_CHECK_CASES (conformance case list, default full), NNPLUG_WITH_CPU (default OFF).
+# GPU_CHECK_CASES (conformance case list, default full), NNPLUG_WITH_CPU (default OFF),
+# TORCH_BENCH_DIR (folder of the PyTorch yardstick scripts, holding torch_ops.py; no default).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -207,11 +208,11 @@ fi
 # ---- PyTorch yardstick ----------------------------------------------------------------------------
 phase "PyTorch yardstick"
 torch_ops=""
-for d in shared/bench ../shared/bench /work/shared/bench; do
-  if [[ -f "$d/torch_ops.py" ]]; then torch_ops="$d/torch_ops.py"; break; fi
-done
+if [[ -n "${TORCH_BENCH_DIR:-}" && -f "$TORCH_BENCH_DIR/torch_ops.py" ]]; then
+  torch_ops="$TORCH_BENCH_DIR/torch_ops.py"
+fi
 if [[ -z "$torch_ops" ]]; then
-  record torch SKIP "torch_ops.py not found (shared/bench)"
+  record torch SKIP "torch_ops.py not found (set TORCH_BENCH_DIR to the yardstick scripts' folder)"
 elif ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
        >/dev/null 2>&1; then
   record torch SKIP "PyTorch with CUDA is not importable by $py"

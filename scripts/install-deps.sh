@@ -2,7 +2,7 @@
 # Installs nnplug's build and test dependencies from Debian's packages (idempotent; skips apt
 # entirely when everything is already there). Usage: scripts/install-deps.sh
 # python3-torch serves the Python tests' PyTorch comparisons and DLPack interop, and the
-# PyTorch yardsticks in ../shared/bench.
+# PyTorch yardstick scripts of the same models.
 set -euo pipefail
 packages=(build-essential cmake ccache pkg-config
           libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev

@@ -1,5 +1,5 @@
 // nnplug-bench: performance of one backend through the public C API (libnnplug), per op and
-// shape, and for whole training steps of the two Fashion-MNIST models (DESIGN.md section 6).
+// shape, and for whole training steps of the two Fashion-MNIST models (examples/c/train).
 //
 //   nnplug-bench --backend cpu [--reps 20] [--warmup 3] [--json out.json] [--filter conv]
 //   nnplug-bench --backend cpu --step mlp|cnn|all [--steps 20]
@@ -412,7 +412,7 @@ void bench_ops(context& ctx) {
     dtensor& dx = ctx.make({batch, l.c, l.h, l.h});
     dtensor& dw = ctx.make({l.k, l.c, 3, 3});
     dtensor& db = ctx.make({l.k});
-    const nnp_conv2d_params p{sizeof(p), 1, 1, 0, 0, 0, 0, 1, 1, 1};
+    const nnp_conv2d_params p{sizeof(p), 1, 1, 0, 0, 0, 0, 1, 1, 1, 0};
     const double flops = 2.0 * batch * l.k * out * out * l.c * 9;
     const std::string shape = dims({batch, l.c, l.h, l.h}) + " k" + std::to_string(l.k) + " 3x3";
     measure(std::string("conv fwd ") + l.name, shape, flops, 0, [&] {
@@ -666,7 +666,7 @@ double run_steps(context& ctx, const std::string& model, int steps) {
     views.push_back(std::make_unique<view>(drop1, std::vector<int64_t>{B, 9216}));
     views.push_back(std::make_unique<view>(gd, std::vector<int64_t>{B, 9216}));
     view &flat_drop = *views[0], &flat_gd = *views[1];
-    const nnp_conv2d_params cp{sizeof(cp), 1, 1, 0, 0, 0, 0, 1, 1, 1};
+    const nnp_conv2d_params cp{sizeof(cp), 1, 1, 0, 0, 0, 0, 1, 1, 1, 0};
     const nnp_pool2d_params pp{sizeof(pp), NNP_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0};
     step = [&, cp, pp] {
       check(nnp_conv2d_forward(ctx.stream, &cp, &x.t, &c1w.w->t, &c1b.w->t, &y1.t), "conv1");

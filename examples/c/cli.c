@@ -1,0 +1,151 @@
+/*
+ * cli.c — train's command line: option parsing (getopt_long), the usage text, and the error
+ * exits shared by all of train's files (die, xmalloc, CHECK's fail_call). Plain C11.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------------- error handling -- */
+
+void fail_call(const char* call, const char* file, int line, nnp_status status) {
+  const char* base = strrchr(file, '/');
+  fprintf(stderr, "train: error: %s\n  at %s:%d: %s: %s\n", call, base ? base + 1 : file, line,
+          nnp_status_string(status), nnp_last_error_message());
+  if (status == NNP_STATUS_OUT_OF_MEMORY)
+    fprintf(stderr, "train: the device is out of memory; try a smaller --batch\n");
+  exit(1);
+}
+
+void die(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "train: error: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  exit(1);
+}
+
+void* xmalloc(size_t bytes) {
+  void* p = malloc(bytes ? bytes : 1);
+  if (!p) die("out of host memory (%zu bytes)", bytes);
+  return p;
+}
+
+/* ---------------------------------------------------------------------------- options -- */
+
+void usage(FILE* f) {
+  fprintf(f,
+          "usage: train [options]\n"
+          "Trains the mlp or cnn network on Fashion-MNIST with nnplug ops.\n\n"
+          "  -m, --model mlp|cnn      network (default mlp)\n"
+          "  -b, --backend NAME       auto, cpu, cuda, reference, <plugin>[:<index>]\n"
+          "                           (default: $NNPLUG_BACKEND, else auto)\n"
+          "  -e, --epochs N           epochs (default 5)\n"
+          "  -B, --batch N            batch size (default 128)\n"
+          "      --lr X               Adam learning rate (default 1e-3)\n"
+          "  -s, --seed N             seed of init, shuffling and dropout (default 1234)\n"
+          "  -d, --data DIR           folder of the IDX .gz files\n"
+          "                           (default /usr/share/datasets/fashion-mnist)\n"
+          "  -l, --log FILE.csv       append one row per epoch: epoch,model,backend,\n"
+          "                           train_loss,train_accuracy,test_accuracy,seconds,\n"
+          "                           images_per_second\n"
+          "      --loss-log FILE.csv  write the loss of every training step (epoch,step,loss)\n"
+          "  -n, --limit N            train on the first N training images only\n"
+          "      --test-limit N       evaluate on the first N test images only\n"
+          "  -h, --help               this text\n");
+}
+
+static long parse_long(const char* flag, const char* text, long lo, long hi) {
+  char* end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end != '\0' || v < lo || v > hi)
+    die("%s expects an integer in [%ld, %ld], got '%s'", flag, lo, hi, text);
+  return v;
+}
+
+void parse_options(int argc, char** argv, options* o) {
+  const char* env_backend = getenv("NNPLUG_BACKEND");
+  *o = (options){.model = "mlp",
+                 .backend = (env_backend && *env_backend) ? env_backend : "auto",
+                 .epochs = 5,
+                 .batch = 128,
+                 .lr = 1e-3,
+                 .seed = 1234,
+                 .data_dir = "/usr/share/datasets/fashion-mnist"};
+  enum { OPT_LR = 256, OPT_LOSS_LOG, OPT_TEST_LIMIT };
+  static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
+                                           {"backend", required_argument, NULL, 'b'},
+                                           {"epochs", required_argument, NULL, 'e'},
+                                           {"batch", required_argument, NULL, 'B'},
+                                           {"lr", required_argument, NULL, OPT_LR},
+                                           {"seed", required_argument, NULL, 's'},
+                                           {"data", required_argument, NULL, 'd'},
+                                           {"log", required_argument, NULL, 'l'},
+                                           {"loss-log", required_argument, NULL, OPT_LOSS_LOG},
+                                           {"limit", required_argument, NULL, 'n'},
+                                           {"test-limit", required_argument, NULL, OPT_TEST_LIMIT},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  int c;
+  while ((c = getopt_long(argc, argv, "m:b:e:B:s:d:l:n:h", longopts, NULL)) != -1) {
+    switch (c) {
+      case 'm':
+        o->model = optarg;
+        break;
+      case 'b':
+        o->backend = optarg;
+        break;
+      case 'e':
+        o->epochs = (int)parse_long("--epochs", optarg, 1, 100000);
+        break;
+      case 'B':
+        o->batch = (int)parse_long("--batch", optarg, 1, 1 << 24);
+        break;
+      case 's':
+        o->seed = (uint64_t)parse_long("--seed", optarg, 0, LONG_MAX);
+        break;
+      case 'd':
+        o->data_dir = optarg;
+        break;
+      case 'l':
+        o->log_path = optarg;
+        break;
+      case 'n':
+        o->limit = parse_long("--limit", optarg, 1, LONG_MAX);
+        break;
+      case OPT_LOSS_LOG:
+        o->loss_log_path = optarg;
+        break;
+      case OPT_TEST_LIMIT:
+        o->test_limit = parse_long("--test-limit", optarg, 1, LONG_MAX);
+        break;
+      case OPT_LR: {
+        char* end = NULL;
+        errno = 0;
+        o->lr = strtod(optarg, &end);
+        if (errno || end == optarg || *end != '\0' || !(o->lr > 0.0) || !isfinite(o->lr))
+          die("--lr expects a positive number, got '%s'", optarg);
+        break;
+      }
+      case 'h':
+        usage(stdout);
+        exit(0);
+      default:
+        usage(stderr);
+        exit(2);
+    }
+  }
+  if (optind < argc) die("unexpected argument '%s' (see --help)", argv[optind]);
+  if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0)
+    die("--model must be mlp or cnn, got '%s'", o->model);
+}

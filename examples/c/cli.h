@@ -1,0 +1,56 @@
+/*
+ * cli.h — train's command line: the options struct, their parsing and the usage text, and the
+ * program's error exits (die, xmalloc, CHECK on every nnplug status). Plain C11.
+ */
+#ifndef NNPLUG_EXAMPLES_TRAIN_CLI_H
+#define NNPLUG_EXAMPLES_TRAIN_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <nnplug/nnplug.h>
+
+/* ---------------------------------------------------------------------------- options -- */
+
+typedef struct options {
+  const char* model;   /* "mlp" or "cnn" */
+  const char* backend; /* device name for nnp_get_device */
+  int epochs;
+  int batch;
+  double lr;
+  uint64_t seed;
+  const char* data_dir;
+  const char* log_path;      /* per-epoch CSV, may be NULL */
+  const char* loss_log_path; /* per-step CSV, may be NULL */
+  long limit;                /* first N training images; 0 = all */
+  long test_limit;           /* first N test images; 0 = all */
+} options;
+
+/* Prints the --help text to f. */
+void usage(FILE* f);
+
+/* Fills *o from argv and $NNPLUG_BACKEND; --help exits 0, a bad option exits 2 (usage on
+   stderr), a bad value exits 1 with a message. */
+void parse_options(int argc, char** argv, options* o);
+
+/* --------------------------------------------------------------------- error handling -- */
+
+/* Every nnplug call goes through CHECK: on failure it prints the call, the status and
+   libnnplug's message, and exits with status 1. */
+#define CHECK(call)                                                                          \
+  do {                                                                                       \
+    nnp_status check_status_ = (call);                                                       \
+    if (check_status_ != NNP_STATUS_OK) fail_call(#call, __FILE__, __LINE__, check_status_); \
+  } while (0)
+
+/* CHECK's failure path: `file` is __FILE__ (only its last component is printed). */
+_Noreturn void fail_call(const char* call, const char* file, int line, nnp_status status);
+
+/* Prints "train: error: <message>" to stderr and exits with status 1. */
+_Noreturn void die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* malloc that dies when the host is out of memory (never returns NULL, even for 0 bytes). */
+void* xmalloc(size_t bytes);
+
+#endif /* NNPLUG_EXAMPLES_TRAIN_CLI_H */

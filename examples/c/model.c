@@ -1,0 +1,316 @@
+/*
+ * model.c — train's two networks, the Keras "mlp" and "cnn" examples, on nnplug ops: the
+ * parameters (Glorot-uniform init from the seed, Adam moments), the activation buffers, forward,
+ * loss and backward, and the Adam step. Plain C11.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* --------------------------------------------------------------------------- the PRNG -- */
+
+/* splitmix64 (Steele, Lea, Flood 2014): init and shuffling; dropout uses nnplug's Philox. */
+uint64_t rng_next(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static double rng_uniform(uint64_t* state) { /* [0, 1) with 53 bits */
+  return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ------------------------------------------------------------------- tensor descriptors -- */
+
+/* A DLTensor with its own shape storage. Build with F32()/I64() right before the call. */
+typedef struct tview {
+  DLTensor t;
+  int64_t shape[NNP_MAX_DIMS];
+} tview;
+
+DLDevice g_dldevice; /* the training device's DLPack device */
+
+static const DLTensor* make_view(tview* v, void* data, uint64_t byte_offset, uint8_t code,
+                                 uint8_t bits, const int64_t* dims, int ndim) {
+  memset(v, 0, sizeof *v);
+  for (int i = 0; i < ndim; ++i) v->shape[i] = dims[i];
+  v->t.data = data;
+  v->t.device = g_dldevice;
+  v->t.ndim = ndim;
+  v->t.dtype = (DLDataType){code, bits, 1};
+  v->t.shape = v->shape;
+  v->t.strides = NULL;
+  v->t.byte_offset = byte_offset;
+  return &v->t;
+}
+#define NDIMS(...) ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+/* F32(&view, data, d0, d1, ...): compact float32 tensor; F32O adds a byte offset. */
+#define F32(v, data, ...) \
+  make_view(v, data, 0, kDLFloat, 32, (int64_t[]){__VA_ARGS__}, NDIMS(__VA_ARGS__))
+#define F32O(v, data, off, ...) \
+  make_view(v, data, off, kDLFloat, 32, (int64_t[]){__VA_ARGS__}, NDIMS(__VA_ARGS__))
+#define I64(v, data, ...) \
+  make_view(v, data, 0, kDLInt, 64, (int64_t[]){__VA_ARGS__}, NDIMS(__VA_ARGS__))
+#define SCALAR_F32(v, data) make_view(v, data, 0, kDLFloat, 32, NULL, 0)
+
+/* ------------------------------------------------------------------------------ model -- */
+
+void* dev_alloc(net* nt, size_t bytes) {
+  void* p = NULL;
+  CHECK(nnp_malloc(nt->dev, bytes, &p));
+  if (nt->n_allocations == (int)(sizeof nt->allocations / sizeof nt->allocations[0]))
+    die("internal: too many allocations");
+  nt->allocations[nt->n_allocations++] = p;
+  return p;
+}
+
+static void zero(net* nt, void* data, size_t numel) {
+  tview v;
+  nnp_fill_params fp = {sizeof fp, 0.0};
+  CHECK(nnp_fill(nt->s, &fp, F32(&v, data, (int64_t)numel)));
+}
+
+static void add_param(net* nt, const char* name, int ndim, const int64_t* shape, int fan_in,
+                      int fan_out, uint64_t* rng) {
+  param* p = &nt->p[nt->n_params++];
+  p->name = name;
+  p->ndim = ndim;
+  p->numel = 1;
+  for (int i = 0; i < ndim; ++i) {
+    p->shape[i] = shape[i];
+    p->numel *= (size_t)shape[i];
+  }
+  size_t bytes = p->numel * sizeof(float);
+  p->w = dev_alloc(nt, bytes);
+  p->g = dev_alloc(nt, bytes);
+  p->m = dev_alloc(nt, bytes);
+  p->v = dev_alloc(nt, bytes);
+  zero(nt, p->m, p->numel);
+  zero(nt, p->v, p->numel);
+  zero(nt, p->g, p->numel);
+  /* Glorot uniform (fans include the kernel area for convolutions); biases (fan 0) zero. */
+  float* host = xmalloc(bytes);
+  double limit = fan_in > 0 ? sqrt(6.0 / (double)(fan_in + fan_out)) : 0.0;
+  for (size_t i = 0; i < p->numel; ++i) host[i] = (float)(limit * (2.0 * rng_uniform(rng) - 1.0));
+  CHECK(nnp_memcpy(nt->dev, p->w, NULL, host, bytes));
+  free(host);
+}
+
+void build_net(net* nt, int cnn, int64_t max_batch, uint64_t seed) {
+  uint64_t rng = seed ^ 0x6E6E706C75670001ull; /* a stream of its own for the weights */
+  nt->cnn = cnn;
+  nt->max_batch = max_batch;
+  nt->seed = seed;
+  const size_t B = (size_t)max_batch, F = sizeof(float);
+  if (!cnn) {
+    add_param(nt, "dense1.w", 2, (int64_t[]){784, 512}, 784, 512, &rng);
+    add_param(nt, "dense1.b", 1, (int64_t[]){512}, 0, 0, &rng);
+    add_param(nt, "dense2.w", 2, (int64_t[]){512, 512}, 512, 512, &rng);
+    add_param(nt, "dense2.b", 1, (int64_t[]){512}, 0, 0, &rng);
+    add_param(nt, "dense3.w", 2, (int64_t[]){512, 10}, 512, 10, &rng);
+    add_param(nt, "dense3.b", 1, (int64_t[]){10}, 0, 0, &rng);
+    nt->a1 = dev_alloc(nt, B * 512 * F);
+    nt->a2 = dev_alloc(nt, B * 512 * F);
+    nt->da1 = dev_alloc(nt, B * 512 * F);
+    nt->da2 = dev_alloc(nt, B * 512 * F);
+  } else {
+    add_param(nt, "conv1.w", 4, (int64_t[]){32, 1, 3, 3}, 1 * 9, 32 * 9, &rng);
+    add_param(nt, "conv1.b", 1, (int64_t[]){32}, 0, 0, &rng);
+    add_param(nt, "conv2.w", 4, (int64_t[]){64, 32, 3, 3}, 32 * 9, 64 * 9, &rng);
+    add_param(nt, "conv2.b", 1, (int64_t[]){64}, 0, 0, &rng);
+    add_param(nt, "dense1.w", 2, (int64_t[]){9216, 128}, 9216, 128, &rng);
+    add_param(nt, "dense1.b", 1, (int64_t[]){128}, 0, 0, &rng);
+    add_param(nt, "dense2.w", 2, (int64_t[]){128, 10}, 128, 10, &rng);
+    add_param(nt, "dense2.b", 1, (int64_t[]){10}, 0, 0, &rng);
+    nt->c1 = dev_alloc(nt, B * 32 * 26 * 26 * F);
+    nt->dc1 = dev_alloc(nt, B * 32 * 26 * 26 * F);
+    nt->c2 = dev_alloc(nt, B * 64 * 24 * 24 * F);
+    nt->dc2 = dev_alloc(nt, B * 64 * 24 * 24 * F);
+    nt->pool = dev_alloc(nt, B * 9216 * F);
+    nt->drop = dev_alloc(nt, B * 9216 * F);
+    nt->ddrop = dev_alloc(nt, B * 9216 * F);
+    nt->fc = dev_alloc(nt, B * 128 * F);
+    nt->dfc = dev_alloc(nt, B * 128 * F);
+  }
+  nt->x = dev_alloc(nt, B * IMAGE_PIXELS * F);
+  nt->logits = dev_alloc(nt, B * NUM_CLASSES * F);
+  nt->dlogits = dev_alloc(nt, B * NUM_CLASSES * F);
+  nt->labels = dev_alloc(nt, B * sizeof(int64_t));
+  nt->loss = dev_alloc(nt, F);
+  nt->dloss = dev_alloc(nt, F);
+  tview v;
+  nnp_fill_params one = {sizeof one, 1.0};
+  CHECK(nnp_fill(nt->s, &one, SCALAR_F32(&v, nt->dloss))); /* d(mean loss)/d(loss) = 1 */
+}
+
+size_t count_params(const net* nt) {
+  size_t n = 0;
+  for (int i = 0; i < nt->n_params; ++i) n += nt->p[i].numel;
+  return n;
+}
+
+/* y[n, out] = x[n, in] · W[in, out] + b[out] */
+static void dense_forward(net* nt, void* x, uint64_t x_off, int64_t n, const param* w,
+                          const param* b, float* y) {
+  tview a, bw, c, out;
+  int64_t in = w->shape[0], outf = w->shape[1];
+  nnp_gemm_params gp = {sizeof gp, 0, 0, 1.0, 1.0};
+  CHECK(nnp_gemm(nt->s, &gp, F32O(&a, x, x_off, n, in), F32(&bw, w->w, in, outf),
+                 F32(&c, b->w, outf), F32(&out, y, n, outf)));
+}
+
+/* dW = xᵀ·dy, db = Σ_rows dy, dx = dy·Wᵀ (dx may be NULL) */
+static void dense_backward(net* nt, void* x, int64_t n, const param* w, const param* b, float* dy,
+                           float* dx) {
+  tview a, bb, out;
+  int64_t in = w->shape[0], outf = w->shape[1];
+  nnp_gemm_params gw = {sizeof gw, 1, 0, 1.0, 0.0};
+  CHECK(nnp_gemm(nt->s, &gw, F32(&a, x, n, in), F32(&bb, dy, n, outf), NULL,
+                 F32(&out, w->g, in, outf)));
+  nnp_reduce_params rp = {
+      .struct_size = sizeof rp, .op = NNP_REDUCE_SUM, .keepdims = 0, .n_axes = 1, .axes = {0}};
+  CHECK(nnp_reduce(nt->s, &rp, F32(&a, dy, n, outf), F32(&out, b->g, outf)));
+  if (dx) {
+    nnp_gemm_params gx = {sizeof gx, 0, 1, 1.0, 0.0};
+    CHECK(nnp_gemm(nt->s, &gx, F32(&a, dy, n, outf), F32(&bb, w->w, in, outf), NULL,
+                   F32(&out, dx, n, in)));
+  }
+}
+
+static const nnp_activation_params kRelu = {sizeof(nnp_activation_params), NNP_ACTIVATION_RELU, 0,
+                                            0.0};
+
+static void relu_forward(net* nt, float* y, int64_t numel) { /* in place */
+  tview a, b;
+  CHECK(nnp_activation_forward(nt->s, &kRelu, F32(&a, y, numel), F32(&b, y, numel)));
+}
+
+/* dy *= relu'(y), in place. y is the ReLU's output, possibly scaled by dropout afterwards:
+   y > 0 exactly where the input was > 0 (or 0 where dropout already zeroed dy). */
+static void relu_backward(net* nt, float* y, float* dy, int64_t numel) {
+  tview a, b, c;
+  CHECK(nnp_activation_backward(nt->s, &kRelu, F32(&a, y, numel), F32(&b, dy, numel),
+                                F32(&c, dy, numel)));
+}
+
+/* y = dropout(x); x and y may be the same buffer. Draws a fresh Philox offset and remembers the
+   params in slot `k` for the backward pass. */
+static void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel) {
+  nnp_dropout_params* dp = &nt->drop_params[k];
+  *dp = (nnp_dropout_params){sizeof *dp, ratio, nt->seed, nt->dropout_offset};
+  nt->dropout_offset += (uint64_t)(numel + 3) / 4;
+  tview a, b;
+  CHECK(nnp_dropout_forward(nt->s, dp, F32(&a, x, numel), F32(&b, y, numel), NULL));
+}
+
+static void dropout_backward(net* nt, int k, float* dy, float* dx, int64_t numel) {
+  tview a, b;
+  CHECK(nnp_dropout_backward(nt->s, &nt->drop_params[k], F32(&a, dy, numel), F32(&b, dx, numel)));
+}
+
+static const nnp_conv2d_params kConv = {.struct_size = sizeof(nnp_conv2d_params),
+                                        .stride_h = 1,
+                                        .stride_w = 1,
+                                        .dilation_h = 1,
+                                        .dilation_w = 1,
+                                        .groups = 1}; /* no padding */
+static const nnp_pool2d_params kPool = {.struct_size = sizeof(nnp_pool2d_params),
+                                        .mode = NNP_POOL_MAX,
+                                        .window_h = 2,
+                                        .window_w = 2,
+                                        .stride_h = 2,
+                                        .stride_w = 2};
+
+/* Forward pass of n images starting at byte `x_off` of `x` ([N, 784] float32); leaves the
+   logits in nt->logits. training = 1 applies dropout. */
+void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
+  param* p = nt->p;
+  if (!nt->cnn) {
+    dense_forward(nt, x, x_off, n, &p[0], &p[1], nt->a1);
+    relu_forward(nt, nt->a1, n * 512);
+    if (training) dropout_forward(nt, 0, 0.2, nt->a1, nt->a1, n * 512);
+    dense_forward(nt, nt->a1, 0, n, &p[2], &p[3], nt->a2);
+    relu_forward(nt, nt->a2, n * 512);
+    if (training) dropout_forward(nt, 1, 0.2, nt->a2, nt->a2, n * 512);
+    dense_forward(nt, nt->a2, 0, n, &p[4], &p[5], nt->logits);
+  } else {
+    tview a, b, c, d;
+    CHECK(nnp_conv2d_forward(nt->s, &kConv, F32O(&a, x, x_off, n, 1, 28, 28),
+                             F32(&b, p[0].w, 32, 1, 3, 3), F32(&c, p[1].w, 32),
+                             F32(&d, nt->c1, n, 32, 26, 26)));
+    relu_forward(nt, nt->c1, n * 32 * 26 * 26);
+    CHECK(nnp_conv2d_forward(nt->s, &kConv, F32(&a, nt->c1, n, 32, 26, 26),
+                             F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, p[3].w, 64),
+                             F32(&d, nt->c2, n, 64, 24, 24)));
+    relu_forward(nt, nt->c2, n * 64 * 24 * 24);
+    CHECK(nnp_pool2d_forward(nt->s, &kPool, F32(&a, nt->c2, n, 64, 24, 24),
+                             F32(&b, nt->pool, n, 64, 12, 12)));
+    float* flat = nt->pool; /* [n, 9216]: NCHW flattened as torch's nn.Flatten */
+    if (training) {
+      dropout_forward(nt, 0, 0.25, nt->pool, nt->drop, n * 9216);
+      flat = nt->drop;
+    }
+    dense_forward(nt, flat, 0, n, &p[4], &p[5], nt->fc);
+    relu_forward(nt, nt->fc, n * 128);
+    if (training) dropout_forward(nt, 1, 0.5, nt->fc, nt->fc, n * 128);
+    dense_forward(nt, nt->fc, 0, n, &p[6], &p[7], nt->logits);
+  }
+}
+
+/* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter. */
+void loss_and_backward(net* nt, int64_t n) {
+  tview a, b, c, d;
+  nnp_softmax_cross_entropy_params cp = {sizeof cp, NNP_REDUCTION_MEAN, 0, 0};
+  CHECK(nnp_softmax_cross_entropy_forward(nt->s, &cp, F32(&a, nt->logits, n, NUM_CLASSES),
+                                          I64(&b, nt->labels, n), SCALAR_F32(&c, nt->loss), NULL));
+  CHECK(nnp_softmax_cross_entropy_backward(nt->s, &cp, F32(&a, nt->logits, n, NUM_CLASSES),
+                                           I64(&b, nt->labels, n), SCALAR_F32(&c, nt->dloss),
+                                           F32(&d, nt->dlogits, n, NUM_CLASSES)));
+  param* p = nt->p;
+  if (!nt->cnn) {
+    dense_backward(nt, nt->a2, n, &p[4], &p[5], nt->dlogits, nt->da2);
+    dropout_backward(nt, 1, nt->da2, nt->da2, n * 512);
+    relu_backward(nt, nt->a2, nt->da2, n * 512);
+    dense_backward(nt, nt->a1, n, &p[2], &p[3], nt->da2, nt->da1);
+    dropout_backward(nt, 0, nt->da1, nt->da1, n * 512);
+    relu_backward(nt, nt->a1, nt->da1, n * 512);
+    dense_backward(nt, nt->x, n, &p[0], &p[1], nt->da1, NULL);
+  } else {
+    dense_backward(nt, nt->fc, n, &p[6], &p[7], nt->dlogits, nt->dfc);
+    dropout_backward(nt, 1, nt->dfc, nt->dfc, n * 128);
+    relu_backward(nt, nt->fc, nt->dfc, n * 128);
+    dense_backward(nt, nt->drop, n, &p[4], &p[5], nt->dfc, nt->ddrop);
+    dropout_backward(nt, 0, nt->ddrop, nt->ddrop, n * 9216); /* now d(pool) */
+    CHECK(nnp_pool2d_backward(nt->s, &kPool, F32(&a, nt->c2, n, 64, 24, 24),
+                              F32(&b, nt->pool, n, 64, 12, 12), F32(&c, nt->ddrop, n, 64, 12, 12),
+                              F32(&d, nt->dc2, n, 64, 24, 24)));
+    relu_backward(nt, nt->c2, nt->dc2, n * 64 * 24 * 24);
+    CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->c1, n, 32, 26, 26),
+                                     F32(&b, nt->dc2, n, 64, 24, 24),
+                                     F32(&c, p[2].g, 64, 32, 3, 3)));
+    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc2, n, 64, 24, 24), F32(&b, p[3].g, 64)));
+    CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, 24, 24),
+                                   F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, nt->dc1, n, 32, 26, 26)));
+    relu_backward(nt, nt->c1, nt->dc1, n * 32 * 26 * 26);
+    CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->x, n, 1, 28, 28),
+                                     F32(&b, nt->dc1, n, 32, 26, 26),
+                                     F32(&c, p[0].g, 32, 1, 3, 3)));
+    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc1, n, 32, 26, 26), F32(&b, p[1].g, 32)));
+  }
+}
+
+void adam_step(net* nt, double lr, int64_t step) {
+  nnp_adam_params ap = {sizeof ap, lr, 0.9, 0.999, 1e-8, 0.0, step, 0, 0};
+  for (int i = 0; i < nt->n_params; ++i) {
+    param* p = &nt->p[i];
+    tview g, w, m, v;
+    int64_t n = (int64_t)p->numel;
+    CHECK(nnp_adam_update(nt->s, &ap, F32(&g, p->g, n), F32(&w, p->w, n), F32(&m, p->m, n),
+                          F32(&v, p->v, n)));
+  }
+}

@@ -1,0 +1,74 @@
+/*
+ * model.h — train's two networks, the Keras "mlp" and "cnn" examples, on nnplug ops: the
+ * parameters and activation buffers on the device, forward, loss and backward, the Adam step,
+ * and the splitmix64 PRNG of weight init and shuffling. Plain C11.
+ */
+#ifndef NNPLUG_EXAMPLES_TRAIN_MODEL_H
+#define NNPLUG_EXAMPLES_TRAIN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nnplug/nnplug.h>
+
+#include "idx.h"
+
+/* splitmix64 (Steele, Lea, Flood 2014): init and shuffling; dropout uses nnplug's Philox. */
+uint64_t rng_next(uint64_t* state);
+
+/* The training device's DLPack device: set it (nnp_device_get_dldevice) before build_net. */
+extern DLDevice g_dldevice;
+
+#define MAX_PARAMS 8
+
+typedef struct param {
+  const char* name;
+  int ndim;
+  int64_t shape[4];
+  size_t numel;
+  float *w, *g, *m, *v; /* device: value, gradient, Adam moments */
+} param;
+
+typedef struct net {
+  nnp_device* dev;
+  nnp_stream* s;
+  int cnn;
+  int64_t max_batch;
+  param p[MAX_PARAMS];
+  int n_params;
+  /* activations and their gradients, [max_batch, ...] on the device */
+  float *x, *logits, *dlogits;  /* x: the gathered training batch */
+  float *a1, *a2, *da1, *da2;   /* mlp: hidden layers */
+  float *c1, *c2, *pool, *drop; /* cnn: conv1, conv2 (after ReLU), max-pool, its dropout */
+  float *fc, *dfc, *ddrop, *dc2, *dc1;
+  int64_t* labels; /* device [max_batch] */
+  float *loss, *dloss;
+  void* allocations[64];
+  int n_allocations;
+  uint64_t seed;
+  uint64_t dropout_offset;           /* next Philox counter offset (units of 4 elements) */
+  nnp_dropout_params drop_params[2]; /* this step's two dropout calls, reused by backward */
+} net;
+
+/* nnp_malloc on nt->dev, remembered in nt->allocations (the caller frees them at the end). */
+void* dev_alloc(net* nt, size_t bytes);
+
+/* Allocates and initialises the parameters (Glorot uniform from `seed`, zero biases and Adam
+   moments) and the activation buffers for batches of up to max_batch images; nt->dev and
+   nt->s must be set. cnn = 0 builds the mlp. */
+void build_net(net* nt, int cnn, int64_t max_batch, uint64_t seed);
+
+/* Number of scalar parameters. */
+size_t count_params(const net* nt);
+
+/* Forward pass of n images starting at byte `x_off` of `x` ([N, 784] float32); leaves the
+   logits in nt->logits. training = 1 applies dropout. */
+void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training);
+
+/* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter. */
+void loss_and_backward(net* nt, int64_t n);
+
+/* One Adam update of every parameter (step counts from 1). */
+void adam_step(net* nt, double lr, int64_t step);
+
+#endif /* NNPLUG_EXAMPLES_TRAIN_MODEL_H */
