@@ -441,6 +441,7 @@ def gen_abi_dump(enums, structs, ops):
          "#define NNP_DUMP_OP_STRUCTS \\"]
     for s in structs.values():
         o.append(f"  S({s['name']}); \\")
+        o.append(f"  F({s['name']}, struct_size); \\")
         for f in s["fields"]:
             o.append(f"  F({s['name']}, {f['name']}); \\")
         o.append("  struct_end(); \\")
