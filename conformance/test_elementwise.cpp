@@ -1,7 +1,7 @@
 // test_elementwise.cpp — elementwise and data-movement ops: binary add/sub/mul/div with numpy
-// broadcasting (in place included), scale, fill, strided copy, transpose, cast between float
+// broadcasting (in place included), scale, clip (ONNX Clip), fill, strided copy, transpose, cast between float
 // dtypes (also checked exactly against round-to-nearest-even on the host).
-// Cases: cases/<list>/{binary,scale,fill,copy,transpose,cast}.txt.
+// Cases: cases/<list>/{binary,scale,clip,fill,copy,transpose,cast}.txt.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -51,6 +51,24 @@ OpCall make_scale(const Case& c, Rng& rng) {
   const auto x = c.dims("x", {3, 5});
   OpCall call;
   call.kind = NNP_OP_SCALE;
+  call.set_params(p);
+  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  call.outputs = {tensor(x)};
+  if (c.i("inplace", 0)) call.outputs[0].alias_of = 0;
+  return call;
+}
+
+// clip: x = shape, min / max (each optional; min > max allowed: ONNX gives max), inplace1.
+// Inputs span [-1, 1), so bounds inside that range clip both ends.
+OpCall make_clip(const Case& c, Rng& rng) {
+  auto p = make_params<nnp_clip_params>();
+  p.has_min = c.has("min") ? 1 : 0;
+  p.min = c.d("min", 0.0);
+  p.has_max = c.has("max") ? 1 : 0;
+  p.max = c.d("max", 0.0);
+  const auto x = c.dims("x", {3, 5});
+  OpCall call;
+  call.kind = NNP_OP_CLIP;
   call.set_params(p);
   call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
   call.outputs = {tensor(x)};
@@ -128,6 +146,10 @@ const RegisterTemplate reg_scale("scale", [] {
   Rng rng("template scale");
   return make_scale(parse_case("x3x5 alpha=3"), rng);
 });
+const RegisterTemplate reg_clip("clip", [] {
+  Rng rng("template clip");
+  return make_clip(parse_case("x3x5 min=-0.5 max=0.5"), rng);
+});
 const RegisterTemplate reg_fill("fill", [] { return make_fill(parse_case("x3x5 value=2")); });
 const RegisterTemplate reg_copy("copy", [] {
   Rng rng("template copy");
@@ -155,6 +177,13 @@ TEST_CASE("scale") {
   for (const Case& c : load_cases("scale")) {
     Rng rng("scale " + c.text);
     check_numerics("scale", c.text, make_scale(c, rng));
+  }
+}
+
+TEST_CASE("clip") {
+  for (const Case& c : load_cases("clip")) {
+    Rng rng("clip " + c.text);
+    check_numerics("clip", c.text, make_clip(c, rng));
   }
 }
 

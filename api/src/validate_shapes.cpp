@@ -363,6 +363,13 @@ void shapes_transpose(call& c, const void* params) {
   c.output_shape(0, y, "(x.shape permuted by perm)");
 }
 
+void shapes_clip(call& c, const void* params) {
+  const auto& p = params_of<nnp_clip_params>(params);
+  if (p.has_min && std::isnan(p.min)) c.fail("params->min: expected a number, got NaN");
+  if (p.has_max && std::isnan(p.max)) c.fail("params->max: expected a number, got NaN");
+  elementwise_shapes(c, {});
+}
+
 // =========================================================================== reduction ====
 void shapes_reduce(call& c, const void* params) {
   const auto& p = params_of<nnp_reduce_params>(params);

@@ -128,6 +128,7 @@ void cast(const op_call& c);
 void reduce(const op_call& c);
 void sgd_update(const op_call& c);
 void adam_update(const op_call& c);
+void clip(const op_call& c);
 
 // Single-threaded SGEMM on row-major operands (the OpenBLAS call; beta = 0 never reads C).
 void sgemm_rm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

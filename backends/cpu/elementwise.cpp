@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace nnp::cpu {
 
@@ -299,6 +300,23 @@ void scale(const op_call& c) {
   float* y = f32(c.out(0));
   parallel_for(numel(*c.in(0)), kElementwiseGrain, [&](int64_t b, int64_t e) {
     map_block(y, b, e, [&](int64_t i) { return alpha * x[i]; });
+  });
+}
+
+// ONNX Clip: one pass, vectorisable compares; a bound that is not given is +-inf, so NaN
+// stays NaN (both compares are false) and min > max gives max.
+void clip(const op_call& c) {
+  const auto p = c.params_as<nnp_clip_params>();
+  const float lo = p.has_min ? static_cast<float>(p.min) : -std::numeric_limits<float>::infinity();
+  const float hi = p.has_max ? static_cast<float>(p.max) : std::numeric_limits<float>::infinity();
+  const float* x = f32(c.in(0));
+  float* y = f32(c.out(0));
+  parallel_for(numel(*c.in(0)), kElementwiseGrain, [&](int64_t b, int64_t e) {
+    map_block(y, b, e, [&](int64_t i) {
+      float v = x[i];
+      v = v < lo ? lo : v;
+      return v > hi ? hi : v;
+    });
   });
 }
 

@@ -203,6 +203,7 @@ const kit::op_row kRows[] = {
     {NNP_OP_REDUCE,                         f32,       reduce},
     {NNP_OP_SGD_UPDATE,                     f32,       sgd_update},
     {NNP_OP_ADAM_UPDATE,                    f32,       adam_update},
+    {NNP_OP_CLIP,                           f32,       clip},
 };
 // clang-format on
 constexpr kit::op_rows kOps = kit::make_op_rows("cpu", kRows, check_index);

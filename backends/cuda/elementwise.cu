@@ -80,6 +80,17 @@ __global__ void scale_kernel(const T* x, T* y, int64_t n, float alpha) {
     y[i] = from_f<T>(alpha * to_f(x[i]));
 }
 
+// ONNX Clip: an absent bound is +-inf, so NaN stays NaN and min > max gives max.
+template <typename T>
+__global__ void clip_kernel(const T* x, T* y, int64_t n, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    float v = to_f(x[i]);
+    v = v < lo ? lo : v;
+    y[i] = from_f<T>(v > hi ? hi : v);
+  }
+}
+
 template <typename U>
 __global__ void broadcast_tail_kernel(const U* c, int64_t n_c, U* y, int64_t n_y) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n_y;
@@ -309,6 +320,21 @@ void op_scale(stream& s, const op_call& c) {
   const DLTensor& x = *c.in(0);
   const DLTensor& y = *c.out(0);
   launch_scale(s, elem_of(y.dtype), data_ptr<const void>(x), data_ptr<void>(y), numel(y), p.alpha);
+}
+
+void op_clip(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_clip_params>();
+  const float lo = p.has_min ? static_cast<float>(p.min) : -INFINITY;
+  const float hi = p.has_max ? static_cast<float>(p.max) : INFINITY;
+  const DLTensor& y = *c.out(0);
+  const int64_t n = numel(y);
+  if (n == 0) return;
+  dispatch_float(elem_of(y.dtype), [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    clip_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const T>(*c.in(0)),
+                                                         data_ptr<T>(y), n, lo, hi);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
 }
 
 void op_fill(stream& s, const op_call& c) {

@@ -34,6 +34,7 @@ void op_layer_norm(stream& s, const op_call& c);     // norm.cu
 void op_dropout(stream& s, const op_call& c);        // dropout.cu
 void op_binary(stream& s, const op_call& c);         // elementwise.cu
 void op_scale(stream& s, const op_call& c);          // elementwise.cu
+void op_clip(stream& s, const op_call& c);           // elementwise.cu
 void op_fill(stream& s, const op_call& c);           // elementwise.cu
 void op_copy(stream& s, const op_call& c);           // elementwise.cu
 void op_transpose(stream& s, const op_call& c);      // elementwise.cu

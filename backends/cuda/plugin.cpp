@@ -96,6 +96,7 @@ const op_row kRows[] = {
     {NNP_OP_REDUCE,                         kHalfFloats, on_stream<op_reduce>},
     {NNP_OP_SGD_UPDATE,                     f32,         on_stream<op_sgd>},
     {NNP_OP_ADAM_UPDATE,                    f32,         on_stream<op_adam>},
+    {NNP_OP_CLIP,                           kHalfFloats, on_stream<op_clip>},
 };
 // clang-format on
 constexpr nnp::kit::op_rows kOps = nnp::kit::make_op_rows("cuda", kRows, check_device);

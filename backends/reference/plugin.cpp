@@ -67,6 +67,7 @@ const op_row kRows[] = {
     {NNP_OP_REDUCE,                         kFloats,        ref::reduce},
     {NNP_OP_SGD_UPDATE,                     kFloats,        ref::sgd_update},
     {NNP_OP_ADAM_UPDATE,                    kFloats,        ref::adam_update},
+    {NNP_OP_CLIP,                           kFloats,        ref::clip},
 };
 // clang-format on
 constexpr nnp::kit::op_rows kOps = nnp::kit::make_op_rows("reference", kRows, check_device);

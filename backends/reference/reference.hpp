@@ -77,5 +77,6 @@ void cast(const op_args& a);                            //
 void reduce(const op_args& a);                          // reduce.cpp
 void sgd_update(const op_args& a);                      // optimizer.cpp
 void adam_update(const op_args& a);                     //
+void clip(const op_args& a);                            // elementwise.cpp
 
 }  // namespace ref

@@ -110,6 +110,9 @@ NNP_API nnp_status nnp_sgd_update(nnp_stream* stream, const nnp_sgd_params* para
 /** NNP_OP_ADAM_UPDATE: inputs grad; outputs param, m, v; nnp_adam_params. */
 NNP_API nnp_status nnp_adam_update(nnp_stream* stream, const nnp_adam_params* params,
     const DLTensor* grad, const DLTensor* param, const DLTensor* m, const DLTensor* v);
+/** NNP_OP_CLIP: inputs x; outputs y; nnp_clip_params. */
+NNP_API nnp_status nnp_clip(nnp_stream* stream, const nnp_clip_params* params, const DLTensor* x,
+    const DLTensor* y);
 
 #ifdef __cplusplus
 } /* extern "C" */

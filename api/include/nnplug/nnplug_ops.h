@@ -73,11 +73,12 @@ typedef enum nnp_op_kind {
   NNP_OP_REDUCE = 90, /**< "reduce" */
   NNP_OP_SGD_UPDATE = 100, /**< "sgd_update" */
   NNP_OP_ADAM_UPDATE = 101, /**< "adam_update" */
+  NNP_OP_CLIP = 110, /**< "clip", ABI 1.1 */
   NNP_OP_KIND_FORCE_INT32 = 0x7FFFFFFF /**< not a kind: keeps the enum 32-bit */
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 29
+#define NNP_OP_KIND_COUNT 30
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -578,6 +579,27 @@ typedef struct nnp_adam_params {
 } nnp_adam_params;
 #define NNP_ADAM_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_adam_params, reserved0) + sizeof(int32_t))
 #define NNP_ADAM_PARAMS_STRUCT_SIZE NNP_ADAM_PARAMS_STRUCT_SIZE_1_0
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * y = min(max(x, min), max) elementwise (ONNX Clip, opset 13). A bound applies only when its
+ * has_* flag is 1. When both apply and min > max, every element becomes max (ONNX). NaN in x
+ * stays NaN. ONNX passes the bounds as optional 0-d input tensors; nnplug takes them as params
+ * (the same results, no device scalars to read).
+ *
+ * NNP_OP_CLIP (clip, 110), new in ABI 1.1
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape; may alias x
+ */
+typedef struct nnp_clip_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t has_min; /**< 0 or 1; default 0; ABI 1.1 */
+  int32_t has_max; /**< 0 or 1; default 0; ABI 1.1 */
+  double min; /**< lower bound (not NaN) when has_min = 1; default 0.0; ABI 1.1 */
+  double max; /**< upper bound (not NaN) when has_max = 1; default 0.0; ABI 1.1 */
+} nnp_clip_params;
+#define NNP_CLIP_PARAMS_STRUCT_SIZE_1_1 (offsetof(nnp_clip_params, max) + sizeof(double))
+#define NNP_CLIP_PARAMS_STRUCT_SIZE NNP_CLIP_PARAMS_STRUCT_SIZE_1_1
 
 /* ------------------------------------------------------------------------------------------ */
 /* Ops without params (params may be NULL). */

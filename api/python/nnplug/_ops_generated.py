@@ -40,6 +40,7 @@ class OpKind(IntEnum):
     REDUCE = 90
     SGD_UPDATE = 100
     ADAM_UPDATE = 101
+    CLIP = 110
 
 
 class PoolMode(IntEnum):
@@ -178,6 +179,11 @@ class nnp_adam_params(_Params):
     _defaults_ = {'lr': 0.001, 'beta1': 0.9, 'beta2': 0.999, 'epsilon': 1e-08, 'step': 1}
 
 
+class nnp_clip_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("has_min", c_int32), ("has_max", c_int32), ("min", c_double), ("max", c_double)]
+    _defaults_ = {}
+
+
 #: op name -> (kind, params class or None, params optional, inputs, outputs)
 #: inputs/outputs: tuples (name, optional, dtype rule)
 OPS = {
@@ -210,10 +216,11 @@ OPS = {
     'reduce': (OpKind.REDUCE, nnp_reduce_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
     'sgd_update': (OpKind.SGD_UPDATE, nnp_sgd_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('momentum_buffer', True, 'float'))),
     'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('m', False, 'float'), ('v', False, 'float'))),
+    'clip': (OpKind.CLIP, nnp_clip_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_")}
