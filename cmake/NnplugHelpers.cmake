@@ -26,7 +26,7 @@ function(nnplug_add_backend name)
     CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     INSTALL_RPATH "$ORIGIN")
-  target_link_libraries(${target} PRIVATE nnplug_plugin_sdk nnplug_backend_common nnplug_warnings ${ARG_LIBRARIES})
+  target_link_libraries(${target} PRIVATE nnplug_plugin_sdk nnplug_warnings ${ARG_LIBRARIES})
   target_link_options(${target} PRIVATE
     "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map"
     $<$<NOT:$<BOOL:${NNPLUG_SANITIZE}>>:LINKER:--no-undefined>)

@@ -16,8 +16,9 @@
 // discovery never sees them. Never links libnnplug.
 #include <nnplug/nnplug_plugin.h>
 
-#include <nnplug_common/boundary.hpp>
-#include <nnplug_common/tensor.hpp>
+#include <nnplug/kit/half.hpp>
+#include <nnplug/kit/plugin.hpp>
+#include <nnplug/kit/tensor.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -73,40 +74,10 @@ nnp_status memcpy_async(void*, void* dst, const void* src, size_t size_bytes, in
 }
 
 // Half-precision conversions, round to nearest even (finite values only: enough for scale).
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(mant), -24);
-  const uint32_t bits = exp == 31 ? (sign | 0x7F800000u | (mant << 13))
-                                  : (sign | ((exp + 112u) << 23) | (mant << 13));
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint16_t float_to_half(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint32_t sign = (u >> 16) & 0x8000u, abs = u & 0x7FFFFFFFu;
-  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
-  if (abs < 0x38800000u) {
-    float a;
-    std::memcpy(&a, &abs, 4);
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a * 16777216.0f)));
-  }
-  const uint32_t r = abs + 0xFFFu + ((abs >> 13) & 1u) - 0x38000000u;
-  return static_cast<uint16_t>(sign | (r >> 13));
-}
-float bf16_to_float(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
+using nnp::bf16_to_float;  // the kit's float16/bfloat16 codec
+using nnp::float_to_bf16;
+using nnp::float_to_half;
+using nnp::half_to_float;
 
 // Correct scale in a 16-bit float format.
 template <float (*Load)(uint16_t), uint16_t (*Store)(float)>

@@ -1,3 +1,0 @@
-// Moved to the plugin kit.
-#pragma once
-#include <nnplug/kit/philox.hpp>
