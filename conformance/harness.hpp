@@ -3,6 +3,19 @@
 // tolerances, case files and the JSON report sink. Test files (test_<family>.cpp) build op
 // calls from case files and hand them to check_numerics() / run_op().
 //
+// This is the harness's one public header; each section is implemented in its own file:
+//   options, --filter, join()          harness_options.cpp
+//   dtypes, float16/bfloat16 codecs    harness_codecs.cpp (encode/decode: harness_codecs.hpp)
+//   op calls as host data, templates   harness_opcall.cpp
+//   devices, streams                   harness_devices.cpp
+//   running ops in guarded buffers     harness_buffers.cpp
+//   comparison (NMSE, NaN/Inf rules)   harness_compare.cpp
+//   tolerances                         harness_tolerances.cpp
+//   random data, the numerics driver   harness_numerics.cpp (check_output_shape too)
+//   case files                         harness_cases.cpp
+//   report (JSON, Markdown, summary)   harness_report.cpp
+//   gradients (finite differences)     harness_gradients.cpp
+//
 // Only the public C API (nnplug.h) is used, so the runner works against any plugin.
 #pragma once
 
@@ -239,6 +252,11 @@ void check_numerics(const std::string& op, const std::string& case_text, const O
 // Same, but the call depends on the dtype (e.g. cast destinations).
 void check_numerics_fn(const std::string& op, const std::string& case_text,
                        const std::function<OpCall(DT)>& make, const NumericsOptions& opt = {});
+// Known output shape, on every device (the reference included) in float32: `call`, whose output 0
+// has the expected shape written as a literal by the test, must be accepted and run, and output 0
+// one larger or one smaller in any dimension must be refused. Devices that declare the call
+// unsupported are skipped. `op` names the check in the report ("conv2d_out_size").
+void check_output_shape(const std::string& op, const std::string& case_text, const OpCall& call);
 
 // ---- gradients ------------------------------------------------------------------------------
 // Checks a backward op against central finite differences of its forward op on the reference

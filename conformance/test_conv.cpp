@@ -3,14 +3,28 @@
 // differences of the forward op.
 // Cases: cases/<list>/conv2d.txt, benchdnn style: "n2 c3 h7 w7 k4 r3 s3 stride2 pad1", with
 // stride_h/stride_w, pad_t/pad_b/pad_l/pad_r, dil (dil_h/dil_w), g (groups), bias0 (no bias).
+// Output sizes are counted here (out_size) and pinned by literals (the known-size test), never
+// taken from the shape helpers that libnnplug's validator and the backends share.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
 
-#include <nnplug_common/tensor.hpp>
-
 namespace {
 using namespace conf;
+
+// Output size along one dimension, by counting window positions, written out independently of
+// the library (nnplug_ops.h: P = floor((H + pad_top + pad_bottom - dilation_h*(R-1) - 1) /
+// stride_h) + 1): the window starting at row `start` of the padded input covers rows start ..
+// start + dilation*(R-1), which must all lie inside it.
+int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_begin, int64_t pad_end,
+                 int64_t dilation) {
+  if (stride < 1) return 0;
+  const int64_t padded = pad_begin + in + pad_end;
+  const int64_t extent = dilation * (k - 1) + 1;
+  int64_t n = 0;
+  for (int64_t start = 0; start + extent <= padded; start += stride) ++n;
+  return n;
+}
 
 struct ConvShape {
   int64_t n, c, h, w, k, r, s, p, q;
@@ -42,8 +56,8 @@ ConvShape conv_shape(const Case& cs) {
   p.dilation_w = static_cast<int32_t>(cs.i("dil_w", dil));
   p.groups = static_cast<int32_t>(cs.i("g", 1));
   v.bias = cs.i("bias", 1) != 0;
-  v.p = nnp::conv_out_dim(v.h, v.r, p.stride_h, p.pad_top, p.pad_bottom, p.dilation_h);
-  v.q = nnp::conv_out_dim(v.w, v.s, p.stride_w, p.pad_left, p.pad_right, p.dilation_w);
+  v.p = out_size(v.h, v.r, p.stride_h, p.pad_top, p.pad_bottom, p.dilation_h);
+  v.q = out_size(v.w, v.s, p.stride_w, p.pad_left, p.pad_right, p.dilation_w);
   return v;
 }
 
@@ -183,6 +197,8 @@ TEST_CASE("conv2d_forward: known answers") {
   std::vector<Device*> devices = backends_under_test();
   devices.push_back(&reference_device());
   const std::vector<double> x9{1, 2, 3, 4, 5, 6, 7, 8, 9};  // 3x3
+  std::vector<double> x25(25);                              // 5x5: 1 .. 25
+  for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i + 1);
   struct Known {
     const char* text;
     std::vector<double> x, w, y;
@@ -197,6 +213,12 @@ TEST_CASE("conv2d_forward: known answers") {
       {"n1 c1 h3 w3 k1 r2 s2 dil2 bias0", x9, {1, 1, 1, 1}, {1 + 3 + 7 + 9}},
       // groups 2: channel 0 -> k0 (w 1), channel 1 -> k1 (w 10)
       {"n1 c2 h1 w2 k2 r1 s1 g2 bias0", {1, 2, 3, 4}, {1, 10}, {1, 2, 30, 40}},
+      // 5x5, 3x3 box filter, stride 2, padding 1: a 3x3 output; windows over rows (and
+      // columns) {0,1}, {1,2,3}, {3,4}
+      {"n1 c1 h5 w5 k1 r3 s3 stride2 pad1 bias0",
+       x25,
+       std::vector<double>(9, 1.0),
+       {16, 33, 28, 69, 117, 87, 76, 123, 88}},
   };
   for (const Known& k : known) {
     const ConvShape v = conv_shape(parse_case(k.text));
@@ -214,5 +236,39 @@ TEST_CASE("conv2d_forward: known answers") {
               c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
       CHECK_MESSAGE(c.ok, d->name << ": conv2d " << std::string(k.text) << ": " << c.detail);
     }
+  }
+}
+
+// Output sizes as literals, on every device (the reference included): the call with the literal
+// output shape must be accepted and an output one larger or smaller in any dimension refused, so
+// libnnplug's validator and every backend agree with these numbers. out_size is checked against
+// them too.
+TEST_CASE("conv2d_forward: output sizes (known answers)") {
+  struct Known {
+    const char* text;
+    int64_t p, q;
+  };
+  const std::vector<Known> known{
+      {"n1 c1 h5 w5 k1 r3 s3", 3, 3},
+      {"n1 c1 h5 w5 k1 r3 s3 stride2 pad1", 3, 3},
+      {"n1 c1 h7 w7 k1 r3 s3 stride2", 3, 3},
+      {"n1 c1 h6 w5 k1 r3 s2 stride2 pad1", 3, 3},
+      {"n1 c1 h3 w3 k1 r2 s2 dil2", 1, 1},
+      {"n1 c1 h9 w8 k1 r3 s3 dil2 pad_t1 pad_b0 pad_l2 pad_r1", 6, 7},
+      {"n1 c1 h8 w6 k1 r2 s3 stride_h2 stride_w1 pad_t0 pad_b1", 4, 4},
+      {"n1 c1 h11 w13 k1 r5 s5 stride3 pad2", 4, 5},
+      {"n1 c1 h17 w15 k1 r3 s3 stride2 dil2 pad3", 10, 9},
+      {"n1 c1 h2 w2 k1 r3 s3 stride2 pad1", 1, 1},
+      {"n1 c1 h6 w7 k1 r1 s1 stride4", 2, 2},
+      {"n1 c1 h5 w5 k1 r3 s3 pad3", 9, 9},
+  };
+  for (const Known& k : known) {
+    const ConvShape v = conv_shape(parse_case(k.text));
+    CHECK_MESSAGE(v.p == k.p, std::string(k.text) << ": counted " << v.p << " rows");
+    CHECK_MESSAGE(v.q == k.q, std::string(k.text) << ": counted " << v.q << " columns");
+    Rng rng("known size");
+    OpCall call = conv_forward(v, rng);
+    call.outputs[0].shape = {1, 1, k.p, k.q};
+    check_output_shape("conv2d_out_size", k.text, call);
   }
 }

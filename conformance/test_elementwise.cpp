@@ -1,11 +1,13 @@
 // test_elementwise.cpp — elementwise and data-movement ops: binary add/sub/mul/div with numpy
-// broadcasting (in place included), scale, clip (ONNX Clip), fill, strided copy, transpose, cast between float
-// dtypes (also checked exactly against round-to-nearest-even on the host).
+// broadcasting (in place included), scale, clip (ONNX Clip), fill, strided copy, transpose, cast
+// between float dtypes (also checked exactly against round-to-nearest-even on the host, and
+// against known float16/bfloat16 answers).
 // Cases: cases/<list>/{binary,scale,clip,fill,copy,transpose,cast}.txt.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
 
+#include <limits>
 #include <map>
 
 namespace {
@@ -224,6 +226,56 @@ TEST_CASE("cast") {
         const Comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], expected)
                                                          : Comparison{false, 0, r.message};
         report({d->name, "cast_rounding", dt_name(dt), name, cmp.ok ? Outcome::pass : Outcome::fail,
+                cmp.error, 0, cmp.detail});
+        CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
+      }
+    }
+  }
+}
+
+// float16 / bfloat16 casts on every device that has them (the reference casts float32 <->
+// float64 only): known answers for round to nearest even (ties), overflow to Inf, the largest
+// finite half and subnormals, then back to float32, which must be exact.
+TEST_CASE("cast: float16 and bfloat16 known answers") {
+  std::vector<Device*> devices = backends_under_test();
+  devices.push_back(&reference_device());
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> in{
+      1.0,     65504.0, 65520.0,         1.0 + 1.0 / 2048, 1.0 + 3.0 / 2048,
+      0x1p-24, -2.0,    1.0 + 1.0 / 256, 1.0 + 3.0 / 256};
+  struct Known {
+    DT to;
+    std::vector<double> out;
+  };
+  const std::vector<Known> known{
+      // bits 3C00 7BFF 7C00 3C00 3C02 0001 C000 3C04 3C0C
+      {DT::f16,
+       {1.0, 65504.0, inf, 1.0, 1.0 + 2.0 / 1024, 0x1p-24, -2.0, 1.0 + 4.0 / 1024,
+        1.0 + 12.0 / 1024}},
+      // bits 3F80 4780 4780 3F80 3F80 3380 C000 3F80 3F82
+      {DT::bf16, {1.0, 65536.0, 65536.0, 1.0, 1.0, 0x1p-24, -2.0, 1.0, 1.0 + 2.0 / 128}},
+  };
+  const int64_t n = static_cast<int64_t>(in.size());
+  for (const Known& k : known) {
+    // float32 -> k.to (the input follows the case dtype, float32), then k.to -> float32.
+    OpCall down;
+    down.kind = NNP_OP_CAST;
+    down.inputs = {tensor({n}, in)};
+    down.outputs = {int_tensor(k.to, {n})};
+    OpCall up;
+    up.kind = NNP_OP_CAST;
+    up.inputs = {tensor({n}, k.out)};
+    up.outputs = {int_tensor(DT::f32, {n})};
+    const std::vector<std::pair<const OpCall*, DT>> calls{{&down, DT::f32}, {&up, k.to}};
+    for (const auto& [call, dt] : calls) {
+      const std::string name =
+          std::string("cast_known ") + dt_short(dt) + " to " + dt_short(call->outputs[0].dtype);
+      for (Device* d : devices) {
+        if (!d->available || op_supported(*d, *call, dt, nullptr) != NNP_STATUS_OK) continue;
+        const RunResult r = run_op(*d, *call, dt);
+        const Comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], k.out)
+                                                         : Comparison{false, 0, r.message};
+        report({d->name, "cast_known", dt_name(dt), name, cmp.ok ? Outcome::pass : Outcome::fail,
                 cmp.error, 0, cmp.detail});
         CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
       }

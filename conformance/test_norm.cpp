@@ -7,8 +7,6 @@
 
 #include "harness.hpp"
 
-#include <nnplug_common/tensor.hpp>
-
 #include <cmath>
 
 namespace {
@@ -92,7 +90,10 @@ LnCase ln_case(const Case& cs) {
   v.bias = cs.i("bias", 1) != 0;
   v.stats_out = cs.i("stats", 1) != 0;
   const int rank = static_cast<int>(v.x.size());
-  const int axis = std::max(nnp::normalize_axis(v.p.axis, rank), 0);
+  // Normalised dims: axis .. rank-1 (a negative axis counts from the end), written out here
+  // rather than taken from the library's helpers.
+  int axis = v.p.axis < 0 ? v.p.axis + rank : v.p.axis;
+  if (axis < 0 || axis >= rank) axis = 0;
   for (int i = 0; i < rank; ++i) {
     if (i >= axis) v.inner.push_back(v.x[static_cast<size_t>(i)]);
     v.stats.push_back(i >= axis ? 1 : v.x[static_cast<size_t>(i)]);

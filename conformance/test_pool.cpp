@@ -4,14 +4,32 @@
 // Cases: cases/<list>/pool2d.txt: "n2 c3 h7 w7 mode=max r3 s3 stride2 pad1 ceil1 cip1",
 // window r x s, stride/stride_h/stride_w, pad/pad_t/pad_b/pad_l/pad_r, ceil1, cip1
 // (count_include_pad), global1.
+// Output sizes are counted here (out_size) and pinned by literals (the known-size test), never
+// taken from the shape helpers that libnnplug's validator and the backends share.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
 
-#include <nnplug_common/tensor.hpp>
-
 namespace {
 using namespace conf;
+
+// Output size along one dimension, by counting window positions, written out independently of
+// the library (nnplug_ops.h, NNP_OP_POOL2D_FORWARD). Windows start at 0, stride, 2*stride, ...
+// in the padded input. Floor mode counts the windows that fit in it. Ceil mode (PyTorch's rule)
+// adds one partial window when the full ones leave the end of the padded input uncovered, unless
+// that window would start in the bottom (right) padding.
+int64_t out_size(int64_t in, int64_t window, int64_t stride, int64_t pad_begin, int64_t pad_end,
+                 bool ceil_mode) {
+  if (stride < 1) return 0;
+  const int64_t padded = pad_begin + in + pad_end;
+  int64_t n = 0, start = 0;
+  for (; start + window <= padded; start += stride) ++n;
+  // `start` is where the next window would begin; the last full one ends before
+  // start - stride + window.
+  const bool uncovered = n > 0 && start - stride + window < padded;
+  if (ceil_mode && uncovered && start < pad_begin + in) ++n;
+  return n;
+}
 
 struct PoolShape {
   int64_t n, c, h, w, p, q;
@@ -40,9 +58,13 @@ PoolShape pool_shape(const Case& cs) {
   p.ceil_mode = static_cast<int32_t>(cs.i("ceil", 0));
   p.count_include_pad = static_cast<int32_t>(cs.i("cip", 0));
   p.global = static_cast<int32_t>(cs.i("global", 0));
-  const nnp::pool_window pw = nnp::resolve_pool_window(p, v.h, v.w);
-  v.p = nnp::pool_out_dim(v.h, pw.window_h, pw.stride_h, pw.pad_top, pw.pad_bottom, pw.ceil_mode);
-  v.q = nnp::pool_out_dim(v.w, pw.window_w, pw.stride_w, pw.pad_left, pw.pad_right, pw.ceil_mode);
+  if (p.global) {  // one window covering the whole input
+    v.p = 1;
+    v.q = 1;
+  } else {
+    v.p = out_size(v.h, p.window_h, p.stride_h, p.pad_top, p.pad_bottom, p.ceil_mode != 0);
+    v.q = out_size(v.w, p.window_w, p.stride_w, p.pad_left, p.pad_right, p.ceil_mode != 0);
+  }
   return v;
 }
 std::vector<int64_t> xs(const PoolShape& v) { return {v.n, v.c, v.h, v.w}; }
@@ -126,16 +148,14 @@ TEST_CASE("gradient pool2d") {
   }
 }
 
-// Known answers on every device (the reference included): output sizes with ceil_mode
-// (PyTorch's rule), average divisors with and without count_include_pad, max ignores padding.
+// Known answers on every device (the reference included): outputs with ceil_mode (PyTorch's
+// rule), average divisors with and without count_include_pad, max ignores padding.
 TEST_CASE("pool2d_forward: known answers") {
-  CHECK(nnp::pool_out_dim(7, 3, 2, 0, 0, false) == 3);
-  CHECK(nnp::pool_out_dim(6, 3, 2, 0, 0, true) == 3);  // ceil((6-3)/2)+1
-  CHECK(nnp::pool_out_dim(5, 2, 2, 1, 1, true) == 3);  // the 4th window starts in the padding
-  CHECK(nnp::pool_out_dim(7, 3, 2, 1, 1, true) == 4);
   std::vector<Device*> devices = backends_under_test();
   devices.push_back(&reference_device());
   const std::vector<double> ones(9, 1.0), x9{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<double> x25(25);  // 5x5: 1 .. 25
+  for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i + 1);
   struct Known {
     const char* text;
     std::vector<double> x, y;
@@ -150,6 +170,12 @@ TEST_CASE("pool2d_forward: known answers") {
        {-1, -2, -4, -5}},
       {"n1 c1 h3 w3 mode=max r2 s2 stride2 ceil1", x9, {5, 6, 8, 9}},
       {"n1 c1 h3 w3 mode=avg r2 s2 stride2 ceil1", x9, {3, 4.5, 7.5, 9}},
+      // 5x5, 2x2 windows, stride 2, padding 1, ceil_mode: 3x3, over rows (and columns) {0},
+      // {1,2}, {3,4}; a 4th window would start in the bottom (right) padding, so there is none
+      {"n1 c1 h5 w5 mode=max r2 s2 stride2 pad1 ceil1", x25, {1, 3, 5, 11, 13, 15, 21, 23, 25}},
+      {"n1 c1 h5 w5 mode=avg r2 s2 stride2 pad1 ceil1",
+       x25,
+       {1, 2.5, 4.5, 8.5, 10, 12, 18.5, 20, 22}},
   };
   for (const Known& k : known) {
     const PoolShape v = pool_shape(parse_case(k.text));
@@ -164,5 +190,40 @@ TEST_CASE("pool2d_forward: known answers") {
               c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
       CHECK_MESSAGE(c.ok, d->name << ": pool2d " << std::string(k.text) << ": " << c.detail);
     }
+  }
+}
+
+// Output sizes as literals, on every device (the reference included): the call with the literal
+// output shape must be accepted and an output one larger or smaller in any dimension refused, so
+// libnnplug's validator and every backend agree with these numbers. out_size is checked against
+// them too.
+TEST_CASE("pool2d_forward: output sizes (known answers)") {
+  struct Known {
+    const char* text;
+    int64_t p, q;
+  };
+  const std::vector<Known> known{
+      {"n1 c1 h8 w8 mode=max r2 s2", 4, 4},
+      {"n1 c1 h7 w6 mode=max r3 s3 stride2", 3, 2},
+      // ceil_mode: one more, partial window where the full ones leave the end uncovered
+      {"n1 c1 h7 w6 mode=max r3 s3 stride2 ceil1", 3, 3},
+      {"n1 c1 h10 w11 mode=max r3 s3 stride3 ceil1", 4, 4},
+      {"n1 c1 h7 w7 mode=avg r3 s3 stride2 pad1 ceil1", 4, 4},
+      // ceil_mode, PyTorch's rule: the extra window would start in the bottom/right padding
+      // (ceil((5+2-2)/2)+1 = 4 and ceil((11+2-3)/3)+1 = 5 without it)
+      {"n1 c1 h5 w5 mode=max r2 s2 stride2 pad1 ceil1", 3, 3},
+      {"n1 c1 h11 w8 mode=avg r3 s3 stride3 pad1 ceil1", 4, 3},
+      {"n1 c1 h6 w9 mode=avg r2 s3 stride_h1 stride_w2 pad_t1 pad_b0 pad_l0 pad_r2 ceil1", 6, 5},
+      {"n1 c1 h11 w10 mode=avg r3 s3 stride2 pad_t1 pad_b2 pad_l1 pad_r2", 6, 6},
+      {"n1 c1 h5 w6 mode=avg global1", 1, 1},
+      {"n1 c1 h5 w6 mode=max r2 s2 stride1 global1", 1, 1},  // window fields ignored
+  };
+  for (const Known& k : known) {
+    const PoolShape v = pool_shape(parse_case(k.text));
+    CHECK_MESSAGE(v.p == k.p, std::string(k.text) << ": counted " << v.p << " rows");
+    CHECK_MESSAGE(v.q == k.q, std::string(k.text) << ": counted " << v.q << " columns");
+    OpCall call = pool_forward(v, std::vector<double>(static_cast<size_t>(numel(xs(v))), 1.0));
+    call.outputs[0].shape = {1, 1, k.p, k.q};
+    check_output_shape("pool2d_out_size", k.text, call);
   }
 }

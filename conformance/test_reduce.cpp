@@ -6,8 +6,6 @@
 
 #include "harness.hpp"
 
-#include <nnplug_common/tensor.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,8 +28,10 @@ OpCall make_reduce(const Case& c, Rng& rng) {
   std::vector<bool> reduced(x.size(), axes.empty());
   for (int i = 0; i < p.n_axes; ++i) {
     p.axes[i] = static_cast<int32_t>(axes[static_cast<size_t>(i)]);
-    const int a = nnp::normalize_axis(p.axes[i], rank);
-    if (a >= 0) reduced[static_cast<size_t>(a)] = true;
+    // The expected shape is written out here, not taken from the library's helpers: a
+    // negative axis counts from the end.
+    const int a = p.axes[i] < 0 ? p.axes[i] + rank : p.axes[i];
+    if (a >= 0 && a < rank) reduced[static_cast<size_t>(a)] = true;
   }
   std::vector<int64_t> y;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -98,5 +98,28 @@ TEST_CASE("reduce: NaN and empty reductions (known answers)") {
               c.ok ? Outcome::pass : Outcome::fail, c.error, 0, c.detail});
       CHECK_MESSAGE(c.ok, d->name << ": reduce " << std::string(k.text) << ": " << c.detail);
     }
+  }
+}
+
+// Output shapes as literals, on every device (the reference included): accepted with the literal
+// shape, refused one larger or smaller in any dimension.
+TEST_CASE("reduce: output shapes (known answers)") {
+  struct Known {
+    const char* text;
+    std::vector<int64_t> y;
+  };
+  const std::vector<Known> known{
+      {"x3x4x5 op=sum axes=0,2 keep1", {1, 4, 1}},
+      {"x3x4x5 op=mean axes=-1 keep0", {3, 4}},
+      {"x2x3x4x5 op=max axes=-1,0 keep0", {3, 4}},
+      {"x2x3x4x5 op=sum axes=3,1 keep1", {2, 1, 4, 1}},
+      {"x6x7 op=sum keep1", {1, 1}},
+      {"x6x7 op=max keep0", {}},
+  };
+  for (const Known& k : known) {
+    Rng rng("known shape");
+    OpCall call = make_reduce(parse_case(k.text), rng);
+    call.outputs[0].shape = k.y;
+    check_output_shape("reduce_out_shape", k.text, call);
   }
 }

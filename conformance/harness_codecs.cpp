@@ -1,0 +1,218 @@
+// harness_codecs.cpp — dtypes and their encodings: DLPack dtype codes and names, IEEE
+// float16 and bfloat16 conversion (round to nearest even), encode()/decode() of one element
+// to and from device bytes, and quantize() (a value rounded to what a dtype can hold).
+#include "harness.hpp"
+#include "harness_codecs.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace conf {
+
+// ---- dtypes ---------------------------------------------------------------------------------
+DLDataType to_dl(DT t) {
+  switch (t) {
+    case DT::f32:
+      return DLDataType{kDLFloat, 32, 1};
+    case DT::f64:
+      return DLDataType{kDLFloat, 64, 1};
+    case DT::f16:
+      return DLDataType{kDLFloat, 16, 1};
+    case DT::bf16:
+      return DLDataType{kDLBfloat, 16, 1};
+    case DT::i64:
+      return DLDataType{kDLInt, 64, 1};
+    case DT::u8:
+      return DLDataType{kDLUInt, 8, 1};
+    case DT::i32:
+      return DLDataType{kDLInt, 32, 1};
+  }
+  return DLDataType{kDLFloat, 32, 1};
+}
+const char* dt_name(DT t) {
+  switch (t) {
+    case DT::f32:
+      return "float32";
+    case DT::f64:
+      return "float64";
+    case DT::f16:
+      return "float16";
+    case DT::bf16:
+      return "bfloat16";
+    case DT::i64:
+      return "int64";
+    case DT::u8:
+      return "uint8";
+    case DT::i32:
+      return "int32";
+  }
+  return "?";
+}
+const char* dt_short(DT t) {
+  switch (t) {
+    case DT::f32:
+      return "f32";
+    case DT::f64:
+      return "f64";
+    case DT::f16:
+      return "f16";
+    case DT::bf16:
+      return "bf16";
+    case DT::i64:
+      return "i64";
+    case DT::u8:
+      return "u8";
+    case DT::i32:
+      return "i32";
+  }
+  return "?";
+}
+size_t dt_size(DT t) {
+  switch (t) {
+    case DT::f64:
+    case DT::i64:
+      return 8;
+    case DT::f32:
+    case DT::i32:
+      return 4;
+    case DT::f16:
+    case DT::bf16:
+      return 2;
+    case DT::u8:
+      return 1;
+  }
+  return 4;
+}
+bool dt_is_float(DT t) { return t == DT::f32 || t == DT::f64 || t == DT::f16 || t == DT::bf16; }
+const std::vector<DT>& float_dtypes() {
+  static const std::vector<DT> all{DT::f32, DT::f64, DT::f16, DT::bf16};
+  return all;
+}
+
+namespace {
+uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float bits_f32(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// IEEE binary16, round to nearest even.
+uint16_t f32_to_f16(float value) {
+  const uint32_t f = f32_bits(value);
+  const uint32_t sign = (f >> 16) & 0x8000u;
+  const uint32_t abs = f & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u)
+    return static_cast<uint16_t>(sign | (abs > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to inf
+  if (abs < 0x38800000u) {  // below the smallest normal half: subnormal units of 2^-24
+    const float a = bits_f32(abs);
+    const uint32_t m = static_cast<uint32_t>(std::nearbyint(a * 16777216.0f));
+    return static_cast<uint16_t>(sign | m);
+  }
+  uint32_t r = abs + 0xFFFu + ((abs >> 13) & 1u);
+  r -= 0x38000000u;  // exponent bias 127 -> 15
+  return static_cast<uint16_t>(sign | (r >> 13));
+}
+float f16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+  if (exp == 0) {
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return bits_f32(sign | 0x7F800000u | (mant << 13));
+  return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+uint16_t f32_to_bf16(float value) {
+  const uint32_t u = f32_bits(value);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
+
+}  // namespace
+
+void encode(double v, DT t, uint8_t* dst) {
+  switch (t) {
+    case DT::f32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(dst, &f, 4);
+      break;
+    }
+    case DT::f64:
+      std::memcpy(dst, &v, 8);
+      break;
+    case DT::f16: {
+      const uint16_t h = f32_to_f16(static_cast<float>(v));
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    case DT::bf16: {
+      const uint16_t h = f32_to_bf16(static_cast<float>(v));
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    case DT::i64: {
+      const int64_t i = static_cast<int64_t>(v);
+      std::memcpy(dst, &i, 8);
+      break;
+    }
+    case DT::i32: {
+      const int32_t i = static_cast<int32_t>(v);
+      std::memcpy(dst, &i, 4);
+      break;
+    }
+    case DT::u8:
+      *dst = static_cast<uint8_t>(v);
+      break;
+  }
+}
+double decode(const uint8_t* src, DT t) {
+  switch (t) {
+    case DT::f32: {
+      float f;
+      std::memcpy(&f, src, 4);
+      return f;
+    }
+    case DT::f64: {
+      double d;
+      std::memcpy(&d, src, 8);
+      return d;
+    }
+    case DT::f16: {
+      uint16_t h;
+      std::memcpy(&h, src, 2);
+      return f16_to_f32(h);
+    }
+    case DT::bf16: {
+      uint16_t h;
+      std::memcpy(&h, src, 2);
+      return bf16_to_f32(h);
+    }
+    case DT::i64: {
+      int64_t i;
+      std::memcpy(&i, src, 8);
+      return static_cast<double>(i);
+    }
+    case DT::i32: {
+      int32_t i;
+      std::memcpy(&i, src, 4);
+      return i;
+    }
+    case DT::u8:
+      return *src;
+  }
+  return 0;
+}
+
+double quantize(double v, DT t) {
+  uint8_t buf[8];
+  encode(v, t, buf);
+  return decode(buf, t);
+}
+
+}  // namespace conf

@@ -1,0 +1,54 @@
+// harness_opcall.cpp — op calls as host data: TensorSpec constructors, numel/shape_str,
+// quantized() (every case-dtype operand rounded to the dtype), and the registry of op
+// templates (one valid call per op kind) used by the error and thread tests.
+#include "harness.hpp"
+
+namespace conf {
+
+// ---- tensors --------------------------------------------------------------------------------
+TensorSpec tensor(std::vector<int64_t> shape, std::vector<double> data) {
+  TensorSpec t;
+  t.shape = std::move(shape);
+  t.data = std::move(data);
+  return t;
+}
+TensorSpec int_tensor(DT dtype, std::vector<int64_t> shape, std::vector<double> data) {
+  TensorSpec t = tensor(std::move(shape), std::move(data));
+  t.follows_case_dtype = false;
+  t.dtype = dtype;
+  t.exact = true;
+  return t;
+}
+TensorSpec absent_tensor() {
+  TensorSpec t;
+  t.absent = true;
+  return t;
+}
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s.empty() ? "scalar" : s;
+}
+
+OpCall quantized(const OpCall& call, DT dtype) {
+  OpCall q = call;
+  auto round_all = [dtype](TensorSpec& t) {
+    const DT d = t.follows_case_dtype ? dtype : t.dtype;
+    for (double& v : t.data) v = quantize(v, d);
+  };
+  for (auto& t : q.inputs) round_all(t);
+  for (auto& t : q.outputs) round_all(t);
+  return q;
+}
+
+std::vector<OpTemplate>& op_templates() {
+  static std::vector<OpTemplate> t;
+  return t;
+}
+
+}  // namespace conf

@@ -1,0 +1,217 @@
+// harness_report.cpp — the report sink: every outcome (backend x op x dtype x case) is
+// recorded here, then written as the JSON report, the Markdown table and the summary lines
+// printed at the end of a run.
+#include "harness.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace conf {
+
+// ---- report ---------------------------------------------------------------------------------
+namespace {
+std::mutex& report_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<ReportEntry>& entries() {
+  static std::vector<ReportEntry> e;
+  return e;
+}
+}  // namespace
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::pass:
+      return "pass";
+    case Outcome::fail:
+      return "fail";
+    case Outcome::unsupported:
+      return "unsupported";
+    case Outcome::no_device:
+      return "no_device";
+  }
+  return "?";
+}
+
+void report(const ReportEntry& e) {
+  std::lock_guard<std::mutex> lock(report_mutex());
+  entries().push_back(e);
+}
+
+bool write_report(const std::string& path) {
+  using nlohmann::json;
+  json j;
+  j["tool"] = "nnplug-conformance";
+  j["seed"] = options().seed;
+  j["cases"] = options().cases;
+  j["nnplug_version"] = nnp_version_string();
+  j["abi_version"] =
+      std::to_string(NNP_ABI_VERSION_MAJOR) + "." + std::to_string(NNP_ABI_VERSION_MINOR);
+  json backends = json::array();
+  auto describe = [](const Device& d) {
+    json b;
+    b["label"] = d.label;
+    b["device"] = d.name;
+    b["plugin"] = d.plugin;
+    if (!d.plugin_version.empty()) b["plugin_version"] = d.plugin_version;
+    if (!d.plugin_path.empty()) b["plugin_path"] = d.plugin_path;
+    b["status"] = d.available ? "available" : d.failed ? "failed" : "no_device";
+    if (!d.reason.empty()) b["reason"] = d.reason;
+    return b;
+  };
+  for (const Device* d : backends_under_test()) backends.push_back(describe(*d));
+  j["backends"] = backends;
+  j["reference"] = describe(reference_device());
+  json results = json::array();
+  std::map<std::string, std::map<std::string, int>> summary;
+  {
+    std::lock_guard<std::mutex> lock(report_mutex());
+    for (const auto& e : entries()) {
+      json r;
+      r["backend"] = e.backend;
+      r["op"] = e.op;
+      r["dtype"] = e.dtype;
+      r["case"] = e.case_name;
+      r["status"] = outcome_name(e.outcome);
+      r["error"] = std::isfinite(e.error) ? json(e.error) : json(nullptr);
+      r["threshold"] = e.threshold;
+      if (!e.message.empty()) r["message"] = e.message;
+      results.push_back(r);
+      summary[e.backend][outcome_name(e.outcome)]++;
+    }
+  }
+  j["results"] = results;
+  j["summary"] = summary;
+  std::ofstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "nnplug-conformance: cannot write report %s\n", path.c_str());
+    return false;
+  }
+  f << j.dump(1) << "\n";
+  return static_cast<bool>(f);
+}
+
+bool write_markdown_report(const std::string& path) {
+  struct Cell {
+    int pass = 0, fail = 0, unsupported = 0, no_device = 0;
+    double worst = 0;
+  };
+  const std::vector<std::string> dtypes{"float32", "float64", "float16", "bfloat16", "*"};
+  std::map<std::pair<std::string, std::string>, std::map<std::string, Cell>> table;
+  {
+    std::lock_guard<std::mutex> lock(report_mutex());
+    for (const auto& e : entries()) {
+      Cell& c = table[{e.backend, e.op}][e.dtype];
+      switch (e.outcome) {
+        case Outcome::pass:
+          ++c.pass;
+          break;
+        case Outcome::fail:
+          ++c.fail;
+          break;
+        case Outcome::unsupported:
+          ++c.unsupported;
+          break;
+        case Outcome::no_device:
+          ++c.no_device;
+          break;
+      }
+      if (e.outcome != Outcome::unsupported && std::isfinite(e.error))
+        c.worst = std::max(c.worst, e.error);
+    }
+  }
+  std::ofstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "nnplug-conformance: cannot write %s\n", path.c_str());
+    return false;
+  }
+  f << "# nnplug-conformance report\n\n"
+    << "seed " << options().seed << ", cases " << options().cases << ", nnplug "
+    << nnp_version_string() << ", reference " << reference_device().name << "\n\n"
+    << "Cells: passed/run (worst error: NMSE, or relative error for gradients); "
+       "**FAIL n** = failed cases; unsupported = declared unsupported by the backend.\n\n"
+    << "| backend | op | float32 | float64 | float16 | bfloat16 | other |\n"
+    << "|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, cells] : table) {
+    f << "| " << key.first << " | " << key.second << " |";
+    for (const auto& dt : dtypes) {
+      auto it = cells.find(dt);
+      std::ostringstream cell;
+      if (dt == "*") {  // entries that are not per float dtype (errors, threads, no device)
+        Cell sum;
+        for (const auto& [name, c] : cells) {
+          if (std::find(dtypes.begin(), dtypes.end(), name) != dtypes.end()) continue;
+          sum.pass += c.pass;
+          sum.fail += c.fail;
+          sum.no_device += c.no_device;
+        }
+        if (it != cells.end()) {
+          sum.pass += it->second.pass;
+          sum.fail += it->second.fail;
+          sum.no_device += it->second.no_device;
+        }
+        if (sum.no_device)
+          cell << "no device";
+        else if (sum.fail)
+          cell << "**FAIL " << sum.fail << "**";
+        else if (sum.pass)
+          cell << sum.pass << "/" << sum.pass;
+      } else if (it != cells.end()) {
+        const Cell& c = it->second;
+        const int run = c.pass + c.fail;
+        if (c.fail)
+          cell << "**FAIL " << c.fail << "** of " << run;
+        else if (run)
+          cell << c.pass << "/" << run << " (" << std::setprecision(2) << c.worst << ")";
+        else if (c.unsupported)
+          cell << "unsupported";
+      }
+      f << " " << cell.str() << " |";
+    }
+    f << "\n";
+  }
+  return static_cast<bool>(f);
+}
+
+void print_summary() {
+  std::fflush(stdout);  // runner lines go to stderr: stdout stays clean for -r=junit / -r=xml
+  std::lock_guard<std::mutex> lock(report_mutex());
+  std::map<std::string, std::map<Outcome, int>> counts;
+  // Unsupported cases, grouped by backend and dtype: the ops and one reason.
+  std::map<std::string, std::pair<std::set<std::string>, std::string>> unsupported;
+  for (const auto& e : entries()) {
+    counts[e.backend][e.outcome]++;
+    if (e.outcome == Outcome::unsupported) {
+      auto& u = unsupported[e.backend + " " + e.dtype];
+      if (u.first.empty()) u.second = e.message;
+      u.first.insert(e.op);
+    }
+  }
+  for (const auto& [key, u] : unsupported) {
+    std::vector<std::string> ops(u.first.begin(), u.first.end());
+    std::fprintf(stderr, "[nnplug-conformance] unsupported: %s: %zu ops (%s); e.g. %s\n",
+                 key.c_str(), ops.size(), join(ops, ", ").c_str(), u.second.c_str());
+  }
+  for (const Device* d : backends_under_test()) {
+    if (!d->available)
+      std::fprintf(stderr, "[nnplug-conformance] %s: %s: %s\n", d->label.c_str(),
+                   d->failed ? "FAILED" : "no device", d->reason.c_str());
+  }
+  for (auto& [backend, c] : counts) {
+    if (c[Outcome::no_device] > 0 && c[Outcome::pass] + c[Outcome::fail] == 0) continue;
+    std::fprintf(stderr, "[nnplug-conformance] %s: %d passed, %d failed, %d unsupported\n",
+                 backend.c_str(), c[Outcome::pass], c[Outcome::fail], c[Outcome::unsupported]);
+  }
+}
+
+}  // namespace conf
