@@ -147,12 +147,7 @@ nnp_status op_execute(void*, int32_t kind, const void* params, size_t n_in,
 }
 
 nnp_plugin_api make_table() {
-  nnp_plugin_api t{};
-  t.struct_size = sizeof(nnp_plugin_api);
-  t.abi_version_major = NNP_ABI_VERSION_MAJOR;
-  t.abi_version_minor = NNP_ABI_VERSION_MINOR;
-  t.name = NNP_MUTANT_NAME;
-  t.version = "0.0.1";
+  nnp_plugin_api t = nnp::kit::table(NNP_MUTANT_NAME, "0.0.1");
   t.get_device_count = get_device_count;
   t.get_device_props = get_device_props;
   t.mem_alloc = mem_alloc;

@@ -28,6 +28,9 @@ TYPES = {
     "int32[NNP_MAX_DIMS]": ("int32_t {}[NNP_MAX_DIMS]", 32, 4, "c_int32 * MAX_DIMS", "a"),
 }
 MAX_DIMS = 8
+# type -> the size expression the header's *_STRUCT_SIZE_1_<m> macros use
+C_SIZEOF = {"int32": "sizeof(int32_t)", "int64": "sizeof(int64_t)", "uint64": "sizeof(uint64_t)",
+            "double": "sizeof(double)", "int32[NNP_MAX_DIMS]": "sizeof(int32_t) * NNP_MAX_DIMS"}
 
 
 class SpecError(Exception):
@@ -129,7 +132,6 @@ def layout(s, enums, minor):
                         "(add a reserved field)")
     s["size"] = off
     s["minors"] = sorted({f["since"] for f in s["fields"]})
-    s["macro"] = s["name"].upper().replace("NNP_", "NNP_", 1)
 
 
 def default_value(f, enums):
@@ -251,9 +253,7 @@ def gen_ops_h(spec, enums, structs, ops, minor):
         o.append(f"}} {s['name']};")
         for m in s["minors"]:
             lf = last_field_of(s, m)
-            ctype = TYPES[lf["type"]][0].format("").strip()
-            ctype = ctype.replace("[NNP_MAX_DIMS]", "") if "[" in ctype else ctype
-            size = f"sizeof(int32_t) * NNP_MAX_DIMS" if "[" in lf["type"] else f"sizeof({ctype})"
+            size = C_SIZEOF[lf["type"]]
             o.append(f"#define {size_macro(s, m)} (offsetof({s['name']}, {lf['name']}) + {size})")
         o.append(f"#define {size_macro(s)} {size_macro(s, s['minors'][-1])}\n")
     rest = [op for op in ops if op["name"] not in used]
@@ -268,7 +268,7 @@ def gen_ops_h(spec, enums, structs, ops, minor):
     return "\n".join(o) + "\n"
 
 
-def wrapper_args(op, s=None):
+def wrapper_args(op):
     args = ["nnp_stream* stream"]
     if op["params"] and not op["params_optional"]:
         args.append(f"const {op['params']}* params")
@@ -286,7 +286,7 @@ def gen_wrappers_h(ops):
          " * Statuses, ownership and thread safety are those of nnp_op_execute (nnplug.h).",
          " */",
          "#ifndef NNPLUG_OP_WRAPPERS_H_\n#define NNPLUG_OP_WRAPPERS_H_\n",
-         "#ifndef NNPLUG_H_\n#error \"include <nnplug/nnplug.h>, not this header\"\n#endif\n",
+         "#include <nnplug/nnplug.h> /* nnp_stream, NNP_API; it includes this header too */\n",
          "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"]
     for op in ops:
         ins = ", ".join(t["name"] + ("?" if t["optional"] else "") for t in op["inputs"]) or "none"
@@ -498,7 +498,8 @@ def gen_conformance_cases(enums, structs, ops):
                "any_float": "'f'"}
     for op in ops:
         o.append("  {")
-        o.append(f"    table_example e{{{op['enum']}, \"{op['name']}\", {op['since']}, {{}}, {{}}, {{}}}};")
+        o.append(f"    table_example e{{{op['enum']}, \"{op['name']}\", {op['since']}, "
+                 f"{str(op['infer']).lower()}, {{}}, {{}}, {{}}}};")
         if op["params"]:
             s = structs[op["params"]]
             o.append(f"    {s['name']} p{{}};")

@@ -435,11 +435,7 @@ nnp_status infer_shapes(int32_t op_kind, const void* params, size_t n_inputs,
     call c(*op, n_inputs, inputs, n_outputs, nullptr, nullptr, call_mode::infer);
     if (n_outputs > 0 && out_shapes == nullptr)
       c.fail("out_shapes is NULL with n_outputs = " + std::to_string(n_outputs));
-    c.counts();
-    check_params(c, params);
-    c.tensors(op->allow_strides);
-    c.dtypes();
-    op->shapes(c, params);
+    run_checks(c, params);  // aliasing is skipped when inferring: there are no outputs
     // Fill only after every check passed: a failure leaves out_shapes untouched.
     for (size_t i = 0; i < n_outputs; ++i)
       if (!c.has_inferred(i)) c.not_inferable(i, "the table says so");

@@ -9,9 +9,7 @@
 #ifndef NNPLUG_OP_WRAPPERS_H_
 #define NNPLUG_OP_WRAPPERS_H_
 
-#ifndef NNPLUG_H_
-#error "include <nnplug/nnplug.h>, not this header"
-#endif
+#include <nnplug/nnplug.h> /* nnp_stream, NNP_API; it includes this header too */
 
 #ifdef __cplusplus
 extern "C" {

@@ -196,7 +196,7 @@ struct op_rows {
   // The row that runs `c`, or UNSUPPORTED with the reason: the one lookup behind both op slots.
   const op_row& find(const op_call& c) const {
     const op_row* row = nullptr;
-    for (size_t i = 0; i < n_rows; ++i)
+    for (size_t i = 0; i < n_rows && row == nullptr; ++i)
       if (rows[i].kind == c.kind) row = &rows[i];
     if (row == nullptr)
       unsupported(format("op kind %d is not implemented by the %s backend", c.kind, backend));
