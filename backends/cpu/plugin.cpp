@@ -29,7 +29,7 @@
 // where that op's speed comes from.
 #include "cpu_backend.hpp"
 
-#include <nnplug/kit/host_device.hpp>
+#include <nnplug/kit/host_plugin.hpp>
 #include <nnplug/nnplug_version.h>
 
 #include <cblas.h>
@@ -170,8 +170,6 @@ void check_element_size(const op_call& c) {
 using kit::f32;
 constexpr uint32_t kAnyFloat = kit::all_floats;
 
-void check_index(int32_t index);
-
 // clang-format off
 const kit::op_row kRows[] = {
     {NNP_OP_GEMM,                           f32,       gemm},
@@ -206,136 +204,61 @@ const kit::op_row kRows[] = {
     {NNP_OP_CLIP,                           f32,       clip},
 };
 // clang-format on
-constexpr kit::op_rows kOps = kit::make_op_rows("cpu", kRows, check_index);
+// ---- the device --------------------------------------------------------------------------------
+// Every slot comes from the plugin kit's host_plugin.hpp; these hooks add what is specific to
+// the cpu backend: the device state (arena, threads, description), per-stream state and copies
+// split over the arena.
+void cpu_initialize() { (void)device(); }
 
-void check_index(int32_t index) {
-  if (index != 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("cpu has one device; index %d", index));
+// Streams and memory were released by the host; stop the arena and TBB's workers so that
+// unloading the plugin leaves no thread running its code.
+void cpu_shutdown() { release_device(); }
+
+void cpu_props(int32_t /*index*/, nnp_device_props& props) {
+  const device_state& d = device();
+  props.description = d.description.c_str();
+  props.memory_bytes = d.memory_bytes;
+  props.num_threads = d.threads;
 }
 
-// ---- slots -------------------------------------------------------------------------------------
-nnp_status slot_initialize() {
-  return guard([] { (void)device(); });
+void* cpu_stream_new(int32_t index) {
+  auto* st = new stream_state();
+  st->device_index = index;
+  return st;
 }
+void cpu_stream_delete(void* stream) { delete static_cast<stream_state*>(stream); }
 
-void slot_shutdown() {
-  // Streams and memory were released by the host; stop the arena and TBB's workers so that
-  // unloading the plugin leaves no thread running its code.
-  (void)guard([] { release_device(); });
-}
-
-nnp_status slot_get_device_count(int32_t* n_devices, const char** reason) {
-  return guard([&] {
-    if (n_devices == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "n_devices is NULL");
-    *n_devices = 1;
-    if (reason != nullptr) *reason = nullptr;
+// Large copies are split over the arena: one thread cannot saturate memory bandwidth.
+void cpu_copy(void* dst, const void* src, size_t size_bytes) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  if (size_bytes < 4 * kChunk) {
+    std::memcpy(dst, src, size_bytes);
+    return;
+  }
+  const int64_t chunks = static_cast<int64_t>((size_bytes + kChunk - 1) / kChunk);
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    const size_t lo = static_cast<size_t>(b) * kChunk;
+    const size_t hi = std::min(size_bytes, static_cast<size_t>(e) * kChunk);
+    std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, hi - lo);
   });
 }
 
-nnp_status slot_get_device_props(int32_t index, nnp_device_props* props) {
-  return guard([&] {
-    check_index(index);
-    if (props == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "props is NULL");
-    const device_state& d = device();
-    nnp_device_props full{};
-    full.struct_size = props->struct_size;
-    full.name = "cpu:0";
-    full.plugin_name = "cpu";
-    full.description = d.description.c_str();
-    full.device_type = kDLCPU;
-    full.device_id = 0;
-    full.memory_bytes = d.memory_bytes;
-    full.auto_priority = 100;
-    full.num_threads = d.threads;
-    const size_t n = props->struct_size < sizeof(full) ? props->struct_size : sizeof(full);
-    std::memcpy(props, &full, n);
-  });
-}
+constexpr kit::host_backend kBackend = [] {
+  kit::host_backend b =
+      kit::host_backend_of("cpu", NNP_VERSION_STRING, kRows, "cpu (oneTBB + OpenBLAS)");
+  b.auto_priority = 100;
+  b.props = cpu_props;
+  b.initialize = cpu_initialize;
+  b.shutdown = cpu_shutdown;
+  b.stream_new = cpu_stream_new;
+  b.stream_delete = cpu_stream_delete;
+  b.copy = cpu_copy;
+  return b;
+}();
 
-nnp_status slot_mem_alloc(int32_t index, size_t size_bytes, void** ptr) {
-  return guard([&] {
-    check_index(index);
-    if (ptr == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "ptr is NULL");
-    *ptr = kit::host_alloc(size_bytes, "cpu");
-  });
-}
-
-nnp_status slot_mem_free(int32_t index, void* ptr) {
-  return guard([&] {
-    check_index(index);
-    kit::host_free(ptr);
-  });
-}
-
-nnp_status slot_stream_create(int32_t index, void** stream) {
-  return guard([&] {
-    check_index(index);
-    if (stream == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
-    auto* st = new stream_state();
-    st->device_index = index;
-    *stream = st;
-  });
-}
-
-nnp_status slot_stream_destroy(void* stream) {
-  return guard([&] { delete static_cast<stream_state*>(stream); });
-}
-
-nnp_status slot_stream_synchronize(void* /*stream*/) { return NNP_STATUS_OK; }
-
-nnp_status slot_memcpy_async(void* /*stream*/, void* dst, const void* src, size_t size_bytes,
-                             int32_t /*kind*/) {
-  return guard([&] {
-    if (size_bytes == 0 || dst == src) return;
-    // Large copies are split over the arena: one thread cannot saturate memory bandwidth.
-    constexpr size_t kChunk = size_t{1} << 20;
-    if (size_bytes < 4 * kChunk) {
-      std::memcpy(dst, src, size_bytes);
-      return;
-    }
-    const int64_t chunks = static_cast<int64_t>((size_bytes + kChunk - 1) / kChunk);
-    parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
-      const size_t lo = static_cast<size_t>(b) * kChunk;
-      const size_t hi = std::min(size_bytes, static_cast<size_t>(e) * kChunk);
-      std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, hi - lo);
-    });
-  });
-}
-
-nnp_status slot_stream_set_attribute(void* /*stream*/, int32_t attribute, int64_t value) {
-  return guard([&] {
-    if (attribute != NNP_STREAM_ATTR_ALLOW_TF32)
-      unsupported(format("stream attribute %d is not implemented by the cpu backend", attribute));
-    if (value != 0 && value != 1)
-      fail(NNP_STATUS_INVALID_ARGUMENT,
-           format("ALLOW_TF32 takes 0 or 1, got %lld", static_cast<long long>(value)));
-    // No TF32 on CPUs: float32 math is always full precision (the header says: ignored).
-  });
-}
-
-nnp_plugin_api make_table() {
-  nnp_plugin_api t = kit::table("cpu", NNP_VERSION_STRING);
-  t.initialize = slot_initialize;
-  t.shutdown = slot_shutdown;
-  t.get_device_count = slot_get_device_count;
-  t.get_device_props = slot_get_device_props;
-  t.mem_alloc = slot_mem_alloc;
-  t.mem_free = slot_mem_free;
-  t.stream_create = slot_stream_create;
-  t.stream_destroy = slot_stream_destroy;
-  t.stream_synchronize = slot_stream_synchronize;
-  t.memcpy_async = slot_memcpy_async;
-  t.op_supported = kit::op_supported_slot<kOps>;
-  t.op_execute = kit::op_execute_slot<kOps>;
-  t.stream_set_attribute = slot_stream_set_attribute;
-  return t;
-}
-
-const nnp_plugin_api kTable = make_table();
+const nnp_plugin_api kTable = kit::host_plugin_table<kBackend>();
 
 }  // namespace
 }  // namespace nnp::cpu
 
-NNP_PLUGIN_ENTRY nnp_status nnp_plugin_get_api(const nnp_host_api* host,
-                                               const nnp_plugin_api** api) {
-  return nnp::accept_host(host, &nnp::cpu::kTable, api);
-}
+NNP_KIT_PLUGIN_ENTRY(nnp::cpu::kTable)

@@ -223,7 +223,4 @@ const nnp_plugin_api kTable = make_table();
 }  // namespace
 }  // namespace nnp::cuda
 
-NNP_PLUGIN_ENTRY nnp_status nnp_plugin_get_api(const nnp_host_api* host,
-                                               const nnp_plugin_api** api) {
-  return nnp::accept_host(host, &nnp::cuda::kTable, api);
-}
+NNP_KIT_PLUGIN_ENTRY(nnp::cuda::kTable)

@@ -1,7 +1,7 @@
 /*
- * smoke.c — a consumer of the installed nnplug package: loads the template plugin by path,
+ * smoke.c — a consumer of the installed nnplug package: loads a template plugin by path,
  * fills a tensor on its device and scales it, checks every status and every value.
- * Usage: template_smoke <path to libnnplug-template.so>
+ * Usage: template_smoke <path to libnnplug-NAME.so> NAME   (NAME: template or template_kit)
  */
 #include <nnplug/nnplug.h>
 
@@ -27,12 +27,12 @@ int main(int argc, char** argv) {
   int64_t shape[2] = {2, 3};
   DLTensor t;
   int i;
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s <libnnplug-template.so>\n", argv[0]);
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s <libnnplug-NAME.so> NAME\n", argv[0]);
     return 2;
   }
   CHECK(nnp_load_plugin(argv[1], NULL));
-  CHECK(nnp_get_device("template", &device));
+  CHECK(nnp_get_device(argv[2], &device));
   CHECK(nnp_stream_create(device, &stream));
   t.data = data;
   t.device.device_type = kDLCPU;
@@ -54,12 +54,11 @@ int main(int argc, char** argv) {
     }
   }
   if (nnp_op_supported(device, NNP_OP_GEMM, NULL, 0, NULL, 0, NULL) == NNP_STATUS_OK) {
-    fprintf(stderr, "gemm must not be reported as supported by the template plugin\n");
+    fprintf(stderr, "gemm must not be reported as supported by the %s plugin\n", argv[2]);
     return 1;
   }
   CHECK(nnp_stream_destroy(stream));
   CHECK(nnp_shutdown());
-  printf("template plugin: fill and scale on %s OK (nnplug %s)\n", "template:0",
-         nnp_version_string());
+  printf("%s plugin: fill and scale OK (nnplug %s)\n", argv[2], nnp_version_string());
   return 0;
 }

@@ -36,11 +36,16 @@ inline void* host_alloc(size_t size_bytes, const char* backend) {
 }
 inline void host_free(void* ptr) { std::free(ptr); }
 
-// A copy of host memory to host memory: memmove (overlap tolerated); 0 bytes is a no-op.
-inline void host_memcpy(void* dst, const void* src, size_t size_bytes, int32_t kind) {
+// INVALID_ARGUMENT unless kind is one of nnp_memcpy_kind.
+inline void check_memcpy_kind(int32_t kind) {
   if (kind != NNP_MEMCPY_HOST_TO_DEVICE && kind != NNP_MEMCPY_DEVICE_TO_HOST &&
       kind != NNP_MEMCPY_DEVICE_TO_DEVICE)
     fail(NNP_STATUS_INVALID_ARGUMENT, format("unknown memcpy kind %d", kind));
+}
+
+// A copy of host memory to host memory: memmove (overlap tolerated); 0 bytes is a no-op.
+inline void host_memcpy(void* dst, const void* src, size_t size_bytes, int32_t kind) {
+  check_memcpy_kind(kind);
   if (size_bytes == 0 || dst == src) return;
   if (dst == nullptr || src == nullptr)
     fail(NNP_STATUS_INVALID_ARGUMENT, "memcpy with a NULL pointer");

@@ -89,6 +89,14 @@ inline nnp_status accept_host(const nnp_host_api* host, const nnp_plugin_api* ta
   return NNP_STATUS_OK;
 }
 
+// Defines the plugin's entry point, nnp_plugin_get_api, handing out `table` (an
+// nnp_plugin_api with static storage) through accept_host. Use once, at namespace scope.
+#define NNP_KIT_PLUGIN_ENTRY(table)                                                  \
+  NNP_PLUGIN_ENTRY nnp_status nnp_plugin_get_api(const nnp_host_api* nnp_kit_host_, \
+                                                 const nnp_plugin_api** nnp_kit_api_) { \
+    return ::nnp::accept_host(nnp_kit_host_, &(table), nnp_kit_api_);             \
+  }
+
 // ---- params --------------------------------------------------------------------------------
 // Copies the caller's params struct into a zero-initialised P, reading only the bytes that
 // fit in both (the caller's struct_size may be smaller or larger than ours). NULL params give
