@@ -140,17 +140,31 @@ axis_split split_axis(const DLTensor& t, int axis) {
   return s;
 }
 
-// Softmax / log-softmax of one contiguous row.
-void softmax_row(const float* x, float* y, int64_t len, bool log) {
+// The shift m of exp(x - m) for one contiguous row: its maximum, or 0 when every element is
+// -inf (avoids inf - inf).
+float row_shift(const float* x, int64_t len) {
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < len; ++i) m = std::max(m, x[i]);
-  if (std::isinf(m) && m < 0) m = 0.0f;  // all -inf: avoid inf - inf
+  if (std::isinf(m) && m < 0) m = 0.0f;
+  return m;
+}
+
+// log(sum exp(x)) of one contiguous row, as m + log(sum exp(x - m)), m = row_shift.
+float log_sum_exp(const float* x, int64_t len) {
+  const float m = row_shift(x, len);
   float sum = 0.0f;
+  for (int64_t i = 0; i < len; ++i) sum += std::exp(x[i] - m);
+  return m + std::log(sum);
+}
+
+// Softmax / log-softmax of one contiguous row.
+void softmax_row(const float* x, float* y, int64_t len, bool log) {
   if (log) {
-    for (int64_t i = 0; i < len; ++i) sum += std::exp(x[i] - m);
-    const float lse = m + std::log(sum);
+    const float lse = log_sum_exp(x, len);
     for (int64_t i = 0; i < len; ++i) y[i] = x[i] - lse;
   } else {
+    const float m = row_shift(x, len);
+    float sum = 0.0f;
     for (int64_t i = 0; i < len; ++i) {
       y[i] = std::exp(x[i] - m);
       sum += y[i];
@@ -263,12 +277,7 @@ void softmax_cross_entropy_forward(const op_call& c) {
   parallel_for(n, grain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const float* x = logits + i * classes;
-      float m = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < classes; ++j) m = std::max(m, x[j]);
-      if (std::isinf(m) && m < 0) m = 0.0f;
-      float sum = 0.0f;
-      for (int64_t j = 0; j < classes; ++j) sum += std::exp(x[j] - m);
-      const float lse = m + std::log(sum);
+      const float lse = log_sum_exp(x, classes);
       if (log_prob != nullptr) {
         float* lp = log_prob + i * classes;
         for (int64_t j = 0; j < classes; ++j) lp[j] = x[j] - lse;
@@ -323,9 +332,7 @@ void softmax_cross_entropy_backward(const op_call& c) {
         std::fill(dx, dx + classes, std::numeric_limits<float>::quiet_NaN());
         continue;
       }
-      float m = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < classes; ++j) m = std::max(m, x[j]);
-      if (std::isinf(m) && m < 0) m = 0.0f;
+      const float m = row_shift(x, classes);
       float sum = 0.0f;
       for (int64_t j = 0; j < classes; ++j) {
         dx[j] = std::exp(x[j] - m);

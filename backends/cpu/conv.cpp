@@ -32,6 +32,11 @@ struct conv_geom {
   bool direct() const {  // 1x1, stride 1, no padding: col == input
     return r == 1 && s == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && p == h && q == w;
   }
+  // Offsets of group grp of image n in x (and dx) [n, c, h, w] and y (and dy) [n, k, p, q],
+  // and of group grp's filters in w (and dw) [k, cg, r, s].
+  int64_t x_group(int64_t img, int64_t grp) const { return (img * c + grp * cg) * h * w; }
+  int64_t y_group(int64_t img, int64_t grp) const { return (img * k + grp * kg) * pq(); }
+  int64_t w_group(int64_t grp) const { return grp * kg * crs(); }
 };
 
 conv_geom make_geom(const nnp_conv2d_params& prm, const DLTensor& x, const DLTensor& w,
@@ -313,6 +318,20 @@ bool winograd_enabled() {
   return enabled;
 }
 
+// A batch of n images x [n, c_in, h, w] -> y [n, k_out, p, q] by winograd_image, the images
+// in parallel, after one winograd_weights of wt (flip as there) into call scratch.
+void winograd_batch(int64_t n, const float* x, int64_t c_in, int64_t h, int64_t w, const float* wt,
+                    bool flip, int64_t k_out, int64_t p, int64_t q, int64_t pad_top,
+                    int64_t pad_left, const float* bias, float* y) {
+  float* u = scratch(kCallSlot1, static_cast<size_t>(16 * k_out * c_in));
+  winograd_weights(wt, k_out, c_in, flip, u);
+  parallel_for(n, 1, [&](int64_t nb, int64_t ne) {
+    for (int64_t i = nb; i < ne; ++i)
+      winograd_image(x + i * c_in * h * w, c_in, h, w, u, k_out, p, q, pad_top, pad_left, bias,
+                     y + i * k_out * p * q);
+  });
+}
+
 bool winograd_ok(const conv_geom& g) {
   return winograd_enabled() && g.r == 3 && g.s == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
          g.dw == 1 && g.groups == 1 && g.c >= kWinoMinChannels && g.k >= kWinoMinChannels;
@@ -415,6 +434,21 @@ void winograd_backward_filter(const conv_geom& g, const float* x, const float* d
   }
 }
 
+// The calling task's column buffer [crs, pq] (nullptr for a direct convolution: no im2col).
+float* col_scratch(const conv_geom& g) {
+  return g.direct() ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(g.crs() * g.pq()));
+}
+
+// Runs f(n, grp, col) for every image n and group grp, the pairs in parallel, col the running
+// task's column buffer (col_scratch).
+template <typename F>
+void for_each_image_group(const conv_geom& g, const F& f) {
+  parallel_for(g.n * g.groups, 1, [&](int64_t tb, int64_t te) {
+    float* col = col_scratch(g);
+    for (int64_t t = tb; t < te; ++t) f(t / g.groups, t % g.groups, col);
+  });
+}
+
 }  // namespace
 
 void conv2d_forward(const op_call& c) {
@@ -424,35 +458,24 @@ void conv2d_forward(const op_call& c) {
   const float *x = f32(X), *w = f32(W), *b = f32(B);
   float* y = f32(Y);
   if (winograd_ok(g)) {
-    float* u = scratch(kCallSlot1, static_cast<size_t>(16 * g.k * g.c));
-    winograd_weights(w, g.k, g.c, false, u);
-    parallel_for(g.n, 1, [&](int64_t nb, int64_t ne) {
-      for (int64_t n = nb; n < ne; ++n)
-        winograd_image(x + n * g.c * g.h * g.w, g.c, g.h, g.w, u, g.k, g.p, g.q, g.pt, g.pl, b,
-                       y + n * g.k * g.pq());
-    });
+    winograd_batch(g.n, x, g.c, g.h, g.w, w, false, g.k, g.p, g.q, g.pt, g.pl, b, y);
     return;
   }
-  const int64_t tasks = g.n * g.groups;
-  parallel_for(tasks, 1, [&](int64_t tb, int64_t te) {
-    float* col = g.direct() ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(g.crs() * g.pq()));
-    for (int64_t t = tb; t < te; ++t) {
-      const int64_t n = t / g.groups, grp = t % g.groups;
-      const float* xg = x + (n * g.c + grp * g.cg) * g.h * g.w;
-      float* yg = y + (n * g.k + grp * g.kg) * g.pq();
-      const float* src = xg;
-      if (!g.direct()) {
-        im2col(g, xg, col);
-        src = col;
-      }
-      sgemm_rm(false, false, g.kg, g.pq(), g.crs(), 1.0f, w + grp * g.kg * g.crs(), g.crs(), src,
-               g.pq(), 0.0f, yg, g.pq());
-      if (b != nullptr) {
-        for (int64_t k = 0; k < g.kg; ++k) {
-          const float bk = b[grp * g.kg + k];
-          float* yk = yg + k * g.pq();
-          for (int64_t i = 0; i < g.pq(); ++i) yk[i] += bk;
-        }
+  for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
+    const float* xg = x + g.x_group(n, grp);
+    float* yg = y + g.y_group(n, grp);
+    const float* src = xg;
+    if (!g.direct()) {
+      im2col(g, xg, col);
+      src = col;
+    }
+    sgemm_rm(false, false, g.kg, g.pq(), g.crs(), 1.0f, w + g.w_group(grp), g.crs(), src, g.pq(),
+             0.0f, yg, g.pq());
+    if (b != nullptr) {
+      for (int64_t k = 0; k < g.kg; ++k) {
+        const float bk = b[grp * g.kg + k];
+        float* yk = yg + k * g.pq();
+        for (int64_t i = 0; i < g.pq(); ++i) yk[i] += bk;
       }
     }
   });
@@ -468,33 +491,21 @@ void conv2d_backward_data(const op_call& c) {
   // Winograd when it applies and every padding is at most 2.
   if (winograd_ok(g) && prm.pad_top <= 2 && prm.pad_left <= 2 && prm.pad_bottom <= 2 &&
       prm.pad_right <= 2) {
-    float* u = scratch(kCallSlot1, static_cast<size_t>(16 * g.k * g.c));
-    winograd_weights(w, g.c, g.k, true, u);
-    parallel_for(g.n, 1, [&](int64_t nb, int64_t ne) {
-      for (int64_t n = nb; n < ne; ++n)
-        winograd_image(dy + n * g.k * g.pq(), g.k, g.p, g.q, u, g.c, g.h, g.w, 2 - g.pt, 2 - g.pl,
-                       nullptr, dx + n * g.c * g.h * g.w);
-    });
+    winograd_batch(g.n, dy, g.k, g.p, g.q, w, true, g.c, g.h, g.w, 2 - g.pt, 2 - g.pl, nullptr, dx);
     return;
   }
-  const int64_t tasks = g.n * g.groups;
-  parallel_for(tasks, 1, [&](int64_t tb, int64_t te) {
-    float* col = g.direct() ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(g.crs() * g.pq()));
-    for (int64_t t = tb; t < te; ++t) {
-      const int64_t n = t / g.groups, grp = t % g.groups;
-      float* dxg = dx + (n * g.c + grp * g.cg) * g.h * g.w;
-      const float* dyg = dy + (n * g.k + grp * g.kg) * g.pq();
-      const float* wg = w + grp * g.kg * g.crs();
-      if (g.direct()) {
-        sgemm_rm(true, false, g.crs(), g.pq(), g.kg, 1.0f, wg, g.crs(), dyg, g.pq(), 0.0f, dxg,
-                 g.pq());
-        continue;
-      }
-      sgemm_rm(true, false, g.crs(), g.pq(), g.kg, 1.0f, wg, g.crs(), dyg, g.pq(), 0.0f, col,
+  for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
+    float* dxg = dx + g.x_group(n, grp);
+    const float* dyg = dy + g.y_group(n, grp);
+    const float* wg = w + g.w_group(grp);
+    if (g.direct()) {
+      sgemm_rm(true, false, g.crs(), g.pq(), g.kg, 1.0f, wg, g.crs(), dyg, g.pq(), 0.0f, dxg,
                g.pq());
-      std::memset(dxg, 0, sizeof(float) * static_cast<size_t>(g.cg * g.h * g.w));
-      col2im(g, col, dxg);
+      return;
     }
+    sgemm_rm(true, false, g.crs(), g.pq(), g.kg, 1.0f, wg, g.crs(), dyg, g.pq(), 0.0f, col, g.pq());
+    std::memset(dxg, 0, sizeof(float) * static_cast<size_t>(g.cg * g.h * g.w));
+    col2im(g, col, dxg);
   });
 }
 
@@ -520,22 +531,22 @@ void conv2d_backward_filter(const op_call& c) {
   float* partial =
       chunks > 1 ? scratch(kCallSlot0, static_cast<size_t>((chunks - 1) * wsize)) : nullptr;
   parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
-    float* col = g.direct() ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(g.crs() * g.pq()));
+    float* col = col_scratch(g);
     for (int64_t ch = cb; ch < ce; ++ch) {
       float* acc = ch == 0 ? dw : partial + (ch - 1) * wsize;
       const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
       for (int64_t n = n0; n < n1; ++n) {
         const float beta = n == n0 ? 0.0f : 1.0f;
         for (int64_t grp = 0; grp < g.groups; ++grp) {
-          const float* xg = x + (n * g.c + grp * g.cg) * g.h * g.w;
-          const float* dyg = dy + (n * g.k + grp * g.kg) * g.pq();
+          const float* xg = x + g.x_group(n, grp);
+          const float* dyg = dy + g.y_group(n, grp);
           const float* src = xg;
           if (!g.direct()) {
             im2col(g, xg, col);
             src = col;
           }
           sgemm_rm(false, true, g.kg, g.crs(), g.pq(), 1.0f, dyg, g.pq(), src, g.pq(), beta,
-                   acc + grp * g.kg * g.crs(), g.crs());
+                   acc + g.w_group(grp), g.crs());
         }
       }
     }

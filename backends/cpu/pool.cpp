@@ -39,6 +39,14 @@ struct window_span {
   int64_t count;           // divisor for average pooling
 };
 
+// Max pooling with 2x2 windows at stride 2 and no top / left padding, every window inside the
+// input: the fast path of both directions (no clipping).
+bool is_plain_2x2_max(const pool_geom& g) {
+  const pool_window& wn = g.win;
+  return g.max && wn.window_h == 2 && wn.window_w == 2 && wn.stride_h == 2 && wn.stride_w == 2 &&
+         wn.pad_top == 0 && wn.pad_left == 0 && 2 * g.p <= g.h && 2 * g.q <= g.w;
+}
+
 window_span span_of(const pool_geom& g, int64_t p, int64_t q) {
   const pool_window& wn = g.win;
   int64_t hs = p * wn.stride_h - wn.pad_top, ws = q * wn.stride_w - wn.pad_left;
@@ -124,10 +132,7 @@ void pool2d_forward(const op_call& c) {
   const pool_geom g = make_geom(prm, *X, *Y);
   const float* x = f32(X);
   float* y = f32(Y);
-  const pool_window& wn = g.win;
-  const bool fast2x2 = g.max && wn.window_h == 2 && wn.window_w == 2 && wn.stride_h == 2 &&
-                       wn.stride_w == 2 && wn.pad_top == 0 && wn.pad_left == 0 && 2 * g.p <= g.h &&
-                       2 * g.q <= g.w;
+  const bool fast2x2 = is_plain_2x2_max(g);
   parallel_for(g.planes, grain_for(g), [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
       const float* xp = x + pl * g.h * g.w;
@@ -172,10 +177,7 @@ void pool2d_backward(const op_call& c) {
   const pool_geom g = make_geom(prm, *X, *DY);
   const float *x = f32(X), *dy = f32(DY);
   float* dx = f32(DX);
-  const pool_window& wn = g.win;
-  const bool fast2x2 = g.max && wn.window_h == 2 && wn.window_w == 2 && wn.stride_h == 2 &&
-                       wn.stride_w == 2 && wn.pad_top == 0 && wn.pad_left == 0 && 2 * g.p <= g.h &&
-                       2 * g.q <= g.w;
+  const bool fast2x2 = is_plain_2x2_max(g);
   parallel_for(g.planes, grain_for(g), [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
       const float* xp = x + pl * g.h * g.w;

@@ -184,20 +184,21 @@ void stream::destroy() {
   keep(cudaStreamSynchronize(handle));
   nnp_status lib_status = NNP_STATUS_OK;
   std::string lib_message;
+  // The first library handle that fails to go gives lib_status and lib_message.
+  auto keep_lib = [&](nnp_status status, const char* call, const char* text) {
+    if (status != NNP_STATUS_OK && lib_status == NNP_STATUS_OK) {
+      lib_status = status;
+      lib_message = format("%s failed: %s", call, text);
+    }
+  };
   if (cublas_ != nullptr) {
     const cublasStatus_t s = cublasDestroy(cublas_);
-    if (s != CUBLAS_STATUS_SUCCESS && lib_status == NNP_STATUS_OK) {
-      lib_status = status_of(s);
-      lib_message = format("cublasDestroy failed: %s", cublasGetStatusString(s));
-    }
+    keep_lib(status_of(s), "cublasDestroy", cublasGetStatusString(s));
     cublas_ = nullptr;
   }
   if (cudnn_ != nullptr) {
     const cudnnStatus_t s = cudnnDestroy(cudnn_);
-    if (s != CUDNN_STATUS_SUCCESS && lib_status == NNP_STATUS_OK) {
-      lib_status = status_of(s);
-      lib_message = format("cudnnDestroy failed: %s", cudnnGetErrorString(s));
-    }
+    keep_lib(status_of(s), "cudnnDestroy", cudnnGetErrorString(s));
     cudnn_ = nullptr;
   }
   for (int i = 0; i < kScratchSlots; ++i) {

@@ -19,44 +19,43 @@ namespace nnp::cuda {
 namespace {
 
 // ---- RAII descriptors ---------------------------------------------------------------------------
-struct tensor_desc {
-  cudnnTensorDescriptor_t d = nullptr;
+// A cuDNN descriptor made by Create and released by Destroy when the object goes (also when the
+// derived constructor that sets it up throws).
+template <typename D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
+struct cudnn_descriptor {
+  D d = nullptr;
+  cudnn_descriptor() { NNP_CUDNN_CHECK(Create(&d)); }
+  ~cudnn_descriptor() { Destroy(d); }
+  cudnn_descriptor(const cudnn_descriptor&) = delete;
+  cudnn_descriptor& operator=(const cudnn_descriptor&) = delete;
+};
+
+struct tensor_desc : cudnn_descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                                      cudnnDestroyTensorDescriptor> {
   tensor_desc(cudnnDataType_t dt, int64_t n, int64_t c, int64_t h, int64_t w) {
-    NNP_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
     NNP_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, dt, static_cast<int>(n),
                                                static_cast<int>(c), static_cast<int>(h),
                                                static_cast<int>(w)));
   }
-  ~tensor_desc() { cudnnDestroyTensorDescriptor(d); }
-  tensor_desc(const tensor_desc&) = delete;
-  tensor_desc& operator=(const tensor_desc&) = delete;
 };
 
-struct filter_desc {
-  cudnnFilterDescriptor_t d = nullptr;
+struct filter_desc : cudnn_descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                                      cudnnDestroyFilterDescriptor> {
   filter_desc(cudnnDataType_t dt, int64_t k, int64_t c, int64_t r, int64_t s) {
-    NNP_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d));
     NNP_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d, dt, CUDNN_TENSOR_NCHW, static_cast<int>(k),
                                                static_cast<int>(c), static_cast<int>(r),
                                                static_cast<int>(s)));
   }
-  ~filter_desc() { cudnnDestroyFilterDescriptor(d); }
-  filter_desc(const filter_desc&) = delete;
-  filter_desc& operator=(const filter_desc&) = delete;
 };
 
-struct conv_desc {
-  cudnnConvolutionDescriptor_t d = nullptr;
+struct conv_desc : cudnn_descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                                    cudnnDestroyConvolutionDescriptor> {
   conv_desc(int pad_h, int pad_w, const nnp_conv2d_params& p) {
-    NNP_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d));
     NNP_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d, pad_h, pad_w, p.stride_h, p.stride_w,
                                                     p.dilation_h, p.dilation_w,
                                                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     if (p.groups > 1) NNP_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, p.groups));
   }
-  ~conv_desc() { cudnnDestroyConvolutionDescriptor(d); }
-  conv_desc(const conv_desc&) = delete;
-  conv_desc& operator=(const conv_desc&) = delete;
 };
 
 // ---- algorithm cache ----------------------------------------------------------------------------
@@ -101,16 +100,7 @@ std::vector<algo_choice> usable(const Perf* perf, int n, bool strict_fp32) {
 bool is_not_supported(cudnnStatus_t st) { return static_cast<int>(st) / 1000 == 3; }
 
 cudnnDataType_t cudnn_type(elem t) {
-  switch (t) {
-    case elem::f32:
-      return CUDNN_DATA_FLOAT;
-    case elem::f16:
-      return CUDNN_DATA_HALF;
-    case elem::bf16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      unsupported("conv2d: dtype not implemented by the cuda backend");
-  }
+  return float_code(t, CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, "conv2d");
 }
 
 void check_int(const DLTensor& t, const char* what) {

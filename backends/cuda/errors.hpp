@@ -22,26 +22,23 @@ nnp_status status_of(cudnnStatus_t s);
 
 }  // namespace nnp::cuda
 
-#define NNP_CUDA_CHECK(call)                                                               \
-  do {                                                                                     \
-    const cudaError_t nnp_e_ = (call);                                                     \
-    if (nnp_e_ != cudaSuccess) ::nnp::cuda::throw_cuda(nnp_e_, #call, __FILE__, __LINE__); \
+// The body of the CHECK macros: evaluates call once and, unless it returned `ok`, throws
+// through nnp::cuda::thrower with the call's text (call_text) and the place.
+#define NNP_CUDA_CHECK_STATUS_(Status, ok, thrower, call, call_text)                 \
+  do {                                                                               \
+    const Status nnp_s_ = (call);                                                    \
+    if (nnp_s_ != (ok)) ::nnp::cuda::thrower(nnp_s_, call_text, __FILE__, __LINE__); \
   } while (0)
+
+#define NNP_CUDA_CHECK(call) \
+  NNP_CUDA_CHECK_STATUS_(cudaError_t, cudaSuccess, throw_cuda, call, #call)
 
 // After a kernel launch: reports launch-configuration errors at once (errors of the running
 // kernel surface at stream_synchronize).
 #define NNP_CUDA_CHECK_LAUNCH() NNP_CUDA_CHECK(cudaGetLastError())
 
-#define NNP_CUBLAS_CHECK(call)                                      \
-  do {                                                              \
-    const cublasStatus_t nnp_s_ = (call);                           \
-    if (nnp_s_ != CUBLAS_STATUS_SUCCESS)                            \
-      ::nnp::cuda::throw_cublas(nnp_s_, #call, __FILE__, __LINE__); \
-  } while (0)
+#define NNP_CUBLAS_CHECK(call) \
+  NNP_CUDA_CHECK_STATUS_(cublasStatus_t, CUBLAS_STATUS_SUCCESS, throw_cublas, call, #call)
 
-#define NNP_CUDNN_CHECK(call)                                      \
-  do {                                                             \
-    const cudnnStatus_t nnp_s_ = (call);                           \
-    if (nnp_s_ != CUDNN_STATUS_SUCCESS)                            \
-      ::nnp::cuda::throw_cudnn(nnp_s_, #call, __FILE__, __LINE__); \
-  } while (0)
+#define NNP_CUDNN_CHECK(call) \
+  NNP_CUDA_CHECK_STATUS_(cudnnStatus_t, CUDNN_STATUS_SUCCESS, throw_cudnn, call, #call)

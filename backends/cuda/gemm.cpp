@@ -13,16 +13,7 @@ namespace nnp::cuda {
 namespace {
 
 cudaDataType cuda_type(elem t) {
-  switch (t) {
-    case elem::f32:
-      return CUDA_R_32F;
-    case elem::f16:
-      return CUDA_R_16F;
-    case elem::bf16:
-      return CUDA_R_16BF;
-    default:
-      unsupported("gemm: dtype not implemented by the cuda backend");
-  }
+  return float_code(t, CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF, "gemm");
 }
 
 int checked_int(int64_t v, const char* what) {

@@ -22,6 +22,22 @@ inline elem elem_of(const DLDataType& t) {
   return elem::other;
 }
 
+// A library's code for the float element type t (cuBLAS's cudaDataType, cuDNN's
+// cudnnDataType_t): f32, f16 or bf16; any other type is UNSUPPORTED by `op`.
+template <typename Code>
+Code float_code(elem t, Code f32, Code f16, Code bf16, const char* op) {
+  switch (t) {
+    case elem::f32:
+      return f32;
+    case elem::f16:
+      return f16;
+    case elem::bf16:
+      return bf16;
+    default:
+      unsupported(format("%s: dtype not implemented by the cuda backend", op));
+  }
+}
+
 // ---- op families ------------------------------------------------------------------------------
 void op_gemm(stream& s, const op_call& c);           // gemm.cpp (cuBLAS)
 void op_conv2d(stream& s, const op_call& c);         // conv.cpp (cuDNN)

@@ -29,17 +29,30 @@ __device__ __forceinline__ int64_t warp_id() {
 }
 __device__ __forceinline__ int64_t warp_count() { return (int64_t{gridDim.x} * blockDim.x) >> 5; }
 
+// The max m of a row (elements x[c * stride], c in [0, C)) and the sum of exp(x - m) over it,
+// each reduced across the warp whose lane strides the row by 32; every lane gets both.
+struct row_stats {
+  float max, sum_exp;
+};
+template <typename T>
+__device__ __forceinline__ row_stats warp_row_stats(const T* x, int64_t C, int64_t stride,
+                                                    int lane) {
+  float m = -INFINITY;
+  for (int64_t c = lane; c < C; c += 32) m = max_op()(m, to_f(x[c * stride]));
+  m = warp_reduce(m, max_op());
+  float sum = 0.0f;
+  for (int64_t c = lane; c < C; c += 32) sum += expf(to_f(x[c * stride]) - m);
+  sum = warp_reduce(sum, sum_op());
+  return row_stats{m, sum};
+}
+
 template <typename T>
 __global__ void softmax_forward_kernel(const T* x, T* y, rows r, int log) {
   const int lane = threadIdx.x & 31;
   for (int64_t row = warp_id(); row < r.count; row += warp_count()) {
     const int64_t b = r.base(row);
-    float m = -INFINITY;
-    for (int64_t c = lane; c < r.C; c += 32) m = max_op()(m, to_f(x[b + c * r.I]));
-    m = warp_reduce(m, max_op());
-    float sum = 0.0f;
-    for (int64_t c = lane; c < r.C; c += 32) sum += expf(to_f(x[b + c * r.I]) - m);
-    sum = warp_reduce(sum, sum_op());
+    const row_stats st = warp_row_stats(x + b, r.C, r.I, lane);
+    const float m = st.max, sum = st.sum_exp;
     const float log_sum = logf(sum);
     const float inv_sum = 1.0f / sum;
     for (int64_t c = lane; c < r.C; c += 32) {
@@ -85,13 +98,8 @@ __global__ void ce_forward_rows_kernel(const float* logits, const int64_t* label
   const int lane = threadIdx.x & 31;
   for (int64_t n = warp_id(); n < a.N; n += warp_count()) {
     const float* x = logits + n * a.C;
-    float m = -INFINITY;
-    for (int64_t c = lane; c < a.C; c += 32) m = max_op()(m, x[c]);
-    m = warp_reduce(m, max_op());
-    float sum = 0.0f;
-    for (int64_t c = lane; c < a.C; c += 32) sum += expf(x[c] - m);
-    sum = warp_reduce(sum, sum_op());
-    const float lse = m + logf(sum);
+    const row_stats st = warp_row_stats(x, a.C, 1, lane);
+    const float lse = st.max + logf(st.sum_exp);
     if (log_prob != nullptr)
       for (int64_t c = lane; c < a.C; c += 32) log_prob[n * a.C + c] = x[c] - lse;
     if (lane == 0) {
@@ -148,13 +156,8 @@ __global__ void ce_backward_kernel(const float* logits, const int64_t* labels, c
     }
     float g = reduction == NNP_REDUCTION_NONE ? dloss[n] : dloss[0];
     if (reduction == NNP_REDUCTION_MEAN) g /= count[0];
-    float m = -INFINITY;
-    for (int64_t c = lane; c < a.C; c += 32) m = max_op()(m, x[c]);
-    m = warp_reduce(m, max_op());
-    float sum = 0.0f;
-    for (int64_t c = lane; c < a.C; c += 32) sum += expf(x[c] - m);
-    sum = warp_reduce(sum, sum_op());
-    const float inv_sum = 1.0f / sum;
+    const row_stats st = warp_row_stats(x, a.C, 1, lane);
+    const float m = st.max, inv_sum = 1.0f / st.sum_exp;
     const bool label_ok = label >= 0 && label < a.C;
     for (int64_t c = lane; c < a.C; c += 32) {
       const float p = expf(x[c] - m) * inv_sum;

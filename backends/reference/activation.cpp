@@ -77,11 +77,7 @@ double derivative(int32_t f, double alpha, double x) {
 template <typename T>
 void forward_t(const op_args& args) {
   const auto p = read_params<nnp_activation_params>(args.params);
-  const DLTensor& X = *args.in(0);
-  const T* x = nnp::data_ptr<const T>(X);
-  T* y = nnp::data_ptr<T>(*args.out(0));
-  const int64_t n = nnp::numel(X);
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(forward_value(p.function, p.alpha, x[i]));
+  map_unary<T>(args, [&](double x) { return forward_value(p.function, p.alpha, x); });
 }
 
 template <typename T>
@@ -98,11 +94,7 @@ void backward_t(const op_args& args) {
 
 }  // namespace
 
-void activation_forward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { forward_t<decltype(t)>(a); });
-}
-void activation_backward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { backward_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(activation_forward, forward_t, in(0))
+REF_FLOAT_OP(activation_backward, backward_t, in(0))
 
 }  // namespace ref

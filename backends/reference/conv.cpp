@@ -16,6 +16,21 @@ namespace {
 struct conv_geometry {
   int64_t N, C, H, W, K, Cg, R, S, P, Q, Kg;
   int64_t sh, sw, pt, pl, dh, dw;
+
+  // Element indices in x (and dx), w (and dw), y (and dy).
+  int64_t x_at(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return ((n * C + c) * H + h) * W + w;
+  }
+  int64_t w_at(int64_t k, int64_t c, int64_t r, int64_t s) const {
+    return ((k * Cg + c) * R + r) * S + s;
+  }
+  int64_t y_at(int64_t n, int64_t k, int64_t p, int64_t q) const {
+    return ((n * K + k) * P + p) * Q + q;
+  }
+  // The input row h(p, r) and column w(q, s) that output (p, q) reads through filter tap (r, s);
+  // outside [0, H) x [0, W) when it falls in the padding.
+  int64_t in_row(int64_t p, int64_t r) const { return p * sh - pt + r * dh; }
+  int64_t in_col(int64_t q, int64_t s) const { return q * sw - pl + s * dw; }
 };
 
 conv_geometry geometry(const nnp_conv2d_params& p, const DLTensor& x, const DLTensor& w,
@@ -46,12 +61,11 @@ void forward_t(const op_args& args) {
   const auto p = read_params<nnp_conv2d_params>(args.params);
   const DLTensor& X = *args.in(0);
   const DLTensor& Wt = *args.in(1);
-  const DLTensor* B = args.in(2);
   const DLTensor& Y = *args.out(0);
   const conv_geometry g = geometry(p, X, Wt, Y);
   const T* x = nnp::data_ptr<const T>(X);
   const T* w = nnp::data_ptr<const T>(Wt);
-  const T* b = B != nullptr ? nnp::data_ptr<const T>(*B) : nullptr;
+  const T* b = opt_in<T>(args, 2);
   T* y = nnp::data_ptr<T>(Y);
 
   for (int64_t n = 0; n < g.N; ++n)
@@ -62,17 +76,16 @@ void forward_t(const op_args& args) {
           double acc = b != nullptr ? double(b[k]) : 0.0;
           for (int64_t c = 0; c < g.Cg; ++c)
             for (int64_t r = 0; r < g.R; ++r) {
-              const int64_t ih = oh * g.sh - g.pt + r * g.dh;
+              const int64_t ih = g.in_row(oh, r);
               if (ih < 0 || ih >= g.H) continue;
               for (int64_t s = 0; s < g.S; ++s) {
-                const int64_t iw = ow * g.sw - g.pl + s * g.dw;
+                const int64_t iw = g.in_col(ow, s);
                 if (iw < 0 || iw >= g.W) continue;
                 const int64_t ic = group * g.Cg + c;
-                acc += double(x[((n * g.C + ic) * g.H + ih) * g.W + iw]) *
-                       double(w[((k * g.Cg + c) * g.R + r) * g.S + s]);
+                acc += double(x[g.x_at(n, ic, ih, iw)]) * double(w[g.w_at(k, c, r, s)]);
               }
             }
-          y[((n * g.K + k) * g.P + oh) * g.Q + ow] = static_cast<T>(acc);
+          y[g.y_at(n, k, oh, ow)] = static_cast<T>(acc);
         }
     }
 }
@@ -106,11 +119,10 @@ void backward_data_t(const op_args& args) {
                 if (tw < 0 || tw % g.sw != 0) continue;
                 const int64_t ow = tw / g.sw;
                 if (ow >= g.Q) continue;
-                acc += double(dy[((n * g.K + k) * g.P + oh) * g.Q + ow]) *
-                       double(w[((k * g.Cg + c) * g.R + r) * g.S + s]);
+                acc += double(dy[g.y_at(n, k, oh, ow)]) * double(w[g.w_at(k, c, r, s)]);
               }
             }
-          dx[((n * g.C + ic) * g.H + ih) * g.W + iw] = static_cast<T>(acc);
+          dx[g.x_at(n, ic, ih, iw)] = static_cast<T>(acc);
         }
     }
 }
@@ -135,16 +147,15 @@ void backward_filter_t(const op_args& args) {
           const int64_t ic = group * g.Cg + c;
           for (int64_t n = 0; n < g.N; ++n)
             for (int64_t oh = 0; oh < g.P; ++oh) {
-              const int64_t ih = oh * g.sh - g.pt + r * g.dh;
+              const int64_t ih = g.in_row(oh, r);
               if (ih < 0 || ih >= g.H) continue;
               for (int64_t ow = 0; ow < g.Q; ++ow) {
-                const int64_t iw = ow * g.sw - g.pl + s * g.dw;
+                const int64_t iw = g.in_col(ow, s);
                 if (iw < 0 || iw >= g.W) continue;
-                acc += double(x[((n * g.C + ic) * g.H + ih) * g.W + iw]) *
-                       double(dy[((n * g.K + k) * g.P + oh) * g.Q + ow]);
+                acc += double(x[g.x_at(n, ic, ih, iw)]) * double(dy[g.y_at(n, k, oh, ow)]);
               }
             }
-          dw[((k * g.Cg + c) * g.R + r) * g.S + s] = static_cast<T>(acc);
+          dw[g.w_at(k, c, r, s)] = static_cast<T>(acc);
         }
   }
 }
@@ -166,17 +177,9 @@ void backward_bias_t(const op_args& args) {
 
 }  // namespace
 
-void conv2d_forward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { forward_t<decltype(t)>(a); });
-}
-void conv2d_backward_data(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { backward_data_t<decltype(t)>(a); });
-}
-void conv2d_backward_filter(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { backward_filter_t<decltype(t)>(a); });
-}
-void conv2d_backward_bias(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { backward_bias_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(conv2d_forward, forward_t, in(0))
+REF_FLOAT_OP(conv2d_backward_data, backward_data_t, in(0))
+REF_FLOAT_OP(conv2d_backward_filter, backward_filter_t, in(0))
+REF_FLOAT_OP(conv2d_backward_bias, backward_bias_t, in(0))
 
 }  // namespace ref

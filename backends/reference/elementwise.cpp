@@ -54,11 +54,19 @@ void binary_t(const op_args& args) {
 template <typename T>
 void scale_t(const op_args& args) {
   const auto p = read_params<nnp_scale_params>(args.params);
-  const DLTensor& X = *args.in(0);
-  const T* x = nnp::data_ptr<const T>(X);
-  T* y = nnp::data_ptr<T>(*args.out(0));
-  const int64_t n = nnp::numel(X);
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(p.alpha * double(x[i]));
+  map_unary<T>(args, [&](double x) { return p.alpha * x; });
+}
+
+// ONNX Clip: max(x, min) then min(., max), each bound when given; NaN stays NaN (the
+// comparisons are false for NaN); min > max gives max everywhere.
+template <typename T>
+void clip_t(const op_args& args) {
+  const auto p = read_params<nnp_clip_params>(args.params);
+  map_unary<T>(args, [&](double v) {
+    if (p.has_min && v < p.min) v = p.min;
+    if (p.has_max && v > p.max) v = p.max;
+    return v;
+  });
 }
 
 template <typename T>
@@ -94,35 +102,10 @@ void cast_t(const DLTensor& X, const DLTensor& Y) {
 
 }  // namespace
 
-void binary(const op_args& a) {
-  dispatch_float(*a.out(0), [&](auto t) { binary_t<decltype(t)>(a); });
-}
-// ONNX Clip: max(x, min) then min(., max), each bound when given; NaN stays NaN (the
-// comparisons are false for NaN); min > max gives max everywhere.
-template <typename T>
-void clip_t(const op_args& args) {
-  const auto p = read_params<nnp_clip_params>(args.params);
-  const DLTensor& X = *args.in(0);
-  const T* x = nnp::data_ptr<const T>(X);
-  T* y = nnp::data_ptr<T>(*args.out(0));
-  const int64_t n = nnp::numel(X);
-  for (int64_t i = 0; i < n; ++i) {
-    double v = double(x[i]);
-    if (p.has_min && v < p.min) v = p.min;
-    if (p.has_max && v > p.max) v = p.max;
-    y[i] = static_cast<T>(v);
-  }
-}
-
-void clip(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { clip_t<decltype(t)>(a); });
-}
-void scale(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { scale_t<decltype(t)>(a); });
-}
-void fill(const op_args& a) {
-  dispatch_float(*a.out(0), [&](auto t) { fill_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(binary, binary_t, out(0))
+REF_FLOAT_OP(clip, clip_t, in(0))
+REF_FLOAT_OP(scale, scale_t, in(0))
+REF_FLOAT_OP(fill, fill_t, out(0))
 
 // Copy and transpose move whole elements of any dtype (dtype_size bytes each).
 void copy(const op_args& a) {

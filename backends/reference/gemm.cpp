@@ -64,8 +64,6 @@ void gemm_t(const op_args& args) {
 
 }  // namespace
 
-void gemm(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { gemm_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(gemm, gemm_t, in(0))
 
 }  // namespace ref

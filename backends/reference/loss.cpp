@@ -40,15 +40,28 @@ int64_t count_samples(const nnp_softmax_cross_entropy_params& p, const int64_t* 
   return count;
 }
 
+// What forward and backward both read: the params, logits [N, C] (input 0), labels [N] (input 1).
+template <typename T>
+struct loss_inputs {
+  nnp_softmax_cross_entropy_params p;
+  int64_t N, C;
+  const T* logits;
+  const int64_t* labels;
+};
+
+template <typename T>
+loss_inputs<T> loss_inputs_of(const op_args& a) {
+  const DLTensor& L = *a.in(0);
+  return loss_inputs<T>{read_params<nnp_softmax_cross_entropy_params>(a.params), L.shape[0],
+                        L.shape[1], nnp::data_ptr<const T>(L),
+                        nnp::data_ptr<const int64_t>(*a.in(1))};
+}
+
 template <typename T>
 void forward_t(const op_args& args) {
-  const auto p = read_params<nnp_softmax_cross_entropy_params>(args.params);
-  const DLTensor& L = *args.in(0);
-  const int64_t N = L.shape[0], C = L.shape[1];
-  const T* logits = nnp::data_ptr<const T>(L);
-  const int64_t* labels = nnp::data_ptr<const int64_t>(*args.in(1));
+  const auto [p, N, C, logits, labels] = loss_inputs_of<T>(args);
   T* loss = nnp::data_ptr<T>(*args.out(0));
-  T* log_prob = args.out(1) != nullptr ? nnp::data_ptr<T>(*args.out(1)) : nullptr;
+  T* log_prob = opt_out<T>(args, 1);
 
   std::vector<double> lp(static_cast<size_t>(C));
   double total = 0.0;
@@ -69,11 +82,7 @@ void forward_t(const op_args& args) {
 
 template <typename T>
 void backward_t(const op_args& args) {
-  const auto p = read_params<nnp_softmax_cross_entropy_params>(args.params);
-  const DLTensor& L = *args.in(0);
-  const int64_t N = L.shape[0], C = L.shape[1];
-  const T* logits = nnp::data_ptr<const T>(L);
-  const int64_t* labels = nnp::data_ptr<const int64_t>(*args.in(1));
+  const auto [p, N, C, logits, labels] = loss_inputs_of<T>(args);
   const T* dloss = nnp::data_ptr<const T>(*args.in(2));
   T* dlogits = nnp::data_ptr<T>(*args.out(0));
 
@@ -101,11 +110,7 @@ void backward_t(const op_args& args) {
 
 }  // namespace
 
-void softmax_cross_entropy_forward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { forward_t<decltype(t)>(a); });
-}
-void softmax_cross_entropy_backward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { backward_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(softmax_cross_entropy_forward, forward_t, in(0))
+REF_FLOAT_OP(softmax_cross_entropy_backward, backward_t, in(0))
 
 }  // namespace ref

@@ -32,13 +32,24 @@ bn_view bn_view_of(const DLTensor& x) {
   return bn_view{x.shape[0], x.shape[1], dims_product(x, 2, x.ndim)};
 }
 
+// The operands of batch norm and layer norm backward, which share one layout: inputs
+// {x, dy, scale, saved mean, saved inv_std}, outputs {dx, dscale (optional), dbias (optional)}.
 template <typename T>
-const T* opt_in(const op_args& a, size_t i) {
-  return a.in(i) != nullptr ? nnp::data_ptr<const T>(*a.in(i)) : nullptr;
-}
+struct backward_operands {
+  const T *x, *dy, *scale, *mean, *inv_std;
+  T *dx, *dscale, *dbias;
+};
+
 template <typename T>
-T* opt_out(const op_args& a, size_t i) {
-  return a.out(i) != nullptr ? nnp::data_ptr<T>(*a.out(i)) : nullptr;
+backward_operands<T> backward_operands_of(const op_args& a) {
+  return backward_operands<T>{nnp::data_ptr<const T>(*a.in(0)),
+                              nnp::data_ptr<const T>(*a.in(1)),
+                              nnp::data_ptr<const T>(*a.in(2)),
+                              nnp::data_ptr<const T>(*a.in(3)),
+                              nnp::data_ptr<const T>(*a.in(4)),
+                              nnp::data_ptr<T>(*a.out(0)),
+                              opt_out<T>(a, 1),
+                              opt_out<T>(a, 2)};
 }
 
 // y = scale * (x - mean) * inv_std + bias for channel c.
@@ -111,14 +122,8 @@ void bn_inference_t(const op_args& args) {
 template <typename T>
 void bn_backward_t(const op_args& args) {
   const bn_view v = bn_view_of(*args.in(0));
-  const T* x = nnp::data_ptr<const T>(*args.in(0));
-  const T* dy = nnp::data_ptr<const T>(*args.in(1));
-  const T* scale = nnp::data_ptr<const T>(*args.in(2));
-  const T* saved_mean = nnp::data_ptr<const T>(*args.in(3));
-  const T* saved_inv_std = nnp::data_ptr<const T>(*args.in(4));
-  T* dx = nnp::data_ptr<T>(*args.out(0));
-  T* dscale = opt_out<T>(args, 1);
-  T* dbias = opt_out<T>(args, 2);
+  const auto [x, dy, scale, saved_mean, saved_inv_std, dx, dscale, dbias] =
+      backward_operands_of<T>(args);
   const double M = double(v.N) * double(v.HW);
 
   for (int64_t c = 0; c < v.C; ++c) {
@@ -187,14 +192,7 @@ template <typename T>
 void ln_backward_t(const op_args& args) {
   const auto p = read_params<nnp_layer_norm_params>(args.params);
   const ln_view v = ln_view_of(*args.in(0), p.axis);
-  const T* x = nnp::data_ptr<const T>(*args.in(0));
-  const T* dy = nnp::data_ptr<const T>(*args.in(1));
-  const T* scale = nnp::data_ptr<const T>(*args.in(2));
-  const T* mean = nnp::data_ptr<const T>(*args.in(3));
-  const T* inv_std = nnp::data_ptr<const T>(*args.in(4));
-  T* dx = nnp::data_ptr<T>(*args.out(0));
-  T* dscale = opt_out<T>(args, 1);
-  T* dbias = opt_out<T>(args, 2);
+  const auto [x, dy, scale, mean, inv_std, dx, dscale, dbias] = backward_operands_of<T>(args);
 
   std::vector<double> dscale_acc(static_cast<size_t>(v.I), 0.0);
   std::vector<double> dbias_acc(static_cast<size_t>(v.I), 0.0);
@@ -227,20 +225,10 @@ void ln_backward_t(const op_args& args) {
 
 }  // namespace
 
-void batch_norm_forward_training(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { bn_training_t<decltype(t)>(a); });
-}
-void batch_norm_forward_inference(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { bn_inference_t<decltype(t)>(a); });
-}
-void batch_norm_backward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { bn_backward_t<decltype(t)>(a); });
-}
-void layer_norm_forward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { ln_forward_t<decltype(t)>(a); });
-}
-void layer_norm_backward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { ln_backward_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(batch_norm_forward_training, bn_training_t, in(0))
+REF_FLOAT_OP(batch_norm_forward_inference, bn_inference_t, in(0))
+REF_FLOAT_OP(batch_norm_backward, bn_backward_t, in(0))
+REF_FLOAT_OP(layer_norm_forward, ln_forward_t, in(0))
+REF_FLOAT_OP(layer_norm_backward, ln_backward_t, in(0))
 
 }  // namespace ref

@@ -22,7 +22,7 @@ void sgd_t(const op_args& args) {
   const DLTensor& G = *args.in(0);
   const T* grad = nnp::data_ptr<const T>(G);
   T* param = nnp::data_ptr<T>(*args.out(0));
-  T* buf = args.out(1) != nullptr ? nnp::data_ptr<T>(*args.out(1)) : nullptr;
+  T* buf = opt_out<T>(args, 1);
   const bool use_momentum = p.momentum != 0.0;
   if (use_momentum && buf == nullptr)  // libnnplug checks this; fail before touching anything
     nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "SGD with momentum != 0 needs a momentum_buffer");
@@ -68,11 +68,7 @@ void adam_t(const op_args& args) {
 
 }  // namespace
 
-void sgd_update(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { sgd_t<decltype(t)>(a); });
-}
-void adam_update(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { adam_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(sgd_update, sgd_t, in(0))
+REF_FLOAT_OP(adam_update, adam_t, in(0))
 
 }  // namespace ref

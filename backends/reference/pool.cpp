@@ -147,11 +147,7 @@ void backward_t(const op_args& args) {
 
 }  // namespace
 
-void pool2d_forward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { forward_t<decltype(t)>(a); });
-}
-void pool2d_backward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { backward_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(pool2d_forward, forward_t, in(0))
+REF_FLOAT_OP(pool2d_backward, backward_t, in(0))
 
 }  // namespace ref

@@ -40,6 +40,34 @@ void dispatch_float(const DLTensor& t, F&& f) {
   }
 }
 
+// Defines the op entry point `void name(const op_args& a)`: runs kernel<T>(a) with T = float or
+// double, the dtype of the tensor a.operand (in(0), or out(0) for ops with no float input).
+#define REF_FLOAT_OP(name, kernel, operand)                              \
+  void name(const op_args& a) {                                          \
+    dispatch_float(*a.operand, [&](auto t) { kernel<decltype(t)>(a); }); \
+  }
+
+// Typed pointer to the data of optional input / output i, or nullptr when it is absent.
+template <typename T>
+const T* opt_in(const op_args& a, size_t i) {
+  return a.in(i) != nullptr ? nnp::data_ptr<const T>(*a.in(i)) : nullptr;
+}
+template <typename T>
+T* opt_out(const op_args& a, size_t i) {
+  return a.out(i) != nullptr ? nnp::data_ptr<T>(*a.out(i)) : nullptr;
+}
+
+// y = f(x) element by element, x = in(0) and y = out(0) of the same shape (y may alias x):
+// f maps double to double, and its result is rounded once to T.
+template <typename T, typename F>
+void map_unary(const op_args& a, F&& f) {
+  const DLTensor& X = *a.in(0);
+  const T* x = nnp::data_ptr<const T>(X);
+  T* y = nnp::data_ptr<T>(*a.out(0));
+  const int64_t n = nnp::numel(X);
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(f(double(x[i])));
+}
+
 // Product of shape[begin, end) (1 for an empty range).
 inline int64_t dims_product(const DLTensor& t, int begin, int end) {
   int64_t n = 1;

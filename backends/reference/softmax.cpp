@@ -26,6 +26,13 @@ slices view(const DLTensor& t, int32_t axis_param) {
   return slices{dims_product(t, 0, axis), t.shape[axis], dims_product(t, axis + 1, t.ndim)};
 }
 
+// Calls f(base) for every slice of v: the slice's element j is at base + j * v.inner.
+template <typename F>
+void for_each_slice(const slices& v, F&& f) {
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t i = 0; i < v.inner; ++i) f(o * v.len * v.inner + i);
+}
+
 template <typename T>
 void forward_t(const op_args& args) {
   const auto p = read_params<nnp_softmax_params>(args.params);
@@ -33,19 +40,17 @@ void forward_t(const op_args& args) {
   const slices v = view(X, p.axis);
   const T* x = nnp::data_ptr<const T>(X);
   T* y = nnp::data_ptr<T>(*args.out(0));
-  for (int64_t o = 0; o < v.outer; ++o)
-    for (int64_t i = 0; i < v.inner; ++i) {
-      const int64_t base = o * v.len * v.inner + i;  // element j is at base + j * inner
-      double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < v.len; ++j) mx = std::max(mx, double(x[base + j * v.inner]));
-      double sum = 0.0;
-      for (int64_t j = 0; j < v.len; ++j) sum += std::exp(double(x[base + j * v.inner]) - mx);
-      const double log_sum = std::log(sum);
-      for (int64_t j = 0; j < v.len; ++j) {
-        const double shifted = double(x[base + j * v.inner]) - mx;
-        y[base + j * v.inner] = static_cast<T>(p.log ? shifted - log_sum : std::exp(shifted) / sum);
-      }
+  for_each_slice(v, [&](int64_t base) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < v.len; ++j) mx = std::max(mx, double(x[base + j * v.inner]));
+    double sum = 0.0;
+    for (int64_t j = 0; j < v.len; ++j) sum += std::exp(double(x[base + j * v.inner]) - mx);
+    const double log_sum = std::log(sum);
+    for (int64_t j = 0; j < v.len; ++j) {
+      const double shifted = double(x[base + j * v.inner]) - mx;
+      y[base + j * v.inner] = static_cast<T>(p.log ? shifted - log_sum : std::exp(shifted) / sum);
     }
+  });
 }
 
 template <typename T>
@@ -56,30 +61,24 @@ void backward_t(const op_args& args) {
   const T* y = nnp::data_ptr<const T>(Y);
   const T* dy = nnp::data_ptr<const T>(*args.in(1));
   T* dx = nnp::data_ptr<T>(*args.out(0));
-  for (int64_t o = 0; o < v.outer; ++o)
-    for (int64_t i = 0; i < v.inner; ++i) {
-      const int64_t base = o * v.len * v.inner + i;
-      double sum = 0.0;  // softmax: sum(dy * y); log-softmax: sum(dy)
-      for (int64_t j = 0; j < v.len; ++j) {
-        const int64_t e = base + j * v.inner;
-        sum += p.log ? double(dy[e]) : double(dy[e]) * double(y[e]);
-      }
-      for (int64_t j = 0; j < v.len; ++j) {
-        const int64_t e = base + j * v.inner;
-        const double out = p.log ? double(dy[e]) - std::exp(double(y[e])) * sum
-                                 : double(y[e]) * (double(dy[e]) - sum);
-        dx[e] = static_cast<T>(out);
-      }
+  for_each_slice(v, [&](int64_t base) {
+    double sum = 0.0;  // softmax: sum(dy * y); log-softmax: sum(dy)
+    for (int64_t j = 0; j < v.len; ++j) {
+      const int64_t e = base + j * v.inner;
+      sum += p.log ? double(dy[e]) : double(dy[e]) * double(y[e]);
     }
+    for (int64_t j = 0; j < v.len; ++j) {
+      const int64_t e = base + j * v.inner;
+      const double out = p.log ? double(dy[e]) - std::exp(double(y[e])) * sum
+                               : double(y[e]) * (double(dy[e]) - sum);
+      dx[e] = static_cast<T>(out);
+    }
+  });
 }
 
 }  // namespace
 
-void softmax_forward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { forward_t<decltype(t)>(a); });
-}
-void softmax_backward(const op_args& a) {
-  dispatch_float(*a.in(0), [&](auto t) { backward_t<decltype(t)>(a); });
-}
+REF_FLOAT_OP(softmax_forward, forward_t, in(0))
+REF_FLOAT_OP(softmax_backward, backward_t, in(0))
 
 }  // namespace ref

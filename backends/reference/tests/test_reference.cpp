@@ -194,6 +194,21 @@ double dot(const tensor& a, const tensor& b) {
   return s;
 }
 
+// Checks the backward op of a normalisation (batch norm, layer norm: inputs {x, dy, scale,
+// saved mean, saved inv_std}, outputs {dx, dscale, dbias}) with upstream gradient R against
+// finite differences of `loss`, which runs the forward op (saving mean and inv_std) and returns
+// dot(y, R).
+void check_norm_backward(const std::string& what, int32_t backward_kind, const void* params,
+                         tensor& x, tensor& scale, tensor& bias, tensor& R, tensor& mean,
+                         tensor& inv_std, const std::function<double()>& loss) {
+  loss();
+  tensor dx(x.shape), ds(scale.shape), db(bias.shape);
+  RUN_OK(backward_kind, params, {&x, &R, &scale, &mean, &inv_std}, {&dx, &ds, &db});
+  check_fd((what + " dx").c_str(), x, loss, dx);
+  check_fd((what + " dscale").c_str(), scale, loss, ds);
+  check_fd((what + " dbias").c_str(), bias, loss, db);
+}
+
 }  // namespace
 
 // ---- plugin slots ----------------------------------------------------------------------------
@@ -720,12 +735,7 @@ TEST_CASE("backward ops match central finite differences of the forward ops") {
                   {&y, &rm, &rv, &sm, &si}) == NNP_STATUS_OK);
       return dot(y, R);
     };
-    loss();
-    tensor dx({3, 2, 2, 3}), ds({2}), db({2});
-    RUN_OK(NNP_OP_BATCH_NORM_BACKWARD, &p, {&x, &R, &sc, &sm, &si}, {&dx, &ds, &db});
-    check_fd("batch norm dx", x, loss, dx);
-    check_fd("batch norm dscale", sc, loss, ds);
-    check_fd("batch norm dbias", bi, loss, db);
+    check_norm_backward("batch norm", NNP_OP_BATCH_NORM_BACKWARD, &p, x, sc, bi, R, sm, si, loss);
   }
   SUBCASE("layer norm") {
     auto p = params<nnp_layer_norm_params>();
@@ -738,12 +748,8 @@ TEST_CASE("backward ops match central finite differences of the forward ops") {
               NNP_STATUS_OK);
       return dot(y, R);
     };
-    loss();
-    tensor dx({2, 3, 4}), ds({3, 4}), db({3, 4});
-    RUN_OK(NNP_OP_LAYER_NORM_BACKWARD, &p, {&x, &R, &sc, &mean, &inv}, {&dx, &ds, &db});
-    check_fd("layer norm dx", x, loss, dx);
-    check_fd("layer norm dscale", sc, loss, ds);
-    check_fd("layer norm dbias", bi, loss, db);
+    check_norm_backward("layer norm", NNP_OP_LAYER_NORM_BACKWARD, &p, x, sc, bi, R, mean, inv,
+                        loss);
   }
   SUBCASE("dropout") {
     auto p = params<nnp_dropout_params>();
