@@ -15,11 +15,14 @@
 //   case files                         harness_cases.cpp
 //   report (JSON, Markdown, summary)   harness_report.cpp
 //   gradients (finite differences)     harness_gradients.cpp
+//   known answers on every device      harness_known.cpp
 //
 // Only the public C API (nnplug.h) is used, so the runner works against any plugin.
 #pragma once
 
 #include <nnplug/nnplug.h>
+
+#include "param_bytes.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -85,24 +88,30 @@ struct OpCall {
   std::vector<TensorSpec> inputs, outputs;
   template <typename P>
   void set_params(const P& p) {
-    params.resize(sizeof(P));
-    std::memcpy(params.data(), &p, sizeof(P));
+    params = param_bytes(p);
   }
   template <typename P>
   P* params_as() {
     return params.size() >= sizeof(P) ? reinterpret_cast<P*>(params.data()) : nullptr;
   }
 };
+// A call of `kind` with these operands and NULL params, or with params `p`.
+OpCall op_call(int32_t kind, std::vector<TensorSpec> inputs, std::vector<TensorSpec> outputs);
+template <typename P>
+OpCall op_call(int32_t kind, const P& p, std::vector<TensorSpec> inputs,
+               std::vector<TensorSpec> outputs) {
+  OpCall call = op_call(kind, std::move(inputs), std::move(outputs));
+  call.set_params(p);
+  return call;
+}
 // A call whose inputs and single output all have `shape` (activations, softmax, ...). With
 // alias_input >= 0 the output aliases that input (the ops' "may alias" case).
 template <typename P>
 OpCall same_shape_call(int32_t kind, const P& p, const std::vector<int64_t>& shape,
                        std::vector<std::vector<double>> inputs, int alias_input = -1) {
-  OpCall call;
-  call.kind = kind;
-  call.set_params(p);
-  for (auto& data : inputs) call.inputs.push_back(tensor(shape, std::move(data)));
-  call.outputs.push_back(tensor(shape));
+  std::vector<TensorSpec> in;
+  for (auto& data : inputs) in.push_back(tensor(shape, std::move(data)));
+  OpCall call = op_call(kind, p, std::move(in), {tensor(shape)});
   if (alias_input >= 0) call.outputs[0].alias_of = alias_input;
   return call;
 }
@@ -132,6 +141,8 @@ struct Device {
 bool setup_devices();
 Device& reference_device();
 std::vector<Device*> backends_under_test();  // available or not
+// The backends under test, then the reference (known-answer tests run on all of them).
+std::vector<Device*> all_devices();
 // Destroys the main-thread streams (before nnp_shutdown or exit).
 void release_devices();
 
@@ -252,11 +263,34 @@ void check_numerics(const std::string& op, const std::string& case_text, const O
 // Same, but the call depends on the dtype (e.g. cast destinations).
 void check_numerics_fn(const std::string& op, const std::string& case_text,
                        const std::function<OpCall(DT)>& make, const NumericsOptions& opt = {});
+// check_numerics on every case of load_cases(family): make(case, rng) builds the call, with rng
+// keyed "<rng_key> <case text>" (the key fixes the case's inputs: keep it stable). The short form
+// uses `op` as the family and the key.
+using CaseCall = std::function<OpCall(const Case&, Rng&)>;
+void check_numerics_cases(const std::string& op, const std::string& family,
+                          const std::string& rng_key, const CaseCall& make);
+void check_numerics_cases(const std::string& op, const CaseCall& make);
 // Known output shape, on every device (the reference included) in float32: `call`, whose output 0
 // has the expected shape written as a literal by the test, must be accepted and run, and output 0
 // one larger or one smaller in any dimension must be refused. Devices that declare the call
 // unsupported are skipped. `op` names the check in the report ("conv2d_out_size").
 void check_output_shape(const std::string& op, const std::string& case_text, const OpCall& call);
+
+// ---- known answers -------------------------------------------------------------------------
+// Known answers on all_devices() in float32, for hand-computed values the reference must meet
+// too: a device that declares `call` unsupported is skipped, any other must run it (REQUIRE) and
+// give output 0 = `want` within NMSE `threshold` (0: bit-exactly, compare_exact). Reported as op
+// "<family>_known", case "<family>_known <case_text>". `then` runs further checks on each device
+// that ran the call.
+void check_known_answer(const std::string& family, const std::string& case_text, const OpCall& call,
+                        const std::vector<double>& want, double threshold = 1e-12,
+                        const std::function<void(Device&)>& then = {});
+// Known answers for several outputs on all_devices(): each device runs `call` in the first of
+// `dtypes` it supports (none: skipped) and must give output k = want[k] within NMSE
+// threshold(dtype) for every k. Reported as op `op`, case "<op> <case_text>", in that dtype.
+void check_known_outputs(const std::string& op, const std::string& case_text, const OpCall& call,
+                         const std::vector<std::vector<double>>& want,
+                         const std::vector<DT>& dtypes, const std::function<double(DT)>& threshold);
 
 // ---- gradients ------------------------------------------------------------------------------
 // Checks a backward op against central finite differences of its forward op on the reference
@@ -295,6 +329,10 @@ struct RegisterTemplate {
 };
 
 // ---- host reference helpers -----------------------------------------------------------------
+// How many windows `extent` wide fit in `padded` elements when they start at 0, stride,
+// 2*stride, ... (0 when stride < 1): the output size of a convolution or pooling along one
+// dimension, counted rather than taken from the library's shape maths.
+int64_t count_windows(int64_t padded, int64_t extent, int64_t stride);
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
 
 }  // namespace conf

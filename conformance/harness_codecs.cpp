@@ -6,83 +6,41 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 namespace conf {
 
 // ---- dtypes ---------------------------------------------------------------------------------
-DLDataType to_dl(DT t) {
-  switch (t) {
-    case DT::f32:
-      return DLDataType{kDLFloat, 32, 1};
-    case DT::f64:
-      return DLDataType{kDLFloat, 64, 1};
-    case DT::f16:
-      return DLDataType{kDLFloat, 16, 1};
-    case DT::bf16:
-      return DLDataType{kDLBfloat, 16, 1};
-    case DT::i64:
-      return DLDataType{kDLInt, 64, 1};
-    case DT::u8:
-      return DLDataType{kDLUInt, 8, 1};
-    case DT::i32:
-      return DLDataType{kDLInt, 32, 1};
-  }
-  return DLDataType{kDLFloat, 32, 1};
+namespace {
+struct DtInfo {
+  DT t;
+  DLDataType dl;
+  const char* name;        // dt_name
+  const char* short_name;  // dt_short
+  size_t size;
+};
+constexpr DtInfo kDtInfo[] = {
+    {DT::f32, {kDLFloat, 32, 1}, "float32", "f32", 4},
+    {DT::f64, {kDLFloat, 64, 1}, "float64", "f64", 8},
+    {DT::f16, {kDLFloat, 16, 1}, "float16", "f16", 2},
+    {DT::bf16, {kDLBfloat, 16, 1}, "bfloat16", "bf16", 2},
+    {DT::i64, {kDLInt, 64, 1}, "int64", "i64", 8},
+    {DT::u8, {kDLUInt, 8, 1}, "uint8", "u8", 1},
+    {DT::i32, {kDLInt, 32, 1}, "int32", "i32", 4},
+};
+constexpr bool one_row_per_dt_in_order() {
+  for (size_t i = 0; i < std::size(kDtInfo); ++i)
+    if (kDtInfo[i].t != static_cast<DT>(i)) return false;
+  return std::size(kDtInfo) == static_cast<size_t>(DT::i32) + 1;
 }
-const char* dt_name(DT t) {
-  switch (t) {
-    case DT::f32:
-      return "float32";
-    case DT::f64:
-      return "float64";
-    case DT::f16:
-      return "float16";
-    case DT::bf16:
-      return "bfloat16";
-    case DT::i64:
-      return "int64";
-    case DT::u8:
-      return "uint8";
-    case DT::i32:
-      return "int32";
-  }
-  return "?";
-}
-const char* dt_short(DT t) {
-  switch (t) {
-    case DT::f32:
-      return "f32";
-    case DT::f64:
-      return "f64";
-    case DT::f16:
-      return "f16";
-    case DT::bf16:
-      return "bf16";
-    case DT::i64:
-      return "i64";
-    case DT::u8:
-      return "u8";
-    case DT::i32:
-      return "i32";
-  }
-  return "?";
-}
-size_t dt_size(DT t) {
-  switch (t) {
-    case DT::f64:
-    case DT::i64:
-      return 8;
-    case DT::f32:
-    case DT::i32:
-      return 4;
-    case DT::f16:
-    case DT::bf16:
-      return 2;
-    case DT::u8:
-      return 1;
-  }
-  return 4;
-}
+static_assert(one_row_per_dt_in_order(), "kDtInfo: one row per DT, in the order of DT");
+const DtInfo& dt_info(DT t) { return kDtInfo[static_cast<size_t>(t)]; }
+}  // namespace
+
+DLDataType to_dl(DT t) { return dt_info(t).dl; }
+const char* dt_name(DT t) { return dt_info(t).name; }
+const char* dt_short(DT t) { return dt_info(t).short_name; }
+size_t dt_size(DT t) { return dt_info(t).size; }
 bool dt_is_float(DT t) { return t == DT::f32 || t == DT::f64 || t == DT::f16 || t == DT::bf16; }
 const std::vector<DT>& float_dtypes() {
   static const std::vector<DT> all{DT::f32, DT::f64, DT::f16, DT::bf16};

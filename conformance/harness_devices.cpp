@@ -84,10 +84,14 @@ std::vector<Device*> backends_under_test() {
   return out;
 }
 
-void release_devices() {
+std::vector<Device*> all_devices() {
   std::vector<Device*> all = backends_under_test();
   all.push_back(&ref_dev());
-  for (Device* d : all) {
+  return all;
+}
+
+void release_devices() {
+  for (Device* d : all_devices()) {
     if (d->stream) nnp_stream_destroy(d->stream);
     d->stream = nullptr;
     d->available = false;

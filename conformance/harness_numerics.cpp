@@ -1,7 +1,8 @@
 // harness_numerics.cpp — random inputs and the numerics driver: Rng (deterministic per seed
 // and case key), and check_numerics(), which runs a case on every backend under test and on
 // the reference in every dtype, checks declared-unsupported calls, compares every output and
-// records the outcome in the report; check_output_shape() for output shapes known as literals.
+// records the outcome in the report (check_numerics_cases() over a case list);
+// check_output_shape() for output shapes known as literals.
 #include "harness.hpp"
 
 #include <doctest/doctest.h>
@@ -48,6 +49,17 @@ void check_numerics(const std::string& op, const std::string& case_text, const O
                     const NumericsOptions& opt) {
   check_numerics_fn(
       op, case_text, [&call](DT) { return call; }, opt);
+}
+
+void check_numerics_cases(const std::string& op, const std::string& family,
+                          const std::string& rng_key, const CaseCall& make) {
+  for (const Case& c : load_cases(family)) {
+    Rng rng(rng_key + " " + c.text);
+    check_numerics(op, c.text, make(c, rng));
+  }
+}
+void check_numerics_cases(const std::string& op, const CaseCall& make) {
+  check_numerics_cases(op, op, op, make);
 }
 
 void check_numerics_fn(const std::string& op, const std::string& case_text,
@@ -148,11 +160,9 @@ void check_numerics_fn(const std::string& op, const std::string& case_text,
 }
 
 void check_output_shape(const std::string& op, const std::string& case_text, const OpCall& call) {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const std::string name = op + " " + case_text;
   const std::vector<int64_t>& shape = call.outputs.at(0).shape;
-  for (Device* d : devices) {
+  for (Device* d : all_devices()) {
     if (!d->available) continue;
     std::string reason;
     const nnp_status s = op_supported(*d, call, DT::f32, &reason);

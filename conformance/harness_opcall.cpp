@@ -24,6 +24,21 @@ TensorSpec absent_tensor() {
   t.absent = true;
   return t;
 }
+OpCall op_call(int32_t kind, std::vector<TensorSpec> inputs, std::vector<TensorSpec> outputs) {
+  OpCall call;
+  call.kind = kind;
+  call.inputs = std::move(inputs);
+  call.outputs = std::move(outputs);
+  return call;
+}
+
+int64_t count_windows(int64_t padded, int64_t extent, int64_t stride) {
+  if (stride < 1) return 0;
+  int64_t n = 0;
+  for (int64_t start = 0; start + extent <= padded; start += stride) ++n;
+  return n;
+}
+
 int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -103,8 +103,12 @@ bool write_report(const std::string& path) {
 
 bool write_markdown_report(const std::string& path) {
   struct Cell {
-    int pass = 0, fail = 0, unsupported = 0, no_device = 0;
+    std::map<Outcome, int> count;  // entries per outcome
     double worst = 0;
+    int of(Outcome o) const {
+      const auto it = count.find(o);
+      return it == count.end() ? 0 : it->second;
+    }
   };
   const std::vector<std::string> dtypes{"float32", "float64", "float16", "bfloat16", "*"};
   std::map<std::pair<std::string, std::string>, std::map<std::string, Cell>> table;
@@ -112,20 +116,7 @@ bool write_markdown_report(const std::string& path) {
     std::lock_guard<std::mutex> lock(report_mutex());
     for (const auto& e : entries()) {
       Cell& c = table[{e.backend, e.op}][e.dtype];
-      switch (e.outcome) {
-        case Outcome::pass:
-          ++c.pass;
-          break;
-        case Outcome::fail:
-          ++c.fail;
-          break;
-        case Outcome::unsupported:
-          ++c.unsupported;
-          break;
-        case Outcome::no_device:
-          ++c.no_device;
-          break;
-      }
+      ++c.count[e.outcome];
       if (e.outcome != Outcome::unsupported && std::isfinite(e.error))
         c.worst = std::max(c.worst, e.error);
     }
@@ -148,32 +139,29 @@ bool write_markdown_report(const std::string& path) {
       auto it = cells.find(dt);
       std::ostringstream cell;
       if (dt == "*") {  // entries that are not per float dtype (errors, threads, no device)
-        Cell sum;
+        int pass = 0, fail = 0, no_device = 0;
         for (const auto& [name, c] : cells) {
-          if (std::find(dtypes.begin(), dtypes.end(), name) != dtypes.end()) continue;
-          sum.pass += c.pass;
-          sum.fail += c.fail;
-          sum.no_device += c.no_device;
+          if (name != "*" && std::find(dtypes.begin(), dtypes.end(), name) != dtypes.end())
+            continue;
+          pass += c.of(Outcome::pass);
+          fail += c.of(Outcome::fail);
+          no_device += c.of(Outcome::no_device);
         }
-        if (it != cells.end()) {
-          sum.pass += it->second.pass;
-          sum.fail += it->second.fail;
-          sum.no_device += it->second.no_device;
-        }
-        if (sum.no_device)
+        if (no_device)
           cell << "no device";
-        else if (sum.fail)
-          cell << "**FAIL " << sum.fail << "**";
-        else if (sum.pass)
-          cell << sum.pass << "/" << sum.pass;
+        else if (fail)
+          cell << "**FAIL " << fail << "**";
+        else if (pass)
+          cell << pass << "/" << pass;
       } else if (it != cells.end()) {
         const Cell& c = it->second;
-        const int run = c.pass + c.fail;
-        if (c.fail)
-          cell << "**FAIL " << c.fail << "** of " << run;
+        const int pass = c.of(Outcome::pass), fail = c.of(Outcome::fail);
+        const int run = pass + fail;
+        if (fail)
+          cell << "**FAIL " << fail << "** of " << run;
         else if (run)
-          cell << c.pass << "/" << run << " (" << std::setprecision(2) << c.worst << ")";
-        else if (c.unsupported)
+          cell << pass << "/" << run << " (" << std::setprecision(2) << c.worst << ")";
+        else if (c.of(Outcome::unsupported))
           cell << "unsupported";
       }
       f << " " << cell.str() << " |";

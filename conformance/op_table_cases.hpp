@@ -6,6 +6,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "param_bytes.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -29,8 +31,7 @@ struct table_example {
   std::vector<table_tensor> in, out;
   template <typename P>
   void set_params(const P& p) {
-    params.resize(sizeof(P));
-    std::memcpy(params.data(), &p, sizeof(P));
+    params = param_bytes(p);
   }
 };
 

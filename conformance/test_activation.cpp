@@ -43,6 +43,12 @@ OpCall act_backward(const nnp_activation_params& p, const std::vector<int64_t>& 
                          inplace ? 1 : -1);
 }
 
+// A case's shape (default [4, 8]) and inputs, uniform in [-range, range] (default 4).
+std::vector<int64_t> case_shape(const Case& c) { return c.dims("x", {4, 8}); }
+std::vector<double> case_x(const Case& c, Rng& rng) {
+  return rng.uniform_vec(numel(case_shape(c)), -c.d("range", 4), c.d("range", 4));
+}
+
 const RegisterTemplate reg_fwd("activation_forward", [] {
   Rng rng("template act");
   return act_forward(act_params(parse_case("fn=tanh")), {3, 5}, rng.uniform_vec(15), false);
@@ -56,30 +62,22 @@ const RegisterTemplate reg_bwd("activation_backward", [] {
 }  // namespace
 
 TEST_CASE("activation_forward") {
-  for (const Case& c : load_cases("activation")) {
-    Rng rng("act_fwd " + c.text);
-    const auto shape = c.dims("x", {4, 8});
-    check_numerics("activation_forward", c.text,
-                   act_forward(act_params(c), shape,
-                               rng.uniform_vec(numel(shape), -c.d("range", 4), c.d("range", 4)),
-                               c.i("inplace", 0) != 0));
-  }
+  check_numerics_cases("activation_forward", "activation", "act_fwd", [](const Case& c, Rng& rng) {
+    return act_forward(act_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
+  });
 }
 
 TEST_CASE("activation_backward") {
-  for (const Case& c : load_cases("activation")) {
-    Rng rng("act_bwd " + c.text);
-    const auto shape = c.dims("x", {4, 8});
-    const auto x = rng.uniform_vec(numel(shape), -c.d("range", 4), c.d("range", 4));
-    check_numerics("activation_backward", c.text,
-                   act_backward(act_params(c), shape, x, rng.uniform_vec(numel(shape)),
-                                c.i("inplace", 0) != 0));
-  }
+  check_numerics_cases("activation_backward", "activation", "act_bwd", [](const Case& c, Rng& rng) {
+    const auto x = case_x(c, rng);
+    return act_backward(act_params(c), case_shape(c), x, rng.uniform_vec(numel(case_shape(c))),
+                        c.i("inplace", 0) != 0);
+  });
 }
 
 TEST_CASE("gradient activation") {
   for (const Case& c : load_cases("activation")) {
-    const auto shape = c.dims("x", {4, 8});
+    const auto shape = case_shape(c);
     Rng rng("gradient act " + c.text);
     const nnp_activation_params p = act_params(c);
     GradientCheck g;
@@ -97,8 +95,6 @@ TEST_CASE("gradient activation") {
 // Known answers on every device (the reference included): the ONNX forms of each function at
 // a few points, and relu's derivative at 0 (defined as 0).
 TEST_CASE("activation: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const std::vector<double> x{-2, -1, 0, 1, 2};
   const double e1 = std::exp(-1.0), e2 = std::exp(-2.0);
   auto gelu_tanh = [](double v) {
@@ -123,20 +119,12 @@ TEST_CASE("activation: known answers") {
     // relu backward at 0 is 0: dx = f'(x) * dy with dy = 1.
     const OpCall bwd =
         act_backward(act_params(parse_case("fn=relu")), {5}, x, std::vector<double>(5, 1.0), false);
-    for (Device* d : devices) {
-      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
-                      d->name << ": " << std::string(k.text) << ": " << r.message);
-      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
-      report({d->name, "activation_known", "float32", std::string("activation_known ") + k.text,
-              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": activation " << std::string(k.text) << ": " << c.detail);
-      if (op_supported(*d, bwd, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult rb = run_op(*d, bwd, DT::f32);
+    check_known_answer("activation", k.text, call, k.y, 1e-12, [&bwd](Device& d) {
+      if (op_supported(d, bwd, DT::f32, nullptr) != NNP_STATUS_OK) return;
+      const RunResult rb = run_op(d, bwd, DT::f32);
       REQUIRE(rb.status == NNP_STATUS_OK);
       CHECK_MESSAGE(compare_exact(rb.outputs[0], {0, 0, 0, 1, 1}).ok,
-                    d->name << ": relu backward at {-2,-1,0,1,2} must be {0,0,0,1,1}");
-    }
+                    d.name << ": relu backward at {-2,-1,0,1,2} must be {0,0,0,1,1}");
+    });
   }
 }

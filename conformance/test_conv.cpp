@@ -18,12 +18,7 @@ using namespace conf;
 // start + dilation*(R-1), which must all lie inside it.
 int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_begin, int64_t pad_end,
                  int64_t dilation) {
-  if (stride < 1) return 0;
-  const int64_t padded = pad_begin + in + pad_end;
-  const int64_t extent = dilation * (k - 1) + 1;
-  int64_t n = 0;
-  for (int64_t start = 0; start + extent <= padded; start += stride) ++n;
-  return n;
+  return count_windows(pad_begin + in + pad_end, dilation * (k - 1) + 1, stride);
 }
 
 struct ConvShape {
@@ -66,41 +61,25 @@ std::vector<int64_t> ws(const ConvShape& v) { return {v.k, v.c / v.prm.groups, v
 std::vector<int64_t> ys(const ConvShape& v) { return {v.n, v.k, v.p, v.q}; }
 
 OpCall conv_forward(const ConvShape& v, Rng& rng) {
-  OpCall call;
-  call.kind = NNP_OP_CONV2D_FORWARD;
-  call.set_params(v.prm);
-  call.inputs.push_back(tensor(xs(v), rng.uniform_vec(numel(xs(v)))));
-  call.inputs.push_back(tensor(ws(v), rng.uniform_vec(numel(ws(v)))));
-  call.inputs.push_back(v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor());
-  call.outputs.push_back(tensor(ys(v)));
-  return call;
+  auto x = rng.uniform_vec(numel(xs(v)));
+  auto w = rng.uniform_vec(numel(ws(v)));
+  return op_call(NNP_OP_CONV2D_FORWARD, v.prm,
+                 {tensor(xs(v), std::move(x)), tensor(ws(v), std::move(w)),
+                  v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
+                 {tensor(ys(v))});
 }
 OpCall conv_backward_data(const ConvShape& v, const std::vector<double>& dy,
                           const std::vector<double>& w) {
-  OpCall call;
-  call.kind = NNP_OP_CONV2D_BACKWARD_DATA;
-  call.set_params(v.prm);
-  call.inputs.push_back(tensor(ys(v), dy));
-  call.inputs.push_back(tensor(ws(v), w));
-  call.outputs.push_back(tensor(xs(v)));
-  return call;
+  return op_call(NNP_OP_CONV2D_BACKWARD_DATA, v.prm, {tensor(ys(v), dy), tensor(ws(v), w)},
+                 {tensor(xs(v))});
 }
 OpCall conv_backward_filter(const ConvShape& v, const std::vector<double>& x,
                             const std::vector<double>& dy) {
-  OpCall call;
-  call.kind = NNP_OP_CONV2D_BACKWARD_FILTER;
-  call.set_params(v.prm);
-  call.inputs.push_back(tensor(xs(v), x));
-  call.inputs.push_back(tensor(ys(v), dy));
-  call.outputs.push_back(tensor(ws(v)));
-  return call;
+  return op_call(NNP_OP_CONV2D_BACKWARD_FILTER, v.prm, {tensor(xs(v), x), tensor(ys(v), dy)},
+                 {tensor(ws(v))});
 }
 OpCall conv_backward_bias(const ConvShape& v, const std::vector<double>& dy) {
-  OpCall call;
-  call.kind = NNP_OP_CONV2D_BACKWARD_BIAS;
-  call.inputs.push_back(tensor(ys(v), dy));
-  call.outputs.push_back(tensor({v.k}));
-  return call;
+  return op_call(NNP_OP_CONV2D_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
 }
 
 const ConvShape kTemplate = conv_shape(parse_case("n2 c4 h6 w5 k6 r3 s2 stride2 pad1 g2"));
@@ -126,39 +105,33 @@ const RegisterTemplate reg_bwd_bias("conv2d_backward_bias", [] {
 }  // namespace
 
 TEST_CASE("conv2d_forward") {
-  for (const Case& c : load_cases("conv2d")) {
-    Rng rng("conv2d_fwd " + c.text);
-    check_numerics("conv2d_forward", c.text, conv_forward(conv_shape(c), rng));
-  }
+  check_numerics_cases("conv2d_forward", "conv2d", "conv2d_fwd",
+                       [](const Case& c, Rng& rng) { return conv_forward(conv_shape(c), rng); });
 }
 
 TEST_CASE("conv2d_backward_data") {
-  for (const Case& c : load_cases("conv2d")) {
-    const ConvShape v = conv_shape(c);
-    Rng rng("conv2d_bwd_data " + c.text);
-    const auto dy = rng.uniform_vec(numel(ys(v)));
-    check_numerics("conv2d_backward_data", c.text,
-                   conv_backward_data(v, dy, rng.uniform_vec(numel(ws(v)))));
-  }
+  check_numerics_cases("conv2d_backward_data", "conv2d", "conv2d_bwd_data",
+                       [](const Case& c, Rng& rng) {
+                         const ConvShape v = conv_shape(c);
+                         const auto dy = rng.uniform_vec(numel(ys(v)));
+                         return conv_backward_data(v, dy, rng.uniform_vec(numel(ws(v))));
+                       });
 }
 
 TEST_CASE("conv2d_backward_filter") {
-  for (const Case& c : load_cases("conv2d")) {
-    const ConvShape v = conv_shape(c);
-    Rng rng("conv2d_bwd_filter " + c.text);
-    const auto x = rng.uniform_vec(numel(xs(v)));
-    check_numerics("conv2d_backward_filter", c.text,
-                   conv_backward_filter(v, x, rng.uniform_vec(numel(ys(v)))));
-  }
+  check_numerics_cases("conv2d_backward_filter", "conv2d", "conv2d_bwd_filter",
+                       [](const Case& c, Rng& rng) {
+                         const ConvShape v = conv_shape(c);
+                         const auto x = rng.uniform_vec(numel(xs(v)));
+                         return conv_backward_filter(v, x, rng.uniform_vec(numel(ys(v))));
+                       });
 }
 
 TEST_CASE("conv2d_backward_bias") {
-  for (const Case& c : load_cases("conv2d")) {
-    const ConvShape v = conv_shape(c);
-    Rng rng("conv2d_bwd_bias " + c.text);
-    check_numerics("conv2d_backward_bias", c.text,
-                   conv_backward_bias(v, rng.uniform_vec(numel(ys(v)))));
-  }
+  check_numerics_cases(
+      "conv2d_backward_bias", "conv2d", "conv2d_bwd_bias", [](const Case& c, Rng& rng) {
+        return conv_backward_bias(conv_shape(c), rng.uniform_vec(numel(ys(conv_shape(c)))));
+      });
 }
 
 TEST_CASE("gradient conv2d") {
@@ -194,8 +167,6 @@ TEST_CASE("gradient conv2d") {
 // Known answers on every device (the reference included): cross-correlation without filter
 // flip, zero padding, stride, dilation and groups, computed by hand.
 TEST_CASE("conv2d_forward: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const std::vector<double> x9{1, 2, 3, 4, 5, 6, 7, 8, 9};  // 3x3
   std::vector<double> x25(25);                              // 5x5: 1 .. 25
   for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i + 1);
@@ -226,16 +197,7 @@ TEST_CASE("conv2d_forward: known answers") {
     OpCall call = conv_forward(v, rng);
     call.inputs[0].data = k.x;
     call.inputs[1].data = k.w;
-    for (Device* d : devices) {
-      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
-                      d->name << ": " << std::string(k.text) << ": " << r.message);
-      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
-      report({d->name, "conv2d_known", "float32", std::string("conv2d_known ") + k.text,
-              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": conv2d " << std::string(k.text) << ": " << c.detail);
-    }
+    check_known_answer("conv2d", k.text, call, k.y);
   }
 }
 

@@ -22,23 +22,14 @@ nnp_dropout_params dr_params(const Case& c) {
 }
 OpCall dr_forward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
                   std::vector<double> x, bool mask, bool inplace) {
-  OpCall call;
-  call.kind = NNP_OP_DROPOUT_FORWARD;
-  call.set_params(p);
-  call.inputs = {tensor(shape, std::move(x))};
-  call.outputs = {tensor(shape), mask ? int_tensor(DT::u8, shape) : absent_tensor()};
+  OpCall call = op_call(NNP_OP_DROPOUT_FORWARD, p, {tensor(shape, std::move(x))},
+                        {tensor(shape), mask ? int_tensor(DT::u8, shape) : absent_tensor()});
   if (inplace) call.outputs[0].alias_of = 0;
   return call;
 }
 OpCall dr_backward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
                    std::vector<double> dy, bool inplace) {
-  OpCall call;
-  call.kind = NNP_OP_DROPOUT_BACKWARD;
-  call.set_params(p);
-  call.inputs = {tensor(shape, std::move(dy))};
-  call.outputs = {tensor(shape)};
-  if (inplace) call.outputs[0].alias_of = 0;
-  return call;
+  return same_shape_call(NNP_OP_DROPOUT_BACKWARD, p, shape, {std::move(dy)}, inplace ? 0 : -1);
 }
 
 const RegisterTemplate reg_fwd("dropout_forward", [] {
@@ -53,29 +44,22 @@ const RegisterTemplate reg_bwd("dropout_backward", [] {
 }  // namespace
 
 TEST_CASE("dropout_forward") {
-  for (const Case& c : load_cases("dropout")) {
-    Rng rng("dropout_fwd " + c.text);
+  check_numerics_cases("dropout_forward", "dropout", "dropout_fwd", [](const Case& c, Rng& rng) {
     const auto shape = c.dims("x", {100});
-    check_numerics("dropout_forward", c.text,
-                   dr_forward(dr_params(c), shape, rng.uniform_vec(numel(shape)),
-                              c.i("mask", 1) != 0, c.i("inplace", 0) != 0));
-  }
+    return dr_forward(dr_params(c), shape, rng.uniform_vec(numel(shape)), c.i("mask", 1) != 0,
+                      c.i("inplace", 0) != 0);
+  });
 }
 
 TEST_CASE("dropout_backward") {
-  for (const Case& c : load_cases("dropout")) {
-    Rng rng("dropout_bwd " + c.text);
+  check_numerics_cases("dropout_backward", "dropout", "dropout_bwd", [](const Case& c, Rng& rng) {
     const auto shape = c.dims("x", {100});
-    check_numerics(
-        "dropout_backward", c.text,
-        dr_backward(dr_params(c), shape, rng.uniform_vec(numel(shape)), c.i("inplace", 0) != 0));
-  }
+    return dr_backward(dr_params(c), shape, rng.uniform_vec(numel(shape)), c.i("inplace", 0) != 0);
+  });
 }
 
 // The mask follows the rule of nnplug_ops.h exactly (checked on every backend, reference too).
 TEST_CASE("dropout mask rule") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   for (const Case& c : load_cases("dropout")) {
     const auto shape = c.dims("x", {100});
     const auto p = dr_params(c);
@@ -87,7 +71,7 @@ TEST_CASE("dropout mask rule") {
           nnp::dropout_keep(p.seed, p.offset, static_cast<uint64_t>(i), threshold) ? 1 : 0;
     const OpCall call =
         dr_forward(p, shape, std::vector<double>(static_cast<size_t>(n), 1.0), true, false);
-    for (Device* d : devices) {
+    for (Device* d : all_devices()) {
       if (!d->available) continue;
       std::string reason;
       if (op_supported(*d, call, DT::f32, &reason) != NNP_STATUS_OK) continue;
@@ -113,8 +97,6 @@ TEST_CASE("dropout mask rule") {
 // forwards than a backend may cache (the cpu keeps 4 masks per stream), and a backward with
 // another ratio on the same counter. Known answers from the mask rule, dy = 1.
 TEST_CASE("dropout_backward after other calls on the stream") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const int64_t n = 40003;  // more than one 32k-element block, with a tail
   const std::vector<int64_t> shape{n};
   const std::vector<double> ones(static_cast<size_t>(n), 1.0);
@@ -134,7 +116,7 @@ TEST_CASE("dropout_backward after other calls on the stream") {
           nnp::dropout_keep(p.seed, p.offset, static_cast<uint64_t>(i), threshold) ? scale : 0;
     return dx;
   };
-  for (Device* d : devices) {
+  for (Device* d : all_devices()) {
     if (!d->available) continue;
     const OpCall probe = dr_backward(params(0.5, 7, 0), shape, ones, false);
     if (op_supported(*d, probe, DT::f32, nullptr) != NNP_STATUS_OK ||

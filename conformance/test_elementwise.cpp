@@ -34,13 +34,12 @@ OpCall make_binary(const Case& c, Rng& rng) {
   const auto it = ops.find(c.s("op", "add"));
   p.op = it == ops.end() ? NNP_BINARY_UNDEFINED : it->second;
   const auto a = c.dims("a", {3, 4}), b = c.dims("b", {3, 4});
-  OpCall call;
-  call.kind = NNP_OP_BINARY;
-  call.set_params(p);
-  call.inputs = {tensor(a, rng.uniform_vec(numel(a))),
-                 tensor(b, p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2)
-                                                  : rng.uniform_vec(numel(b)))};
-  call.outputs = {tensor(broadcast(a, b))};
+  auto a_data = rng.uniform_vec(numel(a));
+  OpCall call = op_call(NNP_OP_BINARY, p,
+                        {tensor(a, std::move(a_data)),
+                         tensor(b, p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2)
+                                                          : rng.uniform_vec(numel(b)))},
+                        {tensor(broadcast(a, b))});
   const std::string inplace = c.s("inplace", "");
   if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
   if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
@@ -51,13 +50,8 @@ OpCall make_scale(const Case& c, Rng& rng) {
   auto p = make_params<nnp_scale_params>();
   p.alpha = c.d("alpha", 2.0);
   const auto x = c.dims("x", {3, 5});
-  OpCall call;
-  call.kind = NNP_OP_SCALE;
-  call.set_params(p);
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
-  call.outputs = {tensor(x)};
-  if (c.i("inplace", 0)) call.outputs[0].alias_of = 0;
-  return call;
+  return same_shape_call(NNP_OP_SCALE, p, x, {rng.uniform_vec(numel(x))},
+                         c.i("inplace", 0) ? 0 : -1);
 }
 
 // clip: x = shape, min / max (each optional; min > max allowed: ONNX gives max), inplace1.
@@ -69,33 +63,21 @@ OpCall make_clip(const Case& c, Rng& rng) {
   p.has_max = c.has("max") ? 1 : 0;
   p.max = c.d("max", 0.0);
   const auto x = c.dims("x", {3, 5});
-  OpCall call;
-  call.kind = NNP_OP_CLIP;
-  call.set_params(p);
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
-  call.outputs = {tensor(x)};
-  if (c.i("inplace", 0)) call.outputs[0].alias_of = 0;
-  return call;
+  return same_shape_call(NNP_OP_CLIP, p, x, {rng.uniform_vec(numel(x))},
+                         c.i("inplace", 0) ? 0 : -1);
 }
 
 OpCall make_fill(const Case& c) {
   auto p = make_params<nnp_fill_params>();
   p.value = c.d("value", 1.0);
-  OpCall call;
-  call.kind = NNP_OP_FILL;
-  call.set_params(p);
-  call.outputs = {tensor(c.dims("x", {3, 5}))};
-  return call;
+  return op_call(NNP_OP_FILL, p, {}, {tensor(c.dims("x", {3, 5}))});
 }
 
 // copy: x=SHAPE xstrides=a,b,.. ystrides=a,b,.. (strides in elements; default compact)
 OpCall make_copy(const Case& c, Rng& rng) {
   const auto x = c.dims("x", {3, 5});
-  OpCall call;
-  call.kind = NNP_OP_COPY;
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  OpCall call = op_call(NNP_OP_COPY, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(x)});
   call.inputs[0].strides = c.list("xstrides");
-  call.outputs = {tensor(x)};
   call.outputs[0].strides = c.list("ystrides");
   return call;
 }
@@ -112,12 +94,7 @@ OpCall make_transpose(const Case& c, Rng& rng) {
                     ? x[static_cast<size_t>(perm[i])]
                     : 1);
   }
-  OpCall call;
-  call.kind = NNP_OP_TRANSPOSE;
-  call.set_params(p);
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
-  call.outputs = {tensor(y)};
-  return call;
+  return op_call(NNP_OP_TRANSPOSE, p, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(y)});
 }
 
 DT dtype_by_name(const std::string& s) {
@@ -130,14 +107,10 @@ DT dtype_by_name(const std::string& s) {
 // cast: x=SHAPE to=f32|f64|f16|bf16 (the source is the case dtype)
 OpCall make_cast(const Case& c, Rng& rng) {
   const auto x = c.dims("x", {3, 5});
-  OpCall call;
-  call.kind = NNP_OP_CAST;
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x), -300, 300))};
   TensorSpec y = tensor(x);
   y.follows_case_dtype = false;
   y.dtype = dtype_by_name(c.s("to", "f32"));
-  call.outputs = {y};
-  return call;
+  return op_call(NNP_OP_CAST, {tensor(x, rng.uniform_vec(numel(x), -300, 300))}, {y});
 }
 
 const RegisterTemplate reg_binary("binary", [] {
@@ -166,46 +139,36 @@ const RegisterTemplate reg_cast("cast", [] {
   return make_cast(parse_case("x3x5 to=f64"), rng);
 });
 
+// Output 0 of `call` in dtype dt must be exactly `want` on every device that supports it (the
+// reference included); a failed run is a failure. Reported as `op`, case `name`, in dt.
+void check_exact_everywhere(const std::string& op, const std::string& name, const OpCall& call,
+                            DT dt, const std::vector<double>& want) {
+  for (Device* d : all_devices()) {
+    if (!d->available || op_supported(*d, call, dt, nullptr) != NNP_STATUS_OK) continue;
+    const RunResult r = run_op(*d, call, dt);
+    const Comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], want)
+                                                     : Comparison{false, 0, r.message};
+    report({d->name, op, dt_name(dt), name, cmp.ok ? Outcome::pass : Outcome::fail, cmp.error, 0,
+            cmp.detail});
+    CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
+  }
+}
+
 }  // namespace
 
-TEST_CASE("binary") {
-  for (const Case& c : load_cases("binary")) {
-    Rng rng("binary " + c.text);
-    check_numerics("binary", c.text, make_binary(c, rng));
-  }
-}
+TEST_CASE("binary") { check_numerics_cases("binary", make_binary); }
 
-TEST_CASE("scale") {
-  for (const Case& c : load_cases("scale")) {
-    Rng rng("scale " + c.text);
-    check_numerics("scale", c.text, make_scale(c, rng));
-  }
-}
+TEST_CASE("scale") { check_numerics_cases("scale", make_scale); }
 
-TEST_CASE("clip") {
-  for (const Case& c : load_cases("clip")) {
-    Rng rng("clip " + c.text);
-    check_numerics("clip", c.text, make_clip(c, rng));
-  }
-}
+TEST_CASE("clip") { check_numerics_cases("clip", make_clip); }
 
 TEST_CASE("fill") {
   for (const Case& c : load_cases("fill")) check_numerics("fill", c.text, make_fill(c));
 }
 
-TEST_CASE("copy") {
-  for (const Case& c : load_cases("copy")) {
-    Rng rng("copy " + c.text);
-    check_numerics("copy", c.text, make_copy(c, rng));
-  }
-}
+TEST_CASE("copy") { check_numerics_cases("copy", make_copy); }
 
-TEST_CASE("transpose") {
-  for (const Case& c : load_cases("transpose")) {
-    Rng rng("transpose " + c.text);
-    check_numerics("transpose", c.text, make_transpose(c, rng));
-  }
-}
+TEST_CASE("transpose") { check_numerics_cases("transpose", make_transpose); }
 
 TEST_CASE("cast") {
   for (const Case& c : load_cases("cast")) {
@@ -213,22 +176,12 @@ TEST_CASE("cast") {
     const OpCall call = make_cast(c, rng);
     check_numerics("cast", c.text, call);
     // Exact check against round-to-nearest-even on the host, on every device.
-    std::vector<Device*> devices = backends_under_test();
-    devices.push_back(&reference_device());
     for (DT dt : float_dtypes()) {
       const OpCall q = quantized(call, dt);
       std::vector<double> expected = q.inputs[0].data;
       for (double& v : expected) v = quantize(v, q.outputs[0].dtype);
-      for (Device* d : devices) {
-        if (!d->available || op_supported(*d, q, dt, nullptr) != NNP_STATUS_OK) continue;
-        const RunResult r = run_op(*d, q, dt);
-        const std::string name = "cast_rounding " + c.text + " " + dt_short(dt);
-        const Comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], expected)
-                                                         : Comparison{false, 0, r.message};
-        report({d->name, "cast_rounding", dt_name(dt), name, cmp.ok ? Outcome::pass : Outcome::fail,
-                cmp.error, 0, cmp.detail});
-        CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
-      }
+      check_exact_everywhere("cast_rounding", "cast_rounding " + c.text + " " + dt_short(dt), q, dt,
+                             expected);
     }
   }
 }
@@ -237,8 +190,6 @@ TEST_CASE("cast") {
 // float64 only): known answers for round to nearest even (ties), overflow to Inf, the largest
 // finite half and subnormals, then back to float32, which must be exact.
 TEST_CASE("cast: float16 and bfloat16 known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<double> in{
       1.0,     65504.0, 65520.0,         1.0 + 1.0 / 2048, 1.0 + 3.0 / 2048,
@@ -258,27 +209,13 @@ TEST_CASE("cast: float16 and bfloat16 known answers") {
   const int64_t n = static_cast<int64_t>(in.size());
   for (const Known& k : known) {
     // float32 -> k.to (the input follows the case dtype, float32), then k.to -> float32.
-    OpCall down;
-    down.kind = NNP_OP_CAST;
-    down.inputs = {tensor({n}, in)};
-    down.outputs = {int_tensor(k.to, {n})};
-    OpCall up;
-    up.kind = NNP_OP_CAST;
-    up.inputs = {tensor({n}, k.out)};
-    up.outputs = {int_tensor(DT::f32, {n})};
+    const OpCall down = op_call(NNP_OP_CAST, {tensor({n}, in)}, {int_tensor(k.to, {n})});
+    const OpCall up = op_call(NNP_OP_CAST, {tensor({n}, k.out)}, {int_tensor(DT::f32, {n})});
     const std::vector<std::pair<const OpCall*, DT>> calls{{&down, DT::f32}, {&up, k.to}};
     for (const auto& [call, dt] : calls) {
       const std::string name =
           std::string("cast_known ") + dt_short(dt) + " to " + dt_short(call->outputs[0].dtype);
-      for (Device* d : devices) {
-        if (!d->available || op_supported(*d, *call, dt, nullptr) != NNP_STATUS_OK) continue;
-        const RunResult r = run_op(*d, *call, dt);
-        const Comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], k.out)
-                                                         : Comparison{false, 0, r.message};
-        report({d->name, "cast_known", dt_name(dt), name, cmp.ok ? Outcome::pass : Outcome::fail,
-                cmp.error, 0, cmp.detail});
-        CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
-      }
+      check_exact_everywhere("cast_known", name, *call, dt, k.out);
     }
   }
 }

@@ -19,27 +19,25 @@ OpCall make_gemm(const Case& c, Rng& rng) {
   p.trans_b = tb;
   p.alpha = c.d("alpha", 1.0);
   p.beta = c.d("beta", 0.0);
-  OpCall call;
-  call.kind = NNP_OP_GEMM;
-  call.set_params(p);
   std::vector<int64_t> a = ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
   std::vector<int64_t> b = tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
   const bool batched = batch > 0;
   if (batched && bat.find('a') != std::string::npos) a.insert(a.begin(), batch);
   if (batched && bat.find('b') != std::string::npos) b.insert(b.begin(), batch);
-  call.inputs.push_back(tensor(a, rng.uniform_vec(numel(a))));
-  call.inputs.push_back(tensor(b, rng.uniform_vec(numel(b))));
+  auto a_data = rng.uniform_vec(numel(a));
+  auto b_data = rng.uniform_vec(numel(b));
   std::vector<int64_t> y = batched ? std::vector<int64_t>{batch, M, N} : std::vector<int64_t>{M, N};
   const std::string cs = c.s("c", "none");
   std::vector<int64_t> cshape;
   if (cs == "n") cshape = {N};
   if (cs == "mn") cshape = {M, N};
   if (cs == "bmn") cshape = {batch, M, N};
-  call.inputs.push_back(cs == "none" ? absent_tensor()
-                                     : tensor(cshape, rng.uniform_vec(numel(cshape))));
-  TensorSpec out = tensor(y);
-  if (c.i("inplace", 0) && cs != "none" && cshape == y) out.alias_of = 2;
-  call.outputs.push_back(out);
+  OpCall call =
+      op_call(NNP_OP_GEMM, p,
+              {tensor(a, std::move(a_data)), tensor(b, std::move(b_data)),
+               cs == "none" ? absent_tensor() : tensor(cshape, rng.uniform_vec(numel(cshape)))},
+              {tensor(y)});
+  if (c.i("inplace", 0) && cs != "none" && cshape == y) call.outputs[0].alias_of = 2;
   return call;
 }
 
@@ -50,18 +48,11 @@ const RegisterTemplate reg_gemm("gemm", [] {
 
 }  // namespace
 
-TEST_CASE("gemm") {
-  for (const Case& c : load_cases("gemm")) {
-    Rng rng("gemm " + c.text);
-    check_numerics("gemm", c.text, make_gemm(c, rng));
-  }
-}
+TEST_CASE("gemm") { check_numerics_cases("gemm", make_gemm); }
 
 // Known answers on every device (the reference included): op(A) with trans_a/trans_b as in
 // BLAS, C broadcast from [N], alpha and beta.
 TEST_CASE("gemm: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const std::vector<double> a{1, 2, 3, 4}, b{5, 6, 7, 8}, c{1, -1};
   struct Known {
     const char* text;
@@ -80,15 +71,6 @@ TEST_CASE("gemm: known answers") {
     call.inputs[0].data = a;
     call.inputs[1].data = b;
     if (!call.inputs[2].absent) call.inputs[2].data = c;
-    for (Device* d : devices) {
-      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
-                      d->name << ": " << std::string(k.text) << ": " << r.message);
-      const Comparison cmp = compare_nmse(r.outputs[0], k.y, 1e-12);
-      report({d->name, "gemm_known", "float32", std::string("gemm_known ") + k.text,
-              cmp.ok ? Outcome::pass : Outcome::fail, cmp.error, 1e-12, cmp.detail});
-      CHECK_MESSAGE(cmp.ok, d->name << ": gemm " << std::string(k.text) << ": " << cmp.detail);
-    }
+    check_known_answer("gemm", k.text, call, k.y);
   }
 }

@@ -83,6 +83,24 @@ record last_record_of(const std::string& path) {
   return out;
 }
 
+// A 1-D float32 host tensor of shape[0] elements at `data`.
+DLTensor host_f32_vector(float* data, int64_t* shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  t.shape = shape;
+  return t;
+}
+
+nnp_fill_params fill_params(double value) {
+  nnp_fill_params p{};
+  p.struct_size = sizeof(p);
+  p.value = value;
+  return p;
+}
+
 struct expectation {
   const char* fixture;
   nnp_load_state state;
@@ -263,15 +281,8 @@ TEST_CASE("loader: a working fixture device: memory, streams, ops, messages") {
   nnp_stream* s = nullptr;
   REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
   int64_t shape[1] = {16};
-  DLTensor y{};
-  y.data = buf;
-  y.device = DLDevice{kDLCPU, 0};
-  y.ndim = 1;
-  y.dtype = DLDataType{kDLFloat, 32, 1};
-  y.shape = shape;
-  nnp_fill_params fp{};
-  fp.struct_size = sizeof(fp);
-  fp.value = 3.0;
+  DLTensor y = host_f32_vector(buf, shape);
+  const nnp_fill_params fp = fill_params(3.0);
   REQUIRE(nnp_fill(s, &fp, &y) == NNP_STATUS_OK);
   REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
   for (int i = 0; i < 16; ++i) CHECK(buf[i] == 3.0f);
@@ -374,15 +385,8 @@ TEST_CASE("loader: a slot that fails silently or throws becomes a clear status")
   REQUIRE(nnp_get_device("fx_bad_slots", &dev) == NNP_STATUS_OK);
   float data[4] = {0, 0, 0, 0};
   int64_t shape[1] = {4};
-  DLTensor y{};
-  y.data = data;
-  y.device = DLDevice{kDLCPU, 0};
-  y.ndim = 1;
-  y.dtype = DLDataType{kDLFloat, 32, 1};
-  y.shape = shape;
-  nnp_fill_params fp{};
-  fp.struct_size = sizeof(fp);
-  fp.value = 1.0;
+  DLTensor y = host_f32_vector(data, shape);
+  const nnp_fill_params fp = fill_params(1.0);
   const DLTensor* outs[] = {&y};
   // Failure without set_error: the host names the plugin, the slot and the status.
   CHECK(nnp_op_supported(dev, NNP_OP_FILL, &fp, 0, nullptr, 1, outs) == NNP_STATUS_DEVICE_ERROR);

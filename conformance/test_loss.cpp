@@ -53,25 +53,17 @@ std::vector<double> labels(const CeCase& v, Rng& rng) {
   return l;
 }
 OpCall ce_forward(const CeCase& v, std::vector<double> logits, std::vector<double> lab) {
-  OpCall call;
-  call.kind = NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD;
-  call.set_params(v.p);
-  call.inputs.push_back(tensor({v.n, v.c}, std::move(logits)));
-  call.inputs.push_back(int_tensor(DT::i64, {v.n}, std::move(lab)));
-  call.outputs.push_back(tensor(loss_shape(v)));
-  call.outputs.push_back(v.log_prob ? tensor({v.n, v.c}) : absent_tensor());
-  return call;
+  return op_call(
+      NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD, v.p,
+      {tensor({v.n, v.c}, std::move(logits)), int_tensor(DT::i64, {v.n}, std::move(lab))},
+      {tensor(loss_shape(v)), v.log_prob ? tensor({v.n, v.c}) : absent_tensor()});
 }
 OpCall ce_backward(const CeCase& v, std::vector<double> logits, std::vector<double> lab,
                    std::vector<double> dloss) {
-  OpCall call;
-  call.kind = NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD;
-  call.set_params(v.p);
-  call.inputs.push_back(tensor({v.n, v.c}, std::move(logits)));
-  call.inputs.push_back(int_tensor(DT::i64, {v.n}, std::move(lab)));
-  call.inputs.push_back(tensor(loss_shape(v), std::move(dloss)));
-  call.outputs.push_back(tensor({v.n, v.c}));
-  return call;
+  return op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, v.p,
+                 {tensor({v.n, v.c}, std::move(logits)), int_tensor(DT::i64, {v.n}, std::move(lab)),
+                  tensor(loss_shape(v), std::move(dloss))},
+                 {tensor({v.n, v.c})});
 }
 
 const RegisterTemplate reg_fwd("softmax_cross_entropy_forward", [] {
@@ -89,12 +81,12 @@ const RegisterTemplate reg_bwd("softmax_cross_entropy_backward", [] {
 }  // namespace
 
 TEST_CASE("softmax_cross_entropy_forward") {
-  for (const Case& c : load_cases("cross_entropy")) {
-    Rng rng("ce_fwd " + c.text);
-    const CeCase v = ce_case(c);
-    const auto logits = rng.uniform_vec(v.n * v.c, -v.range, v.range);
-    check_numerics("softmax_cross_entropy_forward", c.text, ce_forward(v, logits, labels(v, rng)));
-  }
+  check_numerics_cases("softmax_cross_entropy_forward", "cross_entropy", "ce_fwd",
+                       [](const Case& c, Rng& rng) {
+                         const CeCase v = ce_case(c);
+                         const auto logits = rng.uniform_vec(v.n * v.c, -v.range, v.range);
+                         return ce_forward(v, logits, labels(v, rng));
+                       });
 }
 
 TEST_CASE("softmax_cross_entropy_backward") {
@@ -130,8 +122,6 @@ TEST_CASE("gradient softmax_cross_entropy") {
 // label that is not ignored gives NaN; mean over zero non-ignored samples is 0/0 = NaN; with
 // equal logits the loss is log(C); ignored samples contribute 0 and zero gradient rows.
 TEST_CASE("softmax_cross_entropy: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const double nan = std::nan("");
   struct Known {
     const char* text;
@@ -145,18 +135,8 @@ TEST_CASE("softmax_cross_entropy: known answers") {
       {"n2 c4 red=none ignore=3", {3, 0}, {0, std::log(4.0)}},
   };
   for (const Known& k : known) {
-    const CeCase v = ce_case(parse_case(k.text));
-    const OpCall call = ce_forward(v, std::vector<double>(8, 0.5), k.labels);
-    for (Device* d : devices) {
-      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
-                      d->name << ": " << std::string(k.text) << ": " << r.message);
-      const Comparison c = compare_nmse(r.outputs[0], k.loss, 1e-12);
-      report({d->name, "cross_entropy_known", "float32",
-              std::string("cross_entropy_known ") + k.text, c.ok ? Outcome::pass : Outcome::fail,
-              c.error, 1e-12, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": cross-entropy " << std::string(k.text) << ": " << c.detail);
-    }
+    const OpCall call =
+        ce_forward(ce_case(parse_case(k.text)), std::vector<double>(8, 0.5), k.labels);
+    check_known_answer("cross_entropy", k.text, call, k.loss);
   }
 }

@@ -45,34 +45,36 @@ BnData bn_data(const BnCase& v, Rng& rng) {
   return d;
 }
 OpCall bn_training(const BnCase& v, const BnData& d) {
-  OpCall call;
-  call.kind = NNP_OP_BATCH_NORM_FORWARD_TRAINING;
-  call.set_params(v.p);
-  call.inputs = {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias)};
-  call.outputs = {tensor(v.x), tensor({v.c}, d.rmean), tensor({v.c}, d.rvar), tensor({v.c}),
-                  tensor({v.c})};
-  return call;
+  return op_call(
+      NNP_OP_BATCH_NORM_FORWARD_TRAINING, v.p,
+      {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias)},
+      {tensor(v.x), tensor({v.c}, d.rmean), tensor({v.c}, d.rvar), tensor({v.c}), tensor({v.c})});
 }
 OpCall bn_inference(const BnCase& v, const BnData& d) {
-  OpCall call;
-  call.kind = NNP_OP_BATCH_NORM_FORWARD_INFERENCE;
-  call.set_params(v.p);
-  call.inputs = {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
-                 tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)};
-  call.outputs = {tensor(v.x)};
-  return call;
+  return op_call(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, v.p,
+                 {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
+                  tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)},
+                 {tensor(v.x)});
+}
+// The inputs of a normalisation backward: x, dy, then scale, mean and inv_std with their shapes.
+std::vector<TensorSpec> norm_backward_inputs(const std::vector<int64_t>& x_shape,
+                                             std::vector<double> x, std::vector<double> dy,
+                                             const std::vector<int64_t>& scale_shape,
+                                             std::vector<double> scale,
+                                             const std::vector<int64_t>& stats_shape,
+                                             std::vector<double> mean,
+                                             std::vector<double> inv_std) {
+  return {tensor(x_shape, std::move(x)), tensor(x_shape, std::move(dy)),
+          tensor(scale_shape, std::move(scale)), tensor(stats_shape, std::move(mean)),
+          tensor(stats_shape, std::move(inv_std))};
 }
 OpCall bn_backward(const BnCase& v, std::vector<double> x, std::vector<double> dy,
                    std::vector<double> scale, std::vector<double> mean,
                    std::vector<double> inv_std) {
-  OpCall call;
-  call.kind = NNP_OP_BATCH_NORM_BACKWARD;
-  call.set_params(v.p);
-  call.inputs = {tensor(v.x, std::move(x)), tensor(v.x, std::move(dy)),
-                 tensor({v.c}, std::move(scale)), tensor({v.c}, std::move(mean)),
-                 tensor({v.c}, std::move(inv_std))};
-  call.outputs = {tensor(v.x), tensor({v.c}), tensor({v.c})};
-  return call;
+  return op_call(NNP_OP_BATCH_NORM_BACKWARD, v.p,
+                 norm_backward_inputs(v.x, std::move(x), std::move(dy), {v.c}, std::move(scale),
+                                      {v.c}, std::move(mean), std::move(inv_std)),
+                 {tensor(v.x), tensor({v.c}), tensor({v.c})});
 }
 
 // ---- layer norm -------------------------------------------------------------------------------
@@ -102,26 +104,24 @@ LnCase ln_case(const Case& cs) {
 }
 OpCall ln_forward(const LnCase& v, std::vector<double> x, std::vector<double> scale,
                   std::vector<double> bias) {
-  OpCall call;
-  call.kind = NNP_OP_LAYER_NORM_FORWARD;
-  call.set_params(v.p);
-  call.inputs = {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
-                 v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()};
-  call.outputs = {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
-                  v.stats_out ? tensor(v.stats) : absent_tensor()};
-  return call;
+  return op_call(NNP_OP_LAYER_NORM_FORWARD, v.p,
+                 {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
+                  v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()},
+                 {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
+                  v.stats_out ? tensor(v.stats) : absent_tensor()});
 }
 OpCall ln_backward(const LnCase& v, std::vector<double> x, std::vector<double> dy,
                    std::vector<double> scale, std::vector<double> mean,
                    std::vector<double> inv_std) {
-  OpCall call;
-  call.kind = NNP_OP_LAYER_NORM_BACKWARD;
-  call.set_params(v.p);
-  call.inputs = {tensor(v.x, std::move(x)), tensor(v.x, std::move(dy)),
-                 tensor(v.inner, std::move(scale)), tensor(v.stats, std::move(mean)),
-                 tensor(v.stats, std::move(inv_std))};
-  call.outputs = {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()};
-  return call;
+  return op_call(NNP_OP_LAYER_NORM_BACKWARD, v.p,
+                 norm_backward_inputs(v.x, std::move(x), std::move(dy), v.inner, std::move(scale),
+                                      v.stats, std::move(mean), std::move(inv_std)),
+                 {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()});
+}
+// Forward on random x in [-2, 3), scale in [0.5, 1.5) and bias in [-1, 1).
+OpCall ln_forward_random(const LnCase& v, Rng& rng) {
+  return ln_forward(v, rng.uniform_vec(numel(v.x), -2, 3),
+                    rng.uniform_vec(numel(v.inner), 0.5, 1.5), rng.uniform_vec(numel(v.inner)));
 }
 // Forward with stats outputs (whatever the case says), for backward inputs.
 LnCase with_stats(LnCase v) {
@@ -160,19 +160,19 @@ const RegisterTemplate reg_ln_bwd("layer_norm_backward", [] {
 }  // namespace
 
 TEST_CASE("batch_norm_forward_training") {
-  for (const Case& c : load_cases("batch_norm")) {
-    Rng rng("bn_train " + c.text);
-    const BnCase v = bn_case(c);
-    check_numerics("batch_norm_forward_training", c.text, bn_training(v, bn_data(v, rng)));
-  }
+  check_numerics_cases("batch_norm_forward_training", "batch_norm", "bn_train",
+                       [](const Case& c, Rng& rng) {
+                         const BnCase v = bn_case(c);
+                         return bn_training(v, bn_data(v, rng));
+                       });
 }
 
 TEST_CASE("batch_norm_forward_inference") {
-  for (const Case& c : load_cases("batch_norm")) {
-    Rng rng("bn_inf " + c.text);
-    const BnCase v = bn_case(c);
-    check_numerics("batch_norm_forward_inference", c.text, bn_inference(v, bn_data(v, rng)));
-  }
+  check_numerics_cases("batch_norm_forward_inference", "batch_norm", "bn_inf",
+                       [](const Case& c, Rng& rng) {
+                         const BnCase v = bn_case(c);
+                         return bn_inference(v, bn_data(v, rng));
+                       });
 }
 
 TEST_CASE("batch_norm_backward") {
@@ -194,14 +194,8 @@ TEST_CASE("batch_norm_backward") {
 }
 
 TEST_CASE("layer_norm_forward") {
-  for (const Case& c : load_cases("layer_norm")) {
-    Rng rng("ln_fwd " + c.text);
-    const LnCase v = ln_case(c);
-    check_numerics(
-        "layer_norm_forward", c.text,
-        ln_forward(v, rng.uniform_vec(numel(v.x), -2, 3), rng.uniform_vec(numel(v.inner), 0.5, 1.5),
-                   rng.uniform_vec(numel(v.inner))));
-  }
+  check_numerics_cases("layer_norm_forward", "layer_norm", "ln_fwd",
+                       [](const Case& c, Rng& rng) { return ln_forward_random(ln_case(c), rng); });
 }
 
 TEST_CASE("layer_norm_backward") {
@@ -247,9 +241,7 @@ TEST_CASE("gradient layer_norm") {
     GradientCheck g;
     g.name = "layer_norm_backward";
     g.case_text = c.text;
-    g.forward =
-        ln_forward(v, rng.uniform_vec(numel(v.x), -2, 3), rng.uniform_vec(numel(v.inner), 0.5, 1.5),
-                   rng.uniform_vec(numel(v.inner)));
+    g.forward = ln_forward_random(v, rng);
     g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
                      const std::vector<std::vector<double>>& r) {
       return ln_backward(v, f.inputs[0].data, r[0], f.inputs[1].data, out[1], out[2]);
@@ -264,8 +256,6 @@ TEST_CASE("gradient layer_norm") {
 // and the running-stat update (ONNX momentum weights the old value; unbiased variance as
 // cuDNN/PyTorch).
 TEST_CASE("batch_norm_forward_training: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const BnCase v = bn_case(parse_case("n4 c1 eps=1e-5 mom=0.9"));
   BnData d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
   const OpCall call = bn_training(v, d);
@@ -276,17 +266,6 @@ TEST_CASE("batch_norm_forward_training: known answers") {
       {0.9 * 1 + 0.1 * (5.0 / 3)},
       {2.5},
       {inv_std}};
-  for (Device* dev : devices) {
-    if (!dev->available || op_supported(*dev, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-    const RunResult r = run_op(*dev, call, DT::f32);
-    REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, dev->name << ": " << r.message);
-    std::string problem;
-    for (size_t k = 0; k < want.size(); ++k) {
-      const Comparison c = compare_nmse(r.outputs[k], want[k], 1e-12);
-      if (!c.ok) problem += "output " + std::to_string(k) + ": " + c.detail + "; ";
-    }
-    report({dev->name, "batch_norm_known", "float32", "batch_norm_known n4 c1 mom=0.9",
-            problem.empty() ? Outcome::pass : Outcome::fail, 0, 0, problem});
-    CHECK_MESSAGE(problem.empty(), dev->name << ": batch norm training: " << problem);
-  }
+  check_known_outputs("batch_norm_known", "n4 c1 mom=0.9", call, want, {DT::f32},
+                      [](DT) { return 1e-12; });
 }

@@ -18,14 +18,11 @@ OpCall make_sgd(const Case& c, Rng& rng) {
   p.weight_decay = c.d("wd", 0);
   p.nesterov = static_cast<int32_t>(c.i("nesterov", 0));
   const auto x = c.dims("x", {100});
-  OpCall call;
-  call.kind = NNP_OP_SGD_UPDATE;
-  call.set_params(p);
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
-  call.outputs = {tensor(x, rng.uniform_vec(numel(x))), p.momentum != 0 || c.i("buffer", 0)
+  auto grad = rng.uniform_vec(numel(x));
+  return op_call(NNP_OP_SGD_UPDATE, p, {tensor(x, std::move(grad))},
+                 {tensor(x, rng.uniform_vec(numel(x))), p.momentum != 0 || c.i("buffer", 0)
                                                             ? tensor(x, rng.uniform_vec(numel(x)))
-                                                            : absent_tensor()};
-  return call;
+                                                            : absent_tensor()});
 }
 
 OpCall make_adam(const Case& c, Rng& rng) {
@@ -38,17 +35,14 @@ OpCall make_adam(const Case& c, Rng& rng) {
   p.step = c.i("step", 1);
   p.adamw = static_cast<int32_t>(c.i("adamw", 0));
   const auto x = c.dims("x", {100});
-  OpCall call;
-  call.kind = NNP_OP_ADAM_UPDATE;
-  call.set_params(p);
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x)))};
+  auto grad = rng.uniform_vec(numel(x));
   const bool fresh = p.step == 1;  // first step: zero state, as a real optimiser starts
-  call.outputs = {tensor(x, rng.uniform_vec(numel(x))),
+  return op_call(NNP_OP_ADAM_UPDATE, p, {tensor(x, std::move(grad))},
+                 {tensor(x, rng.uniform_vec(numel(x))),
                   tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
                                   : rng.uniform_vec(numel(x), -0.1, 0.1)),
                   tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
-                                  : rng.uniform_vec(numel(x), 0, 0.01))};
-  return call;
+                                  : rng.uniform_vec(numel(x), 0, 0.01))});
 }
 
 const RegisterTemplate reg_sgd("sgd_update", [] {
@@ -62,45 +56,18 @@ const RegisterTemplate reg_adam("adam_update", [] {
 
 }  // namespace
 
-TEST_CASE("sgd_update") {
-  for (const Case& c : load_cases("sgd")) {
-    Rng rng("sgd " + c.text);
-    check_numerics("sgd_update", c.text, make_sgd(c, rng));
-  }
-}
+TEST_CASE("sgd_update") { check_numerics_cases("sgd_update", "sgd", "sgd", make_sgd); }
 
-TEST_CASE("adam_update") {
-  for (const Case& c : load_cases("adam")) {
-    Rng rng("adam " + c.text);
-    check_numerics("adam_update", c.text, make_adam(c, rng));
-  }
-}
+TEST_CASE("adam_update") { check_numerics_cases("adam_update", "adam", "adam", make_adam); }
 
 // Known answers on every device (the reference included): PyTorch's SGD (weight decay,
 // momentum with dampening 0, Nesterov) and Adam/AdamW first step (bias correction).
 TEST_CASE("optimisers: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
-  auto run = [&](const std::string& what, const OpCall& call,
-                 const std::vector<std::vector<double>>& want) {
-    for (Device* d : devices) {
-      if (!d->available) continue;
-      DT dt = DT::f64;  // float64 where supported: the thresholds can then be tight
-      if (op_supported(*d, call, dt, nullptr) != NNP_STATUS_OK) {
-        dt = DT::f32;
-        if (op_supported(*d, call, dt, nullptr) != NNP_STATUS_OK) continue;
-      }
-      const RunResult r = run_op(*d, call, dt);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << what << ": " << r.message);
-      std::string problem;
-      for (size_t k = 0; k < want.size(); ++k) {
-        const Comparison c = compare_nmse(r.outputs[k], want[k], dt == DT::f64 ? 1e-24 : 1e-12);
-        if (!c.ok) problem += "output " + std::to_string(k) + ": " + c.detail + "; ";
-      }
-      report({d->name, "optimiser_known", dt_name(dt), "optimiser_known " + what,
-              problem.empty() ? Outcome::pass : Outcome::fail, 0, 0, problem});
-      CHECK_MESSAGE(problem.empty(), d->name << ": " << what << ": " << problem);
-    }
+  // float64 where supported: the thresholds can then be tight.
+  auto run = [](const std::string& what, const OpCall& call,
+                const std::vector<std::vector<double>>& want) {
+    check_known_outputs("optimiser_known", what, call, want, {DT::f64, DT::f32},
+                        [](DT dt) { return dt == DT::f64 ? 1e-24 : 1e-12; });
   };
   Rng rng("known");
   for (int nesterov : {0, 1}) {

@@ -20,14 +20,13 @@ using namespace conf;
 // that window would start in the bottom (right) padding.
 int64_t out_size(int64_t in, int64_t window, int64_t stride, int64_t pad_begin, int64_t pad_end,
                  bool ceil_mode) {
-  if (stride < 1) return 0;
   const int64_t padded = pad_begin + in + pad_end;
-  int64_t n = 0, start = 0;
-  for (; start + window <= padded; start += stride) ++n;
-  // `start` is where the next window would begin; the last full one ends before
-  // start - stride + window.
-  const bool uncovered = n > 0 && start - stride + window < padded;
-  if (ceil_mode && uncovered && start < pad_begin + in) ++n;
+  int64_t n = count_windows(padded, window, stride);
+  // `next` is where the next window would begin; the last full one ends before
+  // next - stride + window.
+  const int64_t next = n * stride;
+  const bool uncovered = n > 0 && next - stride + window < padded;
+  if (ceil_mode && uncovered && next < pad_begin + in) ++n;
   return n;
 }
 
@@ -71,23 +70,14 @@ std::vector<int64_t> xs(const PoolShape& v) { return {v.n, v.c, v.h, v.w}; }
 std::vector<int64_t> ys(const PoolShape& v) { return {v.n, v.c, v.p, v.q}; }
 
 OpCall pool_forward(const PoolShape& v, std::vector<double> x) {
-  OpCall call;
-  call.kind = NNP_OP_POOL2D_FORWARD;
-  call.set_params(v.prm);
-  call.inputs.push_back(tensor(xs(v), std::move(x)));
-  call.outputs.push_back(tensor(ys(v)));
-  return call;
+  return op_call(NNP_OP_POOL2D_FORWARD, v.prm, {tensor(xs(v), std::move(x))}, {tensor(ys(v))});
 }
 OpCall pool_backward(const PoolShape& v, std::vector<double> x, std::vector<double> y,
                      std::vector<double> dy) {
-  OpCall call;
-  call.kind = NNP_OP_POOL2D_BACKWARD;
-  call.set_params(v.prm);
-  call.inputs.push_back(tensor(xs(v), std::move(x)));
-  call.inputs.push_back(tensor(ys(v), std::move(y)));
-  call.inputs.push_back(tensor(ys(v), std::move(dy)));
-  call.outputs.push_back(tensor(xs(v)));
-  return call;
+  return op_call(
+      NNP_OP_POOL2D_BACKWARD, v.prm,
+      {tensor(xs(v), std::move(x)), tensor(ys(v), std::move(y)), tensor(ys(v), std::move(dy))},
+      {tensor(xs(v))});
 }
 // The forward output in dtype dt, computed by the reference (pool backward needs y).
 std::vector<double> reference_forward(const PoolShape& v, const std::vector<double>& x, DT dt) {
@@ -110,11 +100,10 @@ const RegisterTemplate reg_bwd("pool2d_backward", [] {
 }  // namespace
 
 TEST_CASE("pool2d_forward") {
-  for (const Case& c : load_cases("pool2d")) {
-    Rng rng("pool2d_fwd " + c.text);
+  check_numerics_cases("pool2d_forward", "pool2d", "pool2d_fwd", [](const Case& c, Rng& rng) {
     const PoolShape v = pool_shape(c);
-    check_numerics("pool2d_forward", c.text, pool_forward(v, rng.uniform_vec(numel(xs(v)))));
-  }
+    return pool_forward(v, rng.uniform_vec(numel(xs(v))));
+  });
 }
 
 TEST_CASE("pool2d_backward") {
@@ -151,8 +140,6 @@ TEST_CASE("gradient pool2d") {
 // Known answers on every device (the reference included): outputs with ceil_mode (PyTorch's
 // rule), average divisors with and without count_include_pad, max ignores padding.
 TEST_CASE("pool2d_forward: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const std::vector<double> ones(9, 1.0), x9{1, 2, 3, 4, 5, 6, 7, 8, 9};
   std::vector<double> x25(25);  // 5x5: 1 .. 25
   for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i + 1);
@@ -178,18 +165,7 @@ TEST_CASE("pool2d_forward: known answers") {
        {1, 2.5, 4.5, 8.5, 10, 12, 18.5, 20, 22}},
   };
   for (const Known& k : known) {
-    const PoolShape v = pool_shape(parse_case(k.text));
-    const OpCall call = pool_forward(v, k.x);
-    for (Device* d : devices) {
-      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
-                      d->name << ": " << std::string(k.text) << ": " << r.message);
-      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
-      report({d->name, "pool2d_known", "float32", std::string("pool2d_known ") + k.text,
-              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": pool2d " << std::string(k.text) << ": " << c.detail);
-    }
+    check_known_answer("pool2d", k.text, pool_forward(pool_shape(parse_case(k.text)), k.x), k.y);
   }
 }
 

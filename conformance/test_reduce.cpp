@@ -40,13 +40,10 @@ OpCall make_reduce(const Case& c, Rng& rng) {
     else if (p.keepdims)
       y.push_back(1);
   }
-  OpCall call;
-  call.kind = NNP_OP_REDUCE;
-  call.set_params(p);
-  call.inputs = {tensor(x, rng.uniform_vec(numel(x), -2, 2))};
+  OpCall call =
+      op_call(NNP_OP_REDUCE, p, {tensor(x, rng.uniform_vec(numel(x), -2, 2))}, {tensor(y)});
   if (c.i("nan", 0) && !call.inputs[0].data.empty())  // NaN propagates (max included)
     call.inputs[0].data[call.inputs[0].data.size() / 2] = std::nan("");
-  call.outputs = {tensor(y)};
   return call;
 }
 
@@ -57,19 +54,12 @@ const RegisterTemplate reg_reduce("reduce", [] {
 
 }  // namespace
 
-TEST_CASE("reduce") {
-  for (const Case& c : load_cases("reduce")) {
-    Rng rng("reduce " + c.text);
-    check_numerics("reduce", c.text, make_reduce(c, rng));
-  }
-}
+TEST_CASE("reduce") { check_numerics_cases("reduce", make_reduce); }
 
 // Known answers from nnplug_ops.h, on every device (the reference included, since the oracle is
 // only as good as its own semantics): NaN propagates through max; empty reductions give 0
 // (sum), NaN (mean), -inf (max).
 TEST_CASE("reduce: NaN and empty reductions (known answers)") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   const double nan = std::nan("");
   const double inf = std::numeric_limits<double>::infinity();
   struct Known {
@@ -88,16 +78,7 @@ TEST_CASE("reduce: NaN and empty reductions (known answers)") {
     Rng rng("known");
     OpCall call = make_reduce(parse_case(k.text), rng);
     call.inputs[0].data = k.x;
-    for (Device* d : devices) {
-      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
-                      d->name << ": " << std::string(k.text) << ": " << r.message);
-      const Comparison c = compare_exact(r.outputs[0], k.y);
-      report({d->name, "reduce_known", "float32", std::string("reduce_known ") + k.text,
-              c.ok ? Outcome::pass : Outcome::fail, c.error, 0, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": reduce " << std::string(k.text) << ": " << c.detail);
-    }
+    check_known_answer("reduce", k.text, call, k.y, 0);  // NaN and -inf: bit-exactly
   }
 }
 

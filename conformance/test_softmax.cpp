@@ -27,6 +27,12 @@ OpCall sm_backward(const nnp_softmax_params& p, const std::vector<int64_t>& shap
                          inplace ? 1 : -1);
 }
 
+// A case's shape (default [4, 10]) and inputs, uniform in [-range, range] (default 5).
+std::vector<int64_t> case_shape(const Case& c) { return c.dims("x", {4, 10}); }
+std::vector<double> case_x(const Case& c, Rng& rng) {
+  return rng.uniform_vec(numel(case_shape(c)), -c.d("range", 5), c.d("range", 5));
+}
+
 const RegisterTemplate reg_fwd("softmax_forward", [] {
   Rng rng("template softmax");
   return sm_forward(sm_params(parse_case("axis1")), {3, 5, 2}, rng.uniform_vec(30), false);
@@ -40,22 +46,17 @@ const RegisterTemplate reg_bwd("softmax_backward", [] {
 }  // namespace
 
 TEST_CASE("softmax_forward") {
-  for (const Case& c : load_cases("softmax")) {
-    Rng rng("softmax_fwd " + c.text);
-    const auto shape = c.dims("x", {4, 10});
-    check_numerics("softmax_forward", c.text,
-                   sm_forward(sm_params(c), shape,
-                              rng.uniform_vec(numel(shape), -c.d("range", 5), c.d("range", 5)),
-                              c.i("inplace", 0) != 0));
-  }
+  check_numerics_cases("softmax_forward", "softmax", "softmax_fwd", [](const Case& c, Rng& rng) {
+    return sm_forward(sm_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
+  });
 }
 
 TEST_CASE("softmax_backward") {
   for (const Case& c : load_cases("softmax")) {
     Rng rng("softmax_bwd " + c.text);
-    const auto shape = c.dims("x", {4, 10});
+    const auto shape = case_shape(c);
     const auto p = sm_params(c);
-    const auto x = rng.uniform_vec(numel(shape), -c.d("range", 5), c.d("range", 5));
+    const auto x = case_x(c, rng);
     const auto dy = rng.uniform_vec(numel(shape));
     check_numerics_fn("softmax_backward", c.text, [&](DT dt) {
       const auto y = reference_outputs(sm_forward(p, shape, x, false), dt);
@@ -66,7 +67,7 @@ TEST_CASE("softmax_backward") {
 
 TEST_CASE("gradient softmax") {
   for (const Case& c : load_cases("softmax")) {
-    const auto shape = c.dims("x", {4, 10});
+    const auto shape = case_shape(c);
     if (numel(shape) > 512) continue;  // finite differences on small shapes only
     Rng rng("gradient softmax " + c.text);
     const auto p = sm_params(c);
@@ -86,8 +87,6 @@ TEST_CASE("gradient softmax") {
 // Known answers on every device (the reference included): softmax of log(1), log(2), log(3)
 // is 1/6, 2/6, 3/6 along the axis; log-softmax their logarithms.
 TEST_CASE("softmax: known answers") {
-  std::vector<Device*> devices = backends_under_test();
-  devices.push_back(&reference_device());
   // [2, 3] with axis 1, and the same values laid out [3, 2] with axis 0.
   const double l1 = 0, l2 = std::log(2.0), l3 = std::log(3.0);
   const std::vector<double> p{1. / 6, 2. / 6, 3. / 6};
@@ -105,16 +104,7 @@ TEST_CASE("softmax: known answers") {
        {std::log(p[0]), std::log(p[1]), std::log(p[2])}},
   };
   for (const Known& k : known) {
-    const OpCall call = sm_forward(sm_params(parse_case(k.text)), k.shape, k.x, false);
-    for (Device* d : devices) {
-      if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
-      REQUIRE_MESSAGE(r.status == NNP_STATUS_OK,
-                      d->name << ": " << std::string(k.text) << ": " << r.message);
-      const Comparison c = compare_nmse(r.outputs[0], k.y, 1e-12);
-      report({d->name, "softmax_known", "float32", std::string("softmax_known ") + k.text,
-              c.ok ? Outcome::pass : Outcome::fail, c.error, 1e-12, c.detail});
-      CHECK_MESSAGE(c.ok, d->name << ": softmax " << std::string(k.text) << ": " << c.detail);
-    }
+    check_known_answer("softmax", k.text,
+                       sm_forward(sm_params(parse_case(k.text)), k.shape, k.x, false), k.y);
   }
 }

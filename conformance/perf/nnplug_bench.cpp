@@ -177,21 +177,31 @@ void print_row(const row& r) {
   std::fflush(stdout);
 }
 
+// The wall-clock and process CPU time of each of `reps` calls of fn, in microseconds.
+struct timings {
+  std::vector<double> wall_us, cpu_us;
+};
+timings time_calls(int reps, const std::function<void()>& fn) {
+  timings t;
+  for (int i = 0; i < reps; ++i) {
+    const double c0 = process_cpu_us();
+    const auto t0 = clock_type::now();
+    fn();
+    t.wall_us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+    t.cpu_us.push_back(process_cpu_us() - c0);
+  }
+  return t;
+}
+
 // Times fn (which must leave its work complete) and records a row. flops > 0 gives GFLOP/s,
 // else bytes > 0 gives GB/s.
 void measure(const std::string& name, const std::string& shape, double flops, double bytes,
              const std::function<void()>& fn) {
   if (!g_filter.empty() && name.find(g_filter) == std::string::npos) return;
   for (int i = 0; i < g_warmup; ++i) fn();
-  std::vector<double> us, cpu;
-  for (int i = 0; i < g_reps; ++i) {
-    const double c0 = process_cpu_us();
-    const auto t0 = clock_type::now();
-    fn();
-    us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
-    cpu.push_back(process_cpu_us() - c0);
-  }
-  row r{name, shape, median(us), *std::min_element(us.begin(), us.end()), 0, "", median(cpu)};
+  const timings t = time_calls(g_reps, fn);
+  const std::vector<double>& us = t.wall_us;
+  row r{name, shape, median(us), *std::min_element(us.begin(), us.end()), 0, "", median(t.cpu_us)};
   if (flops > 0) {
     r.rate = flops / (r.median_us * 1e3);
     r.unit = "GFLOP/s";
@@ -510,16 +520,13 @@ void bench_ops(context& ctx) {
     dtensor& one = ctx.make({1});
     const nnp_fill_params p{sizeof(p), 1.0};
     const int calls = 200000;
-    std::vector<double> per_call, cpu_per_call;
-    for (int rep = 0; rep < 5; ++rep) {
-      const double c0 = process_cpu_us();
-      const auto t0 = clock_type::now();
+    timings t = time_calls(5, [&] {
       for (int i = 0; i < calls; ++i) check(nnp_fill(ctx.stream, &p, &one.t), "fill");
       ctx.sync();
-      per_call.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count() /
-                         calls);
-      cpu_per_call.push_back((process_cpu_us() - c0) / calls);
-    }
+    });
+    std::vector<double>&per_call = t.wall_us, &cpu_per_call = t.cpu_us;
+    for (double& us : per_call) us /= calls;
+    for (double& us : cpu_per_call) us /= calls;
     row r{"dispatch (fill 1 element)",
           "nnp_op_execute",
           median(per_call),
@@ -588,6 +595,24 @@ class trainer {
     offset_ += static_cast<uint64_t>((numel + 3) / 4);
     return p;
   }
+  // A hidden layer: a = relu(x.W + b), d = dropout(a). Returns the dropout's params, which its
+  // backward needs.
+  nnp_dropout_params dense_relu_dropout(const DLTensor& x, const adam_state& w, const adam_state& b,
+                                        dtensor& a, dtensor& d, double ratio) {
+    dense_fwd(x, w, b, a.t);
+    relu(a.t);
+    const nnp_dropout_params p = dropout_params(ratio, a.numel());
+    check(nnp_dropout_forward(ctx_.stream, &p, &a.t, &d.t, nullptr), "dropout");
+    return p;
+  }
+  // Its backward: g holds dL/dd and becomes dL/da in place; then dW, db and dx (dx may be NULL).
+  void dense_relu_dropout_bwd(const nnp_dropout_params& p, const DLTensor& x, const DLTensor& a,
+                              const DLTensor& g, const adam_state& w, const adam_state& b,
+                              const DLTensor* dx) {
+    check(nnp_dropout_backward(ctx_.stream, &p, &g, &g), "dropout bwd");
+    relu_bwd(a, g);
+    dense_bwd(x, g, w, b, dx);
+  }
   void loss(const DLTensor& logits, const DLTensor& labels, const DLTensor& loss,
             const DLTensor& dloss, const DLTensor& dlogits) {
     const nnp_softmax_cross_entropy_params p{sizeof(p), NNP_REDUCTION_MEAN, 0, -100};
@@ -627,23 +652,13 @@ double run_steps(context& ctx, const std::string& model, int steps) {
     dtensor &d2 = ctx.make({B, 512}), &logits = ctx.make({B, 10}), &dlogits = ctx.make({B, 10});
     dtensor &g2 = ctx.make({B, 512}), &g1 = ctx.make({B, 512});
     step = [&] {
-      tr.dense_fwd(x.t, w1, b1, a1.t);
-      tr.relu(a1.t);
-      const nnp_dropout_params p1 = tr.dropout_params(0.2, a1.numel());
-      check(nnp_dropout_forward(ctx.stream, &p1, &a1.t, &d1.t, nullptr), "dropout");
-      tr.dense_fwd(d1.t, w2, b2, a2.t);
-      tr.relu(a2.t);
-      const nnp_dropout_params p2 = tr.dropout_params(0.2, a2.numel());
-      check(nnp_dropout_forward(ctx.stream, &p2, &a2.t, &d2.t, nullptr), "dropout");
+      const nnp_dropout_params p1 = tr.dense_relu_dropout(x.t, w1, b1, a1, d1, 0.2);
+      const nnp_dropout_params p2 = tr.dense_relu_dropout(d1.t, w2, b2, a2, d2, 0.2);
       tr.dense_fwd(d2.t, w3, b3, logits.t);
       tr.loss(logits.t, labels.t, loss.t, dloss.t, dlogits.t);
       tr.dense_bwd(d2.t, dlogits.t, w3, b3, &g2.t);
-      check(nnp_dropout_backward(ctx.stream, &p2, &g2.t, &g2.t), "dropout bwd");
-      tr.relu_bwd(a2.t, g2.t);
-      tr.dense_bwd(d1.t, g2.t, w2, b2, &g1.t);
-      check(nnp_dropout_backward(ctx.stream, &p1, &g1.t, &g1.t), "dropout bwd");
-      tr.relu_bwd(a1.t, g1.t);
-      tr.dense_bwd(x.t, g1.t, w1, b1, nullptr);
+      tr.dense_relu_dropout_bwd(p2, d1.t, a2.t, g2.t, w2, b2, &g1.t);
+      tr.dense_relu_dropout_bwd(p1, x.t, a1.t, g1.t, w1, b1, nullptr);
       tr.adam();
       ctx.sync();
     };
@@ -676,16 +691,11 @@ double run_steps(context& ctx, const std::string& model, int steps) {
       check(nnp_pool2d_forward(ctx.stream, &pp, &y2.t, &pool.t), "pool");
       const nnp_dropout_params p1 = tr.dropout_params(0.25, pool.numel());
       check(nnp_dropout_forward(ctx.stream, &p1, &pool.t, &drop1.t, nullptr), "dropout");
-      tr.dense_fwd(flat_drop.t, w3, b3, a3.t);
-      tr.relu(a3.t);
-      const nnp_dropout_params p2 = tr.dropout_params(0.5, a3.numel());
-      check(nnp_dropout_forward(ctx.stream, &p2, &a3.t, &d3.t, nullptr), "dropout");
+      const nnp_dropout_params p2 = tr.dense_relu_dropout(flat_drop.t, w3, b3, a3, d3, 0.5);
       tr.dense_fwd(d3.t, w4, b4, logits.t);
       tr.loss(logits.t, labels.t, loss.t, dloss.t, dlogits.t);
       tr.dense_bwd(d3.t, dlogits.t, w4, b4, &g3.t);
-      check(nnp_dropout_backward(ctx.stream, &p2, &g3.t, &g3.t), "dropout bwd");
-      tr.relu_bwd(a3.t, g3.t);
-      tr.dense_bwd(flat_drop.t, g3.t, w3, b3, &flat_gd.t);
+      tr.dense_relu_dropout_bwd(p2, flat_drop.t, a3.t, g3.t, w3, b3, &flat_gd.t);
       check(nnp_dropout_backward(ctx.stream, &p1, &gd.t, &gd.t), "dropout bwd");
       check(nnp_pool2d_backward(ctx.stream, &pp, &y2.t, &pool.t, &gd.t, &g2.t), "pool bwd");
       tr.relu_bwd(y2.t, g2.t);
@@ -704,14 +714,10 @@ double run_steps(context& ctx, const std::string& model, int steps) {
 
   const int warm = std::max(1, std::min(g_warmup, 3));
   for (int i = 0; i < warm; ++i) step();
-  std::vector<double> ms, cpu_ms;
-  for (int i = 0; i < steps; ++i) {
-    const double c0 = process_cpu_us();
-    const auto t0 = clock_type::now();
-    step();
-    ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
-    cpu_ms.push_back((process_cpu_us() - c0) / 1e3);
-  }
+  timings t = time_calls(steps, step);
+  std::vector<double>&ms = t.wall_us, &cpu_ms = t.cpu_us;
+  for (double& v : ms) v /= 1e3;
+  for (double& v : cpu_ms) v /= 1e3;
   const double med = median(ms), cpu_med = median(cpu_ms);
   const double ips = 128.0 / (med / 1e3);
   const double epoch_s = std::ceil(60000.0 / 128.0) * med / 1e3;

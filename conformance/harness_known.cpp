@@ -1,0 +1,54 @@
+// harness_known.cpp — known-answer checks: hand-computed outputs that every device, the
+// reference included, must give (check_known_answer() for output 0 in float32,
+// check_known_outputs() for several outputs in the widest dtype a device supports).
+#include "harness.hpp"
+
+#include <doctest/doctest.h>
+
+namespace conf {
+
+void check_known_answer(const std::string& family, const std::string& case_text, const OpCall& call,
+                        const std::vector<double>& want, double threshold,
+                        const std::function<void(Device&)>& then) {
+  const std::string op = family + "_known";
+  for (Device* d : all_devices()) {
+    if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
+    const RunResult r = run_op(*d, call, DT::f32);
+    REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << case_text << ": " << r.message);
+    const Comparison c = threshold == 0 ? compare_exact(r.outputs[0], want)
+                                        : compare_nmse(r.outputs[0], want, threshold);
+    report({d->name, op, "float32", op + " " + case_text, c.ok ? Outcome::pass : Outcome::fail,
+            c.error, threshold, c.detail});
+    CHECK_MESSAGE(c.ok, d->name << ": " << family << " " << case_text << ": " << c.detail);
+    if (then) then(*d);
+  }
+}
+
+void check_known_outputs(const std::string& op, const std::string& case_text, const OpCall& call,
+                         const std::vector<std::vector<double>>& want,
+                         const std::vector<DT>& dtypes,
+                         const std::function<double(DT)>& threshold) {
+  for (Device* d : all_devices()) {
+    if (!d->available) continue;
+    const DT* dt = nullptr;
+    for (const DT& t : dtypes) {
+      if (op_supported(*d, call, t, nullptr) == NNP_STATUS_OK) {
+        dt = &t;
+        break;
+      }
+    }
+    if (dt == nullptr) continue;
+    const RunResult r = run_op(*d, call, *dt);
+    REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << case_text << ": " << r.message);
+    std::string problem;
+    for (size_t k = 0; k < want.size(); ++k) {
+      const Comparison c = compare_nmse(r.outputs[k], want[k], threshold(*dt));
+      if (!c.ok) problem += "output " + std::to_string(k) + ": " + c.detail + "; ";
+    }
+    report({d->name, op, dt_name(*dt), op + " " + case_text,
+            problem.empty() ? Outcome::pass : Outcome::fail, 0, 0, problem});
+    CHECK_MESSAGE(problem.empty(), d->name << ": " << case_text << ": " << problem);
+  }
+}
+
+}  // namespace conf
