@@ -1,0 +1,63 @@
+// rows.hpp — the kernel rows of the reference kernels: which op kinds and dtypes they
+// implement (every kind, float32 and float64; copy and transpose any dtype). The reference
+// plugin (plugin.cpp) and the simulated accelerator (backends/sim) serve op_supported and
+// op_execute from these rows through the plugin kit, so both always declare the same ops.
+#pragma once
+
+#include "reference.hpp"
+
+namespace ref {
+
+using nnp::kit::f32;
+using nnp::kit::f64;
+using nnp::kit::op_call;
+using nnp::kit::op_row;
+
+// cast converts between float32 and float64 only (the row lists both dtypes for x).
+inline void check_cast(const op_call& c) {
+  const DLDataType& y = c.out(0)->dtype;
+  if (!nnp::is_f32(y) && !nnp::is_f64(y))
+    nnp::unsupported(
+        nnp::format("the reference kernels implement float32 and float64 only; "
+                    "output 0 is %s (cast supports float32 <-> float64 only)",
+                    nnp::dtype_name(y).c_str()));
+}
+
+inline constexpr uint32_t kFloats = f32 | f64;
+
+// clang-format off
+inline const op_row kRows[] = {
+    {NNP_OP_GEMM,                           kFloats,        gemm},
+    {NNP_OP_CONV2D_FORWARD,                 kFloats,        conv2d_forward},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kFloats,        conv2d_backward_data},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kFloats,        conv2d_backward_filter},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           kFloats,        conv2d_backward_bias},
+    {NNP_OP_POOL2D_FORWARD,                 kFloats,        pool2d_forward},
+    {NNP_OP_POOL2D_BACKWARD,                kFloats,        pool2d_backward},
+    {NNP_OP_ACTIVATION_FORWARD,             kFloats,        activation_forward},
+    {NNP_OP_ACTIVATION_BACKWARD,            kFloats,        activation_backward},
+    {NNP_OP_SOFTMAX_FORWARD,                kFloats,        softmax_forward},
+    {NNP_OP_SOFTMAX_BACKWARD,               kFloats,        softmax_backward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  kFloats,        softmax_cross_entropy_forward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, kFloats,        softmax_cross_entropy_backward},
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    kFloats,        batch_norm_forward_training},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   kFloats,        batch_norm_forward_inference},
+    {NNP_OP_BATCH_NORM_BACKWARD,            kFloats,        batch_norm_backward},
+    {NNP_OP_LAYER_NORM_FORWARD,             kFloats,        layer_norm_forward},
+    {NNP_OP_LAYER_NORM_BACKWARD,            kFloats,        layer_norm_backward},
+    {NNP_OP_DROPOUT_FORWARD,                kFloats,        dropout_forward},
+    {NNP_OP_DROPOUT_BACKWARD,               kFloats,        dropout_backward},
+    {NNP_OP_BINARY,                         kFloats,        binary},
+    {NNP_OP_SCALE,                          kFloats,        scale},
+    {NNP_OP_FILL,                           kFloats,        fill},
+    {NNP_OP_COPY,                           nnp::kit::any,  copy},
+    {NNP_OP_TRANSPOSE,                      nnp::kit::any,  transpose},
+    {NNP_OP_CAST,                           kFloats,        cast, check_cast},
+    {NNP_OP_REDUCE,                         kFloats,        reduce},
+    {NNP_OP_SGD_UPDATE,                     kFloats,        sgd_update},
+    {NNP_OP_ADAM_UPDATE,                    kFloats,        adam_update},
+    {NNP_OP_CLIP,                           kFloats,        clip},
+};
+// clang-format on
+
+}  // namespace ref
