@@ -79,11 +79,14 @@ nnp_status find_named_device_locked(registry& r, const std::string& name, const 
   return NNP_STATUS_OK;
 }
 
-// "auto": the highest auto_priority; the first in load order wins a tie.
+// "auto": the highest auto_priority; the first in load order wins a tie. Devices with a
+// negative auto_priority (test devices: sim, fixtures) are never chosen.
 nnp_status find_auto_device_locked(registry& r, nnp_device** out) {
   nnp_device* best = nullptr;
   for (nnp_device* d : all_devices_locked(r))
-    if (best == nullptr || d->props.auto_priority > best->props.auto_priority) best = d;
+    if (d->props.auto_priority >= 0 &&
+        (best == nullptr || d->props.auto_priority > best->props.auto_priority))
+      best = d;
   if (best == nullptr)
     return set_last_error(NNP_STATUS_NOT_FOUND,
                           "nnp_get_device: 'auto': no device is available; loaded plugins: " +

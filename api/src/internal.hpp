@@ -53,6 +53,12 @@ struct nnp_stream {
   uint32_t magic = kMagic;
   nnp_device* device = nullptr;
   void* handle = nullptr;  // the plugin's stream
+  // An error of this stream's queued work that libnnplug met while waiting for the device on
+  // the user's behalf (nnp_memcpy, nnp_free): the stream's next nnp_stream_synchronize or
+  // nnp_stream_destroy reports it. Guarded by pending_mutex (those waits run on any thread).
+  std::mutex pending_mutex;
+  nnp_status pending = NNP_STATUS_OK;
+  std::string pending_message;
 };
 
 namespace nnp::host {
@@ -141,5 +147,11 @@ std::vector<nnp_device*> all_devices_locked(registry& r);
 // Checks a device handle; returns INVALID_ARGUMENT with a message naming `func`/`arg`.
 nnp_status check_device(const char* func, const char* arg, const nnp_device* device);
 nnp_status check_stream(const char* func, const char* arg, const nnp_stream* stream);
+
+// Waits for the work queued on every live stream of the given devices (NULL entries are
+// skipped): the legacy-stream rule of nnp_memcpy and nnp_free (nnplug.h). An error of that
+// work stays pending on its stream (reported by its next synchronize) and the first one is
+// also returned, with the message set.
+nnp_status wait_for_devices(const nnp_device* a, const nnp_device* b = nullptr);
 
 }  // namespace nnp::host

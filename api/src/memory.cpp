@@ -112,6 +112,10 @@ nnp_status do_memcpy(const char* func, nnp_stream* stream, nnp_device* dst_devic
     std::memmove(dst, src, size_bytes);
     return NNP_STATUS_OK;
   }
+  // nnp_memcpy follows the legacy-stream rule: it is ordered after all work already queued on
+  // the streams of the devices involved (nnplug.h).
+  if (stream == nullptr)
+    if (nnp_status st = wait_for_devices(dst_device, src_device)) return st;
   if (src_device == nullptr)
     return one_device_copy(stream, dst_device, dst, src, size_bytes, NNP_MEMCPY_HOST_TO_DEVICE);
   if (dst_device == nullptr)
@@ -167,7 +171,15 @@ NNP_API nnp_status nnp_free(nnp_device* device, void* ptr) {
       return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                              "nnp_free: ptr %p was allocated on %s, not on %s", ptr,
                              it->second.device->name.c_str(), device->name.c_str());
-    r.allocations.erase(it);
+  }
+  // Queued work may still use the memory: wait for the device's streams first. Their errors
+  // stay pending on the streams; the memory is freed regardless.
+  (void)wait_for_devices(device);
+  {
+    std::lock_guard<std::mutex> lock(r.allocations_mutex);
+    if (r.allocations.erase(ptr) == 0)  // another thread freed it while we waited
+      return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "nnp_free: ptr %p was already freed",
+                             ptr);
   }
   const nnp_plugin* p = device->plugin;
   return call_slot(p, "mem_free", [&] { return p->api->mem_free(device->index, ptr); });

@@ -14,6 +14,47 @@ nnp_status check_stream(const char* func, const char* arg, const nnp_stream* str
   return NNP_STATUS_OK;
 }
 
+nnp_status wait_for_devices(const nnp_device* a, const nnp_device* b) {
+  registry& r = get_registry();
+  nnp_status first = NNP_STATUS_OK;
+  std::string first_message;
+  std::lock_guard<std::mutex> lock(r.streams_mutex);
+  for (nnp_stream* s : r.streams) {
+    if (s->device != a && s->device != b) continue;
+    const nnp_plugin* p = s->device->plugin;
+    const nnp_status st =
+        call_slot(p, "stream_synchronize", [&] { return p->api->stream_synchronize(s->handle); });
+    if (st == NNP_STATUS_OK) continue;
+    const std::string message = nnp_last_error_message();
+    {
+      std::lock_guard<std::mutex> pl(s->pending_mutex);
+      if (s->pending == NNP_STATUS_OK) {
+        s->pending = st;
+        s->pending_message = message;
+      }
+    }
+    if (first == NNP_STATUS_OK) {
+      first = st;
+      first_message = message;
+    }
+  }
+  if (first != NNP_STATUS_OK) return set_last_error(first, first_message);
+  return NNP_STATUS_OK;
+}
+
+namespace {
+
+// Takes the error kept for the stream by wait_for_devices, if any (message set).
+nnp_status take_pending(nnp_stream* stream) {
+  std::lock_guard<std::mutex> lock(stream->pending_mutex);
+  const nnp_status st = stream->pending;
+  if (st == NNP_STATUS_OK) return st;
+  stream->pending = NNP_STATUS_OK;
+  return set_last_error(st, std::move(stream->pending_message));
+}
+
+}  // namespace
+
 }  // namespace nnp::host
 
 using namespace nnp::host;
@@ -58,16 +99,30 @@ NNP_API nnp_status nnp_stream_destroy(nnp_stream* stream) {
   const nnp_plugin* p = stream->device->plugin;
   const nnp_status st =
       call_slot(p, "stream_destroy", [&] { return p->api->stream_destroy(stream->handle); });
+  const nnp_status pending = st == NNP_STATUS_OK ? take_pending(stream) : NNP_STATUS_OK;
   stream->magic = 0;
   delete stream;
-  return st;
+  return st != NNP_STATUS_OK ? st : pending;
 }
 
 NNP_API nnp_status nnp_stream_synchronize(nnp_stream* stream) {
   if (nnp_status st = check_stream("nnp_stream_synchronize", "stream", stream)) return st;
   const nnp_plugin* p = stream->device->plugin;
-  return call_slot(p, "stream_synchronize",
-                   [&] { return p->api->stream_synchronize(stream->handle); });
+  const nnp_status st = call_slot(p, "stream_synchronize",
+                                  [&] { return p->api->stream_synchronize(stream->handle); });
+  if (st != NNP_STATUS_OK) {
+    // Errors are reported once each, oldest first: a pending one goes now, this one next time.
+    std::string message = nnp_last_error_message();
+    std::lock_guard<std::mutex> lock(stream->pending_mutex);
+    if (stream->pending != NNP_STATUS_OK) {
+      std::swap(message, stream->pending_message);
+      const nnp_status older = stream->pending;
+      stream->pending = st;
+      return set_last_error(older, std::move(message));
+    }
+    return set_last_error(st, std::move(message));
+  }
+  return take_pending(stream);
 }
 
 NNP_API nnp_device* nnp_stream_device(const nnp_stream* stream) {
