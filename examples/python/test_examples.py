@@ -1,5 +1,6 @@
 """Tests of the Python examples: plot_runs.py (PNG from CSV logs, clear errors on bad input)
-and train_mlp.py (a short run that learns, and clear errors on a bad backend or data folder).
+and train_mlp.py (a short run that learns, the same losses on sim as on the reference, and clear
+errors on a bad backend or data folder).
 Run by CTest (examples/CMakeLists.txt) with NNPLUG_LIBRARY set to the build's libnnplug."""
 import csv
 import json
@@ -60,6 +61,20 @@ def test_train_mlp_short_run_learns(tmp_path):
     assert summary["test_accuracy"] > 0.65  # 10 classes: chance is 0.1
     rows = list(csv.DictReader(open(log)))
     assert len(rows) == 2 and float(rows[1]["train_loss"]) < float(rows[0]["train_loss"])
+
+
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="needs dataset-fashion-mnist")
+def test_train_mlp_sim_matches_reference():
+    """The sim backend computes with the reference kernels: the same run gives the same loss
+    and accuracy to the last digit, or the Python host code reads device memory too early."""
+    out = {}
+    for backend in ("reference", "sim"):
+        r = run(os.path.join(HERE, "train_mlp.py"), "--backend", backend, "--epochs", "1",
+                "--limit", "1024", "--test-limit", "200")
+        assert r.returncode == 0, r.stderr
+        out[backend] = json.loads(r.stdout.strip().splitlines()[-1])
+    for key in ("final_loss", "test_accuracy"):
+        assert out["sim"][key] == out["reference"][key], key
 
 
 def test_train_mlp_bad_backend_and_data(tmp_path):

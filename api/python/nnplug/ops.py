@@ -74,16 +74,46 @@ def _prepare(inputs, outputs, stream, device):
     return held_in, held_out, dev.default_stream(), True
 
 
+def _stage(dev, inputs, outputs):
+    """numpy arguments of an op on a device whose memory the host cannot address (a GPU, the
+    sim backend): device copies of them, one per distinct array so that an output that is
+    also an input stays aliased, and the (host, device) pairs of outputs to copy back."""
+    import numpy as np
+    staged = {}
+
+    def put(x):
+        if not isinstance(x, np.ndarray):
+            return x
+        if id(x) not in staged:
+            staged[id(x)] = (x, dev.to_device(x))
+        return staged[id(x)][1]
+
+    new_in, new_out = [put(x) for x in inputs], [put(x) for x in outputs]
+    backs = [staged[id(x)] for x in outputs if isinstance(x, np.ndarray)]
+    return new_in, new_out, backs
+
+
 def execute(kind, params, inputs, outputs, stream=None, device=None):
     """nnp_op_execute: runs op `kind` (nnplug.OpKind) with a params struct (or None) on the
-    given input and output tensors. Returns the outputs (a single one unwrapped)."""
-    held_in, held_out, st, wait = _prepare(inputs, outputs, stream, device)
+    given input and output tensors. Returns the outputs (a single one unwrapped).
+    With device= a device whose memory the host cannot address, numpy arguments are copied to
+    the device and numpy outputs back (the call is synchronous then anyway)."""
+    backs = []
+    if stream is None and device is not None and not _device(device).is_cpu:
+        call_in, call_out, backs = _stage(_device(device), inputs, outputs)
+    else:
+        call_in, call_out = inputs, outputs
+    held_in, held_out, st, wait = _prepare(call_in, call_out, stream, device)
     check(lib().nnp_op_execute(st.handle, int(kind),
                                ctypes.byref(params) if params is not None else None,
                                len(held_in), _tensor_array(held_in), len(held_out),
                                _tensor_array(held_out)))
     if wait:
         st.synchronize()
+    if backs:
+        import numpy as np
+        for host, dev_array in backs:
+            np.copyto(host, dev_array.numpy())
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -91,6 +121,10 @@ def supported(kind, params, inputs, outputs, device=None):
     """nnp_op_supported: None if `device` runs the call as described, else the reason
     (UNSUPPORTED). Raises Error for an invalid description."""
     held_in, held_out, st, _ = _prepare(inputs, outputs, None, device)
+    if not st.device.is_cpu:  # numpy arrays only describe shapes and dtypes here
+        for h in held_in + held_out:
+            if h is not None and h.dldevice == (int(_abi.DLDeviceType.kDLCPU), 0):
+                h.tensor.device.device_type, h.tensor.device.device_id = st.device.dldevice
     status = lib().nnp_op_supported(st.device.handle, int(kind),
                                     ctypes.byref(params) if params is not None else None,
                                     len(held_in), _tensor_array(held_in), len(held_out),

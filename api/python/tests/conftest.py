@@ -1,8 +1,9 @@
 """Shared pytest fixtures for the nnplug Python package tests.
 
 libnnplug comes from $NNPLUG_LIBRARY (CTest sets it to the build's library) or the build tree;
-`dev` runs a test once per CPU-memory device that is present: reference, and cpu when its
-plugin is built.
+`dev` runs a test once per device that is present: reference, cpu when its plugin is built, and
+sim:0 (the simulated accelerator, whose memory the host cannot address: numpy arguments are
+staged to it, and tests of host-memory zero-copy skip it).
 """
 import os
 import sys
@@ -13,7 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import nnplug  # noqa: E402
 
-BACKENDS = ["reference", "cpu"]
+BACKENDS = ["reference", "cpu", "sim"]
 
 
 def _device_or_skip(name):

@@ -410,8 +410,14 @@ def test_device_array_round_trip(dev, rng):
     assert "DeviceArray" in repr(dy)
 
 
+def _needs_host_memory(dev):
+    if not dev.is_cpu:
+        pytest.skip(f"{dev.name}: its memory is not host memory (no zero-copy from the CPU)")
+
+
 @needs_torch
 def test_dlpack_torch_zero_copy(dev, rng):
+    _needs_host_memory(dev)
     a = torch.from_numpy(rand(rng, 3, 5))
     b = torch.from_numpy(rand(rng, 5, 2))
     y = torch.empty(3, 2)
@@ -422,6 +428,7 @@ def test_dlpack_torch_zero_copy(dev, rng):
 
 @needs_torch
 def test_dlpack_capsule_and_strided_torch(dev, rng):
+    _needs_host_memory(dev)
     x = torch.from_numpy(rand(rng, 4, 6))
     y = torch.empty(4, 6)
     nnplug.scale(x.__dlpack__(), y.__dlpack__(), alpha=-1.0, device=dev)  # raw capsules
@@ -437,10 +444,19 @@ def test_dlpack_capsule_and_strided_torch(dev, rng):
 def test_explicit_stream(dev, rng):
     s = dev.stream()
     x = rand(rng, 1000)
-    y = np.empty_like(x)
-    nnplug.scale(x, y, alpha=2.0, stream=s)
+    dx, dy = dev.to_device(x), dev.empty(x.shape)
+    nnplug.scale(dx, dy, alpha=2.0, stream=s)
     s.synchronize()
-    np.testing.assert_array_equal(y, 2 * x)
+    np.testing.assert_array_equal(dy.numpy(), 2 * x)
+    y = np.empty_like(x)
+    if dev.is_cpu:  # numpy arrays are host memory: a host-memory device uses them in place
+        nnplug.scale(x, y, alpha=2.0, stream=s)
+        s.synchronize()
+        np.testing.assert_array_equal(y, 2 * x)
+    else:  # on a stream of another device, numpy arrays are refused (no silent staging)
+        with pytest.raises(nnplug.Error) as info:
+            nnplug.scale(x, y, alpha=2.0, stream=s)
+        assert info.value.status == nnplug.Status.INVALID_ARGUMENT
     s.destroy()
 
 
