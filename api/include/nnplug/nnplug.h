@@ -17,6 +17,21 @@
  *  - Strings returned by libnnplug are owned by it and live until nnp_shutdown() unless a
  *    function says otherwise.
  *
+ * The stream and memory contract (every backend keeps it; docs/abi.md section 8a; the sim
+ * backend checks host code against it):
+ *  1. A stream is an in-order queue: work queued on it runs in order; different streams are
+ *     unordered. nnp_stream_synchronize() returns when all work queued before it is done.
+ *  2. nnp_op_execute() reads DLTensor structs, shapes, strides and params during the call
+ *     only. The memory the tensors point to, and host buffers of nnp_memcpy_async(), must
+ *     stay valid and unchanged (inputs) or unread (outputs) until the stream is synchronised.
+ *  3. nnp_memcpy() is ordered after all work already queued on every stream of the devices
+ *     involved (the CUDA legacy-stream rule) and is complete when it returns.
+ *  4. Errors of queued work are returned by the stream's next nnp_stream_synchronize() (or
+ *     nnp_stream_destroy()), once each; work queued after a failure may be skipped.
+ *     nnp_memcpy() returns such an error too when it waited for the failed work.
+ *  5. nnp_free() waits for the work queued on the device's streams, then frees.
+ *  6. nnp_stream_destroy() and nnp_shutdown() wait for queued work before releasing anything.
+ *
  * Environment variables (read at first use): NNPLUG_PLUGIN_PATH, NNPLUG_BACKEND, NNPLUG_LOG
  * (README.md has the table).
  */
@@ -131,7 +146,8 @@ NNP_API nnp_status nnp_get_devices(nnp_device** devices, size_t* n_devices);
 /**
  * Finds a device by name (loads defaults first):
  *  - "<plugin>:<index>" (e.g. "cuda:0", "cpu:0"), or "<plugin>" meaning "<plugin>:0";
- *  - "auto": the device with the highest auto_priority (cuda > cpu > reference), unless the
+ *  - "auto": the device with the highest auto_priority (cuda > cpu > reference; a negative
+ *    priority, as the sim backend's, is never chosen), unless the
  *    environment variable NNPLUG_BACKEND names a device, which then is looked up instead.
  * Returns OK; INVALID_ARGUMENT (NULL/empty name or out); NOT_FOUND (no plugin of that name; the
  * message lists the available ones); UNAVAILABLE (the plugin loaded but has no such device;
@@ -163,8 +179,10 @@ NNP_API nnp_status nnp_op_supported(const nnp_device* device, int32_t op_kind,
  */
 NNP_API nnp_status nnp_malloc(nnp_device* device, size_t size_bytes, void** ptr);
 
-/** Frees memory from nnp_malloc on the same device; NULL ptr is a no-op. Returns OK or
-    INVALID_ARGUMENT (ptr not allocated by nnp_malloc on this device). */
+/** Frees memory from nnp_malloc on the same device; NULL ptr is a no-op. Waits first for the
+    work queued on the device's streams (errors of that work stay with their streams), so
+    memory still used by queued work may be freed. Returns OK or INVALID_ARGUMENT (ptr not
+    allocated by nnp_malloc on this device, or already freed). */
 NNP_API nnp_status nnp_free(nnp_device* device, void* ptr);
 
 /**
@@ -173,9 +191,12 @@ NNP_API nnp_status nnp_free(nnp_device* device, void* ptr);
  * host memory when there is no direct path).
  * With a stream (which must belong to dst_device or src_device), the copy is queued in that
  * stream's order and complete after nnp_stream_synchronize(); host buffers must stay valid
- * until then. nnp_memcpy() is the synchronous form: complete when it returns.
+ * and unchanged until then (a cross-device copy synchronises the stream, then copies
+ * synchronously). nnp_memcpy() is the synchronous form: it is ordered after all work already
+ * queued on every stream of dst_device and src_device, and complete when it returns.
  * Returns OK, INVALID_ARGUMENT (NULL pointers with size > 0, stream of another device),
- * DEVICE_ERROR, OUT_OF_MEMORY (staging).
+ * DEVICE_ERROR, OUT_OF_MEMORY (staging); nnp_memcpy() also returns the error of queued work
+ * it waited for (then nothing is copied).
  */
 NNP_API nnp_status nnp_memcpy_async(nnp_stream* stream, nnp_device* dst_device, void* dst,
                                     nnp_device* src_device, const void* src, size_t size_bytes);
@@ -186,10 +207,12 @@ NNP_API nnp_status nnp_memcpy(nnp_device* dst_device, void* dst, nnp_device* src
 
 /** Creates a stream on device. Returns OK, INVALID_ARGUMENT, OUT_OF_MEMORY, DEVICE_ERROR. */
 NNP_API nnp_status nnp_stream_create(nnp_device* device, nnp_stream** stream);
-/** Waits for the stream's work and destroys it; NULL is a no-op. */
+/** Waits for the stream's work and destroys it; NULL is a no-op. Returns OK, the error of
+    that work (the stream is destroyed anyway), or INVALID_ARGUMENT (not a live stream). */
 NNP_API nnp_status nnp_stream_destroy(nnp_stream* stream);
 /** Waits until all work queued on the stream is done. Errors of asynchronous work queued
-    since the last synchronize are returned here (DEVICE_ERROR, OUT_OF_MEMORY, ...). */
+    since the last synchronize are returned here (DEVICE_ERROR, OUT_OF_MEMORY, ...), each
+    once, oldest first. */
 NNP_API nnp_status nnp_stream_synchronize(nnp_stream* stream);
 /** The device a stream belongs to (NULL for a NULL stream). */
 NNP_API nnp_device* nnp_stream_device(const nnp_stream* stream);

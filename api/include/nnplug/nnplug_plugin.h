@@ -126,7 +126,9 @@ typedef struct nnp_plugin_api {
   /** Required. Waits for the stream's work, then destroys it. */
   nnp_status (*stream_destroy)(void* stream);
   /** Required. Waits until all work queued on the stream is done; returns the first error of
-      asynchronous work queued since the last synchronize. */
+      asynchronous work queued since the last synchronize. Must be thread-safe with respect
+      to the stream's other slots: the host calls it from nnp_memcpy() and nnp_free() on any
+      thread (docs/abi.md section 8a). */
   nnp_status (*stream_synchronize)(void* stream);
   /** Required. Copies size_bytes on the stream, in stream order, in the direction `kind`
       (nnp_memcpy_kind). Host memory may be pageable: the plugin stages it as needed and the

@@ -82,7 +82,7 @@ typedef struct nnp_device_props {
   int32_t device_id;       /**< DLDevice.device_id of tensors that live on this device */
   uint64_t memory_bytes;   /**< total memory in bytes (host RAM for CPU devices) */
   int32_t auto_priority;   /**< higher wins when "auto" picks a device: reference 0, cpu 100,
-                                cuda 200 */
+                                cuda 200; negative: never picked (sim -1) */
   int32_t num_threads;     /**< worker threads for CPU devices, multiprocessors for GPUs */
 } nnp_device_props;
 
