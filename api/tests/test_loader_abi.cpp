@@ -1,5 +1,5 @@
 // test_loader_abi.cpp — loader and ABI behaviour of libnnplug, checked with the fixture plugins
-// of conformance/fixtures (each breaks one rule of nnplug_plugin.h): exact load state, status
+// of api/tests/fixtures (each breaks one rule of nnplug_plugin.h): exact load state, status
 // and reason of every fixture; version negotiation (wrong major, older/newer minor, small
 // table); NULL slots; throwing entries; missing dependencies; duplicates; zero devices;
 // device lookup messages; foreign pointers; concurrent default loading from 8 threads.
