@@ -270,12 +270,8 @@ nnp_status op_execute(void* s, int32_t kind, const void* params, size_t n_inputs
 nnp_status stream_set_attribute(void* s, int32_t attribute, int64_t value) {
   return guard([&] {
     stream_of(s);
-    if (attribute != NNP_STREAM_ATTR_ALLOW_TF32)
-      unsupported(format("stream attribute %d is not implemented by the sim backend", attribute));
-    if (value != 0 && value != 1)
-      fail(NNP_STATUS_INVALID_ARGUMENT,
-           format("ALLOW_TF32 takes 0 or 1, got %lld", static_cast<long long>(value)));
     // The reference kernels compute in double: TF32 is accepted and has no effect.
+    kit::accept_stream_attribute(attribute, value, "sim");
   });
 }
 

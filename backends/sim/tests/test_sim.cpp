@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim.hpp"
@@ -86,6 +87,27 @@ bool all_equal(const std::vector<float>& v, float x) {
   return true;
 }
 
+// A sim device and a stream on it (made after the case set the sim's environment); the
+// destructor destroys the stream unless the case did (destroy()).
+struct sim_stream {
+  nnp_device* dev;
+  nnp_stream* s = nullptr;
+  explicit sim_stream(const char* name = "sim:0") : dev(sim_device(name)) {
+    NNP_OK(nnp_stream_create(dev, &s));
+  }
+  ~sim_stream() { nnp_stream_destroy(s); }
+  nnp_status destroy() { return nnp_stream_destroy(std::exchange(s, nullptr)); }
+  // Synchronous copies of a whole vector (nnp_memcpy: no synchronize needed before them).
+  std::vector<float> read(const device_vector& v) {
+    std::vector<float> host(kN, -1.0f);
+    NNP_OK(nnp_memcpy(nullptr, host.data(), v.dev, v.ptr, kN * sizeof(float)));
+    return host;
+  }
+  nnp_status read_async(const device_vector& v, std::vector<float>& host) {
+    return nnp_memcpy_async(s, nullptr, host.data(), v.dev, v.ptr, kN * sizeof(float));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("sim: device memory is not host-addressable and has the accelerator's DLPack type") {
@@ -112,115 +134,84 @@ TEST_CASE("sim: device memory is not host-addressable and has the accelerator's 
 
 TEST_CASE("sim: a stream runs its work in order; results are there after synchronize") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", "200");
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  device_vector v(dev);
-  NNP_OK(fill(s, v, 1.0));
+  sim_stream st;
+  device_vector v(st.dev);
+  NNP_OK(fill(st.s, v, 1.0));
   nnp_scale_params sp{};
   sp.struct_size = sizeof sp;
   sp.alpha = 3.0;
   const DLTensor t = v.tensor();
-  NNP_OK(nnp_scale(s, &sp, &t, &t));
-  NNP_OK(fill(s, v, 2.0));
-  NNP_OK(nnp_scale(s, &sp, &t, &t));
+  NNP_OK(nnp_scale(st.s, &sp, &t, &t));
+  NNP_OK(fill(st.s, v, 2.0));
+  NNP_OK(nnp_scale(st.s, &sp, &t, &t));
   std::vector<float> host(kN, -1.0f);
-  NNP_OK(nnp_memcpy_async(s, nullptr, host.data(), dev, v.ptr, kN * sizeof(float)));
-  NNP_OK(nnp_stream_synchronize(s));
+  NNP_OK(st.read_async(v, host));
+  NNP_OK(nnp_stream_synchronize(st.s));
   CHECK(all_equal(host, 6.0f));
-  NNP_OK(nnp_stream_destroy(s));
 }
 
 TEST_CASE("sim: a missing synchronize reads stale data (the simulator bites)") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", kSlow);
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  device_vector v(dev);
-  NNP_OK(fill(s, v, 7.0));
+  sim_stream st;
+  device_vector v(st.dev);
+  NNP_OK(fill(st.s, v, 7.0));
   std::vector<float> host(kN, -1.0f);
-  NNP_OK(nnp_memcpy_async(s, nullptr, host.data(), dev, v.ptr, kN * sizeof(float)));
+  NNP_OK(st.read_async(v, host));
   CHECK(all_equal(host, -1.0f));  // not yet: the copy is queued behind the fill
-  NNP_OK(nnp_stream_synchronize(s));
+  NNP_OK(nnp_stream_synchronize(st.s));
   CHECK(all_equal(host, 7.0f));
-  NNP_OK(nnp_stream_destroy(s));
 }
 
 TEST_CASE("sim: a host buffer reused before synchronize is read late (the rule matters)") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", kSlow);
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  device_vector v(dev);
+  sim_stream st;
+  device_vector v(st.dev);
   std::vector<float> host(kN, 1.0f);
-  NNP_OK(nnp_memcpy_async(s, dev, v.ptr, nullptr, host.data(), kN * sizeof(float)));
+  NNP_OK(nnp_memcpy_async(st.s, st.dev, v.ptr, nullptr, host.data(), kN * sizeof(float)));
   std::fill(host.begin(), host.end(), 2.0f);  // breaks the rule: the copy has not run yet
-  NNP_OK(nnp_stream_synchronize(s));
-  std::vector<float> back(kN, 0.0f);
-  NNP_OK(nnp_memcpy(nullptr, back.data(), dev, v.ptr, kN * sizeof(float)));
-  CHECK(all_equal(back, 2.0f));
-  NNP_OK(nnp_stream_destroy(s));
+  NNP_OK(nnp_stream_synchronize(st.s));
+  CHECK(all_equal(st.read(v), 2.0f));
 }
 
 TEST_CASE("sim: nnp_memcpy is ordered after the work queued on the device's streams") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", kSlow);
-  nnp_device* dev = sim_device();
-  nnp_stream *s1 = nullptr, *s2 = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s1));
-  NNP_OK(nnp_stream_create(dev, &s2));
-  device_vector a(dev), b(dev);
-  NNP_OK(fill(s1, a, 4.0));
-  NNP_OK(fill(s2, b, 5.0));
-  std::vector<float> host(kN, -1.0f);
-  NNP_OK(nnp_memcpy(nullptr, host.data(), dev, a.ptr, kN * sizeof(float)));  // no synchronize
-  CHECK(all_equal(host, 4.0f));
-  NNP_OK(nnp_memcpy(nullptr, host.data(), dev, b.ptr, kN * sizeof(float)));
-  CHECK(all_equal(host, 5.0f));
+  sim_stream s1, s2;
+  device_vector a(s1.dev), b(s1.dev);
+  NNP_OK(fill(s1.s, a, 4.0));
+  NNP_OK(fill(s2.s, b, 5.0));
+  CHECK(all_equal(s1.read(a), 4.0f));  // no synchronize
+  CHECK(all_equal(s1.read(b), 5.0f));
   // Host to device too: the fill queued before it cannot overwrite the copy afterwards.
-  NNP_OK(fill(s1, a, 8.0));
+  NNP_OK(fill(s1.s, a, 8.0));
   std::vector<float> ones(kN, 1.0f);
-  NNP_OK(nnp_memcpy(dev, a.ptr, nullptr, ones.data(), kN * sizeof(float)));
-  NNP_OK(nnp_stream_synchronize(s1));
-  NNP_OK(nnp_memcpy(nullptr, host.data(), dev, a.ptr, kN * sizeof(float)));
-  CHECK(all_equal(host, 1.0f));
-  NNP_OK(nnp_stream_destroy(s1));
-  NNP_OK(nnp_stream_destroy(s2));
+  NNP_OK(nnp_memcpy(a.dev, a.ptr, nullptr, ones.data(), kN * sizeof(float)));
+  NNP_OK(nnp_stream_synchronize(s1.s));
+  CHECK(all_equal(s1.read(a), 1.0f));
 }
 
 TEST_CASE("sim: copies between two devices and a device mismatch") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", "200");
-  nnp_device* d0 = sim_device("sim:0");
-  nnp_device* d1 = sim_device("sim:1");
-  nnp_stream* s0 = nullptr;
-  NNP_OK(nnp_stream_create(d0, &s0));
-  device_vector a(d0), b(d1);
-  NNP_OK(fill(s0, a, 9.0));
-  NNP_OK(nnp_memcpy(d1, b.ptr, d0, a.ptr, kN * sizeof(float)));
-  std::vector<float> host(kN, -1.0f);
-  NNP_OK(nnp_memcpy(nullptr, host.data(), d1, b.ptr, kN * sizeof(float)));
-  CHECK(all_equal(host, 9.0f));
+  sim_stream s0("sim:0");
+  device_vector a(s0.dev), b(sim_device("sim:1"));
+  NNP_OK(fill(s0.s, a, 9.0));
+  NNP_OK(nnp_memcpy(b.dev, b.ptr, a.dev, a.ptr, kN * sizeof(float)));
+  CHECK(all_equal(s0.read(b), 9.0f));
   // A tensor of sim:1 given to an op on a sim:0 stream: refused before anything is queued.
-  CHECK(fill(s0, b, 1.0) == NNP_STATUS_INVALID_ARGUMENT);
-  NNP_OK(nnp_stream_destroy(s0));
+  CHECK(fill(s0.s, b, 1.0) == NNP_STATUS_INVALID_ARGUMENT);
 }
 
 TEST_CASE("sim: errors of queued work surface at the next synchronize, once") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", "200");
   scoped_env fail_after("NNPLUG_SIM_FAIL_AFTER", "2");
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  device_vector v(dev);
-  NNP_OK(fill(s, v, 1.0));
-  CHECK(fill(s, v, 2.0) == NNP_STATUS_OK);  // fails later, on the worker
-  CHECK(fill(s, v, 3.0) == NNP_STATUS_OK);  // queued behind the failure: never runs
-  CHECK(nnp_stream_synchronize(s) == NNP_STATUS_DEVICE_ERROR);
+  sim_stream st;
+  device_vector v(st.dev);
+  NNP_OK(fill(st.s, v, 1.0));
+  CHECK(fill(st.s, v, 2.0) == NNP_STATUS_OK);  // fails later, on the worker
+  CHECK(fill(st.s, v, 3.0) == NNP_STATUS_OK);  // queued behind the failure: never runs
+  CHECK(nnp_stream_synchronize(st.s) == NNP_STATUS_DEVICE_ERROR);
   CHECK(std::string(nnp_last_error_message()).find("NNPLUG_SIM_FAIL_AFTER") != std::string::npos);
-  NNP_OK(nnp_stream_synchronize(s));  // reported once
-  std::vector<float> host(kN, -1.0f);
-  NNP_OK(nnp_memcpy(nullptr, host.data(), dev, v.ptr, kN * sizeof(float)));
-  CHECK(all_equal(host, 1.0f));  // only the first fill ran
-  NNP_OK(nnp_stream_destroy(s));
+  NNP_OK(nnp_stream_synchronize(st.s));  // reported once
+  CHECK(all_equal(st.read(v), 1.0f));    // only the first fill ran
 }
 
 TEST_CASE(
@@ -228,35 +219,30 @@ TEST_CASE(
     "stream's next synchronize") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", "200");
   scoped_env fail_after("NNPLUG_SIM_FAIL_AFTER", "1");
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  device_vector v(dev);
-  NNP_OK(fill(s, v, 1.0));
+  sim_stream st;
+  device_vector v(st.dev);
+  NNP_OK(fill(st.s, v, 1.0));
   std::vector<float> host(kN, -1.0f);
-  CHECK(nnp_memcpy(nullptr, host.data(), dev, v.ptr, kN * sizeof(float)) ==
+  CHECK(nnp_memcpy(nullptr, host.data(), v.dev, v.ptr, kN * sizeof(float)) ==
         NNP_STATUS_DEVICE_ERROR);
   CHECK(all_equal(host, -1.0f));  // a failed call leaves its output untouched
-  CHECK(nnp_stream_synchronize(s) == NNP_STATUS_DEVICE_ERROR);
-  NNP_OK(nnp_stream_synchronize(s));
-  NNP_OK(nnp_stream_destroy(s));
+  CHECK(nnp_stream_synchronize(st.s) == NNP_STATUS_DEVICE_ERROR);
+  NNP_OK(nnp_stream_synchronize(st.s));
 }
 
 TEST_CASE("sim: nnp_free waits for queued work that uses the memory") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", kSlow);
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  auto* v = new device_vector(dev);
-  NNP_OK(fill(s, *v, 1.0));
-  void* ptr = v->ptr;
-  v->ptr = nullptr;
-  delete v;
+  sim_stream st;
+  void* ptr = nullptr;
+  {
+    device_vector v(st.dev);
+    NNP_OK(fill(st.s, v, 1.0));
+    ptr = std::exchange(v.ptr, nullptr);
+  }
   // The sim refuses (INTERNAL) to free memory that a queued task still uses: OK here proves
   // that libnnplug waited.
-  NNP_OK(nnp_free(dev, ptr));
-  NNP_OK(nnp_stream_synchronize(s));
-  NNP_OK(nnp_stream_destroy(s));
+  NNP_OK(nnp_free(st.dev, ptr));
+  NNP_OK(nnp_stream_synchronize(st.s));
 }
 
 TEST_CASE("sim: the simulator refuses to free memory that queued work still uses") {
@@ -278,14 +264,12 @@ TEST_CASE("sim: the simulator refuses to free memory that queued work still uses
 
 TEST_CASE("sim: nnp_stream_destroy waits for the stream's work") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", kSlow);
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  device_vector v(dev);
-  NNP_OK(fill(s, v, 6.0));
+  sim_stream st;
+  device_vector v(st.dev);
+  NNP_OK(fill(st.s, v, 6.0));
   std::vector<float> host(kN, -1.0f);
-  NNP_OK(nnp_memcpy_async(s, nullptr, host.data(), dev, v.ptr, kN * sizeof(float)));
-  NNP_OK(nnp_stream_destroy(s));
+  NNP_OK(st.read_async(v, host));
+  NNP_OK(st.destroy());
   CHECK(all_equal(host, 6.0f));
 }
 
@@ -308,28 +292,17 @@ TEST_CASE("sim: out of device memory, and auto never picks the simulator") {
 // Last: it shuts the library down.
 TEST_CASE("sim: nnp_shutdown with work in flight, then the library is used again") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", kSlow);
-  nnp_device* dev = sim_device();
-  nnp_stream* s = nullptr;
-  NNP_OK(nnp_stream_create(dev, &s));
-  void* ptr = nullptr;
-  NNP_OK(nnp_malloc(dev, kN * sizeof(float), &ptr));
-  nnp_fill_params p{};
-  p.struct_size = sizeof p;
-  int64_t shape[1] = {kN};
-  DLTensor t{};
-  t.data = ptr;
-  NNP_OK(nnp_device_get_dldevice(dev, &t.device));
-  t.ndim = 1;
-  t.dtype = DLDataType{kDLFloat, 32, 1};
-  t.shape = shape;
-  NNP_OK(nnp_fill(s, &p, &t));
-  NNP_OK(nnp_shutdown());  // waits for the fill, then frees its memory
   {
-    device_vector v(sim_device());
-    std::vector<float> host(kN, 3.0f), back(kN, 0.0f);
-    NNP_OK(nnp_memcpy(v.dev, v.ptr, nullptr, host.data(), kN * sizeof(float)));
-    NNP_OK(nnp_memcpy(nullptr, back.data(), v.dev, v.ptr, kN * sizeof(float)));
-    CHECK(all_equal(back, 3.0f));
+    sim_stream st;
+    device_vector v(st.dev);
+    NNP_OK(fill(st.s, v, 1.0));
+    NNP_OK(nnp_shutdown());  // waits for the fill, then frees its memory and the stream
+    v.ptr = nullptr;         // both handles died with the library: nothing left to release
+    st.s = nullptr;
   }
-  NNP_OK(nnp_shutdown());
+  sim_stream st;
+  device_vector v(st.dev);
+  std::vector<float> host(kN, 3.0f);
+  NNP_OK(nnp_memcpy(v.dev, v.ptr, nullptr, host.data(), kN * sizeof(float)));
+  CHECK(all_equal(st.read(v), 3.0f));
 }

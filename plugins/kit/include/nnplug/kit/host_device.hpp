@@ -60,4 +60,16 @@ inline uint64_t host_memory_bytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
 }
 
+// The stream attributes of a device without TF32 (CPUs, simulators): ALLOW_TF32 takes 0 or 1
+// and changes nothing (float32 math is always full precision, as nnplug.h allows); any other
+// attribute is UNSUPPORTED.
+inline void accept_stream_attribute(int32_t attribute, int64_t value, const char* backend) {
+  if (attribute != NNP_STREAM_ATTR_ALLOW_TF32)
+    unsupported(
+        format("stream attribute %d is not implemented by the %s backend", attribute, backend));
+  if (value != 0 && value != 1)
+    fail(NNP_STATUS_INVALID_ARGUMENT,
+         format("ALLOW_TF32 takes 0 or 1, got %lld", static_cast<long long>(value)));
+}
+
 }  // namespace nnp::kit

@@ -42,15 +42,15 @@
 namespace nnp::kit {
 
 struct host_backend {
-  const char* name;       // the plugin name (libnnplug-<name>.so); devices are "<name>:<i>"
-  const char* version;    // the plugin's version string
-  const op_row* rows;     // the kernel rows (plugin.hpp)
+  const char* name;     // the plugin name (libnnplug-<name>.so); devices are "<name>:<i>"
+  const char* version;  // the plugin's version string
+  const op_row* rows;   // the kernel rows (plugin.hpp)
   size_t n_rows;
-  const char* description;                   // nnp_device_props.description
-  int32_t n_devices = 1;                     // devices this plugin exposes
-  const char* no_device_reason = nullptr;    // get_device_count's reason when n_devices is 0
-  int32_t auto_priority = 0;                 // nnp_device_props.auto_priority
-  uint64_t memory_bytes = 0;                 // 0: the machine's physical memory
+  const char* description;                 // nnp_device_props.description
+  int32_t n_devices = 1;                   // devices this plugin exposes
+  const char* no_device_reason = nullptr;  // get_device_count's reason when n_devices is 0
+  int32_t auto_priority = 0;               // nnp_device_props.auto_priority
+  uint64_t memory_bytes = 0;               // 0: the machine's physical memory
 
   // Optional hooks; nullptr gives the default described above.
   void (*props)(int32_t index, nnp_device_props& props) = nullptr;  // adjusts the defaults
@@ -167,8 +167,7 @@ inline nnp_status stream_synchronize(void* stream) {
 }
 
 template <const host_backend& B>
-nnp_status memcpy_async(void* stream, void* dst, const void* src, size_t size_bytes,
-                        int32_t kind) {
+nnp_status memcpy_async(void* stream, void* dst, const void* src, size_t size_bytes, int32_t kind) {
   return guard([&] {
     if (stream == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
     const auto d = reinterpret_cast<uintptr_t>(dst);
@@ -189,13 +188,7 @@ template <const host_backend& B>
 nnp_status stream_set_attribute(void* stream, int32_t attribute, int64_t value) {
   return guard([&] {
     if (stream == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
-    if (attribute != NNP_STREAM_ATTR_ALLOW_TF32)
-      unsupported(format("stream attribute %d is not implemented by the %s backend", attribute,
-                         B.name));
-    if (value != 0 && value != 1)
-      fail(NNP_STATUS_INVALID_ARGUMENT,
-           format("ALLOW_TF32 takes 0 or 1, got %lld", static_cast<long long>(value)));
-    // No TF32 on a CPU: float32 math is always full precision (the header says: ignored).
+    accept_stream_attribute(attribute, value, B.name);
   });
 }
 
