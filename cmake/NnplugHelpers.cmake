@@ -1,10 +1,16 @@
 # Helpers shared by every nnplug target.
 
-# Warnings are errors on our own code.
+# Warnings are errors on our own code (NNPLUG_WERROR, default ON; OFF for an unknown compiler,
+# e.g. on a GPU machine: scripts/gpu-check.sh).
 add_library(nnplug_warnings INTERFACE)
 target_compile_options(nnplug_warnings INTERFACE
-  $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Werror>
-  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Werror --Werror=all-warnings>)
+  $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+if(NNPLUG_WERROR)
+  target_compile_options(nnplug_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:C,CXX>:-Werror>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Werror --Werror=all-warnings>)
+endif()
 
 # nnplug_add_backend(<name> SOURCES <files...> [LIBRARIES <targets...>])
 # Builds libnnplug-<name>.so as a MODULE into ${NNPLUG_PLUGIN_OUTPUT_DIR}, with hidden

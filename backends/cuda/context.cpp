@@ -1,18 +1,35 @@
-// context.cpp — device discovery (once per process) and the stream object: lazily created
-// cuBLAS/cuDNN handles bound to the stream, grow-only scratch (no allocation per op once warm),
-// and pinned staging so copies from pageable host memory stay asynchronous for the caller.
+// context.cpp — device discovery (once per process), device memory from a stream-ordered pool
+// per device, and the stream object: lazily created cuBLAS/cuDNN handles bound to the stream,
+// grow-only scratch (no allocation per op once warm), and pinned staging so copies from pageable
+// host memory stay asynchronous for the caller.
 #include "context.hpp"
 
+#include "lib_loader.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 namespace nnp::cuda {
 
 namespace {
 
+// The order of the checks decides the reason a machine without devices gets:
+//  1. the driver (cudaGetDeviceCount): no driver, a driver too old, or no GPU → that reason;
+//  2. only then cuBLAS and cuDNN (lib_loader.hpp): a GPU but a library missing → its reason.
+// So a process on a machine without a GPU never maps cuBLAS/cuDNN (hundreds of MiB), and their
+// absence there is not what the user is told. NNPLUG_CUDA_PROBE_LIBRARIES=1 (diagnostics and the
+// tests, docs/cuda-backend.md) opens the libraries first, so their search can be checked on a
+// machine without a GPU: a library missing is then the reason even without a driver.
 device_registry discover() {
   device_registry reg;
+  const bool libraries_first = env_flag("NNPLUG_CUDA_PROBE_LIBRARIES");
+  if (libraries_first) {
+    reg.reason = open_cuda_libraries();
+    if (!reg.reason.empty()) return reg;
+  }
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -23,6 +40,10 @@ device_registry discover() {
   if (count <= 0) {
     reg.reason = "no CUDA-capable device is detected";
     return reg;
+  }
+  if (!libraries_first) {
+    reg.reason = open_cuda_libraries();
+    if (!reg.reason.empty()) return reg;
   }
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop;
@@ -48,11 +69,124 @@ device_registry discover() {
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kStagingChunk = 16 * kMiB;
 
+// ---- device memory -----------------------------------------------------------------------------
+// One per device, set up on first use: a memory pool of our own (so the process-wide default
+// pool's settings, which other libraries may use, stay as they are) that keeps what is freed
+// (release threshold UINT64_MAX: a freed block is reused, not handed back to the driver), and a
+// non-blocking "allocation stream" on which mem_alloc and mem_free queue their operations.
+// Devices without memory-pool support use cudaMalloc / cudaFree.
+struct device_memory {
+  std::once_flag once;
+  cudaError_t init_error = cudaSuccess;
+  cudaMemPool_t pool = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+std::atomic<bool> g_memory_used{false};
+
+device_memory* all_memory() {
+  static const std::unique_ptr<device_memory[]> all(
+      new device_memory[std::max<size_t>(devices().devices.size(), 1)]);
+  return all.get();
+}
+
+void init_memory(int32_t device, device_memory& m) {
+  int supported = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device);
+  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess && supported != 0) {
+    cudaMemPoolProps props;
+    std::memset(&props, 0, sizeof(props));
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    e = cudaMemPoolCreate(&pool, &props);
+    if (e == cudaSuccess) {
+      uint64_t keep_all = UINT64_MAX;
+      e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all);
+      if (e == cudaSuccess)
+        m.pool = pool;
+      else
+        (void)cudaMemPoolDestroy(pool);
+    }
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    m.init_error = e;
+  }
+}
+
+// The memory state of `device` (valid and current).
+device_memory& memory_of(int32_t device) {
+  device_memory& m = all_memory()[device];
+  std::call_once(m.once, [&] { init_memory(device, m); });
+  if (m.init_error != cudaSuccess)
+    throw_cuda(m.init_error, "setting up the device memory pool", __FILE__, __LINE__);
+  g_memory_used.store(true, std::memory_order_release);
+  return m;
+}
+
+// Allocates in `stream`'s order from the pool (or with cudaMalloc). Out of memory, it waits for
+// the device (frees queued on other streams complete), hands the pool's unused memory back to
+// the driver and tries once more. Returns the runtime's status; *p is set on success.
+cudaError_t alloc_on(device_memory& m, size_t bytes, cudaStream_t stream, void** p) {
+  if (m.pool == nullptr) return cudaMalloc(p, bytes);
+  cudaError_t e = cudaMallocFromPoolAsync(p, bytes, m.pool, stream);
+  if (e != cudaErrorMemoryAllocation) return e;
+  (void)cudaGetLastError();
+  e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaMemPoolTrimTo(m.pool, 0);
+  if (e != cudaSuccess) return e;
+  return cudaMallocFromPoolAsync(p, bytes, m.pool, stream);
+}
+
 }  // namespace
 
 const device_registry& devices() {
   static const device_registry reg = discover();
   return reg;
+}
+
+void* device_alloc(int32_t device, size_t bytes) {
+  device_memory& m = memory_of(device);
+  void* p = nullptr;
+  NNP_CUDA_CHECK(alloc_on(m, bytes, m.stream, &p));
+  // Usable on every stream once the allocation stream has reached it (at once when the pool
+  // had the memory; the wait is short either way, and far shorter than a cudaMalloc).
+  if (m.pool != nullptr) {
+    const cudaError_t e = cudaStreamSynchronize(m.stream);
+    if (e != cudaSuccess) {
+      (void)cudaFreeAsync(p, m.stream);
+      NNP_CUDA_CHECK(e);
+    }
+  }
+  return p;
+}
+
+void device_free(int32_t device, void* ptr) {
+  device_memory& m = memory_of(device);
+  if (m.pool == nullptr) {
+    NNP_CUDA_CHECK(cudaFree(ptr));
+    return;
+  }
+  // No device-wide synchronisation: the block goes back to the pool when the allocation stream
+  // reaches this point; the caller guarantees no queued work still uses it.
+  NNP_CUDA_CHECK(cudaFreeAsync(ptr, m.stream));
+}
+
+void trim_device_pools() {
+  if (!g_memory_used.load(std::memory_order_acquire)) return;
+  device_memory* all = all_memory();
+  for (size_t i = 0; i < devices().devices.size(); ++i) {
+    device_memory& m = all[i];
+    if (m.pool == nullptr) continue;
+    if (cudaSetDevice(static_cast<int>(i)) != cudaSuccess ||
+        cudaStreamSynchronize(m.stream) != cudaSuccess ||
+        cudaMemPoolTrimTo(m.pool, 0) != cudaSuccess)
+      (void)cudaGetLastError();
+  }
 }
 
 void use_device(int32_t index) {
@@ -102,22 +236,57 @@ void stream::set_allow_tf32(bool on) {
   // cuDNN's math type is set per convolution descriptor (conv.cpp) from allow_tf32.
 }
 
-void* stream::scratch(int slot, size_t bytes) {
-  if (slot < 0 || slot >= kScratchSlots) fail(NNP_STATUS_INTERNAL, "bad scratch slot");
-  if (bytes == 0) bytes = 1;
-  if (scratch_size_[slot] >= bytes) return scratch_ptr_[slot];
+cudaError_t stream::grow_scratch(int slot, size_t bytes) {
+  device_memory& m = memory_of(device);
   if (scratch_ptr_[slot] != nullptr) {
-    // Queued work may still read the old buffer.
-    NNP_CUDA_CHECK(cudaStreamSynchronize(handle));
-    NNP_CUDA_CHECK(cudaFree(scratch_ptr_[slot]));
+    // Queued work may still read the old buffer: a pool frees it in stream order; cudaFree
+    // needs the stream to be idle first.
+    cudaError_t e = cudaSuccess;
+    if (pool_ != nullptr) {
+      e = cudaFreeAsync(scratch_ptr_[slot], handle);
+    } else {
+      e = cudaStreamSynchronize(handle);
+      if (e == cudaSuccess) e = cudaFree(scratch_ptr_[slot]);
+    }
+    if (e != cudaSuccess) return e;
     scratch_ptr_[slot] = nullptr;
     scratch_size_[slot] = 0;
   }
-  const size_t size = std::max(bytes + bytes / 4, kMiB);
+  pool_ = m.pool;
+  // 1.25x the request (at least 1 MiB) so that slowly growing requests do not reallocate each
+  // time; out of memory, exactly the request.
   void* p = nullptr;
-  NNP_CUDA_CHECK(cudaMalloc(&p, size));
+  size_t size = std::max(bytes + bytes / 4, kMiB);
+  cudaError_t e = alloc_on(m, size, handle, &p);
+  if (e == cudaErrorMemoryAllocation && size > bytes) {
+    (void)cudaGetLastError();
+    size = bytes;
+    e = alloc_on(m, size, handle, &p);
+  }
+  if (e != cudaSuccess) return e;
   scratch_ptr_[slot] = p;
   scratch_size_[slot] = size;
+  return cudaSuccess;
+}
+
+void* stream::try_scratch(int slot, size_t bytes) {
+  if (slot < 0 || slot >= kScratchSlots) fail(NNP_STATUS_INTERNAL, "bad scratch slot");
+  if (bytes == 0) bytes = 1;
+  if (scratch_size_[slot] >= bytes) return scratch_ptr_[slot];
+  const cudaError_t e = grow_scratch(slot, bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  NNP_CUDA_CHECK(e);
+  return scratch_ptr_[slot];
+}
+
+void* stream::scratch(int slot, size_t bytes) {
+  void* p = try_scratch(slot, bytes);
+  if (p == nullptr)
+    fail(NNP_STATUS_OUT_OF_MEMORY,
+         format("out of device memory for %zu bytes of scratch on cuda:%d", bytes, device));
   return p;
 }
 
@@ -202,7 +371,8 @@ void stream::destroy() {
     cudnn_ = nullptr;
   }
   for (int i = 0; i < kScratchSlots; ++i) {
-    if (scratch_ptr_[i] != nullptr) keep(cudaFree(scratch_ptr_[i]));
+    if (scratch_ptr_[i] != nullptr)
+      keep(pool_ != nullptr ? cudaFreeAsync(scratch_ptr_[i], handle) : cudaFree(scratch_ptr_[i]));
     scratch_ptr_[i] = nullptr;
     scratch_size_[i] = 0;
   }

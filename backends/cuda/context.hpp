@@ -4,6 +4,10 @@
 // (created on first use, bound to the stream), grow-only device scratch buffers (library
 // workspace and temporaries), and a pinned staging buffer for copies from pageable host memory.
 // One stream is used by one thread at a time (nnplug_plugin.h), so a stream needs no lock.
+//
+// Device memory (mem_alloc, scratch) comes from one stream-ordered memory pool per device that
+// keeps freed memory (release threshold UINT64_MAX): cudaMallocFromPoolAsync / cudaFreeAsync,
+// never the device-synchronising cudaFree (docs/cuda-backend.md, "Memory").
 #pragma once
 
 #include "errors.hpp"
@@ -17,7 +21,8 @@
 
 namespace nnp::cuda {
 
-// Devices found once per process by cudaGetDeviceCount / cudaGetDeviceProperties.
+// Devices found once per process: the driver's GPUs (cudaGetDeviceCount, cudaGetDeviceProperties)
+// when cuBLAS and cuDNN could be opened (lib_loader.hpp); else none, with the reason.
 struct device_info {
   std::string name;         // "cuda:<i>"
   std::string description;  // cudaDeviceProp::name
@@ -27,17 +32,25 @@ struct device_info {
 };
 struct device_registry {
   std::vector<device_info> devices;
-  const char* reason = nullptr;  // why there are no devices (static string of the runtime)
+  std::string reason;  // why there are no devices (empty when there are some)
 };
 const device_registry& devices();
 // Throws INVALID_ARGUMENT unless 0 <= index < number of devices; then makes it current.
 void use_device(int32_t index);
 
+// Device memory of mem_alloc: from the device's pool, ready for any stream when it returns.
+void* device_alloc(int32_t device, size_t bytes);
+// Returns memory of device_alloc to the pool. The memory must be idle (libnnplug synchronises
+// the device's streams first); the free is queued on the device's allocation stream.
+void device_free(int32_t device, void* ptr);
+// Hands the cached memory of every pool back to the driver (plugin shutdown).
+void trim_device_pools();
+
 // Scratch slots of a stream; one op may use several at once, each for one purpose.
 enum scratch_slot : int {
   kScratchWorkspace = 0,  // cuDNN workspace
   kScratchTemp0 = 1,      // temporary tensors (padded input, per-row partials, ...)
-  kScratchTemp1 = 2,
+  kScratchTemp1 = 2,      // more temporaries (conv2d: float32 copies of 16-bit operands)
   kScratchSlots = 3
 };
 
@@ -52,6 +65,9 @@ struct stream {
   // A device buffer of at least `bytes` for `slot` (grow-only; growing waits for the stream
   // so no queued work still uses the old buffer). Valid until the next call for that slot.
   void* scratch(int slot, size_t bytes);
+  // As scratch, but NULL instead of an OUT_OF_MEMORY error (the caller has another way, e.g. an
+  // algorithm with a smaller workspace).
+  void* try_scratch(int slot, size_t bytes);
   void set_allow_tf32(bool on);
   // Copies in stream order; pageable host memory is staged through pinned memory.
   void memcpy_async(void* dst, const void* src, size_t bytes, int32_t kind);
@@ -63,10 +79,13 @@ struct stream {
   cudnnHandle_t cudnn_ = nullptr;
   void* scratch_ptr_[kScratchSlots] = {};
   size_t scratch_size_[kScratchSlots] = {};
-  void* staging_ = nullptr;  // pinned host buffer
+  cudaMemPool_t pool_ = nullptr;  // the pool scratch comes from (NULL: cudaMalloc, no pools)
+  void* staging_ = nullptr;       // pinned host buffer
   size_t staging_size_ = 0;
   cudaEvent_t staging_free_ = nullptr;  // recorded after the last DMA out of staging_
   bool host_is_pinned(const void* p) const;
+  // cudaSuccess, cudaErrorMemoryAllocation, or another error (thrown by the callers).
+  cudaError_t grow_scratch(int slot, size_t bytes);
 };
 
 stream* create_stream(int32_t device);

@@ -1,9 +1,18 @@
 // conv.cpp — 2-D convolution forward, backward-data and backward-filter through cuDNN's
 // convolution API (cross-correlation, dilation, groups), float32/float16/bfloat16 with float32
 // accumulation; backward-bias is our channel reduction (reduce.cu). Speed comes from cuDNN's
-// algorithm choice: heuristics (cudnnGet*Algorithm_v7) once per shape, cached in a map keyed by
-// shape, params, dtype and math mode (a candidate cuDNN then refuses with NOT_SUPPORTED is
-// skipped for the next); the workspace is the stream's grow-only scratch.
+// algorithm choice: heuristics (cudnnGet*Algorithm_v7) on the first call of a shape; the
+// candidates are tried in cuDNN's order, and one that cuDNN refuses (NOT_SUPPORTED, BAD_PARAM) or
+// whose workspace does not fit in memory is skipped for the next. The first that runs becomes the
+// shape's *plan* — descriptors, algorithm, math type, workspace size — cached in a process-wide
+// map keyed by kind, dtype, math mode, device and every shape and parameter, so a later call
+// creates no descriptor and asks cuDNN nothing before running. The workspace is the stream's
+// grow-only scratch.
+// 16-bit fallback: cuDNN's legacy API may refuse a float16/bfloat16 convolution (e.g. grouped or
+// dilated backward-filter) only when asked to run it, after op_supported said yes. Then the
+// operands are converted to float32 in scratch, the convolution runs in float32 (tensor-op math
+// allowed: 16-bit values are exact in TF32) and the result is converted back; the plan remembers
+// it.
 // cuDNN has only symmetric padding: an asymmetric call zero-pads x explicitly into scratch
 // (forward, backward-filter) or computes the padded dx in scratch and crops it (backward-data).
 // TF32: float32 uses CUDNN_FMA_MATH unless the stream allows TF32.
@@ -12,7 +21,9 @@
 #include <array>
 #include <climits>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace nnp::cuda {
@@ -58,27 +69,62 @@ struct conv_desc : cudnn_descriptor<cudnnConvolutionDescriptor_t, cudnnCreateCon
   }
 };
 
-// ---- algorithm cache ----------------------------------------------------------------------------
-using algo_key = std::array<int64_t, 20>;
+// ---- plans -------------------------------------------------------------------------------------
 struct algo_choice {
   int algo;
   cudnnMathType_t math;
 };
-std::mutex g_cache_mutex;
-std::map<algo_key, algo_choice> g_cache;
 
 constexpr size_t kMaxWorkspace = size_t{1} << 30;  // skip algorithms that want more than 1 GiB
 
-bool find_cached(const algo_key& k, algo_choice* out) {
-  std::lock_guard<std::mutex> lock(g_cache_mutex);
-  auto it = g_cache.find(k);
-  if (it == g_cache.end()) return false;
-  *out = it->second;
-  return true;
+cudnnDataType_t cudnn_type(elem t) {
+  return float_code(t, CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, "conv2d");
 }
-void store_cached(const algo_key& k, const algo_choice& c) {
-  std::lock_guard<std::mutex> lock(g_cache_mutex);
-  g_cache[k] = c;
+
+size_t elem_size(elem t) { return t == elem::f32 ? 4 : 2; }
+
+// What cuDNN sees of one call: x [N, C, Hc, Wc] (padded explicitly when the padding is
+// asymmetric), w [K, C/groups, R, S], y [N, K, P, Q], symmetric padding pad_h / pad_w.
+struct conv_geom {
+  int64_t N, C, Hc, Wc, K, R, S, P, Q;
+  int pad_h, pad_w;
+  nnp_conv2d_params p;
+};
+
+// A convolution ready to run: descriptors in the compute type, the algorithm, whose math type is
+// set on cd, and its workspace size. Immutable once in the cache (cuDNN descriptors are only read
+// by the calls that use them), so streams on any thread share it.
+struct conv_plan {
+  elem compute;  // the operands' type, or float32 for the 16-bit fallback
+  tensor_desc xd;
+  filter_desc wd;
+  tensor_desc yd;
+  conv_desc cd;
+  int algo = 0;
+  size_t ws_size = 0;
+
+  conv_plan(const conv_geom& g, elem ct, cudnnMathType_t math)
+      : compute(ct),
+        xd(cudnn_type(ct), g.N, g.C, g.Hc, g.Wc),
+        wd(cudnn_type(ct), g.K, g.C / g.p.groups, g.R, g.S),
+        yd(cudnn_type(ct), g.N, g.K, g.P, g.Q),
+        cd(g.pad_h, g.pad_w, g.p) {
+    NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, math));
+  }
+};
+
+using plan_key = std::array<int64_t, 20>;
+std::mutex g_plans_mutex;
+std::map<plan_key, std::shared_ptr<const conv_plan>> g_plans;
+
+std::shared_ptr<const conv_plan> find_plan(const plan_key& k) {
+  std::lock_guard<std::mutex> lock(g_plans_mutex);
+  auto it = g_plans.find(k);
+  return it == g_plans.end() ? nullptr : it->second;
+}
+void store_plan(const plan_key& k, std::shared_ptr<const conv_plan> plan) {
+  std::lock_guard<std::mutex> lock(g_plans_mutex);
+  g_plans[k] = std::move(plan);
 }
 
 // The usable heuristic results in cuDNN's order of preference: succeeded, within the workspace
@@ -97,11 +143,12 @@ std::vector<algo_choice> usable(const Perf* perf, int n, bool strict_fp32) {
   return out;
 }
 
-bool is_not_supported(cudnnStatus_t st) { return static_cast<int>(st) / 1000 == 3; }
-
-cudnnDataType_t cudnn_type(elem t) {
-  return float_code(t, CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, "conv2d");
+// cuDNN declines this configuration (BAD_PARAM 2xxx, NOT_SUPPORTED 3xxx): try something else.
+bool is_refusal(cudnnStatus_t st) {
+  const int group = static_cast<int>(st) / 1000;
+  return group == 2 || group == 3;
 }
+bool is_out_of_memory(cudnnStatus_t st) { return status_of(st) == NNP_STATUS_OUT_OF_MEMORY; }
 
 void check_int(const DLTensor& t, const char* what) {
   if (numel(t) > INT_MAX)
@@ -109,73 +156,233 @@ void check_int(const DLTensor& t, const char* what) {
                        static_cast<long long>(numel(t))));
 }
 
-// One convolution call with its descriptors and device pointers, ready to run with any
-// algorithm.
-struct conv_call {
-  int32_t kind;
-  cudnnHandle_t h;
-  const tensor_desc* xd;
-  const filter_desc* wd;
-  const tensor_desc* yd;
-  const conv_desc* cd;
-  const void* x;  // forward, backward-filter
-  const void* w;  // forward, backward-data
-  const void* y;  // backward-data, backward-filter (dy)
-  void* out;      // y, dx or dw
-
-  std::vector<algo_choice> candidates(bool strict_fp32) const {
-    int returned = 0;
-    if (kind == NNP_OP_CONV2D_FORWARD) {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      NNP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-          h, xd->d, wd->d, cd->d, yd->d, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-      return usable(perf, returned, strict_fp32);
-    }
-    if (kind == NNP_OP_CONV2D_BACKWARD_DATA) {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-          h, wd->d, yd->d, cd->d, xd->d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
-      return usable(perf, returned, strict_fp32);
-    }
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    NNP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-        h, xd->d, yd->d, cd->d, wd->d, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf));
-    return usable(perf, returned, strict_fp32);
-  }
-
-  // Sets the math type, sizes the workspace and queues the convolution; returns cuDNN's status
-  // (NOT_SUPPORTED lets the caller try the next algorithm).
-  cudnnStatus_t run(stream& s, const algo_choice& a) const {
-    cudnnStatus_t st = cudnnSetConvolutionMathType(cd->d, a.math);
-    if (st != CUDNN_STATUS_SUCCESS) return st;
-    size_t ws_size = 0;
-    if (kind == NNP_OP_CONV2D_FORWARD)
-      st = cudnnGetConvolutionForwardWorkspaceSize(
-          h, xd->d, wd->d, cd->d, yd->d, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &ws_size);
-    else if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
-      st = cudnnGetConvolutionBackwardDataWorkspaceSize(
-          h, wd->d, yd->d, cd->d, xd->d, static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo),
-          &ws_size);
-    else
-      st = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          h, xd->d, yd->d, cd->d, wd->d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo),
-          &ws_size);
-    if (st != CUDNN_STATUS_SUCCESS) return st;
-    void* ws = ws_size > 0 ? s.scratch(kScratchWorkspace, ws_size) : nullptr;
-    const float one = 1.0f, zero = 0.0f;
-    if (kind == NNP_OP_CONV2D_FORWARD)
-      return cudnnConvolutionForward(h, &one, xd->d, x, wd->d, w, cd->d,
-                                     static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), ws, ws_size,
-                                     &zero, yd->d, out);
-    if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
-      return cudnnConvolutionBackwardData(h, &one, wd->d, w, yd->d, y, cd->d,
-                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo), ws,
-                                          ws_size, &zero, xd->d, out);
-    return cudnnConvolutionBackwardFilter(h, &one, xd->d, x, yd->d, y, cd->d,
-                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo), ws,
-                                          ws_size, &zero, wd->d, out);
-  }
+// Device pointers of one call as cuDNN sees them (compute type, padded x).
+struct conv_operands {
+  const void* x = nullptr;  // forward, backward-filter
+  const void* w = nullptr;  // forward, backward-data
+  const void* y = nullptr;  // backward-data, backward-filter (dy)
+  void* out = nullptr;      // y, dx (padded when asymmetric) or dw
+  void* out32 = nullptr;    // float32 fallback: the unpadded float32 result, converted back last
 };
+
+// The call in nnplug's terms.
+struct conv_args {
+  int32_t kind;
+  elem t;  // the operands' type
+  bool symmetric;
+  const DLTensor* x;  // [N, C, H, W]
+  const DLTensor* w;  // [K, C/g, R, S]
+  const DLTensor* y;  // [N, K, P, Q]
+  int64_t H, W;
+  nnp_conv2d_params p;
+  conv_geom g;
+};
+
+size_t align256(size_t n) { return (n + 255) & ~size_t{255}; }
+
+// Queues what the compute type ct needs before cuDNN runs: float32 copies of the inputs (ct
+// differs from the operands' type) in kScratchTemp1, the explicitly padded x in kScratchTemp0;
+// returns the pointers cuDNN works on.
+conv_operands stage(stream& s, const conv_args& a, elem ct) {
+  const bool convert = ct != a.t;
+  const conv_geom& g = a.g;
+  const int64_t nx = numel(*a.x), nw = numel(*a.w), ny = numel(*a.y);
+  const int64_t nx_padded = g.N * g.C * g.Hc * g.Wc;
+  char* f32 = nullptr;
+  size_t used = 0;
+  if (convert)  // room for each of x, w, y once, whichever are inputs or the output
+    f32 = static_cast<char*>(s.scratch(kScratchTemp1, align256(static_cast<size_t>(nx) * 4) +
+                                                          align256(static_cast<size_t>(nw) * 4) +
+                                                          align256(static_cast<size_t>(ny) * 4)));
+  auto take = [&](int64_t n) {
+    void* p = f32 + used;
+    used += align256(static_cast<size_t>(n) * 4);
+    return p;
+  };
+  auto input = [&](const DLTensor& t) -> const void* {
+    if (!convert) return data_ptr<const void>(t);
+    void* p = take(numel(t));
+    launch_cast(s, a.t, data_ptr<const void>(t), elem::f32, p, numel(t));
+    return p;
+  };
+  auto padded = [&](const void* x) -> const void* {
+    if (a.symmetric) return x;
+    void* xp = s.scratch(kScratchTemp0, static_cast<size_t>(nx_padded) * elem_size(ct));
+    launch_pad2d(s, ct, x, xp, g.N * g.C, a.H, a.W, a.p.pad_top, a.p.pad_bottom, a.p.pad_left,
+                 a.p.pad_right);
+    return xp;
+  };
+  conv_operands o;
+  switch (a.kind) {
+    case NNP_OP_CONV2D_FORWARD:
+      o.x = padded(input(*a.x));
+      o.w = input(*a.w);
+      o.out = convert ? (o.out32 = take(ny)) : data_ptr<void>(*a.y);
+      break;
+    case NNP_OP_CONV2D_BACKWARD_FILTER:
+      o.x = padded(input(*a.x));
+      o.y = input(*a.y);
+      o.out = convert ? (o.out32 = take(nw)) : data_ptr<void>(*a.w);
+      break;
+    default:  // backward data
+      o.w = input(*a.w);
+      o.y = input(*a.y);
+      if (convert) o.out32 = take(nx);
+      o.out = !a.symmetric
+                  ? s.scratch(kScratchTemp0, static_cast<size_t>(nx_padded) * elem_size(ct))
+                  : (convert ? o.out32 : data_ptr<void>(*a.x));
+      break;
+  }
+  return o;
+}
+
+// Queues what follows cuDNN: the crop of the padded dx, the conversion back from float32.
+void finish(stream& s, const conv_args& a, elem ct, const conv_operands& o) {
+  const bool convert = ct != a.t;
+  void* result = o.out;
+  if (a.kind == NNP_OP_CONV2D_BACKWARD_DATA && !a.symmetric) {
+    void* dst = convert ? o.out32 : data_ptr<void>(*a.x);
+    launch_crop2d(s, ct, o.out, dst, a.g.N * a.g.C, a.H, a.W, a.p.pad_top, a.p.pad_bottom,
+                  a.p.pad_left, a.p.pad_right);
+    result = dst;
+  }
+  if (convert) {
+    const DLTensor& out = a.kind == NNP_OP_CONV2D_FORWARD         ? *a.y
+                          : a.kind == NNP_OP_CONV2D_BACKWARD_DATA ? *a.x
+                                                                  : *a.w;
+    launch_cast(s, elem::f32, result, a.t, data_ptr<void>(out), numel(out));
+  }
+}
+
+cudnnStatus_t workspace_size(cudnnHandle_t h, int32_t kind, const conv_plan& pl, int algo,
+                             size_t* ws) {
+  if (kind == NNP_OP_CONV2D_FORWARD)
+    return cudnnGetConvolutionForwardWorkspaceSize(
+        h, pl.xd.d, pl.wd.d, pl.cd.d, pl.yd.d, static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws);
+  if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(
+        h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo),
+        ws);
+  return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+      h, pl.xd.d, pl.yd.d, pl.cd.d, pl.wd.d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo),
+      ws);
+}
+
+// Queues the convolution with `algo` (its math type already set on pl.cd); cuDNN's status.
+cudnnStatus_t execute(cudnnHandle_t h, int32_t kind, const conv_plan& pl, int algo, void* ws,
+                      size_t ws_size, const conv_operands& o) {
+  const float one = 1.0f, zero = 0.0f;
+  if (kind == NNP_OP_CONV2D_FORWARD)
+    return cudnnConvolutionForward(h, &one, pl.xd.d, o.x, pl.wd.d, o.w, pl.cd.d,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, ws_size, &zero,
+                                   pl.yd.d, o.out);
+  if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
+    return cudnnConvolutionBackwardData(h, &one, pl.wd.d, o.w, pl.yd.d, o.y, pl.cd.d,
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws,
+                                        ws_size, &zero, pl.xd.d, o.out);
+  return cudnnConvolutionBackwardFilter(h, &one, pl.xd.d, o.x, pl.yd.d, o.y, pl.cd.d,
+                                        static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws,
+                                        ws_size, &zero, pl.wd.d, o.out);
+}
+
+// cuDNN's heuristic candidates for pl; *st is the heuristics' status.
+std::vector<algo_choice> candidates(cudnnHandle_t h, int32_t kind, const conv_plan& pl,
+                                    bool strict_fp32, cudnnStatus_t* st) {
+  int returned = 0;
+  if (kind == NNP_OP_CONV2D_FORWARD) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    *st = cudnnGetConvolutionForwardAlgorithm_v7(h, pl.xd.d, pl.wd.d, pl.cd.d, pl.yd.d,
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf);
+    return *st == CUDNN_STATUS_SUCCESS ? usable(perf, returned, strict_fp32)
+                                       : std::vector<algo_choice>{};
+  }
+  if (kind == NNP_OP_CONV2D_BACKWARD_DATA) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    *st = cudnnGetConvolutionBackwardDataAlgorithm_v7(h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d,
+                                                      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                      &returned, perf);
+    return *st == CUDNN_STATUS_SUCCESS ? usable(perf, returned, strict_fp32)
+                                       : std::vector<algo_choice>{};
+  }
+  cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  *st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, pl.xd.d, pl.yd.d, pl.cd.d, pl.wd.d,
+                                                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                      &returned, perf);
+  return *st == CUDNN_STATUS_SUCCESS ? usable(perf, returned, strict_fp32)
+                                     : std::vector<algo_choice>{};
+}
+
+// What the search met, for the error message when nothing ran.
+struct search_log {
+  size_t tried = 0;
+  bool out_of_memory = false;
+  std::string last = "no candidate";
+};
+
+const char* kind_call(int32_t kind) {
+  return kind == NNP_OP_CONV2D_FORWARD         ? "cudnnConvolutionForward"
+         : kind == NNP_OP_CONV2D_BACKWARD_DATA ? "cudnnConvolutionBackwardData"
+                                               : "cudnnConvolutionBackwardFilter";
+}
+
+// Runs the convolution on o with the first of cuDNN's candidates for pl that works, and records
+// it in pl (algorithm, math type on pl.cd, workspace size). Refusals and out-of-memory (for the
+// workspace, or inside cuDNN) move on to the next candidate; other errors are thrown. Returns
+// false when none ran.
+bool search_and_run(stream& s, int32_t kind, conv_plan& pl, bool strict_fp32,
+                    const conv_operands& o, search_log* log) {
+  cudnnHandle_t h = s.dnn();
+  cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+  const std::vector<algo_choice> cands = candidates(h, kind, pl, strict_fp32, &st);
+  if (st != CUDNN_STATUS_SUCCESS) {
+    if (!is_refusal(st)) throw_cudnn(st, "cudnnGetConvolution*Algorithm_v7", __FILE__, __LINE__);
+    log->last = format("heuristics: %s", cudnnGetErrorString(st));
+    return false;
+  }
+  for (const algo_choice& c : cands) {
+    ++log->tried;
+    st = cudnnSetConvolutionMathType(pl.cd.d, c.math);
+    size_t ws_size = 0;
+    if (st == CUDNN_STATUS_SUCCESS) st = workspace_size(h, kind, pl, c.algo, &ws_size);
+    if (st == CUDNN_STATUS_SUCCESS) {
+      void* ws = ws_size > 0 ? s.try_scratch(kScratchWorkspace, ws_size) : nullptr;
+      if (ws_size > 0 && ws == nullptr) {
+        log->out_of_memory = true;
+        log->last =
+            format("algorithm %d: out of memory for its %zu-byte workspace", c.algo, ws_size);
+        continue;
+      }
+      st = execute(h, kind, pl, c.algo, ws, ws_size, o);
+      if (st == CUDNN_STATUS_SUCCESS) {
+        pl.algo = c.algo;
+        pl.ws_size = ws_size;
+        return true;
+      }
+    }
+    if (is_out_of_memory(st)) {
+      log->out_of_memory = true;
+    } else if (!is_refusal(st)) {
+      throw_cudnn(st, kind_call(kind), __FILE__, __LINE__);
+    }
+    log->last = format("algorithm %d: %s", c.algo, cudnnGetErrorString(st));
+  }
+  return false;
+}
+
+// A plan for compute type ct, or NULL (with the reason in log) when cuDNN refuses even the
+// descriptors of a 16-bit type.
+std::shared_ptr<conv_plan> new_plan(const conv_geom& g, elem ct, cudnnMathType_t math,
+                                    search_log* log) {
+  try {
+    return std::make_shared<conv_plan>(g, ct, math);
+  } catch (const nnp::error& e) {
+    if (ct == elem::f32 ||
+        (e.status() != NNP_STATUS_UNSUPPORTED && e.status() != NNP_STATUS_INVALID_ARGUMENT))
+      throw;
+    log->last = e.what();
+    return nullptr;
+  }
+}
 
 }  // namespace
 
@@ -228,46 +435,14 @@ void op_conv2d(stream& s, const op_call& c) {
   const int pad_h = symmetric ? p.pad_top : 0, pad_w = symmetric ? p.pad_left : 0;
   if (N * C * Hc * Wc > INT_MAX) unsupported("conv2d: padded input exceeds cuDNN's 32-bit limit");
 
-  const cudnnDataType_t dt = cudnn_type(t);
+  const conv_args a{
+      c.kind, t, symmetric, x, w,
+      y,      H, W,         p, conv_geom{N, C, Hc, Wc, K, R, S, P, Q, pad_h, pad_w, p}};
   const bool strict_fp32 = t == elem::f32 && !s.allow_tf32;
   const cudnnMathType_t math_request =
       t == elem::f32 ? (s.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
   cudnnHandle_t h = s.dnn();
-  const tensor_desc xd(dt, N, C, Hc, Wc);
-  const filter_desc wd(dt, K, C / p.groups, R, S);
-  const tensor_desc yd(dt, N, K, P, Q);
-  const conv_desc cd(pad_h, pad_w, p);
-  NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, math_request));
-
-  // The padded x (or padded dx) lives in scratch when padding is asymmetric.
-  void* xpad = nullptr;
-  if (!symmetric) xpad = s.scratch(kScratchTemp0, static_cast<size_t>(N * C * Hc * Wc) * es);
-  conv_call call{c.kind, h, &xd, &wd, &yd, &cd, nullptr, nullptr, nullptr, nullptr};
-  switch (c.kind) {
-    case NNP_OP_CONV2D_FORWARD:
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-      call.x = data_ptr<const void>(*x);
-      if (!symmetric) {
-        launch_pad2d(s, t, call.x, xpad, N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left,
-                     p.pad_right);
-        call.x = xpad;
-      }
-      if (c.kind == NNP_OP_CONV2D_FORWARD) {
-        call.w = data_ptr<const void>(*w);
-        call.out = data_ptr<void>(*y);
-      } else {
-        call.y = data_ptr<const void>(*y);
-        call.out = data_ptr<void>(*w);
-      }
-      break;
-    default:  // backward data
-      call.w = data_ptr<const void>(*w);
-      call.y = data_ptr<const void>(*y);
-      call.out = symmetric ? data_ptr<void>(*x) : xpad;
-      break;
-  }
-
-  const algo_key key = {c.kind,
+  const plan_key key = {c.kind,
                         static_cast<int64_t>(t),
                         s.allow_tf32 ? 1 : 0,
                         s.device,
@@ -287,40 +462,62 @@ void op_conv2d(stream& s, const op_call& c) {
                         p.dilation_h,
                         p.dilation_w,
                         p.groups};
-  algo_choice chosen{};
-  if (find_cached(key, &chosen)) {
-    NNP_CUDNN_CHECK(call.run(s, chosen));
-  } else {
-    // First call of this shape: the heuristics' candidates in order; an algorithm cuDNN then
-    // refuses (NOT_SUPPORTED) is skipped, the first that runs is cached.
-    const std::vector<algo_choice> cands = call.candidates(strict_fp32);
-    cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
-    bool ran = false;
-    for (const algo_choice& a : cands) {
-      last = call.run(s, a);
-      if (last == CUDNN_STATUS_SUCCESS) {
-        store_cached(key, a);
-        ran = true;
-        break;
-      }
-      if (!is_not_supported(last)) NNP_CUDNN_CHECK(last);
+
+  bool done = false;
+  bool keep_plan = true;
+  if (std::shared_ptr<const conv_plan> plan = find_plan(key)) {
+    // The shape's plan: no descriptor to create, no question to cuDNN before running.
+    const conv_operands o = stage(s, a, plan->compute);
+    void* ws = plan->ws_size > 0 ? s.try_scratch(kScratchWorkspace, plan->ws_size) : nullptr;
+    cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    if (plan->ws_size == 0 || ws != nullptr)
+      st = execute(h, c.kind, *plan, plan->algo, ws, plan->ws_size, o);
+    if (st == CUDNN_STATUS_SUCCESS) {
+      finish(s, a, plan->compute, o);
+      done = true;
+    } else if (is_out_of_memory(st) || is_refusal(st)) {
+      // No memory for its workspace now, or refused for these pointers (alignment): search
+      // again for this call, and keep the cached plan for the next.
+      keep_plan = false;
+    } else {
+      throw_cudnn(st, kind_call(c.kind), __FILE__, __LINE__);
     }
-    if (!ran)
-      unsupported(
-          format("conv2d: cuDNN has no algorithm for x [%lld, %lld, %lld, %lld], "
-                 "w [%lld, %lld, %lld, %lld], groups %d, %s (%zu candidates; last: %s)",
-                 static_cast<long long>(N), static_cast<long long>(C), static_cast<long long>(H),
-                 static_cast<long long>(W), static_cast<long long>(K),
-                 static_cast<long long>(C / p.groups), static_cast<long long>(R),
-                 static_cast<long long>(S), p.groups, dtype_name(out.dtype).c_str(), cands.size(),
-                 cudnnGetErrorString(last)));
+  }
+  if (!done) {
+    // First call of this shape: cuDNN's candidates in order, in the operands' type; for 16-bit
+    // types, when cuDNN runs none of them, in float32 (see the top of the file).
+    search_log log;
+    elem ct = t;
+    std::shared_ptr<conv_plan> plan = new_plan(a.g, t, math_request, &log);
+    conv_operands o;
+    bool ran = false;
+    if (plan != nullptr) {
+      o = stage(s, a, t);
+      ran = search_and_run(s, c.kind, *plan, strict_fp32, o, &log);
+    }
+    if (!ran && t != elem::f32) {
+      ct = elem::f32;
+      plan = new_plan(a.g, elem::f32, CUDNN_DEFAULT_MATH, &log);
+      o = stage(s, a, elem::f32);
+      ran = search_and_run(s, c.kind, *plan, /*strict_fp32=*/false, o, &log);
+    }
+    if (!ran) {
+      const std::string what = format(
+          "conv2d: cuDNN ran no algorithm for x [%lld, %lld, %lld, %lld], "
+          "w [%lld, %lld, %lld, %lld], groups %d, %s%s (%zu tried; last: %s)",
+          static_cast<long long>(N), static_cast<long long>(C), static_cast<long long>(H),
+          static_cast<long long>(W), static_cast<long long>(K),
+          static_cast<long long>(C / p.groups), static_cast<long long>(R),
+          static_cast<long long>(S), p.groups, dtype_name(out.dtype).c_str(),
+          t != elem::f32 ? " (also in float32)" : "", log.tried, log.last.c_str());
+      fail(log.out_of_memory ? NNP_STATUS_OUT_OF_MEMORY : NNP_STATUS_UNSUPPORTED, what);
+    }
+    if (keep_plan) store_plan(key, plan);
+    finish(s, a, ct, o);
   }
 
   if (c.kind == NNP_OP_CONV2D_FORWARD && c.in(2) != nullptr)
     launch_bias_add(s, t, data_ptr<void>(*y), data_ptr<const void>(*c.in(2)), N, K, P * Q);
-  if (c.kind == NNP_OP_CONV2D_BACKWARD_DATA && !symmetric)
-    launch_crop2d(s, t, xpad, data_ptr<void>(*x), N * C, H, W, p.pad_top, p.pad_bottom, p.pad_left,
-                  p.pad_right);
 }
 
 }  // namespace nnp::cuda

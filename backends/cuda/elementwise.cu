@@ -331,8 +331,8 @@ void op_clip(stream& s, const op_call& c) {
   if (n == 0) return;
   dispatch_float(elem_of(y.dtype), [&](auto tg) {
     using T = typename decltype(tg)::type;
-    clip_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const T>(*c.in(0)),
-                                                         data_ptr<T>(y), n, lo, hi);
+    clip_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const T>(*c.in(0)), data_ptr<T>(y),
+                                                        n, lo, hi);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }
@@ -420,6 +420,19 @@ void op_transpose(stream& s, const op_call& c) {
   launch_strided_copy(s, dtype_size(y.dtype), data_ptr<const void>(x), data_ptr<void>(y), n, sh);
 }
 
+void launch_cast(stream& s, elem tx, const void* x, elem ty, void* y, int64_t n) {
+  if (n == 0) return;
+  dispatch_any_float(tx, [&](auto tin) {
+    using From = typename decltype(tin)::type;
+    dispatch_any_float(ty, [&](auto tout) {
+      using To = typename decltype(tout)::type;
+      cast_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(static_cast<const From*>(x),
+                                                          static_cast<To*>(y), n);
+    });
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
 void op_cast(stream& s, const op_call& c) {
   const DLTensor& x = *c.in(0);
   const DLTensor& y = *c.out(0);
@@ -432,15 +445,7 @@ void op_cast(stream& s, const op_call& c) {
                                    cudaMemcpyDeviceToDevice, s.handle));
     return;
   }
-  dispatch_any_float(tx, [&](auto tin) {
-    using From = typename decltype(tin)::type;
-    dispatch_any_float(ty, [&](auto tout) {
-      using To = typename decltype(tout)::type;
-      cast_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const From>(x), data_ptr<To>(y),
-                                                          n);
-    });
-  });
-  NNP_CUDA_CHECK_LAUNCH();
+  launch_cast(s, tx, data_ptr<const void>(x), ty, data_ptr<void>(y), n);
 }
 
 }  // namespace nnp::cuda

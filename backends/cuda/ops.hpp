@@ -73,6 +73,8 @@ void launch_pad2d(stream& s, elem t, const void* x, void* xp, int64_t nc, int64_
 // Crops x [NC, H + top + bottom, W + left + right] to y [NC, H, W] (inverse of pad2d).
 void launch_crop2d(stream& s, elem t, const void* xp, void* y, int64_t nc, int64_t h, int64_t w,
                    int64_t top, int64_t bottom, int64_t left, int64_t right);
+// y[i] = x[i] converted from tx to ty (float types; round to nearest even), n elements.
+void launch_cast(stream& s, elem tx, const void* x, elem ty, void* y, int64_t n);
 // Sum over every axis but `axis` of a compact tensor: y[j] = sum x[..., j, ...].
 void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
                           int axis);

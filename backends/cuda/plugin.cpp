@@ -1,7 +1,7 @@
 // plugin.cpp — registration file of the CUDA backend (libnnplug-cuda.so): the nnp_plugin_api
-// table, devices "cuda:<i>" (auto_priority 200), cudaMalloc'd memory, CUDA streams, and the
-// kernel rows: which op kinds and dtypes it implements, each row naming the family function (one
-// file per family) that runs it. The plugin kit serves op_supported and op_execute from these
+// table, devices "cuda:<i>" (auto_priority 200), memory from a per-device pool, CUDA streams, and
+// the kernel rows: which op kinds and dtypes it implements, each row naming the family function
+// (one file per family) that runs it. The plugin kit serves op_supported and op_execute from these
 // rows. Speed comes from the families: cuBLAS GEMM, cuDNN convolution, own fused CUDA kernels.
 #include "ops.hpp"
 
@@ -57,9 +57,10 @@ void check_element_size(const op_call& c) {
   if (x == nullptr) return;
   const int bits = x->dtype.bits;
   if (x->dtype.lanes != 1 || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
-    unsupported(format("dtype %s is not implemented by the cuda backend for this op "
-                       "(implemented: any 1-, 2-, 4- or 8-byte dtype)",
-                       dtype_name(x->dtype).c_str()));
+    unsupported(
+        format("dtype %s is not implemented by the cuda backend for this op "
+               "(implemented: any 1-, 2-, 4- or 8-byte dtype)",
+               dtype_name(x->dtype).c_str()));
 }
 
 constexpr uint32_t kHalfFloats = f32 | f16 | bf16;  // float32 and the 16-bit floats
@@ -107,7 +108,7 @@ nnp_status get_device_count(int32_t* n_devices, const char** reason) {
     if (n_devices == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "n_devices is NULL");
     const auto& reg = devices();
     *n_devices = static_cast<int32_t>(reg.devices.size());
-    if (reason != nullptr) *reason = reg.devices.empty() ? reg.reason : nullptr;
+    if (reason != nullptr) *reason = reg.devices.empty() ? reg.reason.c_str() : nullptr;
   });
 }
 
@@ -131,16 +132,14 @@ nnp_status mem_alloc(int32_t index, size_t size_bytes, void** ptr) {
   return guard([&] {
     if (ptr == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "ptr is NULL");
     use_device(index);
-    void* p = nullptr;
-    NNP_CUDA_CHECK(cudaMalloc(&p, size_bytes == 0 ? 1 : size_bytes));  // 256-byte aligned
-    *ptr = p;
+    *ptr = device_alloc(index, size_bytes == 0 ? 1 : size_bytes);  // 256-byte aligned
   });
 }
 
 nnp_status mem_free(int32_t index, void* ptr) {
   return guard([&] {
     use_device(index);
-    NNP_CUDA_CHECK(cudaFree(ptr));
+    device_free(index, ptr);
   });
 }
 
@@ -198,7 +197,10 @@ nnp_status stream_set_attribute(void* handle, int32_t attribute, int64_t value) 
   });
 }
 
-void plugin_shutdown() {}
+// libnnplug has released every stream and allocation: the pools hand their cached memory back to
+// the driver. The plugin itself stays mapped (-z nodelete, docs/cuda-backend.md), and so do the
+// CUDA runtime's state, cuBLAS and cuDNN; a later load finds them as they were.
+void plugin_shutdown() { trim_device_pools(); }
 
 nnp_plugin_api make_table() {
   nnp_plugin_api t = nnp::kit::table("cuda", NNP_VERSION_STRING);

@@ -5,8 +5,16 @@
  *  - get_device_count succeeds; with 0 devices it gives a non-empty reason (the runtime's);
  *    with devices, props of cuda:0 are sane and a stream can be created and destroyed;
  *  - op_supported answers UNSUPPORTED (with a message) for an unknown op kind and for float64
- *    GEMM; nothing prints or aborts.
- * Usage: nnplug-cuda-load-test <path to libnnplug-cuda.so>
+ *    GEMM; nothing prints or aborts;
+ *  - the CUDA runtime is linked in (libcudart.so is not mapped), and cuBLAS / cuDNN are mapped
+ *    only when there are devices (with 0 devices the process must not have mapped them), unless
+ *    an option below says otherwise.
+ * Usage: nnplug-cuda-load-test <path to libnnplug-cuda.so> [options]
+ *   --expect-reason TEXT   0 devices, and the reason contains TEXT (repeatable)
+ *   --expect-log TEXT      a message the plugin logged contains TEXT (repeatable)
+ *   --expect-mapped        cuBLAS and cuDNN are mapped after the device query
+ *   --expect-not-mapped    neither is mapped after the device query
+ *   --print-log            prints what the plugin logged (e.g. where it found cuBLAS and cuDNN)
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -16,6 +24,7 @@
 
 static int g_failures = 0;
 static char g_last_error[1024];
+static char g_logs[16384]; /* every message the plugin logged, one per line */
 
 #define CHECK(cond)                                                            \
   do {                                                                         \
@@ -33,13 +42,46 @@ static void on_error(void* ctx, nnp_status status, const char* message) {
 static void on_log(void* ctx, int32_t level, const char* message) {
   (void)ctx;
   (void)level;
-  (void)message;
+  size_t used = strlen(g_logs);
+  if (message != NULL && used + 2 < sizeof(g_logs))
+    snprintf(g_logs + used, sizeof(g_logs) - used, "%s\n", message);
 }
 
+/* Whether the process has mapped the library with this soname (never maps it). */
+static int is_mapped(const char* soname) {
+  void* h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  if (h == NULL) return 0;
+  dlclose(h);
+  return 1;
+}
+
+enum { kMaxExpect = 16 };
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s libnnplug-cuda.so\n", argv[0]);
+  const char* reasons[kMaxExpect];
+  const char* logs[kMaxExpect];
+  int n_reasons = 0, n_logs = 0;
+  int mapped = -1; /* -1: by the device count; 0: must not be; 1: must be */
+  int print_log = 0;
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s libnnplug-cuda.so [options]\n", argv[0]);
     return 2;
+  }
+  for (int i = 2; i < argc; ++i) {
+    if (strcmp(argv[i], "--expect-reason") == 0 && i + 1 < argc && n_reasons < kMaxExpect) {
+      reasons[n_reasons++] = argv[++i];
+    } else if (strcmp(argv[i], "--expect-log") == 0 && i + 1 < argc && n_logs < kMaxExpect) {
+      logs[n_logs++] = argv[++i];
+    } else if (strcmp(argv[i], "--expect-mapped") == 0) {
+      mapped = 1;
+    } else if (strcmp(argv[i], "--expect-not-mapped") == 0) {
+      mapped = 0;
+    } else if (strcmp(argv[i], "--print-log") == 0) {
+      print_log = 1;
+    } else {
+      fprintf(stderr, "unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
   }
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
@@ -68,6 +110,27 @@ int main(int argc, char** argv) {
   const char* reason = NULL;
   CHECK(api->get_device_count(&n, &reason) == NNP_STATUS_OK);
   CHECK(n >= 0);
+  if (print_log && g_logs[0] != '\0') printf("%s", g_logs);
+  for (int i = 0; i < n_reasons; ++i) {
+    CHECK(n == 0 && reason != NULL && strstr(reason, reasons[i]) != NULL);
+    if (n != 0 || reason == NULL || strstr(reason, reasons[i]) == NULL)
+      fprintf(stderr, "expected the reason to contain '%s', got: %s\n", reasons[i],
+              reason ? reason : "(null)");
+  }
+  for (int i = 0; i < n_logs; ++i) {
+    CHECK(strstr(g_logs, logs[i]) != NULL);
+    if (strstr(g_logs, logs[i]) == NULL)
+      fprintf(stderr, "expected a log message containing '%s'; logged:\n%s", logs[i], g_logs);
+  }
+  /* The runtime is linked in statically (without devices nothing may have mapped the shared
+     one; with devices cuDNN's own engines might); cuBLAS and cuDNN are opened only with
+     devices. */
+  if (n == 0) CHECK(!is_mapped("libcudart.so.13"));
+  if (mapped < 0) mapped = n > 0;
+  CHECK(is_mapped("libcublas.so.13") == mapped);
+  CHECK(is_mapped("libcudnn.so.9") == mapped);
+  if (is_mapped("libcublas.so.13") != mapped || is_mapped("libcudnn.so.9") != mapped)
+    fprintf(stderr, "expected cuBLAS and cuDNN to be %s\n", mapped ? "mapped" : "not mapped");
   if (n == 0) {
     CHECK(reason != NULL && reason[0] != '\0');
     printf("cuda: 0 devices: %s\n", reason ? reason : "(null)");
