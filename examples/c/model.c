@@ -101,6 +101,29 @@ static void add_param(net* nt, const char* name, int ndim, const int64_t* shape,
   free(host);
 }
 
+static const nnp_conv2d_params kConv = {.struct_size = sizeof(nnp_conv2d_params),
+                                        .stride_h = 1,
+                                        .stride_w = 1,
+                                        .dilation_h = 1,
+                                        .dilation_w = 1,
+                                        .groups = 1}; /* no padding */
+static const nnp_pool2d_params kPool = {.struct_size = sizeof(nnp_pool2d_params),
+                                        .mode = NNP_POOL_MAX,
+                                        .window_h = 2,
+                                        .window_w = 2,
+                                        .stride_h = 2,
+                                        .stride_w = 2};
+
+/* The side of the square output 0 of a conv or pool on a [n, c, side, side] input (and a
+   [k, c, r, r] filter for conv): the library's own shape rule, not a formula of ours. */
+static int64_t out_side(int32_t kind, const void* params, int64_t c, int64_t side, int64_t k) {
+  tview x, w;
+  const DLTensor* in[3] = {F32(&x, NULL, 1, c, side, side), F32(&w, NULL, k, c, 3, 3), NULL};
+  nnp_shape out;
+  CHECK(nnp_op_infer_shapes(kind, params, kind == NNP_OP_CONV2D_FORWARD ? 3 : 1, in, 1, &out));
+  return out.dims[2];
+}
+
 void build_net(net* nt, int cnn, int64_t max_batch, uint64_t seed) {
   uint64_t rng = seed ^ 0x6E6E706C75670001ull; /* a stream of its own for the weights */
   nt->cnn = cnn;
@@ -119,21 +142,25 @@ void build_net(net* nt, int cnn, int64_t max_batch, uint64_t seed) {
     nt->da1 = dev_alloc(nt, B * 512 * F);
     nt->da2 = dev_alloc(nt, B * 512 * F);
   } else {
+    nt->h1 = out_side(NNP_OP_CONV2D_FORWARD, &kConv, 1, 28, 32);
+    nt->h2 = out_side(NNP_OP_CONV2D_FORWARD, &kConv, 32, nt->h1, 64);
+    nt->hp = out_side(NNP_OP_POOL2D_FORWARD, &kPool, 64, nt->h2, 0);
+    nt->flat = 64 * nt->hp * nt->hp;
     add_param(nt, "conv1.w", 4, (int64_t[]){32, 1, 3, 3}, 1 * 9, 32 * 9, &rng);
     add_param(nt, "conv1.b", 1, (int64_t[]){32}, 0, 0, &rng);
     add_param(nt, "conv2.w", 4, (int64_t[]){64, 32, 3, 3}, 32 * 9, 64 * 9, &rng);
     add_param(nt, "conv2.b", 1, (int64_t[]){64}, 0, 0, &rng);
-    add_param(nt, "dense1.w", 2, (int64_t[]){9216, 128}, 9216, 128, &rng);
+    add_param(nt, "dense1.w", 2, (int64_t[]){nt->flat, 128}, nt->flat, 128, &rng);
     add_param(nt, "dense1.b", 1, (int64_t[]){128}, 0, 0, &rng);
     add_param(nt, "dense2.w", 2, (int64_t[]){128, 10}, 128, 10, &rng);
     add_param(nt, "dense2.b", 1, (int64_t[]){10}, 0, 0, &rng);
-    nt->c1 = dev_alloc(nt, B * 32 * 26 * 26 * F);
-    nt->dc1 = dev_alloc(nt, B * 32 * 26 * 26 * F);
-    nt->c2 = dev_alloc(nt, B * 64 * 24 * 24 * F);
-    nt->dc2 = dev_alloc(nt, B * 64 * 24 * 24 * F);
-    nt->pool = dev_alloc(nt, B * 9216 * F);
-    nt->drop = dev_alloc(nt, B * 9216 * F);
-    nt->ddrop = dev_alloc(nt, B * 9216 * F);
+    nt->c1 = dev_alloc(nt, B * 32 * nt->h1 * nt->h1 * F);
+    nt->dc1 = dev_alloc(nt, B * 32 * nt->h1 * nt->h1 * F);
+    nt->c2 = dev_alloc(nt, B * 64 * nt->h2 * nt->h2 * F);
+    nt->dc2 = dev_alloc(nt, B * 64 * nt->h2 * nt->h2 * F);
+    nt->pool = dev_alloc(nt, B * nt->flat * F);
+    nt->drop = dev_alloc(nt, B * nt->flat * F);
+    nt->ddrop = dev_alloc(nt, B * nt->flat * F);
     nt->fc = dev_alloc(nt, B * 128 * F);
     nt->dfc = dev_alloc(nt, B * 128 * F);
   }
@@ -213,19 +240,6 @@ static void dropout_backward(net* nt, int k, float* dy, float* dx, int64_t numel
   CHECK(nnp_dropout_backward(nt->s, &nt->drop_params[k], F32(&a, dy, numel), F32(&b, dx, numel)));
 }
 
-static const nnp_conv2d_params kConv = {.struct_size = sizeof(nnp_conv2d_params),
-                                        .stride_h = 1,
-                                        .stride_w = 1,
-                                        .dilation_h = 1,
-                                        .dilation_w = 1,
-                                        .groups = 1}; /* no padding */
-static const nnp_pool2d_params kPool = {.struct_size = sizeof(nnp_pool2d_params),
-                                        .mode = NNP_POOL_MAX,
-                                        .window_h = 2,
-                                        .window_w = 2,
-                                        .stride_h = 2,
-                                        .stride_w = 2};
-
 /* Forward pass of n images starting at byte `x_off` of `x` ([N, 784] float32); leaves the
    logits in nt->logits. training = 1 applies dropout. */
 void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
@@ -242,17 +256,17 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
     tview a, b, c, d;
     CHECK(nnp_conv2d_forward(nt->s, &kConv, F32O(&a, x, x_off, n, 1, 28, 28),
                              F32(&b, p[0].w, 32, 1, 3, 3), F32(&c, p[1].w, 32),
-                             F32(&d, nt->c1, n, 32, 26, 26)));
-    relu_forward(nt, nt->c1, n * 32 * 26 * 26);
-    CHECK(nnp_conv2d_forward(nt->s, &kConv, F32(&a, nt->c1, n, 32, 26, 26),
+                             F32(&d, nt->c1, n, 32, nt->h1, nt->h1)));
+    relu_forward(nt, nt->c1, n * 32 * nt->h1 * nt->h1);
+    CHECK(nnp_conv2d_forward(nt->s, &kConv, F32(&a, nt->c1, n, 32, nt->h1, nt->h1),
                              F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, p[3].w, 64),
-                             F32(&d, nt->c2, n, 64, 24, 24)));
-    relu_forward(nt, nt->c2, n * 64 * 24 * 24);
-    CHECK(nnp_pool2d_forward(nt->s, &kPool, F32(&a, nt->c2, n, 64, 24, 24),
-                             F32(&b, nt->pool, n, 64, 12, 12)));
-    float* flat = nt->pool; /* [n, 9216]: NCHW flattened as torch's nn.Flatten */
+                             F32(&d, nt->c2, n, 64, nt->h2, nt->h2)));
+    relu_forward(nt, nt->c2, n * 64 * nt->h2 * nt->h2);
+    CHECK(nnp_pool2d_forward(nt->s, &kPool, F32(&a, nt->c2, n, 64, nt->h2, nt->h2),
+                             F32(&b, nt->pool, n, 64, nt->hp, nt->hp)));
+    float* flat = nt->pool; /* [n, flat]: NCHW flattened as torch's nn.Flatten */
     if (training) {
-      dropout_forward(nt, 0, 0.25, nt->pool, nt->drop, n * 9216);
+      dropout_forward(nt, 0, 0.25, nt->pool, nt->drop, n * nt->flat);
       flat = nt->drop;
     }
     dense_forward(nt, flat, 0, n, &p[4], &p[5], nt->fc);
@@ -285,22 +299,22 @@ void loss_and_backward(net* nt, int64_t n) {
     dropout_backward(nt, 1, nt->dfc, nt->dfc, n * 128);
     relu_backward(nt, nt->fc, nt->dfc, n * 128);
     dense_backward(nt, nt->drop, n, &p[4], &p[5], nt->dfc, nt->ddrop);
-    dropout_backward(nt, 0, nt->ddrop, nt->ddrop, n * 9216); /* now d(pool) */
-    CHECK(nnp_pool2d_backward(nt->s, &kPool, F32(&a, nt->c2, n, 64, 24, 24),
-                              F32(&b, nt->pool, n, 64, 12, 12), F32(&c, nt->ddrop, n, 64, 12, 12),
-                              F32(&d, nt->dc2, n, 64, 24, 24)));
-    relu_backward(nt, nt->c2, nt->dc2, n * 64 * 24 * 24);
-    CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->c1, n, 32, 26, 26),
-                                     F32(&b, nt->dc2, n, 64, 24, 24),
+    dropout_backward(nt, 0, nt->ddrop, nt->ddrop, n * nt->flat); /* now d(pool) */
+    CHECK(nnp_pool2d_backward(nt->s, &kPool, F32(&a, nt->c2, n, 64, nt->h2, nt->h2),
+                              F32(&b, nt->pool, n, 64, nt->hp, nt->hp), F32(&c, nt->ddrop, n, 64, nt->hp, nt->hp),
+                              F32(&d, nt->dc2, n, 64, nt->h2, nt->h2)));
+    relu_backward(nt, nt->c2, nt->dc2, n * 64 * nt->h2 * nt->h2);
+    CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->c1, n, 32, nt->h1, nt->h1),
+                                     F32(&b, nt->dc2, n, 64, nt->h2, nt->h2),
                                      F32(&c, p[2].g, 64, 32, 3, 3)));
-    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc2, n, 64, 24, 24), F32(&b, p[3].g, 64)));
-    CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, 24, 24),
-                                   F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, nt->dc1, n, 32, 26, 26)));
-    relu_backward(nt, nt->c1, nt->dc1, n * 32 * 26 * 26);
+    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2), F32(&b, p[3].g, 64)));
+    CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
+                                   F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
+    relu_backward(nt, nt->c1, nt->dc1, n * 32 * nt->h1 * nt->h1);
     CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->x, n, 1, 28, 28),
-                                     F32(&b, nt->dc1, n, 32, 26, 26),
+                                     F32(&b, nt->dc1, n, 32, nt->h1, nt->h1),
                                      F32(&c, p[0].g, 32, 1, 3, 3)));
-    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc1, n, 32, 26, 26), F32(&b, p[1].g, 32)));
+    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc1, n, 32, nt->h1, nt->h1), F32(&b, p[1].g, 32)));
   }
 }
 

@@ -40,6 +40,9 @@ typedef struct net {
   float *x, *logits, *dlogits;  /* x: the gathered training batch */
   float *a1, *a2, *da1, *da2;   /* mlp: hidden layers */
   float *c1, *c2, *pool, *drop; /* cnn: conv1, conv2 (after ReLU), max-pool, its dropout */
+  /* cnn: the side of conv1's, conv2's and the pool's square outputs (26, 24, 12 for 28x28
+     images), from nnp_op_infer_shapes, and the flattened pool size (64 * hp * hp = 9216) */
+  int64_t h1, h2, hp, flat;
   float *fc, *dfc, *ddrop, *dc2, *dc1;
   int64_t* labels; /* device [max_batch] */
   float *loss, *dloss;
