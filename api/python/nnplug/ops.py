@@ -416,3 +416,38 @@ def adam_update(grad, param, m, v, *, step, lr=1e-3, beta1=0.9, beta2=0.999, eps
     p = _abi.nnp_adam_params(lr=lr, beta1=beta1, beta2=beta2, epsilon=epsilon,
                              weight_decay=weight_decay, step=step, adamw=int(bool(adamw)))
     return execute(OpKind.ADAM_UPDATE, p, [grad], [param, m, v], stream, device)
+
+
+# ------------------------------------------------------------- ops from the op table --
+def _table_wrapper(name, kind, params_cls, inputs, outputs):
+    """The wrapper of an op the table defines and this module has no hand-written function for
+    (so a new op reaches Python with no edit here): tensors positionally in the C API's order,
+    inputs then outputs (trailing optional ones may be left out or None); params as keywords
+    named as the C struct's fields, with the table's defaults (nnplug_ops.h)."""
+    names = [t[0] for t in inputs] + [t[0] for t in outputs]
+    required = [i for i, t in enumerate(list(inputs) + list(outputs)) if not t[1]]
+    fields = [f for f, _ in params_cls._fields_ if f != "struct_size"] if params_cls else []
+
+    def op(*tensors, stream=None, device=None, **params):
+        if len(tensors) > len(names) or any(i >= len(tensors) or tensors[i] is None
+                                            for i in required):
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"{name}({', '.join(names)}): got {len(tensors)} tensor(s)")
+        unknown = sorted(set(params) - set(fields))
+        if unknown:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"{name}: unknown params {unknown}; its params are {fields}")
+        p = params_cls(**params) if params_cls is not None else None
+        padded = list(tensors) + [None] * (len(names) - len(tensors))
+        return execute(kind, p, padded[:len(inputs)], padded[len(inputs):], stream, device)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"{name}({', '.join(names)}, *, {', '.join(fields + ['stream', 'device'])})"
+                  f": NNP_OP_{name.upper()} (nnplug_ops.h), generated from the op table.")
+    return op
+
+
+for _name, (_kind, _params_cls, _, _inputs, _outputs) in _abi.OPS.items():
+    if _name not in globals():
+        globals()[_name] = _table_wrapper(_name, _kind, _params_cls, _inputs, _outputs)
+        __all__.append(_name)

@@ -532,3 +532,39 @@ def test_shutdown_and_reload(rng):
     y = np.empty_like(x)
     nnplug.scale(x, y, alpha=3.0, device=again)
     np.testing.assert_allclose(y, 3 * x, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- the op table --
+def test_every_op_of_the_table_has_a_wrapper_with_its_tensors():
+    """Every op of the op table (api/ops/ops.toml) is a function of nnplug, and a hand-written
+    wrapper names its tensors as the table does (inputs, then outputs; optional inputs may
+    follow the outputs)."""
+    import inspect
+    for name, (_, _, _, inputs, outputs) in nnplug._abi.OPS.items():
+        fn = getattr(nnplug, name, None)
+        assert fn is not None, f"nnplug.{name} is missing"
+        positional = [p.name.lower() for p in inspect.signature(fn).parameters.values()
+                      if p.kind == p.POSITIONAL_OR_KEYWORD]
+        if not positional:
+            continue  # generated from the table: *tensors
+        required_in = [t[0].lower() for t in inputs if not t[1]]
+        optional_in = [t[0].lower() for t in inputs if t[1]]
+        out = [t[0].lower() for t in outputs]
+        assert sorted(positional) == sorted(required_in + optional_in + out), name
+        assert positional[:len(required_in)] == required_in, name
+
+
+def test_clip_from_the_table(dev, rng):
+    """clip has no hand-written wrapper: the one generated from the table runs it (ONNX Clip:
+    min, then max; min > max gives max)."""
+    x = rand(rng, 4, 5)
+    y = np.empty_like(x)
+    run(nnplug.clip, x, y, has_min=1, min=-0.5, has_max=1, max=0.25, device=dev)
+    np.testing.assert_array_equal(y, np.minimum(np.maximum(x, -0.5), 0.25))
+    run(nnplug.clip, x, y, has_min=1, min=1.0, has_max=1, max=0.0, device=dev)
+    np.testing.assert_array_equal(y, np.zeros_like(x))
+    with pytest.raises(nnplug.Error) as info:
+        nnplug.clip(x, y, lo=1.0, device=dev)
+    assert info.value.status == nnplug.Status.INVALID_ARGUMENT and "has_min" in info.value.message
+    with pytest.raises(nnplug.Error):
+        nnplug.clip(x, device=dev)  # the output is required
