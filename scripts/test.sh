@@ -29,10 +29,10 @@ if [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
   cmake --build build-asan -j"$jobs"
   phase "ASan+UBSan tests"
   # Python loads libnnplug into an uninstrumented interpreter: those tests run in the release
-  # build only (label "python"). allocator_may_return_null: the out-of-memory tests ask for
+  # build only (label "python"), as do the minutes-long training comparisons (label "slow"). allocator_may_return_null: the out-of-memory tests ask for
   # absurd sizes and check for NNP_STATUS_OUT_OF_MEMORY.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE python
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE "python|slow"
 fi
 
 phase "install + consumer"
