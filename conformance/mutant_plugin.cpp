@@ -96,8 +96,8 @@ nnp_status touching_execute(void* stream, int32_t kind, const void* params, size
                             const DLTensor* const* in, size_t n_out, const DLTensor* const* out) {
   if (kind == NNP_OP_SCALE && n_in > 0 && n_out > 0 && nnp::is_f64(in[0]->dtype))
     std::memset(nnp::data_ptr<char>(*out[0]), 0, sizeof(double));
-  return nnp::kit::op_execute_slot<nnp::kit::host_slots::kOps<kBackend>>(stream, kind, params,
-                                                                         n_in, in, n_out, out);
+  return nnp::kit::op_execute_slot<nnp::kit::host_slots::kOps<kBackend>>(stream, kind, params, n_in,
+                                                                         in, n_out, out);
 }
 #endif
 

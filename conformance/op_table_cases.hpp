@@ -25,8 +25,8 @@ struct table_tensor {
 struct table_example {
   int32_t kind;
   const char* name;
-  int32_t since;   // ABI minor that added the kind
-  bool inferable;  // nnp_op_infer_shapes derives every output (the table's `infer`)
+  int32_t since;                // ABI minor that added the kind
+  bool inferable;               // nnp_op_infer_shapes derives every output (the table's `infer`)
   std::vector<uint8_t> params;  // empty = NULL params
   std::vector<table_tensor> in, out;
   template <typename P>

@@ -367,9 +367,8 @@ TEST_CASE("loader: a plugin of an older minor never receives newer params fields
   for (const conf::table_example& e : conf::table_examples()) {
     if (e.since == 0) continue;
     CAPTURE(e.name);
-    const conf::bound_example b = conf::bind_example(e, DLDevice{kDLCPU, 0},
-                                                     DLDataType{kDLFloat, 32, 1},
-                                                     [](size_t) { return nullptr; });
+    const conf::bound_example b = conf::bind_example(
+        e, DLDevice{kDLCPU, 0}, DLDataType{kDLFloat, 32, 1}, [](size_t) { return nullptr; });
     CHECK(nnp_op_supported(dev, e.kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
                            b.out_ptrs.size(), b.out_ptrs.data()) == NNP_STATUS_UNSUPPORTED);
     CHECK(has_text(nnp_last_error_message(), "new in ABI 1."));

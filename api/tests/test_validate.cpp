@@ -76,12 +76,12 @@ nnp_status ask(nnp_device* dev, int32_t kind, const void* params, std::vector<co
 }
 
 // Valid: validation passed and the plugin was asked (it says UNSUPPORTED with its message).
-#define CHECK_VALID(...)                                                              \
-  do {                                                                                \
-    const nnp_status st_ = ask(dev, __VA_ARGS__);                                     \
-    INFO("message: " << nnp_last_error_message());                                    \
-    CHECK(st_ == NNP_STATUS_UNSUPPORTED);                                             \
-    CHECK(std::string(nnp_last_error_message()).rfind("fx_ok: ", 0) == 0);            \
+#define CHECK_VALID(...)                                                   \
+  do {                                                                     \
+    const nnp_status st_ = ask(dev, __VA_ARGS__);                          \
+    INFO("message: " << nnp_last_error_message());                         \
+    CHECK(st_ == NNP_STATUS_UNSUPPORTED);                                  \
+    CHECK(std::string(nnp_last_error_message()).rfind("fx_ok: ", 0) == 0); \
   } while (0)
 
 // Invalid: INVALID_ARGUMENT, and the message starts with the op and contains each word.

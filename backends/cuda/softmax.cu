@@ -185,8 +185,7 @@ void op_softmax(stream& s, const op_call& c) {
           data_ptr<const T>(x), data_ptr<T>(*c.out(0)), r, p.log);
     else
       softmax_backward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), r,
-          p.log);
+          data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), r, p.log);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }

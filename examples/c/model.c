@@ -301,20 +301,24 @@ void loss_and_backward(net* nt, int64_t n) {
     dense_backward(nt, nt->drop, n, &p[4], &p[5], nt->dfc, nt->ddrop);
     dropout_backward(nt, 0, nt->ddrop, nt->ddrop, n * nt->flat); /* now d(pool) */
     CHECK(nnp_pool2d_backward(nt->s, &kPool, F32(&a, nt->c2, n, 64, nt->h2, nt->h2),
-                              F32(&b, nt->pool, n, 64, nt->hp, nt->hp), F32(&c, nt->ddrop, n, 64, nt->hp, nt->hp),
+                              F32(&b, nt->pool, n, 64, nt->hp, nt->hp),
+                              F32(&c, nt->ddrop, n, 64, nt->hp, nt->hp),
                               F32(&d, nt->dc2, n, 64, nt->h2, nt->h2)));
     relu_backward(nt, nt->c2, nt->dc2, n * 64 * nt->h2 * nt->h2);
     CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->c1, n, 32, nt->h1, nt->h1),
                                      F32(&b, nt->dc2, n, 64, nt->h2, nt->h2),
                                      F32(&c, p[2].g, 64, 32, 3, 3)));
-    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2), F32(&b, p[3].g, 64)));
+    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
+                                   F32(&b, p[3].g, 64)));
     CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
-                                   F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
+                                   F32(&b, p[2].w, 64, 32, 3, 3),
+                                   F32(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
     relu_backward(nt, nt->c1, nt->dc1, n * 32 * nt->h1 * nt->h1);
     CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->x, n, 1, 28, 28),
                                      F32(&b, nt->dc1, n, 32, nt->h1, nt->h1),
                                      F32(&c, p[0].g, 32, 1, 3, 3)));
-    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc1, n, 32, nt->h1, nt->h1), F32(&b, p[1].g, 32)));
+    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc1, n, 32, nt->h1, nt->h1),
+                                   F32(&b, p[1].g, 32)));
   }
 }
 

@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    nnp_status s_ = (call);                                                           \
-    if (s_ != NNP_STATUS_OK) {                                                        \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, nnp_status_string(s_),            \
-              nnp_last_error_message());                                              \
-      return 1;                                                                       \
-    }                                                                                 \
+#define CHECK(call)                                                        \
+  do {                                                                     \
+    nnp_status s_ = (call);                                                \
+    if (s_ != NNP_STATUS_OK) {                                             \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, nnp_status_string(s_), \
+              nnp_last_error_message());                                   \
+      return 1;                                                            \
+    }                                                                      \
   } while (0)
 
 int main(int argc, char** argv) {

@@ -79,8 +79,8 @@ inline nnp_status accept_host(const nnp_host_api* host, const nnp_plugin_api* ta
   if (host->abi_version_major != NNP_ABI_VERSION_MAJOR) {
     host_set_error(NNP_STATUS_ABI_MISMATCH,
                    format("plugin '%s' built for ABI %d.%d, host has ABI %d.%d", table->name,
-                          NNP_ABI_VERSION_MAJOR, NNP_ABI_VERSION_MINOR,
-                          host->abi_version_major, host->abi_version_minor)
+                          NNP_ABI_VERSION_MAJOR, NNP_ABI_VERSION_MINOR, host->abi_version_major,
+                          host->abi_version_minor)
                        .c_str());
     g_host = nullptr;
     return NNP_STATUS_ABI_MISMATCH;
@@ -91,10 +91,10 @@ inline nnp_status accept_host(const nnp_host_api* host, const nnp_plugin_api* ta
 
 // Defines the plugin's entry point, nnp_plugin_get_api, handing out `table` (an
 // nnp_plugin_api with static storage) through accept_host. Use once, at namespace scope.
-#define NNP_KIT_PLUGIN_ENTRY(table)                                                  \
-  NNP_PLUGIN_ENTRY nnp_status nnp_plugin_get_api(const nnp_host_api* nnp_kit_host_, \
+#define NNP_KIT_PLUGIN_ENTRY(table)                                                     \
+  NNP_PLUGIN_ENTRY nnp_status nnp_plugin_get_api(const nnp_host_api* nnp_kit_host_,     \
                                                  const nnp_plugin_api** nnp_kit_api_) { \
-    return ::nnp::accept_host(nnp_kit_host_, &(table), nnp_kit_api_);             \
+    return ::nnp::accept_host(nnp_kit_host_, &(table), nnp_kit_api_);                   \
   }
 
 // ---- params --------------------------------------------------------------------------------
@@ -211,9 +211,10 @@ struct op_rows {
     DLDataType dt{};
     const uint32_t bit = call_dtype(c, &dt);
     if ((row->dtypes & bit) == 0 && !(row->dtypes & any))
-      unsupported(format("dtype %s is not implemented by the %s backend for this op "
-                         "(implemented: %s)",
-                         dtype_name(dt).c_str(), backend, dtype_set_string(row->dtypes).c_str()));
+      unsupported(
+          format("dtype %s is not implemented by the %s backend for this op "
+                 "(implemented: %s)",
+                 dtype_name(dt).c_str(), backend, dtype_set_string(row->dtypes).c_str()));
     if (row->check != nullptr) row->check(c);
     return *row;
   }
