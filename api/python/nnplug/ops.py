@@ -99,10 +99,11 @@ def execute(kind, params, inputs, outputs, stream=None, device=None):
     With device= a device whose memory the host cannot address, numpy arguments are copied to
     the device and numpy outputs back (the call is synchronous then anyway)."""
     backs = []
-    if stream is None and device is not None and not _device(device).is_cpu:
-        call_in, call_out, backs = _stage(_device(device), inputs, outputs)
-    else:
-        call_in, call_out = inputs, outputs
+    call_in, call_out = inputs, outputs
+    if stream is None and device is not None:
+        device = _device(device)
+        if not device.is_cpu:
+            call_in, call_out, backs = _stage(device, inputs, outputs)
     held_in, held_out, st, wait = _prepare(call_in, call_out, stream, device)
     check(lib().nnp_op_execute(st.handle, int(kind),
                                ctypes.byref(params) if params is not None else None,

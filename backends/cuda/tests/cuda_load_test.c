@@ -20,19 +20,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
+
 #include <nnplug/nnplug_plugin.h>
 
-static int g_failures = 0;
 static char g_last_error[1024];
 static char g_logs[16384]; /* every message the plugin logged, one per line */
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
 
 static void on_error(void* ctx, nnp_status status, const char* message) {
   (void)ctx;

@@ -11,17 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
+
 #include <nnplug/nnplug.h>
-
-static int g_failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
 
 /* One round; writes what it saw ("device: <description>" or "unavailable: <reason>") to seen. */
 static void round_trip(const char* path, char* seen, size_t seen_size) {
