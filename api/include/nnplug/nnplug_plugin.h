@@ -40,7 +40,7 @@ extern "C" {
 
 /** ABI version of this header. See the versioning rules above and docs/abi.md's changelog. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 1
+#define NNP_ABI_VERSION_MINOR 2
 
 /** Log levels for nnp_host_api.log. */
 typedef enum nnp_log_level {

@@ -6,7 +6,7 @@ from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, si
 from enum import IntEnum
 
 MAX_DIMS = 8
-ABI_VERSION_MINOR = 1
+ABI_VERSION_MINOR = 2
 
 
 class OpKind(IntEnum):
