@@ -91,6 +91,12 @@ def load(root):
         e["last"] = max(v["value"] for v in e["values"])
         if e["values"][0]["value"] != 0:
             raise SpecError(f"enum {e['name']}: 0 = UNDEFINED comes first")
+        if [v["value"] for v in e["values"]] != list(range(e["last"] + 1)):
+            raise SpecError(f"enum {e['name']}: values must be 0, 1, 2, ... in order")
+        for v in e["values"]:
+            v.setdefault("since", 0)
+            if v["since"] > minor:
+                raise SpecError(f"enum {e['name']}: {v['name']}: since {v['since']} > minor {minor}")
     for s in structs.values():
         layout(s, enums, minor)
     return spec, enums, structs, ops, minor
@@ -232,7 +238,8 @@ def gen_ops_h(spec, enums, structs, ops, minor):
         o.append(f"/** {e['doc']} */")
         o.append(f"typedef enum {e['name']} {{")
         for v in e["values"]:
-            doc = f" /**< {v['doc']} */" if v.get("doc") else ""
+            vdoc = v.get("doc", "") + (f" (ABI 1.{v['since']})" if v["since"] else "")
+            doc = f" /**< {vdoc.strip()} */" if vdoc else ""
             o.append(f"  {e['prefix']}{v['name']} = {v['value']},{doc}")
         o.append(f"  {e['prefix']}FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */")
         o.append(f"}} {e['name']};\n")
@@ -333,19 +340,26 @@ def cxx_check(f, enums):
         lo, hi = float(m.group(1)), float(m.group(2))
         hi_open = "true" if m.group(3) == ")" else "false"
     enum_name = f'"{arg}"' if kind == "enum" else "nullptr"
-    return kind, lo, hi, hi_open, enum_name
+    enum_since = f"k_enum_since_{arg}" if kind == "enum" else "nullptr"
+    return kind, lo, hi, hi_open, enum_name, enum_since
 
 
 def gen_op_table_inc(enums, structs, ops):
     o = [f"// op_table.inc — {BANNER_C}",
          "// Included once, by api/src/op_table.cpp (types in op_table.hpp).", ""]
+    o.append("// The ABI minor that added each value of each enum, indexed by value.")
+    for e in enums.values():
+        o.append(f"const int32_t k_enum_since_{e['name']}[] = {{" +
+                 ", ".join(str(v["since"]) for v in e["values"]) + "};")
+    o.append("")
     for s in structs.values():
         n = s["name"]
         o.append(f"const param_field k_fields_{n}[] = {{")
         for f in s["fields"]:
-            kind, lo, hi, hi_open, enum_name = cxx_check(f, enums)
+            kind, lo, hi, hi_open, enum_name, enum_since = cxx_check(f, enums)
             o.append(f"    {{\"{f['name']}\", offsetof({n}, {f['name']}), field_type::{TYPES[f['type']][4]}, "
-                     f"check::{kind + '_' if kind == 'enum' else kind}, {lo!r}, {hi!r}, {hi_open}, {enum_name}, {f['since']}, "
+                     f"check::{kind + '_' if kind == 'enum' else kind}, {lo!r}, {hi!r}, {hi_open}, {enum_name}, "
+                     f"{enum_since}, {f['since']}, "
                      f"{float(f['default_value'])!r}}},")
         o.append("};")
         o.append(f"const param_struct k_struct_{n} = {{\"{n}\", {size_macro(s, 0 if 0 in s['minors'] else s['minors'][0])}, "

@@ -33,6 +33,7 @@ struct param_field {
   double lo, hi;     // min: lo; enum: [lo, hi]; interval: [lo, hi] or [lo, hi)
   bool hi_open;      // interval only
   const char* enum_name;
+  const int32_t* enum_since;  // enum only: the ABI minor that added each value, by value
   int32_t since;     // ABI minor that added the field
   double default_value;
 };

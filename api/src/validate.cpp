@@ -413,8 +413,20 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* p
   std::memcpy(&size, params, sizeof size);
   for (size_t i = 0; i < ps->n_fields; ++i) {
     const param_field& f = ps->fields[i];
-    if (f.since <= plugin_minor || f.type == field_type::a || !covers(size, f)) continue;
+    if (f.type == field_type::a || !covers(size, f)) continue;
     const double v = read_field(params, f);
+    if (f.since <= plugin_minor) {
+      // A value added to the enum after the plugin's minor (the value was range-checked
+      // before: it indexes enum_since).
+      if (f.kind == check::enum_ && f.enum_since[static_cast<size_t>(v)] > plugin_minor)
+        return set_last_errorf(NNP_STATUS_UNSUPPORTED,
+                               "%s: params->%s = %s is a value new in ABI 1.%d; plugin '%s' is "
+                               "built for ABI 1.%d",
+                               op->name, f.name, number(v, f.type).c_str(),
+                               static_cast<int>(f.enum_since[static_cast<size_t>(v)]), plugin,
+                               static_cast<int>(plugin_minor));
+      continue;
+    }
     if (v != f.default_value)
       return set_last_errorf(NNP_STATUS_UNSUPPORTED,
                              "%s: params->%s (new in ABI 1.%d) is %s, but plugin '%s' is built "
