@@ -90,7 +90,7 @@ def load(root):
     for e in enums.values():
         e["last"] = max(v["value"] for v in e["values"])
         if e["values"][0]["value"] != 0:
-            raise SpecError(f"enum {e['name']}: 0 = UNDEFINED comes first")
+            raise SpecError(f"enum {e['name']}: value 0 comes first (UNDEFINED, or a valid default)")
         if [v["value"] for v in e["values"]] != list(range(e["last"] + 1)):
             raise SpecError(f"enum {e['name']}: values must be 0, 1, 2, ... in order")
         for v in e["values"]:
@@ -138,6 +138,11 @@ def layout(s, enums, minor):
                         "(add a reserved field)")
     s["size"] = off
     s["minors"] = sorted({f["since"] for f in s["fields"]})
+
+
+def enum_first_valid(e):
+    """1 for an enum whose 0 is UNDEFINED (0 is refused); 0 when 0 names a value (ONNX NOTSET)."""
+    return 1 if e["values"][0]["name"] == "UNDEFINED" else 0
 
 
 def default_value(f, enums):
@@ -334,7 +339,7 @@ def cxx_check(f, enums):
     if kind == "min":
         lo = float(arg)
     elif kind == "enum":
-        lo, hi = 1, enums[arg]["last"]
+        lo, hi = enum_first_valid(enums[arg]), enums[arg]["last"]
     elif kind == "interval":
         m = re.fullmatch(r"\[([-0-9.e]+),([-0-9.e]+)([\])])", arg)
         lo, hi = float(m.group(1)), float(m.group(2))
@@ -485,7 +490,9 @@ def bad_values(f, enums):
     if kind == "min":
         return [(str(int(arg) - 1), str(int(arg) - 1))]
     if kind == "enum":
-        return [("0", "UNDEFINED"), (str(enums[arg]["last"] + 1), "past the last value")]
+        e = enums[arg]
+        below = [("0", "UNDEFINED")] if enum_first_valid(e) == 1 else [("-1", "below 0")]
+        return below + [(str(e["last"] + 1), "past the last value")]
     if kind == "finite":
         return [(nan, "NaN"), (inf, "inf")]
     if kind == "positive":

@@ -129,6 +129,15 @@ typedef enum nnp_reduce_op {
   NNP_REDUCE_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
 } nnp_reduce_op;
 
+/** ONNX auto_pad for convolution and pooling (ABI 1.2). UNDEFINED (0) is NOTSET: explicit pads. */
+typedef enum nnp_auto_pad {
+  NNP_AUTO_PAD_NOTSET = 0, /**< use the explicit pads (the default) */
+  NNP_AUTO_PAD_SAME_UPPER = 1, /**< output = ceil(input / stride); an odd total pad puts the extra at the end (ABI 1.2) */
+  NNP_AUTO_PAD_SAME_LOWER = 2, /**< output = ceil(input / stride); an odd total pad puts the extra at the beginning (ABI 1.2) */
+  NNP_AUTO_PAD_VALID = 3, /**< no padding (ABI 1.2) */
+  NNP_AUTO_PAD_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
+} nnp_auto_pad;
+
 /* ------------------------------------------------------------------------------------------ */
 /**
  * Y = alpha * op(A) * op(B) + beta * C   (BLAS sgemm / ONNX Gemm, batched).

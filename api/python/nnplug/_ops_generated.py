@@ -87,6 +87,14 @@ class ReduceOp(IntEnum):
     MAX = 3
 
 
+class AutoPad(IntEnum):
+    """ONNX auto_pad for convolution and pooling (ABI 1.2). UNDEFINED (0) is NOTSET: explicit pads."""
+    NOTSET = 0
+    SAME_UPPER = 1
+    SAME_LOWER = 2
+    VALID = 3
+
+
 class _Params(Structure):
     """A params struct: struct_size is set to sizeof on construction, and every field
     starts at the op table's default."""
@@ -223,4 +231,4 @@ OPS = {
 PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
-ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_")}
+ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}
