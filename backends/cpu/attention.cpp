@@ -5,7 +5,7 @@
 // over the query heads of a group — and within it single-threaded OpenBLAS SGEMMs straight on
 // the strided rows of Q, K, V (both ONNX layouts are rows with a leading dimension, so nothing
 // is copied or transposed): S = s Q K^T, then one pass per row for the mask, the causal bound
-// and the softmax (x - max - log(sum exp)), then Y = P V. The backward recomputes P from the
+// and the softmax (one exp per score), then Y = P V. The backward recomputes P from the
 // forward's log-sum-exp and does dP = dY V^T, dS = P (dP - delta), dQ = s dS K,
 // dK += s dS^T Q, dV += P^T dY as four SGEMMs. The score tile (Tq x Tk floats) lives in the
 // task's scratch buffer.
@@ -56,8 +56,9 @@ struct attention_args {
   }
 };
 
-// Softmax of one score row in place, as x - max - log(sum exp(x - max)); returns the row's
-// log-sum-exp. A row that is all -inf becomes 0 with lse = -inf.
+// Softmax of one score row in place: e = exp(x - max) once per element, then e / sum(e);
+// returns the row's log-sum-exp, max + log(sum). A row that is all -inf becomes 0 with
+// lse = -inf.
 float softmax_row(float* s, int64_t n) {
   float mx = kNegInf;
   for (int64_t j = 0; j < n; ++j) mx = std::max(mx, s[j]);
@@ -65,11 +66,14 @@ float softmax_row(float* s, int64_t n) {
     std::fill(s, s + n, 0.0f);
     return kNegInf;
   }
-  double sum = 0.0;
-  for (int64_t j = 0; j < n; ++j) sum += std::exp(s[j] - mx);
-  const float log_sum = static_cast<float>(std::log(sum));
-  for (int64_t j = 0; j < n; ++j) s[j] = std::exp(s[j] - mx - log_sum);
-  return mx + log_sum;
+  float sum = 0.0f;
+  for (int64_t j = 0; j < n; ++j) {
+    s[j] = std::exp(s[j] - mx);
+    sum += s[j];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < n; ++j) s[j] *= inv;
+  return mx + std::log(sum);
 }
 
 }  // namespace

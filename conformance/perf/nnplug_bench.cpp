@@ -515,6 +515,42 @@ void bench_ops(context& ctx) {
     });
   }
 
+  // Attention (rank-4 [B, H, T, D]): the vit's blocks (B 128, 4 heads of 16, 17 tokens) and
+  // longer sequences. Forward 4*B*H*T^2*D flops (two matmuls); backward 10*B*H*T^2*D (S
+  // recomputed, then dP, dV, dQ, dK).
+  struct attention_shape {
+    const char* name;
+    int64_t b, h, t, d;
+  };
+  for (const attention_shape& a :
+       {attention_shape{"vit", 128, 4, 17, 16}, attention_shape{"T256", 8, 8, 256, 64},
+        attention_shape{"T1024", 2, 8, 1024, 64}}) {
+    dtensor& q = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& k = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& v = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& y = ctx.make({a.b, a.h, a.t, a.d});
+    dtensor& lse = ctx.make({a.b, a.h, a.t});
+    dtensor& dy = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& dq = ctx.make({a.b, a.h, a.t, a.d});
+    dtensor& dk = ctx.make({a.b, a.h, a.t, a.d});
+    dtensor& dv = ctx.make({a.b, a.h, a.t, a.d});
+    nnp_attention_params p{};
+    p.struct_size = sizeof p;
+    const double fwd = 4.0 * a.b * a.h * a.t * a.t * a.d;
+    const std::string shape = dims({a.b, a.h, a.t, a.d});
+    measure(std::string("attention fwd ") + a.name, shape, fwd, 0, [&] {
+      check(nnp_attention_forward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &lse.t),
+            "attention fwd");
+      ctx.sync();
+    });
+    measure(std::string("attention bwd ") + a.name, shape, 2.5 * fwd, 0, [&] {
+      check(nnp_attention_backward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &dy.t, &lse.t,
+                                   &dq.t, &dk.t, &dv.t),
+            "attention bwd");
+      ctx.sync();
+    });
+  }
+
   // Dispatch overhead: a 1-element FILL through the full C API (validation included).
   if (g_filter.empty() || std::string("dispatch").find(g_filter) != std::string::npos) {
     dtensor& one = ctx.make({1});
