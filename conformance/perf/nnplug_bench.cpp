@@ -246,23 +246,24 @@ struct gemm_shape {
   int32_t ta, tb;
 };
 
-// Dense layers with W stored [in, out]: forward X.W, backward-data dY.W^T, backward-weights X^T.dY.
+// Dense layers of the three models at batch 128 (the vit's on its 128 * 17 token rows, its patch
+// embedding on 128 * 16 patches): forward X.W, backward-data dY.W^T, backward-weights X^T.dY,
+// written with W stored [in, out] (the vit stores [out, in]; the GEMM shapes are the same).
 std::vector<gemm_shape> model_gemms() {
   std::vector<gemm_shape> g;
-  const int64_t b = 128;
   struct layer {
     const char* name;
-    int64_t in, out;
+    int64_t rows, in, out;
   };
-  const layer layers[] = {{"mlp.fc1", 784, 512},
-                          {"mlp.fc2", 512, 512},
-                          {"mlp.fc3", 512, 10},
-                          {"cnn.fc1", 9216, 128},
-                          {"cnn.fc2", 128, 10}};
+  const layer layers[] = {{"mlp.fc1", 128, 784, 512},       {"mlp.fc2", 128, 512, 512},
+                          {"mlp.fc3", 128, 512, 10},        {"cnn.fc1", 128, 9216, 128},
+                          {"cnn.fc2", 128, 128, 10},        {"vit.embed", 2048, 49, 64},
+                          {"vit.q/k/v/proj", 2176, 64, 64}, {"vit.fc1", 2176, 64, 128},
+                          {"vit.fc2", 2176, 128, 64},       {"vit.head", 128, 64, 10}};
   for (const layer& l : layers) {
-    g.push_back({l.name, b, l.out, l.in, 0, 0});  // forward
-    g.push_back({l.name, b, l.in, l.out, 0, 1});  // backward data
-    g.push_back({l.name, l.in, l.out, b, 1, 0});  // backward weights
+    g.push_back({l.name, l.rows, l.out, l.in, 0, 0});  // forward
+    g.push_back({l.name, l.rows, l.in, l.out, 0, 1});  // backward data
+    g.push_back({l.name, l.in, l.out, l.rows, 1, 0});  // backward weights
   }
   return g;
 }
@@ -472,6 +473,44 @@ void bench_ops(context& ctx) {
     nnp_dropout_params dp{sizeof(dp), 0.25, 42, 0};
     measure("dropout fwd", dims({batch, 9216}), 0, 2 * out_bytes, [&] {
       check(nnp_dropout_forward(ctx.stream, &dp, &y.t, &y.t, nullptr), "dropout fwd");
+      ctx.sync();
+    });
+  }
+
+  // The vit's layer norm and GELU on its 128 * 17 token rows.
+  {
+    const int64_t rows = 128 * 17;
+    dtensor& x = ctx.make({rows, 64}, 1.0f);
+    dtensor& y = ctx.make({rows, 64});
+    dtensor& scale = ctx.make({64}, 1.0f);
+    dtensor& bias = ctx.make({64}, 0.1f);
+    dtensor& mean = ctx.make({rows, 1});
+    dtensor& inv = ctx.make({rows, 1});
+    dtensor& dx = ctx.make({rows, 64});
+    dtensor& ds = ctx.make({64});
+    dtensor& db = ctx.make({64});
+    const nnp_layer_norm_params lp{sizeof(lp), -1, 0, 1e-5};
+    const double bytes = 4.0 * rows * 64;
+    measure("layer_norm fwd vit", dims({rows, 64}), 0, 2 * bytes, [&] {
+      check(nnp_layer_norm_forward(ctx.stream, &lp, &x.t, &scale.t, &bias.t, &y.t, &mean.t, &inv.t),
+            "layer norm fwd");
+      ctx.sync();
+    });
+    measure("layer_norm bwd vit", dims({rows, 64}), 0, 3 * bytes, [&] {
+      check(nnp_layer_norm_backward(ctx.stream, &lp, &x.t, &y.t, &scale.t, &mean.t, &inv.t, &dx.t,
+                                    &ds.t, &db.t),
+            "layer norm bwd");
+      ctx.sync();
+    });
+    dtensor& h = ctx.make({rows, 128}, 0.5f);
+    dtensor& g = ctx.make({rows, 128});
+    const nnp_activation_params gp{sizeof(gp), NNP_ACTIVATION_GELU_ERF, 0, 0.0};
+    measure("gelu fwd vit", dims({rows, 128}), 0, 8.0 * rows * 128, [&] {
+      check(nnp_activation_forward(ctx.stream, &gp, &h.t, &g.t), "gelu fwd");
+      ctx.sync();
+    });
+    measure("gelu bwd vit", dims({rows, 128}), 0, 12.0 * rows * 128, [&] {
+      check(nnp_activation_backward(ctx.stream, &gp, &h.t, &g.t, &g.t), "gelu bwd");
       ctx.sync();
     });
   }
