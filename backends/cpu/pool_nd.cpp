@@ -57,13 +57,14 @@ inline void for_border(const geom& G, int64_t out, const F& f) {
 
 // Per-thread buffers for one row (only grow; no allocation on the hot path once warm).
 struct row_buffers {
-  std::vector<float> val, div;
+  std::vector<float> val;
   std::vector<int64_t> arg;
+  std::vector<int32_t> code;
   void reserve(int64_t n) {
     if (static_cast<int64_t>(val.size()) < n) {
       val.resize(static_cast<size_t>(n));
-      div.resize(static_cast<size_t>(n));
       arg.resize(static_cast<size_t>(n));
+      code.resize(static_cast<size_t>(n));
     }
   }
 };
@@ -107,9 +108,41 @@ inline float divisor(const geom& G, const row_span& r, int64_t o2) {
 // Max over the windows of one row: m[o2] = the maximum, arg[o2] = the row-major offset in the
 // plane of the first maximum in window order (first NaN wins), -1 for a window without taps
 // inside x (m = -inf). With want_arg = false only m is computed.
+// A per-thread table of n int64 (only grows).
+int64_t* tap_table(int64_t n) {
+  thread_local std::vector<int64_t> table;
+  if (static_cast<int64_t>(table.size()) < n) table.resize(static_cast<size_t>(n));
+  return table.data();
+}
+
+// One tap of the interior outputs: m = max(m, v) with NaN propagating (ST: the stride when a
+// compile-time 1 or 2, else 0 and `st` at run time).
+template <int ST>
+inline void max_pass(const float* src, int64_t st, int64_t n, float* __restrict m) {
+  const int64_t step = ST ? ST : st;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = src[i * step], cur = m[i];
+    m[i] = ((v > cur) | (v != v)) ? v : cur;
+  }
+}
+// Same, recording `ordinal` where the tap wins: strictly greater keeps the first maximum; a NaN
+// wins unless one already did.
+template <int ST>
+inline void max_pass_arg(const float* src, int64_t st, int64_t n, float* __restrict m,
+                         int32_t* __restrict code, int32_t ordinal) {
+  const int64_t step = ST ? ST : st;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = src[i * step], cur = m[i];
+    const bool take = (v > cur) | ((v != v) & (cur == cur));
+    m[i] = take ? v : cur;
+    code[i] = take ? ordinal : code[i];
+  }
+}
+
+// The taps of a window inside x must fit max_row's int32 ordinals (pool_nd_check).
 template <bool want_arg>
 void max_row(const geom& G, const float* plane, const row_span& r, float* __restrict m,
-             int64_t* __restrict arg) {
+             int64_t* __restrict arg, int32_t* __restrict code) {
   const pool_dim& d = G.g.d[2];
   const int64_t out = d.out, k = d.kernel, dil = d.dilation, st = d.stride;
   for (int64_t o = 0; o < out; ++o) {
@@ -136,35 +169,50 @@ void max_row(const geom& G, const float* plane, const row_span& r, float* __rest
           }
         }
       });
-      // interior windows: tap-outer, output-inner
+      // interior windows: tap-outer, output-inner, branch-free selects. Their first tap in
+      // window order, (a0, b0, 0), initialises them, so no "nothing taken yet" test is needed.
+      // The winner is kept as the tap's ordinal in the window (the same for every output of a
+      // pass, and as wide as a float, so the selects vectorise) and turned into an offset at
+      // the end.
       const int64_t n = G.hi - G.lo;
       if (n <= 0) continue;
       float* __restrict mi = m + G.lo;
-      int64_t* __restrict ai = want_arg ? arg + G.lo : nullptr;
       const int64_t s0 = d.start(G.lo);
+      const bool first_row = j0 == r.a0 && j1 == r.b0;
       for (int64_t j = 0; j < k; ++j) {
         const float* src = xr + s0 + j * dil;
-        if (want_arg) {
-          const int64_t base = row + s0 + j * dil;
-          for (int64_t i = 0; i < n; ++i) {
-            const float v = src[i * st];
-            const bool take = ai[i] < 0 || v > mi[i] || (v != v && mi[i] == mi[i]);
-            mi[i] = take ? v : mi[i];
-            ai[i] = take ? base + i * st : ai[i];
-          }
-        } else if (st == 1) {
-          for (int64_t i = 0; i < n; ++i) {
-            const float v = src[i];
-            mi[i] = (v > mi[i] || v != v) ? v : mi[i];
-          }
+        const int32_t ordinal =
+            static_cast<int32_t>(((j0 - r.a0) * (r.b1 - r.b0) + (j1 - r.b0)) * k + j);
+        if (first_row && j == 0) {
+          for (int64_t i = 0; i < n; ++i) mi[i] = src[i * st];
+          if (want_arg) std::fill(code, code + n, 0);
+        } else if (want_arg) {
+          if (st == 1)
+            max_pass_arg<1>(src, st, n, mi, code, ordinal);
+          else if (st == 2)
+            max_pass_arg<2>(src, st, n, mi, code, ordinal);
+          else
+            max_pass_arg<0>(src, st, n, mi, code, ordinal);
         } else {
-          for (int64_t i = 0; i < n; ++i) {
-            const float v = src[i * st];
-            mi[i] = (v > mi[i] || v != v) ? v : mi[i];
-          }
+          if (st == 1)
+            max_pass<1>(src, st, n, mi);
+          else if (st == 2)
+            max_pass<2>(src, st, n, mi);
+          else
+            max_pass<0>(src, st, n, mi);
         }
       }
     }
+  if (want_arg && G.hi > G.lo && r.a1 > r.a0 && r.b1 > r.b0) {
+    // ordinal -> offset of the tap in the plane, less the output's start: a table, not divisions
+    const int64_t taps = (r.a1 - r.a0) * (r.b1 - r.b0) * k;
+    int64_t* table = tap_table(taps);
+    int64_t t = 0;
+    for (int64_t j0 = r.a0; j0 < r.a1; ++j0)
+      for (int64_t j1 = r.b0; j1 < r.b1; ++j1)
+        for (int64_t j = 0; j < k; ++j) table[t++] = row_offset(G, r, j0, j1) + j * dil;
+    for (int64_t i = 0; i < G.hi - G.lo; ++i) arg[G.lo + i] = table[code[i]] + d.start(G.lo + i);
+  }
   // A window whose rows 0/1 have no tap inside x never ran the loops above: m = -inf, arg -1.
 }
 
@@ -215,6 +263,19 @@ int64_t row_cost(const geom& G) {
 
 }  // namespace
 
+void pool_nd_check(const op_call& c) {
+  const auto prm = c.params_as<nnp_pool_params>();
+  if (prm.mode != NNP_POOL_MAX) return;
+  const pool_nd_geometry g = resolve_pool_nd(prm, *c.in(0));
+  int64_t taps = 1;
+  for (const pool_dim& d : g.d) taps *= std::min(d.kernel, d.in);
+  if (taps > std::numeric_limits<int32_t>::max())
+    unsupported(
+        format("max pooling windows of %lld taps inside x: the cpu backend supports up "
+               "to 2^31 - 1",
+               static_cast<long long>(taps)));
+}
+
 void pool_forward(const op_call& c) {
   const auto prm = c.params_as<nnp_pool_params>();
   const geom G = make_geom(prm, *c.in(0));
@@ -232,7 +293,7 @@ void pool_forward(const op_call& c) {
       const float* plane = x + pl * G.in_plane;
       float* yr = y + row * out2;
       if (G.max && indices != nullptr) {
-        max_row<true>(G, plane, r, yr, buf.arg.data());
+        max_row<true>(G, plane, r, yr, buf.arg.data(), buf.code.data());
         int64_t* ir = indices + row * out2;
         const int64_t base = pl * G.in_plane;
         for (int64_t o = 0; o < out2; ++o) {
@@ -240,7 +301,7 @@ void pool_forward(const op_call& c) {
           ir[o] = a < 0 ? -1 : base + to_storage_order(G, a);
         }
       } else if (G.max) {
-        max_row<false>(G, plane, r, yr, nullptr);
+        max_row<false>(G, plane, r, yr, nullptr, nullptr);
       } else {
         sum_row(G, plane, r, yr);
         for (int64_t o = 0; o < out2; ++o) yr[o] = yr[o] / divisor(G, r, o);
@@ -272,7 +333,7 @@ void pool_backward(const op_call& c) {
           const float* dyr = dy + ((pl * d[0].out + o0) * d[1].out + o1) * out2;
           if (G.max) {
             int64_t* arg = buf.arg.data();
-            max_row<true>(G, plane, r, val, arg);
+            max_row<true>(G, plane, r, val, arg, buf.code.data());
             for (int64_t o = 0; o < out2; ++o)
               if (arg[o] >= 0) dxp[arg[o]] += dyr[o];
             continue;

@@ -476,6 +476,76 @@ void bench_ops(context& ctx) {
     });
   }
 
+  // N-D pooling (pool_forward / pool_backward): a 1-D max-pool (kernel 3, stride 2, padding 1;
+  // with Indices) and a 3-D max-pool (3x3x3, stride 2, padding 1) and average pool (2x2x2).
+  {
+    struct nd_case {
+      const char* name;
+      std::vector<int64_t> x, y;
+      int32_t mode, k[3], s[3], pads[6];
+      bool indices;
+    };
+    const std::vector<nd_case> cases{
+        {"maxpool1d k3s2",
+         {batch, 64, 1024},
+         {batch, 64, 512},
+         NNP_POOL_MAX,
+         {3},
+         {2},
+         {1, 1},
+         true},
+        {"maxpool3d k3s2",
+         {8, 32, 16, 32, 32},
+         {8, 32, 8, 16, 16},
+         NNP_POOL_MAX,
+         {3, 3, 3},
+         {2, 2, 2},
+         {1, 1, 1, 1, 1, 1},
+         false},
+        {"avgpool3d k2s2",
+         {8, 32, 16, 32, 32},
+         {8, 32, 8, 16, 16},
+         NNP_POOL_AVERAGE,
+         {2, 2, 2},
+         {2, 2, 2},
+         {0},
+         false},
+    };
+    const auto shape_of = [](const std::vector<int64_t>& d) {
+      std::string r;
+      for (int64_t v : d) r += (r.empty() ? "" : "x") + std::to_string(v);
+      return r;
+    };
+    for (const nd_case& c : cases) {
+      nnp_pool_params pp{};
+      pp.struct_size = sizeof(pp);
+      pp.mode = c.mode;
+      const size_t k = c.x.size() - 2;
+      for (size_t i = 0; i < k; ++i) {
+        pp.kernel_shape[i] = c.k[i];
+        pp.strides[i] = c.s[i];
+        pp.pads[i] = c.pads[i];
+        pp.pads[k + i] = c.pads[k + i];
+      }
+      dtensor& x = ctx.make(c.x, 1.0f);
+      dtensor& y = ctx.make(c.y);
+      dtensor& dy = ctx.make(c.y, 1.0f);
+      dtensor& dx = ctx.make(c.x);
+      dtensor* idx = c.indices ? &ctx.make(c.y, 0.0f, i64()) : nullptr;
+      const double in_bytes = 4.0 * x.numel(), out_bytes = 4.0 * y.numel();
+      measure(std::string(c.name) + " fwd", shape_of(c.x), 0,
+              in_bytes + out_bytes * (c.indices ? 3 : 1), [&] {
+                check(nnp_pool_forward(ctx.stream, &pp, &x.t, &y.t, idx ? &idx->t : nullptr),
+                      "pool_nd fwd");
+                ctx.sync();
+              });
+      measure(std::string(c.name) + " bwd", shape_of(c.x), 0, 2 * in_bytes + 2 * out_bytes, [&] {
+        check(nnp_pool_backward(ctx.stream, &pp, &x.t, &y.t, &dy.t, &dx.t), "pool_nd bwd");
+        ctx.sync();
+      });
+    }
+  }
+
   // Softmax cross-entropy on [128, 10].
   {
     dtensor& logits = ctx.make({batch, 10}, 2.0f);
