@@ -371,4 +371,15 @@ TEST_CASE("pool_forward: nnp_op_infer_shapes") {
   }
   CHECK(out[1].dtype.code == kDLInt);
   CHECK(out[1].dtype.bits == 64);
+  // average pooling: y only; backward: dx has x's shape
+  PoolShape a = pool_shape(parse_case("n2 c3 d9x8x7 mode=avg k3x2x2 s2x2x3 ceil1"));
+  nnp_shape one[1]{};
+  REQUIRE(nnp_op_infer_shapes(NNP_OP_POOL_FORWARD, &a.prm, 1, in, 1, one) == NNP_STATUS_OK);
+  for (int i = 0; i < 5; ++i) CHECK(one[0].dims[i] == a.y[static_cast<size_t>(i)]);
+  int64_t yshape[5] = {a.y[0], a.y[1], a.y[2], a.y[3], a.y[4]};
+  DLTensor y = x;
+  y.shape = yshape;
+  const DLTensor* bin[] = {&x, &y, &y};
+  REQUIRE(nnp_op_infer_shapes(NNP_OP_POOL_BACKWARD, &a.prm, 3, bin, 1, one) == NNP_STATUS_OK);
+  for (int i = 0; i < 5; ++i) CHECK(one[0].dims[i] == shape[i]);
 }
