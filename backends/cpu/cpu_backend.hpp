@@ -106,6 +106,9 @@ void conv2d_backward_filter(const op_call& c);
 void conv2d_backward_bias(const op_call& c);
 void pool2d_forward(const op_call& c);
 void pool2d_backward(const op_call& c);
+void pool_forward(const op_call& c);   // pool_nd.cpp
+void pool_backward(const op_call& c);  //
+void pool_nd_check(const op_call& c);  // UNSUPPORTED beyond 2^31 - 1 taps per max window
 void activation_forward(const op_call& c);
 void activation_backward(const op_call& c);
 void softmax_forward(const op_call& c);

@@ -179,6 +179,8 @@ const kit::op_row kRows[] = {
     {NNP_OP_CONV2D_BACKWARD_BIAS,           f32,       conv2d_backward_bias},
     {NNP_OP_POOL2D_FORWARD,                 f32,       pool2d_forward},
     {NNP_OP_POOL2D_BACKWARD,                f32,       pool2d_backward},
+    {NNP_OP_POOL_FORWARD,                   f32,       pool_forward, pool_nd_check},
+    {NNP_OP_POOL_BACKWARD,                  f32,       pool_backward, pool_nd_check},
     {NNP_OP_ACTIVATION_FORWARD,             f32,       activation_forward},
     {NNP_OP_ACTIVATION_BACKWARD,            f32,       activation_backward},
     {NNP_OP_SOFTMAX_FORWARD,                f32,       softmax_forward},

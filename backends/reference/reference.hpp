@@ -83,6 +83,8 @@ void conv2d_backward_filter(const op_args& a);          //
 void conv2d_backward_bias(const op_args& a);            //
 void pool2d_forward(const op_args& a);                  // pool.cpp
 void pool2d_backward(const op_args& a);                 //
+void pool_forward(const op_args& a);                    // pool_nd.cpp
+void pool_backward(const op_args& a);                   //
 void activation_forward(const op_args& a);              // activation.cpp
 void activation_backward(const op_args& a);             //
 void softmax_forward(const op_args& a);                 // softmax.cpp

@@ -34,6 +34,8 @@ inline const op_row kRows[] = {
     {NNP_OP_CONV2D_BACKWARD_BIAS,           kFloats,        conv2d_backward_bias},
     {NNP_OP_POOL2D_FORWARD,                 kFloats,        pool2d_forward},
     {NNP_OP_POOL2D_BACKWARD,                kFloats,        pool2d_backward},
+    {NNP_OP_POOL_FORWARD,                   kFloats,        pool_forward},
+    {NNP_OP_POOL_BACKWARD,                  kFloats,        pool_backward},
     {NNP_OP_ACTIVATION_FORWARD,             kFloats,        activation_forward},
     {NNP_OP_ACTIVATION_BACKWARD,            kFloats,        activation_backward},
     {NNP_OP_SOFTMAX_FORWARD,                kFloats,        softmax_forward},

@@ -36,6 +36,12 @@ NNP_API nnp_status nnp_pool2d_forward(nnp_stream* stream, const nnp_pool2d_param
 /** NNP_OP_POOL2D_BACKWARD: inputs x, y, dy; outputs dx; nnp_pool2d_params. */
 NNP_API nnp_status nnp_pool2d_backward(nnp_stream* stream, const nnp_pool2d_params* params,
     const DLTensor* x, const DLTensor* y, const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_POOL_FORWARD: inputs x; outputs y, indices?; nnp_pool_params. */
+NNP_API nnp_status nnp_pool_forward(nnp_stream* stream, const nnp_pool_params* params,
+    const DLTensor* x, const DLTensor* y, const DLTensor* indices);
+/** NNP_OP_POOL_BACKWARD: inputs x, y, dy; outputs dx; nnp_pool_params. */
+NNP_API nnp_status nnp_pool_backward(nnp_stream* stream, const nnp_pool_params* params,
+    const DLTensor* x, const DLTensor* y, const DLTensor* dy, const DLTensor* dx);
 /** NNP_OP_ACTIVATION_FORWARD: inputs x; outputs y; nnp_activation_params. */
 NNP_API nnp_status nnp_activation_forward(nnp_stream* stream, const nnp_activation_params* params,
     const DLTensor* x, const DLTensor* y);

@@ -51,6 +51,8 @@ typedef enum nnp_op_kind {
   NNP_OP_CONV2D_BACKWARD_BIAS = 13, /**< "conv2d_backward_bias" */
   NNP_OP_POOL2D_FORWARD = 20, /**< "pool2d_forward" */
   NNP_OP_POOL2D_BACKWARD = 21, /**< "pool2d_backward" */
+  NNP_OP_POOL_FORWARD = 22, /**< "pool_forward", ABI 1.2 */
+  NNP_OP_POOL_BACKWARD = 23, /**< "pool_backward", ABI 1.2 */
   NNP_OP_ACTIVATION_FORWARD = 30, /**< "activation_forward" */
   NNP_OP_ACTIVATION_BACKWARD = 31, /**< "activation_backward" */
   NNP_OP_SOFTMAX_FORWARD = 40, /**< "softmax_forward" */
@@ -80,7 +82,7 @@ typedef enum nnp_op_kind {
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 32
+#define NNP_OP_KIND_COUNT 34
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -254,6 +256,71 @@ typedef struct nnp_pool2d_params {
 } nnp_pool2d_params;
 #define NNP_POOL2D_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_pool2d_params, global) + sizeof(int32_t))
 #define NNP_POOL2D_PARAMS_STRUCT_SIZE NNP_POOL2D_PARAMS_STRUCT_SIZE_1_0
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * N-D pooling (ONNX MaxPool / AveragePool, opset 22; GlobalMaxPool / GlobalAveragePool with
+ * global = 1), ABI 1.2. x is [N, C, D1..Dk] with k = rank(x) - 2 in {1, 2, 3}; the per-dimension
+ * arrays use their first k entries (pads its first 2k), the rest must be 0.
+ * Per spatial dimension i: effective kernel ek = dilations[i] * (kernel_shape[i] - 1) + 1,
+ * output O_i, pads b_i = pads[i] (begin), e_i = pads[k + i] (end), stride s:
+ *   auto_pad NOTSET: O = floor((D + b + e - ek) / s) + 1 (ceil with ceil_mode; ONNX rule: a
+ *     last window that would start in the end padding is dropped: if (O-1)*s >= D + b, O -= 1)
+ *   SAME_UPPER / SAME_LOWER: O = ceil(D / s); total pad = max(0, (O-1)*s + ek - D), split
+ *     total/2 at the begin (UPPER; the extra at the end) or at the end (LOWER); pads must be 0
+ *   VALID: O = floor((D - ek) / s) + 1, no padding; pads must be 0
+ *   (with auto_pad, ceil_mode has no effect: ONNX's ceil and floor formulas agree there)
+ * Window of output o: taps t_j = o*s - b + j*dilation, j = 0..kernel-1 (per dimension).
+ * Max: y = the largest tap inside x (padding never wins); NaN propagates (the first NaN wins);
+ * ties go to the first tap in row-major window order. Average: y = sum of the taps inside x /
+ * divisor; divisor = the taps inside x (count_include_pad = 0) or the taps inside the padded
+ * extent [-b, D + e) (count_include_pad = 1; a ceil_mode window running past it is clipped,
+ * as PyTorch and ONNX Runtime). A window with no tap inside x (possible only with dilations)
+ * gives -inf (max, Indices -1) or 0/0 = NaN (average without count_include_pad).
+ * global = 1: window = (D1..Dk), stride 1, no padding, dilation 1; kernel_shape, strides,
+ * pads, dilations, auto_pad and ceil_mode are ignored.
+ * Unless global: kernel_shape >= 1, strides and dilations >= 0 (0 means 1),
+ * 0 <= pad < ek, and every O_i >= 1.
+ *
+ * NNP_OP_POOL_FORWARD (pool_forward, 22), new in ABI 1.2
+ *   inputs:  [0] x: [N, C, D1..Dk], k in {1, 2, 3}
+ *   outputs: [0] y: [N, C, O1..Ok]
+ *            [1] indices (optional): [N, C, O1..Ok], max pooling only, int64
+ *   N-D max / average pooling (ONNX MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool);
+ *   nnp_pool_params has the formulas. indices (max only; NULL for average) is ONNX's Indices: the
+ *   flat index of each output's maximum in x, (n*C + c) * D1*..*Dk + the spatial index, which is
+ *   row-major (storage_order 0) or column-major within the spatial dimensions (storage_order 1:
+ *   i1 + i2*D1 + i3*D1*D2), as ONNX's reference and ONNX Runtime; -1 for a window with no tap
+ *   inside x.
+ *
+ * NNP_OP_POOL_BACKWARD (pool_backward, 23), new in ABI 1.2
+ *   inputs:  [0] x: [N, C, D1..Dk]
+ *            [1] y: [N, C, O1..Ok], the forward's output
+ *            [2] dy: [N, C, O1..Ok]
+ *   outputs: [0] dx: x's shape
+ *   dx of N-D pooling (no ONNX op; PyTorch max_poolNd / avg_poolNd backward, cuDNN's
+ *   cudnnPoolingBackward operands): the forward's params, x, its output y and dy. Max routes each
+ *   dy to the first maximum of its window in row-major window order (the tap forward's indices
+ *   names; padding never wins; a window with no tap inside x routes nothing); dx sums over
+ *   overlapping windows. Average spreads dy / divisor over the window's taps inside x, with the
+ *   forward's divisor. y must be the forward's output; backends may read it (cuDNN) or recompute
+ *   from x (reference, cpu).
+ */
+typedef struct nnp_pool_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t mode; /**< nnp_pool_mode; MAX (ONNX MaxPool) or AVERAGE (ONNX AveragePool); default MAX; ABI 1.2 */
+  int32_t auto_pad; /**< nnp_auto_pad; ONNX auto_pad; default NOTSET; ABI 1.2 */
+  int32_t ceil_mode; /**< 0 or 1; ONNX ceil_mode, with ONNX's rule for the last window; default 0; ABI 1.2 */
+  int32_t count_include_pad; /**< 0 or 1; ONNX count_include_pad; average only; default 0; ABI 1.2 */
+  int32_t global; /**< 0 or 1; 1: ONNX GlobalMaxPool / GlobalAveragePool; default 0; ABI 1.2 */
+  int32_t storage_order; /**< 0 or 1; ONNX storage_order for Indices: 0 row-major, 1 column-major; default 0; ABI 1.2 */
+  int32_t kernel_shape[NNP_MAX_DIMS]; /**< ONNX kernel_shape (required unless global), k entries >= 1; default 0; ABI 1.2 */
+  int32_t strides[NNP_MAX_DIMS]; /**< ONNX strides, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2 */
+  int32_t pads[NNP_MAX_DIMS]; /**< ONNX pads, 2k entries [b_1..b_k, e_1..e_k]; 0 <= pad < ek; default 0; ABI 1.2 */
+  int32_t dilations[NNP_MAX_DIMS]; /**< ONNX dilations, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2 */
+} nnp_pool_params;
+#define NNP_POOL_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_pool_params, dilations) + sizeof(int32_t) * NNP_MAX_DIMS)
+#define NNP_POOL_PARAMS_STRUCT_SIZE NNP_POOL_PARAMS_STRUCT_SIZE_1_2
 
 /* ------------------------------------------------------------------------------------------ */
 /**

@@ -18,6 +18,8 @@ class OpKind(IntEnum):
     CONV2D_BACKWARD_BIAS = 13
     POOL2D_FORWARD = 20
     POOL2D_BACKWARD = 21
+    POOL_FORWARD = 22
+    POOL_BACKWARD = 23
     ACTIVATION_FORWARD = 30
     ACTIVATION_BACKWARD = 31
     SOFTMAX_FORWARD = 40
@@ -124,6 +126,11 @@ class nnp_pool2d_params(_Params):
     _defaults_ = {'mode': 1, 'window_h': 2, 'window_w': 2, 'stride_h': 2, 'stride_w': 2}
 
 
+class nnp_pool_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("mode", c_int32), ("auto_pad", c_int32), ("ceil_mode", c_int32), ("count_include_pad", c_int32), ("global", c_int32), ("storage_order", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS)]
+    _defaults_ = {'mode': 1}
+
+
 class nnp_activation_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("function", c_int32), ("reserved0", c_int32), ("alpha", c_double)]
     _defaults_ = {'function': 1}
@@ -209,6 +216,8 @@ OPS = {
     'conv2d_backward_bias': (OpKind.CONV2D_BACKWARD_BIAS, nnp_conv2d_params, True, (('dy', False, 'float'),), (('db', False, 'float'),)),
     'pool2d_forward': (OpKind.POOL2D_FORWARD, nnp_pool2d_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
     'pool2d_backward': (OpKind.POOL2D_BACKWARD, nnp_pool2d_params, False, (('x', False, 'float'), ('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
+    'pool_forward': (OpKind.POOL_FORWARD, nnp_pool_params, False, (('x', False, 'float'),), (('y', False, 'float'), ('indices', True, 'int64'))),
+    'pool_backward': (OpKind.POOL_BACKWARD, nnp_pool_params, False, (('x', False, 'float'), ('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
     'activation_forward': (OpKind.ACTIVATION_FORWARD, nnp_activation_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
     'activation_backward': (OpKind.ACTIVATION_BACKWARD, nnp_activation_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
     'softmax_forward': (OpKind.SOFTMAX_FORWARD, nnp_softmax_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
@@ -237,7 +246,7 @@ OPS = {
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}
