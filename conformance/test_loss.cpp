@@ -2,7 +2,8 @@
 // ignore_index): forward (loss and optional log_prob) and backward numerics against the
 // reference, and backward against finite differences of forward.
 // Cases: cases/<list>/cross_entropy.txt: "n8 c10 red=mean ignore=3 logprob1", range=R (logits
-// in [-R, R]), offset=O (logits shifted by O), badlabel1 (label C: NaN loss), allignored1 (mean over no samples: NaN).
+// in [-R, R]), offset=O (logits shifted by O), badlabel1 (label C: NaN loss), allignored1 (mean
+// over no samples: NaN).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -83,12 +84,12 @@ const RegisterTemplate reg_bwd("softmax_cross_entropy_backward", [] {
 }  // namespace
 
 TEST_CASE("softmax_cross_entropy_forward") {
-  check_numerics_cases("softmax_cross_entropy_forward", "cross_entropy", "ce_fwd",
-                       [](const Case& c, Rng& rng) {
-                         const CeCase v = ce_case(c);
-                         const auto logits = rng.uniform_vec(v.n * v.c, v.offset - v.range, v.offset + v.range);
-                         return ce_forward(v, logits, labels(v, rng));
-                       });
+  check_numerics_cases(
+      "softmax_cross_entropy_forward", "cross_entropy", "ce_fwd", [](const Case& c, Rng& rng) {
+        const CeCase v = ce_case(c);
+        const auto logits = rng.uniform_vec(v.n * v.c, v.offset - v.range, v.offset + v.range);
+        return ce_forward(v, logits, labels(v, rng));
+      });
 }
 
 TEST_CASE("softmax_cross_entropy_backward") {
@@ -145,7 +146,7 @@ TEST_CASE("softmax_cross_entropy: known answers") {
   // log(1 + e^-1 + e^-2 + e^-3) + 3 - c, computed as log(sum) - (x - max).
   const double lse = std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0));
   const CeCase v = ce_case(parse_case("n2 c4 red=none logprob1"));
-  const OpCall call = ce_forward(v, {1e5, 1e5 + 1, 1e5 + 2, 1e5 + 3, -1e5, -1e5 + 1, -1e5 + 2, -1e5 + 3},
-                                 {3, 1});
+  const OpCall call =
+      ce_forward(v, {1e5, 1e5 + 1, 1e5 + 2, 1e5 + 3, -1e5, -1e5 + 1, -1e5 + 2, -1e5 + 3}, {3, 1});
   check_known_answer("cross_entropy", "n2 c4 red=none offset=+-1e5", call, {lse, lse + 2});
 }

@@ -114,10 +114,9 @@ OpCall loss_forward(const LossCase& v, std::vector<double> x, std::vector<double
 }
 OpCall loss_backward(const LossCase& v, std::vector<double> x, std::vector<double> t,
                      std::vector<double> dloss, std::vector<double> w) {
-  std::vector<TensorSpec> in{tensor(v.input_shape(), std::move(x)),
-                             int_tensor(DT::i64, v.target_shape(), std::move(t)),
-                             tensor(v.loss_shape(), std::move(dloss)),
-                             weight_tensor(v, std::move(w))};
+  std::vector<TensorSpec> in{
+      tensor(v.input_shape(), std::move(x)), int_tensor(DT::i64, v.target_shape(), std::move(t)),
+      tensor(v.loss_shape(), std::move(dloss)), weight_tensor(v, std::move(w))};
   if (!v.sce)
     return op_call(NNP_OP_NLL_LOSS_BACKWARD, v.params<nnp_nll_loss_params>(), std::move(in),
                    {tensor(v.input_shape())});
@@ -319,8 +318,7 @@ TEST_CASE("softmax_cross_entropy_loss_backward: known answers") {
   v.weight = true;
   // sample 0: label 0, w 2, g 3: (0.5 - 1, 0.5) * 6; sample 1 ignored
   check_known_answer("sce_loss_backward", "n2 c2 red=sum ignore=1 weight",
-                     loss_backward(v, {0.5, 0.5, 0.5, 0.5}, {0, 1}, {3}, {2, 4}),
-                     {-3, 3, 0, 0});
+                     loss_backward(v, {0.5, 0.5, 0.5, 0.5}, {0, 1}, {3}, {2, 4}), {-3, 3, 0, 0});
 }
 
 // The shape rule: every bad argument gets INVALID_ARGUMENT naming it, on every device.
@@ -406,8 +404,8 @@ TEST_CASE("onnx losses: invalid arguments") {
 // nnp_op_infer_shapes gives the loss shape of every reduction (extra dims included) and
 // log_prob's; check_output_shape: each device accepts exactly that loss shape.
 TEST_CASE("onnx losses: inferred shapes") {
-  for (const char* text : {"n4 c3 d2x5 red=none", "n4 c3 d2x5 red=mean", "n2 c3 red=none",
-                           "n2 c3 red=zero weight1"}) {
+  for (const char* text :
+       {"n4 c3 d2x5 red=none", "n4 c3 d2x5 red=mean", "n2 c3 red=none", "n2 c3 red=zero weight1"}) {
     for (bool sce : {false, true}) {
       const LossCase v = loss_case(parse_case(text), sce);
       Rng rng("infer");

@@ -17,9 +17,10 @@ template <typename P>
 shape_t loss_shape(const call& c, const void* params, size_t weight_index, const char** why) {
   const P& p = *static_cast<const P*>(params);
   if (p.reduction < 0 || p.reduction > NNP_REDUCTION_NONE)
-    c.fail("params->reduction: expected an nnp_reduction value (1 mean, 2 sum, 3 none) or 0 "
-           "(mean), got " +
-           std::to_string(p.reduction));
+    c.fail(
+        "params->reduction: expected an nnp_reduction value (1 mean, 2 sum, 3 none) or 0 "
+        "(mean), got " +
+        std::to_string(p.reduction));
   const DLTensor* x = c.in(0);
   if (x->ndim < 2)
     c.fail(c.in_label(0) + ": expected rank >= 2 ([N, C] or [N, C, d1..dk]), got " +

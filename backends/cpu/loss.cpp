@@ -96,10 +96,11 @@ sums for_each_segment(const loss_view& v, const Seg& seg) {
 
 // sum_j w_j, the mean's divisor.
 double weight_sum(const loss_view& v) {
-  return for_each_segment(v, [&](int64_t n, int64_t d0, int64_t len, sums* s) {
-           int64_t cls;
-           for (int64_t dd = 0; dd < len; ++dd) s->weight += v.weight_of(n * v.D + d0 + dd, &cls);
-         }).weight;
+  const auto add_weights = [&](int64_t n, int64_t d0, int64_t len, sums* s) {
+    int64_t cls;
+    for (int64_t dd = 0; dd < len; ++dd) s->weight += v.weight_of(n * v.D + d0 + dd, &cls);
+  };
+  return for_each_segment(v, add_weights).weight;
 }
 
 // The upstream gradient of every position for reduction sum / mean (none reads dloss[j]).
@@ -171,8 +172,7 @@ void nll_loss_backward(const op_call& c) {
   const bool none = v.reduction == NNP_REDUCTION_NONE;
   const float g_all = shared_gradient(v, dloss);
   for_each_segment(v, [&](int64_t n, int64_t d0, int64_t len, sums*) {
-    for (int64_t cc = 0; cc < v.C; ++cc)
-      std::fill_n(dx + (n * v.C + cc) * v.D + d0, len, 0.0f);
+    for (int64_t cc = 0; cc < v.C; ++cc) std::fill_n(dx + (n * v.C + cc) * v.D + d0, len, 0.0f);
     for (int64_t dd = 0; dd < len; ++dd) {
       const int64_t j = n * v.D + d0 + dd;
       int64_t cls;

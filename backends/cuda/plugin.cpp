@@ -69,10 +69,11 @@ void check_element_size(const op_call& c) {
 void check_batch_norm_training(const op_call& c) {
   const auto p = c.params_as<nnp_batch_norm_params>();
   if (p.running_var_rule != 0)
-    unsupported(format("batch_norm_forward_training: running_var_rule = %d (ONNX population "
-                       "variance) is not implemented by the cuda backend (implemented: 0, the "
-                       "unbiased rule)",
-                       p.running_var_rule));
+    unsupported(
+        format("batch_norm_forward_training: running_var_rule = %d (ONNX population "
+               "variance) is not implemented by the cuda backend (implemented: 0, the "
+               "unbiased rule)",
+               p.running_var_rule));
 }
 
 constexpr uint32_t kHalfFloats = f32 | f16 | bf16;  // float32 and the 16-bit floats

@@ -166,7 +166,7 @@ void sce_backward_t(const op_args& a) {
 
 REF_FLOAT_OP(nll_loss_forward, nll_forward_t, in(0))
 REF_FLOAT_OP(nll_loss_backward, nll_backward_t, in(0))
-REF_FLOAT_OP(softmax_cross_entropy_loss_forward, sce_forward_t, in(0))
-REF_FLOAT_OP(softmax_cross_entropy_loss_backward, sce_backward_t, in(0))
+REF_FLOAT_OP(sce_loss_forward, sce_forward_t, in(0))
+REF_FLOAT_OP(sce_loss_backward, sce_backward_t, in(0))
 
 }  // namespace ref
