@@ -236,9 +236,11 @@ void softmax_cross_entropy_loss_backward(const op_call& c) {
     const int64_t base = n * v.C * v.D + d0;
     const float* xn = v.x + base;
     float* dn = dx + base;
-    float* m = scratch(kTaskSlot0, static_cast<size_t>(3 * len));
-    float* s = m + len;
-    float* k = s + len;  // w_j * g_j per position
+    // Per-position max, sum and k = w_j * g_j: task scratch for D > 1, a local for a row.
+    float k1 = 0.0f;
+    float* m = v.D == 1 ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(3 * len));
+    float* s = v.D == 1 ? nullptr : m + len;
+    float* k = v.D == 1 ? &k1 : s + len;
     for (int64_t dd = 0; dd < len; ++dd) {
       const int64_t j = n * v.D + d0 + dd;
       int64_t cls;
