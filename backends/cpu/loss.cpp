@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 
 namespace nnp::cpu {
 namespace {
@@ -74,22 +75,25 @@ sums for_each_segment(const loss_view& v, const Seg& seg) {
   if (total <= 0) return sums{};
   const int64_t size = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, v.C));
   const int64_t count = (total + size - 1) / size;
-  std::vector<sums> partial(static_cast<size_t>(count));
+  // The partial sums live in call-level scratch (no allocation per call).
+  static_assert(sizeof(sums) == 4 * sizeof(float), "sums is two doubles");
+  sums* partial = reinterpret_cast<sums*>(scratch(kCallSlot0, static_cast<size_t>(4 * count)));
+  for (int64_t k = 0; k < count; ++k) new (&partial[k]) sums{};
   parallel_for(count, 1, [&](int64_t kb, int64_t ke) {
     for (int64_t k = kb; k < ke; ++k) {
       const int64_t j1 = std::min(total, (k + 1) * size);
       for (int64_t j = k * size; j < j1;) {
         const int64_t n = j / v.D, d0 = j % v.D;
         const int64_t len = std::min(v.D - d0, j1 - j);
-        seg(n, d0, len, &partial[static_cast<size_t>(k)]);
+        seg(n, d0, len, &partial[k]);
         j += len;
       }
     }
   });
   sums s;
-  for (const sums& p : partial) {
-    s.loss += p.loss;
-    s.weight += p.weight;
+  for (int64_t k = 0; k < count; ++k) {
+    s.loss += partial[k].loss;
+    s.weight += partial[k].weight;
   }
   return s;
 }
