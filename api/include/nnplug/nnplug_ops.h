@@ -283,6 +283,7 @@ typedef struct nnp_activation_params {
 /* ------------------------------------------------------------------------------------------ */
 /**
  * Softmax / log-softmax along one axis (ONNX Softmax / LogSoftmax, opset 13).
+ *   log-softmax: y = (x - max) - log(sum exp(x - max)), in that order (no rounding of max + log)
  *   softmax backward:     dx = y * (dy - sum_axis(dy * y))
  *   log-softmax backward: dx = dy - exp(y) * sum_axis(dy)
  *
