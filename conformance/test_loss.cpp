@@ -2,7 +2,8 @@
 // ignore_index): forward (loss and optional log_prob) and backward numerics against the
 // reference, and backward against finite differences of forward.
 // Cases: cases/<list>/cross_entropy.txt: "n8 c10 red=mean ignore=3 logprob1", range=R (logits
-// in [-R, R]), badlabel1 (label C: NaN loss), allignored1 (mean over no samples: NaN).
+// in [-R, R]), offset=O (logits shifted by O), badlabel1 (label C: NaN loss), allignored1 (mean
+// over no samples: NaN).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -16,7 +17,8 @@ struct CeCase {
   int64_t n, c;
   nnp_softmax_cross_entropy_params p;
   bool log_prob;
-  double range;      // logits uniform in [-range, range]
+  double range;      // logits uniform in [offset - range, offset + range]
+  double offset;     // 1e4, 1e5: catches log-softmax computed as x - (max + log sum)
   bool bad_label;    // label 0 is C (out of range, not ignored): loss NaN
   bool all_ignored;  // every label is ignore_index: mean gives 0/0 = NaN
 };
@@ -34,6 +36,7 @@ CeCase ce_case(const Case& cs) {
   v.p.ignore_index = cs.i("ignore", 0);
   v.log_prob = cs.i("logprob", 0) != 0;
   v.range = cs.d("range", 4);
+  v.offset = cs.d("offset", 0);
   v.bad_label = cs.i("badlabel", 0) != 0;
   v.all_ignored = cs.i("allignored", 0) != 0 && v.p.has_ignore_index;
   return v;
@@ -81,12 +84,12 @@ const RegisterTemplate reg_bwd("softmax_cross_entropy_backward", [] {
 }  // namespace
 
 TEST_CASE("softmax_cross_entropy_forward") {
-  check_numerics_cases("softmax_cross_entropy_forward", "cross_entropy", "ce_fwd",
-                       [](const Case& c, Rng& rng) {
-                         const CeCase v = ce_case(c);
-                         const auto logits = rng.uniform_vec(v.n * v.c, -v.range, v.range);
-                         return ce_forward(v, logits, labels(v, rng));
-                       });
+  check_numerics_cases(
+      "softmax_cross_entropy_forward", "cross_entropy", "ce_fwd", [](const Case& c, Rng& rng) {
+        const CeCase v = ce_case(c);
+        const auto logits = rng.uniform_vec(v.n * v.c, v.offset - v.range, v.offset + v.range);
+        return ce_forward(v, logits, labels(v, rng));
+      });
 }
 
 TEST_CASE("softmax_cross_entropy_backward") {
@@ -94,7 +97,7 @@ TEST_CASE("softmax_cross_entropy_backward") {
     Rng rng("ce_bwd " + c.text);
     const CeCase v = ce_case(c);
     if (v.bad_label) continue;  // backward of an out-of-range label is not specified
-    const auto logits = rng.uniform_vec(v.n * v.c, -v.range, v.range);
+    const auto logits = rng.uniform_vec(v.n * v.c, v.offset - v.range, v.offset + v.range);
     const auto lab = labels(v, rng);
     check_numerics("softmax_cross_entropy_backward", c.text,
                    ce_backward(v, logits, lab, rng.uniform_vec(numel(loss_shape(v)))));
@@ -139,4 +142,11 @@ TEST_CASE("softmax_cross_entropy: known answers") {
         ce_forward(ce_case(parse_case(k.text)), std::vector<double>(8, 0.5), k.labels);
     check_known_answer("cross_entropy", k.text, call, k.loss);
   }
+  // Logits [1e5, 1e5+1, 1e5+2, 1e5+3] (exact in float32): the loss of label c is
+  // log(1 + e^-1 + e^-2 + e^-3) + 3 - c, computed as log(sum) - (x - max).
+  const double lse = std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0));
+  const CeCase v = ce_case(parse_case("n2 c4 red=none logprob1"));
+  const OpCall call =
+      ce_forward(v, {1e5, 1e5 + 1, 1e5 + 2, 1e5 + 3, -1e5, -1e5 + 1, -1e5 + 2, -1e5 + 3}, {3, 1});
+  check_known_answer("cross_entropy", "n2 c4 red=none offset=+-1e5", call, {lse, lse + 2});
 }

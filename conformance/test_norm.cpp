@@ -1,7 +1,8 @@
 // test_norm.cpp — batch normalisation (training with running-stat update, inference,
 // backward) and layer normalisation (forward with optional bias/stats, backward): numerics
 // against the reference and backward against finite differences of forward.
-// Cases: cases/<list>/batch_norm.txt "n4 c3 h5 w5 eps=1e-5 mom=0.9" (no h/w: x is [N, C]);
+// Cases: cases/<list>/batch_norm.txt "n4 c3 h5 w5 eps=1e-5 mom=0.9 varrule1" (no h/w: x is
+// [N, C]; varrule1: running_var_rule = 1, ONNX's population running variance);
 //        cases/<list>/layer_norm.txt "x4x3x5 axis-1 bias0 stats0 eps=1e-5".
 #include <doctest/doctest.h>
 
@@ -30,6 +31,7 @@ BnCase bn_case(const Case& cs) {
   v.p = make_params<nnp_batch_norm_params>();
   v.p.epsilon = cs.d("eps", 1e-5);
   v.p.momentum = cs.d("mom", 0.9);
+  v.p.running_var_rule = static_cast<int32_t>(cs.i("varrule", 0));
   return v;
 }
 struct BnData {
@@ -267,5 +269,23 @@ TEST_CASE("batch_norm_forward_training: known answers") {
       {2.5},
       {inv_std}};
   check_known_outputs("batch_norm_known", "n4 c1 mom=0.9", call, want, {DT::f32},
+                      [](DT) { return 1e-12; });
+}
+
+// running_var_rule = 1 (ONNX BatchNormalization): the running variance takes the population
+// variance 1.25, not the unbiased 5/3; everything else as above. Devices that implement the
+// unbiased rule only (cuda) declare the call unsupported and are skipped.
+TEST_CASE("batch_norm_forward_training: ONNX running variance") {
+  const BnCase v = bn_case(parse_case("n4 c1 eps=1e-5 mom=0.9 varrule1"));
+  BnData d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
+  const OpCall call = bn_training(v, d);
+  const double inv_std = 1 / std::sqrt(1.25 + 1e-5);
+  const std::vector<std::vector<double>> want{
+      {-1.5 * inv_std, -0.5 * inv_std, 0.5 * inv_std, 1.5 * inv_std},
+      {0.1 * 2.5},
+      {0.9 * 1 + 0.1 * 1.25},
+      {2.5},
+      {inv_std}};
+  check_known_outputs("batch_norm_known", "n4 c1 mom=0.9 varrule1", call, want, {DT::f32},
                       [](DT) { return 1e-12; });
 }

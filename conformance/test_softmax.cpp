@@ -1,7 +1,8 @@
 // test_softmax.cpp — softmax and log-softmax over any axis: forward and backward numerics
 // against the reference (in place included) and backward against finite differences.
-// Cases: cases/<list>/softmax.txt: "x4x10 axis-1 log1 inplace1 range=500" (inputs uniform in
-// [-range, range], default 5: large ranges overflow a softmax without max subtraction).
+// Cases: cases/<list>/softmax.txt: "x4x10 axis-1 log1 inplace1 range=500 offset=1e5" (inputs
+// uniform in [offset-range, offset+range], default 0 and 5: large ranges overflow a softmax
+// without max subtraction; large offsets catch a log-softmax computed as x - (max + log sum)).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -29,8 +30,11 @@ OpCall sm_backward(const nnp_softmax_params& p, const std::vector<int64_t>& shap
 
 // A case's shape (default [4, 10]) and inputs, uniform in [-range, range] (default 5).
 std::vector<int64_t> case_shape(const Case& c) { return c.dims("x", {4, 10}); }
+// offset=O shifts every input by O: with O = 1e4 or 1e5 the float32 log-softmax must subtract
+// the max before log(sum), not after (max + log(sum) rounded to float32 loses ~1e-3).
 std::vector<double> case_x(const Case& c, Rng& rng) {
-  return rng.uniform_vec(numel(case_shape(c)), -c.d("range", 5), c.d("range", 5));
+  const double r = c.d("range", 5), o = c.d("offset", 0);
+  return rng.uniform_vec(numel(case_shape(c)), o - r, o + r);
 }
 
 const RegisterTemplate reg_fwd("softmax_forward", [] {
@@ -95,7 +99,7 @@ TEST_CASE("softmax: known answers") {
     std::vector<int64_t> shape;
     std::vector<double> x, y;
   };
-  const std::vector<Known> known{
+  std::vector<Known> known{
       {"axis1", {2, 3}, {l1, l2, l3, l1 + 5, l2 + 5, l3 + 5}, {p[0], p[1], p[2], p[0], p[1], p[2]}},
       {"axis0", {3, 2}, {l1, l1, l2, l2, l3, l3}, {p[0], p[0], p[1], p[1], p[2], p[2]}},
       {"axis-1 log1",
@@ -103,6 +107,17 @@ TEST_CASE("softmax: known answers") {
        {l1 - 50, l2 - 50, l3 - 50},
        {std::log(p[0]), std::log(p[1]), std::log(p[2])}},
   };
+  // log-softmax of [1e5, 1e5+1, 1e5+2, 1e5+3] (exact in float32) is [-3, -2, -1, 0] -
+  // log(1 + e^-1 + e^-2 + e^-3); x - (max + log sum) in float32 gives -0.4375 for the last.
+  const double lse = std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0));
+  known.push_back({"axis-1 log1 offset=1e5",
+                   {1, 4},
+                   {1e5, 1e5 + 1, 1e5 + 2, 1e5 + 3},
+                   {-3 - lse, -2 - lse, -1 - lse, -lse}});
+  known.push_back({"axis0 log1 offset=-1e4",
+                   {4, 1},
+                   {-1e4, -1e4 + 1, -1e4 + 2, -1e4 + 3},
+                   {-3 - lse, -2 - lse, -1 - lse, -lse}});
   for (const Known& k : known) {
     check_known_answer("softmax", k.text,
                        sm_forward(sm_params(parse_case(k.text)), k.shape, k.x, false), k.y);

@@ -154,19 +154,24 @@ float row_shift(const float* x, int64_t len) {
   return m;
 }
 
-// log(sum exp(x)) of one contiguous row, as m + log(sum exp(x - m)), m = row_shift.
-float log_sum_exp(const float* x, int64_t len) {
+// The shift m = row_shift and ls = log(sum exp(x - m)) of one contiguous row. Log-softmax is
+// (x - m) - ls, in that order: m + ls rounded to float first would lose the low bits of a
+// large shift (x near 1e5 has an ulp of 2^-7).
+struct log_sum {
+  float m, ls;
+};
+log_sum row_log_sum(const float* x, int64_t len) {
   const float m = row_shift(x, len);
   float sum = 0.0f;
   for (int64_t i = 0; i < len; ++i) sum += std::exp(x[i] - m);
-  return m + std::log(sum);
+  return log_sum{m, std::log(sum)};
 }
 
 // Softmax / log-softmax of one contiguous row.
 void softmax_row(const float* x, float* y, int64_t len, bool log) {
   if (log) {
-    const float lse = log_sum_exp(x, len);
-    for (int64_t i = 0; i < len; ++i) y[i] = x[i] - lse;
+    const log_sum l = row_log_sum(x, len);
+    for (int64_t i = 0; i < len; ++i) y[i] = (x[i] - l.m) - l.ls;
   } else {
     const float m = row_shift(x, len);
     float sum = 0.0f;
@@ -216,9 +221,10 @@ void softmax_forward(const op_call& c) {
           if (!log) yo[a * s.inner + i] = ev;
         }
       if (log) {
-        for (int64_t i = 0; i < s.inner; ++i) sum[i] = m[i] + std::log(sum[i]);
+        for (int64_t i = 0; i < s.inner; ++i) sum[i] = std::log(sum[i]);
         for (int64_t a = 0; a < s.len; ++a)
-          for (int64_t i = 0; i < s.inner; ++i) yo[a * s.inner + i] = xo[a * s.inner + i] - sum[i];
+          for (int64_t i = 0; i < s.inner; ++i)
+            yo[a * s.inner + i] = (xo[a * s.inner + i] - m[i]) - sum[i];
       } else {
         for (int64_t i = 0; i < s.inner; ++i) sum[i] = 1.0f / sum[i];
         for (int64_t a = 0; a < s.len; ++a)
@@ -282,10 +288,10 @@ void softmax_cross_entropy_forward(const op_call& c) {
   parallel_for(n, grain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const float* x = logits + i * classes;
-      const float lse = log_sum_exp(x, classes);
+      const log_sum l = row_log_sum(x, classes);
       if (log_prob != nullptr) {
         float* lp = log_prob + i * classes;
-        for (int64_t j = 0; j < classes; ++j) lp[j] = x[j] - lse;
+        for (int64_t j = 0; j < classes; ++j) lp[j] = (x[j] - l.m) - l.ls;
       }
       const int64_t label = labels[i];
       if (ignored(p, label))
@@ -293,7 +299,7 @@ void softmax_cross_entropy_forward(const op_call& c) {
       else if (label < 0 || label >= classes)
         rows[i] = std::numeric_limits<float>::quiet_NaN();
       else
-        rows[i] = lse - x[label];
+        rows[i] = l.ls - (x[label] - l.m);
     }
   });
   if (none) return;

@@ -117,6 +117,10 @@ void attention_forward(const op_call& c);
 void attention_backward(const op_call& c);
 void softmax_cross_entropy_forward(const op_call& c);
 void softmax_cross_entropy_backward(const op_call& c);
+void nll_loss_forward(const op_call& c);  // loss.cpp
+void nll_loss_backward(const op_call& c);
+void softmax_cross_entropy_loss_forward(const op_call& c);
+void softmax_cross_entropy_loss_backward(const op_call& c);
 void batch_norm_forward_training(const op_call& c);
 void batch_norm_forward_inference(const op_call& c);
 void batch_norm_backward(const op_call& c);

@@ -37,6 +37,7 @@ void batch_norm_forward_training(const op_call& c) {
   float *y = f32(c.out(0)), *rmean = f32(c.out(1)), *rvar = f32(c.out(2));
   float *smean = f32(c.out(3)), *sinv = f32(c.out(4));
   const double mom = p.momentum, eps = p.epsilon;
+  const int32_t onnx_var = p.running_var_rule;
   const double m = static_cast<double>(g.m());
   parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t ch = cb; ch < ce; ++ch) {
@@ -63,7 +64,8 @@ void batch_norm_forward_training(const op_call& c) {
         float* yp = y + (n * g.c + ch) * g.hw;
         for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
       }
-      const double unbiased = g.m() > 1 ? var * m / (m - 1.0) : var;
+      // Unbiased (default) or, with running_var_rule = 1, ONNX's population variance.
+      const double unbiased = g.m() > 1 && onnx_var == 0 ? var * m / (m - 1.0) : var;
       rmean[ch] = static_cast<float>(mom * rmean[ch] + (1.0 - mom) * mean);
       rvar[ch] = static_cast<float>(mom * rvar[ch] + (1.0 - mom) * unbiased);
       smean[ch] = static_cast<float>(mean);

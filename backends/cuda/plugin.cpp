@@ -63,6 +63,19 @@ void check_element_size(const op_call& c) {
                dtype_name(x->dtype).c_str()));
 }
 
+// batch norm training: the running variance rule of nnp_batch_norm_params.running_var_rule
+// (ABI 1.2): norm.cu implements the default unbiased rule (0) only, not ONNX's population
+// variance (1).
+void check_batch_norm_training(const op_call& c) {
+  const auto p = c.params_as<nnp_batch_norm_params>();
+  if (p.running_var_rule != 0)
+    unsupported(
+        format("batch_norm_forward_training: running_var_rule = %d (ONNX population "
+               "variance) is not implemented by the cuda backend (implemented: 0, the "
+               "unbiased rule)",
+               p.running_var_rule));
+}
+
 constexpr uint32_t kHalfFloats = f32 | f16 | bf16;  // float32 and the 16-bit floats
 constexpr uint32_t kAllFloats = nnp::kit::all_floats;
 
@@ -81,7 +94,7 @@ const op_row kRows[] = {
     {NNP_OP_SOFTMAX_BACKWARD,               kHalfFloats, on_stream<op_softmax>},
     {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  f32,         on_stream<op_cross_entropy>},
     {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, f32,         on_stream<op_cross_entropy>},
-    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,         on_stream<op_batch_norm>},
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,         on_stream<op_batch_norm>, check_batch_norm_training},
     {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   f32,         on_stream<op_batch_norm>},
     {NNP_OP_BATCH_NORM_BACKWARD,            f32,         on_stream<op_batch_norm>},
     {NNP_OP_LAYER_NORM_FORWARD,             f32,         on_stream<op_layer_norm>},

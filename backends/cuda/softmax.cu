@@ -99,9 +99,11 @@ __global__ void ce_forward_rows_kernel(const float* logits, const int64_t* label
   for (int64_t n = warp_id(); n < a.N; n += warp_count()) {
     const float* x = logits + n * a.C;
     const row_stats st = warp_row_stats(x, a.C, 1, lane);
-    const float lse = st.max + logf(st.sum_exp);
+    // (x - max) - log(sum), in that order: max + log(sum) rounded first loses the low bits
+    // of a large max.
+    const float log_sum = logf(st.sum_exp);
     if (log_prob != nullptr)
-      for (int64_t c = lane; c < a.C; c += 32) log_prob[n * a.C + c] = x[c] - lse;
+      for (int64_t c = lane; c < a.C; c += 32) log_prob[n * a.C + c] = (x[c] - st.max) - log_sum;
     if (lane == 0) {
       const int64_t label = labels[n];
       float loss, valid;
@@ -112,7 +114,7 @@ __global__ void ce_forward_rows_kernel(const float* logits, const int64_t* label
         loss = NAN;
         valid = 1.0f;
       } else {
-        loss = lse - x[label];
+        loss = log_sum - (x[label] - st.max);
         valid = 1.0f;
       }
       row_loss[n] = loss;

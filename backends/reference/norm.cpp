@@ -7,7 +7,8 @@
 //   y = scale * (x - mean) * inv_std + bias
 //   training: running_mean = momentum * running_mean + (1 - momentum) * mean
 //             running_var  = momentum * running_var  + (1 - momentum) * var * M / (M - 1)
-//             (M = 1 uses var); saved_mean = mean, saved_inv_std = inv_std
+//             (M = 1 uses var; running_var_rule = 1: var, ONNX's population variance)
+//             saved_mean = mean, saved_inv_std = inv_std
 //   backward: dbias = sum dy;  dscale = sum dy * xhat;  xhat = (x - mean) * inv_std
 //             dx = scale * inv_std / M * (M * dy - dbias - xhat * dscale)
 // Layer norm over the trailing dims [axis, rank): outer O, inner I (scale, bias are [I]):
@@ -91,7 +92,7 @@ void bn_training_t(const op_args& args) {
     const double var = sq / M;
     const double inv_std = 1.0 / std::sqrt(var + p.epsilon);
     bn_normalize(v, c, x, y, mean, inv_std, double(scale[c]), double(bias[c]));
-    const double unbiased = M > 1.0 ? var * M / (M - 1.0) : var;
+    const double unbiased = M > 1.0 && p.running_var_rule == 0 ? var * M / (M - 1.0) : var;
     if (running_mean != nullptr)
       running_mean[c] =
           static_cast<T>(p.momentum * double(running_mean[c]) + (1.0 - p.momentum) * mean);

@@ -93,6 +93,10 @@ void attention_forward(const op_args& a);               // attention.cpp
 void attention_backward(const op_args& a);              //
 void softmax_cross_entropy_forward(const op_args& a);   // loss.cpp
 void softmax_cross_entropy_backward(const op_args& a);  //
+void nll_loss_forward(const op_args& a);                // loss_onnx.cpp
+void nll_loss_backward(const op_args& a);               //
+void sce_loss_forward(const op_args& a);                // softmax_cross_entropy_loss_*
+void sce_loss_backward(const op_args& a);               //
 void batch_norm_forward_training(const op_args& a);     // norm.cpp
 void batch_norm_forward_inference(const op_args& a);    //
 void batch_norm_backward(const op_args& a);             //

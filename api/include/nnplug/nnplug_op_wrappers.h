@@ -71,6 +71,23 @@ NNP_API nnp_status nnp_softmax_cross_entropy_forward(nnp_stream* stream,
 NNP_API nnp_status nnp_softmax_cross_entropy_backward(nnp_stream* stream,
     const nnp_softmax_cross_entropy_params* params, const DLTensor* logits, const DLTensor* labels,
     const DLTensor* dloss, const DLTensor* dlogits);
+/** NNP_OP_NLL_LOSS_FORWARD: inputs input, target, weight?; outputs loss; nnp_nll_loss_params. */
+NNP_API nnp_status nnp_nll_loss_forward(nnp_stream* stream, const nnp_nll_loss_params* params,
+    const DLTensor* input, const DLTensor* target, const DLTensor* weight, const DLTensor* loss);
+/** NNP_OP_NLL_LOSS_BACKWARD: inputs input, target, dloss, weight?; outputs dinput; nnp_nll_loss_params. */
+NNP_API nnp_status nnp_nll_loss_backward(nnp_stream* stream, const nnp_nll_loss_params* params,
+    const DLTensor* input, const DLTensor* target, const DLTensor* dloss, const DLTensor* weight,
+    const DLTensor* dinput);
+/** NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD: inputs scores, labels, weights?; outputs loss, log_prob?; nnp_softmax_cross_entropy_loss_params. */
+NNP_API nnp_status nnp_softmax_cross_entropy_loss_forward(nnp_stream* stream,
+    const nnp_softmax_cross_entropy_loss_params* params, const DLTensor* scores,
+    const DLTensor* labels, const DLTensor* weights, const DLTensor* loss,
+    const DLTensor* log_prob);
+/** NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD: inputs scores, labels, dloss, weights?; outputs dscores; nnp_softmax_cross_entropy_loss_params. */
+NNP_API nnp_status nnp_softmax_cross_entropy_loss_backward(nnp_stream* stream,
+    const nnp_softmax_cross_entropy_loss_params* params, const DLTensor* scores,
+    const DLTensor* labels, const DLTensor* dloss, const DLTensor* weights,
+    const DLTensor* dscores);
 /** NNP_OP_BATCH_NORM_FORWARD_TRAINING: inputs x, scale, bias; outputs y, running_mean, running_var, saved_mean, saved_inv_std; nnp_batch_norm_params. */
 NNP_API nnp_status nnp_batch_norm_forward_training(nnp_stream* stream,
     const nnp_batch_norm_params* params, const DLTensor* x, const DLTensor* scale,

@@ -61,6 +61,10 @@ typedef enum nnp_op_kind {
   NNP_OP_ATTENTION_BACKWARD = 131, /**< "attention_backward", ABI 1.2 */
   NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD = 50, /**< "softmax_cross_entropy_forward" */
   NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD = 51, /**< "softmax_cross_entropy_backward" */
+  NNP_OP_NLL_LOSS_FORWARD = 52, /**< "nll_loss_forward", ABI 1.2 */
+  NNP_OP_NLL_LOSS_BACKWARD = 53, /**< "nll_loss_backward", ABI 1.2 */
+  NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD = 54, /**< "softmax_cross_entropy_loss_forward", ABI 1.2 */
+  NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD = 55, /**< "softmax_cross_entropy_loss_backward", ABI 1.2 */
   NNP_OP_BATCH_NORM_FORWARD_TRAINING = 60, /**< "batch_norm_forward_training" */
   NNP_OP_BATCH_NORM_FORWARD_INFERENCE = 61, /**< "batch_norm_forward_inference" */
   NNP_OP_BATCH_NORM_BACKWARD = 62, /**< "batch_norm_backward" */
@@ -82,7 +86,7 @@ typedef enum nnp_op_kind {
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 34
+#define NNP_OP_KIND_COUNT 38
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -348,6 +352,7 @@ typedef struct nnp_activation_params {
 /* ------------------------------------------------------------------------------------------ */
 /**
  * Softmax / log-softmax along one axis (ONNX Softmax / LogSoftmax, opset 13).
+ *   log-softmax: y = (x - max) - log(sum exp(x - max)), in that order (no rounding of max + log)
  *   softmax backward:     dx = y * (dy - sum_axis(dy * y))
  *   log-softmax backward: dx = dy - exp(y) * sum_axis(dy)
  *
@@ -460,13 +465,81 @@ typedef struct nnp_softmax_cross_entropy_params {
 
 /* ------------------------------------------------------------------------------------------ */
 /**
+ * Negative log-likelihood loss (ONNX NegativeLogLikelihoodLoss, opset 22), ABI 1.2.
+ * input holds log-probabilities [N, C, d1..dk] (k >= 0), target int64 [N, d1..dk], weight
+ * optional [C] (absent: every weight 1). For every position j = (n, d1..dk), t = target[j]:
+ *   w_j = 0 if t == ignore_index (when has_ignore_index), else weight[t]
+ *   loss_j = -input[n, t, d1..dk] * w_j
+ *   none: loss = loss_j ([N, d1..dk]);  sum: sum_j loss_j;  mean: sum_j loss_j / sum_j w_j
+ * (ONNX's weighted mean; without weight the divisor is the count of non-ignored positions; a
+ * divisor of 0 gives 0/0 = NaN, as ONNX). A target outside [0, C) that is not ignored gives
+ * loss_j = NaN and w_j = NaN (so sum and mean are NaN): devices cannot raise errors.
+ * Backward: dinput[n, c, d] = -w_j * g_j where c == t, else 0; g_j = dloss[j] (none), dloss
+ * (sum) or dloss / sum_j w_j (mean); ignored positions are 0, out-of-range ones NaN over c.
+ *
+ * NNP_OP_NLL_LOSS_FORWARD (nll_loss_forward, 52), new in ABI 1.2
+ *   inputs:  [0] input: log-probabilities [N, C] or [N, C, d1..dk]
+ *            [1] target: [N] or [N, d1..dk], int64
+ *            [2] weight (optional): [C], per-class weights
+ *   outputs: [0] loss: [] (rank 0) for mean/sum, [N, d1..dk] for none
+ *
+ * NNP_OP_NLL_LOSS_BACKWARD (nll_loss_backward, 53), new in ABI 1.2
+ *   inputs:  [0] input: [N, C, d1..dk], the forward's input
+ *            [1] target: [N, d1..dk], int64
+ *            [2] dloss: loss's shape
+ *            [3] weight (optional): [C]
+ *   outputs: [0] dinput: input's shape
+ */
+typedef struct nnp_nll_loss_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t reduction; /**< an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default 0; ABI 1.2 */
+  int32_t has_ignore_index; /**< 0 or 1; 1: targets equal to ignore_index are ignored (ONNX: the attribute is present); default 0; ABI 1.2 */
+  int64_t ignore_index; /**< any value, negative or outside [0, C) included; used when has_ignore_index = 1; default -100; ABI 1.2 */
+} nnp_nll_loss_params;
+#define NNP_NLL_LOSS_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_nll_loss_params, ignore_index) + sizeof(int64_t))
+#define NNP_NLL_LOSS_PARAMS_STRUCT_SIZE NNP_NLL_LOSS_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * Softmax cross-entropy loss (ONNX SoftmaxCrossEntropyLoss, opset 13), ABI 1.2: the NLL loss
+ * (nnp_nll_loss_params, the same formulas, weights, reductions and ignore rule) of
+ *   log_prob = log_softmax(scores, axis = 1) = x - max_c x - log(sum_c exp(x - max_c x))
+ * (computed in that order). Backward: dscores[n, c, d] = (softmax(scores)[n, c, d] -
+ * onehot(t)[c]) * w_j * g_j, g_j as for NLL; ignored positions are 0, out-of-range ones NaN.
+ *
+ * NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD (softmax_cross_entropy_loss_forward, 54), new in ABI 1.2
+ *   inputs:  [0] scores: [N, C] or [N, C, d1..dk]
+ *            [1] labels: [N] or [N, d1..dk], int64
+ *            [2] weights (optional): [C], per-class weights
+ *   outputs: [0] loss: [] (rank 0) for mean/sum, [N, d1..dk] for none
+ *            [1] log_prob (optional): scores' shape
+ *
+ * NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD (softmax_cross_entropy_loss_backward, 55), new in ABI 1.2
+ *   inputs:  [0] scores: [N, C, d1..dk], the forward's input
+ *            [1] labels: [N, d1..dk], int64
+ *            [2] dloss: loss's shape
+ *            [3] weights (optional): [C]
+ *   outputs: [0] dscores: scores' shape
+ */
+typedef struct nnp_softmax_cross_entropy_loss_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t reduction; /**< an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default 0; ABI 1.2 */
+  int32_t has_ignore_index; /**< 0 or 1; 1: labels equal to ignore_index are ignored (ONNX: the attribute is present); default 0; ABI 1.2 */
+  int64_t ignore_index; /**< any value, negative or outside [0, C) included; used when has_ignore_index = 1; default -100; ABI 1.2 */
+} nnp_softmax_cross_entropy_loss_params;
+#define NNP_SOFTMAX_CROSS_ENTROPY_LOSS_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_softmax_cross_entropy_loss_params, ignore_index) + sizeof(int64_t))
+#define NNP_SOFTMAX_CROSS_ENTROPY_LOSS_PARAMS_STRUCT_SIZE NNP_SOFTMAX_CROSS_ENTROPY_LOSS_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
  * Batch normalisation over N (and H, W) per channel (ONNX BatchNormalization, cuDNN spatial
  * mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W.
  *   mean_c = sum x / M;  var_c = sum (x - mean_c)^2 / M (biased);  inv_std = 1/sqrt(var + eps)
  *   y = scale * (x - mean) * inv_std + bias
  * Training: running_mean = momentum * running_mean + (1 - momentum) * mean            (ONNX)
  *           running_var  = momentum * running_var  + (1 - momentum) * var * M/(M-1)  (unbiased,
- *           as cuDNN and PyTorch; M = 1 uses var); saved_* are for backward.
+ *           as cuDNN and PyTorch; M = 1 uses var); with running_var_rule = 1 the population
+ *           var (ONNX). saved_* are for backward.
  * Inference: inv_std = 1/sqrt(var + eps) from the given mean and var.
  * Backward: dbias = sum dy; dscale = sum dy * xhat;
  *   dx = scale * inv_std / M * (M*dy - dbias - xhat * dscale), xhat = (x - mean) * inv_std
@@ -503,9 +576,12 @@ typedef struct nnp_batch_norm_params {
   size_t struct_size; /**< sizeof as compiled by the caller */
   double epsilon; /**< > 0, finite; > 0, ONNX default 1e-5; default 1e-05 */
   double momentum; /**< in [0,1]; weight of the old running value; ONNX default 0.9; default 0.9 */
+  int32_t running_var_rule; /**< 0 or 1; training's running_var update: 0 (the default, today's rule and that of PyTorch and cuDNN, kept for ABI stability) the unbiased var * M/(M-1); 1 ONNX BatchNormalization's population var; default 0; ABI 1.2 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.2 */
 } nnp_batch_norm_params;
 #define NNP_BATCH_NORM_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_batch_norm_params, momentum) + sizeof(double))
-#define NNP_BATCH_NORM_PARAMS_STRUCT_SIZE NNP_BATCH_NORM_PARAMS_STRUCT_SIZE_1_0
+#define NNP_BATCH_NORM_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_batch_norm_params, reserved0) + sizeof(int32_t))
+#define NNP_BATCH_NORM_PARAMS_STRUCT_SIZE NNP_BATCH_NORM_PARAMS_STRUCT_SIZE_1_2
 
 /* ------------------------------------------------------------------------------------------ */
 /**

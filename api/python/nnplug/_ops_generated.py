@@ -28,6 +28,10 @@ class OpKind(IntEnum):
     ATTENTION_BACKWARD = 131
     SOFTMAX_CROSS_ENTROPY_FORWARD = 50
     SOFTMAX_CROSS_ENTROPY_BACKWARD = 51
+    NLL_LOSS_FORWARD = 52
+    NLL_LOSS_BACKWARD = 53
+    SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD = 54
+    SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD = 55
     BATCH_NORM_FORWARD_TRAINING = 60
     BATCH_NORM_FORWARD_INFERENCE = 61
     BATCH_NORM_BACKWARD = 62
@@ -151,8 +155,18 @@ class nnp_softmax_cross_entropy_params(_Params):
     _defaults_ = {'reduction': 1, 'ignore_index': -100}
 
 
+class nnp_nll_loss_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
+    _defaults_ = {'ignore_index': -100}
+
+
+class nnp_softmax_cross_entropy_loss_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
+    _defaults_ = {'ignore_index': -100}
+
+
 class nnp_batch_norm_params(_Params):
-    _fields_ = [("struct_size", c_size_t), ("epsilon", c_double), ("momentum", c_double)]
+    _fields_ = [("struct_size", c_size_t), ("epsilon", c_double), ("momentum", c_double), ("running_var_rule", c_int32), ("reserved0", c_int32)]
     _defaults_ = {'epsilon': 1e-05, 'momentum': 0.9}
 
 
@@ -226,6 +240,10 @@ OPS = {
     'attention_backward': (OpKind.ATTENTION_BACKWARD, nnp_attention_params, False, (('Q', False, 'float'), ('K', False, 'float'), ('V', False, 'float'), ('attn_mask', True, 'float'), ('Y', False, 'float'), ('dY', False, 'float'), ('softmax_lse', False, 'float')), (('dQ', False, 'float'), ('dK', False, 'float'), ('dV', False, 'float'))),
     'softmax_cross_entropy_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_FORWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64')), (('loss', False, 'float'), ('log_prob', True, 'float'))),
     'softmax_cross_entropy_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_BACKWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64'), ('dloss', False, 'float')), (('dlogits', False, 'float'),)),
+    'nll_loss_forward': (OpKind.NLL_LOSS_FORWARD, nnp_nll_loss_params, False, (('input', False, 'float'), ('target', False, 'int64'), ('weight', True, 'float')), (('loss', False, 'float'),)),
+    'nll_loss_backward': (OpKind.NLL_LOSS_BACKWARD, nnp_nll_loss_params, False, (('input', False, 'float'), ('target', False, 'int64'), ('dloss', False, 'float'), ('weight', True, 'float')), (('dinput', False, 'float'),)),
+    'softmax_cross_entropy_loss_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, nnp_softmax_cross_entropy_loss_params, False, (('scores', False, 'float'), ('labels', False, 'int64'), ('weights', True, 'float')), (('loss', False, 'float'), ('log_prob', True, 'float'))),
+    'softmax_cross_entropy_loss_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, nnp_softmax_cross_entropy_loss_params, False, (('scores', False, 'float'), ('labels', False, 'int64'), ('dloss', False, 'float'), ('weights', True, 'float')), (('dscores', False, 'float'),)),
     'batch_norm_forward_training': (OpKind.BATCH_NORM_FORWARD_TRAINING, nnp_batch_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', False, 'float')), (('y', False, 'float'), ('running_mean', False, 'float'), ('running_var', False, 'float'), ('saved_mean', False, 'float'), ('saved_inv_std', False, 'float'))),
     'batch_norm_forward_inference': (OpKind.BATCH_NORM_FORWARD_INFERENCE, nnp_batch_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', False, 'float'), ('mean', False, 'float'), ('var', False, 'float')), (('y', False, 'float'),)),
     'batch_norm_backward': (OpKind.BATCH_NORM_BACKWARD, nnp_batch_norm_params, False, (('x', False, 'float'), ('dy', False, 'float'), ('scale', False, 'float'), ('saved_mean', False, 'float'), ('saved_inv_std', False, 'float')), (('dx', False, 'float'), ('dscale', False, 'float'), ('dbias', False, 'float'))),
@@ -246,7 +264,7 @@ OPS = {
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}
