@@ -127,12 +127,23 @@ void column_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t*
   if (*q1 < *q0) *q1 = *q0;
 }
 
-// Calls row(c, tap_row, od, oh, src_offset_or_-1, q0, q1, stride_w): for every input channel c
-// of the group, tap (kd, kh, kw) and output row (od, oh), the input row the output row reads
-// (-1 in the padding) and the output columns [q0, q1) inside the input.
+// Output depth slabs: vol2col unfolds [od0, od1) output planes at a time, so that the column
+// buffer stays near kColBudget floats (in cache between vol2col and the SGEMM) instead of
+// growing with the volume.
+constexpr int64_t kColBudget = int64_t{1} << 18;  // floats: 1 MiB
+int64_t slab_depth(const conv_nd_geometry& g) {
+  const int64_t plane = std::max<int64_t>(1, col_rows(g) * g.out[1] * g.out[2]);
+  return std::max<int64_t>(1, std::min<int64_t>(g.out[0], kColBudget / plane));
+}
+
+// Calls row(col_at, src, q0, q1, off) for every input channel c of the group, tap (kd, kh, kw)
+// and output row (od in [od0, od1), oh): col_at is the row's offset in the slab's column
+// buffer [cig * kernel volume, (od1 - od0) * OH * OW], src the offset in in_g of the input row
+// it reads (-1 in the padding), [q0, q1) the output columns inside the input and off the
+// input column of output column 0.
 template <typename F>
-void for_each_col_row(const conv_nd_geometry& g, const F& row) {
-  const int64_t OD = g.out[0], OH = g.out[1], OW = g.out[2];
+void for_each_col_row(const conv_nd_geometry& g, int64_t od0, int64_t od1, const F& row) {
+  const int64_t OH = g.out[1], OW = g.out[2];
   const int64_t ID = g.in[0], IH = g.in[1], IW = g.in[2];
   int64_t tap = 0;
   for (int64_t c = 0; c < g.cig(); ++c)
@@ -142,11 +153,11 @@ void for_each_col_row(const conv_nd_geometry& g, const F& row) {
           const int64_t off = kw * g.dilation[2] - g.pad[2];
           int64_t q0, q1;
           column_range(off, g.stride[2], IW, OW, &q0, &q1);
-          for (int64_t od = 0; od < OD; ++od) {
+          for (int64_t od = od0; od < od1; ++od) {
             const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
             for (int64_t oh = 0; oh < OH; ++oh) {
               const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-              const int64_t col_at = (tap * OD + od) * OH * OW + oh * OW;
+              const int64_t col_at = ((tap * (od1 - od0) + (od - od0)) * OH + oh) * OW;
               if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
                 row(col_at, int64_t{-1}, q0, q1, off);
               } else {
@@ -157,43 +168,48 @@ void for_each_col_row(const conv_nd_geometry& g, const F& row) {
         }
 }
 
-// Unfolds in_g [cig, in..] into col [cig * kernel volume, out volume].
-void vol2col(const conv_nd_geometry& g, const float* in, float* col) {
+// Unfolds output planes [od0, od1) of in_g [cig, in..] into col [cig * kernel volume, slab].
+void vol2col(const conv_nd_geometry& g, const float* in, int64_t od0, int64_t od1, float* col) {
   const int64_t OW = g.out[2], sw = g.stride[2];
-  for_each_col_row(g, [&](int64_t col_at, int64_t src, int64_t q0, int64_t q1, int64_t off) {
-    float* out = col + col_at;
-    if (src < 0) {
-      std::memset(out, 0, sizeof(float) * static_cast<size_t>(OW));
-      return;
-    }
-    const float* xr = in + src + off;
-    for (int64_t q = 0; q < q0; ++q) out[q] = 0.0f;
-    if (sw == 1) {
-      for (int64_t q = q0; q < q1; ++q) out[q] = xr[q];
-    } else {
-      for (int64_t q = q0; q < q1; ++q) out[q] = xr[q * sw];
-    }
-    for (int64_t q = q1; q < OW; ++q) out[q] = 0.0f;
-  });
+  for_each_col_row(g, od0, od1,
+                   [&](int64_t col_at, int64_t src, int64_t q0, int64_t q1, int64_t off) {
+                     float* out = col + col_at;
+                     if (src < 0) {
+                       std::memset(out, 0, sizeof(float) * static_cast<size_t>(OW));
+                       return;
+                     }
+                     const float* xr = in + src + off;
+                     for (int64_t q = 0; q < q0; ++q) out[q] = 0.0f;
+                     if (sw == 1) {
+                       for (int64_t q = q0; q < q1; ++q) out[q] = xr[q];
+                     } else {
+                       for (int64_t q = q0; q < q1; ++q) out[q] = xr[q * sw];
+                     }
+                     for (int64_t q = q1; q < OW; ++q) out[q] = 0.0f;
+                   });
 }
 
-// Folds col back, adding into in_g (which the caller zeroed).
-void col2vol(const conv_nd_geometry& g, const float* col, float* in) {
+// Folds a slab's col back, adding into in_g (which the caller zeroed).
+void col2vol(const conv_nd_geometry& g, const float* col, int64_t od0, int64_t od1, float* in) {
   const int64_t sw = g.stride[2];
-  for_each_col_row(g, [&](int64_t col_at, int64_t src, int64_t q0, int64_t q1, int64_t off) {
-    if (src < 0) return;
-    const float* c = col + col_at;
-    float* xr = in + src + off;
-    if (sw == 1) {
-      for (int64_t q = q0; q < q1; ++q) xr[q] += c[q];
-    } else {
-      for (int64_t q = q0; q < q1; ++q) xr[q * sw] += c[q];
-    }
-  });
+  for_each_col_row(g, od0, od1,
+                   [&](int64_t col_at, int64_t src, int64_t q0, int64_t q1, int64_t off) {
+                     if (src < 0) return;
+                     const float* c = col + col_at;
+                     float* xr = in + src + off;
+                     if (sw == 1) {
+                       for (int64_t q = q0; q < q1; ++q) xr[q] += c[q];
+                     } else {
+                       for (int64_t q = q0; q < q1; ++q) xr[q * sw] += c[q];
+                     }
+                   });
 }
 
 float* col_scratch(const conv_nd_geometry& g) {
-  return direct(g) ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(col_rows(g) * g.out_size()));
+  return direct(g)
+             ? nullptr
+             : scratch(kTaskSlot0,
+                       static_cast<size_t>(col_rows(g) * slab_depth(g) * g.out[1] * g.out[2]));
 }
 
 // Runs f(n, grp, col) for every image and group, the pairs in parallel.
@@ -219,37 +235,49 @@ void add_bias(float* out, const float* b, int64_t n, int64_t channels, int64_t s
 
 void nd_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                 float* out) {
-  const int64_t V = g.out_size(), CK = col_rows(g);
+  const int64_t V = g.out_size(), CK = col_rows(g), plane = g.out[1] * g.out[2];
+  const int64_t slab = slab_depth(g);
   for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
     const float* src = in + in_group(g, n, grp);
-    if (!direct(g)) {
-      vol2col(g, src, col);
-      src = col;
+    const float* wg = w + w_group(g, grp);
+    float* dst = out + out_group(g, n, grp);
+    if (direct(g)) {
+      sgemm_rm(false, false, g.cog(), V, CK, 1.0f, wg, CK, src, V, 0.0f, dst, V);
+      return;
     }
-    sgemm_rm(false, false, g.cog(), V, CK, 1.0f, w + w_group(g, grp), CK, src, V, 0.0f,
-             out + out_group(g, n, grp), V);
+    for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
+      const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
+      vol2col(g, src, od0, od1, col);
+      sgemm_rm(false, false, g.cog(), vs, CK, 1.0f, wg, CK, col, vs, 0.0f, dst + od0 * plane, V);
+    }
   });
   if (b != nullptr) add_bias(out, b, g.n, g.co, V);
 }
 
 void nd_backward_data(const conv_nd_geometry& g, const float* dout, const float* w, float* din) {
-  const int64_t V = g.out_size(), CK = col_rows(g);
+  const int64_t V = g.out_size(), CK = col_rows(g), plane = g.out[1] * g.out[2];
+  const int64_t slab = slab_depth(g);
   for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
     float* dst = din + in_group(g, n, grp);
     const float* dy = dout + out_group(g, n, grp);
+    const float* wg = w + w_group(g, grp);
     if (direct(g)) {
-      sgemm_rm(true, false, CK, V, g.cog(), 1.0f, w + w_group(g, grp), CK, dy, V, 0.0f, dst, V);
+      sgemm_rm(true, false, CK, V, g.cog(), 1.0f, wg, CK, dy, V, 0.0f, dst, V);
       return;
     }
-    sgemm_rm(true, false, CK, V, g.cog(), 1.0f, w + w_group(g, grp), CK, dy, V, 0.0f, col, V);
     std::memset(dst, 0, sizeof(float) * static_cast<size_t>(g.cig() * g.in_size()));
-    col2vol(g, col, dst);
+    for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
+      const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
+      sgemm_rm(true, false, CK, vs, g.cog(), 1.0f, wg, CK, dy + od0 * plane, V, 0.0f, col, vs);
+      col2vol(g, col, od0, od1, dst);
+    }
   });
 }
 
 void nd_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout, float* dw) {
   const int64_t V = g.out_size(), CK = col_rows(g), wsize = g.co * CK;
-  if (g.n == 0) {
+  const int64_t plane = g.out[1] * g.out[2], slab = slab_depth(g);
+  if (g.n == 0 || V == 0) {
     std::fill(dw, dw + wsize, 0.0f);
     return;
   }
@@ -264,15 +292,22 @@ void nd_backward_filter(const conv_nd_geometry& g, const float* in, const float*
       float* acc = ch == 0 ? dw : partial + (ch - 1) * wsize;
       const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
       for (int64_t n = n0; n < n1; ++n) {
-        const float beta = n == n0 ? 0.0f : 1.0f;
         for (int64_t grp = 0; grp < g.groups; ++grp) {
           const float* src = in + in_group(g, n, grp);
-          if (!direct(g)) {
-            vol2col(g, src, col);
-            src = col;
+          const float* dy = dout + out_group(g, n, grp);
+          float* dwg = acc + w_group(g, grp);
+          if (direct(g)) {
+            sgemm_rm(false, true, g.cog(), CK, V, 1.0f, dy, V, src, V, n == n0 ? 0.0f : 1.0f, dwg,
+                     CK);
+            continue;
           }
-          sgemm_rm(false, true, g.cog(), CK, V, 1.0f, dout + out_group(g, n, grp), V, src, V, beta,
-                   acc + w_group(g, grp), CK);
+          for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
+            const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
+            vol2col(g, src, od0, od1, col);
+            const float beta = n == n0 && od0 == 0 ? 0.0f : 1.0f;
+            sgemm_rm(false, true, g.cog(), CK, vs, 1.0f, dy + od0 * plane, V, col, vs, beta, dwg,
+                     CK);
+          }
         }
       }
     }
