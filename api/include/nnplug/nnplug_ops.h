@@ -245,13 +245,16 @@ typedef struct nnp_conv2d_params {
  *   inputs:  [0] dy: [N, K, O1..Ok]
  *            [1] w: [K, C/group, R1..Rk]
  *   outputs: [0] dx: x's shape [N, C, D1..Dk] (not inferable: several D give one O)
- *   dx = dL/dx of NNP_OP_CONV_FORWARD: dx[n,c,d] = sum over m in c's group, r, o with d = o*stride - pad_begin + r*dilation of dy[n,m,o] * w[m,c',r].
+ *   dx = dL/dx of NNP_OP_CONV_FORWARD: dx[n, g*C/group + c, d] = sum over m in group g, r and o
+ *   with d = o*stride - pad_begin + r*dilation of dy[n,m,o] * w[m,c,r].
  *
  * NNP_OP_CONV_BACKWARD_FILTER (conv_backward_filter, 16), new in ABI 1.2
  *   inputs:  [0] x: [N, C, D1..Dk]
  *            [1] dy: [N, K, O1..Ok]
  *   outputs: [0] dw: w's shape [K, C/group, R1..Rk] (not inferable: several R give one O)
- *   dw = dL/dw of NNP_OP_CONV_FORWARD: dw[m,c,r] = sum over n, o of x[n, g*C/group + c, o*stride - pad_begin + r*dilation] * dy[n,m,o].
+ *   dw = dL/dw of NNP_OP_CONV_FORWARD:
+ *   dw[m,c,r] = sum over n, o of x[n, g*C/group + c, o*stride - pad_begin + r*dilation] * dy[n,m,o]
+ *   with g = m / (K/group).
  *
  * NNP_OP_CONV_BACKWARD_BIAS (conv_backward_bias, 17), new in ABI 1.2
  *   inputs:  [0] dy: [N, K, O1..Ok], k = 1..3
@@ -284,8 +287,8 @@ typedef struct nnp_conv_params {
  *   y[n,m,o] = b[m] + sum over c in group g, d, r with o = d*stride - pad_begin + r*dilation of
  *              x[n,c,d] * w[c, m - g*K/group, r],   g = m / (K/group) = c / (C/group)
  * Padding, as ONNX says: output_shape given (its first k entries all >= 1): O = output_shape and
- * total_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - O_i (may be negative:
- * extra rows at the end), split pad_begin = floor(total/2) for SAME_UPPER, else
+ * total_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - O_i (negative: outputs
+ * that no input reaches, which get only b), split pad_begin = floor(total/2) for SAME_UPPER, else
  * pad_begin = total - floor(total/2) (pads must be 0). Otherwise SAME_UPPER / SAME_LOWER give
  * O_i = D_i * stride_i by the same split (pads must be 0); VALID is no padding; NOTSET uses pads.
  * C must be divisible by group; every O_i >= 1.
@@ -305,14 +308,16 @@ typedef struct nnp_conv_params {
  *   outputs: [0] dx: x's shape [N, C, D1..Dk] (not inferable: the pads may depend on D)
  *   dx = dL/dx of NNP_OP_CONV_TRANSPOSE_FORWARD: the forward convolution of dy with w (as
  *   NNP_OP_CONV_FORWARD with w read as [C, K/group, R..]):
- *   dx[n,c,d] = sum over m in c's group, r of dy[n, m, d*stride - pad_begin + r*dilation] * w[c,m',r].
+ *   dx[n,c,d] = sum over m in c's group g and r of
+ *               dy[n, m, d*stride - pad_begin + r*dilation] * w[c, m - g*K/group, r].
  *
  * NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER (conv_transpose_backward_filter, 122), new in ABI 1.2
  *   inputs:  [0] x: [N, C, D1..Dk]
  *            [1] dy: [N, K, O1..Ok]
  *   outputs: [0] dw: w's shape [C, K/group, R1..Rk] (not inferable: several R give one O)
  *   dw = dL/dw of NNP_OP_CONV_TRANSPOSE_FORWARD:
- *   dw[c,m',r] = sum over n, d of x[n,c,d] * dy[n, g*K/group + m', d*stride - pad_begin + r*dilation].
+ *   dw[c,m,r] = sum over n, d of x[n,c,d] * dy[n, g*K/group + m, d*stride - pad_begin + r*dilation]
+ *   with g = c / (C/group).
  */
 typedef struct nnp_conv_transpose_params {
   size_t struct_size; /**< sizeof as compiled by the caller */
