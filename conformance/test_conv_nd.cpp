@@ -350,7 +350,7 @@ TEST_CASE("conv_nd: output sizes (known answers)") {
   };
   for (const Known& k : known) {
     const ConvNd v = conv_nd(parse_case(k.text), k.transpose);
-    CHECK_MESSAGE(v.y == k.y, k.text << ": computed " << shape_str(v.y));
+    CHECK_MESSAGE(v.y == k.y, std::string(k.text) << ": computed " << shape_str(v.y));
     Rng rng("known size");
     OpCall call = fwd(v, rng);
     call.outputs[0].shape = cat({1, 1}, k.y);
@@ -390,6 +390,17 @@ TEST_CASE("conv_nd: argument errors name the argument") {
        },
        "inputs[1] (w)"},
       {"n1 c2 x5 k2 r3", false, [](OpCall& c) { c.inputs[2].shape = {3}; }, "inputs[2] (b)"},
+      // an empty filter with a huge kernel extent: refused before any size arithmetic overflows
+      {"n1 c2 x5 k2 r3 bias0", false,
+       [](OpCall& c) {
+         c.inputs[1].shape = {0, 2, int64_t{1} << 62};
+       },
+       "too large"},
+      {"n1 c2 x3 k2 r3 bias0", true,
+       [](OpCall& c) {
+         c.inputs[1].shape = {2, 0, int64_t{1} << 62};
+       },
+       "too large"},
       {"n1 c2 x3 k2 r3", true, [&](OpCall& c) { convt_p(c)->output_padding[0] = -1; },
        "output_padding[0]"},
       {"n1 c2 x3 k2 r3 oshape5", true, [&](OpCall& c) { convt_p(c)->pads[0] = 1; }, "params->pads"},
@@ -410,8 +421,10 @@ TEST_CASE("conv_nd: argument errors name the argument") {
     for (auto& t : call.inputs)
       if (!t.absent) t.data.resize(static_cast<size_t>(std::max<int64_t>(0, numel(t.shape))));
     const RunResult r = run_op(reference_device(), call, DT::f32);
-    CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, b.text << ": status " << r.status);
+    CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, std::string(b.text)
+                                                               << ": status " << r.status);
     CHECK_MESSAGE(r.message.find(b.needle) != std::string::npos,
-                  b.text << ": message \"" << r.message << "\" does not name " << b.needle);
+                  std::string(b.text)
+                      << ": message \"" << r.message << "\" does not name " << b.needle);
   }
 }

@@ -54,6 +54,26 @@ void check_array(const call& c, const char* field, const int32_t* a, int used, i
              " uses its first " + std::to_string(used) + " entries), got " + std::to_string(a[i]));
 }
 
+// Every axis's sizes and attributes small enough that the output-size maths (here and in the
+// backends, in int64) cannot overflow: stride*D + dilation*R + the pads and output_padding
+// (int32 each) below 2^62. A zero-sized tensor may still have huge dimensions.
+void check_magnitude(const call& c, const arg_name& wl, const DLTensor* x, const DLTensor* w, int k,
+                     const int32_t* strides, const int32_t* dilations) {
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  for (int i = 0; i < k; ++i) {
+    const int64_t d = x->shape[2 + i], r = w->shape[2 + i];
+    int64_t a = 0, b = 0;
+    const bool overflow = __builtin_mul_overflow(d, conv_one_if_zero(strides[i]), &a) ||
+                          __builtin_mul_overflow(r, conv_one_if_zero(dilations[i]), &b) ||
+                          a >= kLimit || b >= kLimit || a + b >= kLimit;
+    if (overflow)
+      c.fail(wl + ": spatial dimension " + std::to_string(i) +
+             " too large for the output-size arithmetic (D=" + std::to_string(d) +
+             ", R=" + std::to_string(r) + ", stride " + std::to_string(strides[i]) + ", dilation " +
+             std::to_string(dilations[i]) + ")");
+  }
+}
+
 // The attributes both structs share.
 struct conv_attrs {
   int32_t group, auto_pad;
@@ -74,6 +94,7 @@ int check_attrs(const call& c, const conv_attrs& a, const arg_name& xl, const DL
   check_array(c, "strides", a.strides, k, k, 0);
   check_array(c, "pads", a.pads, 2 * k, k, 0);
   check_array(c, "dilations", a.dilations, k, k, 0);
+  check_magnitude(c, wl, x, w, k, a.strides, a.dilations);
   bool kernel_given = false, pads_given = false;
   for (int i = 0; i < k; ++i) kernel_given |= a.kernel_shape[i] != 0;
   for (int i = 0; i < 2 * k; ++i) pads_given |= a.pads[i] != 0;
