@@ -8,11 +8,12 @@
 //   its backward-filter = backward-filter with dy as the input and x as the output gradient,
 // and both bias gradients are conv2d_backward_bias (conv.cpp; it sums over any rank).
 //
-// Speed: 1-D and 2-D convolutions with non-negative padding run on the 2-D machinery of conv.cpp
-// (im2col + OpenBLAS SGEMM, Winograd F(2x2, 3x3) where it applies, TBB over images and groups),
-// a 1-D one as a 2-D one of height 1. 3-D convolutions (and the negative begin padding that
-// ConvTranspose's output_shape can ask for) unfold with vol2col into a per-thread column buffer
-// [ci/groups * kernel volume, out volume] and run one SGEMM per image and group:
+// Speed: 1-D and 2-D convolutions with padding in [0, INT32_MAX] run on the 2-D machinery of
+// conv.cpp (im2col + OpenBLAS SGEMM, Winograd F(2x2, 3x3) where it applies, TBB over images and
+// groups), a 1-D one as a 2-D one of height 1. 3-D convolutions (and the negative begin padding
+// that ConvTranspose's output_shape can ask for) unfold with vol2col into a per-thread column
+// buffer [ci/groups * kernel volume, slab] (a slab: as many output depth planes as keep the
+// buffer near 1 MiB, in cache) and run one SGEMM per image, group and slab (V = slab here):
 //   forward          out_g [co/g, V]  = w_g [co/g, CK] . col [CK, V]
 //   backward-data    col   [CK, V]    = w_g^T . dout_g, then col2vol (scatter-add)
 //   backward-filter  dw_g  [co/g, CK] += dout_g . col^T  (per-chunk partial sums, then summed)
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace nnp::cpu {
 namespace {
@@ -31,7 +33,8 @@ using nnp::conv_nd_geometry;
 
 // ---- 1-D and 2-D: the conv2d kernels of conv.cpp on 4-D views --------------------------------
 bool fits_conv2d(const conv_nd_geometry& g) {
-  return g.spatial <= 2 && g.pad[1] >= 0 && g.pad[2] >= 0;
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  return g.spatial <= 2 && g.pad[1] >= 0 && g.pad[2] >= 0 && g.pad[1] <= kMax && g.pad[2] <= kMax;
 }
 
 // A 4-D view [d0, d1, d2, d3] of a compact tensor, or a 1-D one [d0] (rank 1).
@@ -63,7 +66,7 @@ nnp_conv2d_params conv2d_params_of(const conv_nd_geometry& g) {
   const auto end_pad = [&](int a) {
     const int64_t e =
         (g.out[a] - 1) * g.stride[a] + g.dilation[a] * (g.kernel[a] - 1) + 1 - g.in[a] - g.pad[a];
-    return static_cast<int32_t>(std::max<int64_t>(0, e));
+    return static_cast<int32_t>(std::clamp<int64_t>(e, 0, std::numeric_limits<int32_t>::max()));
   };
   p.pad_bottom = end_pad(1);
   p.pad_right = end_pad(2);
