@@ -63,9 +63,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         copy_tree(tmp)
         toml = os.path.join(tmp, "api/ops/ops.toml")
-        edit(toml, '  { name = "reserved0", type = "int32", check = "reserved", default = 0, '
-             'since = 1 },\n]\n\n[[struct]]\nname = "nnp_pool2d_params"',
-             ']\n\n[[struct]]\nname = "nnp_pool2d_params"')
+        # nnp_conv2d_params without its reserved0 (anchored on its last real field, so that
+        # structs added after it do not move the anchor)
+        groups = '  { name = "groups", type = "int32", check = "min:1", default = 1 },\n'
+        edit(toml, groups + '  { name = "reserved0", type = "int32", check = "reserved", '
+             'default = 0, since = 1 },\n]\n', groups + ']\n')
         r = run(tmp, "--check")
         expect(r.returncode == 2 and "tail padding" in r.stderr,
                "a struct with tail padding is refused")

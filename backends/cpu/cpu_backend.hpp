@@ -104,6 +104,13 @@ void conv2d_forward(const op_call& c);
 void conv2d_backward_data(const op_call& c);
 void conv2d_backward_filter(const op_call& c);
 void conv2d_backward_bias(const op_call& c);
+void conv_forward(const op_call& c);  // conv_nd.cpp
+void conv_backward_data(const op_call& c);
+void conv_backward_filter(const op_call& c);
+void conv_backward_bias(const op_call& c);
+void conv_transpose_forward(const op_call& c);
+void conv_transpose_backward_data(const op_call& c);
+void conv_transpose_backward_filter(const op_call& c);
 void pool2d_forward(const op_call& c);
 void pool2d_backward(const op_call& c);
 void pool_forward(const op_call& c);   // pool_nd.cpp

@@ -81,6 +81,13 @@ void conv2d_forward(const op_args& a);                  // conv.cpp
 void conv2d_backward_data(const op_args& a);            //
 void conv2d_backward_filter(const op_args& a);          //
 void conv2d_backward_bias(const op_args& a);            //
+void conv_forward(const op_args& a);                    // conv_nd.cpp
+void conv_backward_data(const op_args& a);              //
+void conv_backward_filter(const op_args& a);            //
+void conv_backward_bias(const op_args& a);              //
+void conv_transpose_forward(const op_args& a);          //
+void conv_transpose_backward_data(const op_args& a);    //
+void conv_transpose_backward_filter(const op_args& a);  //
 void pool2d_forward(const op_args& a);                  // pool.cpp
 void pool2d_backward(const op_args& a);                 //
 void pool_forward(const op_args& a);                    // pool_nd.cpp

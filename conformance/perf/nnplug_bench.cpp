@@ -445,6 +445,83 @@ void bench_ops(context& ctx) {
             });
   }
 
+  // N-D convolution and transposed convolution (ABI 1.2): a 1-D and a 3-D conv, a 2-D conv
+  // transpose (stride 2, the decoder's upsampling). A backend without them (UNSUPPORTED) gets
+  // a note instead of rows.
+  const auto measure_nd = [&](const std::string& name, const std::string& shape, double flops,
+                              const std::function<nnp_status()>& call) {
+    if (!g_filter.empty() && name.find(g_filter) == std::string::npos) return;
+    const nnp_status s = call();
+    if (s == NNP_STATUS_UNSUPPORTED) {
+      std::printf("%-40s (unsupported by this backend)\n", name.c_str());
+      return;
+    }
+    check(s, name.c_str());
+    ctx.sync();
+    measure(name, shape, flops, 0, [&] {
+      check(call(), name.c_str());
+      ctx.sync();
+    });
+  };
+  {
+    // 1-D: [32, 64, 1024], k64, kernel 5, pads 2 (same size)
+    nnp_conv_params p{};
+    p.struct_size = sizeof p;
+    p.pads[0] = p.pads[1] = 2;
+    dtensor& x = ctx.make({32, 64, 1024}, 1.0f);
+    dtensor& w = ctx.make({64, 64, 5}, 0.1f);
+    dtensor& b = ctx.make({64}, 0.1f);
+    dtensor& y = ctx.make({32, 64, 1024});
+    const double flops = 2.0 * 32 * 64 * 1024 * 64 * 5;
+    measure_nd("conv_nd fwd 1-D", dims({32, 64, 1024}) + " k64 5", flops,
+               [&] { return nnp_conv_forward(ctx.stream, &p, &x.t, &w.t, &b.t, &y.t); });
+  }
+  {
+    // 3-D: [4, 16, 16, 24, 24], k32, 3x3x3, pads 1 (same size)
+    nnp_conv_params p{};
+    p.struct_size = sizeof p;
+    for (int i = 0; i < 6; ++i) p.pads[i] = 1;
+    dtensor& x = ctx.make({4, 16, 16, 24, 24}, 1.0f);
+    dtensor& w = ctx.make({32, 16, 3, 3, 3}, 0.1f);
+    dtensor& b = ctx.make({32}, 0.1f);
+    dtensor& y = ctx.make({4, 32, 16, 24, 24});
+    dtensor& dy = ctx.make({4, 32, 16, 24, 24}, 1.0f);
+    dtensor& dx = ctx.make({4, 16, 16, 24, 24});
+    dtensor& dw = ctx.make({32, 16, 3, 3, 3});
+    const double flops = 2.0 * 4 * 32 * 16 * 24 * 24 * 16 * 27;
+    const std::string shape = dims({4, 16, 16, 24, 24}) + " k32 3x3x3";
+    measure_nd("conv_nd fwd 3-D", shape, flops,
+               [&] { return nnp_conv_forward(ctx.stream, &p, &x.t, &w.t, &b.t, &y.t); });
+    measure_nd("conv_nd bwd_data 3-D", shape, flops,
+               [&] { return nnp_conv_backward_data(ctx.stream, &p, &dy.t, &w.t, &dx.t); });
+    measure_nd("conv_nd bwd_filter 3-D", shape, flops,
+               [&] { return nnp_conv_backward_filter(ctx.stream, &p, &x.t, &dy.t, &dw.t); });
+  }
+  {
+    // 2-D conv transpose: [32, 64, 16, 16] -> [32, 32, 32, 32], kernel 4x4, stride 2, pads 1
+    nnp_conv_transpose_params p{};
+    p.struct_size = sizeof p;
+    p.strides[0] = p.strides[1] = 2;
+    for (int i = 0; i < 4; ++i) p.pads[i] = 1;
+    dtensor& x = ctx.make({32, 64, 16, 16}, 1.0f);
+    dtensor& w = ctx.make({64, 32, 4, 4}, 0.1f);
+    dtensor& b = ctx.make({32}, 0.1f);
+    dtensor& y = ctx.make({32, 32, 32, 32});
+    dtensor& dy = ctx.make({32, 32, 32, 32}, 1.0f);
+    dtensor& dx = ctx.make({32, 64, 16, 16});
+    dtensor& dw = ctx.make({64, 32, 4, 4});
+    const double flops = 2.0 * 32 * 64 * 16 * 16 * 32 * 16;
+    const std::string shape = dims({32, 64, 16, 16}) + " k32 4x4 s2";
+    measure_nd("conv_transpose fwd 2-D", shape, flops,
+               [&] { return nnp_conv_transpose_forward(ctx.stream, &p, &x.t, &w.t, &b.t, &y.t); });
+    measure_nd("conv_transpose bwd_data 2-D", shape, flops, [&] {
+      return nnp_conv_transpose_backward_data(ctx.stream, &p, &dy.t, &w.t, &dx.t);
+    });
+    measure_nd("conv_transpose bwd_filter 2-D", shape, flops, [&] {
+      return nnp_conv_transpose_backward_filter(ctx.stream, &p, &x.t, &dy.t, &dw.t);
+    });
+  }
+
   // Max-pool 2x2, relu, dropout on the cnn's activations.
   {
     dtensor& x = ctx.make({batch, 64, 24, 24}, 1.0f);

@@ -30,6 +30,30 @@ NNP_API nnp_status nnp_conv2d_backward_filter(nnp_stream* stream, const nnp_conv
 /** NNP_OP_CONV2D_BACKWARD_BIAS: inputs dy; outputs db; params NULL. */
 NNP_API nnp_status nnp_conv2d_backward_bias(nnp_stream* stream, const DLTensor* dy,
     const DLTensor* db);
+/** NNP_OP_CONV_FORWARD: inputs x, w, b?; outputs y; nnp_conv_params. */
+NNP_API nnp_status nnp_conv_forward(nnp_stream* stream, const nnp_conv_params* params,
+    const DLTensor* x, const DLTensor* w, const DLTensor* b, const DLTensor* y);
+/** NNP_OP_CONV_BACKWARD_DATA: inputs dy, w; outputs dx; nnp_conv_params. */
+NNP_API nnp_status nnp_conv_backward_data(nnp_stream* stream, const nnp_conv_params* params,
+    const DLTensor* dy, const DLTensor* w, const DLTensor* dx);
+/** NNP_OP_CONV_BACKWARD_FILTER: inputs x, dy; outputs dw; nnp_conv_params. */
+NNP_API nnp_status nnp_conv_backward_filter(nnp_stream* stream, const nnp_conv_params* params,
+    const DLTensor* x, const DLTensor* dy, const DLTensor* dw);
+/** NNP_OP_CONV_BACKWARD_BIAS: inputs dy; outputs db; params NULL. */
+NNP_API nnp_status nnp_conv_backward_bias(nnp_stream* stream, const DLTensor* dy,
+    const DLTensor* db);
+/** NNP_OP_CONV_TRANSPOSE_FORWARD: inputs x, w, b?; outputs y; nnp_conv_transpose_params. */
+NNP_API nnp_status nnp_conv_transpose_forward(nnp_stream* stream,
+    const nnp_conv_transpose_params* params, const DLTensor* x, const DLTensor* w,
+    const DLTensor* b, const DLTensor* y);
+/** NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA: inputs dy, w; outputs dx; nnp_conv_transpose_params. */
+NNP_API nnp_status nnp_conv_transpose_backward_data(nnp_stream* stream,
+    const nnp_conv_transpose_params* params, const DLTensor* dy, const DLTensor* w,
+    const DLTensor* dx);
+/** NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER: inputs x, dy; outputs dw; nnp_conv_transpose_params. */
+NNP_API nnp_status nnp_conv_transpose_backward_filter(nnp_stream* stream,
+    const nnp_conv_transpose_params* params, const DLTensor* x, const DLTensor* dy,
+    const DLTensor* dw);
 /** NNP_OP_POOL2D_FORWARD: inputs x; outputs y; nnp_pool2d_params. */
 NNP_API nnp_status nnp_pool2d_forward(nnp_stream* stream, const nnp_pool2d_params* params,
     const DLTensor* x, const DLTensor* y);

@@ -49,6 +49,13 @@ typedef enum nnp_op_kind {
   NNP_OP_CONV2D_BACKWARD_DATA = 11, /**< "conv2d_backward_data" */
   NNP_OP_CONV2D_BACKWARD_FILTER = 12, /**< "conv2d_backward_filter" */
   NNP_OP_CONV2D_BACKWARD_BIAS = 13, /**< "conv2d_backward_bias" */
+  NNP_OP_CONV_FORWARD = 14, /**< "conv_forward", ABI 1.2 */
+  NNP_OP_CONV_BACKWARD_DATA = 15, /**< "conv_backward_data", ABI 1.2 */
+  NNP_OP_CONV_BACKWARD_FILTER = 16, /**< "conv_backward_filter", ABI 1.2 */
+  NNP_OP_CONV_BACKWARD_BIAS = 17, /**< "conv_backward_bias", ABI 1.2 */
+  NNP_OP_CONV_TRANSPOSE_FORWARD = 120, /**< "conv_transpose_forward", ABI 1.2 */
+  NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA = 121, /**< "conv_transpose_backward_data", ABI 1.2 */
+  NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER = 122, /**< "conv_transpose_backward_filter", ABI 1.2 */
   NNP_OP_POOL2D_FORWARD = 20, /**< "pool2d_forward" */
   NNP_OP_POOL2D_BACKWARD = 21, /**< "pool2d_backward" */
   NNP_OP_POOL_FORWARD = 22, /**< "pool_forward", ABI 1.2 */
@@ -86,7 +93,7 @@ typedef enum nnp_op_kind {
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 38
+#define NNP_OP_KIND_COUNT 45
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -218,6 +225,121 @@ typedef struct nnp_conv2d_params {
 #define NNP_CONV2D_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_conv2d_params, groups) + sizeof(int32_t))
 #define NNP_CONV2D_PARAMS_STRUCT_SIZE_1_1 (offsetof(nnp_conv2d_params, reserved0) + sizeof(int32_t))
 #define NNP_CONV2D_PARAMS_STRUCT_SIZE NNP_CONV2D_PARAMS_STRUCT_SIZE_1_1
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * N-D convolution parameters (ONNX Conv, opset 22; cross-correlation, no filter flip), shared
+ * by the four NNP_OP_CONV_* kinds. k = 1, 2 or 3 spatial dimensions, taken from x's rank (3..5).
+ * Each array's first k entries are used (pads: the first 2k) and the rest must be 0; zeroed
+ * params are valid and mean ONNX's defaults (stride 1, no padding, dilation 1, group 1).
+ *
+ * Shapes: x [N, C, D1..Dk], w [K, C/group, R1..Rk], b [K], y [N, K, O1..Ok] with
+ *   O_i = floor((D_i + pad_begin_i + pad_end_i - dilation_i*(R_i-1) - 1) / stride_i) + 1
+ *   y[n,m,o] = b[m] + sum_{c,r} x[n, g*C/group + c, o*stride - pad_begin + r*dilation] * w[m,c,r]
+ *   (o, r multi-indices, componentwise), g = m / (K/group), out-of-range x reads are 0.
+ * auto_pad (ONNX): SAME_UPPER / SAME_LOWER give O_i = ceil(D_i / stride_i) with total padding
+ * max(0, (O_i-1)*stride_i + dilation_i*(R_i-1) + 1 - D_i), split begin = floor(total/2) (UPPER)
+ * or ceil(total/2) (LOWER); VALID is no padding; pads must then be all 0. C and K must be
+ * divisible by group (group = C, K = m*C: depthwise with channel multiplier m); every O_i >= 1.
+ *
+ * NNP_OP_CONV_FORWARD (conv_forward, 14), new in ABI 1.2
+ *   inputs:  [0] x: [N, C, D1..Dk], k = 1..3
+ *            [1] w: [K, C/group, R1..Rk]
+ *            [2] b (optional): [K]
+ *   outputs: [0] y: [N, K, O1..Ok]
+ *   N-D convolution (ONNX Conv), 1 to 3 spatial dimensions; nnp_conv_params has the formula.
+ *
+ * NNP_OP_CONV_BACKWARD_DATA (conv_backward_data, 15), new in ABI 1.2
+ *   inputs:  [0] dy: [N, K, O1..Ok]
+ *            [1] w: [K, C/group, R1..Rk]
+ *   outputs: [0] dx: x's shape [N, C, D1..Dk] (not inferable: several D give one O)
+ *   dx = dL/dx of NNP_OP_CONV_FORWARD: dx[n, g*C/group + c, d] = sum over m in group g, r and o
+ *   with d = o*stride - pad_begin + r*dilation of dy[n,m,o] * w[m,c,r].
+ *
+ * NNP_OP_CONV_BACKWARD_FILTER (conv_backward_filter, 16), new in ABI 1.2
+ *   inputs:  [0] x: [N, C, D1..Dk]
+ *            [1] dy: [N, K, O1..Ok]
+ *   outputs: [0] dw: w's shape [K, C/group, R1..Rk] (not inferable: several R give one O)
+ *   dw = dL/dw of NNP_OP_CONV_FORWARD:
+ *   dw[m,c,r] = sum over n, o of x[n, g*C/group + c, o*stride - pad_begin + r*dilation] * dy[n,m,o]
+ *   with g = m / (K/group).
+ *
+ * NNP_OP_CONV_BACKWARD_BIAS (conv_backward_bias, 17), new in ABI 1.2
+ *   inputs:  [0] dy: [N, K, O1..Ok], k = 1..3
+ *   outputs: [0] db: [K]
+ *   db[m] = sum over n and every spatial position o of dy[n,m,o]; params may be NULL. The bias
+ *   gradient of NNP_OP_CONV_FORWARD and of NNP_OP_CONV_TRANSPOSE_FORWARD alike (the same
+ *   formula: the bias is added to every output position of channel m).
+ */
+typedef struct nnp_conv_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t group; /**< >= 0; ONNX group; 0 means 1; default 1; ABI 1.2 */
+  int32_t auto_pad; /**< nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2 */
+  int32_t kernel_shape[NNP_MAX_DIMS]; /**< ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2 */
+  int32_t strides[NNP_MAX_DIMS]; /**< ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2 */
+  int32_t pads[NNP_MAX_DIMS]; /**< ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2 */
+  int32_t dilations[NNP_MAX_DIMS]; /**< ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2 */
+} nnp_conv_params;
+#define NNP_CONV_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_conv_params, dilations) + sizeof(int32_t) * NNP_MAX_DIMS)
+#define NNP_CONV_PARAMS_STRUCT_SIZE NNP_CONV_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * N-D transposed convolution parameters (ONNX ConvTranspose, opset 22), shared by the
+ * NNP_OP_CONV_TRANSPOSE_* kinds; the gradient of Conv with respect to its input, plus bias.
+ * k = 1, 2 or 3 spatial dimensions, taken from x's rank (3..5). Each array's first k entries are
+ * used (pads: the first 2k) and the rest must be 0; zeroed params are valid (ONNX's defaults).
+ *
+ * Shapes: x [N, C, D1..Dk], w [C, K/group, R1..Rk] (ONNX's layout), b [K], y [N, K, O1..Ok] with
+ *   O_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - pad_begin_i - pad_end_i
+ *   y[n,m,o] = b[m] + sum over c in group g, d, r with o = d*stride - pad_begin + r*dilation of
+ *              x[n,c,d] * w[c, m - g*K/group, r],   g = m / (K/group) = c / (C/group)
+ * Padding, as ONNX says: output_shape given (its first k entries all >= 1): O = output_shape and
+ * total_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - O_i (negative: outputs
+ * that no input reaches, which get only b), split pad_begin = floor(total/2) for SAME_UPPER, else
+ * pad_begin = total - floor(total/2) (pads must be 0). Otherwise SAME_UPPER / SAME_LOWER give
+ * O_i = D_i * stride_i by the same split (pads must be 0); VALID is no padding; NOTSET uses pads.
+ * C must be divisible by group; every O_i >= 1.
+ *
+ * NNP_OP_CONV_TRANSPOSE_FORWARD (conv_transpose_forward, 120), new in ABI 1.2
+ *   inputs:  [0] x: [N, C, D1..Dk], k = 1..3
+ *            [1] w: [C, K/group, R1..Rk]
+ *            [2] b (optional): [K]
+ *   outputs: [0] y: [N, K, O1..Ok]
+ *   N-D transposed convolution (ONNX ConvTranspose), 1 to 3 spatial dimensions;
+ *   nnp_conv_transpose_params has the formula and the padding rules. Its bias gradient is
+ *   NNP_OP_CONV_BACKWARD_BIAS (the same formula).
+ *
+ * NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA (conv_transpose_backward_data, 121), new in ABI 1.2
+ *   inputs:  [0] dy: [N, K, O1..Ok]
+ *            [1] w: [C, K/group, R1..Rk]
+ *   outputs: [0] dx: x's shape [N, C, D1..Dk] (not inferable: the pads may depend on D)
+ *   dx = dL/dx of NNP_OP_CONV_TRANSPOSE_FORWARD: the forward convolution of dy with w (as
+ *   NNP_OP_CONV_FORWARD with w read as [C, K/group, R..]):
+ *   dx[n,c,d] = sum over m in c's group g and r of
+ *               dy[n, m, d*stride - pad_begin + r*dilation] * w[c, m - g*K/group, r].
+ *
+ * NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER (conv_transpose_backward_filter, 122), new in ABI 1.2
+ *   inputs:  [0] x: [N, C, D1..Dk]
+ *            [1] dy: [N, K, O1..Ok]
+ *   outputs: [0] dw: w's shape [C, K/group, R1..Rk] (not inferable: several R give one O)
+ *   dw = dL/dw of NNP_OP_CONV_TRANSPOSE_FORWARD:
+ *   dw[c,m,r] = sum over n, d of x[n,c,d] * dy[n, g*K/group + m, d*stride - pad_begin + r*dilation]
+ *   with g = c / (C/group).
+ */
+typedef struct nnp_conv_transpose_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t group; /**< >= 0; ONNX group; 0 means 1; default 1; ABI 1.2 */
+  int32_t auto_pad; /**< nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2 */
+  int32_t kernel_shape[NNP_MAX_DIMS]; /**< ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2 */
+  int32_t strides[NNP_MAX_DIMS]; /**< ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2 */
+  int32_t pads[NNP_MAX_DIMS]; /**< ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2 */
+  int32_t dilations[NNP_MAX_DIMS]; /**< ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2 */
+  int32_t output_padding[NNP_MAX_DIMS]; /**< ONNX output_padding, >= 0: extra output rows at the end of each axis; default 0; ABI 1.2 */
+  int32_t output_shape[NNP_MAX_DIMS]; /**< ONNX output_shape (spatial O1..Ok): all 0 = not given; else every entry >= 1 and it sets the pads; default 0; ABI 1.2 */
+} nnp_conv_transpose_params;
+#define NNP_CONV_TRANSPOSE_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_conv_transpose_params, output_shape) + sizeof(int32_t) * NNP_MAX_DIMS)
+#define NNP_CONV_TRANSPOSE_PARAMS_STRUCT_SIZE NNP_CONV_TRANSPOSE_PARAMS_STRUCT_SIZE_1_2
 
 /* ------------------------------------------------------------------------------------------ */
 /**

@@ -16,6 +16,13 @@ class OpKind(IntEnum):
     CONV2D_BACKWARD_DATA = 11
     CONV2D_BACKWARD_FILTER = 12
     CONV2D_BACKWARD_BIAS = 13
+    CONV_FORWARD = 14
+    CONV_BACKWARD_DATA = 15
+    CONV_BACKWARD_FILTER = 16
+    CONV_BACKWARD_BIAS = 17
+    CONV_TRANSPOSE_FORWARD = 120
+    CONV_TRANSPOSE_BACKWARD_DATA = 121
+    CONV_TRANSPOSE_BACKWARD_FILTER = 122
     POOL2D_FORWARD = 20
     POOL2D_BACKWARD = 21
     POOL_FORWARD = 22
@@ -125,6 +132,16 @@ class nnp_conv2d_params(_Params):
     _defaults_ = {'stride_h': 1, 'stride_w': 1, 'dilation_h': 1, 'dilation_w': 1, 'groups': 1}
 
 
+class nnp_conv_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("group", c_int32), ("auto_pad", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS)]
+    _defaults_ = {'group': 1}
+
+
+class nnp_conv_transpose_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("group", c_int32), ("auto_pad", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS), ("output_padding", c_int32 * MAX_DIMS), ("output_shape", c_int32 * MAX_DIMS)]
+    _defaults_ = {'group': 1}
+
+
 class nnp_pool2d_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("mode", c_int32), ("window_h", c_int32), ("window_w", c_int32), ("stride_h", c_int32), ("stride_w", c_int32), ("pad_top", c_int32), ("pad_bottom", c_int32), ("pad_left", c_int32), ("pad_right", c_int32), ("ceil_mode", c_int32), ("count_include_pad", c_int32), ("global", c_int32)]
     _defaults_ = {'mode': 1, 'window_h': 2, 'window_w': 2, 'stride_h': 2, 'stride_w': 2}
@@ -228,6 +245,13 @@ OPS = {
     'conv2d_backward_data': (OpKind.CONV2D_BACKWARD_DATA, nnp_conv2d_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
     'conv2d_backward_filter': (OpKind.CONV2D_BACKWARD_FILTER, nnp_conv2d_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
     'conv2d_backward_bias': (OpKind.CONV2D_BACKWARD_BIAS, nnp_conv2d_params, True, (('dy', False, 'float'),), (('db', False, 'float'),)),
+    'conv_forward': (OpKind.CONV_FORWARD, nnp_conv_params, False, (('x', False, 'float'), ('w', False, 'float'), ('b', True, 'float')), (('y', False, 'float'),)),
+    'conv_backward_data': (OpKind.CONV_BACKWARD_DATA, nnp_conv_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
+    'conv_backward_filter': (OpKind.CONV_BACKWARD_FILTER, nnp_conv_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
+    'conv_backward_bias': (OpKind.CONV_BACKWARD_BIAS, nnp_conv_params, True, (('dy', False, 'float'),), (('db', False, 'float'),)),
+    'conv_transpose_forward': (OpKind.CONV_TRANSPOSE_FORWARD, nnp_conv_transpose_params, False, (('x', False, 'float'), ('w', False, 'float'), ('b', True, 'float')), (('y', False, 'float'),)),
+    'conv_transpose_backward_data': (OpKind.CONV_TRANSPOSE_BACKWARD_DATA, nnp_conv_transpose_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
+    'conv_transpose_backward_filter': (OpKind.CONV_TRANSPOSE_BACKWARD_FILTER, nnp_conv_transpose_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
     'pool2d_forward': (OpKind.POOL2D_FORWARD, nnp_pool2d_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
     'pool2d_backward': (OpKind.POOL2D_BACKWARD, nnp_pool2d_params, False, (('x', False, 'float'), ('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
     'pool_forward': (OpKind.POOL_FORWARD, nnp_pool_params, False, (('x', False, 'float'),), (('y', False, 'float'), ('indices', True, 'int64'))),
@@ -264,7 +288,7 @@ OPS = {
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}

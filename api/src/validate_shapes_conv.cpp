@@ -1,0 +1,236 @@
+// Shape rules of the N-D convolution ops (NNP_OP_CONV_* with nnp_conv_params and
+// NNP_OP_CONV_TRANSPOSE_* with nnp_conv_transpose_params, ONNX Conv / ConvTranspose): the
+// params arrays (first k entries used, pads the first 2k, the rest 0), groups, the auto_pad /
+// output_shape rules and the output sizes of nnplug_ops.h, with the padding and size maths of
+// nnplug/kit/conv_nd.hpp that the backends share.
+#include "internal.hpp"
+#include "validate_call.hpp"
+
+#include <nnplug/kit/conv_nd.hpp>
+
+#include <string>
+
+namespace nnp::host {
+namespace {
+
+std::string ints_str(const int32_t* a, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(a[i]);
+  return s + "]";
+}
+
+const char* auto_pad_name(int32_t v) {
+  switch (v) {
+    case NNP_AUTO_PAD_SAME_UPPER:
+      return "SAME_UPPER";
+    case NNP_AUTO_PAD_SAME_LOWER:
+      return "SAME_LOWER";
+    case NNP_AUTO_PAD_VALID:
+      return "VALID";
+    default:
+      return "NOTSET";
+  }
+}
+
+// The number of spatial dimensions k = rank - 2 of an activation, which must be 1..3.
+int spatial_dims(const call& c, const arg_name& label, const DLTensor* t) {
+  if (t->ndim < 3 || t->ndim > 2 + kConvMaxSpatial)
+    c.fail(label +
+           ": expected rank 3, 4 or 5 [N, C, D1..Dk] (k = 1..3 spatial dimensions), got rank " +
+           std::to_string(t->ndim) + " " + nnp::shape_string(*t));
+  return t->ndim - 2;
+}
+
+// params-><field>: entries [0, used) >= lo, entries [used, NNP_MAX_DIMS) 0.
+void check_array(const call& c, const char* field, const int32_t* a, int used, int k, int32_t lo) {
+  for (int i = 0; i < used; ++i)
+    if (a[i] < lo)
+      c.fail(std::string("params->") + field + "[" + std::to_string(i) +
+             "]: expected >= " + std::to_string(lo) + ", got " + std::to_string(a[i]));
+  for (int i = used; i < NNP_MAX_DIMS; ++i)
+    if (a[i] != 0)
+      c.fail(std::string("params->") + field + "[" + std::to_string(i) + "]: expected 0 (x has " +
+             std::to_string(k) + " spatial dimension" + (k == 1 ? "" : "s") + ": " + field +
+             " uses its first " + std::to_string(used) + " entries), got " + std::to_string(a[i]));
+}
+
+// Every axis's sizes and attributes small enough that the output-size maths (here and in the
+// backends, in int64) cannot overflow: stride*D + dilation*R + the pads and output_padding
+// (int32 each) below 2^62. A zero-sized tensor may still have huge dimensions.
+void check_magnitude(const call& c, const arg_name& wl, const DLTensor* x, const DLTensor* w, int k,
+                     const int32_t* strides, const int32_t* dilations) {
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  for (int i = 0; i < k; ++i) {
+    const int64_t d = x->shape[2 + i], r = w->shape[2 + i];
+    int64_t a = 0, b = 0;
+    const bool overflow = __builtin_mul_overflow(d, conv_one_if_zero(strides[i]), &a) ||
+                          __builtin_mul_overflow(r, conv_one_if_zero(dilations[i]), &b) ||
+                          a >= kLimit || b >= kLimit || a + b >= kLimit;
+    if (overflow)
+      c.fail(wl + ": spatial dimension " + std::to_string(i) +
+             " too large for the output-size arithmetic (D=" + std::to_string(d) +
+             ", R=" + std::to_string(r) + ", stride " + std::to_string(strides[i]) + ", dilation " +
+             std::to_string(dilations[i]) + ")");
+  }
+}
+
+// The attributes both structs share.
+struct conv_attrs {
+  int32_t group, auto_pad;
+  const int32_t *kernel_shape, *strides, *pads, *dilations;
+};
+template <typename P>
+conv_attrs attrs_of(const P& p) {
+  return {p.group, p.auto_pad, p.kernel_shape, p.strides, p.pads, p.dilations};
+}
+
+// x and w of rank 2 + k, the params arrays for k spatial dimensions, kernel_shape against w.
+// Returns k.
+int check_attrs(const call& c, const conv_attrs& a, const arg_name& xl, const DLTensor* x,
+                const arg_name& wl, const DLTensor* w, const char* w_layout) {
+  const int k = spatial_dims(c, xl, x);
+  c.expect_rank(wl, w, x->ndim, w_layout);
+  check_array(c, "kernel_shape", a.kernel_shape, k, k, 0);
+  check_array(c, "strides", a.strides, k, k, 0);
+  check_array(c, "pads", a.pads, 2 * k, k, 0);
+  check_array(c, "dilations", a.dilations, k, k, 0);
+  check_magnitude(c, wl, x, w, k, a.strides, a.dilations);
+  bool kernel_given = false, pads_given = false;
+  for (int i = 0; i < k; ++i) kernel_given |= a.kernel_shape[i] != 0;
+  for (int i = 0; i < 2 * k; ++i) pads_given |= a.pads[i] != 0;
+  if (kernel_given)
+    for (int i = 0; i < k; ++i)
+      if (a.kernel_shape[i] != w->shape[2 + i])
+        c.fail("params->kernel_shape: expected all 0 (taken from w) or w's spatial shape, got " +
+               ints_str(a.kernel_shape, k) + " with " + wl.str() + " " + nnp::shape_string(*w));
+  if (pads_given && a.auto_pad != NNP_AUTO_PAD_NOTSET)
+    c.fail(std::string("params->pads: expected all 0 with auto_pad = ") +
+           auto_pad_name(a.auto_pad) + " (ONNX: pads and auto_pad exclude each other), got " +
+           ints_str(a.pads, 2 * k));
+  return k;
+}
+
+// Conv: checks x [N, C, D..] and w [K, C/group, R..] and returns y's shape [N, K, O..], O >= 1.
+shape_t conv_output(const call& c, const nnp_conv_params& p, const arg_name& xl, const DLTensor* x,
+                    const arg_name& wl, const DLTensor* w) {
+  const int k = check_attrs(c, attrs_of(p), xl, x, wl, w, "[K, C/group, R1..Rk]");
+  const int64_t g = conv_one_if_zero(p.group), C = x->shape[1], K = w->shape[0];
+  if (C % g != 0)
+    c.fail(xl + ": expected C divisible by group = " + std::to_string(g) +
+           ", got C = " + std::to_string(C));
+  if (K % g != 0)
+    c.fail(wl + ": expected K divisible by group = " + std::to_string(g) +
+           ", got K = " + std::to_string(K));
+  if (w->shape[1] != C / g)
+    c.fail(wl + ": expected shape [K, C/group=" + std::to_string(C / g) + ", R1..Rk] (C=" +
+           std::to_string(C) + ", group=" + std::to_string(g) + "), got " + nnp::shape_string(*w));
+  shape_t y{x->shape[0], K};
+  for (int i = 0; i < k; ++i) {
+    const conv_axis a = conv_resolve_axis(p, k, i, x->shape[2 + i], w->shape[2 + i]);
+    if (a.out < 1)
+      c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(a.out) +
+             ": expected >= 1 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +
+             ", stride " + std::to_string(a.stride) + ", pads " + std::to_string(a.pad_begin) +
+             "+" + std::to_string(a.pad_end) + ", dilation " + std::to_string(a.dilation) +
+             ", auto_pad " + auto_pad_name(p.auto_pad) + ")");
+    y.push_back(a.out);
+  }
+  return y;
+}
+
+// ConvTranspose: checks x [N, C, D..] and w [C, K/group, R..] and returns y's shape
+// [N, K, O..], O >= 1.
+shape_t conv_transpose_output(const call& c, const nnp_conv_transpose_params& p, const arg_name& xl,
+                              const DLTensor* x, const arg_name& wl, const DLTensor* w) {
+  const int k = check_attrs(c, attrs_of(p), xl, x, wl, w, "[C, K/group, R1..Rk]");
+  check_array(c, "output_padding", p.output_padding, k, k, 0);
+  check_array(c, "output_shape", p.output_shape, k, k, 0);
+  if (conv_transpose_has_output_shape(p, k)) {
+    for (int i = 0; i < k; ++i)
+      if (p.output_shape[i] < 1)
+        c.fail("params->output_shape: expected all 0 (not given) or every entry >= 1, got " +
+               ints_str(p.output_shape, k));
+    for (int i = 0; i < 2 * k; ++i)
+      if (p.pads[i] != 0)
+        c.fail(
+            "params->pads: expected all 0 with output_shape given (ONNX: output_shape sets "
+            "the pads), got " +
+            ints_str(p.pads, 2 * k));
+  }
+  const int64_t g = conv_one_if_zero(p.group), C = x->shape[1];
+  if (C % g != 0)
+    c.fail(xl + ": expected C divisible by group = " + std::to_string(g) +
+           ", got C = " + std::to_string(C));
+  if (w->shape[0] != C)
+    c.fail(wl + ": expected shape [C=" + std::to_string(C) + ", K/group, R1..Rk], got " +
+           nnp::shape_string(*w));
+  for (int i = 0; i < k; ++i)
+    if (x->shape[2 + i] < 1)
+      c.fail(xl + ": expected every spatial dimension >= 1, got " + nnp::shape_string(*x));
+  shape_t y{x->shape[0], w->shape[1] * g};
+  for (int i = 0; i < k; ++i) {
+    const conv_axis a = conv_transpose_resolve_axis(p, k, i, x->shape[2 + i], w->shape[2 + i]);
+    if (a.out < 1)
+      c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(a.out) +
+             ": expected >= 1 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +
+             ", stride " + std::to_string(a.stride) + ", pads " + std::to_string(a.pad_begin) +
+             "+" + std::to_string(a.pad_end) + ", dilation " + std::to_string(a.dilation) +
+             ", output_padding " + std::to_string(p.output_padding[i]) + ")");
+    y.push_back(a.out);
+  }
+  return y;
+}
+
+}  // namespace
+
+// ========================================================================= N-D convolution ====
+void shapes_conv_forward(call& c, const void* params) {
+  const auto& p = *static_cast<const nnp_conv_params*>(params);
+  const shape_t y = conv_output(c, p, c.in_label(0), c.in(0), c.in_label(1), c.in(1));
+  c.expect_shape(c.in_label(2), c.in(2), {y[1]}, "([K])");
+  c.output_shape(0, y, "([N, K, O1..Ok])");
+}
+
+void shapes_conv_backward_data(call& c, const void* params) {
+  if (c.inferring()) c.not_inferable(0, "dx has x's shape, and several D give one O");
+  const auto& p = *static_cast<const nnp_conv_params*>(params);
+  // dx has x's shape: the geometry comes from dx and w.
+  const shape_t y = conv_output(c, p, c.out_label(0), c.out(0), c.in_label(1), c.in(1));
+  c.expect_shape(c.in_label(0), c.in(0), y, "([N, K, O1..Ok])");
+}
+
+void shapes_conv_backward_filter(call& c, const void* params) {
+  if (c.inferring()) c.not_inferable(0, "dw has w's shape, and several R give one O");
+  const auto& p = *static_cast<const nnp_conv_params*>(params);
+  const shape_t y = conv_output(c, p, c.in_label(0), c.in(0), c.out_label(0), c.out(0));
+  c.expect_shape(c.in_label(1), c.in(1), y, "([N, K, O1..Ok])");
+}
+
+void shapes_conv_backward_bias(call& c, const void*) {
+  spatial_dims(c, c.in_label(0), c.in(0));
+  c.output_shape(0, {c.in(0)->shape[1]}, "([K])");
+}
+
+// ============================================================== N-D transposed convolution ====
+void shapes_conv_transpose_forward(call& c, const void* params) {
+  const auto& p = *static_cast<const nnp_conv_transpose_params*>(params);
+  const shape_t y = conv_transpose_output(c, p, c.in_label(0), c.in(0), c.in_label(1), c.in(1));
+  c.expect_shape(c.in_label(2), c.in(2), {y[1]}, "([K])");
+  c.output_shape(0, y, "([N, K, O1..Ok])");
+}
+
+void shapes_conv_transpose_backward_data(call& c, const void* params) {
+  if (c.inferring()) c.not_inferable(0, "dx has x's shape, and the pads may depend on it");
+  const auto& p = *static_cast<const nnp_conv_transpose_params*>(params);
+  const shape_t y = conv_transpose_output(c, p, c.out_label(0), c.out(0), c.in_label(1), c.in(1));
+  c.expect_shape(c.in_label(0), c.in(0), y, "([N, K, O1..Ok])");
+}
+
+void shapes_conv_transpose_backward_filter(call& c, const void* params) {
+  if (c.inferring()) c.not_inferable(0, "dw has w's shape, and several R give one O");
+  const auto& p = *static_cast<const nnp_conv_transpose_params*>(params);
+  const shape_t y = conv_transpose_output(c, p, c.in_label(0), c.in(0), c.out_label(0), c.out(0));
+  c.expect_shape(c.in_label(1), c.in(1), y, "([N, K, O1..Ok])");
+}
+
+}  // namespace nnp::host

@@ -1,0 +1,199 @@
+// conv_nd.cpp — reference N-D convolution (ONNX Conv, NNP_OP_CONV_*) and transposed convolution
+// (ONNX ConvTranspose, NNP_OP_CONV_TRANSPOSE_*), 1 to 3 spatial dimensions, float32 and float64,
+// plain gather loops with double accumulation.
+//
+// Both families run on one geometry (nnplug/kit/conv_nd.hpp, conv_nd_geometry): a convolution
+// input [n, ci, in..] -> output [n, co, out..], filter [co, ci/groups, kernel..], output
+// position o reading input position i = o*stride - pad + r*dilation through tap r (3 spatial
+// axes, leading ones of extent 1). With it,
+//   conv                     forward(x, w, b) -> y
+//   conv backward-data       backward_data(dy, w) -> dx
+//   conv backward-filter     backward_filter(x, dy) -> dw
+//   conv-transpose forward   backward_data(x, w) + b -> y     (its y is the geometry's input)
+//   conv-transpose bwd-data  forward(dy, w) -> dx
+//   conv-transpose bwd-filt  backward_filter(dy, x) -> dw
+//   bias gradient            db[m] = sum over n and positions of dy[n, m, ...] (both families)
+// where
+//   forward:         out[n,m,o] = b[m] + sum_{c,r} in[n, g*Cig + c, o*s - p + r*d] * w[m,c,r]
+//   backward_data:   in[n,ic,i] = b[ic] + sum_{m in group, r; i = o*s - p + r*d} out[n,m,o] *
+//   w[m,c,r] backward_filter: w[m,c,r]   = sum_{n,o} in[n, g*Cig + c, o*s - p + r*d] * out[n,m,o]
+// with g = m / Cog (m's group), Cig = ci/groups, Cog = co/groups; reads outside the input are 0.
+#include "reference.hpp"
+
+#include <nnplug/kit/conv_nd.hpp>
+
+namespace ref {
+namespace {
+
+using nnp::conv_nd_geometry;
+using nnp::kConvMaxSpatial;
+
+// Element offsets in the geometry's input (channel-major then spatial), output and filter.
+int64_t in_at(const conv_nd_geometry& g, int64_t n, int64_t c, const int64_t* i) {
+  return (((n * g.ci + c) * g.in[0] + i[0]) * g.in[1] + i[1]) * g.in[2] + i[2];
+}
+int64_t out_at(const conv_nd_geometry& g, int64_t n, int64_t m, const int64_t* o) {
+  return (((n * g.co + m) * g.out[0] + o[0]) * g.out[1] + o[1]) * g.out[2] + o[2];
+}
+int64_t w_at(const conv_nd_geometry& g, int64_t m, int64_t c, const int64_t* r) {
+  return (((m * g.cig() + c) * g.kernel[0] + r[0]) * g.kernel[1] + r[1]) * g.kernel[2] + r[2];
+}
+
+// Calls f(idx) for every multi-index idx of the box [0, ext[0]) x [0, ext[1]) x [0, ext[2]).
+template <typename F>
+void for_box(const int64_t* ext, const F& f) {
+  int64_t idx[kConvMaxSpatial];
+  for (idx[0] = 0; idx[0] < ext[0]; ++idx[0])
+    for (idx[1] = 0; idx[1] < ext[1]; ++idx[1])
+      for (idx[2] = 0; idx[2] < ext[2]; ++idx[2]) f(static_cast<const int64_t*>(idx));
+}
+
+// The input position that output o reads through tap r; false in the padding.
+bool input_of(const conv_nd_geometry& g, const int64_t* o, const int64_t* r, int64_t* i) {
+  for (int a = 0; a < kConvMaxSpatial; ++a) {
+    i[a] = o[a] * g.stride[a] - g.pad[a] + r[a] * g.dilation[a];
+    if (i[a] < 0 || i[a] >= g.in[a]) return false;
+  }
+  return true;
+}
+
+// The output position that reads input i through tap r; false when there is none.
+bool output_of(const conv_nd_geometry& g, const int64_t* i, const int64_t* r, int64_t* o) {
+  for (int a = 0; a < kConvMaxSpatial; ++a) {
+    const int64_t t = i[a] + g.pad[a] - r[a] * g.dilation[a];  // = o * stride
+    if (t < 0 || t % g.stride[a] != 0) return false;
+    o[a] = t / g.stride[a];
+    if (o[a] >= g.out[a]) return false;
+  }
+  return true;
+}
+
+template <typename T>
+void forward(const conv_nd_geometry& g, const T* in, const T* w, const T* b, T* out) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t m = 0; m < g.co; ++m) {
+      const int64_t grp = m / g.cog();
+      for_box(g.out, [&](const int64_t* o) {
+        double acc = b != nullptr ? double(b[m]) : 0.0;
+        for (int64_t c = 0; c < g.cig(); ++c)
+          for_box(g.kernel, [&](const int64_t* r) {
+            int64_t i[kConvMaxSpatial];
+            if (!input_of(g, o, r, i)) return;
+            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * double(w[w_at(g, m, c, r)]);
+          });
+        out[out_at(g, n, m, o)] = static_cast<T>(acc);
+      });
+    }
+}
+
+template <typename T>
+void backward_data(const conv_nd_geometry& g, const T* out, const T* w, const T* b, T* in) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t ic = 0; ic < g.ci; ++ic) {
+      const int64_t grp = ic / g.cig(), c = ic % g.cig();
+      for_box(g.in, [&](const int64_t* i) {
+        double acc = b != nullptr ? double(b[ic]) : 0.0;
+        for (int64_t m = grp * g.cog(); m < (grp + 1) * g.cog(); ++m)
+          for_box(g.kernel, [&](const int64_t* r) {
+            int64_t o[kConvMaxSpatial];
+            if (!output_of(g, i, r, o)) return;
+            acc += double(out[out_at(g, n, m, o)]) * double(w[w_at(g, m, c, r)]);
+          });
+        in[in_at(g, n, ic, i)] = static_cast<T>(acc);
+      });
+    }
+}
+
+template <typename T>
+void backward_filter(const conv_nd_geometry& g, const T* in, const T* out, T* w) {
+  for (int64_t m = 0; m < g.co; ++m) {
+    const int64_t grp = m / g.cog();
+    for (int64_t c = 0; c < g.cig(); ++c)
+      for_box(g.kernel, [&](const int64_t* r) {
+        double acc = 0.0;
+        for (int64_t n = 0; n < g.n; ++n)
+          for_box(g.out, [&](const int64_t* o) {
+            int64_t i[kConvMaxSpatial];
+            if (!input_of(g, o, r, i)) return;
+            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * double(out[out_at(g, n, m, o)]);
+          });
+        w[w_at(g, m, c, r)] = static_cast<T>(acc);
+      });
+  }
+}
+
+// ---- the ops ------------------------------------------------------------------------------------
+template <typename T>
+void conv_forward_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.in(0), *a.in(1), *a.out(0));
+  forward<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)), opt_in<T>(a, 2),
+             nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_backward_data_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.out(0), *a.in(1), *a.in(0));
+  backward_data<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+                   static_cast<const T*>(nullptr), nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_backward_filter_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.in(0), *a.out(0), *a.in(1));
+  backward_filter<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+                     nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_backward_bias_t(const op_args& a) {
+  const DLTensor& DY = *a.in(0);
+  const int64_t N = DY.shape[0], K = DY.shape[1], S = dims_product(DY, 2, DY.ndim);
+  const T* dy = nnp::data_ptr<const T>(DY);
+  T* db = nnp::data_ptr<T>(*a.out(0));
+  for (int64_t k = 0; k < K; ++k) {
+    double acc = 0.0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < S; ++i) acc += double(dy[(n * K + k) * S + i]);
+    db[k] = static_cast<T>(acc);
+  }
+}
+
+// ConvTranspose: x [N, C, D..] is the geometry's output, y [N, K, O..] its input.
+template <typename T>
+void conv_transpose_forward_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_transpose_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_transpose(p, *a.in(0), *a.in(1), *a.out(0));
+  backward_data<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+                   opt_in<T>(a, 2), nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_transpose_backward_data_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_transpose_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_transpose(p, *a.out(0), *a.in(1), *a.in(0));
+  forward<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+             static_cast<const T*>(nullptr), nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_transpose_backward_filter_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_transpose_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_transpose(p, *a.in(0), *a.out(0), *a.in(1));
+  backward_filter<T>(g, nnp::data_ptr<const T>(*a.in(1)), nnp::data_ptr<const T>(*a.in(0)),
+                     nnp::data_ptr<T>(*a.out(0)));
+}
+
+}  // namespace
+
+REF_FLOAT_OP(conv_forward, conv_forward_t, in(0))
+REF_FLOAT_OP(conv_backward_data, conv_backward_data_t, in(0))
+REF_FLOAT_OP(conv_backward_filter, conv_backward_filter_t, in(0))
+REF_FLOAT_OP(conv_backward_bias, conv_backward_bias_t, in(0))
+REF_FLOAT_OP(conv_transpose_forward, conv_transpose_forward_t, in(0))
+REF_FLOAT_OP(conv_transpose_backward_data, conv_transpose_backward_data_t, in(0))
+REF_FLOAT_OP(conv_transpose_backward_filter, conv_transpose_backward_filter_t, in(0))
+
+}  // namespace ref
