@@ -19,12 +19,10 @@ using namespace conf;
 // ---- unary ---------------------------------------------------------------------------------
 int32_t unary_op(const std::string& name) {
   static const std::map<std::string, int32_t> ops{
-      {"exp", NNP_UNARY_EXP},     {"log", NNP_UNARY_LOG},
-      {"sqrt", NNP_UNARY_SQRT},   {"abs", NNP_UNARY_ABS},
-      {"neg", NNP_UNARY_NEG},     {"reciprocal", NNP_UNARY_RECIPROCAL},
-      {"floor", NNP_UNARY_FLOOR}, {"ceil", NNP_UNARY_CEIL},
-      {"sin", NNP_UNARY_SIN},     {"cos", NNP_UNARY_COS},
-      {"erf", NNP_UNARY_ERF}};
+      {"exp", NNP_UNARY_EXP},     {"log", NNP_UNARY_LOG},   {"sqrt", NNP_UNARY_SQRT},
+      {"abs", NNP_UNARY_ABS},     {"neg", NNP_UNARY_NEG},   {"reciprocal", NNP_UNARY_RECIPROCAL},
+      {"floor", NNP_UNARY_FLOOR}, {"ceil", NNP_UNARY_CEIL}, {"sin", NNP_UNARY_SIN},
+      {"cos", NNP_UNARY_COS},     {"erf", NNP_UNARY_ERF}};
   const auto it = ops.find(name);
   return it == ops.end() ? NNP_UNARY_UNDEFINED : it->second;
 }
@@ -101,11 +99,11 @@ OpCall make_where(const Case& c, Rng& rng) {
   const auto cs = c.dims("c", {3, 4}), xs = c.dims("x", {3, 4}), ys = c.dims("y", {3, 4});
   std::vector<double> cond(static_cast<size_t>(numel(cs)));
   for (double& v : cond) v = rng.integer(0, 1) ? double(rng.integer(1, 255)) : 0.0;
-  OpCall call = op_call(NNP_OP_WHERE,
-                        {int_tensor(DT::u8, cs, std::move(cond)),
-                         tensor(xs, rng.uniform_vec(numel(xs))),
-                         tensor(ys, rng.uniform_vec(numel(ys)))},
-                        {tensor(broadcast({cs, xs, ys}))});
+  OpCall call =
+      op_call(NNP_OP_WHERE,
+              {int_tensor(DT::u8, cs, std::move(cond)), tensor(xs, rng.uniform_vec(numel(xs))),
+               tensor(ys, rng.uniform_vec(numel(ys)))},
+              {tensor(broadcast({cs, xs, ys}))});
   const std::string inplace = c.s("inplace", "");
   if (inplace == "x" && call.outputs[0].shape == xs) call.outputs[0].alias_of = 1;
   if (inplace == "y" && call.outputs[0].shape == ys) call.outputs[0].alias_of = 2;
@@ -143,8 +141,7 @@ TEST_CASE("unary_backward") {
     if (!has_backward(p.op)) p.op = NNP_UNARY_NEG;  // floor / ceil: none (tested below)
     const auto shape = c.dims("x", {4, 8});
     auto x = unary_x(p.op, numel(shape), rng);
-    return unary_bwd(p, shape, std::move(x), rng.uniform_vec(numel(shape)),
-                     c.i("inplace", 0) != 0);
+    return unary_bwd(p, shape, std::move(x), rng.uniform_vec(numel(shape)), c.i("inplace", 0) != 0);
   });
 }
 
@@ -189,17 +186,15 @@ TEST_CASE("unary: known answers") {
   };
   for (const Known& k : known) {
     const auto n = static_cast<int64_t>(k.x.size());
-    const OpCall call = unary_fwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x,
-                                  false);
+    const OpCall call =
+        unary_fwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x, false);
     check_known_answer("unary", k.fn, call, k.y, 0);  // bit-exactly (NaN, inf, -0 included)
   }
   // Derivatives at the edges: abs'(0) = 0 (documented), sqrt'(0) = inf, log'(0) = inf,
   // reciprocal'(0) = -inf, with dy = 1.
   const std::vector<Known> grads{
-      {"abs", {-2, 0, 3}, {-1, 0, 1}},
-      {"sqrt", {0, 4}, {inf, 0.25}},
-      {"log", {0, 2}, {inf, 0.5}},
-      {"reciprocal", {0, 2}, {-inf, -0.25}},
+      {"abs", {-2, 0, 3}, {-1, 0, 1}}, {"sqrt", {0, 4}, {inf, 0.25}},
+      {"log", {0, 2}, {inf, 0.5}},     {"reciprocal", {0, 2}, {-inf, -0.25}},
       {"neg", {0, 5}, {-1, -1}},
   };
   for (const Known& k : grads) {

@@ -82,7 +82,8 @@ TEST_CASE("gemm: known answers") {
     call.inputs[0].data = a;
     call.inputs[1].data = b;
     if (!call.inputs[2].absent)
-      call.inputs[2].data.assign(c.begin(), c.begin() + static_cast<long>(call.inputs[2].data.size()));
+      call.inputs[2].data.assign(c.begin(),
+                                 c.begin() + static_cast<long>(call.inputs[2].data.size()));
     check_known_answer("gemm", k.text, call, k.y);
   }
 }

@@ -14,9 +14,9 @@ namespace {
 using namespace conf;
 
 struct mm_shapes {
-  std::vector<int64_t> a, b;   // as stored
-  std::vector<int64_t> pa, pb; // promoted to rank >= 2 (a 1-D A is [1, K], a 1-D B is [K, 1])
-  std::vector<int64_t> batch;  // broadcast batch dimensions
+  std::vector<int64_t> a, b;    // as stored
+  std::vector<int64_t> pa, pb;  // promoted to rank >= 2 (a 1-D A is [1, K], a 1-D B is [K, 1])
+  std::vector<int64_t> batch;   // broadcast batch dimensions
   int64_t m = 1, k = 1, n = 1;
   bool ta = false, tb = false;  // effective (ignored for a 1-D operand)
   std::vector<int64_t> y;       // numpy's result shape
@@ -61,9 +61,10 @@ nnp_matmul_params mm_params(bool ta, bool tb) {
 OpCall make_matmul(const Case& c, Rng& rng) {
   const bool ta = c.i("ta", 0) != 0, tb = c.i("tb", 0) != 0;
   const mm_shapes s = matmul_shapes(c.dims("a", {3, 4}), c.dims("b", {4, 5}), ta, tb);
-  return op_call(NNP_OP_MATMUL, mm_params(ta, tb),
-                 {tensor(s.a, rng.uniform_vec(numel(s.a))), tensor(s.b, rng.uniform_vec(numel(s.b)))},
-                 {tensor(s.y)});
+  return op_call(
+      NNP_OP_MATMUL, mm_params(ta, tb),
+      {tensor(s.a, rng.uniform_vec(numel(s.a))), tensor(s.b, rng.uniform_vec(numel(s.b)))},
+      {tensor(s.y)});
 }
 
 const RegisterTemplate reg_matmul("matmul", [] {
@@ -174,12 +175,9 @@ TEST_CASE("matmul: output shapes (known answers)") {
     std::vector<int64_t> y;
   };
   const std::vector<Known> known{
-      {"a3x4 b4x5", {3, 5}},
-      {"a2x1x3x4 b5x4x6", {2, 5, 3, 6}},
-      {"a4 b2x4x6", {2, 6}},
-      {"a2x3x4 b4", {2, 3}},
-      {"a4x3 b5x4 ta1 tb1", {3, 5}},
-      {"a7x1x4x3 b1x6x4x2 ta1", {7, 6, 3, 2}},
+      {"a3x4 b4x5", {3, 5}},         {"a2x1x3x4 b5x4x6", {2, 5, 3, 6}},
+      {"a4 b2x4x6", {2, 6}},         {"a2x3x4 b4", {2, 3}},
+      {"a4x3 b5x4 ta1 tb1", {3, 5}}, {"a7x1x4x3 b1x6x4x2 ta1", {7, 6, 3, 2}},
   };
   for (const Known& k : known) {
     Rng rng("known shape");

@@ -180,7 +180,8 @@ void shapes_gemm(call& c, const void* params) {
       c.fail(c.in_label(2) + ": expected a shape that broadcasts unidirectionally to Y " +
              shape_str(y_shape) + " (rank <= " + std::to_string(y_shape.size()) +
              ", each dimension aligned right equal to Y's or 1: e.g. [], [1], [N], [1, N], [M, 1], "
-             "[M, N]), got " + nnp::shape_string(*cc));
+             "[M, N]), got " +
+             nnp::shape_string(*cc));
   }
 }
 

@@ -52,8 +52,8 @@ void shapes_matmul(call& c, const void* params) {
   }
   if (ka != kb)
     c.fail(c.in_label(1) + ": expected K = " + std::to_string(ka) + " (from A " +
-           nnp::shape_string(*a) + ", trans_a=" + std::to_string(p.trans_a) + "), got K = " +
-           std::to_string(kb) + " (B " + nnp::shape_string(*b) +
+           nnp::shape_string(*a) + ", trans_a=" + std::to_string(p.trans_a) +
+           "), got K = " + std::to_string(kb) + " (B " + nnp::shape_string(*b) +
            ", trans_b=" + std::to_string(p.trans_b) + ")");
   // Batch dimensions: all but the last two of each operand, broadcast (numpy rules).
   const int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;

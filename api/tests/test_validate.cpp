@@ -191,8 +191,8 @@ TEST_CASE("validate: gemm shapes") {
   CHECK_VALID(NNP_OP_GEMM, &p, {a, b, d({2, 1})}, {y});
   CHECK_VALID(NNP_OP_GEMM, &p, {d({5, 2, 3}), b, d({5, 1, 4})}, {d({5, 2, 4})});
   CHECK_INVALID("gemm", W("inputs[2] (C)", "got [2, 3]"), NNP_OP_GEMM, &p, {a, b, d({2, 3})}, {y});
-  CHECK_INVALID("gemm", W("inputs[2] (C)", "got [1, 2, 4]"), NNP_OP_GEMM, &p,
-                {a, b, d({1, 2, 4})}, {y});
+  CHECK_INVALID("gemm", W("inputs[2] (C)", "got [1, 2, 4]"), NNP_OP_GEMM, &p, {a, b, d({1, 2, 4})},
+                {y});
   CHECK_INVALID("gemm", W("inputs[2] (C)"), NNP_OP_GEMM, &p, {a, b, d({5, 2, 4})}, {y});
   CHECK_INVALID("gemm", W("inputs[0] (A)", "rank 2 or 3"), NNP_OP_GEMM, &p, {d({6}), b}, {y});
   CHECK_INVALID("gemm", W("batch 5", "got 4"), NNP_OP_GEMM, &p, {d({5, 2, 3}), d({4, 3, 4})},

@@ -87,15 +87,15 @@ void unary_backward(const op_call& c) {
     case NNP_UNARY_COS:
       return map_elements(dx, n, [=](int64_t i) { return -std::sin(x[i]) * dy[i]; });
     case NNP_UNARY_ERF:
-      return map_elements(dx, n, [=](int64_t i) {
-        return kTwoOverSqrtPi * std::exp(-x[i] * x[i]) * dy[i];
-      });
+      return map_elements(
+          dx, n, [=](int64_t i) { return kTwoOverSqrtPi * std::exp(-x[i] * x[i]) * dy[i]; });
     default:
       unsupported(format("unary op %d has no backward in the cpu backend", op));
   }
 }
 
-// ---- where ---------------------------------------------------------------------------------------
+// ---- where
+// ---------------------------------------------------------------------------------------
 namespace {
 
 // Operands: 0 output, 1 condition, 2 x, 3 y; strides in elements (0 = broadcast).

@@ -44,7 +44,6 @@ int64_t offset_of(const dims& v, int64_t idx) {
   return off;
 }
 
-
 // ---- the reductions, one type each: a row-streaming form (sum-like only) and a per-output
 // form over the reduced elements (strided), both given contiguous or strided inner loops.
 struct term_x {
@@ -107,7 +106,8 @@ template <bool kMax>
 struct extreme {
   static constexpr bool kRowStream = false;
   float one(const float* x, const red_iter& it, int64_t o, int64_t) const {
-    float m = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    float m =
+        kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
     it.visit(x, o, [&](const float* xr, int64_t len, int64_t st) {
       for (int64_t i = 0; i < len; ++i) {
         const float v = xr[i * st];
@@ -146,8 +146,7 @@ template <typename R>
 void reduce_run(const float* x, float* y, const dims& kept, dims red, int64_t n_out, int64_t n_red,
                 const R& r) {
   // Leading axes reduced, trailing kept, both contiguous: stream rows into column sums.
-  if (R::kRowStream && red.rank == 1 && kept.rank == 1 && kept.s[0] == 1 &&
-      red.s[0] == kept.d[0]) {
+  if (R::kRowStream && red.rank == 1 && kept.rank == 1 && kept.s[0] == 1 && red.s[0] == kept.d[0]) {
     const int64_t rows = red.d[0], cols = kept.d[0];
     constexpr int64_t kBlock = 256;
     const int64_t blocks = (cols + kBlock - 1) / kBlock;

@@ -56,7 +56,8 @@ void gemm_t(const op_args& args) {
         double out = p.alpha * acc;
         // beta == 0 does not read C (BLAS convention), so NaN/Inf in C do not leak through.
         if (c != nullptr && p.beta != 0.0)
-          out += p.beta * double(c[nnp::broadcast_offset((n * M + i) * N + j, Y.shape, Y.ndim, cst)]);
+          out +=
+              p.beta * double(c[nnp::broadcast_offset((n * M + i) * N + j, Y.shape, Y.ndim, cst)]);
         // Y may alias C (same shape): C[n,i,j] is read just before Y[n,i,j] is written.
         y[(n * M + i) * N + j] = static_cast<T>(out);
       }

@@ -52,8 +52,8 @@ void reduce_t(const op_args& args) {
   // Empty reductions give the op's identity (ONNX): -inf for max and log_sum_exp, +inf for
   // min, 0 for the sums (mean: 0/0 = NaN below).
   const double init = op == NNP_REDUCE_MAX || op == NNP_REDUCE_LOG_SUM_EXP ? -inf
-                      : op == NNP_REDUCE_MIN                             ? inf
-                                                                         : 0.0;
+                      : op == NNP_REDUCE_MIN                               ? inf
+                                                                           : 0.0;
   std::vector<double> acc(static_cast<size_t>(n_out), init);
   const T* x = nnp::data_ptr<const T>(X);
   const int64_t n_in = nnp::numel(X);
