@@ -23,6 +23,8 @@ class OpKind(IntEnum):
     ACTIVATION_BACKWARD = 31
     SOFTMAX_FORWARD = 40
     SOFTMAX_BACKWARD = 41
+    ATTENTION_FORWARD = 130
+    ATTENTION_BACKWARD = 131
     SOFTMAX_CROSS_ENTROPY_FORWARD = 50
     SOFTMAX_CROSS_ENTROPY_BACKWARD = 51
     BATCH_NORM_FORWARD_TRAINING = 60
@@ -158,6 +160,11 @@ class nnp_softmax_params(_Params):
     _defaults_ = {'axis': -1}
 
 
+class nnp_attention_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("is_causal", c_int32), ("q_num_heads", c_int32), ("kv_num_heads", c_int32), ("reserved0", c_int32), ("scale", c_double)]
+    _defaults_ = {}
+
+
 class nnp_softmax_cross_entropy_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
     _defaults_ = {'reduction': 1, 'ignore_index': -100}
@@ -243,6 +250,8 @@ OPS = {
     'activation_backward': (OpKind.ACTIVATION_BACKWARD, nnp_activation_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
     'softmax_forward': (OpKind.SOFTMAX_FORWARD, nnp_softmax_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
     'softmax_backward': (OpKind.SOFTMAX_BACKWARD, nnp_softmax_params, False, (('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
+    'attention_forward': (OpKind.ATTENTION_FORWARD, nnp_attention_params, False, (('Q', False, 'float'), ('K', False, 'float'), ('V', False, 'float'), ('attn_mask', True, 'float')), (('Y', False, 'float'), ('softmax_lse', True, 'float'))),
+    'attention_backward': (OpKind.ATTENTION_BACKWARD, nnp_attention_params, False, (('Q', False, 'float'), ('K', False, 'float'), ('V', False, 'float'), ('attn_mask', True, 'float'), ('Y', False, 'float'), ('dY', False, 'float'), ('softmax_lse', False, 'float')), (('dQ', False, 'float'), ('dK', False, 'float'), ('dV', False, 'float'))),
     'softmax_cross_entropy_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_FORWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64')), (('loss', False, 'float'), ('log_prob', True, 'float'))),
     'softmax_cross_entropy_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_BACKWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64'), ('dloss', False, 'float')), (('dlogits', False, 'float'),)),
     'batch_norm_forward_training': (OpKind.BATCH_NORM_FORWARD_TRAINING, nnp_batch_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', False, 'float')), (('y', False, 'float'), ('running_mean', False, 'float'), ('running_var', False, 'float'), ('saved_mean', False, 'float'), ('saved_inv_std', False, 'float'))),
@@ -268,7 +277,7 @@ OPS = {
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_unary_op": (UnaryOp, "NNP_UNARY_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}
