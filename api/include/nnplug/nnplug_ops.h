@@ -603,10 +603,11 @@ typedef struct nnp_transpose_params {
 /* ------------------------------------------------------------------------------------------ */
 /**
  * Reduces over axes[0..n_axes) (each in [-rank, rank), no repeats) (ONNX ReduceSum, ReduceMean,
- * ReduceMax, opset 18). n_axes = 0 reduces over every axis, unless noop_with_empty_axes = 1:
- * then y = x (ONNX). keepdims = 1 keeps reduced axes as 1, keepdims = 0 drops them (reducing
- * everything then gives rank 0). An empty reduction gives 0 (sum), NaN (mean) or -inf (max).
- * Max propagates NaN.
+ * ReduceMax; ABI 1.2 also ReduceMin, ReduceL2, ReduceL1, ReduceSumSquare, ReduceLogSumExp;
+ * opset 18). n_axes = 0 reduces over every axis, unless noop_with_empty_axes = 1: then y = x
+ * (ONNX). keepdims = 1 keeps reduced axes as 1, keepdims = 0 drops them (reducing everything
+ * then gives rank 0). An empty reduction gives 0 (sum, l1, l2, sum_square), NaN (mean), -inf
+ * (max, log_sum_exp) or +inf (min). Max and min propagate NaN.
  *
  * NNP_OP_REDUCE (reduce, 90)
  *   inputs:  [0] x
