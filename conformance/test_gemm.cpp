@@ -1,5 +1,6 @@
 // test_gemm.cpp — NNP_OP_GEMM numerics: Y = alpha op(A) op(B) + beta C, transposes, batch,
-// C broadcast from [N], [M, N] or [batch, M, N], and Y aliasing C (in-place accumulate).
+// C broadcast unidirectionally (ONNX: rank 0, [1], [N], [1, N], [M, 1], [M, N]; batched also
+// [batch, M, N], [batch, 1, N]), and Y aliasing C (in-place accumulate).
 // Cases: cases/<list>/gemm.txt, e.g. "m4 n5 k3 ta1 tb0 batch2 bat=ab c=mn alpha=1.5 beta=0.5".
 #include <doctest/doctest.h>
 
@@ -9,7 +10,8 @@ namespace {
 using namespace conf;
 
 // Keys: m n k; ta tb (0/1); batch (0 = rank 2) and bat=a|b|ab (which operands are batched);
-// c=none|n|mn|bmn; alpha beta; inplace1 (Y aliases C, needs c=mn without batch or c=bmn).
+// c=none|n|mn|bmn or the other ONNX bias forms c=scalar|1|1n|m1 (and b1n: [batch, 1, N]);
+// alpha beta; inplace1 (Y aliases C, needs c=mn without batch or c=bmn).
 OpCall make_gemm(const Case& c, Rng& rng) {
   const int64_t M = c.i("m", 4), N = c.i("n", 4), K = c.i("k", 4), batch = c.i("batch", 0);
   const std::string bat = c.s("bat", "ab");
@@ -32,6 +34,10 @@ OpCall make_gemm(const Case& c, Rng& rng) {
   if (cs == "n") cshape = {N};
   if (cs == "mn") cshape = {M, N};
   if (cs == "bmn") cshape = {batch, M, N};
+  if (cs == "1") cshape = {1};
+  if (cs == "1n") cshape = {1, N};
+  if (cs == "m1") cshape = {M, 1};
+  if (cs == "b1n") cshape = {batch, 1, N};
   OpCall call =
       op_call(NNP_OP_GEMM, p,
               {tensor(a, std::move(a_data)), tensor(b, std::move(b_data)),
@@ -64,13 +70,20 @@ TEST_CASE("gemm: known answers") {
       {"m2 n2 k2 tb1", {17, 23, 39, 53}},
       {"m2 n2 k2 ta1 tb1", {23, 31, 34, 46}},
       {"m2 n2 k2 c=n alpha=2 beta=3", {41, 41, 89, 97}},
+      // ONNX bias forms: [M, 1] (one value per row), [1, N], [1] and rank 0 (c[0] = 1).
+      {"m2 n2 k2 c=m1 beta=1", {20, 23, 42, 49}},
+      {"m2 n2 k2 c=1n beta=1", {20, 21, 44, 49}},
+      {"m2 n2 k2 c=1 beta=2", {21, 24, 45, 52}},
+      {"m2 n2 k2 c=scalar beta=-1", {18, 21, 42, 49}},
   };
   for (const Known& k : known) {
     Rng rng("known");
     OpCall call = make_gemm(parse_case(k.text), rng);
     call.inputs[0].data = a;
     call.inputs[1].data = b;
-    if (!call.inputs[2].absent) call.inputs[2].data = c;
+    if (!call.inputs[2].absent)
+      call.inputs[2].data.assign(c.begin(),
+                                 c.begin() + static_cast<long>(call.inputs[2].data.size()));
     check_known_answer("gemm", k.text, call, k.y);
   }
 }

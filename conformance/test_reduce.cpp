@@ -1,5 +1,5 @@
-// test_reduce.cpp — NNP_OP_REDUCE (sum, mean, max over any set of axes, keepdims 0/1, all axes
-// with n_axes = 0) numerics against the reference.
+// test_reduce.cpp — NNP_OP_REDUCE (sum, mean, max, min, l1, l2, sum_square, log_sum_exp over any
+// set of axes, keepdims 0/1, all axes with n_axes = 0) numerics against the reference.
 // Cases: cases/<list>/reduce.txt: "x3x4x5 op=sum axes=0,2 keep1" (no axes = every axis;
 // nan1 puts a NaN in the middle of x).
 #include <doctest/doctest.h>
@@ -15,8 +15,14 @@ namespace {
 using namespace conf;
 
 OpCall make_reduce(const Case& c, Rng& rng) {
-  static const std::map<std::string, int32_t> ops{
-      {"sum", NNP_REDUCE_SUM}, {"mean", NNP_REDUCE_MEAN}, {"max", NNP_REDUCE_MAX}};
+  static const std::map<std::string, int32_t> ops{{"sum", NNP_REDUCE_SUM},
+                                                  {"mean", NNP_REDUCE_MEAN},
+                                                  {"max", NNP_REDUCE_MAX},
+                                                  {"min", NNP_REDUCE_MIN},
+                                                  {"l2", NNP_REDUCE_L2},
+                                                  {"l1", NNP_REDUCE_L1},
+                                                  {"sum_square", NNP_REDUCE_SUM_SQUARE},
+                                                  {"log_sum_exp", NNP_REDUCE_LOG_SUM_EXP}};
   auto p = make_params<nnp_reduce_params>();
   const auto it = ops.find(c.s("op", "sum"));
   p.op = it == ops.end() ? NNP_REDUCE_UNDEFINED : it->second;
@@ -73,6 +79,24 @@ TEST_CASE("reduce: NaN and empty reductions (known answers)") {
       {"x0x2 op=sum axes=0 keep0", {}, {0, 0}},
       {"x0x2 op=mean axes=0 keep0", {}, {nan, nan}},
       {"x0x2 op=max axes=0 keep0", {}, {-inf, -inf}},
+      // ABI 1.2 ops (ONNX ReduceMin, ReduceL2, ReduceL1, ReduceSumSquare, ReduceLogSumExp):
+      // min propagates NaN; empty reductions give +inf (min), 0 (l1, l2, sum_square) and -inf
+      // (log_sum_exp); log_sum_exp does not overflow and keeps infinities.
+      {"x3 op=min keep0", {1, nan, 3}, {nan}},
+      {"x2x3 op=min axes=1 keep0", {1, 5, 2, -1, -7, -2}, {1, -7}},
+      {"x0x2 op=min axes=0 keep0", {}, {inf, inf}},
+      {"x0x2 op=l1 axes=0 keep0", {}, {0, 0}},
+      {"x0x2 op=l2 axes=0 keep0", {}, {0, 0}},
+      {"x0x2 op=sum_square axes=0 keep0", {}, {0, 0}},
+      {"x0x2 op=log_sum_exp axes=0 keep0", {}, {-inf, -inf}},
+      {"x2x2 op=l1 axes=1 keep0", {3, -4, -1, 0}, {7, 1}},
+      {"x2x2 op=l2 axes=1 keep0", {3, -4, 0, -2}, {5, 2}},
+      {"x2x2 op=sum_square axes=1 keep0", {3, -4, 0, -2}, {25, 4}},
+      {"x2 op=log_sum_exp keep0", {-inf, -inf}, {-inf}},
+      {"x2 op=log_sum_exp keep0", {1, inf}, {inf}},
+      {"x2 op=log_sum_exp keep0", {1, nan}, {nan}},
+      {"x2 op=log_sum_exp keep0", {0, 0}, {double(float(std::log(2.0)))}},
+      {"x2 op=log_sum_exp keep0", {1000, 1000}, {double(float(1000 + std::log(2.0)))}},
   };
   for (const Known& k : known) {
     Rng rng("known");

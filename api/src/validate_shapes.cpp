@@ -170,12 +170,17 @@ void shapes_gemm(call& c, const void* params) {
   c.output_shape(0, y_shape, batch >= 0 ? "([batch, M, N])" : "([M, N])");
   if (cc != nullptr) {
     expect_finite(c, "beta", p.beta);
-    const shape_t cs = shape_of(cc);
-    const bool ok = cs == shape_t{n} || cs == shape_t{m, n} || (batch >= 0 && cs == y_shape);
+    // Unidirectional broadcast to Y (ONNX Gemm): aligned right, each dimension Y's or 1.
+    bool ok = cc->ndim <= static_cast<int>(y_shape.size());
+    for (int i = 0; ok && i < cc->ndim; ++i) {
+      const int64_t d = cc->shape[cc->ndim - 1 - i];
+      ok = d == 1 || d == y_shape[y_shape.size() - 1 - static_cast<size_t>(i)];
+    }
     if (!ok)
-      c.fail(c.in_label(2) + ": expected shape [N] = [" + std::to_string(n) + "] or [M, N] = [" +
-             std::to_string(m) + ", " + std::to_string(n) + "]" +
-             (batch >= 0 ? " or [batch, M, N] = " + shape_str(y_shape) : std::string()) + ", got " +
+      c.fail(c.in_label(2) + ": expected a shape that broadcasts unidirectionally to Y " +
+             shape_str(y_shape) + " (rank <= " + std::to_string(y_shape.size()) +
+             ", each dimension aligned right equal to Y's or 1: e.g. [], [1], [N], [1, N], [M, 1], "
+             "[M, N]), got " +
              nnp::shape_string(*cc));
   }
 }

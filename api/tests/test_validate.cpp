@@ -182,13 +182,68 @@ TEST_CASE("validate: gemm shapes") {
   CHECK_INVALID("gemm", W("inputs[1] (B)", "K = 3", "K = 5"), NNP_OP_GEMM, &p, {a, d({5, 4})}, {y});
   CHECK_INVALID("gemm", W("outputs[0] (Y): expected shape [2, 4]", "got [4, 2]"), NNP_OP_GEMM, &p,
                 {a, b}, {d({4, 2})});
-  CHECK_INVALID("gemm", W("inputs[2] (C)", "[N] = [4]", "got [3]"), NNP_OP_GEMM, &p, {a, b, d({3})},
+  CHECK_INVALID("gemm", W("inputs[2] (C)", "broadcasts unidirectionally to Y [2, 4]", "got [3]"),
+                NNP_OP_GEMM, &p, {a, b, d({3})}, {y});
+  // ONNX Gemm's bias forms: unidirectional broadcast to [M, N] (ABI 1.2).
+  CHECK_VALID(NNP_OP_GEMM, &p, {a, b, d({})}, {y});
+  CHECK_VALID(NNP_OP_GEMM, &p, {a, b, d({1})}, {y});
+  CHECK_VALID(NNP_OP_GEMM, &p, {a, b, d({1, 4})}, {y});
+  CHECK_VALID(NNP_OP_GEMM, &p, {a, b, d({2, 1})}, {y});
+  CHECK_VALID(NNP_OP_GEMM, &p, {d({5, 2, 3}), b, d({5, 1, 4})}, {d({5, 2, 4})});
+  CHECK_INVALID("gemm", W("inputs[2] (C)", "got [2, 3]"), NNP_OP_GEMM, &p, {a, b, d({2, 3})}, {y});
+  CHECK_INVALID("gemm", W("inputs[2] (C)", "got [1, 2, 4]"), NNP_OP_GEMM, &p, {a, b, d({1, 2, 4})},
                 {y});
   CHECK_INVALID("gemm", W("inputs[2] (C)"), NNP_OP_GEMM, &p, {a, b, d({5, 2, 4})}, {y});
   CHECK_INVALID("gemm", W("inputs[0] (A)", "rank 2 or 3"), NNP_OP_GEMM, &p, {d({6}), b}, {y});
   CHECK_INVALID("gemm", W("batch 5", "got 4"), NNP_OP_GEMM, &p, {d({5, 2, 3}), d({4, 3, 4})},
                 {d({5, 2, 4})});
   CHECK_INVALID("gemm", W("[batch, M, N]"), NNP_OP_GEMM, &p, {d({5, 2, 3}), b}, {y});
+}
+
+TEST_CASE("validate: matmul, unary, where shapes") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  auto p = params_of<nnp_matmul_params>();
+  CHECK_VALID(NNP_OP_MATMUL, &p, {d({2, 3}), d({3, 4})}, {d({2, 4})});
+  CHECK_VALID(NNP_OP_MATMUL, &p, {d({5, 1, 2, 3}), d({7, 3, 4})}, {d({5, 7, 2, 4})});
+  CHECK_VALID(NNP_OP_MATMUL, &p, {d({3}), d({2, 3, 4})}, {d({2, 4})});
+  CHECK_VALID(NNP_OP_MATMUL, &p, {d({2, 2, 3}), d({3})}, {d({2, 2})});
+  CHECK_VALID(NNP_OP_MATMUL, &p, {d({3}), d({3})}, {d({})});
+  auto t = p;
+  t.trans_a = 1;
+  t.trans_b = 1;
+  CHECK_VALID(NNP_OP_MATMUL, &t, {d({4, 3, 2}), d({5, 3})}, {d({4, 2, 5})});
+  CHECK_INVALID("matmul", W("inputs[1] (B)", "K = 3", "K = 5"), NNP_OP_MATMUL, &p,
+                {d({2, 3}), d({5, 4})}, {d({2, 4})});
+  CHECK_INVALID("matmul", W("do not broadcast", "batch dimension 0", "3 vs 4"), NNP_OP_MATMUL, &p,
+                {d({3, 2, 3}), d({4, 3, 4})}, {d({3, 2, 4})});
+  CHECK_INVALID("matmul", W("inputs[0] (A)", "rank >= 1"), NNP_OP_MATMUL, &p, {d({}), d({3})},
+                {d({})});
+  CHECK_INVALID("matmul", W("outputs[0] (Y): expected shape [2]"), NNP_OP_MATMUL, &p,
+                {d({2, 3}), d({3})}, {d({2, 1})});
+
+  auto u = params_of<nnp_unary_params>();
+  u.op = NNP_UNARY_LOG;
+  CHECK_VALID(NNP_OP_UNARY_FORWARD, &u, {d({3, 5})}, {d({3, 5})});
+  CHECK_VALID(NNP_OP_UNARY_BACKWARD, &u, {d({3, 5}), d({3, 5})}, {d({3, 5})});
+  CHECK_INVALID("unary_backward", W("inputs[1] (dy)", "[3, 5]"), NNP_OP_UNARY_BACKWARD, &u,
+                {d({3, 5}), d({5, 3})}, {d({3, 5})});
+  u.op = NNP_UNARY_FLOOR;
+  CHECK_VALID(NNP_OP_UNARY_FORWARD, &u, {d({3, 5})}, {d({3, 5})});
+  CHECK_INVALID("unary_backward", W("params->op", "FLOOR", "no backward"), NNP_OP_UNARY_BACKWARD,
+                &u, {d({3, 5}), d({3, 5})}, {d({3, 5})});
+  u.op = NNP_UNARY_ERF + 1;
+  CHECK_INVALID("unary_forward", W("params->op", "got 12"), NNP_OP_UNARY_FORWARD, &u, {d({3})},
+                {d({3})});
+
+  CHECK_VALID(NNP_OP_WHERE, nullptr, {d({2, 1}, kU8), d({3}), d({1, 3})}, {d({2, 3})});
+  CHECK_VALID(NNP_OP_WHERE, nullptr, {d({}, kU8), d({4, 1, 3}), d({2, 1})}, {d({4, 2, 3})});
+  CHECK_INVALID("where", W("inputs[0] (condition): expected dtype uint8"), NNP_OP_WHERE, nullptr,
+                {d({2, 3}), d({2, 3}), d({2, 3})}, {d({2, 3})});
+  CHECK_INVALID("where", W("do not broadcast", "inputs[2] (y)"), NNP_OP_WHERE, nullptr,
+                {d({2, 3}, kU8), d({2, 3}), d({2})}, {d({2, 3})});
+  CHECK_INVALID("where", W("outputs[0] (output): expected shape [2, 3]"), NNP_OP_WHERE, nullptr,
+                {d({2, 1}, kU8), d({3}), d({3})}, {d({2, 1})});
 }
 
 TEST_CASE("validate: conv2d forward/backward shapes and params") {
@@ -467,8 +522,8 @@ TEST_CASE("validate: dropout, elementwise, transpose, cast, reduce") {
                 {d({2, 3})});
   CHECK_INVALID("binary", W("outputs[0] (y): expected shape [4, 2, 3]"), NNP_OP_BINARY, &bp,
                 {d({4, 1, 3}), d({2, 1})}, {d({4, 1, 3})});
-  bp.op = 5;
-  CHECK_INVALID("binary", W("params->op", "got 5"), NNP_OP_BINARY, &bp, {d({3}), d({3})}, {d({3})});
+  bp.op = NNP_BINARY_POW + 1;
+  CHECK_INVALID("binary", W("params->op", "got 6"), NNP_OP_BINARY, &bp, {d({3}), d({3})}, {d({3})});
 
   auto sp = params_of<nnp_scale_params>();
   CHECK_VALID(NNP_OP_SCALE, &sp, {x}, {d({3, 5})});

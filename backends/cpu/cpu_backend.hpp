@@ -145,11 +145,21 @@ void reduce(const op_call& c);
 void sgd_update(const op_call& c);
 void adam_update(const op_call& c);
 void clip(const op_call& c);
+void matmul(const op_call& c);          // matmul.cpp
+void unary_forward(const op_call& c);   // elementwise_ext.cpp
+void unary_backward(const op_call& c);  //
+void where(const op_call& c);           //
 
 // Single-threaded SGEMM on row-major operands (the OpenBLAS call; beta = 0 never reads C).
 void sgemm_rm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
               int64_t ldc);
+
+// One row-major GEMM y = alpha op(a) op(b) + beta y (lda = op(a) stored row length, etc. as
+// in gemm.cpp), split across threads when large and allow_split is true (call level only: the
+// K split uses scratch slot kCallSlot0). gemm.cpp.
+void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+              const float* b, float beta, float* y, bool allow_split);
 
 inline float* f32(const DLTensor* t) { return t ? data_ptr<float>(*t) : nullptr; }
 

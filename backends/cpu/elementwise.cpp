@@ -289,6 +289,8 @@ void binary(const op_call& c) {
       return binary_run(A, B, Y, [](float u, float v) { return u * v; });
     case NNP_BINARY_DIV:
       return binary_run(A, B, Y, [](float u, float v) { return u / v; });
+    case NNP_BINARY_POW:  // C powf: pow(x, 0) = 1 for NaN x too
+      return binary_run(A, B, Y, [](float u, float v) { return std::pow(u, v); });
     default:
       unsupported(format("binary op %d is not implemented by the cpu backend", p.op));
   }

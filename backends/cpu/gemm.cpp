@@ -14,9 +14,11 @@
 //    measures the same as output panels (M=N=128, K=9216: 0.89-0.92 of OpenBLAS's own 2-thread
 //    SGEMM either way, docs/benchmarks.md); it is there for more threads, where the panels'
 //    repacking grows as (T-1)*K*min(M,N).
-// C is broadcast by pre-filling Y (row copies) and calling SGEMM with beta; when Y aliases C,
-// SGEMM accumulates in place.
+// C (any shape that broadcasts unidirectionally to Y) is broadcast by pre-filling Y (row
+// copies or row fills) and calling SGEMM with beta; when Y aliases C, SGEMM accumulates in place.
 #include "cpu_backend.hpp"
+
+#include <nnplug/kit/broadcast.hpp>
 
 #include <cblas.h>
 
@@ -60,6 +62,8 @@ bool ksplit_enabled() {
 
 // Rounds x up to a multiple of 16 (the SGEMM micro-kernels' register blocks), at least 16.
 int64_t round16(int64_t x) { return std::max<int64_t>(16, (x + 15) / 16 * 16); }
+
+}  // namespace
 
 // One (non-batched) GEMM, split across threads when large. Called at call level (outside any
 // task) when allow_split is true: the K split uses the caller's scratch slot kCallSlot0.
@@ -115,8 +119,6 @@ void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, co
   });
 }
 
-}  // namespace
-
 void gemm(const op_call& c) {
   const auto& p = c.params_as<nnp_gemm_params>();
   const DLTensor *A = c.in(0), *B = c.in(1), *C = c.in(2), *Y = c.out(0);
@@ -138,20 +140,23 @@ void gemm(const op_call& c) {
     const float* cp = f32(C);
     const bool alias = cp == y && numel(*C) == numel(*Y);
     if (!alias) {
-      // Pre-fill Y with C broadcast to [batch, M, N]; SGEMM then accumulates with beta.
-      const int64_t cn = numel(*C);
+      // Pre-fill Y with C broadcast unidirectionally to Y's shape (ONNX: rank 0, [1], [N],
+      // [1, N], [M, 1], [M, N], [batch, M, N], ...): a row copy, or a row of one value where C
+      // has 1 column; SGEMM then accumulates with beta.
+      int64_t cst[NNP_MAX_DIMS] = {};
+      broadcast_strides(*C, Y->ndim, cst);
+      const int yr = Y->ndim;
+      const int64_t s_batch = yr == 3 ? cst[0] : 0, s_row = cst[yr - 2], s_col = cst[yr - 1];
       const int64_t rows = batch * m;
       parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)),
                    [&](int64_t rb0, int64_t re) {
                      for (int64_t r = rb0; r < re; ++r) {
-                       const float* src;
-                       if (cn == n)
-                         src = cp;  // [N]
-                       else if (cn == m * n)
-                         src = cp + (r % m) * n;  // [M, N]
+                       const float* src = cp + (r / m) * s_batch + (r % m) * s_row;
+                       float* dst = y + r * n;
+                       if (s_col != 0)
+                         std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
                        else
-                         src = cp + r * n;  // [batch, M, N]
-                       std::memcpy(y + r * n, src, static_cast<size_t>(n) * sizeof(float));
+                         std::fill(dst, dst + n, src[0]);
                      }
                    });
     }

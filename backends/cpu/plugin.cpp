@@ -173,6 +173,7 @@ constexpr uint32_t kAnyFloat = kit::all_floats;
 // clang-format off
 const kit::op_row kRows[] = {
     {NNP_OP_GEMM,                           f32,       gemm},
+    {NNP_OP_MATMUL,                         f32,       matmul},
     {NNP_OP_CONV2D_FORWARD,                 f32,       conv2d_forward},
     {NNP_OP_CONV2D_BACKWARD_DATA,           f32,       conv2d_backward_data},
     {NNP_OP_CONV2D_BACKWARD_FILTER,         f32,       conv2d_backward_filter},
@@ -217,6 +218,9 @@ const kit::op_row kRows[] = {
     {NNP_OP_SGD_UPDATE,                     f32,       sgd_update},
     {NNP_OP_ADAM_UPDATE,                    f32,       adam_update},
     {NNP_OP_CLIP,                           f32,       clip},
+    {NNP_OP_UNARY_FORWARD,                  f32,       unary_forward},
+    {NNP_OP_UNARY_BACKWARD,                 f32,       unary_backward},
+    {NNP_OP_WHERE,                          f32,       where},
 };
 // clang-format on
 // ---- the device --------------------------------------------------------------------------------

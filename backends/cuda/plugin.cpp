@@ -76,12 +76,51 @@ void check_batch_norm_training(const op_call& c) {
                p.running_var_rule));
 }
 
+// gemm: C is broadcast into Y by tiling its elements over Y (launch_broadcast_tail), which is
+// right when C's shape without leading 1s is a suffix of Y's shape (rank 0, [1], [N], [1, N],
+// [M, N], [batch, M, N]); other ONNX forms ([M, 1], [batch, 1, N], ...) are not implemented.
+void check_gemm(const op_call& c) {
+  const DLTensor* C = c.in(2);
+  const DLTensor* Y = c.out(0);
+  if (C == nullptr || Y == nullptr || c.params_as<nnp_gemm_params>().beta == 0.0) return;
+  int lead = 0;
+  while (lead < C->ndim && C->shape[lead] == 1) ++lead;
+  const int rest = C->ndim - lead;
+  bool suffix = rest <= Y->ndim;
+  for (int i = 0; suffix && i < rest; ++i)
+    suffix = C->shape[C->ndim - 1 - i] == Y->shape[Y->ndim - 1 - i];
+  if (!suffix)
+    unsupported(format("gemm: the cuda backend broadcasts C only when its shape without leading "
+                       "1s ends Y's shape (e.g. [N], [1, N], [M, N]); C %s against Y %s is not "
+                       "implemented",
+                       shape_string(*C).c_str(), shape_string(*Y).c_str()));
+}
+
+// binary: add, sub, mul, div (ABI 1.0); newer ops (POW) are not implemented.
+void check_binary(const op_call& c) {
+  const int32_t op = c.params_as<nnp_binary_params>().op;
+  if (op < NNP_BINARY_ADD || op > NNP_BINARY_DIV)
+    unsupported(format("binary op %d is not implemented by the cuda backend (implemented: ADD, "
+                       "SUB, MUL, DIV)",
+                       op));
+}
+
+// reduce: sum, mean, max (ABI 1.0); newer ops (MIN, L2, L1, SUM_SQUARE, LOG_SUM_EXP) are not
+// implemented.
+void check_reduce(const op_call& c) {
+  const int32_t op = c.params_as<nnp_reduce_params>().op;
+  if (op < NNP_REDUCE_SUM || op > NNP_REDUCE_MAX)
+    unsupported(format("reduce op %d is not implemented by the cuda backend (implemented: SUM, "
+                       "MEAN, MAX)",
+                       op));
+}
+
 constexpr uint32_t kHalfFloats = f32 | f16 | bf16;  // float32 and the 16-bit floats
 constexpr uint32_t kAllFloats = nnp::kit::all_floats;
 
 // clang-format off
 const op_row kRows[] = {
-    {NNP_OP_GEMM,                           kHalfFloats, on_stream<op_gemm>},
+    {NNP_OP_GEMM,                           kHalfFloats, on_stream<op_gemm>,      check_gemm},
     {NNP_OP_CONV2D_FORWARD,                 kHalfFloats, on_stream<op_conv2d>},
     {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d>},
     {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d>},
@@ -101,13 +140,13 @@ const op_row kRows[] = {
     {NNP_OP_LAYER_NORM_BACKWARD,            f32,         on_stream<op_layer_norm>},
     {NNP_OP_DROPOUT_FORWARD,                kHalfFloats, on_stream<op_dropout>},
     {NNP_OP_DROPOUT_BACKWARD,               kHalfFloats, on_stream<op_dropout>},
-    {NNP_OP_BINARY,                         kHalfFloats, on_stream<op_binary>},
+    {NNP_OP_BINARY,                         kHalfFloats, on_stream<op_binary>,    check_binary},
     {NNP_OP_SCALE,                          kHalfFloats, on_stream<op_scale>},
     {NNP_OP_FILL,                           kAllFloats,  on_stream<op_fill>,      check_float_operands},
     {NNP_OP_COPY,                           any,         on_stream<op_copy>,      check_element_size},
     {NNP_OP_TRANSPOSE,                      any,         on_stream<op_transpose>, check_element_size},
     {NNP_OP_CAST,                           kAllFloats,  on_stream<op_cast>,      check_float_operands},
-    {NNP_OP_REDUCE,                         kHalfFloats, on_stream<op_reduce>},
+    {NNP_OP_REDUCE,                         kHalfFloats, on_stream<op_reduce>,    check_reduce},
     {NNP_OP_SGD_UPDATE,                     f32,         on_stream<op_sgd>},
     {NNP_OP_ADAM_UPDATE,                    f32,         on_stream<op_adam>},
     {NNP_OP_CLIP,                           kHalfFloats, on_stream<op_clip>},

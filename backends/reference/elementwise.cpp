@@ -1,5 +1,5 @@
 // elementwise.cpp — reference elementwise and data-movement ops:
-//   binary     y = a (+ - * /) b with numpy broadcasting (ONNX Add/Sub/Mul/Div), in double
+//   binary     y = a (+ - * / pow) b with numpy broadcasting (ONNX Add/Sub/Mul/Div/Pow), in double
 //              then rounded once to T (so float32 results equal IEEE float32 arithmetic)
 //   scale      y = alpha * x
 //   fill       y = value (rounded to y's dtype)
@@ -9,6 +9,8 @@
 #include "reference.hpp"
 
 #include <nnplug/kit/broadcast.hpp>
+
+#include <cmath>
 
 namespace ref {
 namespace {
@@ -43,6 +45,9 @@ void binary_t(const op_args& args) {
         break;
       case NNP_BINARY_DIV:
         out = va / vb;
+        break;
+      case NNP_BINARY_POW:  // C pow: pow(x, 0) = 1 (NaN x too), pow(1, y) = 1
+        out = std::pow(va, vb);
         break;
       default:
         nnp::unsupported(nnp::format("binary op %d is not known", p.op));

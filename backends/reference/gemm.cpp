@@ -1,6 +1,9 @@
 // gemm.cpp — reference GEMM: Y = alpha * op(A) * op(B) + beta * C (BLAS xGEMM / ONNX Gemm),
-// batched over a leading dimension. Triple loop, double accumulation.
+// batched over a leading dimension; C broadcasts unidirectionally to Y (ONNX Gemm). Triple
+// loop, double accumulation.
 #include "reference.hpp"
+
+#include <nnplug/kit/broadcast.hpp>
 
 namespace ref {
 namespace {
@@ -32,13 +35,11 @@ void gemm_t(const op_args& args) {
   T* y = nnp::data_ptr<T>(Y);
   const int64_t a_bs = batch_stride(A), b_bs = batch_stride(B);
 
-  // C broadcast: [N] -> (row stride 0), [M, N], [batch, M, N] (batch stride M*N).
+  // C broadcasts unidirectionally to Y (ONNX): element strides against Y's shape, 0 where C
+  // has no such dimension or a dimension of 1 (rank 0, [1], [N], [1, N], [M, 1], [M, N], ...).
   const T* c = C != nullptr ? nnp::data_ptr<const T>(*C) : nullptr;
-  int64_t c_bs = 0, c_rs = 0;
-  if (C != nullptr) {
-    c_rs = C->ndim >= 2 ? N : 0;
-    c_bs = batch_stride(*C);
-  }
+  int64_t cst[NNP_MAX_DIMS] = {};
+  if (C != nullptr) nnp::broadcast_strides(*C, Y.ndim, cst);
 
   for (int64_t n = 0; n < batch; ++n) {
     const T* an = a + n * a_bs;
@@ -54,7 +55,9 @@ void gemm_t(const op_args& args) {
         }
         double out = p.alpha * acc;
         // beta == 0 does not read C (BLAS convention), so NaN/Inf in C do not leak through.
-        if (c != nullptr && p.beta != 0.0) out += p.beta * double(c[n * c_bs + i * c_rs + j]);
+        if (c != nullptr && p.beta != 0.0)
+          out +=
+              p.beta * double(c[nnp::broadcast_offset((n * M + i) * N + j, Y.shape, Y.ndim, cst)]);
         // Y may alias C (same shape): C[n,i,j] is read just before Y[n,i,j] is written.
         y[(n * M + i) * N + j] = static_cast<T>(out);
       }

@@ -1,6 +1,8 @@
-// reduce.cpp — reference reductions over a set of axes (ONNX ReduceSum, ReduceMean, ReduceMax),
-// accumulated in double. Every element of x is added into the output element it reduces to;
-// an empty reduction gives 0 (sum), NaN (mean, 0/0) or -inf (max); max propagates NaN.
+// reduce.cpp — reference reductions over a set of axes (ONNX ReduceSum, ReduceMean, ReduceMax,
+// ReduceMin, ReduceL2, ReduceL1, ReduceSumSquare, ReduceLogSumExp), accumulated in double.
+// Every element of x is added into the output element it reduces to; an empty reduction gives
+// 0 (sums, L1, L2), NaN (mean, 0/0), -inf (max, log_sum_exp) or +inf (min); max and min
+// propagate NaN. log_sum_exp subtracts the max first (a second pass), so it does not overflow.
 // keepdims only changes y's shape, not its row-major element order.
 #include "reference.hpp"
 
@@ -45,28 +47,70 @@ void reduce_t(const op_args& args) {
   }
 
   const int64_t n_out = nnp::numel(Y);
-  const double init = p.op == NNP_REDUCE_MAX ? -std::numeric_limits<double>::infinity() : 0.0;
+  const int op = p.op;
+  const double inf = std::numeric_limits<double>::infinity();
+  // Empty reductions give the op's identity (ONNX): -inf for max and log_sum_exp, +inf for
+  // min, 0 for the sums (mean: 0/0 = NaN below).
+  const double init = op == NNP_REDUCE_MAX || op == NNP_REDUCE_LOG_SUM_EXP ? -inf
+                      : op == NNP_REDUCE_MIN                               ? inf
+                                                                           : 0.0;
   std::vector<double> acc(static_cast<size_t>(n_out), init);
   const T* x = nnp::data_ptr<const T>(X);
   const int64_t n_in = nnp::numel(X);
-  for (int64_t i = 0; i < n_in; ++i) {
+  auto out_index = [&](int64_t i) {
     int64_t rest = i, o = 0;
     for (int d = rank - 1; d >= 0; --d) {
       o += (rest % X.shape[d]) * y_stride[d];
       rest /= X.shape[d];
     }
-    double& a = acc[static_cast<size_t>(o)];
+    return static_cast<size_t>(o);
+  };
+  // log_sum_exp = m + log(sum(exp(x - m))) with m = max(x): a first pass finds m.
+  std::vector<double> shift;
+  if (op == NNP_REDUCE_LOG_SUM_EXP) {
+    shift.assign(static_cast<size_t>(n_out), -inf);
+    for (int64_t i = 0; i < n_in; ++i) {
+      double& m = shift[out_index(i)];
+      const double v = x[i];
+      if (v > m || std::isnan(v)) m = std::isnan(m) ? m : v;
+    }
+    // An infinite (or NaN) max is the result itself (all -inf: -inf; any +inf: +inf); shift
+    // by 0 there so that exp(x - m) stays defined.
+    for (double& m : shift)
+      if (!std::isfinite(m)) m = 0.0;
+  }
+  for (int64_t i = 0; i < n_in; ++i) {
+    const size_t o = out_index(i);
+    double& a = acc[o];
     const double v = x[i];
-    if (p.op == NNP_REDUCE_MAX) {
-      if (v > a || std::isnan(v)) a = std::isnan(a) ? a : v;
-    } else {
-      a += v;
+    switch (op) {
+      case NNP_REDUCE_MAX:
+        if (v > a || std::isnan(v)) a = std::isnan(a) ? a : v;
+        break;
+      case NNP_REDUCE_MIN:
+        if (v < a || std::isnan(v)) a = std::isnan(a) ? a : v;
+        break;
+      case NNP_REDUCE_L1:
+        a += std::fabs(v);
+        break;
+      case NNP_REDUCE_L2:
+      case NNP_REDUCE_SUM_SQUARE:
+        a += v * v;
+        break;
+      case NNP_REDUCE_LOG_SUM_EXP:
+        if (a == init) a = 0.0;  // the first element of a non-empty reduction
+        a += std::exp(v - shift[o]);
+        break;
+      default:  // SUM, MEAN
+        a += v;
     }
   }
   T* y = nnp::data_ptr<T>(Y);
   for (int64_t o = 0; o < n_out; ++o) {
     double v = acc[static_cast<size_t>(o)];
-    if (p.op == NNP_REDUCE_MEAN) v /= double(count);
+    if (op == NNP_REDUCE_MEAN) v /= double(count);
+    if (op == NNP_REDUCE_L2) v = std::sqrt(v);
+    if (op == NNP_REDUCE_LOG_SUM_EXP && count > 0) v = std::log(v) + shift[static_cast<size_t>(o)];
     y[o] = static_cast<T>(v);
   }
 }
@@ -75,7 +119,7 @@ void reduce_t(const op_args& args) {
 
 void reduce(const op_args& a) {
   const auto op = read_params<nnp_reduce_params>(a.params).op;
-  if (op != NNP_REDUCE_SUM && op != NNP_REDUCE_MEAN && op != NNP_REDUCE_MAX)
+  if (op < NNP_REDUCE_SUM || op > NNP_REDUCE_LOG_SUM_EXP)
     nnp::unsupported(nnp::format("reduce op %d is not known", op));
   dispatch_float(*a.in(0), [&](auto t) { reduce_t<decltype(t)>(a); });
 }

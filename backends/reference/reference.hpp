@@ -77,6 +77,7 @@ inline int64_t dims_product(const DLTensor& t, int begin, int end) {
 
 // ---- op entry points (one per nnp_op_kind) ---------------------------------------------------
 void gemm(const op_args& a);                            // gemm.cpp
+void matmul(const op_args& a);                          // matmul.cpp
 void conv2d_forward(const op_args& a);                  // conv.cpp
 void conv2d_backward_data(const op_args& a);            //
 void conv2d_backward_filter(const op_args& a);          //
@@ -121,5 +122,8 @@ void reduce(const op_args& a);                          // reduce.cpp
 void sgd_update(const op_args& a);                      // optimizer.cpp
 void adam_update(const op_args& a);                     //
 void clip(const op_args& a);                            // elementwise.cpp
+void unary_forward(const op_args& a);                   // elementwise_ext.cpp
+void unary_backward(const op_args& a);                  //
+void where(const op_args& a);                           //
 
 }  // namespace ref

@@ -28,6 +28,7 @@ inline constexpr uint32_t kFloats = f32 | f64;
 // clang-format off
 inline const op_row kRows[] = {
     {NNP_OP_GEMM,                           kFloats,        gemm},
+    {NNP_OP_MATMUL,                         kFloats,        matmul},
     {NNP_OP_CONV2D_FORWARD,                 kFloats,        conv2d_forward},
     {NNP_OP_CONV2D_BACKWARD_DATA,           kFloats,        conv2d_backward_data},
     {NNP_OP_CONV2D_BACKWARD_FILTER,         kFloats,        conv2d_backward_filter},
@@ -72,6 +73,9 @@ inline const op_row kRows[] = {
     {NNP_OP_SGD_UPDATE,                     kFloats,        sgd_update},
     {NNP_OP_ADAM_UPDATE,                    kFloats,        adam_update},
     {NNP_OP_CLIP,                           kFloats,        clip},
+    {NNP_OP_UNARY_FORWARD,                  kFloats,        unary_forward},
+    {NNP_OP_UNARY_BACKWARD,                 kFloats,        unary_backward},
+    {NNP_OP_WHERE,                          kFloats,        where},
 };
 // clang-format on
 

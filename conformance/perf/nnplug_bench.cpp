@@ -8,7 +8,8 @@
 // Per-op rows: the median (and minimum) microseconds per call over --reps timed calls after
 // --warmup untimed ones, each call followed by nnp_stream_synchronize, and GFLOP/s (compute
 // ops) or GB/s (memory-bound ops, bytes read + written once). Shapes are the mlp's and cnn's
-// at batch 128: GEMM forward and both backward GEMMs, the cnn's convolutions (forward,
+// at batch 128: GEMM forward and both backward GEMMs, a 1024 GEMM, batched matmul at attention
+// shapes ([512, 17, 16] x [512, 16, 17]), the cnn's convolutions (forward,
 // backward-data, backward-filter), max-pool, relu, dropout, softmax cross-entropy and Adam on
 // the cnn's 1.2M parameters. --vs-blas times the same GEMMs against cblas_sgemm called directly
 // (1 OpenBLAS thread, and the device's thread count), interleaved (bench_vs_blas).
@@ -405,6 +406,45 @@ void bench_ops(context& ctx) {
               check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
               ctx.sync();
             });
+  }
+  // A square GEMM of 1024 (the classic BLAS figure).
+  {
+    const int64_t n = 1024;
+    dtensor& a = ctx.make({n, n}, 1.0f);
+    dtensor& b = ctx.make({n, n}, 1.0f);
+    dtensor& y = ctx.make({n, n});
+    const nnp_gemm_params p{sizeof(p), 0, 0, 1.0, 0.0};
+    measure("gemm 1024", "M=N=K=1024", 2.0 * n * n * n, 0, [&] {
+      check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
+      ctx.sync();
+    });
+  }
+  // Batched matmul at attention shapes: 128 sequences x 4 heads, 17 tokens, head size 16.
+  // Scores Q K^T ([512, 17, 16] x [512, 16, 17]) and the same with K stored [512, 17, 16]
+  // (trans_b = 1), then the weighted values P V ([512, 17, 17] x [512, 17, 16]).
+  {
+    const int64_t bh = 128 * 4, t = 17, d = 16;
+    dtensor& q = ctx.make({bh, t, d}, 1.0f);
+    dtensor& kt = ctx.make({bh, d, t}, 1.0f);
+    dtensor& k = ctx.make({bh, t, d}, 1.0f);
+    dtensor& s = ctx.make({bh, t, t});
+    dtensor& v = ctx.make({bh, t, d}, 1.0f);
+    dtensor& o = ctx.make({bh, t, d});
+    const nnp_matmul_params nn{sizeof(nn), 0, 0}, nt{sizeof(nt), 0, 1};
+    const double flops = 2.0 * bh * t * t * d;
+    measure("matmul attention q.kT", dims({bh, t, d}) + " x " + dims({bh, d, t}), flops, 0, [&] {
+      check(nnp_matmul(ctx.stream, &nn, &q.t, &kt.t, &s.t), "matmul");
+      ctx.sync();
+    });
+    measure("matmul attention q.k trans_b", dims({bh, t, d}) + " x " + dims({bh, t, d}) + " tb1",
+            flops, 0, [&] {
+              check(nnp_matmul(ctx.stream, &nt, &q.t, &k.t, &s.t), "matmul");
+              ctx.sync();
+            });
+    measure("matmul attention p.v", dims({bh, t, t}) + " x " + dims({bh, t, d}), flops, 0, [&] {
+      check(nnp_matmul(ctx.stream, &nn, &s.t, &v.t, &o.t), "matmul");
+      ctx.sync();
+    });
   }
   // The cnn's convolutions at batch 128.
   struct conv_layer {

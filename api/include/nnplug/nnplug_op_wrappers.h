@@ -18,6 +18,9 @@ extern "C" {
 /** NNP_OP_GEMM: inputs A, B, C?; outputs Y; nnp_gemm_params. */
 NNP_API nnp_status nnp_gemm(nnp_stream* stream, const nnp_gemm_params* params, const DLTensor* A,
     const DLTensor* B, const DLTensor* C, const DLTensor* Y);
+/** NNP_OP_MATMUL: inputs A, B; outputs Y; nnp_matmul_params. */
+NNP_API nnp_status nnp_matmul(nnp_stream* stream, const nnp_matmul_params* params,
+    const DLTensor* A, const DLTensor* B, const DLTensor* Y);
 /** NNP_OP_CONV2D_FORWARD: inputs x, w, b?; outputs y; nnp_conv2d_params. */
 NNP_API nnp_status nnp_conv2d_forward(nnp_stream* stream, const nnp_conv2d_params* params,
     const DLTensor* x, const DLTensor* w, const DLTensor* b, const DLTensor* y);
@@ -167,6 +170,15 @@ NNP_API nnp_status nnp_adam_update(nnp_stream* stream, const nnp_adam_params* pa
 /** NNP_OP_CLIP: inputs x; outputs y; nnp_clip_params. */
 NNP_API nnp_status nnp_clip(nnp_stream* stream, const nnp_clip_params* params, const DLTensor* x,
     const DLTensor* y);
+/** NNP_OP_UNARY_FORWARD: inputs x; outputs y; nnp_unary_params. */
+NNP_API nnp_status nnp_unary_forward(nnp_stream* stream, const nnp_unary_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_UNARY_BACKWARD: inputs x, dy; outputs dx; nnp_unary_params. */
+NNP_API nnp_status nnp_unary_backward(nnp_stream* stream, const nnp_unary_params* params,
+    const DLTensor* x, const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_WHERE: inputs condition, x, y; outputs output; params NULL. */
+NNP_API nnp_status nnp_where(nnp_stream* stream, const DLTensor* condition, const DLTensor* x,
+    const DLTensor* y, const DLTensor* output);
 
 #ifdef __cplusplus
 } /* extern "C" */

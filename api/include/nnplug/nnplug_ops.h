@@ -45,6 +45,7 @@ extern "C" {
 typedef enum nnp_op_kind {
   NNP_OP_UNDEFINED = 0,
   NNP_OP_GEMM = 1, /**< "gemm" */
+  NNP_OP_MATMUL = 2, /**< "matmul", ABI 1.2 */
   NNP_OP_CONV2D_FORWARD = 10, /**< "conv2d_forward" */
   NNP_OP_CONV2D_BACKWARD_DATA = 11, /**< "conv2d_backward_data" */
   NNP_OP_CONV2D_BACKWARD_FILTER = 12, /**< "conv2d_backward_filter" */
@@ -89,11 +90,14 @@ typedef enum nnp_op_kind {
   NNP_OP_SGD_UPDATE = 100, /**< "sgd_update" */
   NNP_OP_ADAM_UPDATE = 101, /**< "adam_update" */
   NNP_OP_CLIP = 110, /**< "clip", ABI 1.1 */
+  NNP_OP_UNARY_FORWARD = 111, /**< "unary_forward", ABI 1.2 */
+  NNP_OP_UNARY_BACKWARD = 112, /**< "unary_backward", ABI 1.2 */
+  NNP_OP_WHERE = 114, /**< "where", ABI 1.2 */
   NNP_OP_KIND_FORCE_INT32 = 0x7FFFFFFF /**< not a kind: keeps the enum 32-bit */
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 45
+#define NNP_OP_KIND_COUNT 49
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -125,24 +129,47 @@ typedef enum nnp_reduction {
   NNP_REDUCTION_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
 } nnp_reduction;
 
-/** Elementwise binary functions (ONNX Add, Sub, Mul, Div). */
+/** Elementwise binary functions (ONNX Add, Sub, Mul, Div, Pow). */
 typedef enum nnp_binary_op {
   NNP_BINARY_UNDEFINED = 0,
   NNP_BINARY_ADD = 1,
   NNP_BINARY_SUB = 2,
   NNP_BINARY_MUL = 3,
   NNP_BINARY_DIV = 4,
+  NNP_BINARY_POW = 5, /**< a^b, float exponent (ONNX Pow, opset 15; C pow: pow(x, 0) = 1 for every x, NaN included; pow(1, y) = 1; a negative base with a non-integer exponent gives NaN) (ABI 1.2) */
   NNP_BINARY_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
 } nnp_binary_op;
 
-/** Reduction functions (ONNX ReduceSum, ReduceMean, ReduceMax). */
+/** Reduction functions (ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2, ReduceL1, ReduceSumSquare, ReduceLogSumExp, opset 18). */
 typedef enum nnp_reduce_op {
   NNP_REDUCE_UNDEFINED = 0,
   NNP_REDUCE_SUM = 1,
   NNP_REDUCE_MEAN = 2,
   NNP_REDUCE_MAX = 3,
+  NNP_REDUCE_MIN = 4, /**< smallest element; propagates NaN; empty: +inf (ABI 1.2) */
+  NNP_REDUCE_L2 = 5, /**< sqrt(sum(x^2)); empty: 0 (ABI 1.2) */
+  NNP_REDUCE_L1 = 6, /**< sum(|x|); empty: 0 (ABI 1.2) */
+  NNP_REDUCE_SUM_SQUARE = 7, /**< sum(x^2); empty: 0 (ABI 1.2) */
+  NNP_REDUCE_LOG_SUM_EXP = 8, /**< log(sum(exp(x))), computed as m + log(sum(exp(x - m))) with m = max(x); empty: -inf (ABI 1.2) */
   NNP_REDUCE_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
 } nnp_reduce_op;
+
+/** Elementwise unary functions (ONNX Exp, Log, Sqrt, Abs, Neg, Reciprocal, Floor, Ceil, Sin, Cos, Erf; ABI 1.2). IEEE semantics at the edges, as C's <math.h>. */
+typedef enum nnp_unary_op {
+  NNP_UNARY_UNDEFINED = 0,
+  NNP_UNARY_EXP = 1, /**< exp(x); derivative exp(x) (ABI 1.2) */
+  NNP_UNARY_LOG = 2, /**< natural log; log(0) = -inf, log(x < 0) = NaN; derivative 1/x (ABI 1.2) */
+  NNP_UNARY_SQRT = 3, /**< sqrt(x); sqrt(x < 0) = NaN; derivative 0.5/sqrt(x) (inf at 0) (ABI 1.2) */
+  NNP_UNARY_ABS = 4, /**< |x|; derivative sign(x), 0 at x = 0 (nnplug's choice, as for relu) (ABI 1.2) */
+  NNP_UNARY_NEG = 5, /**< -x; derivative -1 (ABI 1.2) */
+  NNP_UNARY_RECIPROCAL = 6, /**< 1/x; 1/0 = inf (signed); derivative -1/x^2 (ABI 1.2) */
+  NNP_UNARY_FLOOR = 7, /**< largest integer <= x; no derivative (unary_backward refuses it) (ABI 1.2) */
+  NNP_UNARY_CEIL = 8, /**< smallest integer >= x; no derivative (unary_backward refuses it) (ABI 1.2) */
+  NNP_UNARY_SIN = 9, /**< sin(x); derivative cos(x) (ABI 1.2) */
+  NNP_UNARY_COS = 10, /**< cos(x); derivative -sin(x) (ABI 1.2) */
+  NNP_UNARY_ERF = 11, /**< erf(x); derivative 2/sqrt(pi) exp(-x^2) (ABI 1.2) */
+  NNP_UNARY_FORCE_INT32 = 0x7FFFFFFF /**< not a value: keeps the enum 32-bit */
+} nnp_unary_op;
 
 /** ONNX auto_pad for convolution and pooling (ABI 1.2). UNDEFINED (0) is NOTSET: explicit pads. */
 typedef enum nnp_auto_pad {
@@ -160,10 +187,12 @@ typedef enum nnp_auto_pad {
  * NNP_OP_GEMM (gemm, 1)
  *   inputs:  [0] A: [M, K] (trans_a = 0) or [K, M] (trans_a = 1); or rank 3 [batch, ., .]
  *            [1] B: [K, N] (trans_b = 0) or [N, K] (trans_b = 1); or rank 3 [batch, ., .]
- *            [2] C (optional): [N] or [M, N] (broadcast over rows and batch) or [batch, M, N]
+ *            [2] C (optional): any shape that broadcasts unidirectionally to Y's (ONNX): rank 0, [1], [N], [1, N], [M, 1], [M, N]; batched also [batch, M, N], [batch, 1, N], ...
  *   outputs: [0] Y: [M, N], or [batch, M, N] when A or B has rank 3; may alias C
  *   A rank-2 operand is broadcast over the batch; two rank-3 operands must agree on batch.
- *   With C absent, beta is ignored. op(X) is X or its transpose.
+ *   With C absent, beta is ignored. op(X) is X or its transpose. C broadcasts unidirectionally to
+ *   Y (ONNX Gemm, opset 13): its shape, aligned right, has each dimension equal to Y's or 1, and
+ *   rank <= Y's rank (ABI 1.2; before, only [N], [M, N] and [batch, M, N]).
  */
 typedef struct nnp_gemm_params {
   size_t struct_size; /**< sizeof as compiled by the caller */
@@ -839,10 +868,11 @@ typedef struct nnp_transpose_params {
 /* ------------------------------------------------------------------------------------------ */
 /**
  * Reduces over axes[0..n_axes) (each in [-rank, rank), no repeats) (ONNX ReduceSum, ReduceMean,
- * ReduceMax, opset 18). n_axes = 0 reduces over every axis, unless noop_with_empty_axes = 1:
- * then y = x (ONNX). keepdims = 1 keeps reduced axes as 1, keepdims = 0 drops them (reducing
- * everything then gives rank 0). An empty reduction gives 0 (sum), NaN (mean) or -inf (max).
- * Max propagates NaN.
+ * ReduceMax; ABI 1.2 also ReduceMin, ReduceL2, ReduceL1, ReduceSumSquare, ReduceLogSumExp;
+ * opset 18). n_axes = 0 reduces over every axis, unless noop_with_empty_axes = 1: then y = x
+ * (ONNX). keepdims = 1 keeps reduced axes as 1, keepdims = 0 drops them (reducing everything
+ * then gives rank 0). An empty reduction gives 0 (sum, l1, l2, sum_square), NaN (mean), -inf
+ * (max, log_sum_exp) or +inf (min). Max and min propagate NaN.
  *
  * NNP_OP_REDUCE (reduce, 90)
  *   inputs:  [0] x
@@ -938,6 +968,55 @@ typedef struct nnp_clip_params {
 #define NNP_CLIP_PARAMS_STRUCT_SIZE NNP_CLIP_PARAMS_STRUCT_SIZE_1_1
 
 /* ------------------------------------------------------------------------------------------ */
+/**
+ * Y = op(A) @ op(B), numpy matmul (ONNX MatMul, opset 13) with optional transposes of the last
+ * two dimensions of each operand. Zeroed params (trans_a = trans_b = 0) are ONNX MatMul. The
+ * transposes are nnplug's extension (ONNX has none): they make the backward two matmuls,
+ * dA = dY @ op(B)^T and dB = op(A)^T @ dY, then a reduce over broadcast batch dimensions.
+ *
+ * NNP_OP_MATMUL (matmul, 2), new in ABI 1.2
+ *   inputs:  [0] A: [..., M, K] (trans_a = 0), [..., K, M] (trans_a = 1) or [K]
+ *            [1] B: [..., K, N] (trans_b = 0), [..., N, K] (trans_b = 1) or [K]
+ *   outputs: [0] Y: [broadcast batch..., M, N], without M when A is 1-D and without N when B is 1-D
+ *   numpy matmul (ONNX MatMul, opset 13): A is [..., M, K] and B is [..., K, N] (after the
+ *   transposes); the batch dimensions (all but the last two) broadcast with numpy rules and Y is
+ *   [broadcast batch..., M, N]. A 1-D A is [K], promoted to [1, K]; a 1-D B is [K], promoted to
+ *   [K, 1]; the added dimension is removed from Y (so [K] @ [K] gives a rank-0 Y). Rank 0
+ *   operands are refused (ONNX). K = 0 gives zeros.
+ */
+typedef struct nnp_matmul_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t trans_a; /**< 0 or 1; 1: A's last two dimensions are [K, M] (op(A) = A^T); ignored when A is 1-D; default 0; ABI 1.2 */
+  int32_t trans_b; /**< 0 or 1; 1: B's last two dimensions are [N, K] (op(B) = B^T); ignored when B is 1-D; default 0; ABI 1.2 */
+} nnp_matmul_params;
+#define NNP_MATMUL_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_matmul_params, trans_b) + sizeof(int32_t))
+#define NNP_MATMUL_PARAMS_STRUCT_SIZE NNP_MATMUL_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * y = f(x) elementwise for f = op (nnp_unary_op: ONNX Exp, Log, Sqrt, Abs, Neg, Reciprocal,
+ * Floor, Ceil, Sin, Cos, Erf). The backward is dx = f'(x) * dy, for the differentiable ops.
+ *
+ * NNP_OP_UNARY_FORWARD (unary_forward, 111), new in ABI 1.2
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape; may alias x
+ *
+ * NNP_OP_UNARY_BACKWARD (unary_backward, 112), new in ABI 1.2
+ *   inputs:  [0] x
+ *            [1] dy: x's shape
+ *   outputs: [0] dx: x's shape; may alias dy
+ *   dx = f'(x) * dy for op EXP, LOG, SQRT, ABS, NEG, RECIPROCAL, SIN, COS, ERF (nnp_unary_op gives
+ *   each f'); FLOOR and CEIL, piecewise constant, are refused (INVALID_ARGUMENT).
+ */
+typedef struct nnp_unary_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t op; /**< nnp_unary_op; default EXP; ABI 1.2 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.2 */
+} nnp_unary_params;
+#define NNP_UNARY_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_unary_params, reserved0) + sizeof(int32_t))
+#define NNP_UNARY_PARAMS_STRUCT_SIZE NNP_UNARY_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
 /* Ops without params (params may be NULL). */
 /**
  * NNP_OP_COPY (copy, 83)
@@ -952,6 +1031,16 @@ typedef struct nnp_clip_params {
  *   outputs: [0] y: x's shape, any float dtype
  *   Same shape, any two float dtypes (float16, bfloat16, float32, float64); rounds to nearest
  *   even. params may be NULL. nnp_op_infer_shapes gives y's shape; its dtype is the caller's.
+ */
+/**
+ * NNP_OP_WHERE (where, 114), new in ABI 1.2
+ *   inputs:  [0] condition: broadcasts with x and y, uint8
+ *            [1] x: taken where condition != 0
+ *            [2] y: taken where condition == 0
+ *   outputs: [0] output: the broadcast shape of condition, x and y; may alias x or y when it has that operand's shape; may alias x or y
+ *   output = condition ? x : y elementwise (ONNX Where, opset 16), with numpy (multidirectional)
+ *   broadcasting of all three inputs. condition is uint8: 0 is false, any other value true. params
+ *   may be NULL.
  */
 
 #ifdef __cplusplus

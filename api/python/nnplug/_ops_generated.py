@@ -12,6 +12,7 @@ ABI_VERSION_MINOR = 2
 class OpKind(IntEnum):
     UNDEFINED = 0
     GEMM = 1
+    MATMUL = 2
     CONV2D_FORWARD = 10
     CONV2D_BACKWARD_DATA = 11
     CONV2D_BACKWARD_FILTER = 12
@@ -56,6 +57,9 @@ class OpKind(IntEnum):
     SGD_UPDATE = 100
     ADAM_UPDATE = 101
     CLIP = 110
+    UNARY_FORWARD = 111
+    UNARY_BACKWARD = 112
+    WHERE = 114
 
 
 class PoolMode(IntEnum):
@@ -86,20 +90,42 @@ class Reduction(IntEnum):
 
 
 class BinaryOp(IntEnum):
-    """Elementwise binary functions (ONNX Add, Sub, Mul, Div)."""
+    """Elementwise binary functions (ONNX Add, Sub, Mul, Div, Pow)."""
     UNDEFINED = 0
     ADD = 1
     SUB = 2
     MUL = 3
     DIV = 4
+    POW = 5
 
 
 class ReduceOp(IntEnum):
-    """Reduction functions (ONNX ReduceSum, ReduceMean, ReduceMax)."""
+    """Reduction functions (ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2, ReduceL1, ReduceSumSquare, ReduceLogSumExp, opset 18)."""
     UNDEFINED = 0
     SUM = 1
     MEAN = 2
     MAX = 3
+    MIN = 4
+    L2 = 5
+    L1 = 6
+    SUM_SQUARE = 7
+    LOG_SUM_EXP = 8
+
+
+class UnaryOp(IntEnum):
+    """Elementwise unary functions (ONNX Exp, Log, Sqrt, Abs, Neg, Reciprocal, Floor, Ceil, Sin, Cos, Erf; ABI 1.2). IEEE semantics at the edges, as C's <math.h>."""
+    UNDEFINED = 0
+    EXP = 1
+    LOG = 2
+    SQRT = 3
+    ABS = 4
+    NEG = 5
+    RECIPROCAL = 6
+    FLOOR = 7
+    CEIL = 8
+    SIN = 9
+    COS = 10
+    ERF = 11
 
 
 class AutoPad(IntEnum):
@@ -237,10 +263,21 @@ class nnp_clip_params(_Params):
     _defaults_ = {}
 
 
+class nnp_matmul_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("trans_a", c_int32), ("trans_b", c_int32)]
+    _defaults_ = {}
+
+
+class nnp_unary_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("op", c_int32), ("reserved0", c_int32)]
+    _defaults_ = {'op': 1}
+
+
 #: op name -> (kind, params class or None, params optional, inputs, outputs)
 #: inputs/outputs: tuples (name, optional, dtype rule)
 OPS = {
     'gemm': (OpKind.GEMM, nnp_gemm_params, False, (('A', False, 'float'), ('B', False, 'float'), ('C', True, 'float')), (('Y', False, 'float'),)),
+    'matmul': (OpKind.MATMUL, nnp_matmul_params, False, (('A', False, 'float'), ('B', False, 'float')), (('Y', False, 'float'),)),
     'conv2d_forward': (OpKind.CONV2D_FORWARD, nnp_conv2d_params, False, (('x', False, 'float'), ('w', False, 'float'), ('b', True, 'float')), (('y', False, 'float'),)),
     'conv2d_backward_data': (OpKind.CONV2D_BACKWARD_DATA, nnp_conv2d_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
     'conv2d_backward_filter': (OpKind.CONV2D_BACKWARD_FILTER, nnp_conv2d_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
@@ -285,10 +322,13 @@ OPS = {
     'sgd_update': (OpKind.SGD_UPDATE, nnp_sgd_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('momentum_buffer', True, 'float'))),
     'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('m', False, 'float'), ('v', False, 'float'))),
     'clip': (OpKind.CLIP, nnp_clip_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'unary_forward': (OpKind.UNARY_FORWARD, nnp_unary_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
+    'unary_backward': (OpKind.UNARY_BACKWARD, nnp_unary_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
+    'where': (OpKind.WHERE, None, True, (('condition', False, 'uint8'), ('x', False, 'float'), ('y', False, 'float')), (('output', False, 'float'),)),
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
-ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}
+ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_unary_op": (UnaryOp, "NNP_UNARY_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}
