@@ -363,6 +363,18 @@ TEST_CASE("loader: a plugin of an older minor never receives newer params fields
   ty.ndim = 0;
   CHECK(nnp_op_execute(stream, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_OK);
   CHECK(y[0] == 21.0f);
+  // An enum value newer than the plugin (NNP_REDUCE_MIN, ABI 1.2) in a field it knows: the
+  // plugin could not tell it from garbage, so the host refuses it.
+  p.struct_size = sizeof p;
+  p.noop_with_empty_axes = 0;
+  p.op = NNP_REDUCE_MIN;
+  y[0] = -1.0f;
+  CHECK(nnp_op_execute(stream, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_UNSUPPORTED);
+  const std::string enum_message = nnp_last_error_message();
+  CHECK(has_text(enum_message, "params->op"));
+  CHECK(has_text(enum_message, "new in ABI 1.2"));
+  CHECK(has_text(enum_message, "fx_older_minor"));
+  CHECK(y[0] == -1.0f);  // untouched
   // Kinds newer than the plugin are UNSUPPORTED by the host, whatever the plugin would say.
   for (const conf::table_example& e : conf::table_examples()) {
     if (e.since == 0) continue;
