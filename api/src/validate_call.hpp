@@ -54,6 +54,20 @@ class shape_t {
 };
 
 std::string shape_str(const shape_t& s);
+
+// The name of an nnp_auto_pad value, for messages.
+inline const char* auto_pad_name(int32_t v) {
+  switch (v) {
+    case NNP_AUTO_PAD_SAME_UPPER:
+      return "SAME_UPPER";
+    case NNP_AUTO_PAD_SAME_LOWER:
+      return "SAME_LOWER";
+    case NNP_AUTO_PAD_VALID:
+      return "VALID";
+    default:
+      return "NOTSET";
+  }
+}
 inline shape_t shape_of(const DLTensor* t) { return shape_t(t->shape, t->shape + t->ndim); }
 
 // The name of an operand, "inputs[1] (w)", formatted only when a message needs it.

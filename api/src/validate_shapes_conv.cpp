@@ -19,19 +19,6 @@ std::string ints_str(const int32_t* a, int n) {
   return s + "]";
 }
 
-const char* auto_pad_name(int32_t v) {
-  switch (v) {
-    case NNP_AUTO_PAD_SAME_UPPER:
-      return "SAME_UPPER";
-    case NNP_AUTO_PAD_SAME_LOWER:
-      return "SAME_LOWER";
-    case NNP_AUTO_PAD_VALID:
-      return "VALID";
-    default:
-      return "NOTSET";
-  }
-}
-
 // The number of spatial dimensions k = rank - 2 of an activation, which must be 1..3.
 int spatial_dims(const call& c, const arg_name& label, const DLTensor* t) {
   if (t->ndim < 3 || t->ndim > 2 + kConvMaxSpatial)

@@ -16,19 +16,6 @@ std::string field(const char* name, int i) {
   return std::string("params->") + name + "[" + std::to_string(i) + "]";
 }
 
-const char* auto_pad_name(int32_t v) {
-  switch (v) {
-    case NNP_AUTO_PAD_SAME_UPPER:
-      return "SAME_UPPER";
-    case NNP_AUTO_PAD_SAME_LOWER:
-      return "SAME_LOWER";
-    case NNP_AUTO_PAD_VALID:
-      return "VALID";
-    default:
-      return "NOTSET";
-  }
-}
-
 // Checks x's rank and the window fields; returns the output shape [N, C, O1..Ok].
 shape_t pool_nd_output(const call& c, const nnp_pool_params& p) {
   const DLTensor* x = c.in(0);

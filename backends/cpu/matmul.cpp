@@ -11,38 +11,14 @@
 //    stride is 0 there.
 #include "cpu_backend.hpp"
 
+#include <nnplug/kit/matmul.hpp>
+
 #include <algorithm>
 
 namespace nnp::cpu {
 namespace {
 
-// One operand as a batch of rows x cols matrices (a 1-D A is [1, K], a 1-D B is [K, 1]) and
-// its element stride along each of Y's batch dimensions (0 = broadcast).
-struct operand {
-  int64_t rows = 1, cols = 1;
-  int64_t batch_stride[NNP_MAX_DIMS] = {};
-  int64_t batch_count = 1;  // product of the operand's own batch dimensions
-};
-
-operand describe(const DLTensor& t, bool is_a, int batch_rank) {
-  operand o;
-  if (t.ndim == 1) {
-    (is_a ? o.cols : o.rows) = t.shape[0];
-    return o;
-  }
-  o.rows = t.shape[t.ndim - 2];
-  o.cols = t.shape[t.ndim - 1];
-  const int tb = t.ndim - 2;
-  int64_t stride = o.rows * o.cols;
-  for (int i = batch_rank - 1; i >= 0; --i) {
-    const int ti = i - (batch_rank - tb);
-    if (ti < 0) break;
-    o.batch_stride[i] = t.shape[ti] == 1 ? 0 : stride;
-    stride *= t.shape[ti];
-    o.batch_count *= t.shape[ti];
-  }
-  return o;
-}
+using operand = nnp::kit::matmul_operand;
 
 // Multiply-adds per task when batch entries run in parallel.
 constexpr double kTaskFlops = 2.0e5;
@@ -53,8 +29,8 @@ void matmul(const op_call& c) {
   const auto& p = c.params_as<nnp_matmul_params>();
   const DLTensor &A = *c.in(0), &B = *c.in(1), &Y = *c.out(0);
   const bool ta = p.trans_a != 0 && A.ndim > 1, tb = p.trans_b != 0 && B.ndim > 1;
-  const int batch_rank = Y.ndim - (A.ndim > 1 ? 1 : 0) - (B.ndim > 1 ? 1 : 0);
-  const operand oa = describe(A, true, batch_rank), ob = describe(B, false, batch_rank);
+  const int batch_rank = nnp::kit::matmul_batch_rank(A, B, Y);
+  const operand oa(A, true, batch_rank), ob(B, false, batch_rank);
   const int64_t m = ta ? oa.cols : oa.rows, k = ta ? oa.rows : oa.cols;
   const int64_t n = tb ? ob.rows : ob.cols;
   int64_t batch = 1;

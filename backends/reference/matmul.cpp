@@ -4,35 +4,12 @@
 // double accumulation.
 #include "reference.hpp"
 
+#include <nnplug/kit/matmul.hpp>
+
 namespace ref {
 namespace {
 
-// One operand as a batch of matrices: rows x cols as stored, and the element stride of each of
-// Y's batch dimensions (0 where the operand has no such dimension or a 1 there: broadcast).
-struct operand {
-  int64_t rows = 1, cols = 1;
-  int64_t batch_stride[NNP_MAX_DIMS] = {};
-};
-
-// A 1-D operand is a row (A: [1, K]) or a column (B: [K, 1]) vector.
-operand describe(const DLTensor& t, bool is_a, int batch_rank) {
-  operand o;
-  if (t.ndim == 1) {
-    (is_a ? o.cols : o.rows) = t.shape[0];
-    return o;
-  }
-  o.rows = t.shape[t.ndim - 2];
-  o.cols = t.shape[t.ndim - 1];
-  const int tb = t.ndim - 2;  // the operand's batch rank
-  int64_t stride = o.rows * o.cols;
-  for (int i = batch_rank - 1; i >= 0; --i) {
-    const int ti = i - (batch_rank - tb);
-    if (ti < 0) break;
-    o.batch_stride[i] = t.shape[ti] == 1 ? 0 : stride;
-    stride *= t.shape[ti];
-  }
-  return o;
-}
+using operand = nnp::kit::matmul_operand;
 
 template <typename T>
 void matmul_t(const op_args& args) {
@@ -41,9 +18,8 @@ void matmul_t(const op_args& args) {
   const DLTensor& B = *args.in(1);
   const DLTensor& Y = *args.out(0);
   const bool ta = p.trans_a != 0 && A.ndim > 1, tb = p.trans_b != 0 && B.ndim > 1;
-  // Y's batch rank: its rank without the M (A not 1-D) and N (B not 1-D) dimensions.
-  const int batch_rank = Y.ndim - (A.ndim > 1 ? 1 : 0) - (B.ndim > 1 ? 1 : 0);
-  const operand oa = describe(A, true, batch_rank), ob = describe(B, false, batch_rank);
+  const int batch_rank = nnp::kit::matmul_batch_rank(A, B, Y);
+  const operand oa(A, true, batch_rank), ob(B, false, batch_rank);
   const int64_t M = ta ? oa.cols : oa.rows, K = ta ? oa.rows : oa.cols;
   const int64_t N = tb ? ob.rows : ob.cols;
   int64_t batch = 1;
