@@ -83,8 +83,8 @@ OpCall make_split(const Case& c, Rng& rng) {
   p.axis = static_cast<int32_t>(c.i("axis", 0));
   p.num_outputs = static_cast<int32_t>(c.i("num_outputs", 0));
   const int64_t axis = axis_of(c, x.size());
-  const auto parts = p.num_outputs > 0 ? onnx_split_sizes(x[size_t(axis)], p.num_outputs)
-                                       : c.list("parts");
+  const auto parts =
+      p.num_outputs > 0 ? onnx_split_sizes(x[size_t(axis)], p.num_outputs) : c.list("parts");
   std::vector<TensorSpec> out;
   for (const auto& s : part_shapes(x, axis, parts)) out.push_back(tensor(s));
   return op_call(NNP_OP_SPLIT, p, {tensor(x, rng.uniform_vec(numel(x)))}, std::move(out));
@@ -172,8 +172,7 @@ OpCall make_gather_backward(const Case& c, Rng& rng) {
   const OpCall f = make_gather(c, rng);
   const auto& y = f.outputs[0].shape;
   return op_call(NNP_OP_GATHER_BACKWARD, *const_cast<OpCall&>(f).params_as<nnp_gather_params>(),
-                 {tensor(y, rng.uniform_vec(numel(y))), f.inputs[1]},
-                 {tensor(f.inputs[0].shape)});
+                 {tensor(y, rng.uniform_vec(numel(y))), f.inputs[1]}, {tensor(f.inputs[0].shape)});
 }
 
 const RegisterTemplate reg_concat("concat", [] {
@@ -292,8 +291,8 @@ TEST_CASE("data movement: ONNX examples as known answers") {
   {  // Slice with a negative end and an end past the dim: starts [0, 1], ends [-1, 1000]
     auto p = slice_params(parse_case("starts=0,1 ends=-1,1000"));
     check_known_answer("slice", "onnx slice_start_out_of_bounds / neg end",
-                       op_call(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({1, 3})}),
-                       {2, 3, 4}, 0);
+                       op_call(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({1, 3})}), {2, 3, 4},
+                       0);
   }
   {  // Negative step to INT64_MIN: the whole axis reversed
     auto p = slice_params(parse_case("starts=-1 ends=min axes=1 steps=-1"));
@@ -303,65 +302,63 @@ TEST_CASE("data movement: ONNX examples as known answers") {
   }
   {  // Negative step with a stride: starts [INT64_MAX] (clamped to d-1), steps [-3]
     auto p = slice_params(parse_case("starts=max ends=min axes=-1 steps=-3"));
-    check_known_answer("slice", "stride -3 from INT64_MAX",
-                       op_call(NNP_OP_SLICE, p, {tensor({1, 7}, {0, 1, 2, 3, 4, 5, 6})},
-                               {tensor({1, 3})}),
-                       {6, 3, 0}, 0);
+    check_known_answer(
+        "slice", "stride -3 from INT64_MAX",
+        op_call(NNP_OP_SLICE, p, {tensor({1, 7}, {0, 1, 2, 3, 4, 5, 6})}, {tensor({1, 3})}),
+        {6, 3, 0}, 0);
   }
   {  // slice_backward scatters dy into zeros
     auto p = slice_params(parse_case("starts=1,0 ends=2,3 axes=0,1 steps=1,2"));
-    check_known_answer("slice_backward", "onnx slice backward",
-                       op_call(NNP_OP_SLICE_BACKWARD, p, {tensor({1, 2}, {10, 20})},
-                               {tensor({2, 4})}),
-                       {0, 0, 0, 0, 10, 0, 20, 0}, 0);
+    check_known_answer(
+        "slice_backward", "onnx slice backward",
+        op_call(NNP_OP_SLICE_BACKWARD, p, {tensor({1, 2}, {10, 20})}, {tensor({2, 4})}),
+        {0, 0, 0, 0, 10, 0, 20, 0}, 0);
   }
   {  // Gather axis 0: data [[1, 1.2], [2.3, 3.4], [4.5, 5.7]], indices [[0, 1], [1, 2]]
     auto p = make_params<nnp_gather_params>();
-    check_known_answer(
-        "gather", "onnx gather_0",
-        op_call(NNP_OP_GATHER, p,
-                {tensor({3, 2}, {1, 1.2, 2.3, 3.4, 4.5, 5.7}),
-                 int_tensor(DT::i64, {2, 2}, {0, 1, 1, 2})},
-                {tensor({2, 2, 2})}),
-        {1, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7}, 1e-14);
+    check_known_answer("gather", "onnx gather_0",
+                       op_call(NNP_OP_GATHER, p,
+                               {tensor({3, 2}, {1, 1.2, 2.3, 3.4, 4.5, 5.7}),
+                                int_tensor(DT::i64, {2, 2}, {0, 1, 1, 2})},
+                               {tensor({2, 2, 2})}),
+                       {1, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7}, 1e-14);
   }
   {  // Gather axis 1 with a negative index: data 3x3, indices [[0, 2]] and [-1]
     auto p = make_params<nnp_gather_params>();
     p.axis = 1;
-    check_known_answer("gather", "onnx gather_1 / negative index",
-                       op_call(NNP_OP_GATHER, p,
-                               {tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
-                                int_tensor(DT::i64, {1, 2}, {0, -1})},
-                               {tensor({3, 1, 2})}),
-                       {1, 3, 4, 6, 7, 9}, 0);
+    check_known_answer(
+        "gather", "onnx gather_1 / negative index",
+        op_call(NNP_OP_GATHER, p,
+                {tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), int_tensor(DT::i64, {1, 2}, {0, -1})},
+                {tensor({3, 1, 2})}),
+        {1, 3, 4, 6, 7, 9}, 0);
   }
   {  // gather_backward adds repeated indices: rows 0 and 2 of dx, row 2 twice
     auto p = make_params<nnp_gather_params>();
-    check_known_answer("gather_backward", "repeated indices add",
-                       op_call(NNP_OP_GATHER_BACKWARD, p,
-                               {tensor({3, 2}, {1, 2, 3, 4, 5, 6}),
-                                int_tensor(DT::i64, {3}, {2, 0, -1})},
-                               {tensor({3, 2})}),
-                       {3, 4, 0, 0, 6, 8}, 0);
+    check_known_answer(
+        "gather_backward", "repeated indices add",
+        op_call(NNP_OP_GATHER_BACKWARD, p,
+                {tensor({3, 2}, {1, 2, 3, 4, 5, 6}), int_tensor(DT::i64, {3}, {2, 0, -1})},
+                {tensor({3, 2})}),
+        {3, 4, 0, 0, 6, 8}, 0);
   }
   {  // Concat of three along axis 1
     auto p = make_params<nnp_concat_params>();
     p.axis = -1;
-    check_known_answer("concat", "concat axis -1",
-                       op_call(NNP_OP_CONCAT, p,
-                               {tensor({2, 1}, {1, 2}), tensor({2, 2}, {3, 4, 5, 6}),
-                                tensor({2, 0})},
-                               {tensor({2, 3})}),
-                       {1, 3, 4, 2, 5, 6}, 0);
+    check_known_answer(
+        "concat", "concat axis -1",
+        op_call(NNP_OP_CONCAT, p,
+                {tensor({2, 1}, {1, 2}), tensor({2, 2}, {3, 4, 5, 6}), tensor({2, 0})},
+                {tensor({2, 3})}),
+        {1, 3, 4, 2, 5, 6}, 0);
   }
   {  // Split num_outputs = 4 of 7 elements: [1, 2], [3, 4], [5, 6], [7] (ONNX split_1d_uneven)
     auto p = make_params<nnp_split_params>();
     p.num_outputs = 4;
-    check_known_outputs(
-        "split_known", "onnx split uneven",
-        op_call(NNP_OP_SPLIT, p, {tensor({7}, {1, 2, 3, 4, 5, 6, 7})},
-                {tensor({2}), tensor({2}), tensor({2}), tensor({1})}),
-        {{1, 2}, {3, 4}, {5, 6}, {7}}, {DT::f32}, [](DT) { return 0.0; });
+    check_known_outputs("split_known", "onnx split uneven",
+                        op_call(NNP_OP_SPLIT, p, {tensor({7}, {1, 2, 3, 4, 5, 6, 7})},
+                                {tensor({2}), tensor({2}), tensor({2}), tensor({1})}),
+                        {{1, 2}, {3, 4}, {5, 6}, {7}}, {DT::f32}, [](DT) { return 0.0; });
   }
 }
 
@@ -407,9 +404,8 @@ TEST_CASE("concat and split: variadic counts") {
       want.push_back(-double(i));
     }
     auto p = make_params<nnp_concat_params>();
-    return std::make_pair(op_call(NNP_OP_CONCAT, p, std::move(in),
-                                  {tensor({static_cast<int64_t>(n), 2})}),
-                          want);
+    return std::make_pair(
+        op_call(NNP_OP_CONCAT, p, std::move(in), {tensor({static_cast<int64_t>(n), 2})}), want);
   };
   const auto [call64, want64] = concat_of(NNP_MAX_VARIADIC);
   check_known_answer("concat", "64 inputs", call64, want64, 0);
@@ -423,10 +419,10 @@ TEST_CASE("concat and split: variadic counts") {
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("n_inputs: expected 1..64, got 0") != std::string::npos);
   // The third input has the wrong trailing dim: named inputs[2] (xs[2]).
-  r = run_op(ref,
-             op_call(NNP_OP_CONCAT, p, {tensor({1, 2}), tensor({1, 2}), tensor({1, 3})},
-                     {tensor({3, 2})}),
-             DT::f32);
+  r = run_op(
+      ref,
+      op_call(NNP_OP_CONCAT, p, {tensor({1, 2}), tensor({1, 2}), tensor({1, 3})}, {tensor({3, 2})}),
+      DT::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("inputs[2] (xs[2])") != std::string::npos);
   // split: the outputs' extents must add up to x's.

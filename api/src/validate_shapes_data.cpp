@@ -39,13 +39,12 @@ void expect_same_but_axis(const call& c, const arg_name& label, const DLTensor* 
 // y's shape for gather of data (or dx) along axis with indices.
 shape_t gather_shape(const call& c, const arg_name& data_label, const DLTensor* data,
                      const DLTensor* indices, int32_t axis_field) {
-  if (data->ndim < 1)
-    c.fail(data_label + ": expected rank >= 1 (ONNX Gather), got rank 0 []");
+  if (data->ndim < 1) c.fail(data_label + ": expected rank >= 1 (ONNX Gather), got rank 0 []");
   const int axis = data_axis(c, "axis", axis_field, data->ndim);
   if (indices->ndim + data->ndim - 1 > NNP_MAX_DIMS)
     c.fail("the output rank rank(indices) + rank(data) - 1 = " +
-           std::to_string(indices->ndim + data->ndim - 1) + " exceeds NNP_MAX_DIMS = " +
-           std::to_string(NNP_MAX_DIMS));
+           std::to_string(indices->ndim + data->ndim - 1) +
+           " exceeds NNP_MAX_DIMS = " + std::to_string(NNP_MAX_DIMS));
   shape_t y;
   for (int d = 0; d < axis; ++d) y.push_back(data->shape[d]);
   for (int d = 0; d < indices->ndim; ++d) y.push_back(indices->shape[d]);
@@ -83,8 +82,10 @@ void shapes_split(call& c, const void* params) {
   const int axis = data_axis(c, "axis", p.axis, x->ndim);
   const int64_t d = x->shape[axis];
   if (p.num_outputs < 0)
-    c.fail("params->num_outputs: expected >= 0 (0: the outputs' extents are the split sizes), "
-           "got " + std::to_string(p.num_outputs));
+    c.fail(
+        "params->num_outputs: expected >= 0 (0: the outputs' extents are the split sizes), "
+        "got " +
+        std::to_string(p.num_outputs));
   if (p.num_outputs > 0) {  // ONNX num_outputs: ceil(d / n) each, the rest to the last
     const int64_t n = p.num_outputs;
     if ((!c.inferring() && static_cast<int64_t>(c.n_out()) != n) ||
@@ -93,9 +94,9 @@ void shapes_split(call& c, const void* params) {
              std::to_string(c.n_out()));
     const int64_t chunk = (d + n - 1) / n, last = d - chunk * (n - 1);
     if (last < 0)
-      c.fail("params->num_outputs = " + std::to_string(n) + ": x.shape[axis] = " +
-             std::to_string(d) + " cannot be split into chunks of ceil(" + std::to_string(d) +
-             " / " + std::to_string(n) + ") = " + std::to_string(chunk) +
+      c.fail("params->num_outputs = " + std::to_string(n) +
+             ": x.shape[axis] = " + std::to_string(d) + " cannot be split into chunks of ceil(" +
+             std::to_string(d) + " / " + std::to_string(n) + ") = " + std::to_string(chunk) +
              " with a non-negative last chunk (ONNX's rule for uneven splits)");
     for (size_t o = 0; o < c.n_out(); ++o) {
       shape_t y = shape_of(x);
@@ -105,8 +106,9 @@ void shapes_split(call& c, const void* params) {
     return;
   }
   if (c.inferring())
-    c.not_inferable(0, "the split sizes are the outputs' extents; num_outputs > 0 selects "
-                       "ONNX's equal split");
+    c.not_inferable(0,
+                    "the split sizes are the outputs' extents; num_outputs > 0 selects "
+                    "ONNX's equal split");
   int64_t sum = 0;
   for (size_t o = 0; o < c.n_out(); ++o) {
     expect_same_but_axis(c, c.out_label(o), c.out(o), c.in_label(0), x, axis);
@@ -114,8 +116,8 @@ void shapes_split(call& c, const void* params) {
   }
   if (sum != d)
     c.fail("outputs: expected extents along axis " + std::to_string(axis) + " that add up to " +
-           std::to_string(d) + " (x.shape[axis] of " + c.in_label(0) + " " +
-           nnp::shape_string(*x) + "), got a sum of " + std::to_string(sum));
+           std::to_string(d) + " (x.shape[axis] of " + c.in_label(0) + " " + nnp::shape_string(*x) +
+           "), got a sum of " + std::to_string(sum));
 }
 
 void shapes_slice(call& c, const void* params) {
@@ -138,8 +140,8 @@ void shapes_gather(call& c, const void* params) {
 void shapes_gather_backward(call& c, const void* params) {
   if (c.inferring())
     c.not_inferable(0, "dx has data's shape, and dy does not give data.shape[axis]");
-  const shape_t dy = gather_shape(c, c.out_label(0), c.out(0), c.in(1),
-                                  params_of<nnp_gather_params>(params).axis);
+  const shape_t dy =
+      gather_shape(c, c.out_label(0), c.out(0), c.in(1), params_of<nnp_gather_params>(params).axis);
   c.expect_shape(c.in_label(0), c.in(0), dy,
                  "(dx.shape[:axis] + indices.shape + dx.shape[axis+1:])");
 }

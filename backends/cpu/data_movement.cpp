@@ -46,8 +46,8 @@ void parallel_memcpy(char* dst, const char* src, int64_t n) {
 // Moves `rows` rows between a tensor cut into [outer, big_mid * inner] rows and a part of it
 // [outer, part_mid * inner] that starts at `at` along the middle dimension: to_part = true
 // copies big -> part (split), false part -> big (concat).
-void move_part(char* big, int64_t big_mid, char* part, int64_t part_mid, int64_t at,
-               int64_t outer, int64_t inner, size_t size, bool to_part) {
+void move_part(char* big, int64_t big_mid, char* part, int64_t part_mid, int64_t at, int64_t outer,
+               int64_t inner, size_t size, bool to_part) {
   const int64_t run = part_mid * inner * int64_t(size);
   if (run == 0 || outer == 0) return;
   auto big_row = [&](int64_t o) { return big + ((o * big_mid + at) * inner) * int64_t(size); };

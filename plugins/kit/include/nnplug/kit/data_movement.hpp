@@ -38,8 +38,7 @@ inline bool resolve_slice(const nnp_slice_params& p, int rank, const int64_t* sh
     if (ax < -rank || ax >= rank) {
       if (why)
         *why = "params->axes[" + std::to_string(i) + "]: expected in [-rank, rank) = [" +
-               std::to_string(-rank) + ", " + std::to_string(rank) + "), got " +
-               std::to_string(ax);
+               std::to_string(-rank) + ", " + std::to_string(rank) + "), got " + std::to_string(ax);
       return false;
     }
     const int a = static_cast<int>(ax < 0 ? ax + rank : ax);
@@ -70,8 +69,8 @@ inline bool resolve_slice(const nnp_slice_params& p, int rank, const int64_t* sh
       end = clamp(end, -1, dim - 1);
       // |step| as unsigned: step may be INT64_MIN.
       const uint64_t mag = uint64_t(0) - static_cast<uint64_t>(step);
-      count = start > end ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / mag) + 1
-                          : 0;
+      count =
+          start > end ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / mag) + 1 : 0;
     }
     dims[a] = slice_dim{count > 0 ? start : 0, step, count};
   }
