@@ -5,7 +5,9 @@
 // around the axis; for slice, the innermost sliced dimension merged with the full dimensions
 // after it), and parallel_for spreads the runs over the device arena with about
 // kBytesPerTask bytes per task; a single huge run (concat or split along axis 0) is itself
-// cut into chunks. gather_backward is a deterministic scatter-add: a stable counting sort of
+// cut into chunks. slice walks its rows like an odometer; slice_backward writes each row of dx
+// once (zeros, then the row's blocks of dy) instead of a zero pass and a scatter pass.
+// gather_backward is a deterministic scatter-add: a stable counting sort of
 // the indices gives each row of dx its contributions in the order of indices, and the rows of
 // dx are summed in parallel, each written once (no zero pass, no atomics).
 #include "cpu_backend.hpp"
@@ -104,60 +106,111 @@ void strided_run(char* y, char* x, int64_t n, int64_t stride, size_t size, bool 
   }
 }
 
-// Moves the elements of the slice `dims` of x (shape X) to / from the compact y:
-// to_y = true is slice (y = x[slice]), false is slice_backward's scatter (x[slice] = y).
-void slice_move(const DLTensor& X, const nnp::slice_dim* dims, char* x, char* y, bool to_y) {
-  const int rank = X.ndim;
-  const size_t size = dtype_size(X.dtype);
-  int64_t total = 1;
-  for (int d = 0; d < rank; ++d) total *= dims[d].count;
-  if (total == 0) return;
-  // Trailing dimensions the slice keeps whole merge into one contiguous block of `inner`.
-  int k = rank - 1;
-  int64_t inner = 1;
-  while (k >= 0 && dims[k].start == 0 && dims[k].step == 1 && dims[k].count == X.shape[k]) {
-    inner *= X.shape[k];
-    --k;
+// The slice of x (shape X) as rows: dimensions after k are kept whole and merge into blocks of
+// `inner` elements; a row is one index of dims 0..k-1 and holds count_k blocks.
+struct slice_rows {
+  int k = -1;  // the last dimension the slice does not keep whole (-1: the identity)
+  int64_t inner = 1, total = 0, rows = 0, row_elems = 0;
+  int64_t xstride[NNP_MAX_DIMS] = {};
+};
+slice_rows rows_of(const DLTensor& X, const nnp::slice_dim* dims) {
+  slice_rows s;
+  s.total = 1;
+  for (int d = 0; d < X.ndim; ++d) s.total *= dims[d].count;
+  s.k = X.ndim - 1;
+  while (s.k >= 0 && dims[s.k].start == 0 && dims[s.k].step == 1 && dims[s.k].count == X.shape[s.k])
+    s.inner *= X.shape[s.k--];
+  int64_t st = 1;
+  for (int d = X.ndim - 1; d >= 0; --d) {
+    s.xstride[d] = st;
+    st *= X.shape[d];
   }
-  if (k < 0) {  // the identity slice
-    if (to_y)
-      parallel_memcpy(y, x, total * int64_t(size));
-    else
-      parallel_memcpy(x, y, total * int64_t(size));
-    return;
+  if (s.k >= 0 && s.total > 0) {
+    s.row_elems = dims[s.k].count * s.inner;
+    s.rows = s.total / s.row_elems;
   }
-  int64_t xstride[NNP_MAX_DIMS];
-  int64_t s = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    xstride[d] = s;
-    s *= X.shape[d];
-  }
-  const int64_t count_k = dims[k].count, step_k = dims[k].step;
-  const int64_t row_elems = count_k * inner;  // elements of y per row (dims 0..k-1 fixed)
-  const int64_t rows = total / row_elems;
+  return s;
+}
+
+// Copies the count_k blocks of one row between x (at element xo) and y (at element yo).
+void move_row(const slice_rows& s, const nnp::slice_dim& dk, char* x, int64_t xo, char* y,
+              int64_t yo, size_t size, bool to_y) {
   const int64_t esize = int64_t(size);
-  parallel_for(rows, grain_for(row_elems * esize), [&](int64_t b, int64_t e) {
+  char* yr = y + yo * esize;
+  char* xr = x + xo * esize;
+  if (dk.step == 1) {
+    std::memcpy(to_y ? yr : xr, to_y ? xr : yr, static_cast<size_t>(s.row_elems * esize));
+  } else if (s.inner == 1) {
+    strided_run(yr, xr, dk.count, dk.step, size, to_y);
+  } else {
+    const int64_t block = s.inner * esize;
+    for (int64_t j = 0; j < dk.count; ++j) {
+      char* yb = yr + j * block;
+      char* xb = xr + j * dk.step * s.inner * esize;
+      std::memcpy(to_y ? yb : xb, to_y ? xb : yb, static_cast<size_t>(block));
+    }
+  }
+}
+
+// y = x[slice]: rows of y in parallel; each task finds its first row's x offset once, then
+// steps through the rows like an odometer over dims 0..k-1.
+void slice_forward(const DLTensor& X, const nnp::slice_dim* dims, char* x, char* y) {
+  const size_t size = dtype_size(X.dtype);
+  const slice_rows s = rows_of(X, dims);
+  if (s.total == 0) return;
+  if (s.k < 0) return parallel_memcpy(y, x, s.total * int64_t(size));
+  const int k = s.k;
+  parallel_for(s.rows, grain_for(s.row_elems * int64_t(size)), [&](int64_t b, int64_t e) {
+    int64_t j[NNP_MAX_DIMS] = {}, rest = b, xo = dims[k].start * s.xstride[k];
+    for (int d = k - 1; d >= 0; --d) {
+      j[d] = rest % dims[d].count;
+      rest /= dims[d].count;
+      xo += (dims[d].start + j[d] * dims[d].step) * s.xstride[d];
+    }
     for (int64_t r = b; r < e; ++r) {
-      int64_t rest = r, xo = dims[k].start * xstride[k];
-      for (int d = k - 1; d >= 0; --d) {
-        const int64_t jd = rest % dims[d].count;
-        rest /= dims[d].count;
-        xo += (dims[d].start + jd * dims[d].step) * xstride[d];
+      move_row(s, dims[k], x, xo, y, r * s.row_elems, size, /*to_y=*/true);
+      for (int d = k - 1; d >= 0; --d) {  // next row
+        xo += dims[d].step * s.xstride[d];
+        if (++j[d] < dims[d].count) break;
+        xo -= dims[d].count * dims[d].step * s.xstride[d];
+        j[d] = 0;
       }
-      char* yr = y + r * row_elems * esize;
-      char* xr = x + xo * esize;
-      if (step_k == 1) {
-        std::memcpy(to_y ? yr : xr, to_y ? xr : yr, static_cast<size_t>(row_elems * esize));
-      } else if (inner == 1) {
-        strided_run(yr, xr, count_k, step_k, size, to_y);
-      } else {
-        const int64_t block = inner * esize;
-        for (int64_t j = 0; j < count_k; ++j) {
-          char* yb = yr + j * block;
-          char* xb = xr + j * step_k * inner * esize;
-          std::memcpy(to_y ? yb : xb, to_y ? xb : yb, static_cast<size_t>(block));
-        }
+    }
+  });
+}
+
+// dx = 0 except dx[slice] = dy, in one pass: dx's own rows (index of dims 0..k-1, each
+// shape[k] * inner elements) in parallel; a row the slice does not touch is zeroed, a row it
+// touches is zeroed and then gets its count_k blocks of dy, while it is in cache.
+void slice_scatter(const DLTensor& DX, const nnp::slice_dim* dims, char* dx, char* dy) {
+  const size_t size = dtype_size(DX.dtype);
+  const int64_t esize = int64_t(size);
+  const slice_rows s = rows_of(DX, dims);
+  const int64_t n = numel(DX);
+  if (n == 0) return;
+  if (s.k < 0) return parallel_memcpy(dx, dy, n * esize);
+  const int k = s.k;
+  const int64_t dx_row = DX.shape[k] * s.inner;  // elements of one dx row
+  const int64_t dx_rows = n / dx_row;
+  parallel_for(dx_rows, grain_for(dx_row * esize), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      char* row = dx + p * dx_row * esize;
+      std::memset(row, 0, static_cast<size_t>(dx_row * esize));  // zero bytes: 0 in any dtype
+      if (s.total == 0) continue;
+      // p's index along dims 0..k-1 -> dy's row, if the slice reads from this row.
+      int64_t rest = p, r = 0, scale = 1;
+      bool in = true;
+      for (int d = k - 1; d >= 0 && in; --d) {
+        const int64_t i = rest % DX.shape[d], off = i - dims[d].start;
+        rest /= DX.shape[d];
+        const int64_t jd = off / dims[d].step;
+        in = off % dims[d].step == 0 && jd >= 0 && jd < dims[d].count;
+        r += jd * scale;
+        scale *= dims[d].count;
       }
+      if (in)
+        move_row(s, dims[k], row, dims[k].start * s.inner, dy, r * s.row_elems, size,
+                 /*to_y=*/false);
     }
   });
 }
@@ -196,21 +249,14 @@ void slice(const op_call& c) {
   const DLTensor& X = *c.in(0);
   nnp::slice_dim dims[NNP_MAX_DIMS];
   nnp::resolve_slice(c.params_as<nnp_slice_params>(), X.ndim, X.shape, dims, nullptr);
-  slice_move(X, dims, bytes_of(X), bytes_of(*c.out(0)), /*to_y=*/true);
+  slice_forward(X, dims, bytes_of(X), bytes_of(*c.out(0)));
 }
 
 void slice_backward(const op_call& c) {
   const DLTensor& DX = *c.out(0);
   nnp::slice_dim dims[NNP_MAX_DIMS];
   nnp::resolve_slice(c.params_as<nnp_slice_params>(), DX.ndim, DX.shape, dims, nullptr);
-  char* dx = bytes_of(DX);
-  const int64_t bytes = numel(DX) * int64_t(dtype_size(DX.dtype));
-  const int64_t chunks = (bytes + kBytesPerTask - 1) / kBytesPerTask;
-  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {  // all-zero bytes: 0 in any dtype
-    const int64_t lo = b * kBytesPerTask, hi = std::min(bytes, e * kBytesPerTask);
-    std::memset(dx + lo, 0, static_cast<size_t>(hi - lo));
-  });
-  slice_move(DX, dims, dx, bytes_of(*c.in(0)), /*to_y=*/false);
+  slice_scatter(DX, dims, bytes_of(DX), bytes_of(*c.in(0)));
 }
 
 void gather(const op_call& c) {
