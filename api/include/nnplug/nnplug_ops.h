@@ -527,7 +527,7 @@ typedef struct nnp_transpose_params {
  * may have 0 there). Split with the inputs' extents is its backward.
  *
  * NNP_OP_CONCAT (concat, 86), new in ABI 1.2
- *   inputs:  [0..] xs[n] (variadic: 1..NNP_MAX_VARIADIC tensors): 1..NNP_MAX_VARIADIC tensors of one rank and dtype (any dtype), equal dims except along axis, any dtype
+ *   inputs:  [0..] xs[n] (variadic: 1..NNP_MAX_VARIADIC tensors): one rank and dtype, equal dims except along axis, any dtype
  *   outputs: [0] y: the inputs' shape with the sum of their dims along axis, any dtype
  */
 typedef struct nnp_concat_params {
@@ -549,8 +549,8 @@ typedef struct nnp_concat_params {
  * shapes. Split of dy is the backward of concat.
  *
  * NNP_OP_SPLIT (split, 87), new in ABI 1.2
- *   inputs:  [0] x: any dtype, any dtype
- *   outputs: [0..] ys[n] (variadic: 1..NNP_MAX_VARIADIC tensors): 1..NNP_MAX_VARIADIC tensors: x's shape except along axis, where their extents add up to x's, any dtype
+ *   inputs:  [0] x: any dtype
+ *   outputs: [0..] ys[n] (variadic: 1..NNP_MAX_VARIADIC tensors): x's shape except along axis, where their extents add up to x's, any dtype
  *   Not inferable unless num_outputs > 0: the split sizes are the outputs' extents.
  */
 typedef struct nnp_split_params {
@@ -573,11 +573,11 @@ typedef struct nnp_split_params {
  * their extent. n_axes = 0 gives y = x. Repeated axes and zero steps are refused.
  *
  * NNP_OP_SLICE (slice, 88), new in ABI 1.2
- *   inputs:  [0] x: any dtype, any dtype
+ *   inputs:  [0] x: any dtype
  *   outputs: [0] y: x's shape with the sliced axes' counts, any dtype
  *
  * NNP_OP_SLICE_BACKWARD (slice_backward, 140), new in ABI 1.2
- *   inputs:  [0] dy: the forward's y shape, any dtype, any dtype
+ *   inputs:  [0] dy: the forward's y shape, any dtype
  *   outputs: [0] dx: the forward's x shape (not inferable), any dtype
  *   dx = 0 except the elements the forward slice read, which get dy (params the forward's).
  */
@@ -609,7 +609,7 @@ typedef struct nnp_slice_params {
  * of dx sums its contributions in the order of indices); it is the embedding-lookup gradient.
  *
  * NNP_OP_GATHER (gather, 89), new in ABI 1.2
- *   inputs:  [0] data: rank r >= 1, any dtype, any dtype
+ *   inputs:  [0] data: rank r >= 1, any dtype
  *            [1] indices: any rank q (0 included), int64
  *   outputs: [0] y: data.shape[:axis] + indices.shape + data.shape[axis+1:], any dtype
  *
