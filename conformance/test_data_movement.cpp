@@ -169,9 +169,9 @@ OpCall make_gather(const Case& c, Rng& rng) {
                  {tensor(gathered_shape(data, idx, axis))});
 }
 OpCall make_gather_backward(const Case& c, Rng& rng) {
-  const OpCall f = make_gather(c, rng);
-  const auto& y = f.outputs[0].shape;
-  return op_call(NNP_OP_GATHER_BACKWARD, *const_cast<OpCall&>(f).params_as<nnp_gather_params>(),
+  OpCall f = make_gather(c, rng);
+  const auto y = f.outputs[0].shape;
+  return op_call(NNP_OP_GATHER_BACKWARD, *f.params_as<nnp_gather_params>(),
                  {tensor(y, rng.uniform_vec(numel(y))), f.inputs[1]}, {tensor(f.inputs[0].shape)});
 }
 
