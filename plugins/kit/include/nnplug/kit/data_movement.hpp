@@ -83,7 +83,7 @@ inline void check_gather_indices(const char* op, const int64_t* indices, int64_t
   for (int64_t k = 0; k < n; ++k)
     if (indices[k] < -dim || indices[k] >= dim)
       fail(NNP_STATUS_INVALID_ARGUMENT,
-           format("%s: inputs indices: element %lld is %lld, outside [-%lld, %lld) "
+           format("%s: inputs[1] (indices): element %lld is %lld, outside [-%lld, %lld) "
                   "(data.shape[axis] = %lld)",
                   op, static_cast<long long>(k), static_cast<long long>(indices[k]),
                   static_cast<long long>(dim), static_cast<long long>(dim),
