@@ -3,11 +3,16 @@
 //
 // Speed: activations are one pass of branch-free float math over contiguous memory, split
 // into ~32k-element TBB tasks (the compiler vectorises relu / leaky relu / their backward).
+// GELU (erf) uses vmath.hpp's vectorised erf and exp instead of libm's scalar calls (1.6x
+// forward, 1.9x backward at the vit's [2176, 128], nnplug-bench "gelu"): erf's absolute error
+// is below 3e-7, so GELU's is below 2e-7 |x| (relative error grows in the far negative tail,
+// where GELU itself is below 1e-2 in magnitude).
 // Softmax works on rows when the axis is the last one (one read for the max, one pass for
 // exp and sum, one scaling pass, all in cache), else on [axis, inner] blocks with the inner
 // dimension vectorised; rows or blocks run in parallel. Cross-entropy fuses log-softmax, the
 // label pick and the per-row loss in one pass per row; sums are accumulated in double.
 #include "cpu_backend.hpp"
+#include "vmath.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +54,7 @@ void activation_forward(const op_call& c) {
       break;
     case NNP_ACTIVATION_GELU_ERF:
       map_elements(y, n,
-                   [&](int64_t i) { return 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrt1_2)); });
+                   [&](int64_t i) { return 0.5f * x[i] * (1.0f + fast_erf(x[i] * kSqrt1_2)); });
       break;
     case NNP_ACTIVATION_GELU_TANH:
       map_elements(y, n, [=](int64_t i) {
@@ -101,8 +106,8 @@ void activation_backward(const op_call& c) {
     case NNP_ACTIVATION_GELU_ERF:
       map_elements(dx, n, [=](int64_t i) {
         const float v = x[i];
-        const float cdf = 0.5f * (1.0f + std::erf(v * kSqrt1_2));
-        const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
+        const float cdf = 0.5f * (1.0f + fast_erf(v * kSqrt1_2));
+        const float pdf = kInvSqrt2Pi * fast_exp(-0.5f * v * v);
         return dy[i] * (cdf + v * pdf);
       });
       break;

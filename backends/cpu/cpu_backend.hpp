@@ -110,6 +110,8 @@ void activation_forward(const op_call& c);
 void activation_backward(const op_call& c);
 void softmax_forward(const op_call& c);
 void softmax_backward(const op_call& c);
+void attention_forward(const op_call& c);
+void attention_backward(const op_call& c);
 void softmax_cross_entropy_forward(const op_call& c);
 void softmax_cross_entropy_backward(const op_call& c);
 void batch_norm_forward_training(const op_call& c);

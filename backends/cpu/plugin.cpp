@@ -184,6 +184,8 @@ const kit::op_row kRows[] = {
     {NNP_OP_ACTIVATION_BACKWARD,            f32,       activation_backward},
     {NNP_OP_SOFTMAX_FORWARD,                f32,       softmax_forward},
     {NNP_OP_SOFTMAX_BACKWARD,               f32,       softmax_backward},
+    {NNP_OP_ATTENTION_FORWARD,              f32,       attention_forward},
+    {NNP_OP_ATTENTION_BACKWARD,             f32,       attention_backward},
     {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  f32,       softmax_cross_entropy_forward},
     {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, f32,       softmax_cross_entropy_backward},
     {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,       batch_norm_forward_training},

@@ -87,6 +87,8 @@ void activation_forward(const op_args& a);              // activation.cpp
 void activation_backward(const op_args& a);             //
 void softmax_forward(const op_args& a);                 // softmax.cpp
 void softmax_backward(const op_args& a);                //
+void attention_forward(const op_args& a);               // attention.cpp
+void attention_backward(const op_args& a);              //
 void softmax_cross_entropy_forward(const op_args& a);   // loss.cpp
 void softmax_cross_entropy_backward(const op_args& a);  //
 void batch_norm_forward_training(const op_args& a);     // norm.cpp

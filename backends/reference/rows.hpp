@@ -39,6 +39,8 @@ inline const op_row kRows[] = {
     {NNP_OP_ACTIVATION_BACKWARD,            kFloats,        activation_backward},
     {NNP_OP_SOFTMAX_FORWARD,                kFloats,        softmax_forward},
     {NNP_OP_SOFTMAX_BACKWARD,               kFloats,        softmax_backward},
+    {NNP_OP_ATTENTION_FORWARD,              kFloats,        attention_forward},
+    {NNP_OP_ATTENTION_BACKWARD,             kFloats,        attention_backward},
     {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  kFloats,        softmax_cross_entropy_forward},
     {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, kFloats,        softmax_cross_entropy_backward},
     {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    kFloats,        batch_norm_forward_training},

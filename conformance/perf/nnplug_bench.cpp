@@ -246,23 +246,24 @@ struct gemm_shape {
   int32_t ta, tb;
 };
 
-// Dense layers with W stored [in, out]: forward X.W, backward-data dY.W^T, backward-weights X^T.dY.
+// Dense layers of the three models at batch 128 (the vit's on its 128 * 17 token rows, its patch
+// embedding on 128 * 16 patches): forward X.W, backward-data dY.W^T, backward-weights X^T.dY,
+// written with W stored [in, out] (the vit stores [out, in]; the GEMM shapes are the same).
 std::vector<gemm_shape> model_gemms() {
   std::vector<gemm_shape> g;
-  const int64_t b = 128;
   struct layer {
     const char* name;
-    int64_t in, out;
+    int64_t rows, in, out;
   };
-  const layer layers[] = {{"mlp.fc1", 784, 512},
-                          {"mlp.fc2", 512, 512},
-                          {"mlp.fc3", 512, 10},
-                          {"cnn.fc1", 9216, 128},
-                          {"cnn.fc2", 128, 10}};
+  const layer layers[] = {{"mlp.fc1", 128, 784, 512},       {"mlp.fc2", 128, 512, 512},
+                          {"mlp.fc3", 128, 512, 10},        {"cnn.fc1", 128, 9216, 128},
+                          {"cnn.fc2", 128, 128, 10},        {"vit.embed", 2048, 49, 64},
+                          {"vit.q/k/v/proj", 2176, 64, 64}, {"vit.fc1", 2176, 64, 128},
+                          {"vit.fc2", 2176, 128, 64},       {"vit.head", 128, 64, 10}};
   for (const layer& l : layers) {
-    g.push_back({l.name, b, l.out, l.in, 0, 0});  // forward
-    g.push_back({l.name, b, l.in, l.out, 0, 1});  // backward data
-    g.push_back({l.name, l.in, l.out, b, 1, 0});  // backward weights
+    g.push_back({l.name, l.rows, l.out, l.in, 0, 0});  // forward
+    g.push_back({l.name, l.rows, l.in, l.out, 0, 1});  // backward data
+    g.push_back({l.name, l.in, l.out, l.rows, 1, 0});  // backward weights
   }
   return g;
 }
@@ -476,6 +477,44 @@ void bench_ops(context& ctx) {
     });
   }
 
+  // The vit's layer norm and GELU on its 128 * 17 token rows.
+  {
+    const int64_t rows = 128 * 17;
+    dtensor& x = ctx.make({rows, 64}, 1.0f);
+    dtensor& y = ctx.make({rows, 64});
+    dtensor& scale = ctx.make({64}, 1.0f);
+    dtensor& bias = ctx.make({64}, 0.1f);
+    dtensor& mean = ctx.make({rows, 1});
+    dtensor& inv = ctx.make({rows, 1});
+    dtensor& dx = ctx.make({rows, 64});
+    dtensor& ds = ctx.make({64});
+    dtensor& db = ctx.make({64});
+    const nnp_layer_norm_params lp{sizeof(lp), -1, 0, 1e-5};
+    const double bytes = 4.0 * rows * 64;
+    measure("layer_norm fwd vit", dims({rows, 64}), 0, 2 * bytes, [&] {
+      check(nnp_layer_norm_forward(ctx.stream, &lp, &x.t, &scale.t, &bias.t, &y.t, &mean.t, &inv.t),
+            "layer norm fwd");
+      ctx.sync();
+    });
+    measure("layer_norm bwd vit", dims({rows, 64}), 0, 3 * bytes, [&] {
+      check(nnp_layer_norm_backward(ctx.stream, &lp, &x.t, &y.t, &scale.t, &mean.t, &inv.t, &dx.t,
+                                    &ds.t, &db.t),
+            "layer norm bwd");
+      ctx.sync();
+    });
+    dtensor& h = ctx.make({rows, 128}, 0.5f);
+    dtensor& g = ctx.make({rows, 128});
+    const nnp_activation_params gp{sizeof(gp), NNP_ACTIVATION_GELU_ERF, 0, 0.0};
+    measure("gelu fwd vit", dims({rows, 128}), 0, 8.0 * rows * 128, [&] {
+      check(nnp_activation_forward(ctx.stream, &gp, &h.t, &g.t), "gelu fwd");
+      ctx.sync();
+    });
+    measure("gelu bwd vit", dims({rows, 128}), 0, 12.0 * rows * 128, [&] {
+      check(nnp_activation_backward(ctx.stream, &gp, &h.t, &g.t, &g.t), "gelu bwd");
+      ctx.sync();
+    });
+  }
+
   // Softmax cross-entropy on [128, 10].
   {
     dtensor& logits = ctx.make({batch, 10}, 2.0f);
@@ -512,6 +551,42 @@ void bench_ops(context& ctx) {
       check(nnp_adam_update(ctx.stream, &p, &g.t, &w.t, &m.t, &v.t), "adam");
       ctx.sync();
       ++p.step;
+    });
+  }
+
+  // Attention (rank-4 [B, H, T, D]): the vit's blocks (B 128, 4 heads of 16, 17 tokens) and
+  // longer sequences. Forward 4*B*H*T^2*D flops (two matmuls); backward 10*B*H*T^2*D (S
+  // recomputed, then dP, dV, dQ, dK).
+  struct attention_shape {
+    const char* name;
+    int64_t b, h, t, d;
+  };
+  for (const attention_shape& a :
+       {attention_shape{"vit", 128, 4, 17, 16}, attention_shape{"T256", 8, 8, 256, 64},
+        attention_shape{"T1024", 2, 8, 1024, 64}}) {
+    dtensor& q = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& k = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& v = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& y = ctx.make({a.b, a.h, a.t, a.d});
+    dtensor& lse = ctx.make({a.b, a.h, a.t});
+    dtensor& dy = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
+    dtensor& dq = ctx.make({a.b, a.h, a.t, a.d});
+    dtensor& dk = ctx.make({a.b, a.h, a.t, a.d});
+    dtensor& dv = ctx.make({a.b, a.h, a.t, a.d});
+    nnp_attention_params p{};
+    p.struct_size = sizeof p;
+    const double fwd = 4.0 * a.b * a.h * a.t * a.t * a.d;
+    const std::string shape = dims({a.b, a.h, a.t, a.d});
+    measure(std::string("attention fwd ") + a.name, shape, fwd, 0, [&] {
+      check(nnp_attention_forward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &lse.t),
+            "attention fwd");
+      ctx.sync();
+    });
+    measure(std::string("attention bwd ") + a.name, shape, 2.5 * fwd, 0, [&] {
+      check(nnp_attention_backward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &dy.t, &lse.t,
+                                   &dq.t, &dk.t, &dv.t),
+            "attention bwd");
+      ctx.sync();
     });
   }
 

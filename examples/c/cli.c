@@ -45,8 +45,8 @@ void* xmalloc(size_t bytes) {
 void usage(FILE* f) {
   fprintf(f,
           "usage: train [options]\n"
-          "Trains the mlp or cnn network on Fashion-MNIST with nnplug ops.\n\n"
-          "  -m, --model mlp|cnn      network (default mlp)\n"
+          "Trains the mlp, cnn or vit network on Fashion-MNIST with nnplug ops.\n\n"
+          "  -m, --model mlp|cnn|vit  network (default mlp)\n"
           "  -b, --backend NAME       auto, cpu, cuda, reference, <plugin>[:<index>]\n"
           "                           (default: $NNPLUG_BACKEND, else auto)\n"
           "  -e, --epochs N           epochs (default 5)\n"
@@ -146,6 +146,6 @@ void parse_options(int argc, char** argv, options* o) {
     }
   }
   if (optind < argc) die("unexpected argument '%s' (see --help)", argv[optind]);
-  if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0)
-    die("--model must be mlp or cnn, got '%s'", o->model);
+  if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0 && strcmp(o->model, "vit") != 0)
+    die("--model must be mlp, cnn or vit, got '%s'", o->model);
 }

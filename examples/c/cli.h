@@ -14,7 +14,7 @@
 /* ---------------------------------------------------------------------------- options -- */
 
 typedef struct options {
-  const char* model;   /* "mlp" or "cnn" */
+  const char* model;   /* "mlp", "cnn" or "vit" */
   const char* backend; /* device name for nnp_get_device */
   int epochs;
   int batch;

@@ -6,8 +6,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "model.h"
 
+#include "layers.h"
+
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -21,42 +22,6 @@ uint64_t rng_next(uint64_t* state) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-static double rng_uniform(uint64_t* state) { /* [0, 1) with 53 bits */
-  return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* ------------------------------------------------------------------- tensor descriptors -- */
-
-/* A DLTensor with its own shape storage. Build with F32()/I64() right before the call. */
-typedef struct tview {
-  DLTensor t;
-  int64_t shape[NNP_MAX_DIMS];
-} tview;
-
-DLDevice g_dldevice; /* the training device's DLPack device */
-
-static const DLTensor* make_view(tview* v, void* data, uint64_t byte_offset, uint8_t code,
-                                 uint8_t bits, const int64_t* dims, int ndim) {
-  memset(v, 0, sizeof *v);
-  for (int i = 0; i < ndim; ++i) v->shape[i] = dims[i];
-  v->t.data = data;
-  v->t.device = g_dldevice;
-  v->t.ndim = ndim;
-  v->t.dtype = (DLDataType){code, bits, 1};
-  v->t.shape = v->shape;
-  v->t.strides = NULL;
-  v->t.byte_offset = byte_offset;
-  return &v->t;
-}
-#define NDIMS(...) ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
-/* F32(&view, data, d0, d1, ...): compact float32 tensor; F32O adds a byte offset. */
-#define F32(v, data, ...) \
-  make_view(v, data, 0, kDLFloat, 32, (int64_t[]){__VA_ARGS__}, NDIMS(__VA_ARGS__))
-#define F32O(v, data, off, ...) \
-  make_view(v, data, off, kDLFloat, 32, (int64_t[]){__VA_ARGS__}, NDIMS(__VA_ARGS__))
-#define I64(v, data, ...) \
-  make_view(v, data, 0, kDLInt, 64, (int64_t[]){__VA_ARGS__}, NDIMS(__VA_ARGS__))
-#define SCALAR_F32(v, data) make_view(v, data, 0, kDLFloat, 32, NULL, 0)
 
 /* ------------------------------------------------------------------------------ model -- */
 
@@ -69,36 +34,11 @@ void* dev_alloc(net* nt, size_t bytes) {
   return p;
 }
 
-static void zero(net* nt, void* data, size_t numel) {
-  tview v;
-  nnp_fill_params fp = {sizeof fp, 0.0};
-  CHECK(nnp_fill(nt->s, &fp, F32(&v, data, (int64_t)numel)));
-}
-
-static void add_param(net* nt, const char* name, int ndim, const int64_t* shape, int fan_in,
-                      int fan_out, uint64_t* rng) {
-  param* p = &nt->p[nt->n_params++];
-  p->name = name;
-  p->ndim = ndim;
-  p->numel = 1;
-  for (int i = 0; i < ndim; ++i) {
-    p->shape[i] = shape[i];
-    p->numel *= (size_t)shape[i];
-  }
-  size_t bytes = p->numel * sizeof(float);
-  p->w = dev_alloc(nt, bytes);
-  p->g = dev_alloc(nt, bytes);
-  p->m = dev_alloc(nt, bytes);
-  p->v = dev_alloc(nt, bytes);
-  zero(nt, p->m, p->numel);
-  zero(nt, p->v, p->numel);
-  zero(nt, p->g, p->numel);
-  /* Glorot uniform (fans include the kernel area for convolutions); biases (fan 0) zero. */
-  float* host = xmalloc(bytes);
-  double limit = fan_in > 0 ? sqrt(6.0 / (double)(fan_in + fan_out)) : 0.0;
-  for (size_t i = 0; i < p->numel; ++i) host[i] = (float)(limit * (2.0 * rng_uniform(rng) - 1.0));
-  CHECK(nnp_memcpy(nt->dev, p->w, NULL, host, bytes));
-  free(host);
+/* A Keras-example parameter: Glorot uniform with these fans; biases (fan 0) draw from the
+   stream too and come out zero, which keeps the weights' draws where they always were. */
+static void keras_param(net* nt, const char* name, int ndim, const int64_t* shape, int fan_in,
+                        int fan_out, uint64_t* rng) {
+  add_param(nt, name, ndim, shape, INIT_GLOROT, fan_in, fan_out, rng);
 }
 
 static const nnp_conv2d_params kConv = {.struct_size = sizeof(nnp_conv2d_params),
@@ -124,19 +64,22 @@ static int64_t out_side(int32_t kind, const void* params, int64_t c, int64_t sid
   return out.dims[2];
 }
 
-void build_net(net* nt, int cnn, int64_t max_batch, uint64_t seed) {
+void build_net(net* nt, model_kind model, int64_t max_batch, uint64_t seed) {
   uint64_t rng = seed ^ 0x6E6E706C75670001ull; /* a stream of its own for the weights */
-  nt->cnn = cnn;
+  nt->model = model;
+  nt->cnn = model == MODEL_CNN;
   nt->max_batch = max_batch;
   nt->seed = seed;
   const size_t B = (size_t)max_batch, F = sizeof(float);
-  if (!cnn) {
-    add_param(nt, "dense1.w", 2, (int64_t[]){784, 512}, 784, 512, &rng);
-    add_param(nt, "dense1.b", 1, (int64_t[]){512}, 0, 0, &rng);
-    add_param(nt, "dense2.w", 2, (int64_t[]){512, 512}, 512, 512, &rng);
-    add_param(nt, "dense2.b", 1, (int64_t[]){512}, 0, 0, &rng);
-    add_param(nt, "dense3.w", 2, (int64_t[]){512, 10}, 512, 10, &rng);
-    add_param(nt, "dense3.b", 1, (int64_t[]){10}, 0, 0, &rng);
+  if (model == MODEL_VIT) {
+    vit_build(nt, &rng);
+  } else if (model == MODEL_MLP) {
+    keras_param(nt, "dense1.w", 2, (int64_t[]){784, 512}, 784, 512, &rng);
+    keras_param(nt, "dense1.b", 1, (int64_t[]){512}, 0, 0, &rng);
+    keras_param(nt, "dense2.w", 2, (int64_t[]){512, 512}, 512, 512, &rng);
+    keras_param(nt, "dense2.b", 1, (int64_t[]){512}, 0, 0, &rng);
+    keras_param(nt, "dense3.w", 2, (int64_t[]){512, 10}, 512, 10, &rng);
+    keras_param(nt, "dense3.b", 1, (int64_t[]){10}, 0, 0, &rng);
     nt->a1 = dev_alloc(nt, B * 512 * F);
     nt->a2 = dev_alloc(nt, B * 512 * F);
     nt->da1 = dev_alloc(nt, B * 512 * F);
@@ -146,14 +89,14 @@ void build_net(net* nt, int cnn, int64_t max_batch, uint64_t seed) {
     nt->h2 = out_side(NNP_OP_CONV2D_FORWARD, &kConv, 32, nt->h1, 64);
     nt->hp = out_side(NNP_OP_POOL2D_FORWARD, &kPool, 64, nt->h2, 0);
     nt->flat = 64 * nt->hp * nt->hp;
-    add_param(nt, "conv1.w", 4, (int64_t[]){32, 1, 3, 3}, 1 * 9, 32 * 9, &rng);
-    add_param(nt, "conv1.b", 1, (int64_t[]){32}, 0, 0, &rng);
-    add_param(nt, "conv2.w", 4, (int64_t[]){64, 32, 3, 3}, 32 * 9, 64 * 9, &rng);
-    add_param(nt, "conv2.b", 1, (int64_t[]){64}, 0, 0, &rng);
-    add_param(nt, "dense1.w", 2, (int64_t[]){nt->flat, 128}, nt->flat, 128, &rng);
-    add_param(nt, "dense1.b", 1, (int64_t[]){128}, 0, 0, &rng);
-    add_param(nt, "dense2.w", 2, (int64_t[]){128, 10}, 128, 10, &rng);
-    add_param(nt, "dense2.b", 1, (int64_t[]){10}, 0, 0, &rng);
+    keras_param(nt, "conv1.w", 4, (int64_t[]){32, 1, 3, 3}, 1 * 9, 32 * 9, &rng);
+    keras_param(nt, "conv1.b", 1, (int64_t[]){32}, 0, 0, &rng);
+    keras_param(nt, "conv2.w", 4, (int64_t[]){64, 32, 3, 3}, 32 * 9, 64 * 9, &rng);
+    keras_param(nt, "conv2.b", 1, (int64_t[]){64}, 0, 0, &rng);
+    keras_param(nt, "dense1.w", 2, (int64_t[]){nt->flat, 128}, nt->flat, 128, &rng);
+    keras_param(nt, "dense1.b", 1, (int64_t[]){128}, 0, 0, &rng);
+    keras_param(nt, "dense2.w", 2, (int64_t[]){128, 10}, 128, 10, &rng);
+    keras_param(nt, "dense2.b", 1, (int64_t[]){10}, 0, 0, &rng);
     nt->c1 = dev_alloc(nt, B * 32 * nt->h1 * nt->h1 * F);
     nt->dc1 = dev_alloc(nt, B * 32 * nt->h1 * nt->h1 * F);
     nt->c2 = dev_alloc(nt, B * 64 * nt->h2 * nt->h2 * F);
@@ -225,26 +168,13 @@ static void relu_backward(net* nt, float* y, float* dy, int64_t numel) {
                                 F32(&c, dy, numel)));
 }
 
-/* y = dropout(x); x and y may be the same buffer. Draws a fresh Philox offset and remembers the
-   params in slot `k` for the backward pass. */
-static void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel) {
-  nnp_dropout_params* dp = &nt->drop_params[k];
-  *dp = (nnp_dropout_params){sizeof *dp, ratio, nt->seed, nt->dropout_offset};
-  nt->dropout_offset += (uint64_t)(numel + 3) / 4;
-  tview a, b;
-  CHECK(nnp_dropout_forward(nt->s, dp, F32(&a, x, numel), F32(&b, y, numel), NULL));
-}
-
-static void dropout_backward(net* nt, int k, float* dy, float* dx, int64_t numel) {
-  tview a, b;
-  CHECK(nnp_dropout_backward(nt->s, &nt->drop_params[k], F32(&a, dy, numel), F32(&b, dx, numel)));
-}
-
 /* Forward pass of n images starting at byte `x_off` of `x` ([N, 784] float32); leaves the
    logits in nt->logits. training = 1 applies dropout. */
 void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
   param* p = nt->p;
-  if (!nt->cnn) {
+  if (nt->model == MODEL_VIT) {
+    vit_forward(nt, x, x_off, n, training);
+  } else if (nt->model == MODEL_MLP) {
     dense_forward(nt, x, x_off, n, &p[0], &p[1], nt->a1);
     relu_forward(nt, nt->a1, n * 512);
     if (training) dropout_forward(nt, 0, 0.2, nt->a1, nt->a1, n * 512);
@@ -286,7 +216,9 @@ void loss_and_backward(net* nt, int64_t n) {
                                            I64(&b, nt->labels, n), SCALAR_F32(&c, nt->dloss),
                                            F32(&d, nt->dlogits, n, NUM_CLASSES)));
   param* p = nt->p;
-  if (!nt->cnn) {
+  if (nt->model == MODEL_VIT) {
+    vit_backward(nt, n);
+  } else if (nt->model == MODEL_MLP) {
     dense_backward(nt, nt->a2, n, &p[4], &p[5], nt->dlogits, nt->da2);
     dropout_backward(nt, 1, nt->da2, nt->da2, n * 512);
     relu_backward(nt, nt->a2, nt->da2, n * 512);

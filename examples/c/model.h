@@ -1,7 +1,8 @@
 /*
- * model.h — train's two networks, the Keras "mlp" and "cnn" examples, on nnplug ops: the
- * parameters and activation buffers on the device, forward, loss and backward, the Adam step,
- * and the splitmix64 PRNG of weight init and shuffling. Plain C11.
+ * model.h — train's three networks on nnplug ops: the Keras "mlp" and "cnn" examples
+ * (model.c) and a small Vision Transformer "vit" (vit.c); the parameters and activation buffers
+ * on the device, forward, loss and backward, the Adam step, and the splitmix64 PRNG of weight
+ * init and shuffling. Plain C11.
  */
 #ifndef NNPLUG_EXAMPLES_TRAIN_MODEL_H
 #define NNPLUG_EXAMPLES_TRAIN_MODEL_H
@@ -19,7 +20,7 @@ uint64_t rng_next(uint64_t* state);
 /* The training device's DLPack device: set it (nnp_device_get_dldevice) before build_net. */
 extern DLDevice g_dldevice;
 
-#define MAX_PARAMS 8
+#define MAX_PARAMS 96
 
 typedef struct param {
   const char* name;
@@ -29,10 +30,15 @@ typedef struct param {
   float *w, *g, *m, *v; /* device: value, gradient, Adam moments */
 } param;
 
+typedef enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_VIT } model_kind;
+
+struct vit_state; /* vit.c */
+
 typedef struct net {
   nnp_device* dev;
   nnp_stream* s;
-  int cnn;
+  model_kind model;
+  int cnn; /* model == MODEL_CNN */
   int64_t max_batch;
   param p[MAX_PARAMS];
   int n_params;
@@ -46,11 +52,12 @@ typedef struct net {
   float *fc, *dfc, *ddrop, *dc2, *dc1;
   int64_t* labels; /* device [max_batch] */
   float *loss, *dloss;
-  void* allocations[64];
+  struct vit_state* vit; /* MODEL_VIT: its activations */
+  void* allocations[512];
   int n_allocations;
   uint64_t seed;
   uint64_t dropout_offset;           /* next Philox counter offset (units of 4 elements) */
-  nnp_dropout_params drop_params[2]; /* this step's two dropout calls, reused by backward */
+  nnp_dropout_params drop_params[8]; /* this step's dropout calls, reused by backward */
 } net;
 
 /* nnp_malloc on nt->dev, remembered in nt->allocations (the caller frees them at the end). */
@@ -58,8 +65,13 @@ void* dev_alloc(net* nt, size_t bytes);
 
 /* Allocates and initialises the parameters (Glorot uniform from `seed`, zero biases and Adam
    moments) and the activation buffers for batches of up to max_batch images; nt->dev and
-   nt->s must be set. cnn = 0 builds the mlp. */
-void build_net(net* nt, int cnn, int64_t max_batch, uint64_t seed);
+   nt->s must be set. */
+void build_net(net* nt, model_kind model, int64_t max_batch, uint64_t seed);
+
+/* The vit's parts of build_net, forward and loss_and_backward (vit.c). */
+void vit_build(net* nt, uint64_t* rng);
+void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training);
+void vit_backward(net* nt, int64_t n);
 
 /* Number of scalar parameters. */
 size_t count_params(const net* nt);

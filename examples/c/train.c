@@ -1,5 +1,6 @@
 /*
- * train.c — trains the Keras "mlp" or "cnn" example network on Fashion-MNIST with nnplug ops
+ * train.c — trains the Keras "mlp" or "cnn" example network, or a small Vision Transformer
+ * ("vit"), on Fashion-MNIST with nnplug ops
  * only, on any backend. Plain C11; needs nnplug.h and zlib. This file holds main and the
  * training and evaluation loop (backend choice, progress, per-epoch lines and logs, the final
  * JSON line); cli.c parses the options, idx.c reads the data set, model.c holds the networks.
@@ -184,10 +185,12 @@ int main(int argc, char** argv) {
   CHECK(nnp_device_get_dldevice(nt.dev, &g_dldevice));
   CHECK(nnp_stream_create(nt.dev, &nt.s));
 
-  const int cnn = strcmp(o.model, "cnn") == 0;
+  const model_kind model = strcmp(o.model, "cnn") == 0   ? MODEL_CNN
+                           : strcmp(o.model, "vit") == 0 ? MODEL_VIT
+                                                         : MODEL_MLP;
   int64_t max_batch = o.batch;
   if ((size_t)max_batch > train.n && train.n > 0) max_batch = (int64_t)train.n;
-  build_net(&nt, cnn, max_batch, o.seed);
+  build_net(&nt, model, max_batch, o.seed);
 
   /* The data set lives on the device for the whole run. */
   const size_t img_bytes = IMAGE_PIXELS * sizeof(float);

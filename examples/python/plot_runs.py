@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """plot_runs.py — turns training logs (the --log CSV of examples/c/train and
-examples/python/train_mlp.py) into one PNG: train loss, and train and test accuracy, per epoch;
+examples/python/train.py) into one PNG: train loss, and train and test accuracy, per epoch;
 one line per run, labelled by backend and model (and the file name when two runs share both).
 
   /usr/bin/python3 examples/python/plot_runs.py runs_cpu.csv runs_reference.csv -o runs.png

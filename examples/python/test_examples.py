@@ -1,5 +1,5 @@
 """Tests of the Python examples: plot_runs.py (PNG from CSV logs, clear errors on bad input)
-and train_mlp.py (a short run that learns, the same losses on sim as on the reference, and clear
+and train.py (a short run that learns, the same losses on sim as on the reference, and clear
 errors on a bad backend or data folder).
 Run by CTest (examples/CMakeLists.txt) with NNPLUG_LIBRARY set to the build's libnnplug."""
 import csv
@@ -52,7 +52,7 @@ def test_plot_runs_rejects_bad_input(tmp_path):
 @pytest.mark.skipif(not os.path.isdir(DATA), reason="needs dataset-fashion-mnist")
 def test_train_mlp_short_run_learns(tmp_path):
     log = tmp_path / "log.csv"
-    r = run(os.path.join(HERE, "train_mlp.py"), "--backend", os.environ.get(
+    r = run(os.path.join(HERE, "train.py"), "--backend", os.environ.get(
         "NNPLUG_TEST_BACKEND", "auto"), "--epochs", "2", "--limit", "2048", "--test-limit",
         "1000", "--log", str(log))
     assert r.returncode == 0, r.stderr
@@ -69,7 +69,7 @@ def test_train_mlp_sim_matches_reference():
     and accuracy to the last digit, or the Python host code reads device memory too early."""
     out = {}
     for backend in ("reference", "sim"):
-        r = run(os.path.join(HERE, "train_mlp.py"), "--backend", backend, "--epochs", "1",
+        r = run(os.path.join(HERE, "train.py"), "--backend", backend, "--epochs", "1",
                 "--limit", "1024", "--test-limit", "200")
         assert r.returncode == 0, r.stderr
         out[backend] = json.loads(r.stdout.strip().splitlines()[-1])
@@ -77,8 +77,27 @@ def test_train_mlp_sim_matches_reference():
         assert out["sim"][key] == out["reference"][key], key
 
 
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="needs dataset-fashion-mnist")
+def test_train_vit_learns_and_sim_matches_reference():
+    """The vit from Python: it learns, and sim (the reference kernels behind device memory)
+    gives the reference's loss and accuracy exactly."""
+    out = {}
+    for backend in ("reference", "sim"):
+        r = run(os.path.join(HERE, "train.py"), "--model", "vit", "--backend", backend,
+                "--epochs", "1", "--limit", "256", "--batch", "64", "--test-limit", "64")
+        assert r.returncode == 0, r.stderr
+        out[backend] = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["reference"]["model"] == "vit"
+    for key in ("final_loss", "test_accuracy"):
+        assert out["sim"][key] == out["reference"][key], key
+    r = run(os.path.join(HERE, "train.py"), "--model", "vit", "--backend", os.environ.get(
+        "NNPLUG_TEST_BACKEND", "auto"), "--epochs", "1", "--limit", "2048", "--test-limit", "500")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1])["test_accuracy"] > 0.4  # chance: 0.1
+
+
 def test_train_mlp_bad_backend_and_data(tmp_path):
-    r = run(os.path.join(HERE, "train_mlp.py"), "--backend", "no_such_backend", "--limit", "64")
+    r = run(os.path.join(HERE, "train.py"), "--backend", "no_such_backend", "--limit", "64")
     assert r.returncode == 1 and "unknown backend 'no_such_backend'" in r.stderr
-    r = run(os.path.join(HERE, "train_mlp.py"), "--data", str(tmp_path))
+    r = run(os.path.join(HERE, "train.py"), "--data", str(tmp_path))
     assert r.returncode == 1 and "apt-get install dataset-fashion-mnist" in r.stderr

@@ -49,6 +49,15 @@ NNP_API nnp_status nnp_softmax_forward(nnp_stream* stream, const nnp_softmax_par
 /** NNP_OP_SOFTMAX_BACKWARD: inputs y, dy; outputs dx; nnp_softmax_params. */
 NNP_API nnp_status nnp_softmax_backward(nnp_stream* stream, const nnp_softmax_params* params,
     const DLTensor* y, const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_ATTENTION_FORWARD: inputs Q, K, V, attn_mask?; outputs Y, softmax_lse?; nnp_attention_params. */
+NNP_API nnp_status nnp_attention_forward(nnp_stream* stream, const nnp_attention_params* params,
+    const DLTensor* Q, const DLTensor* K, const DLTensor* V, const DLTensor* attn_mask,
+    const DLTensor* Y, const DLTensor* softmax_lse);
+/** NNP_OP_ATTENTION_BACKWARD: inputs Q, K, V, attn_mask?, Y, dY, softmax_lse; outputs dQ, dK, dV; nnp_attention_params. */
+NNP_API nnp_status nnp_attention_backward(nnp_stream* stream, const nnp_attention_params* params,
+    const DLTensor* Q, const DLTensor* K, const DLTensor* V, const DLTensor* attn_mask,
+    const DLTensor* Y, const DLTensor* dY, const DLTensor* softmax_lse, const DLTensor* dQ,
+    const DLTensor* dK, const DLTensor* dV);
 /** NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD: inputs logits, labels; outputs loss, log_prob?; nnp_softmax_cross_entropy_params. */
 NNP_API nnp_status nnp_softmax_cross_entropy_forward(nnp_stream* stream,
     const nnp_softmax_cross_entropy_params* params, const DLTensor* logits, const DLTensor* labels,

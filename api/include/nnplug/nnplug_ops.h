@@ -60,6 +60,8 @@ typedef enum nnp_op_kind {
   NNP_OP_ACTIVATION_BACKWARD = 31, /**< "activation_backward" */
   NNP_OP_SOFTMAX_FORWARD = 40, /**< "softmax_forward" */
   NNP_OP_SOFTMAX_BACKWARD = 41, /**< "softmax_backward" */
+  NNP_OP_ATTENTION_FORWARD = 130, /**< "attention_forward", ABI 1.2 */
+  NNP_OP_ATTENTION_BACKWARD = 131, /**< "attention_backward", ABI 1.2 */
   NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD = 50, /**< "softmax_cross_entropy_forward" */
   NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD = 51, /**< "softmax_cross_entropy_backward" */
   NNP_OP_BATCH_NORM_FORWARD_TRAINING = 60, /**< "batch_norm_forward_training" */
@@ -89,7 +91,7 @@ typedef enum nnp_op_kind {
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 36
+#define NNP_OP_KIND_COUNT 38
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -309,6 +311,66 @@ typedef struct nnp_softmax_params {
 } nnp_softmax_params;
 #define NNP_SOFTMAX_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_softmax_params, log) + sizeof(int32_t))
 #define NNP_SOFTMAX_PARAMS_STRUCT_SIZE NNP_SOFTMAX_PARAMS_STRUCT_SIZE_1_0
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * Scaled dot-product attention (ONNX Attention, opset 23; Vaswani et al., "Attention is all you
+ * need", NeurIPS 2017), one op so that a backend can fuse it (FlashAttention, cuDNN SDPA).
+ * Two layouts, chosen by the rank of Q (K, V and Y follow it):
+ *   rank 4: Q [B, Hq, Tq, D], K [B, Hkv, Tk, D], V [B, Hkv, Tk, Dv], Y [B, Hq, Tq, Dv];
+ *           q_num_heads / kv_num_heads are 0 or equal to Hq / Hkv.
+ *   rank 3: Q [B, Tq, Hq*D], K [B, Tk, Hkv*D], V [B, Tk, Hkv*Dv], Y [B, Tq, Hq*Dv] (the
+ *           heads side by side in the last dimension: the layout of a Linear's output and of the
+ *           output projection's input); q_num_heads and kv_num_heads are required.
+ * Hq must be a multiple of Hkv (grouped-query attention: query head h reads kv head
+ * h / (Hq/Hkv)). For every batch b and query head h, with s = scale (0: 1/sqrt(D), ONNX's
+ * default):
+ *   S = s * Q K^T + mask     [Tq, Tk]  (mask: the optional additive attn_mask, broadcast
+ *                                       numpy-style from its shape to [B, Hq, Tq, Tk]; with
+ *                                       is_causal = 1, also -inf where j > i: ONNX's upper-left
+ *                                       aligned causal mask)
+ *   lse = log(sum_j exp(S - max_j S)) + max_j S   (per row; the optional softmax_lse output)
+ *   P = exp(S - lse)                   (softmax over the keys, computed as x - max - log(sum))
+ *   Y = P V
+ * Backward (FlashAttention-2, Dao 2023), from Y, lse and dY:
+ *   dV = P^T dY;  dP = dY V^T;  delta_i = sum_d dY[i,d] Y[i,d];  dS = P * (dP - delta)
+ *   dQ = s * dS K;  dK = s * dS^T Q   (dK and dV summed over the query heads of a group)
+ * A row whose every score is -inf (fully masked) gives Y = 0, lse = -inf and zero gradients,
+ * where the plain composition gives NaN (nnplug differs from ONNX here on purpose, as fused
+ * kernels do). No gradient flows to attn_mask. ONNX's softcap, qk_matmul_output_mode,
+ * past/present key-value cache and softmax_precision are not covered (float32 accumulation).
+ *
+ * NNP_OP_ATTENTION_FORWARD (attention_forward, 130), new in ABI 1.2
+ *   inputs:  [0] Q: [B, Hq, Tq, D] or [B, Tq, Hq*D]
+ *            [1] K: [B, Hkv, Tk, D] or [B, Tk, Hkv*D]
+ *            [2] V: [B, Hkv, Tk, Dv] or [B, Tk, Hkv*Dv]
+ *            [3] attn_mask (optional): additive, broadcastable to [B, Hq, Tq, Tk] (rank <= 4)
+ *   outputs: [0] Y: [B, Hq, Tq, Dv] or [B, Tq, Hq*Dv]
+ *            [1] softmax_lse (optional): [B, Hq, Tq]: each score row's log-sum-exp, for the backward
+ *
+ * NNP_OP_ATTENTION_BACKWARD (attention_backward, 131), new in ABI 1.2
+ *   inputs:  [0] Q
+ *            [1] K
+ *            [2] V
+ *            [3] attn_mask (optional): the forward's mask
+ *            [4] Y: the forward's output
+ *            [5] dY: Y's shape
+ *            [6] softmax_lse: [B, Hq, Tq], the forward's
+ *   outputs: [0] dQ: Q's shape
+ *            [1] dK: K's shape
+ *            [2] dV: V's shape
+ *   The forward's params and mask; Y and softmax_lse are the forward's outputs.
+ */
+typedef struct nnp_attention_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t is_causal; /**< 0 or 1; 1: mask keys after the query (j > i), ONNX is_causal; default 0; ABI 1.2 */
+  int32_t q_num_heads; /**< >= 0; Hq; required (>= 1) for rank-3 tensors, 0 or Hq for rank 4; default 0; ABI 1.2 */
+  int32_t kv_num_heads; /**< >= 0; Hkv; required (>= 1) for rank-3 tensors, 0 or Hkv for rank 4; default 0; ABI 1.2 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.2 */
+  double scale; /**< >= 0, finite; multiplies Q K^T; 0 means 1/sqrt(D) (ONNX default); default 0.0; ABI 1.2 */
+} nnp_attention_params;
+#define NNP_ATTENTION_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_attention_params, scale) + sizeof(double))
+#define NNP_ATTENTION_PARAMS_STRUCT_SIZE NNP_ATTENTION_PARAMS_STRUCT_SIZE_1_2
 
 /* ------------------------------------------------------------------------------------------ */
 /**

@@ -285,17 +285,27 @@ class DeviceArray:
     def dltensor(self):
         return _make_dltensor(self.ptr, self.device.dldevice, self._dltype, self.shape, None)
 
-    def view(self, shape, offset=0):
+    def view(self, shape, offset=0, strides=None):
         """A DLTensor view (for op arguments) of `shape` starting `offset` elements in, e.g.
-        a slice of rows of a resident data set. It keeps this array alive."""
+        a slice of rows of a resident data set; with `strides` (in elements, >= 0) a strided
+        view, which NNP_OP_COPY reads and writes (e.g. one token of every sequence). Every
+        element it addresses must lie inside this array. It keeps this array alive."""
         shape = tuple(int(d) for d in shape)
+        if strides is not None:
+            strides = tuple(int(st) for st in strides)
+            if len(strides) != len(shape) or any(st < 0 for st in strides):
+                raise Error(_abi.Status.INVALID_ARGUMENT,
+                            f"view strides {strides} must be {len(shape)} values >= 0")
         n = 1
         for d in shape:
             n *= d
-        if offset < 0 or any(d < 0 for d in shape) or offset + n > self.size:
+        # one past the last element addressed
+        end = offset + (n if strides is None else
+                        (1 + sum((d - 1) * st for d, st in zip(shape, strides)) if n else 0))
+        if offset < 0 or any(d < 0 for d in shape) or end > self.size:
             raise Error(_abi.Status.INVALID_ARGUMENT,
                         f"view {shape} at offset {offset} exceeds an array of {self.size}")
-        h = _make_dltensor(self.ptr, self.device.dldevice, self._dltype, shape, None)
+        h = _make_dltensor(self.ptr, self.device.dldevice, self._dltype, shape, strides)
         h.tensor.byte_offset = offset * self._dltype[1] // 8
         h.keep = (h.keep, self)
         h.device_array = self

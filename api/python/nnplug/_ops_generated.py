@@ -23,6 +23,8 @@ class OpKind(IntEnum):
     ACTIVATION_BACKWARD = 31
     SOFTMAX_FORWARD = 40
     SOFTMAX_BACKWARD = 41
+    ATTENTION_FORWARD = 130
+    ATTENTION_BACKWARD = 131
     SOFTMAX_CROSS_ENTROPY_FORWARD = 50
     SOFTMAX_CROSS_ENTROPY_BACKWARD = 51
     BATCH_NORM_FORWARD_TRAINING = 60
@@ -146,6 +148,11 @@ class nnp_softmax_params(_Params):
     _defaults_ = {'axis': -1}
 
 
+class nnp_attention_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("is_causal", c_int32), ("q_num_heads", c_int32), ("kv_num_heads", c_int32), ("reserved0", c_int32), ("scale", c_double)]
+    _defaults_ = {}
+
+
 class nnp_softmax_cross_entropy_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
     _defaults_ = {'reduction': 1, 'ignore_index': -100}
@@ -241,6 +248,8 @@ OPS = {
     'activation_backward': (OpKind.ACTIVATION_BACKWARD, nnp_activation_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
     'softmax_forward': (OpKind.SOFTMAX_FORWARD, nnp_softmax_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'softmax_backward': (OpKind.SOFTMAX_BACKWARD, nnp_softmax_params, False, (('y', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
+    'attention_forward': (OpKind.ATTENTION_FORWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False)), (('Y', False, 'float', False), ('softmax_lse', True, 'float', False))),
+    'attention_backward': (OpKind.ATTENTION_BACKWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False), ('Y', False, 'float', False), ('dY', False, 'float', False), ('softmax_lse', False, 'float', False)), (('dQ', False, 'float', False), ('dK', False, 'float', False), ('dV', False, 'float', False))),
     'softmax_cross_entropy_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_FORWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float', False), ('labels', False, 'int64', False)), (('loss', False, 'float', False), ('log_prob', True, 'float', False))),
     'softmax_cross_entropy_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_BACKWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float', False), ('labels', False, 'int64', False), ('dloss', False, 'float', False)), (('dlogits', False, 'float', False),)),
     'batch_norm_forward_training': (OpKind.BATCH_NORM_FORWARD_TRAINING, nnp_batch_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', False, 'float', False)), (('y', False, 'float', False), ('running_mean', False, 'float', False), ('running_var', False, 'float', False), ('saved_mean', False, 'float', False), ('saved_inv_std', False, 'float', False))),
@@ -269,7 +278,7 @@ OPS = {
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_concat_params, nnp_split_params, nnp_slice_params, nnp_gather_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_pool2d_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_concat_params, nnp_split_params, nnp_slice_params, nnp_gather_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""train_mlp.py — the mlp of examples/c/train.c, through the nnplug Python package.
+"""train.py — the mlp and the vit of examples/c/train.c, through the nnplug Python package.
 
-  /usr/bin/python3 examples/python/train_mlp.py --epochs 5 --backend cpu
+  /usr/bin/python3 examples/python/train.py --epochs 5 --backend cpu
+  /usr/bin/python3 examples/python/train.py --model vit --epochs 3 --backend cpu
 
-784 -> 512 -> ReLU -> dropout 0.2 -> 512 -> ReLU -> dropout 0.2 -> 10; softmax cross-entropy
-(mean), Adam (lr 1e-3, betas 0.9/0.999, eps 1e-8), Glorot-uniform weights, zero biases, pixels
-scaled to [0, 1]. Every layer is an nnplug op on the chosen device; the parameters, the test
-set and the activations live in device memory (nnplug.DeviceArray). The training set stays on
+mlp: 784 -> 512 -> ReLU -> dropout 0.2 -> 512 -> ReLU -> dropout 0.2 -> 10; vit: the Vision
+Transformer of vit.py. Softmax cross-entropy (mean), Adam (lr 1e-3, betas 0.9/0.999, eps 1e-8),
+Glorot-uniform weights, zero biases, pixels scaled to [0, 1]. Every layer is an nnplug op on
+the chosen device; the parameters, the test set and the activations live in device memory (nnplug.DeviceArray). The training set stays on
 the host: each batch is gathered with numpy into a staging array and copied to the device in
 one go (the C program gathers on the device instead); the last partial batch is kept. Reads the
 same flags as the C program where they apply, prints per-epoch lines and ends with the same
@@ -27,10 +28,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "api", "python"))  # source-tree use
 
 import nnplug  # noqa: E402
+from vit import ViT  # noqa: E402
 
 
 def fail(msg):
-    print(f"train_mlp: error: {msg}", file=sys.stderr)
+    print(f"train: error: {msg}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -173,7 +175,7 @@ def evaluate(model, test_x, test_y, batch, s):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", choices=["mlp"], default="mlp")
+    p.add_argument("--model", choices=["mlp", "vit"], default="mlp")
     p.add_argument("--backend", default=os.environ.get("NNPLUG_BACKEND") or "auto")
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch", type=int, default=128)
@@ -202,7 +204,7 @@ def main():
     n_train = len(train_y)
     batch = min(args.batch, n_train)
     try:
-        model = MLP(dev, batch, args.seed)
+        model = (ViT if args.model == "vit" else MLP)(dev, batch, args.seed)
         d_test_x = dev.to_device(test_x)  # the test set stays on the device
         x_stage, y_stage = np.empty((batch, 784), np.float32), np.empty(batch, np.int64)
         d_x, d_y = dev.empty((batch, 784)), dev.empty((batch,), "int64")
@@ -212,7 +214,7 @@ def main():
     s = dev.stream()
     steps = (n_train + batch - 1) // batch
     print(f"nnplug {nnplug.version()} (Python): device {dev.name} ({dev.description}), "
-          f"model mlp, {n_train} training / {len(test_y)} test images, batch {batch}, "
+          f"model {args.model}, {n_train} training / {len(test_y)} test images, batch {batch}, "
           f"{steps} steps per epoch", flush=True)
     if args.log:
         fresh = not os.path.exists(args.log) or os.path.getsize(args.log) == 0
@@ -266,10 +268,10 @@ def main():
               f"{train_acc:.4f}, test accuracy {acc:.4f}, {dt:.2f} s, {n_train / dt:.0f} "
               "images/s", flush=True)
         if args.log:
-            log.write(f"{epoch},mlp,{dev.plugin_name},{final_loss:.6f},{train_acc:.6f},"
+            log.write(f"{epoch},{args.model},{dev.plugin_name},{final_loss:.6f},{train_acc:.6f},"
                       f"{acc:.6f},{dt:.4f},{n_train / dt:.1f}\n")
             log.flush()
-    print(json.dumps({"model": "mlp", "backend": dev.plugin_name, "device": dev.name,
+    print(json.dumps({"model": args.model, "backend": dev.plugin_name, "device": dev.name,
                       "epochs": args.epochs, "batch": batch, "train_seconds": round(total_s, 3),
                       "images_per_second": round(n_train * args.epochs / total_s, 1),
                       "test_accuracy": round(acc, 4), "final_loss": round(final_loss, 6)}))

@@ -1,0 +1,137 @@
+/*
+ * layers.c — the pieces train's networks share: tensor views, parameter init, Linear and
+ * dropout (layers.h). Plain C11.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "layers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+DLDevice g_dldevice; /* the training device's DLPack device */
+
+double rng_uniform(uint64_t* state) { /* [0, 1) with 53 bits */
+  return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+double rng_normal(uint64_t* state) { /* Box-Muller: one normal per two uniforms */
+  const double pi = 3.14159265358979323846;
+  const double u1 = 1.0 - rng_uniform(state); /* (0, 1]: log is finite */
+  const double u2 = rng_uniform(state);
+  return sqrt(-2.0 * log(u1)) * cos(2.0 * pi * u2);
+}
+
+const DLTensor* make_view(tview* v, void* data, uint64_t byte_offset, uint8_t code, uint8_t bits,
+                          const int64_t* dims, int ndim) {
+  memset(v, 0, sizeof *v);
+  for (int i = 0; i < ndim; ++i) v->shape[i] = dims[i];
+  v->t.data = data;
+  v->t.device = g_dldevice;
+  v->t.ndim = ndim;
+  v->t.dtype = (DLDataType){code, bits, 1};
+  v->t.shape = v->shape;
+  v->t.strides = NULL;
+  v->t.byte_offset = byte_offset;
+  return &v->t;
+}
+
+const DLTensor* make_strided(tview* v, void* data, uint64_t byte_offset, const int64_t* dims,
+                             const int64_t* strides, int ndim) {
+  make_view(v, data, byte_offset, kDLFloat, 32, dims, ndim);
+  for (int i = 0; i < ndim; ++i) v->strides[i] = strides[i];
+  v->t.strides = v->strides;
+  return &v->t;
+}
+
+void fill(net* nt, void* data, size_t numel, double value) {
+  tview v;
+  nnp_fill_params fp = {sizeof fp, value};
+  CHECK(nnp_fill(nt->s, &fp, F32(&v, data, (int64_t)numel)));
+}
+
+param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, param_init init,
+                 int fan_in, int fan_out, uint64_t* rng) {
+  if (nt->n_params == MAX_PARAMS) die("internal: more than %d parameters", MAX_PARAMS);
+  param* p = &nt->p[nt->n_params++];
+  p->name = name;
+  p->ndim = ndim;
+  p->numel = 1;
+  for (int i = 0; i < ndim; ++i) {
+    p->shape[i] = shape[i];
+    p->numel *= (size_t)shape[i];
+  }
+  size_t bytes = p->numel * sizeof(float);
+  p->w = dev_alloc(nt, bytes);
+  p->g = dev_alloc(nt, bytes);
+  p->m = dev_alloc(nt, bytes);
+  p->v = dev_alloc(nt, bytes);
+  fill(nt, p->m, p->numel, 0.0);
+  fill(nt, p->v, p->numel, 0.0);
+  fill(nt, p->g, p->numel, 0.0);
+  float* host = xmalloc(bytes);
+  /* fan_in 0: the draws still happen and give 0 (Keras-example biases, model.c). */
+  const double limit = fan_in > 0 ? sqrt(6.0 / (double)(fan_in + fan_out)) : 0.0;
+  for (size_t i = 0; i < p->numel; ++i) {
+    double value = 0.0;
+    switch (init) {
+      case INIT_GLOROT:
+        value = limit * (2.0 * rng_uniform(rng) - 1.0);
+        break;
+      case INIT_ZERO:
+        value = 0.0;
+        break;
+      case INIT_ONE:
+        value = 1.0;
+        break;
+      case INIT_NORMAL_002:
+        value = 0.02 * rng_normal(rng);
+        break;
+    }
+    host[i] = (float)value;
+  }
+  CHECK(nnp_memcpy(nt->dev, p->w, NULL, host, bytes));
+  free(host);
+  return p;
+}
+
+void linear_forward(net* nt, const float* x, int64_t rows, int64_t in, int64_t out, const float* w,
+                    const float* b, float* y) {
+  tview a, bw, c, o;
+  nnp_gemm_params gp = {sizeof gp, 0, 1, 1.0, b ? 1.0 : 0.0};
+  CHECK(nnp_gemm(nt->s, &gp, F32(&a, (void*)x, rows, in), F32(&bw, (void*)w, out, in),
+                 b ? F32(&c, (void*)b, out) : NULL, F32(&o, y, rows, out)));
+}
+
+void linear_backward(net* nt, const float* x, const float* dy, int64_t rows, int64_t in,
+                     int64_t out, const float* w, float* dw, float* db, float* dx, int accumulate) {
+  tview a, bb, c, o;
+  nnp_gemm_params gw = {sizeof gw, 1, 0, 1.0, 0.0}; /* dW[out, in] = dy^T x */
+  CHECK(nnp_gemm(nt->s, &gw, F32(&a, (void*)dy, rows, out), F32(&bb, (void*)x, rows, in), NULL,
+                 F32(&o, dw, out, in)));
+  if (db) {
+    nnp_reduce_params rp = {
+        .struct_size = sizeof rp, .op = NNP_REDUCE_SUM, .keepdims = 0, .n_axes = 1, .axes = {0}};
+    CHECK(nnp_reduce(nt->s, &rp, F32(&a, (void*)dy, rows, out), F32(&o, db, out)));
+  }
+  if (dx) { /* dx = dy W (+ dx) */
+    nnp_gemm_params gx = {sizeof gx, 0, 0, 1.0, accumulate ? 1.0 : 0.0};
+    CHECK(nnp_gemm(nt->s, &gx, F32(&a, (void*)dy, rows, out), F32(&bb, (void*)w, out, in),
+                   accumulate ? F32(&c, dx, rows, in) : NULL, F32(&o, dx, rows, in)));
+  }
+}
+
+void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel) {
+  nnp_dropout_params* dp = &nt->drop_params[k];
+  *dp = (nnp_dropout_params){sizeof *dp, ratio, nt->seed, nt->dropout_offset};
+  nt->dropout_offset += (uint64_t)(numel + 3) / 4;
+  tview a, b;
+  CHECK(nnp_dropout_forward(nt->s, dp, F32(&a, x, numel), F32(&b, y, numel), NULL));
+}
+
+void dropout_backward(net* nt, int k, float* dy, float* dx, int64_t numel) {
+  tview a, b;
+  CHECK(nnp_dropout_backward(nt->s, &nt->drop_params[k], F32(&a, dy, numel), F32(&b, dx, numel)));
+}
