@@ -26,11 +26,15 @@ TYPES = {
     "uint64": ("uint64_t {}", 8, 8, "c_uint64", "u"),
     "double": ("double {}", 8, 8, "c_double", "d"),
     "int32[NNP_MAX_DIMS]": ("int32_t {}[NNP_MAX_DIMS]", 32, 4, "c_int32 * MAX_DIMS", "a"),
+    "int64[NNP_MAX_DIMS]": ("int64_t {}[NNP_MAX_DIMS]", 64, 8, "c_int64 * MAX_DIMS", "L"),
 }
 MAX_DIMS = 8
+# The most tensors a variadic input or output stands for (NNP_MAX_VARIADIC in nnplug_ops.h).
+MAX_VARIADIC = 64
 # type -> the size expression the header's *_STRUCT_SIZE_1_<m> macros use
 C_SIZEOF = {"int32": "sizeof(int32_t)", "int64": "sizeof(int64_t)", "uint64": "sizeof(uint64_t)",
-            "double": "sizeof(double)", "int32[NNP_MAX_DIMS]": "sizeof(int32_t) * NNP_MAX_DIMS"}
+            "double": "sizeof(double)", "int32[NNP_MAX_DIMS]": "sizeof(int32_t) * NNP_MAX_DIMS",
+            "int64[NNP_MAX_DIMS]": "sizeof(int64_t) * NNP_MAX_DIMS"}
 
 
 class SpecError(Exception):
@@ -72,8 +76,17 @@ def load(root):
                 t.setdefault("dtype", "float")
                 t.setdefault("doc", "")
                 t.setdefault("alias", "")
+                t.setdefault("variadic", False)
                 if t["dtype"] not in ("float", "int64", "uint8", "same_as_input0", "any_float"):
                     raise SpecError(f"op {op['name']}: {t['name']}: unknown dtype {t['dtype']}")
+            for k, t in enumerate(op[role]):
+                if t["variadic"] and k != len(op[role]) - 1:
+                    raise SpecError(f"op {op['name']}: {t['name']}: only the last of the "
+                                    f"{role} may be variadic")
+                if t["variadic"] and (t["optional"] or t["alias"]):
+                    raise SpecError(f"op {op['name']}: {t['name']}: a variadic tensor is "
+                                    "neither optional nor aliased")
+            op[f"variadic_{role}"] = bool(op[role]) and op[role][-1]["variadic"]
         in_names = [t["name"] for t in op["inputs"]]
         op["alias_pairs"] = []
         for o, t in enumerate(op["outputs"]):
@@ -84,6 +97,15 @@ def load(root):
         ex = op["example"]
         if len(ex["inputs"]) != len(op["inputs"]) or len(ex["outputs"]) != len(op["outputs"]):
             raise SpecError(f"op {op['name']}: example must give every tensor's shape")
+        for role in ("inputs", "outputs"):
+            for t, shape in zip(op[role], ex[role]):
+                ok = (bool(shape) and all(isinstance(s, list) for s in shape)
+                      and len(shape) <= MAX_VARIADIC) if t["variadic"] else \
+                    all(isinstance(d, int) for d in shape)
+                if not ok:
+                    raise SpecError(f"op {op['name']}: example: {t['name']} takes " +
+                                    ("a list of 1..MAX_VARIADIC shapes" if t["variadic"]
+                                     else "one shape"))
         ex.setdefault("params", {})
         if op["since"] > minor:
             raise SpecError(f"op {op['name']}: since {op['since']} > ABI minor {minor}")
@@ -193,7 +215,8 @@ def comment_block(text, indent=""):
 
 
 def tensor_line(i, t):
-    bits = [f"[{i}] {t['name']}"]
+    bits = [f"[{i}..] {t['name']}[n] (variadic: 1..NNP_MAX_VARIADIC tensors)" if t["variadic"]
+            else f"[{i}] {t['name']}"]
     if t["optional"]:
         bits.append("(optional)")
     desc = t["doc"]
@@ -230,6 +253,10 @@ def gen_ops_h(spec, enums, structs, ops, minor):
     o.append("#ifndef NNPLUG_OPS_H_\n#define NNPLUG_OPS_H_\n")
     o.append("#include <nnplug/nnplug_types.h>\n")
     o.append("#ifdef __cplusplus\nextern \"C\" {\n#endif\n")
+    o.append("/** The most tensors a variadic input or output (an op block's \"[i..] name[n]\") "
+             "stands for:\n * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under "
+             "that tensor's rules\n * (ABI 1.2). */")
+    o.append(f"#define NNP_MAX_VARIADIC {MAX_VARIADIC}\n")
     o.append("/** Op kinds. Values are explicit and never reused; names are nnp_op_kind_name(). */")
     o.append("typedef enum nnp_op_kind {")
     o.append("  NNP_OP_UNDEFINED = 0,")
@@ -284,7 +311,11 @@ def wrapper_args(op):
     args = ["nnp_stream* stream"]
     if op["params"] and not op["params_optional"]:
         args.append(f"const {op['params']}* params")
-    args += [f"const DLTensor* {t['name']}" for t in op["inputs"] + op["outputs"]]
+    for t in op["inputs"] + op["outputs"]:
+        if t["variadic"]:
+            args += [f"size_t n_{t['name']}", f"const DLTensor* const* {t['name']}"]
+        else:
+            args.append(f"const DLTensor* {t['name']}")
     return args
 
 
@@ -295,14 +326,18 @@ def gen_wrappers_h(ops):
          " *",
          " * Each wrapper is nnp_op_execute(stream, kind, params, inputs, outputs) with the tensors in",
          " * the order of nnplug_ops.h: inputs first, then outputs. Optional tensors may be NULL.",
+         " * A variadic tensor (name[n]) is passed as a count and an array of n tensors.",
          " * Statuses, ownership and thread safety are those of nnp_op_execute (nnplug.h).",
          " */",
          "#ifndef NNPLUG_OP_WRAPPERS_H_\n#define NNPLUG_OP_WRAPPERS_H_\n",
          "#include <nnplug/nnplug.h> /* nnp_stream, NNP_API; it includes this header too */\n",
          "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"]
     for op in ops:
-        ins = ", ".join(t["name"] + ("?" if t["optional"] else "") for t in op["inputs"]) or "none"
-        outs = ", ".join(t["name"] + ("?" if t["optional"] else "") for t in op["outputs"])
+        def names(ts):
+            return ", ".join(t["name"] + ("?" if t["optional"] else "") +
+                             (f"[n_{t['name']}]" if t["variadic"] else "") for t in ts)
+        ins = names(op["inputs"]) or "none"
+        outs = names(op["outputs"])
         p = "params NULL" if op["params_optional"] else op["params"]
         o.append(f"/** {op['enum']}: inputs {ins}; outputs {outs}; {p}. */")
         args = wrapper_args(op)
@@ -379,7 +414,8 @@ def gen_op_table_inc(enums, structs, ops):
         for role in ("inputs", "outputs"):
             if op[role]:
                 o.append(f"const tensor_desc k_{role}_{n}[] = {{" + ", ".join(
-                    f"{{\"{t['name']}\", {str(t['optional']).lower()}, {dt[t['dtype']]}}}"
+                    f"{{\"{t['name']}\", {str(t['optional']).lower()}, {dt[t['dtype']]}, "
+                    f"{str(t['variadic']).lower()}}}"
                     for t in op[role]) + "};")
         if op["alias_pairs"]:
             o.append(f"const alias_pair k_alias_{n}[] = {{" + ", ".join(
@@ -398,10 +434,30 @@ def gen_op_table_inc(enums, structs, ops):
         o.append(f"    {{{op['enum']}, \"{n}\", {op['since']}, {st}, {str(op['params_optional']).lower()}, "
                  f"{len(op['inputs'])}, {ins}, {len(op['outputs'])}, k_outputs_{n}, "
                  f"{len(op['alias_pairs'])}, {al}, {str(op['allow_strides']).lower()}, "
-                 f"{str(op['infer']).lower()}, shapes_{n}}},")
+                 f"{str(op['infer']).lower()}, {str(op['variadic_inputs']).lower()}, "
+                 f"{str(op['variadic_outputs']).lower()}, shapes_{n}}},")
     o.append("};")
     o.append(f"static_assert(sizeof(k_ops) / sizeof(k_ops[0]) == NNP_OP_KIND_COUNT, \"one row per kind\");")
     return "\n".join(o) + "\n"
+
+
+def wrapper_array(o, key, ts):
+    """Declares the tensor array `key` of a wrapper and returns the count expression. A variadic
+    tensor that is the whole list is passed through; after fixed tensors it is copied into a
+    local array of NNP_MAX_VARIADIC slots (a longer list passes its true count, which
+    nnp_op_execute refuses before reading any tensor)."""
+    fixed = [t["name"] for t in ts if not t["variadic"]]
+    var = [t["name"] for t in ts if t["variadic"]]
+    if not var:
+        o.append(f"  const DLTensor* {key}[] = {{{', '.join(fixed)}}};")
+        return str(len(fixed)), key
+    v = var[0]
+    if not fixed:
+        return f"n_{v}", v
+    o.append(f"  const DLTensor* {key}[{len(fixed)} + NNP_MAX_VARIADIC] = {{{', '.join(fixed)}}};")
+    o.append(f"  for (size_t i = 0; {v} != nullptr && i < n_{v} && i < NNP_MAX_VARIADIC; ++i)")
+    o.append(f"    {key}[{len(fixed)} + i] = {v}[i];")
+    return f"{len(fixed)} + n_{v}", key
 
 
 def gen_wrappers_inc(ops):
@@ -410,14 +466,14 @@ def gen_wrappers_inc(ops):
     for op in ops:
         args = wrapper_args(op)
         o.append(wrap_c("NNP_API nnp_status nnp_" + op["name"] + "(" + ", ".join(args) + ") {"))
-        ins = ", ".join(t["name"] for t in op["inputs"])
-        outs = ", ".join(t["name"] for t in op["outputs"])
         p = "nullptr" if (op["params_optional"] or not op["params"]) else "params"
         if op["inputs"]:
-            o.append(f"  const DLTensor* in[] = {{{ins}}};")
-        o.append(f"  const DLTensor* out[] = {{{outs}}};")
-        o.append(f"  return nnp_op_execute(stream, {op['enum']}, {p}, {len(op['inputs'])}, "
-                 f"{'in' if op['inputs'] else 'nullptr'}, {len(op['outputs'])}, out);")
+            n_in, in_arr = wrapper_array(o, "in", op["inputs"])
+        else:
+            n_in, in_arr = "0", "nullptr"
+        n_out, out_arr = wrapper_array(o, "out", op["outputs"])
+        o.append(f"  return nnp_op_execute(stream, {op['enum']}, {p}, {n_in}, {in_arr}, {n_out}, "
+                 f"{out_arr});")
         o.append("}\n")
     return "\n".join(o)
 
@@ -527,7 +583,7 @@ def gen_conformance_cases(enums, structs, ops):
             o.append("    p.struct_size = sizeof p;")
             for f in s["fields"]:
                 val = op["example"]["params"].get(f["name"], f["default_value"])
-                if f["type"].startswith("int32["):
+                if f["type"].endswith("[NNP_MAX_DIMS]"):
                     if f["default"] == "identity" and f["name"] not in op["example"]["params"]:
                         val = list(range(len(op["example"]["inputs"][0])))
                     vals = val if isinstance(val, list) else []
@@ -539,8 +595,9 @@ def gen_conformance_cases(enums, structs, ops):
             o.append("    e.set_params(p);")
         for role, key in (("inputs", "in"), ("outputs", "out")):
             for t, shape in zip(op[role], op["example"][role]):
-                o.append(f"    e.{key}.push_back({{{{{', '.join(map(str, shape))}}}, "
-                         f"{letters[t['dtype']]}, {str(t['optional']).lower()}}});")
+                for sh in (shape if t["variadic"] else [shape]):
+                    o.append(f"    e.{key}.push_back({{{{{', '.join(map(str, sh))}}}, "
+                             f"{letters[t['dtype']]}, {str(t['optional']).lower()}}});")
         o.append("    v.push_back(std::move(e));")
         o.append("  }")
     o.append("  return v;")
@@ -569,6 +626,7 @@ def gen_python(spec, enums, structs, ops, minor):
          "from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, sizeof",
          "from enum import IntEnum", "",
          f"MAX_DIMS = {MAX_DIMS}",
+         f"MAX_VARIADIC = {MAX_VARIADIC}",
          f"ABI_VERSION_MINOR = {minor}", "", ""]
     o.append("class OpKind(IntEnum):")
     o.append("    UNDEFINED = 0")
@@ -592,7 +650,14 @@ def gen_python(spec, enums, structs, ops, minor):
     o.append("        super().__init__()")
     o.append("        self.struct_size = sizeof(self)")
     o.append("        for name, value in {**self._defaults_, **kwargs}.items():")
-    o.append("            setattr(self, name, value)")
+    o.append("            if isinstance(value, (list, tuple)):  # an int32/int64[MAX_DIMS] field")
+    o.append("                field = getattr(self, name)")
+    o.append("                if len(value) > len(field):")
+    o.append("                    raise ValueError(f\"{name}: at most {len(field)} values\")")
+    o.append("                for i, v in enumerate(value):")
+    o.append("                    field[i] = v")
+    o.append("            else:")
+    o.append("                setattr(self, name, value)")
     o.append("")
     for s in structs.values():
         o.append("")
@@ -601,16 +666,18 @@ def gen_python(spec, enums, structs, ops, minor):
             f'("{f["name"]}", {TYPES[f["type"]][3]})' for f in s["fields"]]
         o.append("    _fields_ = [" + ", ".join(fields) + "]")
         defaults = {f["name"]: f["default_value"] for f in s["fields"]
-                    if not f["type"].startswith("int32[") and f["default_value"] != 0}
+                    if not f["type"].endswith("[NNP_MAX_DIMS]") and f["default_value"] != 0}
         o.append(f"    _defaults_ = {defaults!r}")
         o.append("")
     o.append("")
     o.append("#: op name -> (kind, params class or None, params optional, inputs, outputs)")
-    o.append("#: inputs/outputs: tuples (name, optional, dtype rule)")
+    o.append("#: inputs/outputs: tuples (name, optional, dtype rule, variadic); a variadic tensor")
+    o.append("#: (the last of its list) stands for 1..MAX_VARIADIC tensors")
     o.append("OPS = {")
     for op in ops:
-        ins = tuple((t["name"], t["optional"], t["dtype"]) for t in op["inputs"])
-        outs = tuple((t["name"], t["optional"], t["dtype"]) for t in op["outputs"])
+        ins = tuple((t["name"], t["optional"], t["dtype"], t["variadic"]) for t in op["inputs"])
+        outs = tuple((t["name"], t["optional"], t["dtype"], t["variadic"])
+                     for t in op["outputs"])
         p = op["params"] or "None"
         o.append(f"    {op['name']!r}: (OpKind.{op['name'].upper()}, {p}, {op['params_optional']}, "
                  f"{ins!r}, {outs!r}),")
@@ -638,6 +705,7 @@ def gen_docs_table(structs, ops, enums):
     for op in ops:
         def tl(ts):
             return ", ".join(("*" + t["name"] + "*?" if t["optional"] else t["name"]) +
+                             (f"[1..{MAX_VARIADIC}]" if t["variadic"] else "") +
                              ("" if t["dtype"] == "float" else f" ({t['dtype']})")
                              for t in ts) or "—"
         p = f"`{op['params']}`" if op["params"] else "—"
@@ -646,7 +714,8 @@ def gen_docs_table(structs, ops, enums):
         o.append(f"| {op['value']} | `{op['enum']}` | {tl(op['inputs'])} | {tl(op['outputs'])} | "
                  f"{p} | 1.{op['since']} |")
     o += ["", "*x*? = optional (NULL allowed). Tensors without a dtype note share the call's "
-          "float dtype.", "", "Params fields (checked by libnnplug before any backend runs; "
+          f"float dtype. name[1..{MAX_VARIADIC}] = variadic: 1 to NNP_MAX_VARIADIC = {MAX_VARIADIC} "
+          "tensors.", "", "Params fields (checked by libnnplug before any backend runs; "
           "`shape` = checked by the op's shape rule):", "",
           "| struct | field | type | check | default | since |", "|---|---|---|---|---|---|"]
     for s in structs.values():

@@ -20,6 +20,7 @@ enum class field_type : char {
   u = 'u',  // uint64_t
   d = 'd',  // double
   a = 'a',  // int32_t[NNP_MAX_DIMS]
+  L = 'L',  // int64_t[NNP_MAX_DIMS]
 };
 
 // Checks of api/ops/ops.toml ("check =").
@@ -52,6 +53,7 @@ struct tensor_desc {
   const char* name;
   bool optional;
   dtype_rule dtype;
+  bool variadic;  // the last input (output) only: stands for 1..NNP_MAX_VARIADIC tensors
 };
 
 struct alias_pair {
@@ -74,6 +76,8 @@ struct op_desc {
   const alias_pair* alias;
   bool allow_strides;
   bool inferable;
+  bool variadic_inputs;   // inputs[n_inputs - 1] is variadic
+  bool variadic_outputs;  // outputs[n_outputs - 1] is variadic
   shape_rule shapes;
 };
 

@@ -33,18 +33,22 @@ void call::check_count(const char* what, size_t n, size_t lo, size_t hi) const {
   }
 }
 
-// Trailing optional tensors may be left out of the arrays.
+// Trailing optional tensors may be left out of the arrays; a variadic last tensor stands for
+// 1..NNP_MAX_VARIADIC tensors.
 void call::counts() const {
   auto required = [](const tensor_desc* t, size_t n) {
     size_t r = n;
     while (r > 0 && t[r - 1].optional) --r;
     return r;
   };
-  check_count("n_inputs", n_in_, required(op_.inputs, op_.n_inputs), op_.n_inputs);
+  auto most = [](size_t n, bool variadic) { return variadic ? n - 1 + NNP_MAX_VARIADIC : n; };
+  check_count("n_inputs", n_in_, required(op_.inputs, op_.n_inputs),
+              most(op_.n_inputs, op_.variadic_inputs));
   if (mode_ != call_mode::infer)
-    check_count("n_outputs", n_out_, required(op_.outputs, op_.n_outputs), op_.n_outputs);
+    check_count("n_outputs", n_out_, required(op_.outputs, op_.n_outputs),
+                most(op_.n_outputs, op_.variadic_outputs));
   else
-    check_count("n_outputs", n_out_, 0, op_.n_outputs);
+    check_count("n_outputs", n_out_, 0, most(op_.n_outputs, op_.variadic_outputs));
   if (n_in_ > 0 && in_ == nullptr) fail("inputs is NULL with n_inputs = " + std::to_string(n_in_));
   if (mode_ != call_mode::infer && n_out_ > 0 && out_ == nullptr)
     fail("outputs is NULL with n_outputs = " + std::to_string(n_out_));
@@ -53,7 +57,7 @@ void call::counts() const {
 void call::tensors(bool allow_strides) const {
   for (size_t i = 0; i < n_in_; ++i) {
     if (in(i) == nullptr) {
-      if (!op_.inputs[i].optional) fail(in_label(i) + " is NULL but required");
+      if (!input_desc(op_, i).optional) fail(in_label(i) + " is NULL but required");
       continue;
     }
     check_tensor(in_label(i), *in(i), allow_strides);
@@ -61,7 +65,7 @@ void call::tensors(bool allow_strides) const {
   if (mode_ == call_mode::infer) return;
   for (size_t i = 0; i < n_out_; ++i) {
     if (out(i) == nullptr) {
-      if (!op_.outputs[i].optional) fail(out_label(i) + " is NULL but required");
+      if (!output_desc(op_, i).optional) fail(out_label(i) + " is NULL but required");
       continue;
     }
     check_tensor(out_label(i), *out(i), allow_strides);
@@ -139,8 +143,8 @@ void call::dtypes() {
         return;
       case dtype_rule::same_as_input0:
         if (in(0) != nullptr && !nnp::same_dtype(in(0)->dtype, t->dtype))
-          fail(label + ": expected dtype " + nnp::dtype_name(in(0)->dtype) + " (x's), got " +
-               nnp::dtype_name(t->dtype));
+          fail(label + ": expected dtype " + nnp::dtype_name(in(0)->dtype) + " (the dtype of " +
+               in_label(0) + "), got " + nnp::dtype_name(t->dtype));
         return;
       case dtype_rule::any_float:
         if (!nnp::is_float_dtype(t->dtype))
@@ -149,8 +153,8 @@ void call::dtypes() {
         return;
     }
   };
-  for (size_t i = 0; i < n_in_; ++i) visit(in_label(i), in(i), op_.inputs[i].dtype);
-  for (size_t i = 0; i < n_out_; ++i) visit(out_label(i), out(i), op_.outputs[i].dtype);
+  for (size_t i = 0; i < n_in_; ++i) visit(in_label(i), in(i), input_desc(op_, i).dtype);
+  for (size_t i = 0; i < n_out_; ++i) visit(out_label(i), out(i), output_desc(op_, i).dtype);
 }
 
 void call::expect_rank(const arg_name& label, const DLTensor* t, int rank,
@@ -172,6 +176,10 @@ void call::expect_shape(const arg_name& label, const DLTensor* t, const shape_t&
 void call::output_shape(size_t i, const shape_t& expected, const char* why) {
   if (mode_ == call_mode::infer) {
     if (i < n_out_) {
+      if (inferred_.size() < n_out_) {  // n_out_ passed counts() before any shape rule runs
+        inferred_.resize(n_out_);
+        inferred_set_.resize(n_out_);
+      }
       inferred_[i] = expected;
       inferred_set_[i] = true;
     }
@@ -284,6 +292,7 @@ double read_field(const void* params, const param_field& f) {
       return v;
     }
     case field_type::a:
+    case field_type::L:
       break;
   }
   return 0;
@@ -298,7 +307,8 @@ std::string number(double v, field_type t) {
 
 // The caller's struct_size covers field f.
 bool covers(size_t struct_size, const param_field& f) {
-  const size_t size = f.type == field_type::a ? sizeof(int32_t) * NNP_MAX_DIMS
+  const size_t size = f.type == field_type::a   ? sizeof(int32_t) * NNP_MAX_DIMS
+                      : f.type == field_type::L ? sizeof(int64_t) * NNP_MAX_DIMS
                       : f.type == field_type::i ? sizeof(int32_t)
                                                 : 8;
   return struct_size >= f.offset + size;
@@ -413,7 +423,7 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* p
   std::memcpy(&size, params, sizeof size);
   for (size_t i = 0; i < ps->n_fields; ++i) {
     const param_field& f = ps->fields[i];
-    if (f.type == field_type::a || !covers(size, f)) continue;
+    if (f.type == field_type::a || f.type == field_type::L || !covers(size, f)) continue;
     const double v = read_field(params, f);
     if (f.since <= plugin_minor) {
       // A value added to the enum after the plugin's minor (the value was range-checked
@@ -456,7 +466,7 @@ nnp_status infer_shapes(int32_t op_kind, const void* params, size_t n_inputs,
       const shape_t& sh = c.inferred(i);
       s.ndim = static_cast<int32_t>(sh.size());
       for (size_t d = 0; d < sh.size(); ++d) s.dims[d] = sh[d];
-      switch (op->outputs[i].dtype) {
+      switch (output_desc(*op, i).dtype) {
         case dtype_rule::float_common:
           s.dtype = c.float_dtype();
           break;

@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace nnp::host {
 
@@ -70,15 +71,27 @@ inline const char* auto_pad_name(int32_t v) {
 }
 inline shape_t shape_of(const DLTensor* t) { return shape_t(t->shape, t->shape + t->ndim); }
 
-// The name of an operand, "inputs[1] (w)", formatted only when a message needs it.
+// The name of an operand, "inputs[1] (w)" or, for the k-th tensor of a variadic one,
+// "inputs[2] (xs[2])", formatted only when a message needs it.
 struct arg_name {
   const char* array;  // "inputs" or "outputs"
   size_t index;
   const char* name;
+  long variadic = -1;  // k for the k-th tensor of a variadic operand, else -1
   std::string str() const {
-    return std::string(array) + "[" + std::to_string(index) + "] (" + name + ")";
+    return std::string(array) + "[" + std::to_string(index) + "] (" + name +
+           (variadic >= 0 ? "[" + std::to_string(variadic) + "]" : std::string()) + ")";
   }
 };
+
+// The table entry of input / output i of `op`: the variadic last entry stands for every i
+// from its index on.
+inline const tensor_desc& input_desc(const op_desc& op, size_t i) {
+  return op.inputs[op.variadic_inputs && i >= op.n_inputs ? op.n_inputs - 1 : i];
+}
+inline const tensor_desc& output_desc(const op_desc& op, size_t i) {
+  return op.outputs[op.variadic_outputs && i >= op.n_outputs ? op.n_outputs - 1 : i];
+}
 inline std::string operator+(const arg_name& a, const char* s) { return a.str() + s; }
 inline std::string operator+(const std::string& s, const arg_name& a) { return s + a.str(); }
 
@@ -107,8 +120,16 @@ class call {
   const DLTensor* out(size_t i) const {
     return mode_ != call_mode::infer && i < n_out_ ? out_[i] : nullptr;
   }
-  arg_name in_label(size_t i) const { return arg_name{"inputs", i, op_.inputs[i].name}; }
-  arg_name out_label(size_t i) const { return arg_name{"outputs", i, op_.outputs[i].name}; }
+  arg_name in_label(size_t i) const {
+    return label("inputs", i, input_desc(op_, i), op_.variadic_inputs, op_.n_inputs);
+  }
+  arg_name out_label(size_t i) const {
+    return label("outputs", i, output_desc(op_, i), op_.variadic_outputs, op_.n_outputs);
+  }
+  // Counts of the call's arrays (a variadic operand makes them vary; inferring: the number of
+  // out_shapes).
+  size_t n_in() const { return n_in_; }
+  size_t n_out() const { return n_out_; }
 
   // ---- shape checks for the shape rules ---------------------------------------------------
   void expect_rank(const arg_name& label, const DLTensor* t, int rank,
@@ -136,7 +157,7 @@ class call {
   DLDataType float_dtype() const { return float_dtype_; }
   // Results of inference: shapes of outputs (ndim -1 = not recorded).
   const shape_t& inferred(size_t i) const { return inferred_[i]; }
-  bool has_inferred(size_t i) const { return inferred_set_[i]; }
+  bool has_inferred(size_t i) const { return i < inferred_set_.size() && inferred_set_[i]; }
 
  private:
   void check_tensor(const arg_name& label, const DLTensor& t, bool allow_strides) const;
@@ -144,6 +165,10 @@ class call {
   static void byte_range(const DLTensor& t, uintptr_t* begin, uintptr_t* end);
   static bool overlap(const DLTensor& a, const DLTensor& b);
   static bool same_memory(const DLTensor& a, const DLTensor& b);
+  static arg_name label(const char* array, size_t i, const tensor_desc& d, bool variadic,
+                        size_t n_desc) {
+    return arg_name{array, i, d.name, variadic && i + 1 >= n_desc ? long(i + 1 - n_desc) : -1};
+  }
 
   const op_desc& op_;
   size_t n_in_;
@@ -153,8 +178,9 @@ class call {
   const DLDevice* device_;  // nullptr: any device (inference)
   call_mode mode_;
   DLDataType float_dtype_{0, 0, 0};
-  shape_t inferred_[8];
-  bool inferred_set_[8] = {};
+  // Inference only (sized to the number of out_shapes on the first record, after counts()).
+  std::vector<shape_t> inferred_;
+  std::vector<bool> inferred_set_;
 };
 
 }  // namespace nnp::host

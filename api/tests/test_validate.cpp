@@ -584,6 +584,89 @@ TEST_CASE("validate: dropout, elementwise, transpose, cast, reduce") {
   CHECK_INVALID("reduce", W("params->n_axes"), NNP_OP_REDUCE, &rp, {rx}, {d({})});
 }
 
+TEST_CASE("validate: variadic tensors (concat, split) and data movement") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  auto cp = params_of<nnp_concat_params>();
+  cp.axis = -1;
+  DLTensor *a = d({2, 3}), *b = d({2, 1}), *y = d({2, 4});
+  CHECK_VALID(NNP_OP_CONCAT, &cp, {a, b}, {y});
+  CHECK_VALID(NNP_OP_CONCAT, &cp, {a}, {d({2, 3})});
+  CHECK_INVALID("concat", W("n_inputs: expected 1..64, got 0"), NNP_OP_CONCAT, &cp, {}, {y});
+  std::vector<const DLTensor*> many(NNP_MAX_VARIADIC + 1, b);
+  CHECK_INVALID("concat", W("n_inputs: expected 1..64, got 65"), NNP_OP_CONCAT, &cp, many, {y});
+  many.resize(NNP_MAX_VARIADIC);
+  CHECK_VALID(NNP_OP_CONCAT, &cp, many, {d({2, NNP_MAX_VARIADIC})});
+  // Each tensor of the list is checked by the list's rules and named with its index.
+  CHECK_INVALID("concat", W("inputs[1] (xs[1]) is NULL but required"), NNP_OP_CONCAT, &cp,
+                {a, nullptr}, {y});
+  CHECK_INVALID("concat", W("inputs[2] (xs[2]): expected dtype float32 (the dtype of inputs[0]"),
+                NNP_OP_CONCAT, &cp, {a, b, d({2, 1}, kF64)}, {d({2, 5})});
+  CHECK_INVALID("concat", W("inputs[1] (xs[1]): expected rank 2", "except along axis 1"),
+                NNP_OP_CONCAT, &cp, {a, d({3, 1})}, {y});
+  CHECK_INVALID("concat", W("outputs[0] (y): expected shape [2, 4]"), NNP_OP_CONCAT, &cp, {a, b},
+                {d({2, 5})});
+  cp.axis = 2;
+  CHECK_INVALID("concat", W("params->axis", "[-2, 2)"), NNP_OP_CONCAT, &cp, {a, b}, {y});
+  CHECK_VALID(NNP_OP_CONCAT, &cp, {d({2, 3, 1}, kI64), d({2, 3, 1}, kI64)}, {d({2, 3, 2}, kI64)});
+
+  auto sp = params_of<nnp_split_params>();
+  DLTensor* x = d({5, 2});
+  CHECK_VALID(NNP_OP_SPLIT, &sp, {x}, {d({2, 2}), d({3, 2})});
+  CHECK_INVALID("split", W("n_outputs: expected 1..64, got 0"), NNP_OP_SPLIT, &sp, {x}, {});
+  CHECK_INVALID("split", W("add up to 5", "got a sum of 4"), NNP_OP_SPLIT, &sp, {x},
+                {d({2, 2}), d({2, 2})});
+  CHECK_INVALID("split", W("outputs[1] (ys[1]): expected dtype float32"), NNP_OP_SPLIT, &sp, {x},
+                {d({2, 2}), d({3, 2}, kF64)});
+  sp.num_outputs = 3;  // ONNX: ceil(5 / 3) = 2, 2, 1
+  CHECK_VALID(NNP_OP_SPLIT, &sp, {x}, {d({2, 2}), d({2, 2}), d({1, 2})});
+  CHECK_INVALID("split", W("params->num_outputs = 3: expected that many outputs, got 2"),
+                NNP_OP_SPLIT, &sp, {x}, {d({2, 2}), d({3, 2})});
+  CHECK_INVALID("split", W("outputs[2] (ys[2]): expected shape [1, 2]"), NNP_OP_SPLIT, &sp, {x},
+                {d({2, 2}), d({2, 2}), d({2, 2})});
+  sp.num_outputs = -1;
+  CHECK_INVALID("split", W("params->num_outputs: expected >= 0"), NNP_OP_SPLIT, &sp, {x},
+                {d({5, 2})});
+
+  auto sl = params_of<nnp_slice_params>();
+  sl.n_axes = 1;
+  sl.has_axes = 1;
+  sl.has_steps = 1;
+  sl.starts[0] = std::numeric_limits<int64_t>::max();
+  sl.ends[0] = std::numeric_limits<int64_t>::min();
+  sl.axes[0] = -1;
+  sl.steps[0] = -2;  // from the last element back to the first: 6 -> 3 elements
+  DLTensor* x6 = d({4, 6});
+  CHECK_VALID(NNP_OP_SLICE, &sl, {x6}, {d({4, 3})});
+  CHECK_VALID(NNP_OP_SLICE_BACKWARD, &sl, {d({4, 3})}, {x6});
+  CHECK_INVALID("slice_backward", W("inputs[0] (dy): expected shape [4, 3]"), NNP_OP_SLICE_BACKWARD,
+                &sl, {d({4, 2})}, {x6});
+  sl.steps[0] = 0;
+  CHECK_INVALID("slice", W("params->steps[0]: expected non-zero"), NNP_OP_SLICE, &sl, {x6},
+                {d({4, 3})});
+  sl.steps[0] = 1;
+  sl.has_axes = 0;
+  sl.n_axes = 3;
+  CHECK_INVALID("slice", W("params->n_axes: expected in [0, rank = 2], got 3"), NNP_OP_SLICE, &sl,
+                {x6}, {d({4, 3})});
+
+  auto gp = params_of<nnp_gather_params>();
+  gp.axis = 1;
+  DLTensor *data = d({3, 5, 2}), *idx = d({4}, kI64);
+  CHECK_VALID(NNP_OP_GATHER, &gp, {data, idx}, {d({3, 4, 2})});
+  CHECK_VALID(NNP_OP_GATHER_BACKWARD, &gp, {d({3, 4, 2}), idx}, {d({3, 5, 2})});
+  CHECK_INVALID("gather", W("inputs[1] (indices): expected dtype int64"), NNP_OP_GATHER, &gp,
+                {data, d({4})}, {d({3, 4, 2})});
+  CHECK_INVALID("gather", W("outputs[0] (y): expected shape [3, 4, 2]"), NNP_OP_GATHER, &gp,
+                {data, idx}, {d({3, 5, 2})});
+  CHECK_INVALID("gather", W("exceeds NNP_MAX_DIMS"), NNP_OP_GATHER, &gp,
+                {data, d({1, 1, 1, 1, 1, 1, 1}, kI64)}, {d({3, 2})});
+  CHECK_INVALID("gather_backward", W("inputs[0] (dy): expected shape [3, 4, 2]"),
+                NNP_OP_GATHER_BACKWARD, &gp, {d({3, 4, 3}), idx}, {d({3, 5, 2})});
+  CHECK_INVALID("gather", W("inputs[0] (data): expected rank >= 1"), NNP_OP_GATHER, &gp,
+                {d({}), idx}, {d({4})});
+}
+
 TEST_CASE("validate: optimisers") {
   NNP_NEED_FIXTURE();
   descs d;

@@ -140,6 +140,12 @@ void scale(const op_call& c);
 void fill(const op_call& c);
 void copy(const op_call& c);
 void transpose(const op_call& c);
+void concat(const op_call& c);  // data_movement.cpp
+void split(const op_call& c);
+void slice(const op_call& c);
+void slice_backward(const op_call& c);
+void gather(const op_call& c);
+void gather_backward(const op_call& c);
 void cast(const op_call& c);
 void reduce(const op_call& c);
 void sgd_update(const op_call& c);

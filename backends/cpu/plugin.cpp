@@ -155,7 +155,8 @@ float* scratch(int slot, size_t n) {
 namespace {
 
 // ---- kernel rows -------------------------------------------------------------------------------
-// float32 for every op; copy and transpose move elements of 1, 2, 4 or 8 bytes of any dtype;
+// float32 for every op; copy and transpose move elements of 1, 2, 4 or 8 bytes of any dtype,
+// concat, split, slice, slice_backward and gather elements of any size;
 // cast converts between any two float dtypes. The plugin kit serves op_supported and
 // op_execute from these rows (one lookup, so the two always agree).
 void check_element_size(const op_call& c) {
@@ -213,6 +214,12 @@ const kit::op_row kRows[] = {
     {NNP_OP_FILL,                           f32,       fill},
     {NNP_OP_COPY,                           kit::any,  copy,      check_element_size},
     {NNP_OP_TRANSPOSE,                      kit::any,  transpose, check_element_size},
+    {NNP_OP_CONCAT,                         kit::any,  concat},
+    {NNP_OP_SPLIT,                          kit::any,  split},
+    {NNP_OP_SLICE,                          kit::any,  slice},
+    {NNP_OP_SLICE_BACKWARD,                 kit::any,  slice_backward},
+    {NNP_OP_GATHER,                         kit::any,  gather},
+    {NNP_OP_GATHER_BACKWARD,                f32,       gather_backward},
     {NNP_OP_CAST,                           kAnyFloat, cast},
     {NNP_OP_REDUCE,                         f32,       reduce},
     {NNP_OP_SGD_UPDATE,                     f32,       sgd_update},

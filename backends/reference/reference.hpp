@@ -117,6 +117,12 @@ void scale(const op_args& a);                           //
 void fill(const op_args& a);                            //
 void copy(const op_args& a);                            //
 void transpose(const op_args& a);                       //
+void concat(const op_args& a);                          // data_movement.cpp
+void split(const op_args& a);                           //
+void slice(const op_args& a);                           //
+void slice_backward(const op_args& a);                  //
+void gather(const op_args& a);                          //
+void gather_backward(const op_args& a);                 //
 void cast(const op_args& a);                            //
 void reduce(const op_args& a);                          // reduce.cpp
 void sgd_update(const op_args& a);                      // optimizer.cpp

@@ -1,5 +1,6 @@
 // rows.hpp — the kernel rows of the reference kernels: which op kinds and dtypes they
-// implement (every kind, float32 and float64; copy and transpose any dtype). The reference
+// implement (every kind, float32 and float64; copy, transpose and the data-movement ops but
+// gather_backward any dtype). The reference
 // plugin (plugin.cpp) and the simulated accelerator (backends/sim) serve op_supported and
 // op_execute from these rows through the plugin kit, so both always declare the same ops.
 #pragma once
@@ -68,6 +69,12 @@ inline const op_row kRows[] = {
     {NNP_OP_FILL,                           kFloats,        fill},
     {NNP_OP_COPY,                           nnp::kit::any,  copy},
     {NNP_OP_TRANSPOSE,                      nnp::kit::any,  transpose},
+    {NNP_OP_CONCAT,                         nnp::kit::any,  concat},
+    {NNP_OP_SPLIT,                          nnp::kit::any,  split},
+    {NNP_OP_SLICE,                          nnp::kit::any,  slice},
+    {NNP_OP_SLICE_BACKWARD,                 nnp::kit::any,  slice_backward},
+    {NNP_OP_GATHER,                         nnp::kit::any,  gather},
+    {NNP_OP_GATHER_BACKWARD,                kFloats,        gather_backward},
     {NNP_OP_CAST,                           kFloats,        cast, check_cast},
     {NNP_OP_REDUCE,                         kFloats,        reduce},
     {NNP_OP_SGD_UPDATE,                     kFloats,        sgd_update},

@@ -4,6 +4,7 @@
  *
  * Each wrapper is nnp_op_execute(stream, kind, params, inputs, outputs) with the tensors in
  * the order of nnplug_ops.h: inputs first, then outputs. Optional tensors may be NULL.
+ * A variadic tensor (name[n]) is passed as a count and an array of n tensors.
  * Statuses, ownership and thread safety are those of nnp_op_execute (nnplug.h).
  */
 #ifndef NNPLUG_OP_WRAPPERS_H_
@@ -156,6 +157,24 @@ NNP_API nnp_status nnp_copy(nnp_stream* stream, const DLTensor* x, const DLTenso
 /** NNP_OP_TRANSPOSE: inputs x; outputs y; nnp_transpose_params. */
 NNP_API nnp_status nnp_transpose(nnp_stream* stream, const nnp_transpose_params* params,
     const DLTensor* x, const DLTensor* y);
+/** NNP_OP_CONCAT: inputs xs[n_xs]; outputs y; nnp_concat_params. */
+NNP_API nnp_status nnp_concat(nnp_stream* stream, const nnp_concat_params* params, size_t n_xs,
+    const DLTensor* const* xs, const DLTensor* y);
+/** NNP_OP_SPLIT: inputs x; outputs ys[n_ys]; nnp_split_params. */
+NNP_API nnp_status nnp_split(nnp_stream* stream, const nnp_split_params* params, const DLTensor* x,
+    size_t n_ys, const DLTensor* const* ys);
+/** NNP_OP_SLICE: inputs x; outputs y; nnp_slice_params. */
+NNP_API nnp_status nnp_slice(nnp_stream* stream, const nnp_slice_params* params, const DLTensor* x,
+    const DLTensor* y);
+/** NNP_OP_GATHER: inputs data, indices; outputs y; nnp_gather_params. */
+NNP_API nnp_status nnp_gather(nnp_stream* stream, const nnp_gather_params* params,
+    const DLTensor* data, const DLTensor* indices, const DLTensor* y);
+/** NNP_OP_SLICE_BACKWARD: inputs dy; outputs dx; nnp_slice_params. */
+NNP_API nnp_status nnp_slice_backward(nnp_stream* stream, const nnp_slice_params* params,
+    const DLTensor* dy, const DLTensor* dx);
+/** NNP_OP_GATHER_BACKWARD: inputs dy, indices; outputs dx; nnp_gather_params. */
+NNP_API nnp_status nnp_gather_backward(nnp_stream* stream, const nnp_gather_params* params,
+    const DLTensor* dy, const DLTensor* indices, const DLTensor* dx);
 /** NNP_OP_CAST: inputs x; outputs y; params NULL. */
 NNP_API nnp_status nnp_cast(nnp_stream* stream, const DLTensor* x, const DLTensor* y);
 /** NNP_OP_REDUCE: inputs x; outputs y; nnp_reduce_params. */

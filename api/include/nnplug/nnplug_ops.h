@@ -41,6 +41,11 @@
 extern "C" {
 #endif
 
+/** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
+ * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules
+ * (ABI 1.2). */
+#define NNP_MAX_VARIADIC 64
+
 /** Op kinds. Values are explicit and never reused; names are nnp_op_kind_name(). */
 typedef enum nnp_op_kind {
   NNP_OP_UNDEFINED = 0,
@@ -85,6 +90,12 @@ typedef enum nnp_op_kind {
   NNP_OP_FILL = 82, /**< "fill" */
   NNP_OP_COPY = 83, /**< "copy" */
   NNP_OP_TRANSPOSE = 84, /**< "transpose" */
+  NNP_OP_CONCAT = 86, /**< "concat", ABI 1.2 */
+  NNP_OP_SPLIT = 87, /**< "split", ABI 1.2 */
+  NNP_OP_SLICE = 88, /**< "slice", ABI 1.2 */
+  NNP_OP_GATHER = 89, /**< "gather", ABI 1.2 */
+  NNP_OP_SLICE_BACKWARD = 140, /**< "slice_backward", ABI 1.2 */
+  NNP_OP_GATHER_BACKWARD = 141, /**< "gather_backward", ABI 1.2 */
   NNP_OP_CAST = 85, /**< "cast" */
   NNP_OP_REDUCE = 90, /**< "reduce" */
   NNP_OP_SGD_UPDATE = 100, /**< "sgd_update" */
@@ -97,7 +108,7 @@ typedef enum nnp_op_kind {
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 49
+#define NNP_OP_KIND_COUNT 55
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -864,6 +875,113 @@ typedef struct nnp_transpose_params {
 } nnp_transpose_params;
 #define NNP_TRANSPOSE_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_transpose_params, perm) + sizeof(int32_t) * NNP_MAX_DIMS)
 #define NNP_TRANSPOSE_PARAMS_STRUCT_SIZE NNP_TRANSPOSE_PARAMS_STRUCT_SIZE_1_0
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * ONNX Concat (opset 13): y = the inputs joined along `axis`, in order. Every input has y's
+ * rank and y's dims except along axis; y.shape[axis] = sum of the inputs' dims there (an input
+ * may have 0 there). Split with the inputs' extents is its backward.
+ *
+ * NNP_OP_CONCAT (concat, 86), new in ABI 1.2
+ *   inputs:  [0..] xs[n] (variadic: 1..NNP_MAX_VARIADIC tensors): one rank and dtype, equal dims except along axis, any dtype
+ *   outputs: [0] y: the inputs' shape with the sum of their dims along axis, any dtype
+ */
+typedef struct nnp_concat_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t axis; /**< in [-rank, rank); negative counts from the end (ONNX requires it: 0 is nnplug's default); default 0; ABI 1.2 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.2 */
+} nnp_concat_params;
+#define NNP_CONCAT_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_concat_params, reserved0) + sizeof(int32_t))
+#define NNP_CONCAT_PARAMS_STRUCT_SIZE NNP_CONCAT_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * ONNX Split (opset 18): x cut along `axis` into the outputs, in order; every output has x's
+ * dims except along axis. The sizes along axis (ONNX's optional `split` input) are the outputs'
+ * own extents, given by the caller; they must add up to x.shape[axis]. num_outputs > 0 selects
+ * ONNX's num_outputs attribute instead: then there are exactly num_outputs outputs, each
+ * ceil(x.shape[axis] / num_outputs) long except the last, which gets the rest (ONNX's rule for
+ * uneven splits; a negative rest is refused), and nnp_op_infer_shapes gives the outputs'
+ * shapes. Split of dy is the backward of concat.
+ *
+ * NNP_OP_SPLIT (split, 87), new in ABI 1.2
+ *   inputs:  [0] x: any dtype
+ *   outputs: [0..] ys[n] (variadic: 1..NNP_MAX_VARIADIC tensors): x's shape except along axis, where their extents add up to x's, any dtype
+ *   Not inferable unless num_outputs > 0: the split sizes are the outputs' extents.
+ */
+typedef struct nnp_split_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t axis; /**< in [-rank, rank); negative counts from the end; ONNX default 0; default 0; ABI 1.2 */
+  int32_t num_outputs; /**< 0: the outputs' extents are the split sizes; > 0: ONNX num_outputs (must equal the number of outputs); default 0; ABI 1.2 */
+} nnp_split_params;
+#define NNP_SPLIT_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_split_params, num_outputs) + sizeof(int32_t))
+#define NNP_SPLIT_PARAMS_STRUCT_SIZE NNP_SPLIT_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * ONNX Slice (opset 13), with starts, ends, axes and steps as params (ONNX passes them as
+ * int64 tensors). For i < n_axes: axis a = axes[i] (axes = 0..n_axes-1 when has_axes = 0),
+ * step s = steps[i] (1 when has_steps = 0), d = x.shape[a]:
+ *   start = starts[i] (+ d if < 0), end = ends[i] (+ d if < 0), then clamped:
+ *   s > 0: start, end in [0, d];        s < 0: start in [0, d-1], end in [-1, d-1];
+ *   y.shape[a] = max(0, ceil((end - start) / s)),  y[.., j, ..] = x[.., start + j*s, ..].
+ * INT64_MAX / INT64_MIN as end mean "to the end" (forward / backward). Axes not named keep
+ * their extent. n_axes = 0 gives y = x. Repeated axes and zero steps are refused.
+ *
+ * NNP_OP_SLICE (slice, 88), new in ABI 1.2
+ *   inputs:  [0] x: any dtype
+ *   outputs: [0] y: x's shape with the sliced axes' counts, any dtype
+ *
+ * NNP_OP_SLICE_BACKWARD (slice_backward, 140), new in ABI 1.2
+ *   inputs:  [0] dy: the forward's y shape, any dtype
+ *   outputs: [0] dx: the forward's x shape (not inferable), any dtype
+ *   dx = 0 except the elements the forward slice read, which get dy (params the forward's).
+ */
+typedef struct nnp_slice_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t n_axes; /**< K, the entries used in starts, ends, axes, steps; in [0, rank]; default 0; ABI 1.2 */
+  int32_t has_axes; /**< 0 or 1; 0: axes = 0..K-1 (ONNX default); default 0; ABI 1.2 */
+  int32_t has_steps; /**< 0 or 1; 0: every step 1 (ONNX default); default 0; ABI 1.2 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.2 */
+  int64_t starts[NNP_MAX_DIMS]; /**< ONNX starts; negative counts from the end; default 0; ABI 1.2 */
+  int64_t ends[NNP_MAX_DIMS]; /**< ONNX ends (exclusive); negative counts from the end; INT64_MAX / INT64_MIN = to the end; default 0; ABI 1.2 */
+  int64_t axes[NNP_MAX_DIMS]; /**< ONNX axes, in [-rank, rank), no repeats; read when has_axes = 1; default 0; ABI 1.2 */
+  int64_t steps[NNP_MAX_DIMS]; /**< ONNX steps, non-zero; read when has_steps = 1; default 0; ABI 1.2 */
+} nnp_slice_params;
+#define NNP_SLICE_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_slice_params, steps) + sizeof(int64_t) * NNP_MAX_DIMS)
+#define NNP_SLICE_PARAMS_STRUCT_SIZE NNP_SLICE_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * ONNX Gather (opset 13): with a = axis, r = rank(data), q = rank(indices),
+ *   y.shape = data.shape[:a] + indices.shape + data.shape[a+1:]   (rank q + r - 1)
+ *   y[i_0..i_{a-1}, j_0..j_{q-1}, k_{a+1}..] = data[i_0..i_{a-1}, idx(j), k_{a+1}..],
+ *   idx(j) = indices[j] + (indices[j] < 0 ? data.shape[a] : 0).
+ * An index outside [-data.shape[a], data.shape[a]) is an error in ONNX. The reference and cpu
+ * backends check every index before writing and fail with NNP_STATUS_INVALID_ARGUMENT naming
+ * the first bad one (outputs untouched). A device that cannot raise from a kernel writes zeros
+ * for the slices of such indices (gather) and drops their rows of dy (gather_backward).
+ * gather_backward scatter-adds dy into a zeroed dx of data's shape (deterministic: every element
+ * of dx sums its contributions in the order of indices); it is the embedding-lookup gradient.
+ *
+ * NNP_OP_GATHER (gather, 89), new in ABI 1.2
+ *   inputs:  [0] data: rank r >= 1, any dtype
+ *            [1] indices: any rank q (0 included), int64
+ *   outputs: [0] y: data.shape[:axis] + indices.shape + data.shape[axis+1:], any dtype
+ *
+ * NNP_OP_GATHER_BACKWARD (gather_backward, 141), new in ABI 1.2
+ *   inputs:  [0] dy: the forward's y shape
+ *            [1] indices: the forward's indices, int64
+ *   outputs: [0] dx: data's shape (not inferable: data.shape[axis] is not in dy)
+ *   dx = 0, then dx[.., idx(j), ..] += dy[.., j, ..] in the order of j (deterministic).
+ */
+typedef struct nnp_gather_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t axis; /**< in [-r, r); negative counts from the end; ONNX default 0; default 0; ABI 1.2 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.2 */
+} nnp_gather_params;
+#define NNP_GATHER_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_gather_params, reserved0) + sizeof(int32_t))
+#define NNP_GATHER_PARAMS_STRUCT_SIZE NNP_GATHER_PARAMS_STRUCT_SIZE_1_2
 
 /* ------------------------------------------------------------------------------------------ */
 /**

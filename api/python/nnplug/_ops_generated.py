@@ -6,6 +6,7 @@ from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, si
 from enum import IntEnum
 
 MAX_DIMS = 8
+MAX_VARIADIC = 64
 ABI_VERSION_MINOR = 2
 
 
@@ -52,6 +53,12 @@ class OpKind(IntEnum):
     FILL = 82
     COPY = 83
     TRANSPOSE = 84
+    CONCAT = 86
+    SPLIT = 87
+    SLICE = 88
+    GATHER = 89
+    SLICE_BACKWARD = 140
+    GATHER_BACKWARD = 141
     CAST = 85
     REDUCE = 90
     SGD_UPDATE = 100
@@ -145,7 +152,14 @@ class _Params(Structure):
         super().__init__()
         self.struct_size = sizeof(self)
         for name, value in {**self._defaults_, **kwargs}.items():
-            setattr(self, name, value)
+            if isinstance(value, (list, tuple)):  # an int32/int64[MAX_DIMS] field
+                field = getattr(self, name)
+                if len(value) > len(field):
+                    raise ValueError(f"{name}: at most {len(field)} values")
+                for i, v in enumerate(value):
+                    field[i] = v
+            else:
+                setattr(self, name, value)
 
 
 class nnp_gemm_params(_Params):
@@ -243,6 +257,26 @@ class nnp_transpose_params(_Params):
     _defaults_ = {}
 
 
+class nnp_concat_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("reserved0", c_int32)]
+    _defaults_ = {}
+
+
+class nnp_split_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("num_outputs", c_int32)]
+    _defaults_ = {}
+
+
+class nnp_slice_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("n_axes", c_int32), ("has_axes", c_int32), ("has_steps", c_int32), ("reserved0", c_int32), ("starts", c_int64 * MAX_DIMS), ("ends", c_int64 * MAX_DIMS), ("axes", c_int64 * MAX_DIMS), ("steps", c_int64 * MAX_DIMS)]
+    _defaults_ = {}
+
+
+class nnp_gather_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("reserved0", c_int32)]
+    _defaults_ = {}
+
+
 class nnp_reduce_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("op", c_int32), ("keepdims", c_int32), ("n_axes", c_int32), ("axes", c_int32 * MAX_DIMS), ("noop_with_empty_axes", c_int32)]
     _defaults_ = {'op': 1, 'keepdims': 1}
@@ -274,61 +308,68 @@ class nnp_unary_params(_Params):
 
 
 #: op name -> (kind, params class or None, params optional, inputs, outputs)
-#: inputs/outputs: tuples (name, optional, dtype rule)
+#: inputs/outputs: tuples (name, optional, dtype rule, variadic); a variadic tensor
+#: (the last of its list) stands for 1..MAX_VARIADIC tensors
 OPS = {
-    'gemm': (OpKind.GEMM, nnp_gemm_params, False, (('A', False, 'float'), ('B', False, 'float'), ('C', True, 'float')), (('Y', False, 'float'),)),
-    'matmul': (OpKind.MATMUL, nnp_matmul_params, False, (('A', False, 'float'), ('B', False, 'float')), (('Y', False, 'float'),)),
-    'conv2d_forward': (OpKind.CONV2D_FORWARD, nnp_conv2d_params, False, (('x', False, 'float'), ('w', False, 'float'), ('b', True, 'float')), (('y', False, 'float'),)),
-    'conv2d_backward_data': (OpKind.CONV2D_BACKWARD_DATA, nnp_conv2d_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
-    'conv2d_backward_filter': (OpKind.CONV2D_BACKWARD_FILTER, nnp_conv2d_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
-    'conv2d_backward_bias': (OpKind.CONV2D_BACKWARD_BIAS, nnp_conv2d_params, True, (('dy', False, 'float'),), (('db', False, 'float'),)),
-    'conv_forward': (OpKind.CONV_FORWARD, nnp_conv_params, False, (('x', False, 'float'), ('w', False, 'float'), ('b', True, 'float')), (('y', False, 'float'),)),
-    'conv_backward_data': (OpKind.CONV_BACKWARD_DATA, nnp_conv_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
-    'conv_backward_filter': (OpKind.CONV_BACKWARD_FILTER, nnp_conv_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
-    'conv_backward_bias': (OpKind.CONV_BACKWARD_BIAS, nnp_conv_params, True, (('dy', False, 'float'),), (('db', False, 'float'),)),
-    'conv_transpose_forward': (OpKind.CONV_TRANSPOSE_FORWARD, nnp_conv_transpose_params, False, (('x', False, 'float'), ('w', False, 'float'), ('b', True, 'float')), (('y', False, 'float'),)),
-    'conv_transpose_backward_data': (OpKind.CONV_TRANSPOSE_BACKWARD_DATA, nnp_conv_transpose_params, False, (('dy', False, 'float'), ('w', False, 'float')), (('dx', False, 'float'),)),
-    'conv_transpose_backward_filter': (OpKind.CONV_TRANSPOSE_BACKWARD_FILTER, nnp_conv_transpose_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dw', False, 'float'),)),
-    'pool2d_forward': (OpKind.POOL2D_FORWARD, nnp_pool2d_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'pool2d_backward': (OpKind.POOL2D_BACKWARD, nnp_pool2d_params, False, (('x', False, 'float'), ('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
-    'pool_forward': (OpKind.POOL_FORWARD, nnp_pool_params, False, (('x', False, 'float'),), (('y', False, 'float'), ('indices', True, 'int64'))),
-    'pool_backward': (OpKind.POOL_BACKWARD, nnp_pool_params, False, (('x', False, 'float'), ('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
-    'activation_forward': (OpKind.ACTIVATION_FORWARD, nnp_activation_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'activation_backward': (OpKind.ACTIVATION_BACKWARD, nnp_activation_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
-    'softmax_forward': (OpKind.SOFTMAX_FORWARD, nnp_softmax_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'softmax_backward': (OpKind.SOFTMAX_BACKWARD, nnp_softmax_params, False, (('y', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
-    'attention_forward': (OpKind.ATTENTION_FORWARD, nnp_attention_params, False, (('Q', False, 'float'), ('K', False, 'float'), ('V', False, 'float'), ('attn_mask', True, 'float')), (('Y', False, 'float'), ('softmax_lse', True, 'float'))),
-    'attention_backward': (OpKind.ATTENTION_BACKWARD, nnp_attention_params, False, (('Q', False, 'float'), ('K', False, 'float'), ('V', False, 'float'), ('attn_mask', True, 'float'), ('Y', False, 'float'), ('dY', False, 'float'), ('softmax_lse', False, 'float')), (('dQ', False, 'float'), ('dK', False, 'float'), ('dV', False, 'float'))),
-    'softmax_cross_entropy_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_FORWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64')), (('loss', False, 'float'), ('log_prob', True, 'float'))),
-    'softmax_cross_entropy_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_BACKWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float'), ('labels', False, 'int64'), ('dloss', False, 'float')), (('dlogits', False, 'float'),)),
-    'nll_loss_forward': (OpKind.NLL_LOSS_FORWARD, nnp_nll_loss_params, False, (('input', False, 'float'), ('target', False, 'int64'), ('weight', True, 'float')), (('loss', False, 'float'),)),
-    'nll_loss_backward': (OpKind.NLL_LOSS_BACKWARD, nnp_nll_loss_params, False, (('input', False, 'float'), ('target', False, 'int64'), ('dloss', False, 'float'), ('weight', True, 'float')), (('dinput', False, 'float'),)),
-    'softmax_cross_entropy_loss_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, nnp_softmax_cross_entropy_loss_params, False, (('scores', False, 'float'), ('labels', False, 'int64'), ('weights', True, 'float')), (('loss', False, 'float'), ('log_prob', True, 'float'))),
-    'softmax_cross_entropy_loss_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, nnp_softmax_cross_entropy_loss_params, False, (('scores', False, 'float'), ('labels', False, 'int64'), ('dloss', False, 'float'), ('weights', True, 'float')), (('dscores', False, 'float'),)),
-    'batch_norm_forward_training': (OpKind.BATCH_NORM_FORWARD_TRAINING, nnp_batch_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', False, 'float')), (('y', False, 'float'), ('running_mean', False, 'float'), ('running_var', False, 'float'), ('saved_mean', False, 'float'), ('saved_inv_std', False, 'float'))),
-    'batch_norm_forward_inference': (OpKind.BATCH_NORM_FORWARD_INFERENCE, nnp_batch_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', False, 'float'), ('mean', False, 'float'), ('var', False, 'float')), (('y', False, 'float'),)),
-    'batch_norm_backward': (OpKind.BATCH_NORM_BACKWARD, nnp_batch_norm_params, False, (('x', False, 'float'), ('dy', False, 'float'), ('scale', False, 'float'), ('saved_mean', False, 'float'), ('saved_inv_std', False, 'float')), (('dx', False, 'float'), ('dscale', False, 'float'), ('dbias', False, 'float'))),
-    'layer_norm_forward': (OpKind.LAYER_NORM_FORWARD, nnp_layer_norm_params, False, (('x', False, 'float'), ('scale', False, 'float'), ('bias', True, 'float')), (('y', False, 'float'), ('mean', True, 'float'), ('inv_std', True, 'float'))),
-    'layer_norm_backward': (OpKind.LAYER_NORM_BACKWARD, nnp_layer_norm_params, False, (('x', False, 'float'), ('dy', False, 'float'), ('scale', False, 'float'), ('mean', False, 'float'), ('inv_std', False, 'float')), (('dx', False, 'float'), ('dscale', False, 'float'), ('dbias', True, 'float'))),
-    'dropout_forward': (OpKind.DROPOUT_FORWARD, nnp_dropout_params, False, (('x', False, 'float'),), (('y', False, 'float'), ('mask', True, 'uint8'))),
-    'dropout_backward': (OpKind.DROPOUT_BACKWARD, nnp_dropout_params, False, (('dy', False, 'float'),), (('dx', False, 'float'),)),
-    'binary': (OpKind.BINARY, nnp_binary_params, False, (('a', False, 'float'), ('b', False, 'float')), (('y', False, 'float'),)),
-    'scale': (OpKind.SCALE, nnp_scale_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'fill': (OpKind.FILL, nnp_fill_params, False, (), (('y', False, 'float'),)),
-    'copy': (OpKind.COPY, None, True, (('x', False, 'same_as_input0'),), (('y', False, 'same_as_input0'),)),
-    'transpose': (OpKind.TRANSPOSE, nnp_transpose_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'cast': (OpKind.CAST, None, True, (('x', False, 'any_float'),), (('y', False, 'any_float'),)),
-    'reduce': (OpKind.REDUCE, nnp_reduce_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'sgd_update': (OpKind.SGD_UPDATE, nnp_sgd_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('momentum_buffer', True, 'float'))),
-    'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float'),), (('param', False, 'float'), ('m', False, 'float'), ('v', False, 'float'))),
-    'clip': (OpKind.CLIP, nnp_clip_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'unary_forward': (OpKind.UNARY_FORWARD, nnp_unary_params, False, (('x', False, 'float'),), (('y', False, 'float'),)),
-    'unary_backward': (OpKind.UNARY_BACKWARD, nnp_unary_params, False, (('x', False, 'float'), ('dy', False, 'float')), (('dx', False, 'float'),)),
-    'where': (OpKind.WHERE, None, True, (('condition', False, 'uint8'), ('x', False, 'float'), ('y', False, 'float')), (('output', False, 'float'),)),
+    'gemm': (OpKind.GEMM, nnp_gemm_params, False, (('A', False, 'float', False), ('B', False, 'float', False), ('C', True, 'float', False)), (('Y', False, 'float', False),)),
+    'matmul': (OpKind.MATMUL, nnp_matmul_params, False, (('A', False, 'float', False), ('B', False, 'float', False)), (('Y', False, 'float', False),)),
+    'conv2d_forward': (OpKind.CONV2D_FORWARD, nnp_conv2d_params, False, (('x', False, 'float', False), ('w', False, 'float', False), ('b', True, 'float', False)), (('y', False, 'float', False),)),
+    'conv2d_backward_data': (OpKind.CONV2D_BACKWARD_DATA, nnp_conv2d_params, False, (('dy', False, 'float', False), ('w', False, 'float', False)), (('dx', False, 'float', False),)),
+    'conv2d_backward_filter': (OpKind.CONV2D_BACKWARD_FILTER, nnp_conv2d_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dw', False, 'float', False),)),
+    'conv2d_backward_bias': (OpKind.CONV2D_BACKWARD_BIAS, nnp_conv2d_params, True, (('dy', False, 'float', False),), (('db', False, 'float', False),)),
+    'conv_forward': (OpKind.CONV_FORWARD, nnp_conv_params, False, (('x', False, 'float', False), ('w', False, 'float', False), ('b', True, 'float', False)), (('y', False, 'float', False),)),
+    'conv_backward_data': (OpKind.CONV_BACKWARD_DATA, nnp_conv_params, False, (('dy', False, 'float', False), ('w', False, 'float', False)), (('dx', False, 'float', False),)),
+    'conv_backward_filter': (OpKind.CONV_BACKWARD_FILTER, nnp_conv_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dw', False, 'float', False),)),
+    'conv_backward_bias': (OpKind.CONV_BACKWARD_BIAS, nnp_conv_params, True, (('dy', False, 'float', False),), (('db', False, 'float', False),)),
+    'conv_transpose_forward': (OpKind.CONV_TRANSPOSE_FORWARD, nnp_conv_transpose_params, False, (('x', False, 'float', False), ('w', False, 'float', False), ('b', True, 'float', False)), (('y', False, 'float', False),)),
+    'conv_transpose_backward_data': (OpKind.CONV_TRANSPOSE_BACKWARD_DATA, nnp_conv_transpose_params, False, (('dy', False, 'float', False), ('w', False, 'float', False)), (('dx', False, 'float', False),)),
+    'conv_transpose_backward_filter': (OpKind.CONV_TRANSPOSE_BACKWARD_FILTER, nnp_conv_transpose_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dw', False, 'float', False),)),
+    'pool2d_forward': (OpKind.POOL2D_FORWARD, nnp_pool2d_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'pool2d_backward': (OpKind.POOL2D_BACKWARD, nnp_pool2d_params, False, (('x', False, 'float', False), ('y', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
+    'pool_forward': (OpKind.POOL_FORWARD, nnp_pool_params, False, (('x', False, 'float', False),), (('y', False, 'float', False), ('indices', True, 'int64', False))),
+    'pool_backward': (OpKind.POOL_BACKWARD, nnp_pool_params, False, (('x', False, 'float', False), ('y', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
+    'activation_forward': (OpKind.ACTIVATION_FORWARD, nnp_activation_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'activation_backward': (OpKind.ACTIVATION_BACKWARD, nnp_activation_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
+    'softmax_forward': (OpKind.SOFTMAX_FORWARD, nnp_softmax_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'softmax_backward': (OpKind.SOFTMAX_BACKWARD, nnp_softmax_params, False, (('y', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
+    'attention_forward': (OpKind.ATTENTION_FORWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False)), (('Y', False, 'float', False), ('softmax_lse', True, 'float', False))),
+    'attention_backward': (OpKind.ATTENTION_BACKWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False), ('Y', False, 'float', False), ('dY', False, 'float', False), ('softmax_lse', False, 'float', False)), (('dQ', False, 'float', False), ('dK', False, 'float', False), ('dV', False, 'float', False))),
+    'softmax_cross_entropy_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_FORWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float', False), ('labels', False, 'int64', False)), (('loss', False, 'float', False), ('log_prob', True, 'float', False))),
+    'softmax_cross_entropy_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_BACKWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float', False), ('labels', False, 'int64', False), ('dloss', False, 'float', False)), (('dlogits', False, 'float', False),)),
+    'nll_loss_forward': (OpKind.NLL_LOSS_FORWARD, nnp_nll_loss_params, False, (('input', False, 'float', False), ('target', False, 'int64', False), ('weight', True, 'float', False)), (('loss', False, 'float', False),)),
+    'nll_loss_backward': (OpKind.NLL_LOSS_BACKWARD, nnp_nll_loss_params, False, (('input', False, 'float', False), ('target', False, 'int64', False), ('dloss', False, 'float', False), ('weight', True, 'float', False)), (('dinput', False, 'float', False),)),
+    'softmax_cross_entropy_loss_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, nnp_softmax_cross_entropy_loss_params, False, (('scores', False, 'float', False), ('labels', False, 'int64', False), ('weights', True, 'float', False)), (('loss', False, 'float', False), ('log_prob', True, 'float', False))),
+    'softmax_cross_entropy_loss_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, nnp_softmax_cross_entropy_loss_params, False, (('scores', False, 'float', False), ('labels', False, 'int64', False), ('dloss', False, 'float', False), ('weights', True, 'float', False)), (('dscores', False, 'float', False),)),
+    'batch_norm_forward_training': (OpKind.BATCH_NORM_FORWARD_TRAINING, nnp_batch_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', False, 'float', False)), (('y', False, 'float', False), ('running_mean', False, 'float', False), ('running_var', False, 'float', False), ('saved_mean', False, 'float', False), ('saved_inv_std', False, 'float', False))),
+    'batch_norm_forward_inference': (OpKind.BATCH_NORM_FORWARD_INFERENCE, nnp_batch_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', False, 'float', False), ('mean', False, 'float', False), ('var', False, 'float', False)), (('y', False, 'float', False),)),
+    'batch_norm_backward': (OpKind.BATCH_NORM_BACKWARD, nnp_batch_norm_params, False, (('x', False, 'float', False), ('dy', False, 'float', False), ('scale', False, 'float', False), ('saved_mean', False, 'float', False), ('saved_inv_std', False, 'float', False)), (('dx', False, 'float', False), ('dscale', False, 'float', False), ('dbias', False, 'float', False))),
+    'layer_norm_forward': (OpKind.LAYER_NORM_FORWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', True, 'float', False)), (('y', False, 'float', False), ('mean', True, 'float', False), ('inv_std', True, 'float', False))),
+    'layer_norm_backward': (OpKind.LAYER_NORM_BACKWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('dy', False, 'float', False), ('scale', False, 'float', False), ('mean', False, 'float', False), ('inv_std', False, 'float', False)), (('dx', False, 'float', False), ('dscale', False, 'float', False), ('dbias', True, 'float', False))),
+    'dropout_forward': (OpKind.DROPOUT_FORWARD, nnp_dropout_params, False, (('x', False, 'float', False),), (('y', False, 'float', False), ('mask', True, 'uint8', False))),
+    'dropout_backward': (OpKind.DROPOUT_BACKWARD, nnp_dropout_params, False, (('dy', False, 'float', False),), (('dx', False, 'float', False),)),
+    'binary': (OpKind.BINARY, nnp_binary_params, False, (('a', False, 'float', False), ('b', False, 'float', False)), (('y', False, 'float', False),)),
+    'scale': (OpKind.SCALE, nnp_scale_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'fill': (OpKind.FILL, nnp_fill_params, False, (), (('y', False, 'float', False),)),
+    'copy': (OpKind.COPY, None, True, (('x', False, 'same_as_input0', False),), (('y', False, 'same_as_input0', False),)),
+    'transpose': (OpKind.TRANSPOSE, nnp_transpose_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'concat': (OpKind.CONCAT, nnp_concat_params, False, (('xs', False, 'same_as_input0', True),), (('y', False, 'same_as_input0', False),)),
+    'split': (OpKind.SPLIT, nnp_split_params, False, (('x', False, 'same_as_input0', False),), (('ys', False, 'same_as_input0', True),)),
+    'slice': (OpKind.SLICE, nnp_slice_params, False, (('x', False, 'same_as_input0', False),), (('y', False, 'same_as_input0', False),)),
+    'gather': (OpKind.GATHER, nnp_gather_params, False, (('data', False, 'same_as_input0', False), ('indices', False, 'int64', False)), (('y', False, 'same_as_input0', False),)),
+    'slice_backward': (OpKind.SLICE_BACKWARD, nnp_slice_params, False, (('dy', False, 'same_as_input0', False),), (('dx', False, 'same_as_input0', False),)),
+    'gather_backward': (OpKind.GATHER_BACKWARD, nnp_gather_params, False, (('dy', False, 'float', False), ('indices', False, 'int64', False)), (('dx', False, 'float', False),)),
+    'cast': (OpKind.CAST, None, True, (('x', False, 'any_float', False),), (('y', False, 'any_float', False),)),
+    'reduce': (OpKind.REDUCE, nnp_reduce_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'sgd_update': (OpKind.SGD_UPDATE, nnp_sgd_params, False, (('grad', False, 'float', False),), (('param', False, 'float', False), ('momentum_buffer', True, 'float', False))),
+    'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float', False),), (('param', False, 'float', False), ('m', False, 'float', False), ('v', False, 'float', False))),
+    'clip': (OpKind.CLIP, nnp_clip_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'unary_forward': (OpKind.UNARY_FORWARD, nnp_unary_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'unary_backward': (OpKind.UNARY_BACKWARD, nnp_unary_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
+    'where': (OpKind.WHERE, None, True, (('condition', False, 'uint8', False), ('x', False, 'float', False), ('y', False, 'float', False)), (('output', False, 'float', False),)),
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_concat_params, nnp_split_params, nnp_slice_params, nnp_gather_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_unary_op": (UnaryOp, "NNP_UNARY_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}

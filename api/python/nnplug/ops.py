@@ -420,11 +420,22 @@ def adam_update(grad, param, m, v, *, step, lr=1e-3, beta1=0.9, beta2=0.999, eps
 
 
 # ------------------------------------------------------------- ops from the op table --
+def _variadic(op, name, tensors):
+    """The tensors of a variadic argument: a list or tuple (an array would be one tensor)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise Error(_abi.Status.INVALID_ARGUMENT,
+                    f"{op}: {name} is variadic: expected a list or tuple of tensors, got "
+                    f"{type(tensors).__name__}")
+    return list(tensors)
+
+
 def _table_wrapper(name, kind, params_cls, inputs, outputs):
     """The wrapper of an op the table defines and this module has no hand-written function for
     (so a new op reaches Python with no edit here): tensors positionally in the C API's order,
-    inputs then outputs (trailing optional ones may be left out or None); params as keywords
-    named as the C struct's fields, with the table's defaults (nnplug_ops.h)."""
+    inputs then outputs (trailing optional ones may be left out or None); a variadic tensor
+    (the table's last input or output, `variadic = true`) is one positional argument holding a
+    sequence of 1..MAX_VARIADIC tensors; params as keywords named as the C struct's fields,
+    with the table's defaults (nnplug_ops.h); an int32/int64[MAX_DIMS] field takes a list."""
     names = [t[0] for t in inputs] + [t[0] for t in outputs]
     required = [i for i, t in enumerate(list(inputs) + list(outputs)) if not t[1]]
     fields = [f for f, _ in params_cls._fields_ if f != "struct_size"] if params_cls else []
@@ -440,7 +451,12 @@ def _table_wrapper(name, kind, params_cls, inputs, outputs):
                         f"{name}: unknown params {unknown}; its params are {fields}")
         p = params_cls(**params) if params_cls is not None else None
         padded = list(tensors) + [None] * (len(names) - len(tensors))
-        return execute(kind, p, padded[:len(inputs)], padded[len(inputs):], stream, device)
+        ins, outs = padded[:len(inputs)], padded[len(inputs):]
+        if inputs and inputs[-1][3]:
+            ins = ins[:-1] + _variadic(name, inputs[-1][0], ins[-1])
+        if outputs and outputs[-1][3]:
+            outs = outs[:-1] + _variadic(name, outputs[-1][0], outs[-1])
+        return execute(kind, p, ins, outs, stream, device)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{name}({', '.join(names)}, *, {', '.join(fields + ['stream', 'device'])})"

@@ -568,3 +568,61 @@ def test_clip_from_the_table(dev, rng):
     assert info.value.status == nnplug.Status.INVALID_ARGUMENT and "has_min" in info.value.message
     with pytest.raises(nnplug.Error):
         nnplug.clip(x, device=dev)  # the output is required
+
+
+# ------------------------------------------------------------------- data movement --
+def test_concat_takes_a_sequence_of_inputs(dev, rng):
+    """concat's inputs are variadic: one argument holding a list (ONNX Concat)."""
+    parts = [rand(rng, 2, k, 3) for k in (1, 3, 2)]
+    y = np.empty((2, 6, 3), np.float32)
+    run(nnplug.concat, parts, y, axis=1, device=dev)
+    np.testing.assert_array_equal(y, np.concatenate(parts, axis=1))
+    ints = [np.arange(4, dtype=np.int32).reshape(2, 2), np.arange(2, dtype=np.int32).reshape(2, 1)]
+    yi = np.empty((2, 3), np.int32)
+    run(nnplug.concat, ints, yi, axis=-1, device=dev)  # any dtype
+    np.testing.assert_array_equal(yi, np.concatenate(ints, axis=-1))
+    with pytest.raises(nnplug.Error) as info:
+        nnplug.concat(parts[0], y, axis=1, device=dev)  # an array, not a list
+    assert "variadic" in info.value.message
+    with pytest.raises(nnplug.Error) as info:
+        nnplug.concat([parts[0], parts[1][:, :, :2].copy()], y, axis=1, device=dev)
+    assert info.value.status == nnplug.Status.INVALID_ARGUMENT
+    assert "inputs[1] (xs[1])" in info.value.message
+
+
+def test_split_gives_a_sequence_of_outputs(dev, rng):
+    """split's outputs are variadic: their extents are the split sizes (ONNX Split), or
+    num_outputs selects ONNX's equal split with a smaller last part."""
+    x = rand(rng, 7, 4)
+    ys = [np.empty((k, 4), np.float32) for k in (2, 5)]
+    got = run(nnplug.split, x, ys, axis=0, device=dev)
+    assert len(got) == 2
+    for y, want in zip(ys, np.split(x, [2], axis=0)):
+        np.testing.assert_array_equal(y, want)
+    ys = [np.empty((7, k), np.float32) for k in (2, 2)]
+    run(nnplug.split, x, ys, axis=-1, num_outputs=2, device=dev)
+    np.testing.assert_array_equal(np.concatenate(ys, axis=1), x)
+
+
+def test_slice_and_gather_from_the_table(dev, rng):
+    """slice takes ONNX's lists as int64[MAX_DIMS] params; gather takes int64 indices."""
+    x = rand(rng, 4, 6)
+    y = np.empty((2, 3), np.float32)
+    run(nnplug.slice, x, y, n_axes=2, has_axes=1, has_steps=1, starts=[-1, 1],
+        ends=[-(2 ** 63), 5], axes=[1, 0], steps=[-2, 2], device=dev)
+    np.testing.assert_array_equal(y, x[1:5:2, ::-2])
+    dx = np.empty_like(x)
+    run(nnplug.slice_backward, y, dx, n_axes=2, has_axes=1, has_steps=1, starts=[-1, 1],
+        ends=[-(2 ** 63), 5], axes=[1, 0], steps=[-2, 2], device=dev)
+    want = np.zeros_like(x)
+    want[1:5:2, ::-2] = y
+    np.testing.assert_array_equal(dx, want)
+    idx = np.array([[3, -4], [0, 3]], np.int64)
+    g = np.empty((2, 2, 6), np.float32)
+    run(nnplug.gather, x, idx, g, axis=0, device=dev)
+    np.testing.assert_array_equal(g, np.take(x, idx, axis=0))
+    dd = np.empty_like(x)
+    run(nnplug.gather_backward, g, idx, dd, axis=0, device=dev)
+    want = np.zeros_like(x)
+    np.add.at(want, idx % 4, g)
+    np.testing.assert_allclose(dd, want, rtol=1e-6)
