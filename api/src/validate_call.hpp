@@ -56,6 +56,8 @@ class shape_t {
 
 std::string shape_str(const shape_t& s);
 
+inline shape_t shape_of(const DLTensor* t) { return shape_t(t->shape, t->shape + t->ndim); }
+
 // The name of an nnp_auto_pad value, for messages.
 inline const char* auto_pad_name(int32_t v) {
   switch (v) {
@@ -69,7 +71,6 @@ inline const char* auto_pad_name(int32_t v) {
       return "NOTSET";
   }
 }
-inline shape_t shape_of(const DLTensor* t) { return shape_t(t->shape, t->shape + t->ndim); }
 
 // The name of an operand, "inputs[1] (w)" or, for the k-th tensor of a variadic one,
 // "inputs[2] (xs[2])", formatted only when a message needs it.
