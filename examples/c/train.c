@@ -306,6 +306,7 @@ int main(int argc, char** argv) {
   free(test.labels);
   CHECK(nnp_stream_destroy(nt.s));
   for (int i = 0; i < nt.n_allocations; ++i) CHECK(nnp_free(nt.dev, nt.allocations[i]));
+  free(nt.vit); /* the vit's host-side record of its buffers (NULL for mlp, cnn) */
   CHECK(nnp_shutdown());
   return 0;
 }
