@@ -524,41 +524,23 @@ void conv2d_backward_filter(const op_call& c) {
     winograd_backward_filter(g, x, dy, dw);
     return;
   }
-  // Chunks of images, each summing into its own partial dw (chunk 0 into dw), then one sum.
-  // Four chunks per thread, not one: a thread that the OS preempts (a shared machine) then
-  // holds up a quarter of its share, and the others take the rest.
-  const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), g.n);
-  float* partial =
-      chunks > 1 ? scratch(kCallSlot0, static_cast<size_t>((chunks - 1) * wsize)) : nullptr;
-  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+  sum_over_image_chunks(g.n, wsize, dw, [&](float* acc, int64_t n0, int64_t n1) {
     float* col = col_scratch(g);
-    for (int64_t ch = cb; ch < ce; ++ch) {
-      float* acc = ch == 0 ? dw : partial + (ch - 1) * wsize;
-      const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
-      for (int64_t n = n0; n < n1; ++n) {
-        const float beta = n == n0 ? 0.0f : 1.0f;
-        for (int64_t grp = 0; grp < g.groups; ++grp) {
-          const float* xg = x + g.x_group(n, grp);
-          const float* dyg = dy + g.y_group(n, grp);
-          const float* src = xg;
-          if (!g.direct()) {
-            im2col(g, xg, col);
-            src = col;
-          }
-          sgemm_rm(false, true, g.kg, g.crs(), g.pq(), 1.0f, dyg, g.pq(), src, g.pq(), beta,
-                   acc + g.w_group(grp), g.crs());
+    for (int64_t n = n0; n < n1; ++n) {
+      const float beta = n == n0 ? 0.0f : 1.0f;
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const float* xg = x + g.x_group(n, grp);
+        const float* dyg = dy + g.y_group(n, grp);
+        const float* src = xg;
+        if (!g.direct()) {
+          im2col(g, xg, col);
+          src = col;
         }
+        sgemm_rm(false, true, g.kg, g.crs(), g.pq(), 1.0f, dyg, g.pq(), src, g.pq(), beta,
+                 acc + g.w_group(grp), g.crs());
       }
     }
   });
-  if (chunks > 1) {
-    parallel_for(wsize, kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t ch = 1; ch < chunks; ++ch) {
-        const float* part = partial + (ch - 1) * wsize;
-        for (int64_t i = b; i < e; ++i) dw[i] += part[i];
-      }
-    });
-  }
 }
 
 void conv2d_backward_bias(const op_call& c) {

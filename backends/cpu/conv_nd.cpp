@@ -284,45 +284,27 @@ void nd_backward_filter(const conv_nd_geometry& g, const float* in, const float*
     std::fill(dw, dw + wsize, 0.0f);
     return;
   }
-  // Chunks of images, each summing into its own partial dw (chunk 0 into dw), then one sum;
-  // four chunks per thread (as conv.cpp) so that a preempted thread holds up little.
-  const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), g.n);
-  float* partial =
-      chunks > 1 ? scratch(kCallSlot0, static_cast<size_t>((chunks - 1) * wsize)) : nullptr;
-  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+  sum_over_image_chunks(g.n, wsize, dw, [&](float* acc, int64_t n0, int64_t n1) {
     float* col = col_scratch(g);
-    for (int64_t ch = cb; ch < ce; ++ch) {
-      float* acc = ch == 0 ? dw : partial + (ch - 1) * wsize;
-      const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
-      for (int64_t n = n0; n < n1; ++n) {
-        for (int64_t grp = 0; grp < g.groups; ++grp) {
-          const float* src = in + in_group(g, n, grp);
-          const float* dy = dout + out_group(g, n, grp);
-          float* dwg = acc + w_group(g, grp);
-          if (direct(g)) {
-            sgemm_rm(false, true, g.cog(), CK, V, 1.0f, dy, V, src, V, n == n0 ? 0.0f : 1.0f, dwg,
-                     CK);
-            continue;
-          }
-          for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
-            const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
-            vol2col(g, src, od0, od1, col);
-            const float beta = n == n0 && od0 == 0 ? 0.0f : 1.0f;
-            sgemm_rm(false, true, g.cog(), CK, vs, 1.0f, dy + od0 * plane, V, col, vs, beta, dwg,
-                     CK);
-          }
+    for (int64_t n = n0; n < n1; ++n) {
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const float* src = in + in_group(g, n, grp);
+        const float* dy = dout + out_group(g, n, grp);
+        float* dwg = acc + w_group(g, grp);
+        if (direct(g)) {
+          sgemm_rm(false, true, g.cog(), CK, V, 1.0f, dy, V, src, V, n == n0 ? 0.0f : 1.0f, dwg,
+                   CK);
+          continue;
+        }
+        for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
+          const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
+          vol2col(g, src, od0, od1, col);
+          const float beta = n == n0 && od0 == 0 ? 0.0f : 1.0f;
+          sgemm_rm(false, true, g.cog(), CK, vs, 1.0f, dy + od0 * plane, V, col, vs, beta, dwg, CK);
         }
       }
     }
   });
-  if (chunks > 1) {
-    parallel_for(wsize, kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t ch = 1; ch < chunks; ++ch) {
-        const float* part = partial + (ch - 1) * wsize;
-        for (int64_t i = b; i < e; ++i) dw[i] += part[i];
-      }
-    });
-  }
 }
 
 // ---- the three directions, on conv.cpp's kernels where they fit

@@ -17,6 +17,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -97,6 +98,31 @@ constexpr int64_t kElementwiseGrain = 32768;
 constexpr int kScratchSlots = 4;
 constexpr int kTaskSlot0 = 0, kTaskSlot1 = 1, kCallSlot0 = 2, kCallSlot1 = 3;
 float* scratch(int slot, size_t n);
+
+// A filter gradient summed over `images` in parallel: the images split into chunks, four per
+// thread (a thread the OS preempts on a shared machine then holds up a quarter of its share);
+// chunk 0 accumulates into dw, the others into partial buffers (call-level scratch slot 0),
+// which are added into dw at the end. body(acc, n0, n1) writes into acc (wsize floats) the
+// gradient summed over images [n0, n1), overwriting acc with its first image. images >= 1.
+template <typename F>
+void sum_over_image_chunks(int64_t images, int64_t wsize, float* dw, const F& body) {
+  const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), images);
+  float* partial =
+      chunks > 1 ? scratch(kCallSlot0, static_cast<size_t>((chunks - 1) * wsize)) : nullptr;
+  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t ch = cb; ch < ce; ++ch)
+      body(ch == 0 ? dw : partial + (ch - 1) * wsize, images * ch / chunks,
+           images * (ch + 1) / chunks);
+  });
+  if (chunks > 1) {
+    parallel_for(wsize, kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t ch = 1; ch < chunks; ++ch) {
+        const float* part = partial + (ch - 1) * wsize;
+        for (int64_t i = b; i < e; ++i) dw[i] += part[i];
+      }
+    });
+  }
+}
 
 // ---- op families -------------------------------------------------------------------------------
 void gemm(const op_call& c);
