@@ -255,37 +255,24 @@ TEST_CASE("gradient layer_norm") {
 }
 
 // Known answers on every device (the reference included): batch-norm training statistics
-// and the running-stat update (ONNX momentum weights the old value; unbiased variance as
-// cuDNN/PyTorch).
+// and the running-stat update (ONNX momentum weights the old value). The running variance takes
+// the unbiased 5/3 by default (cuDNN/PyTorch) and the population variance 1.25 with
+// running_var_rule = 1 (ONNX BatchNormalization); devices that implement the unbiased rule
+// only (cuda) declare the second call unsupported and are skipped.
 TEST_CASE("batch_norm_forward_training: known answers") {
-  const BnCase v = bn_case(parse_case("n4 c1 eps=1e-5 mom=0.9"));
-  BnData d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
-  const OpCall call = bn_training(v, d);
   const double inv_std = 1 / std::sqrt(1.25 + 1e-5);
-  const std::vector<std::vector<double>> want{
-      {-1.5 * inv_std, -0.5 * inv_std, 0.5 * inv_std, 1.5 * inv_std},
-      {0.1 * 2.5},
-      {0.9 * 1 + 0.1 * (5.0 / 3)},
-      {2.5},
-      {inv_std}};
-  check_known_outputs("batch_norm_known", "n4 c1 mom=0.9", call, want, {DT::f32},
-                      [](DT) { return 1e-12; });
-}
-
-// running_var_rule = 1 (ONNX BatchNormalization): the running variance takes the population
-// variance 1.25, not the unbiased 5/3; everything else as above. Devices that implement the
-// unbiased rule only (cuda) declare the call unsupported and are skipped.
-TEST_CASE("batch_norm_forward_training: ONNX running variance") {
-  const BnCase v = bn_case(parse_case("n4 c1 eps=1e-5 mom=0.9 varrule1"));
-  BnData d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
-  const OpCall call = bn_training(v, d);
-  const double inv_std = 1 / std::sqrt(1.25 + 1e-5);
-  const std::vector<std::vector<double>> want{
-      {-1.5 * inv_std, -0.5 * inv_std, 0.5 * inv_std, 1.5 * inv_std},
-      {0.1 * 2.5},
-      {0.9 * 1 + 0.1 * 1.25},
-      {2.5},
-      {inv_std}};
-  check_known_outputs("batch_norm_known", "n4 c1 mom=0.9 varrule1", call, want, {DT::f32},
-                      [](DT) { return 1e-12; });
+  for (const auto& [text, running_var] :
+       {std::pair<const char*, double>{"n4 c1 eps=1e-5 mom=0.9", 5.0 / 3},
+        std::pair<const char*, double>{"n4 c1 eps=1e-5 mom=0.9 varrule1", 1.25}}) {
+    const BnCase v = bn_case(parse_case(text));
+    const BnData d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
+    const std::vector<std::vector<double>> want{
+        {-1.5 * inv_std, -0.5 * inv_std, 0.5 * inv_std, 1.5 * inv_std},
+        {0.1 * 2.5},
+        {0.9 * 1 + 0.1 * running_var},
+        {2.5},
+        {inv_std}};
+    check_known_outputs("batch_norm_known", text, bn_training(v, d), want, {DT::f32},
+                        [](DT) { return 1e-12; });
+  }
 }

@@ -94,12 +94,23 @@ int64_t first_max(const geometry& G, const T* plane, const int64_t o[3], const w
   return best;
 }
 
+// Calls f(o, w, i) for every output position o of one plane, in row-major order: w its window,
+// i its index within the plane.
+template <typename F>
+void for_each_window(const geometry& G, F&& f) {
+  const auto& d = G.g.d;
+  int64_t i = 0;
+  int64_t o[3];
+  for (o[0] = 0; o[0] < d[0].out; ++o[0])
+    for (o[1] = 0; o[1] < d[1].out; ++o[1])
+      for (o[2] = 0; o[2] < d[2].out; ++o[2], ++i) f(o, window_of(G, o), i);
+}
+
 template <typename T>
 void forward_t(const op_args& args) {
   const auto p = read_params<nnp_pool_params>(args.params);
   const DLTensor& X = *args.in(0);
   const geometry G = geometry_of(p, X);
-  const auto& d = G.g.d;
   const T* x = nnp::data_ptr<const T>(X);
   T* y = nnp::data_ptr<T>(*args.out(0));
   int64_t* indices = opt_out<int64_t>(args, 1);
@@ -107,24 +118,19 @@ void forward_t(const op_args& args) {
 
   for (int64_t nc = 0; nc < G.g.planes; ++nc) {
     const T* plane = x + nc * in_plane;
-    int64_t i = nc * out_plane;
-    int64_t o[3];
-    for (o[0] = 0; o[0] < d[0].out; ++o[0])
-      for (o[1] = 0; o[1] < d[1].out; ++o[1])
-        for (o[2] = 0; o[2] < d[2].out; ++o[2], ++i) {
-          const window w = window_of(G, o);
-          if (G.max_mode) {
-            int64_t tap[3];
-            const int64_t best = first_max(G, plane, o, w, tap);
-            y[i] = best >= 0 ? plane[best] : -std::numeric_limits<T>::infinity();
-            if (indices != nullptr)
-              indices[i] = best >= 0 ? nc * in_plane + spatial_index(G, tap) : -1;
-          } else {
-            double sum = 0.0;
-            for_taps(G, o, w, [&](int64_t off, const int64_t*) { sum += double(plane[off]); });
-            y[i] = static_cast<T>(sum / w.divisor);
-          }
-        }
+    for_each_window(G, [&](const int64_t* o, const window& w, int64_t j) {
+      const int64_t i = nc * out_plane + j;
+      if (G.max_mode) {
+        int64_t tap[3];
+        const int64_t best = first_max(G, plane, o, w, tap);
+        y[i] = best >= 0 ? plane[best] : -std::numeric_limits<T>::infinity();
+        if (indices != nullptr) indices[i] = best >= 0 ? nc * in_plane + spatial_index(G, tap) : -1;
+      } else {
+        double sum = 0.0;
+        for_taps(G, o, w, [&](int64_t off, const int64_t*) { sum += double(plane[off]); });
+        y[i] = static_cast<T>(sum / w.divisor);
+      }
+    });
   }
 }
 
@@ -133,7 +139,6 @@ void backward_t(const op_args& args) {
   const auto p = read_params<nnp_pool_params>(args.params);
   const DLTensor& X = *args.in(0);
   const geometry G = geometry_of(p, X);
-  const auto& d = G.g.d;
   const T* x = nnp::data_ptr<const T>(X);
   const T* dy = nnp::data_ptr<const T>(*args.in(2));  // inputs {x, y, dy}; y is not needed here
   T* dx = nnp::data_ptr<T>(*args.out(0));
@@ -144,23 +149,18 @@ void backward_t(const op_args& args) {
   for (int64_t nc = 0; nc < G.g.planes; ++nc) {
     std::fill(acc.begin(), acc.end(), 0.0);
     const T* plane = x + nc * in_plane;
-    int64_t i = nc * out_plane;
-    int64_t o[3];
-    for (o[0] = 0; o[0] < d[0].out; ++o[0])
-      for (o[1] = 0; o[1] < d[1].out; ++o[1])
-        for (o[2] = 0; o[2] < d[2].out; ++o[2], ++i) {
-          const window w = window_of(G, o);
-          const double g = dy[i];
-          if (G.max_mode) {
-            int64_t tap[3];
-            const int64_t best = first_max(G, plane, o, w, tap);
-            if (best >= 0) acc[static_cast<size_t>(best)] += g;
-          } else {
-            for_taps(G, o, w, [&](int64_t off, const int64_t*) {
-              acc[static_cast<size_t>(off)] += g / w.divisor;
-            });
-          }
-        }
+    for_each_window(G, [&](const int64_t* o, const window& w, int64_t j) {
+      const double g = dy[nc * out_plane + j];
+      if (G.max_mode) {
+        int64_t tap[3];
+        const int64_t best = first_max(G, plane, o, w, tap);
+        if (best >= 0) acc[static_cast<size_t>(best)] += g;
+      } else {
+        for_taps(G, o, w, [&](int64_t off, const int64_t*) {
+          acc[static_cast<size_t>(off)] += g / w.divisor;
+        });
+      }
+    });
     for (int64_t e = 0; e < in_plane; ++e)
       dx[nc * in_plane + e] = static_cast<T>(acc[static_cast<size_t>(e)]);
   }
