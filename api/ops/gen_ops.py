@@ -77,6 +77,9 @@ def load(root):
                 t.setdefault("doc", "")
                 t.setdefault("alias", "")
                 t.setdefault("variadic", False)
+                t.setdefault("inplace", False)
+                if t["inplace"] and role == "inputs":
+                    raise SpecError(f"op {op['name']}: {t['name']}: only outputs are inplace")
                 if t["dtype"] not in ("float", "int64", "uint8", "same_as_input0", "any_float"):
                     raise SpecError(f"op {op['name']}: {t['name']}: unknown dtype {t['dtype']}")
             for k, t in enumerate(op[role]):
@@ -154,7 +157,19 @@ def layout(s, enums, minor):
             raise SpecError(f"{s['name']}.{f['name']}: unknown enum in {check}")
         if kind == "reserved" and not f["name"].startswith("reserved"):
             raise SpecError(f"{s['name']}.{f['name']}: reserved fields are named reserved*")
+        f.setdefault("count_of", [])
+        if kind == "enum":
+            f["enum"] = check.split(":")[1]
+        if f.get("enum") and f["enum"] not in enums:
+            raise SpecError(f"{s['name']}.{f['name']}: unknown enum {f['enum']}")
         f["default_value"] = default_value(f, enums)
+    names = {f["name"]: f for f in s["fields"]}
+    for f in s["fields"]:
+        for a in f["count_of"]:
+            if a not in names or not names[a]["type"].endswith("[NNP_MAX_DIMS]"):
+                raise SpecError(f"{s['name']}.{f['name']}: count_of names {a}, not an array field")
+        if f["name"].startswith("has_") and f["name"][4:] in names and f["check"] != "flag":
+            raise SpecError(f"{s['name']}.{f['name']}: a has_* field is a flag")
     if off % max_align:
         raise SpecError(f"{s['name']}: {max_align - off % max_align} bytes of tail padding "
                         "(add a reserved field)")
@@ -172,7 +187,7 @@ def default_value(f, enums):
     if isinstance(d, str):
         if d == "identity":
             return 0
-        enum = enums[f["check"].split(":")[1]]
+        enum = enums[f["enum"]]
         for v in enum["values"]:
             if v["name"] == d:
                 return v["value"]
@@ -693,6 +708,210 @@ def gen_python(spec, enums, structs, ops, minor):
     return "\n".join(o) + "\n"
 
 
+# ------------------------------------------------------------------- python ops --
+PY_TYPES = {"int32": "int", "int64": "int", "uint64": "int", "double": "float",
+            "int32[NNP_MAX_DIMS]": "Sequence[int]", "int64[NNP_MAX_DIMS]": "Sequence[int]"}
+PY_RESERVED = {"out", "stream", "device", "dtype", "out_shape"}
+
+
+def py_ident(name):
+    import keyword
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def py_params(s, enums):
+    """The Python keywords of a params struct: [(python name, field, kind, enum, has, count,
+    annotation, default repr)]; reserved, has_* and count fields are set by the runtime."""
+    if s is None:
+        return []
+    names = {f["name"]: f for f in s["fields"]}
+    counted = {a: f["name"] for f in s["fields"] for a in f["count_of"]}
+    out = []
+    for f in s["fields"]:
+        n = f["name"]
+        if f["check"] == "reserved" or f["count_of"]:
+            continue
+        if n.startswith("has_") and n[4:] in names:
+            continue
+        has = f"has_{n}" if f"has_{n}" in names else None
+        kind = f["type"]
+        enum = f.get("enum")
+        if f["check"] == "flag":
+            kind, ann, default = "flag", "bool", repr(bool(f["default_value"]))
+        elif enum:
+            kind, ann = "enum", f"Union[str, int]"
+            default = repr(str(f["default"]).lower()) if isinstance(f["default"], str) else \
+                repr(f["default"])
+        elif kind.endswith("[NNP_MAX_DIMS]"):
+            ann = "Sequence[int]"
+            default = "None" if f["default"] == "identity" else "()"
+            if f["default"] == "identity":
+                ann = "Sequence[int]"
+                default = None  # required keyword
+        else:
+            ann = PY_TYPES[kind]
+            default = repr(f["default_value"]) if kind != "double" else \
+                repr(float(f["default_value"]))
+        if has:
+            ann, default = f"Optional[{ann}]", "None"
+        out.append((py_ident(n), n, kind, enums[enum]["python"] if enum else None, has,
+                    counted.get(n), ann, default, f))
+    return out
+
+
+def py_doc_lines(text, indent="    "):
+    return [(indent + l).rstrip() for l in text.strip("\n").split("\n")] if text.strip() else []
+
+
+def gen_python_ops(enums, structs, ops):
+    o = ['"""nnplug.ops — one function per op of nnplug_ops.h. ' + BANNER_C,
+         "",
+         "Every function takes the op's inputs positionally in the C API's order (optional inputs",
+         "as keywords), then the tensors it updates in place (running statistics, optimiser",
+         "state), and its params as keyword-only arguments with the C defaults. Outputs are",
+         "allocated (shapes from nnp_op_infer_shapes, on the inputs' device, of the inputs' kind:",
+         "numpy, PyTorch or nnplug.DeviceArray) and returned, or written into `out=` (a tensor, or",
+         "a tuple in the C order with None for one to allocate). Optional outputs are computed",
+         "when asked for with `return_<name>=True` or given in `out=`.",
+         "",
+         "Where it runs: `stream=` (queued: call stream.synchronize()); else `device=` (a name or",
+         "nnplug.Device); else the device of a DeviceArray argument, or the best device whose",
+         "memory the tensors live in. Without `stream=` the call waits for the op to finish.",
+         "",
+         "Failures raise nnplug.Error (a subclass per status, e.g. nnplug.InvalidArgumentError),",
+         "before any output is written. nnplug.supported(op, ...) takes the same arguments.",
+         '"""',
+         "# ruff: noqa: E501",
+         "from typing import Any, Optional, Sequence, Union",
+         "",
+         "from . import _ops_generated as _g",
+         "from ._call import DeviceLike, OutLike, StreamLike, TensorLike, _Op, _P, _T, execute, supported",
+         "from ._ops_generated import (" + ", ".join(sorted(e["python"] for e in enums.values())) + ", OpKind)",
+         "",
+         "__all__ = [\"execute\", \"supported\", " + ", ".join(f'"{op["name"]}"' for op in ops) + "]",
+         "",
+         "_ = (" + ", ".join(sorted(e["python"] for e in enums.values())) + ")  # referenced by the specs",
+         ""]
+    for op in ops:
+        s = structs[op["params"]] if op["params"] and not op["params_optional"] else None
+        params = py_params(s, enums)
+        ins, outs = op["inputs"], op["outputs"]
+        req_in = [t for t in ins if not t["optional"]]
+        opt_in = [t for t in ins if t["optional"]]
+        inplace = [t for t in outs if t["inplace"]]
+        req_inplace = [t for t in inplace if not t["optional"]]
+        opt_inplace = [t for t in inplace if t["optional"]]
+        results = [t for t in outs if not t["inplace"]]
+        opt_results = [t for t in results if t["optional"]]
+        names = [t["name"] for t in ins + outs] + [p[0] for p in params]
+        extra = []
+        if not op["infer"]:
+            extra.append(("out_shape", "Optional[Sequence[Any]]", "None"))
+        if not ins or any(t["dtype"] == "any_float" for t in results):
+            extra.append(("dtype", "Optional[str]", "None" if ins else "'float32'"))
+        extra += [(f"return_{t['name']}", "bool", "False") for t in opt_results]
+        clash = set(names) & (PY_RESERVED | {e[0] for e in extra})
+        if len(set(names)) != len(names) or clash:
+            raise SpecError(f"op {op['name']}: Python argument names clash: {sorted(clash)}")
+        # the spec the runtime reads
+        def tspec(t):
+            return (f"_T({t['name']!r}, {t['optional']}, {t['dtype']!r}, {t['variadic']}, "
+                    f"{t['inplace']})")
+        pspecs = [f"_P({p[0]!r}, {p[1]!r}, {p[2]!r}, {('_g.' + p[3]) if p[3] else None}, "
+                  f"{p[4]!r}, {p[5]!r})" for p in params]
+        pcls = f"_g.{op['params']}" if op["params"] else "None"
+        o.append("")
+        o.append(f"_{op['name']} = _Op({op['name']!r}, OpKind.{op['name'].upper()}, {pcls}, "
+                 f"{op['params_optional']}, {op['infer']},")
+        o.append("    (" + "".join(tspec(t) + ", " for t in ins) + "),")
+        o.append("    (" + "".join(tspec(t) + ", " for t in outs) + "),")
+        o.append("    (" + "".join(p + ", " for p in pspecs) + "))")
+        o.append("")
+        o.append("")
+        # the signature
+        def tann(t):
+            return "Sequence[TensorLike]" if t["variadic"] else "TensorLike"
+        args = [f"{t['name']}: {tann(t)}" for t in req_in + req_inplace]
+        kw = [f"{t['name']}: Optional[TensorLike] = None" for t in opt_in + opt_inplace]
+        for p in params:
+            kw.append(f"{p[0]}: {p[6]}" + ("" if p[7] is None else f" = {p[7]}"))
+        kw += [f"{n}: {a} = {d}" for n, a, d in extra]
+        kw += ["out: OutLike = None", "stream: StreamLike = None", "device: DeviceLike = None"]
+        o.append(f"def {op['name']}(")
+        for a in args:
+            o.append(f"    {a},")
+        o.append("    *,")
+        for a in kw:
+            o.append(f"    {a},")
+        o.append(") -> Any:")
+        # the docstring
+        d = [f'    """NNP_OP_{op["name"].upper()} ({op["value"]}; ABI 1.{op["since"]}): see nnplug_ops.h and docs/ops.md.']
+        if s is not None and s.get("doc"):
+            d += [""] + py_doc_lines(s["doc"])
+        if op["doc"]:
+            d += [""] + py_doc_lines(op["doc"])
+
+        def tdoc(t, how):
+            dt = {"float": "float16/bfloat16/float32/float64, one dtype for the call",
+                  "int64": "int64", "uint8": "uint8",
+                  "same_as_input0": "any dtype, that of the first input",
+                  "any_float": "any float dtype"}[t["dtype"]]
+            v = f"a list of 1..{MAX_VARIADIC} tensors; " if t["variadic"] else ""
+            return f"        {t['name']}{how}: {v}{t['doc'] or 'see the op'} ({dt})"
+        d += ["", "    Inputs:"] + [tdoc(t, "") for t in req_in] + \
+             [tdoc(t, " (optional keyword)") for t in opt_in]
+        if inplace:
+            d += ["", "    Updated in place (read and written; never allocated):"] + \
+                 [tdoc(t, " (optional keyword)" if t["optional"] else "") for t in inplace]
+        if results:
+            d += ["", "    Outputs (returned; storage may be passed with out=, in this order):"] + \
+                 [tdoc(t, f" (optional: return_{t['name']}=True or out=)" if t["optional"] else "")
+                  for t in results]
+        if params:
+            d += ["", "    Params (keyword-only; the C struct's fields):"]
+            for p in params:
+                f = p[8]
+                c = check_text(f)
+                if p[3]:
+                    e = enums[f["enum"]]
+                    vals = ", ".join(v["name"].lower() for v in e["values"]
+                                     if v["name"] != "UNDEFINED")
+                    c += f"; one of {vals} (or nnplug.{e['python']})"
+                if p[4]:
+                    c += f"; None leaves {p[4]} = 0"
+                if p[5]:
+                    c += f"; its length sets {p[5]}"
+                d.append(f"        {p[0]} ({p[6]}): {c}")
+        if extra:
+            d += ["", "    Other keywords:"]
+            for n, _, _ in extra:
+                if n == "out_shape":
+                    d.append("        out_shape: the output's shape (a list of shapes for a "
+                             "variadic output), needed without out= because the inputs do "
+                             "not determine it")
+                elif n == "dtype":
+                    d.append("        dtype: the output dtype when it is allocated (numpy name)")
+            d.append("        return_<name>: also compute and return that optional output")
+        rnames = ", ".join(t["name"] for t in results)
+        if not results:
+            ret = "None (the update is in place)."
+        elif len(results) == 1:
+            ret = f"{rnames}" + (" (a list)" if results[0]["variadic"] else "") + "."
+        else:
+            ret = (f"the computed outputs among ({rnames}) in that order; a single one "
+                   "unwrapped.")
+        d += ["", f"    Returns: {ret}",
+              "",
+              "    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message",
+              "    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or",
+              "    case), nnplug.OutOfMemoryError, nnplug.DeviceError.",
+              '    """']
+        o += d
+        o.append(f"    return _{op['name']}.run(locals())")
+        o.append("")
+    return "\n".join(o) + "\n"
+
+
 # ---------------------------------------------------------------------------- docs --
 DOC_BEGIN = "<!-- BEGIN GENERATED op table (api/ops/gen_ops.py): edit api/ops/ops.toml -->"
 DOC_END = "<!-- END GENERATED op table -->"
@@ -750,6 +969,7 @@ def outputs(root):
         "api/python/tests/generated/op_abi_dump.inc": gen_abi_dump(enums, structs, ops),
         "conformance/generated/op_cases.inc": gen_conformance_cases(enums, structs, ops),
         "api/python/nnplug/_ops_generated.py": gen_python(spec, enums, structs, ops, minor),
+        "api/python/nnplug/ops.py": gen_python_ops(enums, structs, ops),
     }
     docs = os.path.join(root, "docs/ops.md")
     files["docs/ops.md"] = splice_docs(docs, gen_docs_table(structs, ops, enums))

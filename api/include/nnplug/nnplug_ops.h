@@ -210,7 +210,7 @@ typedef struct nnp_gemm_params {
   int32_t trans_a; /**< 0 or 1; 0: A is [M, K]; 1: A is [K, M]; default 0 */
   int32_t trans_b; /**< 0 or 1; 0: B is [K, N]; 1: B is [N, K]; default 0 */
   double alpha; /**< finite; default 1.0 */
-  double beta; /**< finite when C is given; ignored without C; default 0.0 */
+  double beta; /**< finite when C is given; ignored without C (ONNX default 1); default 1.0 */
 } nnp_gemm_params;
 #define NNP_GEMM_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_gemm_params, beta) + sizeof(double))
 #define NNP_GEMM_PARAMS_STRUCT_SIZE NNP_GEMM_PARAMS_STRUCT_SIZE_1_0
@@ -654,7 +654,7 @@ typedef struct nnp_softmax_cross_entropy_params {
  */
 typedef struct nnp_nll_loss_params {
   size_t struct_size; /**< sizeof as compiled by the caller */
-  int32_t reduction; /**< an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default 0; ABI 1.2 */
+  int32_t reduction; /**< an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2 */
   int32_t has_ignore_index; /**< 0 or 1; 1: targets equal to ignore_index are ignored (ONNX: the attribute is present); default 0; ABI 1.2 */
   int64_t ignore_index; /**< any value, negative or outside [0, C) included; used when has_ignore_index = 1; default -100; ABI 1.2 */
 } nnp_nll_loss_params;
@@ -685,7 +685,7 @@ typedef struct nnp_nll_loss_params {
  */
 typedef struct nnp_softmax_cross_entropy_loss_params {
   size_t struct_size; /**< sizeof as compiled by the caller */
-  int32_t reduction; /**< an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default 0; ABI 1.2 */
+  int32_t reduction; /**< an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2 */
   int32_t has_ignore_index; /**< 0 or 1; 1: labels equal to ignore_index are ignored (ONNX: the attribute is present); default 0; ABI 1.2 */
   int64_t ignore_index; /**< any value, negative or outside [0, C) included; used when has_ignore_index = 1; default -100; ABI 1.2 */
 } nnp_softmax_cross_entropy_loss_params;
@@ -1046,8 +1046,8 @@ typedef struct nnp_sgd_params {
  * NNP_OP_ADAM_UPDATE (adam_update, 101)
  *   inputs:  [0] grad
  *   outputs: [0] param: read and written (in place)
- *            [1] m: read and written
- *            [2] v: read and written
+ *            [1] m: read and written (in place)
+ *            [2] v: read and written (in place)
  *   All tensors have param's shape; m and v start at zero.
  */
 typedef struct nnp_adam_params {

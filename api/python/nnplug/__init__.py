@@ -1,33 +1,44 @@
 """nnplug — Python bindings (ctypes, no compiled extension) for libnnplug, the C library of
-neural-network ops on run-time loaded backends (reference, cpu, cuda, your plugin).
+neural-network ops on run-time loaded backends (reference, cpu, sim, cuda, your plugin).
 
     import numpy as np, nnplug
-    dev = nnplug.device("cpu")                      # or "reference", "cuda", "auto"
     a = np.ones((2, 3), np.float32); b = np.ones((3, 4), np.float32)
-    y = np.empty((2, 4), np.float32)
-    nnplug.gemm(a, b, y, device=dev)                # numpy arrays pass zero-copy on CPU devices
+    y = nnplug.gemm(a, b)                          # allocated: numpy in, numpy out
+    nnplug.gemm(a, b, C=np.ones(4, np.float32), beta=0.5, out=y)   # into existing storage
+    dev = nnplug.device("cpu")                     # or "reference", "sim", "cuda", "auto"
+    x = dev.to_device(a)                           # nnplug.DeviceArray
+    z = nnplug.activation_forward(x, function="relu")   # a DeviceArray on the same device
 
-Tensors: numpy arrays (host memory: any CPU device), nnplug.DeviceArray (dev.empty(),
-dev.to_device(np_array), .numpy()), or any object with __dlpack__ (PyTorch, CuPy) on its own
-device. Every failure raises nnplug.Error(status, message).
+Every op of the C API is a function of the same name (nnplug.ops, generated from the op
+table): inputs positionally in the C order, optional inputs and params as keywords, outputs
+returned or written into out=. Tensors: numpy arrays (host memory), nnplug.DeviceArray, any
+object with __dlpack__ (PyTorch, CuPy) on its own device; inputs may also be Python or numpy
+scalars. nnplug.supported(op, ...) asks whether a device runs a call. Every failure raises
+nnplug.Error (InvalidArgumentError, UnsupportedError, ... by status) before any output is
+written. `python -m nnplug` prints the libraries, plugins and devices found.
 
-libnnplug is found through $NNPLUG_LIBRARY, the install or build tree around this package,
-or the system loader (see nnplug._lib).
+libnnplug is found through $NNPLUG_LIBRARY, the package's bundled copy, the install or build
+tree around this package, or the system loader (see nnplug._lib).
 """
 from ._abi import (MAX_DIMS, Activation, BinaryOp, DLDataType, DLDevice, DLDeviceType,
                    DLManagedTensor, DLTensor, LoadState, OpKind, PoolMode, ReduceOp, Reduction,
                    Status, StreamAttribute)
-from ._core import (Device, DeviceArray, Error, LoadRecord, Stream, as_dltensor, device,
-                    devices, get_version, load_plugin, load_records, memcpy, op_kind_name,
-                    shutdown, status_string, version)
+from ._ops_generated import AutoPad, UnaryOp
+from ._core import (Device, DeviceArray, DeviceError, Error, InvalidArgumentError, LoadRecord,
+                    NotFoundError, OutOfMemoryError, Stream, UnavailableError, UnsupportedError,
+                    as_dltensor, asarray, device, devices, get_version, load_plugin,
+                    load_records, memcpy, op_kind_name, shutdown, status_string, version)
 from ._lib import lib_path
-from .ops import *  # noqa: F401,F403 — every op wrapper
+from ._shortcuts import add, div, mul, sub
+from .ops import *  # noqa: F401,F403 — every op
 from .ops import __all__ as _ops_all
 
 __all__ = [
-    "MAX_DIMS", "Activation", "BinaryOp", "DLDataType", "DLDevice", "DLDeviceType",
+    "MAX_DIMS", "Activation", "AutoPad", "BinaryOp", "DLDataType", "DLDevice", "DLDeviceType",
     "DLManagedTensor", "DLTensor", "LoadState", "OpKind", "PoolMode", "ReduceOp", "Reduction",
-    "Status", "StreamAttribute", "Device", "DeviceArray", "Error", "LoadRecord", "Stream",
-    "as_dltensor", "device", "devices", "get_version", "load_plugin", "load_records", "memcpy",
-    "op_kind_name", "shutdown", "status_string", "version", "lib_path",
+    "Status", "StreamAttribute", "UnaryOp", "Device", "DeviceArray", "DeviceError", "Error",
+    "InvalidArgumentError", "LoadRecord", "NotFoundError", "OutOfMemoryError", "Stream",
+    "UnavailableError", "UnsupportedError", "as_dltensor", "asarray", "device", "devices",
+    "get_version", "load_plugin", "load_records", "memcpy", "op_kind_name", "shutdown",
+    "status_string", "version", "lib_path", "add", "sub", "mul", "div",
 ] + list(_ops_all)

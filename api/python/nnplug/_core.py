@@ -4,15 +4,28 @@ conversion of array-like objects (numpy arrays, DLPack producers, nnplug arrays)
 import ctypes
 import dataclasses
 from ctypes import byref, c_int32, c_int64, c_size_t, c_void_p
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from . import _abi
 from ._lib import lib
 
 
 class Error(Exception):
-    """A failed nnplug call: `status` (nnplug.Status) and libnnplug's `message`."""
+    """A failed nnplug call: `status` (nnplug.Status) and libnnplug's `message`.
 
-    def __init__(self, status, message):
+    Constructing Error(status, message) gives the subclass for that status
+    (InvalidArgumentError, UnsupportedError, ...), so `except nnplug.Error` catches them all
+    and `except nnplug.InvalidArgumentError` (also a ValueError) one kind."""
+
+    def __new__(cls, status: Any = None, message: str = "") -> "Error":
+        if cls is Error and status is not None:
+            try:
+                cls = _ERROR_CLASSES.get(int(status), Error)
+            except (TypeError, ValueError):
+                pass
+        return super().__new__(cls)
+
+    def __init__(self, status: Any, message: str):
         try:
             status = _abi.Status(status)
         except ValueError:
@@ -21,6 +34,41 @@ class Error(Exception):
         self.message = message
         name = status.name if isinstance(status, _abi.Status) else str(status)
         super().__init__(f"{name}: {message}")
+
+    def __reduce__(self) -> Any:
+        return (Error, (int(self.status), self.message))
+
+
+class InvalidArgumentError(Error, ValueError):
+    """INVALID_ARGUMENT: a bad shape, dtype, device, params value or handle."""
+
+
+class UnsupportedError(Error):
+    """UNSUPPORTED: valid, but the device does not implement this op, dtype or case."""
+
+
+class OutOfMemoryError(Error):
+    """OUT_OF_MEMORY: a device or host allocation failed."""
+
+
+class NotFoundError(Error):
+    """NOT_FOUND: no such device or plugin."""
+
+
+class UnavailableError(Error):
+    """UNAVAILABLE: the device or plugin exists but cannot be used (no GPU, missing library)."""
+
+
+class DeviceError(Error):
+    """DEVICE_ERROR: the device failed while running a call."""
+
+
+_ERROR_CLASSES = {int(_abi.Status.INVALID_ARGUMENT): InvalidArgumentError,
+                  int(_abi.Status.UNSUPPORTED): UnsupportedError,
+                  int(_abi.Status.OUT_OF_MEMORY): OutOfMemoryError,
+                  int(_abi.Status.NOT_FOUND): NotFoundError,
+                  int(_abi.Status.UNAVAILABLE): UnavailableError,
+                  int(_abi.Status.DEVICE_ERROR): DeviceError}
 
 
 def check(status):
@@ -196,6 +244,9 @@ def device(name="auto"):
     return _wrap_device(handle.value)
 
 
+_lookup_device = device  # for functions whose `device` argument shadows device()
+
+
 def shutdown():
     """nnp_shutdown(): frees every stream and allocation and unloads the plugins. Devices,
     streams and DeviceArrays made before become invalid; the library reloads on next use."""
@@ -247,122 +298,330 @@ _DTYPES = {  # numpy dtype name -> (DLDataTypeCode, bits)
 }
 _DTYPE_NAMES = {v: k for k, v in _DTYPES.items()}
 _DTYPE_NAMES[(4, 16)] = "bfloat16"
+_MAX_BYTES = 2**63 - 1  # the most bytes an array may span (int64 byte offsets in DLPack)
 
 
-def _dtype_code(dtype):
+def _dtype_code(dtype: Any) -> Tuple[int, int]:
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", str(dtype))
+    name = name.replace("torch.", "")
     if name == "bfloat16":
         return (4, 16)
     try:
         return _DTYPES[name]
     except KeyError:
-        raise Error(_abi.Status.INVALID_ARGUMENT, f"dtype {name} has no DLPack mapping") from None
+        raise Error(_abi.Status.INVALID_ARGUMENT, f"dtype {name} has no DLPack mapping "
+                    f"(supported: {', '.join(list(_DTYPES) + ['bfloat16'])})") from None
+
+
+def _shape_tuple(shape: Any, what: str) -> Tuple[int, ...]:
+    import operator
+    if isinstance(shape, (int,)) or hasattr(shape, "__index__"):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise Error(_abi.Status.INVALID_ARGUMENT,
+                    f"{what}: a shape is a sequence of integers, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise Error(_abi.Status.INVALID_ARGUMENT, f"{what}: negative dimension in {dims}")
+    if len(dims) > _abi.MAX_DIMS:
+        raise Error(_abi.Status.INVALID_ARGUMENT,
+                    f"{what}: rank {len(dims)} exceeds NNP_MAX_DIMS = {_abi.MAX_DIMS}")
+    return dims
+
+
+def _compact_strides(shape: Sequence[int]) -> Tuple[int, ...]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+def device_for_dldevice(dl: Tuple[int, int]) -> "Device":
+    """The device that ops on memory of DLPack device `dl` run on: the automatic choice if it
+    uses that memory, else the matching device of highest auto priority."""
+    try:
+        best = device("auto")
+        if best.dldevice == tuple(dl):
+            return best
+    except Error:
+        pass
+    matching = [d for d in devices() if d.dldevice == tuple(dl)]
+    if not matching:
+        raise Error(_abi.Status.NOT_FOUND,
+                    f"no device of a loaded plugin uses memory of DLPack device {tuple(dl)}")
+    return max(matching, key=lambda d: d.auto_priority)
 
 
 # --------------------------------------------------------------------- device memory --
 class DeviceArray:
-    """A compact row-major array in device memory allocated with nnp_malloc (freed with
-    nnp_free when garbage-collected). Pass it to any op; copy back with .numpy()."""
+    """An array in the memory of an nnplug device: allocated with nnp_malloc (Device.empty,
+    zeros, to_device; freed with nnp_free when the last array using it is garbage-collected),
+    a view of one (view, reshape, flatten, T, share the memory), or memory of another library
+    taken without a copy (nnplug.asarray of a DLPack producer, kept alive as long as needed).
 
-    def __init__(self, dev, shape, dtype="float32"):
+    shape and strides are in elements (DLPack's and PyTorch's convention; numpy's strides are
+    bytes); dtype is a numpy dtype name ("float32"; "bfloat16" has no numpy type). Pass it to
+    any op; copy it to the host with .numpy(); hand it to PyTorch or numpy without a copy with
+    torch.from_dlpack(a) / numpy.from_dlpack(a) (host-memory devices for numpy)."""
+
+    def __init__(self, dev: Any, shape: Any, dtype: Any = "float32"):
         self.device = device(dev)
-        self.shape = tuple(int(d) for d in shape)
-        if any(d < 0 for d in self.shape):
-            raise Error(_abi.Status.INVALID_ARGUMENT, f"negative dimension in {self.shape}")
-        self.dtype = dtype if isinstance(dtype, str) else getattr(dtype, "name", str(dtype))
-        code, bits = _dtype_code(self.dtype)
-        self._dltype = (code, bits)
+        self.shape = _shape_tuple(shape, "DeviceArray")
+        self.dtype = _dtype_name_of(dtype)
+        self._dltype = _dtype_code(self.dtype)
+        self.itemsize = self._dltype[1] // 8
+        self.strides = _compact_strides(self.shape)
         self.size = 1
         for d in self.shape:
             self.size *= d
-        self.nbytes = self.size * bits // 8
+        nbytes = self.size * self.itemsize
+        if nbytes > _MAX_BYTES:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"DeviceArray: shape {self.shape} of {self.dtype} is {nbytes} bytes, "
+                        f"more than the {_MAX_BYTES} an array may span")
+        self.nbytes = nbytes
+        self.byte_offset = 0
         self._generation = _generation
+        self._base: Any = None  # what owns the memory when this array does not
+        self._span = nbytes  # bytes addressable from ptr (bounds of views)
         ptr = c_void_p()
-        if self.nbytes:
-            check(lib().nnp_malloc(self.device.handle, self.nbytes, byref(ptr)))
-        self.ptr = ptr.value
+        if nbytes:
+            check(lib().nnp_malloc(self.device.handle, nbytes, byref(ptr)))
+        self.ptr: Optional[int] = ptr.value
+        self._owns = bool(nbytes)
 
-    def dltensor(self):
-        return _make_dltensor(self.ptr, self.device.dldevice, self._dltype, self.shape, None)
+    @classmethod
+    def _wrap(cls, dev: "Device", ptr: Optional[int], shape: Tuple[int, ...], dtype: str,
+              strides: Tuple[int, ...], byte_offset: int, span: int, base: Any) -> "DeviceArray":
+        a = cls.__new__(cls)
+        a.device, a.shape, a.dtype = dev, shape, dtype
+        a._dltype = _dtype_code(dtype)
+        a.itemsize = a._dltype[1] // 8
+        a.strides = strides
+        a.size = 1
+        for d in shape:
+            a.size *= d
+        a.nbytes = a.size * a.itemsize
+        a.byte_offset, a._span, a._base = byte_offset, span, base
+        a._generation = _generation
+        a.ptr, a._owns = ptr, False
+        return a
 
-    def view(self, shape, offset=0, strides=None):
-        """A DLTensor view (for op arguments) of `shape` starting `offset` elements in, e.g.
-        a slice of rows of a resident data set; with `strides` (in elements, >= 0) a strided
-        view, which NNP_OP_COPY reads and writes (e.g. one token of every sequence). Every
-        element it addresses must lie inside this array. It keeps this array alive."""
-        shape = tuple(int(d) for d in shape)
-        if strides is not None:
-            strides = tuple(int(st) for st in strides)
-            if len(strides) != len(shape) or any(st < 0 for st in strides):
+    # -- properties -----------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_contiguous(self) -> bool:
+        """Row-major compact (dimensions of extent 1 may have any stride)."""
+        return all(d == 1 or st == c for d, st, c in
+                   zip(self.shape, self.strides, _compact_strides(self.shape)))
+
+    @property
+    def T(self) -> "DeviceArray":
+        """The transpose as a view (reversed shape and strides), as numpy's .T."""
+        return self.view(self.shape[::-1], 0, self.strides[::-1])
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self.shape[0]
+
+    # -- views ----------------------------------------------------------------------------
+    def view(self, shape: Any, offset: int = 0, strides: Optional[Sequence[int]] = None
+             ) -> "DeviceArray":
+        """A view of `shape` starting `offset` elements after this array's first element, with
+        `strides` in elements (>= 0; default compact), e.g. a slice of rows of a resident data
+        set, or one token of every sequence. Every element it addresses must lie in the memory
+        this array may address. It shares the memory and keeps it alive."""
+        shape = _shape_tuple(shape, "view")
+        if strides is None:
+            st = _compact_strides(shape)
+        else:
+            st = _shape_tuple(strides, "view strides")
+            if len(st) != len(shape):
                 raise Error(_abi.Status.INVALID_ARGUMENT,
-                            f"view strides {strides} must be {len(shape)} values >= 0")
+                            f"view: {len(st)} strides for a shape of rank {len(shape)}")
+        import operator
+        offset = operator.index(offset)
         n = 1
         for d in shape:
             n *= d
-        # one past the last element addressed
-        end = offset + (n if strides is None else
-                        (1 + sum((d - 1) * st for d, st in zip(shape, strides)) if n else 0))
-        if offset < 0 or any(d < 0 for d in shape) or end > self.size:
+        last = sum((d - 1) * s for d, s in zip(shape, st)) if n else -1
+        start = self.byte_offset + offset * self.itemsize
+        end = start + (last + 1) * self.itemsize if n else start
+        if offset < 0 or start < 0 or end > self._span or end > _MAX_BYTES:
             raise Error(_abi.Status.INVALID_ARGUMENT,
-                        f"view {shape} at offset {offset} exceeds an array of {self.size}")
-        h = _make_dltensor(self.ptr, self.device.dldevice, self._dltype, shape, strides)
-        h.tensor.byte_offset = offset * self._dltype[1] // 8
-        h.keep = (h.keep, self)
-        h.device_array = self
-        return h
+                        f"view {shape} with strides {st} at offset {offset} addresses bytes "
+                        f"[{start}, {end}) of memory that holds {self._span}")
+        return DeviceArray._wrap(self.device, self.ptr, shape, self.dtype, st, start,
+                                 self._span, self if self._owns else self._base)
 
-    def numpy(self):
-        """A host copy as a numpy array (synchronous)."""
+    def reshape(self, *shape: Any) -> "DeviceArray":
+        """The same elements in another shape (one dimension may be -1), as a view; needs a
+        contiguous array (copy a strided one with nnplug.copy first)."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        dims = list(shape)
+        if dims.count(-1) > 1:
+            raise Error(_abi.Status.INVALID_ARGUMENT, f"reshape {tuple(dims)}: at most one -1")
+        if -1 in dims:
+            known = 1
+            for d in dims:
+                known *= d if d != -1 else 1
+            if known == 0 or self.size % known:
+                raise Error(_abi.Status.INVALID_ARGUMENT,
+                            f"reshape {tuple(dims)}: cannot infer -1 for {self.size} elements")
+            dims[dims.index(-1)] = self.size // known
+        new = _shape_tuple(dims, "reshape")
+        n = 1
+        for d in new:
+            n *= d
+        if n != self.size:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"reshape: {self.shape} has {self.size} elements, {new} has {n}")
+        if not self.is_contiguous:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"reshape: the array (strides {self.strides}) is not contiguous")
+        return self.view(new, 0)
+
+    def flatten(self) -> "DeviceArray":
+        """A 1-D view (contiguous arrays only)."""
+        return self.reshape(-1)
+
+    # -- host copies ----------------------------------------------------------------------
+    def _data(self) -> Optional[int]:
+        if self.nbytes and (self.ptr is None or self._generation != _generation):
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        "DeviceArray was freed, or belongs to a session ended by "
+                        "nnplug.shutdown()")
+        return None if self.ptr is None else self.ptr + self.byte_offset
+
+    def numpy(self) -> Any:
+        """A host copy as a numpy array (synchronous); strided views are copied compact."""
         import numpy as np
+        data = self._data()
         out = np.empty(self.shape, dtype=self.dtype)
-        if self.nbytes:
+        if not self.nbytes:
+            return out
+        if self.is_contiguous:
             check(lib().nnp_memcpy(None, c_void_p(out.ctypes.data), self.device.handle,
-                                   c_void_p(self.ptr), self.nbytes))
+                                   c_void_p(data), self.nbytes))
+            return out
+        last = sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+        span = np.empty(last + 1, dtype=self.dtype)
+        check(lib().nnp_memcpy(None, c_void_p(span.ctypes.data), self.device.handle,
+                               c_void_p(data), span.nbytes))
+        view = np.lib.stride_tricks.as_strided(
+            span, self.shape, tuple(s * self.itemsize for s in self.strides))
+        out[...] = view
         return out
 
-    def copy_from(self, array):
-        """Copies a host array of the same size in (synchronous)."""
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def copy_from(self, array: Any) -> "DeviceArray":
+        """Copies a host array of the same number of elements in (synchronous; contiguous
+        arrays only)."""
         import numpy as np
+        if not self.is_contiguous:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        "copy_from: the array is a strided view; copy into a contiguous one")
         host = np.ascontiguousarray(array, dtype=self.dtype)
         if host.size != self.size:
             raise Error(_abi.Status.INVALID_ARGUMENT,
                         f"copy_from: {host.size} elements into an array of {self.size}")
+        data = self._data()
         if self.nbytes:
-            check(lib().nnp_memcpy(self.device.handle, c_void_p(self.ptr), None,
+            check(lib().nnp_memcpy(self.device.handle, c_void_p(data), None,
                                    c_void_p(host.ctypes.data), self.nbytes))
         return self
 
-    def free(self):
-        if self.ptr and self._generation == _generation:
+    # -- DLPack ---------------------------------------------------------------------------
+    def dltensor(self) -> "_Held":
+        h = _make_dltensor(self._data() if self.nbytes else self.ptr, self.device.dldevice,
+                           self._dltype, self.shape,
+                           None if self.is_contiguous else self.strides)
+        if self.nbytes:  # data is ptr + byte_offset already
+            h.tensor.data = self.ptr
+            h.tensor.byte_offset = self.byte_offset
+        h.keep = (h.keep, self)
+        h.device_array = self
+        return h
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return self.device.dldevice
+
+    def __dlpack__(self, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """A DLPack 0.x capsule ("dltensor") of this array: the consumer shares the memory
+        and keeps this array alive until it calls the deleter. Ops queued on nnplug streams
+        must have finished (synchronize) before the consumer reads. copy=True is refused."""
+        if copy:
+            raise BufferError("nnplug.DeviceArray.__dlpack__: copy=True is not supported")
+        if dl_device is not None and tuple(dl_device) != self.device.dldevice:
+            raise BufferError(f"nnplug.DeviceArray.__dlpack__: the array lives on DLPack device "
+                              f"{self.device.dldevice}, not {tuple(dl_device)}")
+        return _export_capsule(self)
+
+    # -- lifetime -------------------------------------------------------------------------
+    def free(self) -> None:
+        """Frees the memory now (arrays that own it only; views and borrowed memory are
+        released with the objects)."""
+        if self._owns and self.ptr and self._generation == _generation:
             p, self.ptr = self.ptr, None
             check(lib().nnp_free(self.device.handle, c_void_p(p)))
         self.ptr = None
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
-            self.free()
+            if getattr(self, "_owns", False):
+                self.free()
         except Exception:  # noqa: BLE001 — never raise from a finaliser
             pass
 
-    def __repr__(self):
-        return f"<nnplug.DeviceArray {self.shape} {self.dtype} on {self.device.name}>"
+    def __repr__(self) -> str:
+        view = "" if self._owns else ", view"
+        return (f"<nnplug.DeviceArray {self.shape} {self.dtype} on {self.device.name}"
+                f"{'' if self.is_contiguous else f', strides {self.strides}'}{view}>")
+
+
+def _dtype_name_of(dtype: Any) -> str:
+    if isinstance(dtype, str):
+        name = dtype
+    else:
+        name = getattr(dtype, "name", None) or str(dtype)
+    name = name.replace("torch.", "")
+    if name not in _DTYPES and name != "bfloat16":
+        try:
+            import numpy as np
+            name = np.dtype(dtype).name
+        except TypeError:
+            pass
+    _dtype_code(name)
+    return name
 
 
 # ------------------------------------------------------------ array-like -> DLTensor --
 class _Held:
     """A DLTensor and whatever keeps its memory and shape arrays alive."""
 
-    def __init__(self, tensor, keep):
+    def __init__(self, tensor: Any, keep: Any):
         self.tensor = tensor
         self.keep = keep
-        self.device_array = None  # set by DeviceArray.view()
+        self.device_array: Optional[DeviceArray] = None
 
     @property
-    def dldevice(self):
+    def dldevice(self) -> Tuple[int, int]:
         return (self.tensor.device.device_type, self.tensor.device.device_id)
 
 
-def _make_dltensor(ptr, dldevice, dltype, shape, strides):
+def _make_dltensor(ptr: Optional[int], dldevice: Tuple[int, int], dltype: Tuple[int, int],
+                   shape: Sequence[int], strides: Optional[Sequence[int]]) -> _Held:
     ndim = len(shape)
     shape_arr = (c_int64 * max(ndim, 1))(*shape)
     strides_arr = None if strides is None else (c_int64 * max(ndim, 1))(*strides)
@@ -384,9 +643,18 @@ _pycapsule_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _pycapsule_is_valid = ctypes.pythonapi.PyCapsule_IsValid
 _pycapsule_is_valid.restype = ctypes.c_int
 _pycapsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+# The same functions called with a raw PyObject* (from a capsule destructor, where the capsule
+# is being destroyed and must not be turned into a Python object again).
+_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_raw_get_pointer = ctypes.PYFUNCTYPE(c_void_p, c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, c_void_p, ctypes.c_char_p, c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_DLTENSOR_NAME = b"dltensor"  # PyCapsule_New keeps the pointer: a module constant outlives it
 
 
-def _from_capsule(capsule, owner):
+def _from_capsule(capsule: Any, owner: Any) -> _Held:
     """DLTensor of a DLPack capsule. The capsule stays named "dltensor" and is kept alive with
     the result, so the producer's deleter runs when both are garbage-collected (the borrowing
     use of DLPack: nnplug never takes ownership)."""
@@ -398,15 +666,53 @@ def _from_capsule(capsule, owner):
     return _Held(managed.dl_tensor, (capsule, owner))
 
 
-def as_dltensor(obj):
+# Exported DLManagedTensors: address -> (struct, shape and strides arrays, the DeviceArray).
+# The deleter (called by the consumer, or by the capsule's destructor when nobody consumed it)
+# drops the entry, which releases the array.
+_exported: Dict[int, Any] = {}
+
+
+def _dl_deleter(managed: Any) -> None:
+    _exported.pop(ctypes.cast(managed, c_void_p).value, None)
+
+
+_dl_deleter_c = _abi.DLManagedTensor._fields_[2][1](_dl_deleter)
+
+
+def _capsule_destructor(capsule: Optional[int]) -> None:
+    if capsule and _raw_is_valid(capsule, _DLTENSOR_NAME):  # not consumed
+        _exported.pop(_raw_get_pointer(capsule, _DLTENSOR_NAME), None)
+
+
+_capsule_destructor_c = ctypes.CFUNCTYPE(None, c_void_p)(_capsule_destructor)
+
+
+def _export_capsule(a: DeviceArray) -> Any:
+    m = _abi.DLManagedTensor()
+    h = a.dltensor()
+    m.dl_tensor = h.tensor
+    if not a.nbytes:
+        m.dl_tensor.data = a.ptr
+    if m.dl_tensor.strides is None or not m.dl_tensor.strides:
+        # DLPack 0.6 consumers accept NULL strides (compact); give them explicitly anyway
+        strides_arr = (c_int64 * max(a.ndim, 1))(*a.strides)
+        m.dl_tensor.strides = ctypes.cast(strides_arr, ctypes.POINTER(c_int64))
+        h.keep = (h.keep, strides_arr)
+    m.manager_ctx = None
+    m.deleter = _dl_deleter_c
+    addr = ctypes.addressof(m)
+    _exported[addr] = (m, h, a)
+    return _capsule_new(addr, _DLTENSOR_NAME,
+                        ctypes.cast(_capsule_destructor_c, c_void_p).value)
+
+
+def as_dltensor(obj: Any) -> _Held:
     """Describes an array-like as a DLTensor without copying: an nnplug.DeviceArray, a numpy
     array (host memory: any CPU device), an object with __dlpack__ (PyTorch, CuPy, JAX), or a
     DLPack capsule. Returns a holder whose .tensor is the DLTensor."""
     if isinstance(obj, _Held):
         return obj
     if isinstance(obj, DeviceArray):
-        if obj.ptr is None and obj.nbytes:
-            raise Error(_abi.Status.INVALID_ARGUMENT, "DeviceArray was freed")
         return obj.dltensor()
     try:
         import numpy as np
@@ -422,12 +728,71 @@ def as_dltensor(obj):
         h.keep = (h.keep, obj)
         return h
     if hasattr(obj, "__dlpack__"):
+        if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
+            obj = obj.detach()  # PyTorch refuses to export a tensor that requires grad
         return _from_capsule(obj.__dlpack__(), obj)
     if type(obj).__name__ == "PyCapsule":
         return _from_capsule(obj, None)
     raise Error(_abi.Status.INVALID_ARGUMENT,
                 f"cannot use a {type(obj).__name__} as a tensor: pass a numpy array, an "
                 "nnplug.DeviceArray or an object with __dlpack__")
+
+
+def asarray(obj: Any, device: Any = None, dtype: Any = None) -> DeviceArray:
+    """An nnplug.DeviceArray over `obj`, without a copy where the memory allows:
+      - a DeviceArray: itself (a copy through the host when `device` differs);
+      - an object with __dlpack__ (a PyTorch tensor, ...): its memory, shared (zero-copy) on the
+        device that uses that memory (or `device`, which must use it): writes by ops show in
+        the tensor; the tensor is kept alive;
+      - anything numpy.asarray takes: its host memory, shared, on a device that uses host
+        memory (cpu, reference), or copied to `device` when that one does not (sim, cuda).
+    dtype converts numpy input (a copy when it differs). Raises nnplug.Error."""
+    if isinstance(obj, DeviceArray):
+        if device is None or _lookup_device(device) == obj.device:
+            return obj
+        return _lookup_device(device).to_device(obj.numpy())
+    dev = None if device is None else _lookup_device(device)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__") and dtype is None:
+        dl = tuple(int(v) for v in obj.__dlpack_device__())
+        if dev is None:
+            dev = device_for_dldevice(dl)  # type: ignore[arg-type]
+        if dev.dldevice != dl:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"asarray: the tensor lives on DLPack device {dl}; device "
+                        f"{dev.name} uses {dev.dldevice}")
+        h = as_dltensor(obj)
+        t = h.tensor
+        shape = tuple(t.shape[i] for i in range(t.ndim))
+        strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else \
+            _compact_strides(shape)
+        dt = _DTYPE_NAMES.get((t.dtype.code, t.dtype.bits))
+        if dt is None or t.dtype.lanes != 1:
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"asarray: DLPack dtype code {t.dtype.code}, {t.dtype.bits} bits, "
+                        f"{t.dtype.lanes} lanes has no nnplug equivalent")
+        itemsize = t.dtype.bits // 8
+        if any(s < 0 for s in strides):
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"asarray: negative strides {strides} are not supported")
+        n = 1
+        for d in shape:
+            n *= d
+        span = t.byte_offset + (sum((d - 1) * s for d, s in zip(shape, strides)) + 1) * \
+            itemsize if n else t.byte_offset
+        return DeviceArray._wrap(dev, t.data, shape, dt, strides, t.byte_offset, span, h)
+    import numpy as np
+    host = np.asarray(obj, dtype=dtype)
+    if dev is None:
+        dev = device_for_dldevice((int(_abi.DLDeviceType.kDLCPU), 0))
+    if not dev.is_cpu:
+        return dev.to_device(host)
+    item = host.itemsize
+    if any(s < 0 or s % item for s in host.strides):
+        host = np.ascontiguousarray(host)
+    strides = tuple(s // item for s in host.strides)
+    last = sum((d - 1) * s for d, s in zip(host.shape, strides)) + 1 if host.size else 0
+    return DeviceArray._wrap(dev, host.ctypes.data if host.size else None, host.shape,
+                             _dtype_name_of(host.dtype), strides, 0, last * item, host)
 
 
 def memcpy(dst, src, nbytes, dst_device=None, src_device=None, stream=None):

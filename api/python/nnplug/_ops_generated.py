@@ -164,7 +164,7 @@ class _Params(Structure):
 
 class nnp_gemm_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("trans_a", c_int32), ("trans_b", c_int32), ("alpha", c_double), ("beta", c_double)]
-    _defaults_ = {'alpha': 1.0}
+    _defaults_ = {'alpha': 1.0, 'beta': 1.0}
 
 
 class nnp_conv2d_params(_Params):
@@ -214,12 +214,12 @@ class nnp_softmax_cross_entropy_params(_Params):
 
 class nnp_nll_loss_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
-    _defaults_ = {'ignore_index': -100}
+    _defaults_ = {'reduction': 1, 'ignore_index': -100}
 
 
 class nnp_softmax_cross_entropy_loss_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
-    _defaults_ = {'ignore_index': -100}
+    _defaults_ = {'reduction': 1, 'ignore_index': -100}
 
 
 class nnp_batch_norm_params(_Params):
