@@ -639,7 +639,8 @@ def gen_python(spec, enums, structs, ops, minor):
          "The op kinds, value enums and params structs of nnplug_ops.h as ctypes classes, and each",
          'op\'s signature (tensor names, which are optional, dtype rules, params defaults)."""',
          "from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, sizeof",
-         "from enum import IntEnum", "",
+         "from enum import IntEnum",
+         "from typing import Any, Dict", "",
          f"MAX_DIMS = {MAX_DIMS}",
          f"MAX_VARIADIC = {MAX_VARIADIC}",
          f"ABI_VERSION_MINOR = {minor}", "", ""]
@@ -659,9 +660,9 @@ def gen_python(spec, enums, structs, ops, minor):
     o.append("class _Params(Structure):")
     o.append('    """A params struct: struct_size is set to sizeof on construction, and every field')
     o.append('    starts at the op table\'s default."""')
-    o.append("    _defaults_ = {}")
+    o.append("    _defaults_: Dict[str, Any] = {}")
     o.append("")
-    o.append("    def __init__(self, **kwargs):")
+    o.append("    def __init__(self, **kwargs: Any) -> None:")
     o.append("        super().__init__()")
     o.append("        self.struct_size = sizeof(self)")
     o.append("        for name, value in {**self._defaults_, **kwargs}.items():")
@@ -682,7 +683,7 @@ def gen_python(spec, enums, structs, ops, minor):
         o.append("    _fields_ = [" + ", ".join(fields) + "]")
         defaults = {f["name"]: f["default_value"] for f in s["fields"]
                     if not f["type"].endswith("[NNP_MAX_DIMS]") and f["default_value"] != 0}
-        o.append(f"    _defaults_ = {defaults!r}")
+        o.append(f"    _defaults_: Dict[str, Any] = {defaults!r}")
         o.append("")
     o.append("")
     o.append("#: op name -> (kind, params class or None, params optional, inputs, outputs)")

@@ -89,14 +89,14 @@ class Dense:
         self.v = [dev.zeros(p.shape) for p in self.params]
 
     def forward(self, x, y, s):
-        nnplug.gemm(x, self.w, y, self.b, stream=s)
+        nnplug.gemm(x, self.w, C=self.b, out=y, stream=s)
 
     def backward(self, x, dy, dx, s):
         gw, gb = self.grads
-        nnplug.gemm(x, dy, gw, trans_a=True, beta=0.0, stream=s)
-        nnplug.reduce(dy, gb, op="sum", axes=(0,), stream=s)
+        nnplug.gemm(x, dy, trans_a=True, out=gw, stream=s)
+        nnplug.reduce(dy, op="sum", axes=(0,), keepdims=False, out=gb, stream=s)
         if dx is not None:
-            nnplug.gemm(dy, self.w, dx, trans_b=True, beta=0.0, stream=s)
+            nnplug.gemm(dy, self.w, trans_b=True, out=dx, stream=s)
 
     def adam(self, step, lr, s):
         for p, g, m, v in zip(self.params, self.grads, self.m, self.v):
@@ -119,7 +119,7 @@ class MLP:
         self._views = {}
 
     def views(self, n):
-        """DLTensor views of the buffers for a batch of n rows, built once per n."""
+        """Views of the buffers for a batch of n rows, built once per n."""
         v = self._views.get(n)
         if v is None:
             v = self._views[n] = {name: getattr(self, name).view((n,) + tuple(getattr(
@@ -133,26 +133,26 @@ class MLP:
         self.drop = []
         for layer, inp, out in ((l1, x, v["a1"]), (l2, v["a1"], v["a2"])):
             layer.forward(inp, out, s)
-            nnplug.activation_forward(out, out, function="relu", stream=s)
+            nnplug.activation_forward(out, function="relu", out=out, stream=s)
             if training:
                 kw = dict(ratio=0.2, seed=self.seed, offset=self.offset)
                 self.offset += (n * 512 + 3) // 4
-                nnplug.dropout_forward(out, out, stream=s, **kw)
+                nnplug.dropout_forward(out, out=out, stream=s, **kw)
                 self.drop.append(kw)
         l3.forward(v["a2"], v["logits"], s)
 
     def backward(self, x, labels, n, s):
         v = self.views(n)
         l1, l2, l3 = self.layers
-        nnplug.softmax_cross_entropy_forward(v["logits"], labels, self.loss, stream=s)
-        nnplug.softmax_cross_entropy_backward(v["logits"], labels, self.dloss, v["dlogits"],
-                                              stream=s)
+        nnplug.softmax_cross_entropy_forward(v["logits"], labels, out=self.loss, stream=s)
+        nnplug.softmax_cross_entropy_backward(v["logits"], labels, self.dloss,
+                                              out=v["dlogits"], stream=s)
         l3.backward(v["a2"], v["dlogits"], v["d2"], s)
-        nnplug.dropout_backward(v["d2"], v["d2"], stream=s, **self.drop[1])
-        nnplug.activation_backward(v["a2"], v["d2"], v["d2"], function="relu", stream=s)
+        nnplug.dropout_backward(v["d2"], out=v["d2"], stream=s, **self.drop[1])
+        nnplug.activation_backward(v["a2"], v["d2"], function="relu", out=v["d2"], stream=s)
         l2.backward(v["a1"], v["d2"], v["d1"], s)
-        nnplug.dropout_backward(v["d1"], v["d1"], stream=s, **self.drop[0])
-        nnplug.activation_backward(v["a1"], v["d1"], v["d1"], function="relu", stream=s)
+        nnplug.dropout_backward(v["d1"], out=v["d1"], stream=s, **self.drop[0])
+        nnplug.activation_backward(v["a1"], v["d1"], function="relu", out=v["d1"], stream=s)
         l1.backward(x, v["d1"], None, s)
 
     def adam(self, step, lr, s):

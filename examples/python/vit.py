@@ -44,15 +44,14 @@ class Params:
 
 
 def linear_forward(x, wb, y, s):
-    nnplug.gemm(x, wb[0][0], y, wb[1][0], trans_b=True, stream=s)
+    nnplug.gemm(x, wb[0][0], C=wb[1][0], trans_b=True, out=y, stream=s)
 
 
 def linear_backward(x, dy, wb, dx, s, accumulate=False):
-    nnplug.gemm(dy, x, wb[0][1], trans_a=True, beta=0.0, stream=s)
-    nnplug.reduce(dy, wb[1][1], op="sum", axes=(0,), stream=s)
+    nnplug.gemm(dy, x, trans_a=True, out=wb[0][1], stream=s)
+    nnplug.reduce(dy, op="sum", axes=(0,), keepdims=False, out=wb[1][1], stream=s)
     if dx is not None:
-        nnplug.gemm(dy, wb[0][0], dx, dx if accumulate else None, beta=1.0 if accumulate else 0.0,
-                    stream=s)
+        nnplug.gemm(dy, wb[0][0], C=dx if accumulate else None, out=dx, stream=s)
 
 
 class ViT:
@@ -103,95 +102,97 @@ class ViT:
     def dropout(self, x, n_el, s):
         kw = dict(ratio=0.1, seed=self.seed, offset=self.offset)
         self.offset += (n_el + 3) // 4
-        nnplug.dropout_forward(x, x, stream=s, **kw)
+        nnplug.dropout_forward(x, out=x, stream=s, **kw)
         self.drop.append(kw)
 
     def forward(self, x, n, s, training):
         v, rows = self.v, n * T
-        base = x.device_array
-        xi = base.view((n, 4, 7, 4, 7), x.tensor.byte_offset // 4)
-        nnplug.transpose(xi, v(self.patches, n, 4, 4, 7, 7), perm=(0, 1, 3, 2, 4), stream=s)
+        xi = x.reshape(n, 4, 7, 4, 7)
+        nnplug.transpose(xi, perm=(0, 1, 3, 2, 4), out=v(self.patches, n, 4, 4, 7, 7),
+                         stream=s)
         linear_forward(v(self.patches, n * NP, P), self.embed, v(self.emb, n * NP, D), s)
         h = self.blocks[0]["h_in"]
-        nnplug.copy(self.cls[0].view((n, 1, D), 0, (0, 0, 1)), self.tokens(h, n, 0, 1), stream=s)
-        nnplug.copy(v(self.emb, n, NP, D), self.tokens(h, n, 1, NP), stream=s)
-        nnplug.add(v(h, n, T, D), v(self.pos[0], T, D), v(h, n, T, D), stream=s)
+        nnplug.copy(self.cls[0].view((n, 1, D), 0, (0, 0, 1)), out=self.tokens(h, n, 0, 1),
+                    stream=s)
+        nnplug.copy(v(self.emb, n, NP, D), out=self.tokens(h, n, 1, NP), stream=s)
+        nnplug.add(v(h, n, T, D), v(self.pos[0], T, D), out=v(h, n, T, D), stream=s)
         self.drop = []
         for i, b in enumerate(self.blocks):
             out = self.blocks[i + 1]["h_in"] if i + 1 < DEPTH else self.h_out
-            nnplug.layer_norm_forward(v(b["h_in"], rows, D), b["ln1"][0][0], v(b["y1"], rows, D),
-                                      b["ln1"][1][0], v(b["mean1"], rows, 1),
-                                      v(b["inv1"], rows, 1), stream=s)
+            nnplug.layer_norm_forward(v(b["h_in"], rows, D), b["ln1"][0][0], bias=b["ln1"][1][0],
+                                      out=(v(b["y1"], rows, D), v(b["mean1"], rows, 1),
+                                           v(b["inv1"], rows, 1)), stream=s)
             for name in ("q", "k", "v"):
                 linear_forward(v(b["y1"], rows, D), b[name], v(b[name + "_"], rows, D), s)
             nnplug.attention_forward(v(b["q_"], n, T, D), v(b["k_"], n, T, D),
-                                     v(b["v_"], n, T, D), None, v(b["a"], n, T, D),
-                                     v(b["lse"], n, H, T), q_num_heads=H, kv_num_heads=H,
-                                     stream=s)
+                                     v(b["v_"], n, T, D), q_num_heads=H, kv_num_heads=H,
+                                     out=(v(b["a"], n, T, D), v(b["lse"], n, H, T)), stream=s)
             linear_forward(v(b["a"], rows, D), b["proj"], v(self.o, rows, D), s)
             if training:
                 self.dropout(v(self.o, rows * D), rows * D, s)
-            nnplug.add(v(b["h_in"], rows, D), v(self.o, rows, D), v(b["h_mid"], rows, D),
+            nnplug.add(v(b["h_in"], rows, D), v(self.o, rows, D), out=v(b["h_mid"], rows, D),
                        stream=s)
-            nnplug.layer_norm_forward(v(b["h_mid"], rows, D), b["ln2"][0][0],
-                                      v(b["y2"], rows, D), b["ln2"][1][0],
-                                      v(b["mean2"], rows, 1), v(b["inv2"], rows, 1), stream=s)
+            nnplug.layer_norm_forward(v(b["h_mid"], rows, D), b["ln2"][0][0], bias=b["ln2"][1][0],
+                                      out=(v(b["y2"], rows, D), v(b["mean2"], rows, 1),
+                                           v(b["inv2"], rows, 1)), stream=s)
             linear_forward(v(b["y2"], rows, D), b["fc1"], v(b["f1"], rows, HID), s)
-            nnplug.activation_forward(v(b["f1"], rows * HID), v(b["g"], rows * HID),
-                                      function="gelu_erf", stream=s)
+            nnplug.activation_forward(v(b["f1"], rows * HID), function="gelu_erf",
+                                      out=v(b["g"], rows * HID), stream=s)
             linear_forward(v(b["g"], rows, HID), b["fc2"], v(self.o, rows, D), s)
             if training:
                 self.dropout(v(self.o, rows * D), rows * D, s)
-            nnplug.add(v(b["h_mid"], rows, D), v(self.o, rows, D), v(out, rows, D), stream=s)
-        nnplug.copy(self.tokens(self.h_out, n, 0, 1), v(self.cls_tok, n, 1, D), stream=s)
-        nnplug.layer_norm_forward(v(self.cls_tok, n, D), self.ln[0][0], v(self.z, n, D),
-                                  self.ln[1][0], v(self.zmean, n, 1), v(self.zinv, n, 1),
-                                  stream=s)
+            nnplug.add(v(b["h_mid"], rows, D), v(self.o, rows, D), out=v(out, rows, D), stream=s)
+        nnplug.copy(self.tokens(self.h_out, n, 0, 1), out=v(self.cls_tok, n, 1, D), stream=s)
+        nnplug.layer_norm_forward(v(self.cls_tok, n, D), self.ln[0][0], bias=self.ln[1][0],
+                                  out=(v(self.z, n, D), v(self.zmean, n, 1),
+                                       v(self.zinv, n, 1)), stream=s)
         linear_forward(v(self.z, n, D), self.head, v(self.logits, n, 10), s)
 
     def backward(self, x, labels, n, s):
         v, rows = self.v, n * T
-        nnplug.softmax_cross_entropy_forward(v(self.logits, n, 10), labels, self.loss, stream=s)
+        nnplug.softmax_cross_entropy_forward(v(self.logits, n, 10), labels, out=self.loss,
+                                             stream=s)
         nnplug.softmax_cross_entropy_backward(v(self.logits, n, 10), labels, self.dloss,
-                                              v(self.dlogits, n, 10), stream=s)
+                                              out=v(self.dlogits, n, 10), stream=s)
         linear_backward(v(self.z, n, D), v(self.dlogits, n, 10), self.head, v(self.dz, n, D), s)
         nnplug.layer_norm_backward(v(self.cls_tok, n, D), v(self.dz, n, D), self.ln[0][0],
-                                   v(self.zmean, n, 1), v(self.zinv, n, 1), v(self.dcls, n, D),
-                                   self.ln[0][1], self.ln[1][1], stream=s)
-        nnplug.fill(v(self.dh, rows * D), value=0.0, stream=s)
-        nnplug.copy(v(self.dcls, n, 1, D), self.tokens(self.dh, n, 0, 1), stream=s)
+                                   v(self.zmean, n, 1), v(self.zinv, n, 1),
+                                   out=(v(self.dcls, n, D), self.ln[0][1], self.ln[1][1]),
+                                   stream=s)
+        nnplug.fill(value=0.0, out=v(self.dh, rows * D), stream=s)
+        nnplug.copy(v(self.dcls, n, 1, D), out=self.tokens(self.dh, n, 0, 1), stream=s)
         dh, dtmp, d64, d128 = (v(a, rows, D) for a in (self.dh, self.dtmp, self.d64,
                                                        self.d128))
         d128 = v(self.d128, rows, HID)
         for i in reversed(range(DEPTH)):
             b = self.blocks[i]
-            nnplug.dropout_backward(dh, d64, stream=s, **self.drop[2 * i + 1])
+            nnplug.dropout_backward(dh, out=d64, stream=s, **self.drop[2 * i + 1])
             linear_backward(v(b["g"], rows, HID), d64, b["fc2"], d128, s)
-            nnplug.activation_backward(v(b["f1"], rows, HID), d128, d128, function="gelu_erf",
-                                       stream=s)
+            nnplug.activation_backward(v(b["f1"], rows, HID), d128, function="gelu_erf",
+                                       out=d128, stream=s)
             linear_backward(v(b["y2"], rows, D), d128, b["fc1"], d64, s)
             nnplug.layer_norm_backward(v(b["h_mid"], rows, D), d64, b["ln2"][0][0],
-                                       v(b["mean2"], rows, 1), v(b["inv2"], rows, 1), dtmp,
-                                       b["ln2"][0][1], b["ln2"][1][1], stream=s)
-            nnplug.add(dh, dtmp, dh, stream=s)
-            nnplug.dropout_backward(dh, d64, stream=s, **self.drop[2 * i])
+                                       v(b["mean2"], rows, 1), v(b["inv2"], rows, 1),
+                                       out=(dtmp, b["ln2"][0][1], b["ln2"][1][1]), stream=s)
+            nnplug.add(dh, dtmp, out=dh, stream=s)
+            nnplug.dropout_backward(dh, out=d64, stream=s, **self.drop[2 * i])
             linear_backward(v(b["a"], rows, D), d64, b["proj"], v(self.da, rows, D), s)
             nnplug.attention_backward(
-                v(b["q_"], n, T, D), v(b["k_"], n, T, D), v(b["v_"], n, T, D), None,
+                v(b["q_"], n, T, D), v(b["k_"], n, T, D), v(b["v_"], n, T, D),
                 v(b["a"], n, T, D), v(self.da, n, T, D), v(b["lse"], n, H, T),
-                v(self.dq, n, T, D), v(self.dk, n, T, D), v(self.dv, n, T, D),
-                q_num_heads=H, kv_num_heads=H, stream=s)
+                q_num_heads=H, kv_num_heads=H,
+                out=(v(self.dq, n, T, D), v(self.dk, n, T, D), v(self.dv, n, T, D)), stream=s)
             for j, (name, grad) in enumerate((("q", self.dq), ("k", self.dk), ("v", self.dv))):
                 linear_backward(v(b["y1"], rows, D), v(grad, rows, D), b[name], d64, s,
                                 accumulate=j > 0)
             nnplug.layer_norm_backward(v(b["h_in"], rows, D), d64, b["ln1"][0][0],
-                                       v(b["mean1"], rows, 1), v(b["inv1"], rows, 1), dtmp,
-                                       b["ln1"][0][1], b["ln1"][1][1], stream=s)
-            nnplug.add(dh, dtmp, dh, stream=s)
-        nnplug.reduce(v(self.dh, n, T, D), v(self.pos[1], 1, T, D), op="sum", axes=(0,),
-                      keepdims=True, stream=s)
-        nnplug.copy(v(self.pos[1], 1, 1, D), v(self.cls[1], 1, 1, D), stream=s)
-        nnplug.copy(self.tokens(self.dh, n, 1, NP), v(self.emb, n, NP, D), stream=s)
+                                       v(b["mean1"], rows, 1), v(b["inv1"], rows, 1),
+                                       out=(dtmp, b["ln1"][0][1], b["ln1"][1][1]), stream=s)
+            nnplug.add(dh, dtmp, out=dh, stream=s)
+        nnplug.reduce(v(self.dh, n, T, D), op="sum", axes=(0,), keepdims=True,
+                      out=v(self.pos[1], 1, T, D), stream=s)
+        nnplug.copy(v(self.pos[1], 1, 1, D), out=v(self.cls[1], 1, 1, D), stream=s)
+        nnplug.copy(self.tokens(self.dh, n, 1, NP), out=v(self.emb, n, NP, D), stream=s)
         linear_backward(v(self.patches, n * NP, P), v(self.emb, n * NP, D), self.embed, None, s)
 
     def adam(self, step, lr, s):

@@ -9,6 +9,7 @@ import ctypes
 from ctypes import (POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint8,
                     c_uint16, c_uint64, c_void_p, CFUNCTYPE)
 from enum import IntEnum
+from typing import Any
 
 from . import _ops_generated as _gen
 # The op kinds, op value enums and params structs come from the op table (generated).
@@ -68,7 +69,7 @@ class DLDataTypeCode(IntEnum):
 class DLDevice(Structure):
     _fields_ = [("device_type", c_int), ("device_id", c_int)]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"DLDevice({self.device_type}, {self.device_id})"
 
 
@@ -94,7 +95,7 @@ DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p),
 class _Sized(Structure):
     """A struct whose first field is size_t struct_size, set to sizeof on construction."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.struct_size = ctypes.sizeof(self)
 

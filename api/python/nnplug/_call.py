@@ -9,13 +9,17 @@ import ctypes
 import inspect
 import numbers
 import operator
-from typing import (Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Sequence,
-                    Tuple, Union)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol,
+                    Sequence, Tuple, Union)
 
 from . import _abi
 from ._core import (Device, DeviceArray, Error, Stream, _Held, _dtype_code, _DTYPE_NAMES,
                     as_dltensor, check, device as _device, device_for_dldevice)
 from ._lib import lib
+from ._ops_generated import MAX_VARIADIC
+
+if TYPE_CHECKING:
+    import numpy
 
 
 class SupportsDLPack(Protocol):
@@ -53,7 +57,7 @@ class _P(NamedTuple):
     kind: str
     enum: Any
     has: Optional[str]
-    count: Optional[str]
+    counter: Optional[str]
 
 
 _INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1),
@@ -137,13 +141,13 @@ def _params_struct(op: "_Op", args: Dict[str, Any]) -> Any:
                 raise _invalid(f"{op.name}: {p.py} has {len(value)} entries; at most "
                                f"{_abi.MAX_DIMS} (NNP_MAX_DIMS)")
             fields[p.c] = [_int(op.name, f"{p.py}[{i}]", v, p.kind) for i, v in enumerate(value)]
-            if p.count:
-                if p.count in counts and counts[p.count][1] != len(value):
-                    other, n = counts[p.count]
+            if p.counter:
+                if p.counter in counts and counts[p.counter][1] != len(value):
+                    other, n = counts[p.counter]
                     raise _invalid(f"{op.name}: {p.py} has {len(value)} entries but {other} has "
                                    f"{n}; they must have the same length")
-                counts[p.count] = (p.py, len(value))
-                fields[p.count] = len(value)
+                counts[p.counter] = (p.py, len(value))
+                fields[p.counter] = len(value)
         else:
             fields[p.c] = _int(op.name, p.py, value, p.kind)
     return op.params_cls(**fields)
@@ -151,6 +155,8 @@ def _params_struct(op: "_Op", args: Dict[str, Any]) -> Any:
 
 # ----------------------------------------------------------------------------- tensors --
 def _is_scalar(x: Any) -> bool:
+    if isinstance(x, DeviceArray):
+        return False
     if isinstance(x, (numbers.Number, bool)):
         return True
     try:
@@ -196,16 +202,23 @@ def _scalar_tensor(op: str, name: str, value: Any, dtype: str) -> Any:
 def _variadic(op: str, name: str, tensors: Any) -> List[Any]:
     if not isinstance(tensors, (list, tuple)):
         raise _invalid(f"{op}: {name} is variadic: expected a list or tuple of 1.."
-                       f"{_abi.MAX_VARIADIC} tensors, got {type(tensors).__name__}")
-    if not 1 <= len(tensors) <= _abi.MAX_VARIADIC:
+                       f"{MAX_VARIADIC} tensors, got {type(tensors).__name__}")
+    if not 1 <= len(tensors) <= MAX_VARIADIC:
         raise _invalid(f"{op}: {name}: {len(tensors)} tensors; expected 1.."
-                       f"{_abi.MAX_VARIADIC}")
+                       f"{MAX_VARIADIC}")
     return list(tensors)
 
 
-def _check_writable(op: str, label: str, x: Any, held: _Held) -> None:
+def _check_writable(op: str, label: str, x: Any) -> None:
     """Outputs must be writable and must not address one element twice (a 0 stride over an
     extent > 1: numpy.broadcast_to, torch.expand)."""
+    if isinstance(x, DeviceArray):
+        if any(d > 1 and st == 0 for d, st in zip(x.shape, x.strides)):
+            raise _invalid(f"{op}: {label} has stride 0 over a dimension of more than one "
+                           f"element (shape {x.shape}, strides {x.strides}): its elements "
+                           "overlap; outputs must not alias themselves")
+        return
+    held = as_dltensor(x)
     if getattr(getattr(x, "flags", None), "writeable", True) is False:
         raise _invalid(f"{op}: {label} is a read-only array; outputs must be writable")
     t = held.tensor
@@ -219,7 +232,8 @@ def _check_writable(op: str, label: str, x: Any, held: _Held) -> None:
 def _tensor_array(held: Sequence[Optional[_Held]]) -> Any:
     arr = (ctypes.POINTER(_abi.DLTensor) * max(len(held), 1))()
     for i, h in enumerate(held):
-        arr[i] = ctypes.pointer(h.tensor) if h is not None else None
+        if h is not None:  # else NULL
+            arr[i] = ctypes.pointer(h.tensor)
     return arr
 
 
@@ -329,7 +343,7 @@ class _Op:
             if _is_scalar(x):
                 dt = {"float": floats[0] if floats else "float32", "int64": "int64",
                       "uint8": "uint8"}.get(t.dtype, first or "float32")
-                objs[i] = _scalar_tensor(self.name, labels[i], x, dt)
+                objs[i] = _scalar_tensor(self.name, labels[i], x, dt or "float32")
             elif t.dtype == "uint8" and _dtype_name(x) == "bool" and _kind(x) == "numpy":
                 objs[i] = x.view("uint8")
         return objs, labels
@@ -366,13 +380,13 @@ class _Op:
         return given, wanted
 
     # -- shapes -------------------------------------------------------------------------
-    def _infer(self, params: Any, held_in: List[Optional[_Held]]) -> List[Tuple[Any, str]]:
+    def _infer(self, params: Any, held_in: List[Optional[_Held]]
+               ) -> List[Tuple[Tuple[int, ...], Tuple[int, int]]]:
         """(shape, dtype code) of every output, from nnp_op_infer_shapes."""
         n = len(self.outputs)
         shapes = (_abi.nnp_shape * max(n, 1))()
-        check(_infer_shapes()(int(self.kind),
-                                        ctypes.byref(params) if params is not None else None,
-                                        len(held_in), _tensor_array(held_in), n, shapes))
+        check(_infer_shapes()(int(self.kind), ctypes.byref(params) if params is not None else None,
+                              len(held_in), _tensor_array(held_in), n, shapes))
         return [(tuple(s.dims[:s.ndim]), (s.dtype.code, s.dtype.bits)) for s in shapes[:n]]
 
     def _given_shapes(self, a: Dict[str, Any], objs: List[Any]) -> List[Tuple[int, ...]]:
@@ -449,7 +463,7 @@ class _Op:
         # shape-only description for nnp_op_supported: numpy arguments stand for tensors of
         # the device
         staged: Dict[int, Any] = {}
-        if not dev.is_cpu and mode == "execute":
+        if not dev.is_cpu and mode == "execute" and stream is None:
             objs = _stage(dev, objs, staged)
         held_in = [None if x is None else as_dltensor(x) for x in objs]
         # outputs
@@ -517,15 +531,15 @@ class _Op:
                     out_labels.append(f"{t.name} (out)")
         for x, label in zip(outs, out_labels):
             if x is not None and not isinstance(x, _ShapeOnly):
-                _check_writable(self.name, label, x, as_dltensor(x))
-        if mode == "execute" and not dev.is_cpu:
+                _check_writable(self.name, label, x)
+        if mode == "execute" and not dev.is_cpu and stream is None:
             outs = _stage(dev, outs, staged)
         held_out = [None if x is None else x.dltensor() if isinstance(x, _ShapeOnly)
                     else as_dltensor(x) for x in outs]
         pp = ctypes.byref(params) if params is not None else None
         if mode == "supported":
-            for h in held_in + held_out:
-                if h is not None and h.dldevice == (int(_abi.DLDeviceType.kDLCPU), 0):
+            for x, h in zip(objs + outs, held_in + held_out):
+                if h is not None and _kind(x) == "numpy":  # a fresh DLTensor of its own
                     h.tensor.device.device_type, h.tensor.device.device_id = dev.dldevice
             status = lib().nnp_op_supported(dev.handle, int(self.kind), pp, len(held_in),
                                             _tensor_array(held_in), len(held_out),

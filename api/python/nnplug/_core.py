@@ -71,26 +71,26 @@ _ERROR_CLASSES = {int(_abi.Status.INVALID_ARGUMENT): InvalidArgumentError,
                   int(_abi.Status.DEVICE_ERROR): DeviceError}
 
 
-def check(status):
+def check(status: int) -> None:
     """Raises Error(status, last error message) unless status is OK."""
     if status != 0:
         raise Error(status, (lib().nnp_last_error_message() or b"").decode(errors="replace"))
 
 
-def _s(b):
+def _s(b: Optional[bytes]) -> str:
     return b.decode(errors="replace") if b is not None else ""
 
 
-def version():
+def version() -> str:
     """libnnplug's version as run, e.g. "0.1.0"."""
     return _s(lib().nnp_version_string())
 
 
-def status_string(status):
+def status_string(status: int) -> str:
     return _s(lib().nnp_status_string(int(status)))
 
 
-def op_kind_name(kind):
+def op_kind_name(kind: int) -> Optional[str]:
     """Lower-case name of an op kind ("conv2d_forward"), or None if unknown."""
     name = lib().nnp_op_kind_name(int(kind))
     return None if name is None else _s(name)
@@ -111,14 +111,14 @@ class LoadRecord:
     n_devices: int
 
 
-def load_plugin(path):
+def load_plugin(path: Any) -> str:
     """Loads the plugin at `path`; returns its name."""
     handle = c_void_p()
     check(lib().nnp_load_plugin(str(path).encode(), byref(handle)))
     return _s(lib().nnp_plugin_name(handle))
 
 
-def load_records():
+def load_records() -> "list[LoadRecord]":
     """Every plugin candidate examined so far (loads the default plugins first)."""
     check(lib().nnp_load_default_plugins())
     n = c_size_t(0)
@@ -142,7 +142,7 @@ _generation = 0  # bumped by shutdown(): handles and memory of older generations
 class Device:
     """A device of a loaded plugin. Obtain with nnplug.device(name) or nnplug.devices()."""
 
-    def __init__(self, handle):
+    def __init__(self, handle: Optional[int]):
         self._handle = c_void_p(handle)
         self._generation = _generation
         props = _abi.nnp_device_props()
@@ -158,41 +158,41 @@ class Device:
         dl = _abi.DLDevice()
         check(lib().nnp_device_get_dldevice(self._handle, byref(dl)))
         self.dldevice = (dl.device_type, dl.device_id)
-        self._stream = None
+        self._stream: Optional[Stream] = None
 
     @property
-    def handle(self):
+    def handle(self) -> c_void_p:
         if self._generation != _generation:
             raise Error(_abi.Status.INVALID_ARGUMENT,
                         f"device {self.name} belongs to a session ended by nnplug.shutdown()")
         return self._handle
 
     @property
-    def is_cpu(self):
+    def is_cpu(self) -> bool:
         return self.dldevice[0] == _abi.DLDeviceType.kDLCPU
 
-    def default_stream(self):
+    def default_stream(self) -> "Stream":
         """The stream ops use when called without stream= (created on first use)."""
         if self._stream is None or self._stream._generation != _generation:
             self._stream = Stream(self)
         return self._stream
 
-    def stream(self):
+    def stream(self) -> "Stream":
         """A new stream on this device."""
         return Stream(self)
 
-    def empty(self, shape, dtype="float32"):
+    def empty(self, shape: Any, dtype: Any = "float32") -> "DeviceArray":
         """Uninitialised device memory of that shape and dtype (an nnplug.DeviceArray)."""
         return DeviceArray(self, shape, dtype)
 
-    def zeros(self, shape, dtype="float32"):
+    def zeros(self, shape: Any, dtype: Any = "float32") -> "DeviceArray":
         a = DeviceArray(self, shape, dtype)
         if a.nbytes:
             zeros = bytes(a.nbytes)
             check(lib().nnp_memcpy(self.handle, c_void_p(a.ptr), None, zeros, a.nbytes))
         return a
 
-    def to_device(self, array):
+    def to_device(self, array: Any) -> "DeviceArray":
         """A DeviceArray holding a copy of a numpy array (or anything numpy.asarray takes)."""
         import numpy as np
         host = np.asarray(array)
@@ -204,20 +204,20 @@ class Device:
                                    c_void_p(host.ctypes.data), a.nbytes))
         return a
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Device) and self._handle.value == other._handle.value
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._handle.value)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<nnplug.Device {self.name}: {self.description}>"
 
 
-_devices_by_handle = {}
+_devices_by_handle: Dict[Tuple[int, Optional[int]], "Device"] = {}
 
 
-def _wrap_device(handle):
+def _wrap_device(handle: Optional[int]) -> "Device":
     key = (_generation, handle)
     dev = _devices_by_handle.get(key)
     if dev is None:
@@ -225,7 +225,7 @@ def _wrap_device(handle):
     return dev
 
 
-def devices():
+def devices() -> "list[Device]":
     """Every device of every loaded plugin (loads the default plugins first)."""
     n = c_size_t(0)
     check(lib().nnp_get_devices(None, byref(n)))
@@ -234,7 +234,7 @@ def devices():
     return [_wrap_device(h) for h in handles[:n.value]]
 
 
-def device(name="auto"):
+def device(name: Any = "auto") -> "Device":
     """The device called `name`: "cpu", "cuda:0", "reference", or "auto" (the best one, or
     $NNPLUG_BACKEND). A Device passes through. Raises Error(NOT_FOUND / UNAVAILABLE)."""
     if isinstance(name, Device):
@@ -247,7 +247,7 @@ def device(name="auto"):
 _lookup_device = device  # for functions whose `device` argument shadows device()
 
 
-def shutdown():
+def shutdown() -> None:
     """nnp_shutdown(): frees every stream and allocation and unloads the plugins. Devices,
     streams and DeviceArrays made before become invalid; the library reloads on next use."""
     global _generation
@@ -260,30 +260,30 @@ def shutdown():
 class Stream:
     """An in-order queue of ops on one device (nnp_stream)."""
 
-    def __init__(self, dev):
+    def __init__(self, dev: Any):
         self.device = device(dev)
         self._generation = _generation
         self._handle = c_void_p()
         check(lib().nnp_stream_create(self.device.handle, byref(self._handle)))
 
     @property
-    def handle(self):
+    def handle(self) -> c_void_p:
         if self._generation != _generation or not self._handle:
             raise Error(_abi.Status.INVALID_ARGUMENT, "stream is destroyed")
         return self._handle
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         check(lib().nnp_stream_synchronize(self.handle))
 
-    def set_attribute(self, attribute, value):
+    def set_attribute(self, attribute: int, value: int) -> None:
         check(lib().nnp_stream_set_attribute(self.handle, int(attribute), int(value)))
 
-    def destroy(self):
+    def destroy(self) -> None:
         if self._handle and self._generation == _generation:
             h, self._handle = self._handle, c_void_p()
             check(lib().nnp_stream_destroy(h))
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.destroy()
         except Exception:  # noqa: BLE001 — never raise from a finaliser
@@ -417,8 +417,11 @@ class DeviceArray:
     @property
     def is_contiguous(self) -> bool:
         """Row-major compact (dimensions of extent 1 may have any stride)."""
-        return all(d == 1 or st == c for d, st, c in
-                   zip(self.shape, self.strides, _compact_strides(self.shape)))
+        c = self.__dict__.get("_contiguous")
+        if c is None:
+            c = self._contiguous = all(d == 1 or st == cs for d, st, cs in zip(
+                self.shape, self.strides, _compact_strides(self.shape)))
+        return c
 
     @property
     def T(self) -> "DeviceArray":
@@ -543,14 +546,14 @@ class DeviceArray:
 
     # -- DLPack ---------------------------------------------------------------------------
     def dltensor(self) -> "_Held":
-        h = _make_dltensor(self._data() if self.nbytes else self.ptr, self.device.dldevice,
-                           self._dltype, self.shape,
-                           None if self.is_contiguous else self.strides)
-        if self.nbytes:  # data is ptr + byte_offset already
-            h.tensor.data = self.ptr
+        """The DLTensor of this array (built once: shape, strides and memory never change)."""
+        self._data()  # refuses a freed array
+        h = self.__dict__.get("_held")
+        if h is None:
+            h = _make_dltensor(self.ptr, self.device.dldevice, self._dltype, self.shape,
+                               None if self.is_contiguous else self.strides)
             h.tensor.byte_offset = self.byte_offset
-        h.keep = (h.keep, self)
-        h.device_array = self
+            self._held = h
         return h
 
     def __dlpack_device__(self) -> Tuple[int, int]:
@@ -613,7 +616,6 @@ class _Held:
     def __init__(self, tensor: Any, keep: Any):
         self.tensor = tensor
         self.keep = keep
-        self.device_array: Optional[DeviceArray] = None
 
     @property
     def dldevice(self) -> Tuple[int, int]:
@@ -673,10 +675,10 @@ _exported: Dict[int, Any] = {}
 
 
 def _dl_deleter(managed: Any) -> None:
-    _exported.pop(ctypes.cast(managed, c_void_p).value, None)
+    _exported.pop(ctypes.cast(managed, c_void_p).value or 0, None)
 
 
-_dl_deleter_c = _abi.DLManagedTensor._fields_[2][1](_dl_deleter)
+_dl_deleter_c = ctypes.CFUNCTYPE(None, ctypes.POINTER(_abi.DLManagedTensor))(_dl_deleter)
 
 
 def _capsule_destructor(capsule: Optional[int]) -> None:
@@ -690,18 +692,14 @@ _capsule_destructor_c = ctypes.CFUNCTYPE(None, c_void_p)(_capsule_destructor)
 def _export_capsule(a: DeviceArray) -> Any:
     m = _abi.DLManagedTensor()
     h = a.dltensor()
-    m.dl_tensor = h.tensor
-    if not a.nbytes:
-        m.dl_tensor.data = a.ptr
-    if m.dl_tensor.strides is None or not m.dl_tensor.strides:
-        # DLPack 0.6 consumers accept NULL strides (compact); give them explicitly anyway
-        strides_arr = (c_int64 * max(a.ndim, 1))(*a.strides)
-        m.dl_tensor.strides = ctypes.cast(strides_arr, ctypes.POINTER(c_int64))
-        h.keep = (h.keep, strides_arr)
+    m.dl_tensor = h.tensor  # a copy; its shape array is h's
+    # DLPack 0.6 consumers accept NULL strides (compact); give them explicitly anyway
+    strides_arr = (c_int64 * max(a.ndim, 1))(*a.strides)
+    m.dl_tensor.strides = ctypes.cast(strides_arr, ctypes.POINTER(c_int64))
     m.manager_ctx = None
     m.deleter = _dl_deleter_c
     addr = ctypes.addressof(m)
-    _exported[addr] = (m, h, a)
+    _exported[addr] = (m, h, strides_arr, a)
     return _capsule_new(addr, _DLTENSOR_NAME,
                         ctypes.cast(_capsule_destructor_c, c_void_p).value)
 
@@ -714,6 +712,7 @@ def as_dltensor(obj: Any) -> _Held:
         return obj
     if isinstance(obj, DeviceArray):
         return obj.dltensor()
+    np: Any
     try:
         import numpy as np
     except ImportError:  # pragma: no cover — numpy is a soft dependency
@@ -795,7 +794,8 @@ def asarray(obj: Any, device: Any = None, dtype: Any = None) -> DeviceArray:
                              _dtype_name_of(host.dtype), strides, 0, last * item, host)
 
 
-def memcpy(dst, src, nbytes, dst_device=None, src_device=None, stream=None):
+def memcpy(dst: int, src: int, nbytes: int, dst_device: Optional["Device"] = None,
+           src_device: Optional["Device"] = None, stream: Optional["Stream"] = None) -> None:
     """nnp_memcpy / nnp_memcpy_async on raw pointers (ints); a None device is host memory."""
     d = dst_device.handle if dst_device is not None else None
     s = src_device.handle if src_device is not None else None
@@ -805,8 +805,8 @@ def memcpy(dst, src, nbytes, dst_device=None, src_device=None, stream=None):
         check(lib().nnp_memcpy_async(stream.handle, d, c_void_p(dst), s, c_void_p(src), nbytes))
 
 
-def get_version():
+def get_version() -> Tuple[int, int, int]:
     """(major, minor, patch) of libnnplug as run."""
     vals = [c_int32(), c_int32(), c_int32()]
     lib().nnp_get_version(*(byref(v) for v in vals))
-    return tuple(v.value for v in vals)
+    return (vals[0].value, vals[1].value, vals[2].value)

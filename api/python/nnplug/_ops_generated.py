@@ -4,6 +4,7 @@ The op kinds, value enums and params structs of nnplug_ops.h as ctypes classes, 
 op's signature (tensor names, which are optional, dtype rules, params defaults)."""
 from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, sizeof
 from enum import IntEnum
+from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
@@ -146,9 +147,9 @@ class AutoPad(IntEnum):
 class _Params(Structure):
     """A params struct: struct_size is set to sizeof on construction, and every field
     starts at the op table's default."""
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__()
         self.struct_size = sizeof(self)
         for name, value in {**self._defaults_, **kwargs}.items():
@@ -164,147 +165,147 @@ class _Params(Structure):
 
 class nnp_gemm_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("trans_a", c_int32), ("trans_b", c_int32), ("alpha", c_double), ("beta", c_double)]
-    _defaults_ = {'alpha': 1.0, 'beta': 1.0}
+    _defaults_: Dict[str, Any] = {'alpha': 1.0, 'beta': 1.0}
 
 
 class nnp_conv2d_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("stride_h", c_int32), ("stride_w", c_int32), ("pad_top", c_int32), ("pad_bottom", c_int32), ("pad_left", c_int32), ("pad_right", c_int32), ("dilation_h", c_int32), ("dilation_w", c_int32), ("groups", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {'stride_h': 1, 'stride_w': 1, 'dilation_h': 1, 'dilation_w': 1, 'groups': 1}
+    _defaults_: Dict[str, Any] = {'stride_h': 1, 'stride_w': 1, 'dilation_h': 1, 'dilation_w': 1, 'groups': 1}
 
 
 class nnp_conv_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("group", c_int32), ("auto_pad", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS)]
-    _defaults_ = {'group': 1}
+    _defaults_: Dict[str, Any] = {'group': 1}
 
 
 class nnp_conv_transpose_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("group", c_int32), ("auto_pad", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS), ("output_padding", c_int32 * MAX_DIMS), ("output_shape", c_int32 * MAX_DIMS)]
-    _defaults_ = {'group': 1}
+    _defaults_: Dict[str, Any] = {'group': 1}
 
 
 class nnp_pool2d_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("mode", c_int32), ("window_h", c_int32), ("window_w", c_int32), ("stride_h", c_int32), ("stride_w", c_int32), ("pad_top", c_int32), ("pad_bottom", c_int32), ("pad_left", c_int32), ("pad_right", c_int32), ("ceil_mode", c_int32), ("count_include_pad", c_int32), ("global", c_int32)]
-    _defaults_ = {'mode': 1, 'window_h': 2, 'window_w': 2, 'stride_h': 2, 'stride_w': 2}
+    _defaults_: Dict[str, Any] = {'mode': 1, 'window_h': 2, 'window_w': 2, 'stride_h': 2, 'stride_w': 2}
 
 
 class nnp_pool_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("mode", c_int32), ("auto_pad", c_int32), ("ceil_mode", c_int32), ("count_include_pad", c_int32), ("global", c_int32), ("storage_order", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS)]
-    _defaults_ = {'mode': 1}
+    _defaults_: Dict[str, Any] = {'mode': 1}
 
 
 class nnp_activation_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("function", c_int32), ("reserved0", c_int32), ("alpha", c_double)]
-    _defaults_ = {'function': 1}
+    _defaults_: Dict[str, Any] = {'function': 1}
 
 
 class nnp_softmax_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("log", c_int32)]
-    _defaults_ = {'axis': -1}
+    _defaults_: Dict[str, Any] = {'axis': -1}
 
 
 class nnp_attention_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("is_causal", c_int32), ("q_num_heads", c_int32), ("kv_num_heads", c_int32), ("reserved0", c_int32), ("scale", c_double)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_softmax_cross_entropy_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
-    _defaults_ = {'reduction': 1, 'ignore_index': -100}
+    _defaults_: Dict[str, Any] = {'reduction': 1, 'ignore_index': -100}
 
 
 class nnp_nll_loss_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
-    _defaults_ = {'reduction': 1, 'ignore_index': -100}
+    _defaults_: Dict[str, Any] = {'reduction': 1, 'ignore_index': -100}
 
 
 class nnp_softmax_cross_entropy_loss_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("reduction", c_int32), ("has_ignore_index", c_int32), ("ignore_index", c_int64)]
-    _defaults_ = {'reduction': 1, 'ignore_index': -100}
+    _defaults_: Dict[str, Any] = {'reduction': 1, 'ignore_index': -100}
 
 
 class nnp_batch_norm_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("epsilon", c_double), ("momentum", c_double), ("running_var_rule", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {'epsilon': 1e-05, 'momentum': 0.9}
+    _defaults_: Dict[str, Any] = {'epsilon': 1e-05, 'momentum': 0.9}
 
 
 class nnp_layer_norm_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("reserved0", c_int32), ("epsilon", c_double)]
-    _defaults_ = {'axis': -1, 'epsilon': 1e-05}
+    _defaults_: Dict[str, Any] = {'axis': -1, 'epsilon': 1e-05}
 
 
 class nnp_dropout_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("ratio", c_double), ("seed", c_uint64), ("offset", c_uint64)]
-    _defaults_ = {'ratio': 0.5}
+    _defaults_: Dict[str, Any] = {'ratio': 0.5}
 
 
 class nnp_binary_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("op", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {'op': 1}
+    _defaults_: Dict[str, Any] = {'op': 1}
 
 
 class nnp_scale_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("alpha", c_double)]
-    _defaults_ = {'alpha': 1.0}
+    _defaults_: Dict[str, Any] = {'alpha': 1.0}
 
 
 class nnp_fill_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("value", c_double)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_transpose_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("perm", c_int32 * MAX_DIMS)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_concat_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_split_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("num_outputs", c_int32)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_slice_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("n_axes", c_int32), ("has_axes", c_int32), ("has_steps", c_int32), ("reserved0", c_int32), ("starts", c_int64 * MAX_DIMS), ("ends", c_int64 * MAX_DIMS), ("axes", c_int64 * MAX_DIMS), ("steps", c_int64 * MAX_DIMS)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_gather_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_reduce_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("op", c_int32), ("keepdims", c_int32), ("n_axes", c_int32), ("axes", c_int32 * MAX_DIMS), ("noop_with_empty_axes", c_int32)]
-    _defaults_ = {'op': 1, 'keepdims': 1}
+    _defaults_: Dict[str, Any] = {'op': 1, 'keepdims': 1}
 
 
 class nnp_sgd_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("lr", c_double), ("momentum", c_double), ("dampening", c_double), ("weight_decay", c_double), ("nesterov", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {'lr': 0.01}
+    _defaults_: Dict[str, Any] = {'lr': 0.01}
 
 
 class nnp_adam_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("lr", c_double), ("beta1", c_double), ("beta2", c_double), ("epsilon", c_double), ("weight_decay", c_double), ("step", c_int64), ("adamw", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {'lr': 0.001, 'beta1': 0.9, 'beta2': 0.999, 'epsilon': 1e-08, 'step': 1}
+    _defaults_: Dict[str, Any] = {'lr': 0.001, 'beta1': 0.9, 'beta2': 0.999, 'epsilon': 1e-08, 'step': 1}
 
 
 class nnp_clip_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("has_min", c_int32), ("has_max", c_int32), ("min", c_double), ("max", c_double)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_matmul_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("trans_a", c_int32), ("trans_b", c_int32)]
-    _defaults_ = {}
+    _defaults_: Dict[str, Any] = {}
 
 
 class nnp_unary_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("op", c_int32), ("reserved0", c_int32)]
-    _defaults_ = {'op': 1}
+    _defaults_: Dict[str, Any] = {'op': 1}
 
 
 #: op name -> (kind, params class or None, params optional, inputs, outputs)
