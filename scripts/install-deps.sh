@@ -2,12 +2,12 @@
 # Installs nnplug's build and test dependencies from Debian's packages (idempotent; skips apt
 # entirely when everything is already there). Usage: scripts/install-deps.sh
 # python3-torch serves the Python tests' PyTorch comparisons and DLPack interop, and the
-# PyTorch yardstick scripts of the same models.
+# PyTorch yardstick scripts of the same models; mypy checks the Python package's type hints.
 set -euo pipefail
 packages=(build-essential cmake ccache pkg-config
           libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev
           nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
-          python3 python3-numpy python3-pytest python3-matplotlib python3-torch)
+          python3 python3-numpy python3-pytest python3-matplotlib python3-torch mypy)
 
 missing=()
 for p in "${packages[@]}"; do
