@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace nnp::host {
 
@@ -94,24 +95,75 @@ void call::check_tensor(const arg_name& label, const DLTensor& t, bool allow_str
     fail(label + ": byte size of shape " + nnp::shape_string(t) + " overflows int64");
   if (mode_ == call_mode::execute && n > 0 && t.data == nullptr)
     fail(label + ": data is NULL with " + std::to_string(n) + " elements");
+  if (t.byte_offset % static_cast<uint64_t>(item) != 0)
+    fail(label + ": byte_offset " + std::to_string(t.byte_offset) +
+         " is not a multiple of the element size (" + std::to_string(item) + " bytes)");
   if (t.strides != nullptr) {
     if (allow_strides) {
       for (int d = 0; d < t.ndim; ++d)
         if (t.strides[d] < 0)
           fail(label + ": expected strides >= 0, got " + std::to_string(t.strides[d]) +
                " at dimension " + std::to_string(d));
+      if (std::strcmp(label.array, "outputs") == 0) check_no_self_overlap(label, t);
     } else if (!nnp::is_compact(t)) {
       std::string s = "[";
       for (int d = 0; d < t.ndim; ++d) s += (d ? ", " : "") + std::to_string(t.strides[d]);
-      fail(label + ": expected compact row-major strides (NULL or the compact strides), got " +
-           s + "] for shape " + nnp::shape_string(t));
+      fail(label + ": expected compact row-major strides (NULL or the compact strides), got " + s +
+           "] for shape " + nnp::shape_string(t));
     }
+  }
+  // The bytes the tensor spans, from data + byte_offset, must not wrap the address space.
+  if (mode_ == call_mode::execute && n > 0) {
+    int64_t last = 0;  // element offset of the last element
+    for (int d = 0; d < t.ndim; ++d) {
+      const int64_t st = t.strides != nullptr ? t.strides[d] : 1;
+      int64_t step = 0;
+      if (__builtin_mul_overflow(t.shape[d] - 1, st, &step) ||
+          __builtin_add_overflow(last, step, &last))
+        fail(label + ": the strides of shape " + nnp::shape_string(t) + " overflow int64");
+    }
+    if (t.strides == nullptr) last = n - 1;
+    uint64_t end = 0, span = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(last) + 1, static_cast<uint64_t>(item),
+                               &span) ||
+        __builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data), t.byte_offset, &end) ||
+        __builtin_add_overflow(end, span, &end))
+      fail(label + ": data + byte_offset (" + std::to_string(t.byte_offset) +
+           ") + the tensor's extent wraps the address space");
   }
   if (device_ != nullptr &&
       (t.device.device_type != device_->device_type || t.device.device_id != device_->device_id))
     fail(label + ": expected DLDevice {" + std::to_string(device_->device_type) + ", " +
          std::to_string(device_->device_id) + "} (the stream's device), got {" +
          std::to_string(t.device.device_type) + ", " + std::to_string(t.device.device_id) + "}");
+}
+
+// An output whose strides map two indices to one element would be written twice (a stride of
+// 0 over an extent > 1, as numpy.broadcast_to or torch.expand views): refused. The test is
+// the sufficient one used by array libraries: sorted by stride, each stride exceeds the span
+// of the smaller ones; a few non-overlapping interleaved layouts are refused too.
+void call::check_no_self_overlap(const arg_name& label, const DLTensor& t) const {
+  std::pair<int64_t, int64_t> dims[NNP_MAX_DIMS];  // (stride, extent) of extents > 1
+  int k = 0;
+  for (int d = 0; d < t.ndim; ++d)
+    if (t.shape[d] == 0)
+      return;  // no elements
+    else if (t.shape[d] > 1)
+      dims[k++] = {t.strides[d], t.shape[d]};
+  for (int i = 1; i < k; ++i)  // insertion sort of at most NNP_MAX_DIMS entries
+    for (int j = i; j > 0 && dims[j] < dims[j - 1]; --j) std::swap(dims[j], dims[j - 1]);
+  int64_t span = 0;  // element offset of the last element of the dimensions so far
+  for (int i = 0; i < k; ++i) {
+    if (dims[i].first <= span)
+      fail(label + ": its strides make elements overlap (a stride of " +
+           std::to_string(dims[i].first) + " over an extent of " + std::to_string(dims[i].second) +
+           " repeats elements); an output must not alias "
+           "itself");
+    int64_t step = 0;
+    if (__builtin_mul_overflow(dims[i].second - 1, dims[i].first, &step) ||
+        __builtin_add_overflow(span, step, &span))
+      return;  // larger than any stride: nothing after can overlap (the extent check fails)
+  }
 }
 
 void call::dtypes() {
@@ -157,12 +209,10 @@ void call::dtypes() {
   for (size_t i = 0; i < n_out_; ++i) visit(out_label(i), out(i), output_desc(op_, i).dtype);
 }
 
-void call::expect_rank(const arg_name& label, const DLTensor* t, int rank,
-                       const char* what) const {
+void call::expect_rank(const arg_name& label, const DLTensor* t, int rank, const char* what) const {
   if (t != nullptr && t->ndim != rank)
-    fail(label + ": expected rank " + std::to_string(rank) +
-         (what ? std::string(" ") + what : "") + ", got rank " + std::to_string(t->ndim) + " " +
-         nnp::shape_string(*t));
+    fail(label + ": expected rank " + std::to_string(rank) + (what ? std::string(" ") + what : "") +
+         ", got rank " + std::to_string(t->ndim) + " " + nnp::shape_string(*t));
 }
 
 void call::expect_shape(const arg_name& label, const DLTensor* t, const shape_t& expected,
@@ -345,10 +395,12 @@ void check_params(const call& c, const void* params) {
                  number(f.hi, f.type) + "], got " + number(v, f.type));
         break;
       case check::finite:
-        if (!std::isfinite(v)) c.fail(field + ": expected a finite value, got " + number(v, f.type));
+        if (!std::isfinite(v))
+          c.fail(field + ": expected a finite value, got " + number(v, f.type));
         break;
       case check::positive:
-        if (!(v > 0) || !std::isfinite(v)) c.fail(field + ": expected > 0, got " + number(v, f.type));
+        if (!(v > 0) || !std::isfinite(v))
+          c.fail(field + ": expected > 0, got " + number(v, f.type));
         break;
       case check::nonnegative:
         if (!(v >= 0) || !std::isfinite(v))
@@ -441,8 +493,8 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* p
       return set_last_errorf(NNP_STATUS_UNSUPPORTED,
                              "%s: params->%s (new in ABI 1.%d) is %s, but plugin '%s' is built "
                              "for ABI 1.%d and would ignore it",
-                             op->name, f.name, static_cast<int>(f.since),
-                             number(v, f.type).c_str(), plugin, static_cast<int>(plugin_minor));
+                             op->name, f.name, static_cast<int>(f.since), number(v, f.type).c_str(),
+                             plugin, static_cast<int>(plugin_minor));
   }
   return NNP_STATUS_OK;
 }

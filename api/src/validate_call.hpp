@@ -162,6 +162,7 @@ class call {
 
  private:
   void check_tensor(const arg_name& label, const DLTensor& t, bool allow_strides) const;
+  void check_no_self_overlap(const arg_name& label, const DLTensor& t) const;
   void check_count(const char* what, size_t n, size_t lo, size_t hi) const;
   static void byte_range(const DLTensor& t, uintptr_t* begin, uintptr_t* end);
   static bool overlap(const DLTensor& a, const DLTensor& b);

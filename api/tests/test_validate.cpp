@@ -542,6 +542,30 @@ TEST_CASE("validate: dropout, elementwise, transpose, cast, reduce") {
   DLTensor* negative = d({3, 5});
   negative->strides = d.strides({-5, 1});
   CHECK_INVALID("copy", W("strides >= 0"), NNP_OP_COPY, nullptr, {negative}, {d({3, 5})});
+  // a strided output must not address one element twice (numpy.broadcast_to, torch.expand)
+  DLTensor* transposed_out = d({3, 5});
+  transposed_out->strides = d.strides({1, 3});
+  CHECK_VALID(NNP_OP_COPY, nullptr, {x}, {transposed_out});
+  DLTensor* expanded = d({3, 5});
+  expanded->strides = d.strides({0, 1});
+  CHECK_INVALID("copy", W("outputs[0] (y)", "overlap", "stride of 0 over an extent of 3"),
+                NNP_OP_COPY, nullptr, {x}, {expanded});
+  DLTensor* folded = d({3, 5});
+  folded->strides = d.strides({2, 1});  // rows overlap: [0..4], [2..6], [4..8]
+  CHECK_INVALID("copy", W("outputs[0] (y)", "overlap"), NNP_OP_COPY, nullptr, {x}, {folded});
+  CHECK_VALID(NNP_OP_COPY, nullptr, {expanded}, {d({3, 5})});  // inputs may repeat elements
+  DLTensor* single = d({1, 5});
+  single->strides = d.strides({0, 1});  // extent 1: stride 0 is harmless
+  CHECK_VALID(NNP_OP_COPY, nullptr, {d({1, 5})}, {single});
+  // byte_offset: a whole number of elements
+  DLTensor* misaligned = d({3, 5});
+  misaligned->byte_offset = 2;
+  CHECK_INVALID("copy", W("inputs[0] (x)", "byte_offset 2", "element size (4 bytes)"), NNP_OP_COPY,
+                nullptr, {misaligned}, {d({3, 5})});
+  DLTensor* misaligned_out = d({3, 5});
+  misaligned_out->byte_offset = 6;
+  CHECK_INVALID("scale", W("outputs[0] (y)", "byte_offset 6"), NNP_OP_SCALE, &sp, {x},
+                {misaligned_out});
 
   auto tp = params_of<nnp_transpose_params>();
   tp.perm[0] = 1;
@@ -733,6 +757,13 @@ TEST_CASE("validate: nnp_op_execute rejects without touching outputs") {
   DLTensor* empty = d({0, 4});
   const DLTensor* outs3[] = {empty};
   CHECK(nnp_op_execute(s, NNP_OP_FILL, &fp, 0, nullptr, 1, outs3) == NNP_STATUS_OK);
+  // data + byte_offset + extent wrapping the address space: refused before any access
+  DLTensor* wild = d({3, 4});
+  wild->data = out.data();
+  wild->byte_offset = std::numeric_limits<uint64_t>::max() - 15;  // a multiple of 4
+  const DLTensor* outs4[] = {wild};
+  CHECK(nnp_op_execute(s, NNP_OP_FILL, &fp, 0, nullptr, 1, outs4) == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(std::string(nnp_last_error_message()).find("wraps the address space") != std::string::npos);
   // invalid params: outputs untouched
   auto bad = fp;
   bad.struct_size = 0;
