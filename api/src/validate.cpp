@@ -435,11 +435,34 @@ nnp_status guarded(const char* op, F&& body) {
   }
 }
 
+// Double params are applied in the call's float dtype: a finite value that dtype cannot hold
+// (alpha = 1e308 in a float32 GEMM) would turn into inf or NaN; refused instead.
+void check_params_fit_dtype(const call& c, const void* params) {
+  const param_struct* ps = c.op().params;
+  const DLDataType dt = c.float_dtype();
+  if (ps == nullptr || params == nullptr || dt.code == 0 || dt.bits == 64) return;
+  const double limit = dt.code == kDLBfloat ? 3.3895313892515355e38  // bfloat16's max
+                       : dt.bits == 16      ? 65504.0                // float16's max
+                                            : 3.4028234663852886e38;      // float32's max
+  size_t size;
+  std::memcpy(&size, params, sizeof size);
+  for (size_t i = 0; i < ps->n_fields; ++i) {
+    const param_field& f = ps->fields[i];
+    if (f.type != field_type::d || f.kind == check::reserved || !covers(size, f)) continue;
+    const double v = read_field(params, f);
+    if (std::isfinite(v) && std::fabs(v) > limit)
+      c.fail(std::string("params->") + f.name + " = " + number(v, f.type) +
+             " does not fit the call's dtype " + nnp::dtype_name(dt) +
+             " (|value| <= " + number(limit, f.type) + ")");
+  }
+}
+
 void run_checks(call& c, const void* params) {
   c.counts();
   check_params(c, params);
   c.tensors(c.op().allow_strides);
   c.dtypes();
+  check_params_fit_dtype(c, params);
   c.op().shapes(c, params);
   c.aliasing();
 }

@@ -143,6 +143,18 @@ TEST_CASE("validate: generic tensor checks (gemm as the carrier)") {
   bad.alpha = std::numeric_limits<double>::quiet_NaN();
   CHECK_INVALID("gemm", W("params->alpha"), NNP_OP_GEMM, &bad, {a, b}, {y});
 
+  // a finite double the call's dtype cannot hold
+  bad = p;
+  bad.alpha = 1e308;
+  CHECK_INVALID("gemm", W("params->alpha = 1e+308", "does not fit", "float32"), NNP_OP_GEMM, &bad,
+                {a, b}, {y});
+  bad.alpha = 3.0e38;  // representable in float32
+  CHECK_VALID(NNP_OP_GEMM, &bad, {a, b}, {y});
+  bad.alpha = 1e308;  // and 1e308 is a float64
+  CHECK_VALID(NNP_OP_GEMM, &bad, {d({2, 3}, kF64), d({3, 4}, kF64)}, {d({2, 4}, kF64)});
+  bad = p;
+  bad.beta = -1e100;
+  CHECK_INVALID("gemm", W("params->beta"), NNP_OP_GEMM, &bad, {a, b, d({4})}, {y});
   CHECK_INVALID("gemm", W("inputs[1] (B)", "expected dtype float32", "got float64"), NNP_OP_GEMM,
                 &p, {a, d({3, 4}, kF64)}, {y});
   CHECK_INVALID("gemm", W("inputs[0] (A)", "float dtype", "int64"), NNP_OP_GEMM, &p,

@@ -10,7 +10,10 @@
  * Conventions that hold for every op unless its block says otherwise:
  *  - Tensors are DLTensor. `data + byte_offset` is the first element. Strides are in elements;
  *    ops require compact row-major tensors (strides NULL or equal to the compact strides);
- *    NNP_OP_COPY alone accepts arbitrary strides. Rank <= NNP_MAX_DIMS; every dimension >= 0.
+ *    NNP_OP_COPY alone accepts arbitrary strides (>= 0; an output's strides must not make two
+ *    indices address one element). byte_offset is a whole number of elements, and the tensor's
+ *    bytes from data + byte_offset must not wrap the address space. Rank <= NNP_MAX_DIMS;
+ *    every dimension >= 0.
  *  - Layouts: activations NCHW, filters OIHW = [K, C/groups, R, S].
  *  - All floating-point operands of one call share one dtype: float32 on every backend,
  *    float64 on the reference, float16/bfloat16 where a backend says so (nnp_op_supported).
@@ -26,6 +29,8 @@
  *    caller. NNP_*_STRUCT_SIZE_1_<m> = offsetof(last field of ABI 1.m) + sizeof(that field);
  *    a callee accepts any size >= the smallest size it knows and reads only what fits. No
  *    struct has hidden padding: spare bytes are `reserved*` fields that must be 0.
+ *  - A double field must fit the call's float dtype (|value| <= 3.4e38 for float32, 65504
+ *    for float16): alpha = 1e308 in a float32 call is INVALID_ARGUMENT, never inf.
  *  - A field added in a later minor, set to a non-default value, makes a plugin built for an
  *    older minor answer NNP_STATUS_UNSUPPORTED (libnnplug checks this before calling it).
  *  - Reductions and normalisations accumulate in at least float32 (double on the reference).
