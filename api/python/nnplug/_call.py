@@ -13,8 +13,8 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Option
                     Sequence, Tuple, Union)
 
 from . import _abi
-from ._core import (Device, DeviceArray, Error, Stream, _Held, _dtype_code, _DTYPE_NAMES,
-                    as_dltensor, check, device as _device, device_for_dldevice)
+from ._core import (Device, DeviceArray, Error, Stream, _Held, _dtype_code, _dtype_name_of,
+                    _DTYPE_NAMES, as_dltensor, check, device as _device, device_for_dldevice)
 from ._lib import lib
 from ._ops_generated import MAX_VARIADIC
 
@@ -199,6 +199,16 @@ def _scalar_tensor(op: str, name: str, value: Any, dtype: str) -> Any:
         raise _invalid(f"{op}: {name} = {value!r} cannot be a 0-d {dtype} tensor: {e}") from None
 
 
+def _dtype_arg(op: str, dtype: Any) -> str:
+    """The dtype= keyword as a dtype name ("float64", "bfloat16"): a name, a numpy dtype or
+    type, or a torch dtype."""
+    try:
+        return _dtype_name_of(dtype)
+    except Error:
+        raise _invalid(f"{op}: dtype = {dtype!r} is not a dtype nnplug knows (float16, "
+                       "bfloat16, float32, float64, int8..int64, uint8..uint64)") from None
+
+
 def _variadic(op: str, name: str, tensors: Any) -> List[Any]:
     if not isinstance(tensors, (list, tuple)):
         raise _invalid(f"{op}: {name} is variadic: expected a list or tuple of 1.."
@@ -209,9 +219,23 @@ def _variadic(op: str, name: str, tensors: Any) -> List[Any]:
     return list(tensors)
 
 
+def _check_tensor(op: str, label: str, x: Any) -> None:
+    """x must be something as_dltensor takes; else an error that names the argument."""
+    if isinstance(x, (DeviceArray, _Held)) or hasattr(x, "__dlpack__") or \
+            _kind(x) == "numpy" or type(x).__name__ == "PyCapsule":
+        return
+    raise _invalid(f"{op}: {label}: cannot use a {type(x).__name__} as a tensor: pass a numpy "
+                   "array, an nnplug.DeviceArray or an object with __dlpack__")
+
+
 def _check_writable(op: str, label: str, x: Any) -> None:
     """Outputs must be writable and must not address one element twice (a 0 stride over an
     extent > 1: numpy.broadcast_to, torch.expand)."""
+    base = x
+    while isinstance(base, DeviceArray):  # nnplug.asarray of a numpy array: that array
+        base = base._base
+    if getattr(getattr(base, "flags", None), "writeable", True) is False:
+        raise _invalid(f"{op}: {label} is a read-only array; outputs must be writable")
     if isinstance(x, DeviceArray):
         if any(d > 1 and st == 0 for d, st in zip(x.shape, x.strides)):
             raise _invalid(f"{op}: {label} has stride 0 over a dimension of more than one "
@@ -219,8 +243,6 @@ def _check_writable(op: str, label: str, x: Any) -> None:
                            "overlap; outputs must not alias themselves")
         return
     held = as_dltensor(x)
-    if getattr(getattr(x, "flags", None), "writeable", True) is False:
-        raise _invalid(f"{op}: {label} is a read-only array; outputs must be writable")
     t = held.tensor
     if t.strides:
         for i in range(t.ndim):
@@ -249,14 +271,15 @@ def _pick_device(held: Sequence[Optional[_Held]], objs: Sequence[Any]) -> Device
 
 def _stage(dev: Device, objs: List[Any], staged: Dict[int, Any]) -> List[Any]:
     """numpy arrays among objs as device copies, one per distinct array (recorded in
-    staged: id(host) -> device copy), so that an output that is also an input stays aliased."""
+    staged: id(host) -> (host, device copy), the host kept alive so that its id is not reused
+    by a later array), so that an output that is also an input stays aliased."""
     import numpy as np
     out = []
     for x in objs:
         if isinstance(x, np.ndarray):
             if id(x) not in staged:
-                staged[id(x)] = dev.to_device(x)
-            x = staged[id(x)]
+                staged[id(x)] = (x, dev.to_device(x))
+            x = staged[id(x)][1]
         out.append(x)
     return out
 
@@ -289,7 +312,7 @@ def execute(kind: int, params: Any, inputs: Sequence[Any], outputs: Sequence[Any
         st.synchronize()
     for x in outputs:
         if isinstance(x, np.ndarray) and id(x) in staged:
-            np.copyto(x, staged[id(x)].numpy())
+            np.copyto(x, staged[id(x)][1].numpy())
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
@@ -344,9 +367,22 @@ class _Op:
                 dt = {"float": floats[0] if floats else "float32", "int64": "int64",
                       "uint8": "uint8"}.get(t.dtype, first or "float32")
                 objs[i] = _scalar_tensor(self.name, labels[i], x, dt or "float32")
-            elif t.dtype == "uint8" and _dtype_name(x) == "bool" and _kind(x) == "numpy":
+                continue
+            _check_tensor(self.name, labels[i], x)
+            if t.dtype == "uint8" and _dtype_name(x) == "bool" and _kind(x) == "numpy":
                 objs[i] = x.view("uint8")
         return objs, labels
+
+    def _like(self, a: Dict[str, Any]) -> Optional[str]:
+        """The kind of the first input tensor as the caller passed it (before scalars became
+        0-d numpy arrays and numpy arrays were staged to a device): the kind of allocated
+        outputs."""
+        for t in self.inputs:
+            v = a[t.name]
+            for x in (v if t.variadic and isinstance(v, (list, tuple)) else [v]):
+                if x is not None and not _is_scalar(x):
+                    return _kind(x)
+        return None
 
     def _in_rules(self, a: Dict[str, Any]) -> List[_T]:
         rules: List[_T] = []
@@ -442,6 +478,14 @@ class _Op:
             if x is None and not t.optional:
                 raise _invalid(f"{self.name}: {t.name} is required (updated in place)")
         given, wanted = self._out_slots(a)
+        for t, g in zip(self.results, given):
+            for j, x in enumerate(g if isinstance(g, list) else [g]):
+                if x is not None:
+                    _check_tensor(self.name, f"out[{j}]" if t.variadic else f"{t.name} (out)",
+                                  x)
+        for t, x in inplace:
+            if x is not None:
+                _check_tensor(self.name, t.name, x)
         stream = a.get("stream")
         if stream is not None and not isinstance(stream, Stream):
             raise _invalid(f"{self.name}: stream must be an nnplug.Stream, got "
@@ -467,8 +511,7 @@ class _Op:
             objs = _stage(dev, objs, staged)
         held_in = [None if x is None else as_dltensor(x) for x in objs]
         # outputs
-        like = next((_kind(x) for x in objs if x is not None), None) or \
-            ("numpy" if dev.is_cpu else "device")
+        like = self._like(a) or ("numpy" if dev.is_cpu else "device")
         if like == "other":
             like = "numpy" if dev.is_cpu else "device"
         torch_device = next((x.device for x in objs if _kind(x) == "torch"), None)
@@ -489,16 +532,16 @@ class _Op:
                         if dt is None:
                             raise _invalid(f"{self.name}: pass dtype= (the output dtype) or "
                                            "out=")
-                        dt = _dtype_name(np.empty(0, dtype=dt)) if isinstance(dt, str) else \
-                            getattr(dt, "name", str(dt))
+                        dt = _dtype_arg(self.name, dt)
                     shapes.append((shp, dt))
             else:
                 for shp in self._given_shapes(a, objs):
                     t = self.results[0]
-                    dt = a.get("dtype") or {"int64": "int64", "uint8": "uint8",
-                                            "same_as_input0": _dtype_name(objs[0]) if objs
-                                            else None}.get(t.dtype, float_dt) or "float32"
-                    shapes.append((shp, str(dt)))
+                    dt = _dtype_arg(self.name, a["dtype"]) if a.get("dtype") is not None \
+                        else {"int64": "int64", "uint8": "uint8",
+                              "same_as_input0": _dtype_name(objs[0]) if objs
+                              else None}.get(t.dtype, float_dt) or "float32"
+                    shapes.append((shp, dt))
         results: List[Any] = []
         for i, t in enumerate(self.results):
             if not wanted[i]:
@@ -558,7 +601,7 @@ class _Op:
             host_outs = [x for x in self._c_outputs(a, results)]
             for x in host_outs:
                 if isinstance(x, np.ndarray) and id(x) in staged:
-                    np.copyto(x, staged[id(x)].numpy())
+                    np.copyto(x, staged[id(x)][1].numpy())
         computed = [x for x, w in zip(results, wanted) if w]
         if not computed:
             return None

@@ -751,7 +751,11 @@ def asarray(obj: Any, device: Any = None, dtype: Any = None) -> DeviceArray:
             return obj
         return _lookup_device(device).to_device(obj.numpy())
     dev = None if device is None else _lookup_device(device)
-    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__") and dtype is None:
+    import numpy as np
+    # numpy arrays have __dlpack__ too (numpy >= 1.22) but take the numpy path: a copy for a
+    # device that cannot address host memory, and read-only arrays stay usable as inputs
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__") and dtype is None \
+            and not isinstance(obj, np.ndarray):
         dl = tuple(int(v) for v in obj.__dlpack_device__())
         if dev is None:
             dev = device_for_dldevice(dl)  # type: ignore[arg-type]
@@ -779,7 +783,6 @@ def asarray(obj: Any, device: Any = None, dtype: Any = None) -> DeviceArray:
         span = t.byte_offset + (sum((d - 1) * s for d, s in zip(shape, strides)) + 1) * \
             itemsize if n else t.byte_offset
         return DeviceArray._wrap(dev, t.data, shape, dt, strides, t.byte_offset, span, h)
-    import numpy as np
     host = np.asarray(obj, dtype=dtype)
     if dev is None:
         dev = device_for_dldevice((int(_abi.DLDeviceType.kDLCPU), 0))

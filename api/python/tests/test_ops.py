@@ -43,7 +43,7 @@ def test_gemm(dev, rng, ta, tb):
     b = rand(rng, 7, 3) if not tb else rand(rng, 3, 7)
     c = rand(rng, 3)
     y = np.full((5, 3), np.nan, np.float32)
-    run(nnplug.gemm, a, b, y, c, trans_a=ta, trans_b=tb, alpha=0.5, beta=2.0, device=dev)
+    run(nnplug.gemm, a, b, C=c, out=y, trans_a=ta, trans_b=tb, alpha=0.5, beta=2.0, device=dev)
     expect = 0.5 * (a.T if ta else a) @ (b.T if tb else b) + 2.0 * c
     np.testing.assert_allclose(y, expect, rtol=RTOL, atol=ATOL)
 
@@ -51,7 +51,7 @@ def test_gemm(dev, rng, ta, tb):
 def test_gemm_batched(dev, rng):
     a, b = rand(rng, 4, 3, 6), rand(rng, 6, 2)
     y = np.zeros((4, 3, 2), np.float32)
-    run(nnplug.gemm, a, b, y, device=dev)
+    run(nnplug.gemm, a, b, out=y, device=dev)
     np.testing.assert_allclose(y, a @ b, rtol=RTOL, atol=ATOL)
 
 
@@ -65,14 +65,16 @@ def test_conv2d(dev, rng, stride, padding, dilation, groups):
     ty = F.conv2d(tx, tw, tb, stride=stride, padding=padding, dilation=dilation, groups=groups)
     dy = rand(rng, *ty.shape)
     ty.backward(torch.from_numpy(dy))
-    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups, device=dev)
+    kw = dict(stride_h=stride, stride_w=stride, pad_top=padding, pad_bottom=padding,
+              pad_left=padding, pad_right=padding, dilation_h=dilation, dilation_w=dilation,
+              groups=groups, device=dev)
     y = np.empty(ty.shape, np.float32)
-    run(nnplug.conv2d_forward, x, w, y, b, **kw)
+    run(nnplug.conv2d_forward, x, w, b=b, out=y, **kw)
     np.testing.assert_allclose(y, ty.detach().numpy(), rtol=RTOL, atol=1e-4)
     dx, dw, db = np.empty_like(x), np.empty_like(w), np.empty_like(b)
-    run(nnplug.conv2d_backward_data, dy, w, dx, **kw)
-    run(nnplug.conv2d_backward_filter, x, dy, dw, **kw)
-    run(nnplug.conv2d_backward_bias, dy, db, device=dev)
+    run(nnplug.conv2d_backward_data, dy, w, out=dx, **kw)
+    run(nnplug.conv2d_backward_filter, x, dy, out=dw, **kw)
+    run(nnplug.conv2d_backward_bias, dy, out=db, device=dev)
     np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=RTOL, atol=1e-4)
     np.testing.assert_allclose(dw, tw.grad.numpy(), rtol=RTOL, atol=1e-4)
     np.testing.assert_allclose(db, tb.grad.numpy(), rtol=RTOL, atol=1e-4)
@@ -90,19 +92,20 @@ def test_pool2d(dev, rng, mode):
         ty = F.avg_pool2d(tx, 3, stride=2, padding=1, count_include_pad=True)
     dy = rand(rng, *ty.shape)
     ty.backward(torch.from_numpy(dy))
-    kw = dict(mode=mode, window=3, stride=2, padding=1, count_include_pad=True, device=dev)
+    kw = dict(mode=mode, window_h=3, window_w=3, stride_h=2, stride_w=2, pad_top=1,
+              pad_bottom=1, pad_left=1, pad_right=1, count_include_pad=True, device=dev)
     y = np.empty(ty.shape, np.float32)
-    run(nnplug.pool2d_forward, x, y, **kw)
+    run(nnplug.pool2d_forward, x, out=y, **kw)
     np.testing.assert_allclose(y, ty.detach().numpy(), rtol=RTOL, atol=ATOL)
     dx = np.empty_like(x)
-    run(nnplug.pool2d_backward, x, y, dy, dx, **kw)
+    run(nnplug.pool2d_backward, x, y, dy, out=dx, **kw)
     np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=RTOL, atol=ATOL)
 
 
 def test_global_average_pool(dev, rng):
     x = rand(rng, 2, 3, 4, 5)
     y = np.empty((2, 3, 1, 1), np.float32)
-    run(nnplug.pool2d_forward, x, y, mode="average", global_pool=True, device=dev)
+    run(nnplug.pool2d_forward, x, out=y, mode="average", global_=True, device=dev)
     np.testing.assert_allclose(y, x.mean(axis=(2, 3), keepdims=True), rtol=RTOL, atol=ATOL)
 
 
@@ -133,8 +136,8 @@ def test_activation(dev, rng, name):
     x, dy = rand(rng, 3, 17), rand(rng, 3, 17)
     x[np.abs(x) < 1e-3] = 0.5  # keep away from kinks
     y, dx = np.empty_like(x), np.empty_like(x)
-    run(nnplug.activation_forward, x, y, function=name, alpha=alpha, device=dev)
-    run(nnplug.activation_backward, x, dy, dx, function=name, alpha=alpha, device=dev)
+    run(nnplug.activation_forward, x, out=y, function=name, alpha=alpha, device=dev)
+    run(nnplug.activation_backward, x, dy, out=dx, function=name, alpha=alpha, device=dev)
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(y, f(x64, alpha), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(dx, df(x64, alpha) * dy, rtol=1e-4, atol=1e-5)
@@ -144,7 +147,7 @@ def test_activation(dev, rng, name):
 def test_gelu_tanh(dev, rng):
     x = rand(rng, 40)
     y = np.empty_like(x)
-    run(nnplug.activation_forward, x, y, function="gelu_tanh", device=dev)
+    run(nnplug.activation_forward, x, out=y, function="gelu_tanh", device=dev)
     expect = F.gelu(torch.from_numpy(x), approximate="tanh").numpy()
     np.testing.assert_allclose(y, expect, rtol=1e-4, atol=1e-5)
 
@@ -152,7 +155,7 @@ def test_gelu_tanh(dev, rng):
 def test_activation_in_place(dev, rng):
     x = rand(rng, 64)
     expect = np.maximum(x, 0)
-    run(nnplug.activation_forward, x, x, function="relu", device=dev)
+    run(nnplug.activation_forward, x, out=x, function="relu", device=dev)
     np.testing.assert_array_equal(x, expect)
 
 
@@ -165,9 +168,9 @@ def test_softmax(dev, rng, log, axis):
     s = e / e.sum(axis=axis, keepdims=True)
     expect = np.log(s) if log else s
     y, dx = np.empty_like(x), np.empty_like(x)
-    run(nnplug.softmax_forward, x, y, axis=axis, log=log, device=dev)
+    run(nnplug.softmax_forward, x, out=y, axis=axis, log=log, device=dev)
     np.testing.assert_allclose(y, expect, rtol=RTOL, atol=ATOL)
-    run(nnplug.softmax_backward, y, dy, dx, axis=axis, log=log, device=dev)
+    run(nnplug.softmax_backward, y, dy, out=dx, axis=axis, log=log, device=dev)
     if log:
         expect_dx = dy - s * dy.sum(axis=axis, keepdims=True)
     else:
@@ -184,13 +187,13 @@ def test_softmax_cross_entropy(dev, rng, reduction):
     expect = {"mean": per.mean(), "sum": per.sum(), "none": per}[reduction]
     loss = np.empty(() if reduction != "none" else (6,), np.float32)
     log_prob = np.empty_like(logits)
-    run(nnplug.softmax_cross_entropy_forward, logits, labels, loss, log_prob,
+    run(nnplug.softmax_cross_entropy_forward, logits, labels, out=(loss, log_prob),
         reduction=reduction, device=dev)
     np.testing.assert_allclose(loss, expect, rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(log_prob, logits - lse[:, None], rtol=RTOL, atol=ATOL)
     dloss = np.array(2.0, np.float32) if reduction != "none" else rand(rng, 6)
     dlogits = np.empty_like(logits)
-    run(nnplug.softmax_cross_entropy_backward, logits, labels, dloss, dlogits,
+    run(nnplug.softmax_cross_entropy_backward, logits, labels, dloss, out=dlogits,
         reduction=reduction, device=dev)
     grad = np.exp(logits - lse[:, None])
     grad[np.arange(6), labels] -= 1
@@ -206,7 +209,7 @@ def test_softmax_cross_entropy_ignore_index(dev, rng):
     keep = labels != -100
     per = (lse - logits[np.arange(4), np.where(keep, labels, 0)])[keep]
     loss = np.empty((), np.float32)
-    run(nnplug.softmax_cross_entropy_forward, logits, labels, loss, ignore_index=-100,
+    run(nnplug.softmax_cross_entropy_forward, logits, labels, out=loss, ignore_index=-100,
         device=dev)
     np.testing.assert_allclose(loss, per.mean(), rtol=RTOL)
 
@@ -224,8 +227,8 @@ def test_batch_norm(dev, rng):
     y = np.empty_like(x)
     run_mean, run_var = rm.copy(), rv.copy()
     saved_mean, saved_inv_std = np.empty(3, np.float32), np.empty(3, np.float32)
-    run(nnplug.batch_norm_forward_training, x, scale, bias, y, run_mean, run_var, saved_mean,
-        saved_inv_std, epsilon=1e-5, momentum=0.9, device=dev)
+    run(nnplug.batch_norm_forward_training, x, scale, bias, run_mean, run_var,
+        out=(y, saved_mean, saved_inv_std), epsilon=1e-5, momentum=0.9, device=dev)
     np.testing.assert_allclose(y, ty.detach().numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(run_mean, trm.numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(run_var, trv.numpy(), rtol=1e-4, atol=1e-5)
@@ -233,13 +236,13 @@ def test_batch_norm(dev, rng):
     np.testing.assert_allclose(saved_inv_std, 1 / np.sqrt(x.var(axis=(0, 2, 3)) + 1e-5),
                                rtol=1e-4)
     dx, ds, db = np.empty_like(x), np.empty_like(scale), np.empty_like(bias)
-    run(nnplug.batch_norm_backward, x, dy, scale, saved_mean, saved_inv_std, dx, ds, db,
-        epsilon=1e-5, device=dev)
+    run(nnplug.batch_norm_backward, x, dy, scale, saved_mean, saved_inv_std,
+        out=(dx, ds, db), epsilon=1e-5, device=dev)
     np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(ds, ts.grad.numpy(), rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(db, tb.grad.numpy(), rtol=1e-3, atol=1e-4)
     yi = np.empty_like(x)
-    run(nnplug.batch_norm_forward_inference, x, scale, bias, rm, rv, yi, epsilon=1e-5,
+    run(nnplug.batch_norm_forward_inference, x, scale, bias, rm, rv, out=yi, epsilon=1e-5,
         device=dev)
     expect = ((x - rm[None, :, None, None]) / np.sqrt(rv[None, :, None, None] + 1e-5)
               * scale[None, :, None, None] + bias[None, :, None, None])
@@ -255,12 +258,12 @@ def test_layer_norm(dev, rng):
     ty.backward(torch.from_numpy(dy))
     y = np.empty_like(x)
     mean, inv_std = np.empty((3, 4, 1), np.float32), np.empty((3, 4, 1), np.float32)
-    run(nnplug.layer_norm_forward, x, scale, y, bias, mean, inv_std, axis=-1, epsilon=1e-5,
-        device=dev)
+    run(nnplug.layer_norm_forward, x, scale, bias=bias, out=(y, mean, inv_std), axis=-1,
+        epsilon=1e-5, device=dev)
     np.testing.assert_allclose(y, ty.detach().numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(mean, x.mean(axis=-1, keepdims=True), rtol=1e-4, atol=1e-5)
     dx, ds, db = np.empty_like(x), np.empty_like(scale), np.empty_like(bias)
-    run(nnplug.layer_norm_backward, x, dy, scale, mean, inv_std, dx, ds, db, axis=-1,
+    run(nnplug.layer_norm_backward, x, dy, scale, mean, inv_std, out=(dx, ds, db), axis=-1,
         epsilon=1e-5, device=dev)
     np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(ds, ts.grad.numpy(), rtol=1e-3, atol=1e-4)
@@ -301,8 +304,8 @@ def test_dropout(dev, rng):
     x, dy = rand(rng, 5, 13), rand(rng, 5, 13)
     y, mask, dx = np.empty_like(x), np.empty(x.shape, np.uint8), np.empty_like(x)
     kw = dict(ratio=0.3, seed=0x1234567890, offset=77, device=dev)
-    run(nnplug.dropout_forward, x, y, mask, **kw)
-    run(nnplug.dropout_backward, dy, dx, **kw)
+    run(nnplug.dropout_forward, x, out=(y, mask), **kw)
+    run(nnplug.dropout_backward, dy, out=dx, **kw)
     keep = _philox_keep(0x1234567890, 77, x.size, 0.3).reshape(x.shape)
     scale = np.float32(1 / 0.7)
     np.testing.assert_array_equal(mask, keep.astype(np.uint8))
@@ -318,40 +321,40 @@ def test_binary_broadcast(dev, rng, op, fn):
     a, b = rand(rng, 3, 1, 4), rand(rng, 5, 1)
     b[np.abs(b) < 0.1] = 0.5
     y = np.empty((3, 5, 4), np.float32)
-    run(nnplug.binary, a, b, y, op=op, device=dev)
+    run(nnplug.binary, a, b, out=y, op=op, device=dev)
     np.testing.assert_allclose(y, fn(a, b), rtol=RTOL, atol=ATOL)
     y2 = np.empty_like(y)
-    run(getattr(nnplug, op), a, b, y2, device=dev)
+    run(getattr(nnplug, op), a, b, out=y2, device=dev)
     np.testing.assert_array_equal(y, y2)
 
 
 def test_scale_fill_copy_cast(dev, rng):
     x = rand(rng, 4, 6)
     y = np.empty_like(x)
-    run(nnplug.scale, x, y, alpha=-2.5, device=dev)
+    run(nnplug.scale, x, out=y, alpha=-2.5, device=dev)
     np.testing.assert_allclose(y, -2.5 * x, rtol=1e-6)
-    run(nnplug.fill, y, value=3.25, device=dev)
+    run(nnplug.fill, out=y, value=3.25, device=dev)
     assert (y == 3.25).all()
     src = rand(rng, 6, 8)[::2, 1::3]  # strided view: copy accepts any strides
     dst = np.empty(src.shape, np.float32)
-    run(nnplug.copy, src, dst, device=dev)
+    run(nnplug.copy, src, out=dst, device=dev)
     np.testing.assert_array_equal(dst, src)
     d = np.empty(x.shape, np.float64)
-    run(nnplug.cast, x, d, device=dev)
+    run(nnplug.cast, x, out=d, device=dev)
     np.testing.assert_array_equal(d, x.astype(np.float64))
 
 
 def test_cast_float16(dev, rng):
     x = rand(rng, 4, 6)
     h = np.empty(x.shape, np.float16)
-    run(nnplug.cast, x, h, device=dev)  # skips where float16 is not implemented
+    run(nnplug.cast, x, out=h, device=dev)  # skips where float16 is not implemented
     np.testing.assert_array_equal(h, x.astype(np.float16))  # round to nearest even
 
 
 def test_transpose(dev, rng):
     x = rand(rng, 2, 3, 4)
     y = np.empty((4, 2, 3), np.float32)
-    run(nnplug.transpose, x, y, perm=(2, 0, 1), device=dev)
+    run(nnplug.transpose, x, out=y, perm=(2, 0, 1), device=dev)
     np.testing.assert_array_equal(y, x.transpose(2, 0, 1))
 
 
@@ -361,7 +364,8 @@ def test_reduce(dev, rng, op, fn, axes, keepdims):
     x = rand(rng, 3, 4, 5)
     expect = fn(x, axis=axes, keepdims=keepdims)
     y = np.empty(np.shape(expect), np.float32)
-    run(nnplug.reduce, x, y, op=op, axes=axes, keepdims=keepdims, device=dev)
+    # no axes (an empty list) reduces every axis (ONNX, noop_with_empty_axes = 0)
+    run(nnplug.reduce, x, out=y, op=op, axes=axes or (), keepdims=keepdims, device=dev)
     np.testing.assert_allclose(y, expect, rtol=RTOL, atol=ATOL)
 
 
@@ -376,8 +380,8 @@ def test_sgd_update(dev, rng, momentum, nesterov, wd):
         g = rand(rng, 10)
         tw.grad = torch.from_numpy(g.copy())
         opt.step()
-        run(nnplug.sgd_update, g, w, buf if momentum else None, lr=0.1, momentum=momentum,
-            nesterov=nesterov, weight_decay=wd, device=dev)
+        run(nnplug.sgd_update, g, w, momentum_buffer=buf if momentum else None, lr=0.1,
+            momentum=momentum, nesterov=nesterov, weight_decay=wd, device=dev)
     np.testing.assert_allclose(w, tw.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
@@ -403,7 +407,7 @@ def test_device_array_round_trip(dev, rng):
     a, b = rand(rng, 8, 16), rand(rng, 16, 4)
     da, db = dev.to_device(a), dev.to_device(b)
     dy = dev.empty((8, 4))
-    nnplug.gemm(da, db, dy)  # the device comes from the DeviceArrays
+    nnplug.gemm(da, db, out=dy)  # the device comes from the DeviceArrays
     np.testing.assert_allclose(dy.numpy(), a @ b, rtol=RTOL, atol=ATOL)
     z = dev.zeros((3, 3))
     assert (z.numpy() == 0).all()
@@ -421,7 +425,7 @@ def test_dlpack_torch_zero_copy(dev, rng):
     a = torch.from_numpy(rand(rng, 3, 5))
     b = torch.from_numpy(rand(rng, 5, 2))
     y = torch.empty(3, 2)
-    nnplug.gemm(a, b, y, device=dev)
+    nnplug.gemm(a, b, out=y, device=dev)
     torch.testing.assert_close(y, a @ b, rtol=RTOL, atol=ATOL)
     assert nnplug.as_dltensor(y).tensor.data == y.data_ptr()  # the same memory
 
@@ -431,13 +435,13 @@ def test_dlpack_capsule_and_strided_torch(dev, rng):
     _needs_host_memory(dev)
     x = torch.from_numpy(rand(rng, 4, 6))
     y = torch.empty(4, 6)
-    nnplug.scale(x.__dlpack__(), y.__dlpack__(), alpha=-1.0, device=dev)  # raw capsules
+    nnplug.scale(x.__dlpack__(), out=y.__dlpack__(), alpha=-1.0, device=dev)  # raw capsules
     torch.testing.assert_close(y, -x)
     z = torch.empty(6, 4)
-    nnplug.copy(x.t(), z, device=dev)  # a transposed view: strides travel through DLPack
+    nnplug.copy(x.t(), out=z, device=dev)  # a transposed view: strides travel through DLPack
     torch.testing.assert_close(z, x.t().contiguous())
     with pytest.raises(nnplug.Error) as info:  # ops other than copy need compact tensors
-        nnplug.scale(x.t(), z, alpha=1.0, device=dev)
+        nnplug.scale(x.t(), out=z, alpha=1.0, device=dev)
     assert info.value.status == nnplug.Status.INVALID_ARGUMENT
 
 
@@ -445,32 +449,33 @@ def test_explicit_stream(dev, rng):
     s = dev.stream()
     x = rand(rng, 1000)
     dx, dy = dev.to_device(x), dev.empty(x.shape)
-    nnplug.scale(dx, dy, alpha=2.0, stream=s)
+    nnplug.scale(dx, out=dy, alpha=2.0, stream=s)
     s.synchronize()
     np.testing.assert_array_equal(dy.numpy(), 2 * x)
     y = np.empty_like(x)
     if dev.is_cpu:  # numpy arrays are host memory: a host-memory device uses them in place
-        nnplug.scale(x, y, alpha=2.0, stream=s)
+        nnplug.scale(x, out=y, alpha=2.0, stream=s)
         s.synchronize()
         np.testing.assert_array_equal(y, 2 * x)
     else:  # on a stream of another device, numpy arrays are refused (no silent staging)
         with pytest.raises(nnplug.Error) as info:
-            nnplug.scale(x, y, alpha=2.0, stream=s)
+            nnplug.scale(x, out=y, alpha=2.0, stream=s)
         assert info.value.status == nnplug.Status.INVALID_ARGUMENT
     s.destroy()
 
 
 def test_op_supported(dev):
+    """nnplug.supported takes the op's own arguments; outputs need not exist."""
     x = np.zeros((2, 2), np.float32)
-    p = nnplug.ops._abi.nnp_scale_params(alpha=1.0)
-    assert nnplug.supported(nnplug.OpKind.SCALE, p, [x], [x.copy()], device=dev) is None
+    assert nnplug.supported(nnplug.scale, x, out=x.copy(), alpha=1.0, device=dev) is None
+    assert nnplug.supported(nnplug.scale, x, alpha=1.0, device=dev) is None  # y inferred
     # the reference implements float32/float64 only: float16 is an answer, not an error
     h = np.zeros((2, 2), np.float16)
     if dev.plugin_name == "reference":
-        reason = nnplug.supported(nnplug.OpKind.CAST, None, [x], [h], device=dev)
+        reason = nnplug.supported(nnplug.OpKind.CAST, x, out=h, device=dev)
         assert isinstance(reason, str) and reason
     with pytest.raises(nnplug.Error) as info:  # an invalid description raises
-        nnplug.supported(nnplug.OpKind.SCALE, p, [x], [np.zeros(3, np.float32)], device=dev)
+        nnplug.supported("scale", x, out=np.zeros(3, np.float32), alpha=1.0, device=dev)
     assert info.value.status == nnplug.Status.INVALID_ARGUMENT
 
 
@@ -479,7 +484,7 @@ def test_bad_shape_raises_invalid_argument(dev, rng):
     a, b = rand(rng, 2, 3), rand(rng, 4, 5)  # inner dimensions disagree
     y = np.full((2, 5), 7.0, np.float32)
     with pytest.raises(nnplug.Error) as info:
-        nnplug.gemm(a, b, y, device=dev)
+        nnplug.gemm(a, b, out=y, device=dev)
     assert info.value.status == nnplug.Status.INVALID_ARGUMENT
     assert info.value.message  # libnnplug says what was wrong
     assert (y == 7.0).all()  # outputs untouched on failure
@@ -491,11 +496,11 @@ def test_unknown_device_and_bad_names(ref):
     assert info.value.status == nnplug.Status.NOT_FOUND
     assert "no_such_backend" in str(info.value) or info.value.message
     with pytest.raises(nnplug.Error) as info:
-        nnplug.activation_forward(np.zeros(2, np.float32), np.zeros(2, np.float32),
+        nnplug.activation_forward(np.zeros(2, np.float32), out=np.zeros(2, np.float32),
                                   function="swish", device=ref)
     assert info.value.status == nnplug.Status.INVALID_ARGUMENT
     with pytest.raises(nnplug.Error):
-        nnplug.gemm([1, 2], [3], [4], device=ref)  # lists are not tensors
+        nnplug.gemm([1, 2], [3], out=[4], device=ref)  # lists are not tensors
 
 
 def test_devices_and_load_records(ref):
@@ -530,44 +535,55 @@ def test_shutdown_and_reload(rng):
     again = nnplug.device("reference")  # the library reloads
     x = rand(rng, 5)
     y = np.empty_like(x)
-    nnplug.scale(x, y, alpha=3.0, device=again)
+    nnplug.scale(x, out=y, alpha=3.0, device=again)
     np.testing.assert_allclose(y, 3 * x, rtol=1e-6)
 
 
 # ---------------------------------------------------------------- the op table --
-def test_every_op_of_the_table_has_a_wrapper_with_its_tensors():
-    """Every op of the op table (api/ops/ops.toml) is a function of nnplug, and a hand-written
-    wrapper names its tensors as the table does (inputs, then outputs; optional inputs may
-    follow the outputs)."""
+def test_every_op_of_the_table_has_a_function_with_its_tensors():
+    """Every op of the op table (api/ops/ops.toml) is a function of nnplug whose positional
+    parameters are the required inputs in the C order, then the required tensors updated in
+    place; optional inputs and optional in-place tensors are keyword-only, as are the params
+    and out=, stream=, device=."""
     import inspect
     for name, (_, _, _, inputs, outputs) in nnplug._abi.OPS.items():
         fn = getattr(nnplug, name, None)
         assert fn is not None, f"nnplug.{name} is missing"
-        positional = [p.name.lower() for p in inspect.signature(fn).parameters.values()
-                      if p.kind == p.POSITIONAL_OR_KEYWORD]
-        if not positional:
-            continue  # generated from the table: *tensors
-        required_in = [t[0].lower() for t in inputs if not t[1]]
-        optional_in = [t[0].lower() for t in inputs if t[1]]
-        out = [t[0].lower() for t in outputs]
-        assert sorted(positional) == sorted(required_in + optional_in + out), name
-        assert positional[:len(required_in)] == required_in, name
+        spec = getattr(nnplug.ops, "_" + name)
+        inplace = {t.name for t in spec.outputs if t.inplace}
+        params = inspect.signature(fn).parameters.values()
+        positional = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        keyword = [p.name for p in params if p.kind == p.KEYWORD_ONLY]
+        required_in = [t[0] for t in inputs if not t[1]]
+        optional_in = [t[0] for t in inputs if t[1]]
+        required_inplace = [t[0] for t in outputs if t[0] in inplace and not t[1]]
+        optional_inplace = [t[0] for t in outputs if t[0] in inplace and t[1]]
+        assert positional == required_in + required_inplace, name
+        for k in optional_in + optional_inplace + ["out", "stream", "device"]:
+            assert k in keyword, (name, k)
+        # the params are the C struct's fields (has_* and n_* counts are implicit)
+        if spec.params_cls is not None and not spec.params_optional:
+            fields = {f for f, _ in spec.params_cls._fields_}
+            for p in spec.params:
+                assert p.c in fields, (name, p.c)
+                assert p.py in keyword, (name, p.py)
 
 
 def test_clip_from_the_table(dev, rng):
-    """clip has no hand-written wrapper: the one generated from the table runs it (ONNX Clip:
-    min, then max; min > max gives max)."""
+    """clip's min and max are the C fields; has_min / has_max are implicit (None: unset).
+    ONNX Clip: min, then max; min > max gives max."""
     x = rand(rng, 4, 5)
     y = np.empty_like(x)
-    run(nnplug.clip, x, y, has_min=1, min=-0.5, has_max=1, max=0.25, device=dev)
+    run(nnplug.clip, x, out=y, min=-0.5, max=0.25, device=dev)
     np.testing.assert_array_equal(y, np.minimum(np.maximum(x, -0.5), 0.25))
-    run(nnplug.clip, x, y, has_min=1, min=1.0, has_max=1, max=0.0, device=dev)
+    run(nnplug.clip, x, out=y, min=1.0, max=0.0, device=dev)
     np.testing.assert_array_equal(y, np.zeros_like(x))
-    with pytest.raises(nnplug.Error) as info:
-        nnplug.clip(x, y, lo=1.0, device=dev)
-    assert info.value.status == nnplug.Status.INVALID_ARGUMENT and "has_min" in info.value.message
-    with pytest.raises(nnplug.Error):
-        nnplug.clip(x, device=dev)  # the output is required
+    y2 = run(nnplug.clip, x, max=0.25, device=dev)  # no min: has_min = 0; y allocated
+    np.testing.assert_array_equal(y2, np.minimum(x, 0.25))
+    with pytest.raises(TypeError):  # an unknown keyword is not a field of the params
+        nnplug.clip(x, out=y, lo=1.0, device=dev)
+    with pytest.raises(TypeError):  # the input is required
+        nnplug.clip(out=y, device=dev)
 
 
 # ------------------------------------------------------------------- data movement --
@@ -575,17 +591,17 @@ def test_concat_takes_a_sequence_of_inputs(dev, rng):
     """concat's inputs are variadic: one argument holding a list (ONNX Concat)."""
     parts = [rand(rng, 2, k, 3) for k in (1, 3, 2)]
     y = np.empty((2, 6, 3), np.float32)
-    run(nnplug.concat, parts, y, axis=1, device=dev)
+    run(nnplug.concat, parts, out=y, axis=1, device=dev)
     np.testing.assert_array_equal(y, np.concatenate(parts, axis=1))
     ints = [np.arange(4, dtype=np.int32).reshape(2, 2), np.arange(2, dtype=np.int32).reshape(2, 1)]
     yi = np.empty((2, 3), np.int32)
-    run(nnplug.concat, ints, yi, axis=-1, device=dev)  # any dtype
+    run(nnplug.concat, ints, out=yi, axis=-1, device=dev)  # any dtype
     np.testing.assert_array_equal(yi, np.concatenate(ints, axis=-1))
     with pytest.raises(nnplug.Error) as info:
-        nnplug.concat(parts[0], y, axis=1, device=dev)  # an array, not a list
+        nnplug.concat(parts[0], out=y, axis=1, device=dev)  # an array, not a list
     assert "variadic" in info.value.message
     with pytest.raises(nnplug.Error) as info:
-        nnplug.concat([parts[0], parts[1][:, :, :2].copy()], y, axis=1, device=dev)
+        nnplug.concat([parts[0], parts[1][:, :, :2].copy()], out=y, axis=1, device=dev)
     assert info.value.status == nnplug.Status.INVALID_ARGUMENT
     assert "inputs[1] (xs[1])" in info.value.message
 
@@ -595,12 +611,12 @@ def test_split_gives_a_sequence_of_outputs(dev, rng):
     num_outputs selects ONNX's equal split with a smaller last part."""
     x = rand(rng, 7, 4)
     ys = [np.empty((k, 4), np.float32) for k in (2, 5)]
-    got = run(nnplug.split, x, ys, axis=0, device=dev)
+    got = run(nnplug.split, x, out=ys, axis=0, device=dev)
     assert len(got) == 2
     for y, want in zip(ys, np.split(x, [2], axis=0)):
         np.testing.assert_array_equal(y, want)
     ys = [np.empty((7, k), np.float32) for k in (2, 2)]
-    run(nnplug.split, x, ys, axis=-1, num_outputs=2, device=dev)
+    run(nnplug.split, x, out=ys, axis=-1, num_outputs=2, device=dev)
     np.testing.assert_array_equal(np.concatenate(ys, axis=1), x)
 
 
@@ -608,21 +624,21 @@ def test_slice_and_gather_from_the_table(dev, rng):
     """slice takes ONNX's lists as int64[MAX_DIMS] params; gather takes int64 indices."""
     x = rand(rng, 4, 6)
     y = np.empty((2, 3), np.float32)
-    run(nnplug.slice, x, y, n_axes=2, has_axes=1, has_steps=1, starts=[-1, 1],
-        ends=[-(2 ** 63), 5], axes=[1, 0], steps=[-2, 2], device=dev)
+    run(nnplug.slice, x, out=y, starts=[-1, 1], ends=[-(2 ** 63), 5], axes=[1, 0],
+        steps=[-2, 2], device=dev)
     np.testing.assert_array_equal(y, x[1:5:2, ::-2])
     dx = np.empty_like(x)
-    run(nnplug.slice_backward, y, dx, n_axes=2, has_axes=1, has_steps=1, starts=[-1, 1],
-        ends=[-(2 ** 63), 5], axes=[1, 0], steps=[-2, 2], device=dev)
+    run(nnplug.slice_backward, y, out=dx, starts=[-1, 1], ends=[-(2 ** 63), 5], axes=[1, 0],
+        steps=[-2, 2], device=dev)
     want = np.zeros_like(x)
     want[1:5:2, ::-2] = y
     np.testing.assert_array_equal(dx, want)
     idx = np.array([[3, -4], [0, 3]], np.int64)
     g = np.empty((2, 2, 6), np.float32)
-    run(nnplug.gather, x, idx, g, axis=0, device=dev)
+    run(nnplug.gather, x, idx, out=g, axis=0, device=dev)
     np.testing.assert_array_equal(g, np.take(x, idx, axis=0))
     dd = np.empty_like(x)
-    run(nnplug.gather_backward, g, idx, dd, axis=0, device=dev)
+    run(nnplug.gather_backward, g, idx, out=dd, axis=0, device=dev)
     want = np.zeros_like(x)
     np.add.at(want, idx % 4, g)
     np.testing.assert_allclose(dd, want, rtol=1e-6)
