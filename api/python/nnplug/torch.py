@@ -34,10 +34,10 @@ themselves report come through with the op's message, prefixed with the function
 
 Limitations: double backward is not supported (each backward is ``once_differentiable``: a
 gradient taken with ``create_graph=True`` carries no graph through nnplug's backward, and
-differentiating one that depends on a differentiable upstream gradient raises). The module
-default device is process-wide (not per thread). No gradient flows to an attention mask or to loss class
-weights (a tensor there that requires grad is refused). An attention row whose every key is
-masked gives zeros (nnplug's documented rule), where PyTorch gives NaN.
+differentiating one that depends on a differentiable upstream gradient raises). No gradient
+flows to an attention mask or to loss class weights (a tensor there that requires grad is
+refused). An attention row whose every key is masked gives zeros (nnplug's documented rule),
+where PyTorch gives NaN. The module default device is process-wide (not per thread).
 """
 from __future__ import annotations
 
