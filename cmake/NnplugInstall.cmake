@@ -1,4 +1,18 @@
 # Install rules: headers, libnnplug, the plugins (nnplug_add_backend), the CMake package.
+
+if(SKBUILD)
+  # `pip install .` (pyproject.toml, scikit-build-core): the install prefix is the package
+  # folder nnplug/ of the wheel (wheel.install-dir), which gets libnnplug here and the plugins
+  # through nnplug_add_backend: nnplug/lib/libnnplug.so.0, nnplug/lib/nnplug/plugins/. A wheel
+  # is a zip file and stores a symlink as a second copy, so libnnplug goes in once, as the file
+  # named by its soname (no VERSION: no libnnplug.so.X.Y.Z, NAMELINK_SKIP: no libnnplug.so).
+  # The headers and the CMake package serve C/C++ consumers of `cmake --install` only.
+  set_property(TARGET nnplug PROPERTY VERSION)
+  install(TARGETS nnplug LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP
+          COMPONENT runtime)
+  return()
+endif()
+
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/api/include/nnplug

@@ -3,11 +3,15 @@
 # entirely when everything is already there). Usage: scripts/install-deps.sh
 # python3-torch serves the Python tests' PyTorch comparisons and DLPack interop, and the
 # PyTorch yardstick scripts of the same models; mypy checks the Python package's type hints.
+# python3-venv and ninja-build serve scripts/python-package-test.sh (`pip install .` into a
+# fresh virtual environment; the wheel's CMake build uses the system's Ninja rather than one
+# from PyPI).
 set -euo pipefail
-packages=(build-essential cmake ccache pkg-config
+packages=(build-essential cmake ccache pkg-config ninja-build
           libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev
           nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
-          python3 python3-numpy python3-pytest python3-matplotlib python3-torch mypy)
+          python3 python3-numpy python3-pytest python3-matplotlib python3-torch python3-venv
+          mypy)
 
 missing=()
 for p in "${packages[@]}"; do

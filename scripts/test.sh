@@ -3,10 +3,13 @@
 #  1. installs dependencies (scripts/install-deps.sh)
 #  2. Release build (CUDA backend too when nvcc is present) + ctest: API/ABI tests, the
 #     conformance suite on every backend (CI case lists), Python tests, training parity
-#  3. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code + ctest
-#  4. install + out-of-tree consumer and template-plugin build against the install tree
+#  3. Python package: `pip install .` into a fresh virtual environment, then the installed
+#     package alone: its bundled libnnplug and plugins, `python -m nnplug`, a smoke test, the
+#     Python examples (scripts/python-package-test.sh; needs PyPI)
+#  4. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code + ctest
+#  5. install + out-of-tree consumer and template-plugin build against the install tree
 # Prints the total time. Environment: NNPLUG_JOBS (build parallelism, default nproc),
-# NNPLUG_SKIP_ASAN=1 to skip step 3 (local iteration only; CI runs everything).
+# NNPLUG_SKIP_ASAN=1 to skip step 4 (local iteration only; CI runs everything).
 set -euo pipefail
 start=$(date +%s)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +25,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 phase "release tests"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+
+phase "Python package (pip install .)"
+NNPLUG_JOBS=$jobs scripts/python-package-test.sh
 
 if [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
   phase "ASan+UBSan build (no CUDA)"

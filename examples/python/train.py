@@ -15,6 +15,7 @@ one-line JSON summary.
 """
 import argparse
 import gzip
+import importlib.util
 import json
 import math
 import os
@@ -25,7 +26,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "api", "python"))  # source-tree use
+if importlib.util.find_spec("nnplug") is None:  # not installed (pip install .): source tree
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "api", "python"))
 
 import nnplug  # noqa: E402
 from vit import ViT  # noqa: E402

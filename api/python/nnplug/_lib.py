@@ -2,11 +2,14 @@
 
 Search order (the first that exists wins):
   1. $NNPLUG_LIBRARY, a path to libnnplug.so (an error if it does not exist);
-  2. the install tree the package sits in: <prefix>/lib[/<multiarch>]/libnnplug.so for a package
+  2. the copy bundled in the package by `pip install .` (pyproject.toml):
+     <package>/lib/libnnplug.so.0, whose plugins are in <package>/lib/nnplug/plugins/ (libnnplug
+     looks for its default plugins in <dir of libnnplug>/nnplug/plugins);
+  3. the install tree the package sits in: <prefix>/lib[/<multiarch>]/libnnplug.so for a package
      installed under <prefix>/lib/python3*/{site,dist}-packages/nnplug;
-  3. the source tree's build folders: <repo>/build/lib/libnnplug.so, then the newest
+  4. the source tree's build folders: <repo>/build/lib/libnnplug.so, then the newest
      <repo>/build*/lib/libnnplug.so (the package is api/python/nnplug in the repository);
-  4. the system loader (libnnplug.so.0, libnnplug.so: LD_LIBRARY_PATH, ld.so.cache).
+  5. the system loader (libnnplug.so.0, libnnplug.so: LD_LIBRARY_PATH, ld.so.cache).
 """
 import ctypes
 import glob
@@ -26,7 +29,8 @@ def _candidates():
             raise OSError(f"NNPLUG_LIBRARY={env!r} does not exist")
         return [env]
     pkg = os.path.dirname(os.path.abspath(__file__))
-    found = []
+    # bundled by pip (wheel layout): <package>/lib/libnnplug.so.0
+    found = [os.path.join(pkg, "lib", "libnnplug.so.0")]
     # install tree: <prefix>/lib/python3.X/site-packages/nnplug -> <prefix>/lib
     libdir = os.path.abspath(os.path.join(pkg, "..", "..", ".."))
     found.append(os.path.join(libdir, "libnnplug.so"))
