@@ -82,7 +82,5 @@ step "examples/python/train.py (mlp, vit)"
 "$py" "$root/examples/python/train.py" --model vit --backend cpu --epochs 1 --limit 256 \
   --test-limit 256
 
-# --- type check of the installed package: to be added here ---
-
 elapsed=$(($(date +%s) - start))
 echo "python-package-test: OK in ${elapsed} s"

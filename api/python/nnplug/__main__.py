@@ -8,6 +8,7 @@ Exit status 0, or 1 with the reason on stderr when libnnplug cannot be loaded or
 import argparse
 import os
 import sys
+from typing import Any, List, Optional
 
 import nnplug
 from nnplug import _abi
@@ -15,7 +16,7 @@ from nnplug import _abi
 GiB = 1024.0 ** 3
 
 
-def package_version():
+def package_version() -> Optional[str]:
     """The installed distribution's version when this package is the one it installed (pip
     install .), else None (a source tree or a `cmake --install` tree)."""
     try:
@@ -29,14 +30,14 @@ def package_version():
     return None
 
 
-def enum_name(enum, value):
+def enum_name(enum: Any, value: int) -> str:
     try:
         return enum(value).name
     except ValueError:
         return str(value)
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     argparse.ArgumentParser(
         prog="python -m nnplug",
         description="Prints the versions, libnnplug's path, the plugin load records and the "

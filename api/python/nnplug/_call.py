@@ -316,17 +316,6 @@ def execute(kind: int, params: Any, inputs: Sequence[Any], outputs: Sequence[Any
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def _infer_shapes() -> Any:
-    """nnp_op_infer_shapes with its prototype."""
-    fn = lib().nnp_op_infer_shapes
-    if fn.restype is not ctypes.c_int32:
-        sp = ctypes.POINTER(_abi.DLTensor)
-        fn.restype = ctypes.c_int32
-        fn.argtypes = [ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(sp),
-                       ctypes.c_size_t, ctypes.POINTER(_abi.nnp_shape)]
-    return fn
-
-
 # ---------------------------------------------------------------------------------- op --
 class _Op:
     """One op of the table as the generated function sees it."""
@@ -421,8 +410,9 @@ class _Op:
         """(shape, dtype code) of every output, from nnp_op_infer_shapes."""
         n = len(self.outputs)
         shapes = (_abi.nnp_shape * max(n, 1))()
-        check(_infer_shapes()(int(self.kind), ctypes.byref(params) if params is not None else None,
-                              len(held_in), _tensor_array(held_in), n, shapes))
+        pp = ctypes.byref(params) if params is not None else None
+        check(lib().nnp_op_infer_shapes(int(self.kind), pp, len(held_in), _tensor_array(held_in),
+                                        n, shapes))
         return [(tuple(s.dims[:s.ndim]), (s.dtype.code, s.dtype.bits)) for s in shapes[:n]]
 
     def _given_shapes(self, a: Dict[str, Any], objs: List[Any]) -> List[Tuple[int, ...]]:

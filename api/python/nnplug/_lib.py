@@ -15,14 +15,15 @@ import ctypes
 import glob
 import os
 from ctypes import POINTER, c_char_p, c_int32, c_int64, c_size_t, c_void_p
+from typing import List, Optional
 
 from . import _abi
 
-_lib = None
-_lib_path = None
+_lib: Optional[ctypes.CDLL] = None
+_lib_path: Optional[str] = None
 
 
-def _candidates():
+def _candidates() -> List[str]:
     env = os.environ.get("NNPLUG_LIBRARY")
     if env:
         if not os.path.isfile(env):
@@ -43,7 +44,7 @@ def _candidates():
     return [p for p in found if os.path.isfile(p)] + ["libnnplug.so.0", "libnnplug.so"]
 
 
-def _declare(lib):
+def _declare(lib: ctypes.CDLL) -> None:
     sp = POINTER(_abi.DLTensor)
     vp = c_void_p
     protos = {
@@ -73,6 +74,8 @@ def _declare(lib):
         "nnp_stream_set_attribute": (c_int32, [vp, c_int32, c_int64]),
         "nnp_op_execute": (c_int32, [vp, c_int32, vp, c_size_t, POINTER(sp), c_size_t,
                                      POINTER(sp)]),
+        "nnp_op_infer_shapes": (c_int32, [c_int32, vp, c_size_t, POINTER(sp), c_size_t,
+                                          POINTER(_abi.nnp_shape)]),
         "nnp_shutdown": (c_int32, []),
     }
     for name, (restype, argtypes) in protos.items():
@@ -81,7 +84,7 @@ def _declare(lib):
         fn.argtypes = argtypes
 
 
-def lib():
+def lib() -> ctypes.CDLL:
     """The loaded libnnplug (ctypes.CDLL), loading it on first use."""
     global _lib, _lib_path
     if _lib is None:
@@ -101,7 +104,8 @@ def lib():
     return _lib
 
 
-def lib_path():
+def lib_path() -> str:
     """The path libnnplug was loaded from (loads it if needed)."""
     lib()
+    assert _lib_path is not None
     return _lib_path

@@ -191,7 +191,8 @@ class _Conv2d(torch.autograd.Function):
     """y = conv2d(x, w) + b by NNP_OP_CONV2D_FORWARD; dx, dw, db by its backward ops."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, w: torch.Tensor,
+    def forward(ctx: Any,  # type: ignore[override]  # (the typed form of *args)
+                x: torch.Tensor, w: torch.Tensor,
                 b: Optional[torch.Tensor], conf: Tuple[int, ...], out_hw: Tuple[int, int],
                 dev: Device) -> torch.Tensor:
         x, w = x.contiguous(), w.contiguous()
@@ -294,7 +295,8 @@ class _Linear(torch.autograd.Function):
     """Y = X W^T + b by one NNP_OP_GEMM (trans_b, C = b); dX, dW by GEMMs, db by REDUCE."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, w: torch.Tensor,
+    def forward(ctx: Any,  # type: ignore[override]  # (the typed form of *args)
+                x: torch.Tensor, w: torch.Tensor,
                 b: Optional[torch.Tensor], dev: Device) -> torch.Tensor:
         x2 = x.reshape(math.prod(x.shape[:-1]), x.shape[-1]).contiguous()
         w = w.contiguous()
@@ -359,7 +361,8 @@ class _LayerNorm(torch.autograd.Function):
     """NNP_OP_LAYER_NORM_FORWARD (y, mean, inv_std) and NNP_OP_LAYER_NORM_BACKWARD."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, scale: Optional[torch.Tensor],
+    def forward(ctx: Any,  # type: ignore[override]  # (the typed form of *args)
+                x: torch.Tensor, scale: Optional[torch.Tensor],
                 bias: Optional[torch.Tensor], axis: int, eps: float,
                 dev: Device) -> torch.Tensor:
         x = x.contiguous()
@@ -421,7 +424,8 @@ class _Attention(torch.autograd.Function):
     """NNP_OP_ATTENTION_FORWARD (Y, softmax_lse) and NNP_OP_ATTENTION_BACKWARD, rank 4."""
 
     @staticmethod
-    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor,
+    def forward(ctx: Any,  # type: ignore[override]  # (the typed form of *args)
+                q: torch.Tensor, k: torch.Tensor,
                 v: torch.Tensor, mask: Optional[torch.Tensor], is_causal: bool, scale: float,
                 dev: Device) -> torch.Tensor:
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
@@ -528,7 +532,8 @@ class _Loss(torch.autograd.Function):
     """An ONNX loss op pair (forward, backward) over (input, target, weight)."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, target: torch.Tensor,
+    def forward(ctx: Any,  # type: ignore[override]  # (the typed form of *args)
+                x: torch.Tensor, target: torch.Tensor,
                 weight: Optional[torch.Tensor], kinds: Tuple[OpKind, OpKind, str],
                 conf: Tuple[int, int], dev: Device) -> torch.Tensor:
         fwd, _, struct = kinds
