@@ -173,6 +173,9 @@ TEST_CASE("validate: generic tensor checks (gemm as the carrier)") {
   DLTensor* compact = d({2, 3});
   compact->strides = d.strides({3, 1});
   CHECK_VALID(NNP_OP_GEMM, &p, {compact, b}, {y});
+  DLTensor* empty = d({0, 3});  // no elements: strides address nothing (PyTorch gives [1, 1])
+  empty->strides = d.strides({1, 1});
+  CHECK_VALID(NNP_OP_GEMM, &p, {empty, b}, {d({0, 4})});
   DLTensor* gpu = d({2, 4});
   gpu->device = DLDevice{kDLCUDA, 0};
   CHECK_INVALID("gemm", W("outputs[0] (Y)", "DLDevice", "stream's device"), NNP_OP_GEMM, &p, {a, b},

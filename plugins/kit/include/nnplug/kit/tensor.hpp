@@ -35,11 +35,20 @@ inline size_t dtype_size(const DLDataType& t) {
 inline std::string dtype_name(const DLDataType& t) {
   const char* base = "unknown";
   switch (t.code) {
-    case kDLFloat: base = "float"; break;
-    case kDLBfloat: base = "bfloat"; break;
-    case kDLInt: base = "int"; break;
-    case kDLUInt: base = "uint"; break;
-    default: break;
+    case kDLFloat:
+      base = "float";
+      break;
+    case kDLBfloat:
+      base = "bfloat";
+      break;
+    case kDLInt:
+      base = "int";
+      break;
+    case kDLUInt:
+      base = "uint";
+      break;
+    default:
+      break;
   }
   std::string s = std::string(base) + std::to_string(t.bits);
   if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
@@ -58,8 +67,13 @@ template <typename T>
 inline T* data_ptr(const DLTensor& t) {
   return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
 }
+// Compact row-major: strides NULL or the compact ones. The stride of an extent-1 dimension
+// and every stride of a tensor without elements address nothing and are not compared
+// (PyTorch exports [0, 4] with strides [1, 1]).
 inline bool is_compact(const DLTensor& t) {
   if (t.strides == nullptr) return true;
+  for (int i = 0; i < t.ndim; ++i)
+    if (t.shape[i] == 0) return true;
   int64_t expected = 1;
   for (int i = t.ndim - 1; i >= 0; --i) {
     if (t.shape[i] != 1 && t.strides[i] != expected) return false;
@@ -103,7 +117,7 @@ struct pool_window {
 };
 inline pool_window resolve_pool_window(const nnp_pool2d_params& p, int64_t h, int64_t w) {
   if (p.global) return pool_window{h, w, 1, 1, 0, 0, 0, 0, false};
-  return pool_window{p.window_h, p.window_w,  p.stride_h, p.stride_w,     p.pad_top,
+  return pool_window{p.window_h,   p.window_w, p.stride_h,  p.stride_w,      p.pad_top,
                      p.pad_bottom, p.pad_left, p.pad_right, p.ceil_mode != 0};
 }
 
