@@ -4,7 +4,9 @@ with the virtual environment's python, outside the repository, no NNPLUG_* varia
   - the package, libnnplug and every loaded plugin are the ones bundled in the installed
     package (nnplug/lib/libnnplug.so.0, nnplug/lib/nnplug/plugins/), not a build tree's;
   - the reference and cpu devices are there and a GEMM through the low-level
-    nnplug.execute(OpKind.GEMM, ...) on each matches numpy's a @ b.
+    nnplug.execute(OpKind.GEMM, ...) on each matches numpy's a @ b;
+  - the op functions: an allocated GEMM with its bias, one into out=, a DeviceArray chain
+    (gemm, relu, softmax) on each device, and a refused call raising InvalidArgumentError.
 
 Not a pytest file (the source-tree pytest run does not collect it). Exit status 0 on success.
 """
@@ -59,6 +61,26 @@ def main():
         if not np.allclose(y, expected, rtol=1e-4, atol=1e-4):
             sys.exit(f"smoke_installed: GEMM on {dev.name}: max |error| {err:.3g}")
         print(f"smoke_installed: GEMM on {dev.name} matches numpy (max |error| {err:.2g})")
+        c = rng.standard_normal(29).astype(np.float32)
+        y = nnplug.gemm(a, b, C=c, device=dev)  # allocated, C in the C order as a keyword
+        if not np.allclose(y, expected + c, rtol=1e-4, atol=1e-4):
+            sys.exit(f"smoke_installed: nnplug.gemm(a, b, C=c) on {dev.name} is wrong")
+        out = np.full((33, 29), np.nan, np.float32)
+        if nnplug.gemm(a, b, out=out, device=dev) is not out or \
+                not np.allclose(out, expected, rtol=1e-4, atol=1e-4):
+            sys.exit(f"smoke_installed: nnplug.gemm(a, b, out=y) on {dev.name} is wrong")
+        da, db = dev.to_device(a), dev.to_device(b)
+        p = nnplug.softmax_forward(nnplug.activation_forward(nnplug.gemm(da, db),
+                                                             function="relu"))
+        if not isinstance(p, nnplug.DeviceArray) or p.device != dev or \
+                not np.allclose(p.numpy().sum(axis=1), 1.0, atol=1e-5):
+            sys.exit(f"smoke_installed: a DeviceArray chain on {dev.name} is wrong: {p!r}")
+        try:
+            nnplug.gemm(a, a, device=dev)
+            sys.exit("smoke_installed: gemm of [33, 17] by [33, 17] was accepted")
+        except nnplug.InvalidArgumentError as e:
+            if "inputs[1] (B)" not in e.message:
+                sys.exit(f"smoke_installed: the error does not name B: {e}")
     print(f"smoke_installed: OK: nnplug {nnplug.version()} from {pkg}; devices {names}")
 
 
