@@ -645,10 +645,9 @@ def nll_loss(input: torch.Tensor, target: torch.Tensor, weight: Optional[torch.T
 
 
 # ----------------------------------------------------------------------------- modules --
-class Conv2d(torch.nn.Conv2d):
-    """``torch.nn.Conv2d`` whose forward runs ``nnplug.torch.conv2d`` (every padding_mode:
-    non-zero modes pad with torch first, as torch.nn.Conv2d does). ``nnplug_device``: the
-    nnplug device (None: the module default of set_device)."""
+class _OnNnplug(torch.nn.Module):
+    """The nnplug part of the module wrappers: an ``nnplug_device`` keyword (None: the module
+    default of set_device) kept as an attribute and shown in the module's repr."""
 
     nnplug_device: Optional[DeviceLike]
 
@@ -656,6 +655,15 @@ class Conv2d(torch.nn.Conv2d):
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.nnplug_device = nnplug_device
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", nnplug_device={self.nnplug_device!r}"
+
+
+class Conv2d(_OnNnplug, torch.nn.Conv2d):
+    """``torch.nn.Conv2d`` whose forward runs ``nnplug.torch.conv2d`` (every padding_mode:
+    non-zero modes pad with torch first, as torch.nn.Conv2d does). ``nnplug_device``: the
+    nnplug device (None: the module default of set_device)."""
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if self.padding_mode != "zeros":
@@ -666,45 +674,22 @@ class Conv2d(torch.nn.Conv2d):
         return conv2d(input, self.weight, self.bias, self.stride, self.padding,
                       self.dilation, self.groups, device=self.nnplug_device)
 
-    def extra_repr(self) -> str:
-        return super().extra_repr() + f", nnplug_device={self.nnplug_device!r}"
 
-
-class Linear(torch.nn.Linear):
+class Linear(_OnNnplug, torch.nn.Linear):
     """``torch.nn.Linear`` whose forward runs ``nnplug.torch.linear``. ``nnplug_device``: the
     nnplug device (None: the module default of set_device)."""
-
-    nnplug_device: Optional[DeviceLike]
-
-    def __init__(self, *args: Any, nnplug_device: Optional[DeviceLike] = None,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.nnplug_device = nnplug_device
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         return linear(input, self.weight, self.bias, device=self.nnplug_device)
 
-    def extra_repr(self) -> str:
-        return super().extra_repr() + f", nnplug_device={self.nnplug_device!r}"
 
-
-class LayerNorm(torch.nn.LayerNorm):
+class LayerNorm(_OnNnplug, torch.nn.LayerNorm):
     """``torch.nn.LayerNorm`` whose forward runs ``nnplug.torch.layer_norm``.
     ``nnplug_device``: the nnplug device (None: the module default of set_device)."""
-
-    nnplug_device: Optional[DeviceLike]
-
-    def __init__(self, *args: Any, nnplug_device: Optional[DeviceLike] = None,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.nnplug_device = nnplug_device
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         return layer_norm(input, self.normalized_shape, self.weight,
                           getattr(self, "bias", None), self.eps, device=self.nnplug_device)
-
-    def extra_repr(self) -> str:
-        return super().extra_repr() + f", nnplug_device={self.nnplug_device!r}"
 
 
 _TWINS: List[Tuple[type, Type[torch.nn.Module]]] = [
