@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 HEADER = ["epoch", "model", "backend", "train_loss", "train_accuracy", "test_accuracy",
-          "seconds", "images_per_second"]
+          "seconds", "images_per_second", "epochs"]
 KEYS = {"model", "backend", "device", "epochs", "batch", "train_seconds", "images_per_second",
         "test_accuracy", "final_loss"}
 

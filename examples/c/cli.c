@@ -34,6 +34,28 @@ void die(const char* fmt, ...) {
   exit(1);
 }
 
+FILE* open_log(const char* path, const char* mode, const char* flag) {
+  FILE* f = fopen(path, mode);
+  if (!f) die("cannot open %s %s: %s", flag, path, strerror(errno));
+  if (setvbuf(f, NULL, _IOLBF, 0) != 0) die("cannot set up %s %s", flag, path);
+  return f;
+}
+
+void write_log(FILE* f, const char* flag, const char* path, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = vfprintf(f, fmt, ap);
+  va_end(ap);
+  if (n < 0 || fflush(f) != 0 || ferror(f))
+    die("cannot write %s %s: %s", flag, path, strerror(errno));
+}
+
+void close_log(FILE* f, const char* flag, const char* path) {
+  if (f == NULL) return;
+  const int failed = ferror(f) || fflush(f) != 0;
+  if (fclose(f) != 0 || failed) die("cannot write %s %s: %s", flag, path, strerror(errno));
+}
+
 void* xmalloc(size_t bytes) {
   void* p = malloc(bytes ? bytes : 1);
   if (!p) die("out of host memory (%zu bytes)", bytes);
@@ -57,7 +79,8 @@ void usage(FILE* f) {
           "                           (default /usr/share/datasets/fashion-mnist)\n"
           "  -l, --log FILE.csv       append one row per epoch: epoch,model,backend,\n"
           "                           train_loss,train_accuracy,test_accuracy,seconds,\n"
-          "                           images_per_second\n"
+          "                           images_per_second,epochs (the planned count: a\n"
+          "                           complete run's last row has epoch == epochs)\n"
           "      --loss-log FILE.csv  write the loss of every training step (epoch,step,loss)\n"
           "  -n, --limit N            train on the first N training images only\n"
           "      --test-limit N       evaluate on the first N test images only\n"

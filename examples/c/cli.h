@@ -50,6 +50,15 @@ _Noreturn void fail_call(const char* call, const char* file, int line, nnp_statu
 /* Prints "train: error: <message>" to stderr and exits with status 1. */
 _Noreturn void die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Log files of the train example (--log, --loss-log). Line-buffered: every line reaches the
+ * file in one write, so a run that is killed leaves whole lines. Every write, flush and close
+ * is checked: a failure (a full disk, /dev/full) is fatal, with `flag` and `path` in the
+ * message. close_log(NULL, ...) does nothing. */
+FILE* open_log(const char* path, const char* mode, const char* flag);
+void write_log(FILE* f, const char* flag, const char* path, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void close_log(FILE* f, const char* flag, const char* path);
+
 /* malloc that dies when the host is out of memory (never returns NULL, even for 0 bytes). */
 void* xmalloc(size_t bytes);
 

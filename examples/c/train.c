@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nnplug/nnplug.h>
@@ -211,27 +212,30 @@ int main(int argc, char** argv) {
          train.n, test.n, max_batch, steps, last, o.lr, o.seed);
   fflush(stdout);
 
+  /* The epoch log (appended to) names the planned epoch count on every row: a run is complete
+   * when its last row has epoch == epochs. An existing file must have this header. */
+  static const char epoch_header[] =
+      "epoch,model,backend,train_loss,train_accuracy,test_accuracy,seconds,images_per_second,"
+      "epochs\n";
   FILE* log = NULL;
   if (o.log_path) {
-    FILE* probe = fopen(o.log_path, "r");
-    int fresh = probe == NULL;
+    char first[sizeof epoch_header + 1] = "";
+    struct stat st; /* the header of an existing regular file (not of /dev/null, a pipe, ...) */
+    FILE* probe = stat(o.log_path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(o.log_path, "r") : NULL;
     if (probe) {
-      fseek(probe, 0, SEEK_END);
-      fresh = ftell(probe) == 0;
+      if (!fgets(first, sizeof first, probe)) first[0] = '\0';
       fclose(probe);
     }
-    log = fopen(o.log_path, "a");
-    if (!log) die("cannot open --log %s: %s", o.log_path, strerror(errno));
-    if (fresh)
-      fprintf(log,
-              "epoch,model,backend,train_loss,train_accuracy,test_accuracy,seconds,"
-              "images_per_second\n");
+    if (first[0] != '\0' && strcmp(first, epoch_header) != 0)
+      die("--log %s has another header than this program writes (%.*s); use a new file", o.log_path,
+          (int)strcspn(first, "\n"), first);
+    log = open_log(o.log_path, "a", "--log");
+    if (first[0] == '\0') write_log(log, "--log", o.log_path, "%s", epoch_header);
   }
   FILE* loss_log = NULL;
   if (o.loss_log_path) {
-    loss_log = fopen(o.loss_log_path, "w");
-    if (!loss_log) die("cannot open --loss-log %s: %s", o.loss_log_path, strerror(errno));
-    fprintf(loss_log, "epoch,step,loss\n");
+    loss_log = open_log(o.loss_log_path, "w", "--loss-log");
+    write_log(loss_log, "--loss-log", o.loss_log_path, "epoch,step,loss\n");
   }
 
   uint32_t* perm = xmalloc(train.n * sizeof *perm);
@@ -268,7 +272,8 @@ int main(int argc, char** argv) {
       if (!isfinite(loss)) die("the loss is %f at epoch %d step %zu; stopping", loss, epoch, step);
       loss_sum += (double)loss * (double)n;
       correct += count_correct(host_logits, train.labels, idx, n);
-      if (loss_log) fprintf(loss_log, "%d,%zu,%.9g\n", epoch, step + 1, loss);
+      if (loss_log)
+        write_log(loss_log, "--loss-log", o.loss_log_path, "%d,%zu,%.9g\n", epoch, step + 1, loss);
       progress(tty, epoch, o.epochs, step + 1, steps, loss_sum / (double)(start + n),
                now_seconds() - t0);
     }
@@ -282,11 +287,10 @@ int main(int argc, char** argv) {
         "images/s\n",
         epoch, o.epochs, final_loss, train_acc, test_acc, seconds, (double)train.n / seconds);
     fflush(stdout);
-    if (log) {
-      fprintf(log, "%d,%s,%s,%.6f,%.6f,%.6f,%.4f,%.1f\n", epoch, o.model, props.plugin_name,
-              final_loss, train_acc, test_acc, seconds, (double)train.n / seconds);
-      fflush(log);
-    }
+    if (log)
+      write_log(log, "--log", o.log_path, "%d,%s,%s,%.6f,%.6f,%.6f,%.4f,%.1f,%d\n", epoch, o.model,
+                props.plugin_name, final_loss, train_acc, test_acc, seconds,
+                (double)train.n / seconds, o.epochs);
   }
 
   printf(
@@ -297,8 +301,8 @@ int main(int argc, char** argv) {
       o.model, props.plugin_name, props.name, o.epochs, max_batch, train_seconds,
       (double)train.n * o.epochs / train_seconds, test_acc, final_loss);
 
-  if (log) fclose(log);
-  if (loss_log) fclose(loss_log);
+  close_log(log, "--log", o.log_path);
+  close_log(loss_log, "--loss-log", o.loss_log_path);
   free(perm);
   free(host_labels);
   free(host_logits);
@@ -308,5 +312,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < nt.n_allocations; ++i) CHECK(nnp_free(nt.dev, nt.allocations[i]));
   free(nt.vit); /* the vit's host-side record of its buffers (NULL for mlp, cnn) */
   CHECK(nnp_shutdown());
+  if (fflush(stdout) != 0 || ferror(stdout))
+    die("cannot write the standard output: %s", strerror(errno));
   return 0;
 }

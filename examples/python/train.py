@@ -38,6 +38,49 @@ def fail(msg):
     sys.exit(1)
 
 
+# ------------------------------------------------------------------------- epoch log --
+EPOCH_HEADER = ("epoch,model,backend,train_loss,train_accuracy,test_accuracy,seconds,"
+                "images_per_second,epochs\n")
+
+
+class EpochLog:
+    """The --log CSV (the C program's columns), appended to: line-buffered so that a killed run
+    leaves whole lines; every row names the planned epoch count, so a run is complete when its
+    last row has epoch == epochs. A write or close that fails is fatal."""
+
+    def __init__(self, path):
+        self.path = path
+        first = ""  # the header of an existing regular file (not of /dev/null, a pipe, ...)
+        try:
+            if os.path.isfile(path):
+                with open(path) as f:
+                    first = f.readline(len(EPOCH_HEADER) + 1)
+        except OSError as e:
+            fail(f"cannot read --log {path}: {e.strerror}")
+        if first and first != EPOCH_HEADER:
+            fail(f"--log {path} has another header than this program writes "
+                 f"({first.strip()}); use a new file")
+        try:
+            self.f = open(path, "a", buffering=1)
+        except OSError as e:
+            fail(f"cannot open --log {path}: {e.strerror}")
+        if not first:
+            self.write(EPOCH_HEADER)
+
+    def write(self, line):
+        try:
+            self.f.write(line)
+            self.f.flush()
+        except OSError as e:
+            fail(f"cannot write --log {self.path}: {e.strerror}")
+
+    def close(self):
+        try:
+            self.f.close()
+        except OSError as e:
+            fail(f"cannot write --log {self.path}: {e.strerror}")
+
+
 # ----------------------------------------------------------------------------- data --
 def read_idx(path, magic, ndims):
     try:
@@ -218,12 +261,9 @@ def main():
     print(f"nnplug {nnplug.version()} (Python): device {dev.name} ({dev.description}), "
           f"model {args.model}, {n_train} training / {len(test_y)} test images, batch {batch}, "
           f"{steps} steps per epoch", flush=True)
+    log = None
     if args.log:
-        fresh = not os.path.exists(args.log) or os.path.getsize(args.log) == 0
-        log = open(args.log, "a")
-        if fresh:
-            log.write("epoch,model,backend,train_loss,train_accuracy,test_accuracy,seconds,"
-                      "images_per_second\n")
+        log = EpochLog(args.log)
     shuffle_rng = np.random.default_rng(args.seed + 1)
     total_s, step, final_loss, acc = 0.0, 0, float("nan"), float("nan")
     host_logits, host_loss = np.empty((batch, 10), np.float32), np.empty((), np.float32)
@@ -269,15 +309,21 @@ def main():
         print(f"epoch {epoch}/{args.epochs}: train loss {final_loss:.4f}, train accuracy "
               f"{train_acc:.4f}, test accuracy {acc:.4f}, {dt:.2f} s, {n_train / dt:.0f} "
               "images/s", flush=True)
-        if args.log:
+        if log:
             log.write(f"{epoch},{args.model},{dev.plugin_name},{final_loss:.6f},{train_acc:.6f},"
-                      f"{acc:.6f},{dt:.4f},{n_train / dt:.1f}\n")
-            log.flush()
+                      f"{acc:.6f},{dt:.4f},{n_train / dt:.1f},{args.epochs}\n")
+    if log:
+        log.close()
     print(json.dumps({"model": args.model, "backend": dev.plugin_name, "device": dev.name,
                       "epochs": args.epochs, "batch": batch, "train_seconds": round(total_s, 3),
                       "images_per_second": round(n_train * args.epochs / total_s, 1),
-                      "test_accuracy": round(acc, 4), "final_loss": round(final_loss, 6)}))
+                      "test_accuracy": round(acc, 4), "final_loss": round(final_loss, 6)}),
+          flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except OSError as e:  # a write to the standard output failed (a full disk, /dev/full)
+        fail(f"{e.strerror or e}" + (f": {e.filename}" if e.filename else
+                                     " (writing the standard output)"))
