@@ -79,7 +79,7 @@ plugin_error& thread_plugin_error() { return t_plugin_error; }
 
 int log_level() {
   // Read once per process; the environment is read "at first use" (nnplug.h).
-  static const int level = parse_log_level(std::getenv("NNPLUG_LOG"));
+  static const int level = parse_log_level(env_value("NNPLUG_LOG"));
   return level;
 }
 

@@ -77,6 +77,11 @@ struct plugin_error {
 };
 plugin_error& thread_plugin_error();
 
+// ------------------------------------------------------------------------- environment --
+// The value of an environment variable, or NULL. Every read of the environment in libnnplug
+// goes through here (env.cpp): secure_getenv, so set-uid/set-gid processes see none.
+const char* env_value(const char* name);
+
 // ----------------------------------------------------------------------------- logging --
 int log_level();  // nnp_log_level from NNPLUG_LOG (default warning)
 void log(int level, const std::string& message);

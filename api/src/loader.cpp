@@ -422,7 +422,7 @@ std::vector<fs::path> candidates_in(const fs::path& dir) {
 // is never searched), then <dir of libnnplug>/nnplug/plugins.
 std::vector<fs::path> default_search_dirs() {
   std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("NNPLUG_PLUGIN_PATH")) {
+  if (const char* env = env_value("NNPLUG_PLUGIN_PATH")) {
     std::stringstream ss(env);
     std::string item;
     while (std::getline(ss, item, ':')) {
