@@ -90,6 +90,16 @@ nnp_status slot_threw(const char* plugin, const char* slot, const char* what) no
 // goes through here (env.cpp): secure_getenv, so set-uid/set-gid processes see none.
 const char* env_value(const char* name);
 
+// ------------------------------------------------------------------ plugin file checks --
+// Made on a candidate before dlopen (plugin_file.cpp, docs/security.md); each returns "" or
+// the reason the candidate is refused.
+// The folder: refused when writable by others (S_IWOTH).
+std::string check_plugin_folder(const std::string& folder);
+// The file (symlinks followed): a regular file, not writable by others, an ELF shared object
+// of the host's class, byte order and machine, and long enough for its program and section
+// header tables and every PT_LOAD segment. Never blocks (a FIFO is refused, not opened).
+std::string check_plugin_file(const std::string& path);
+
 // ----------------------------------------------------------------------------- logging --
 int log_level();  // nnp_log_level from NNPLUG_LOG (default warning)
 void log(int level, const std::string& message);

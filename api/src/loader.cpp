@@ -3,11 +3,12 @@
 // records, the host services given to plugins, and nnp_shutdown().
 //
 // Every decision about a candidate is one function below (check_file_exists, check_file_name,
-// open_library, find_entry, call_entry, check_major_version, check_table_size,
-// check_required_slots, check_plugin_name, initialize_plugin, enumerate_devices); each returns
-// a `verdict` that becomes the candidate's load record. An exception escaping any of them (the
-// host out of memory, say) becomes a FAILED record of that candidate, and discovery goes on
-// with the next one. docs/abi.md describes the rules.
+// check_folder, check_file, open_library, find_entry, call_entry, check_major_version,
+// check_table_size, check_required_slots, check_plugin_name, initialize_plugin,
+// enumerate_devices); each returns a `verdict` that becomes the candidate's load record.
+// An exception escaping any of them (the host out of memory, say) becomes a FAILED record of
+// that candidate, and discovery goes on with the next one. docs/abi.md describes the rules,
+// docs/security.md what they protect against and what they cannot.
 #include "internal.hpp"
 
 #include <dlfcn.h>
@@ -119,6 +120,28 @@ verdict check_file_name(const fs::path& path) {
     return failed(NNP_STATUS_LOAD_FAILED, "file name '" + path.filename().string() +
                                               "' is not libnnplug-<name>.so with <name> in "
                                               "[a-z0-9_]+");
+  return accept();
+}
+
+// The folder the candidate is named in, and the folder of the file it resolves to (a
+// symlink's target), must not be writable by others.
+verdict check_folder(const fs::path& path) {
+  std::string why = check_plugin_folder(path.parent_path().string());
+  if (why.empty()) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(path, ec);
+    if (!ec && real.parent_path() != path.parent_path())
+      why = check_plugin_folder(real.parent_path().string());
+  }
+  if (!why.empty()) return failed(NNP_STATUS_LOAD_FAILED, "refused: " + why);
+  return accept();
+}
+
+// The file itself, before dlopen sees it (plugin_file.cpp): regular, not writable by others,
+// an ELF shared object of this host, not truncated.
+verdict check_file(const fs::path& path) {
+  const std::string why = check_plugin_file(path.string());
+  if (!why.empty()) return failed(NNP_STATUS_LOAD_FAILED, "refused before dlopen: " + why);
   return accept();
 }
 
@@ -287,12 +310,14 @@ std::string state_name(int32_t state) {
   }
 }
 
-// Appends a record and prints it: failures at warning level for default discovery (so that
-// release builds are not silent), at info level for explicit loads (the caller gets the
-// status), and loaded plugins at info level.
+// Appends a record and prints it: failures and shadowed plugins (DUPLICATE) at warning level
+// for default discovery (so that release builds are not silent), at info level for explicit
+// loads (the caller gets the status), and loaded plugins at info level.
 void add_record(registry& r, load_record_data rec, bool explicit_load) {
   int level = NNP_LOG_INFO;
-  if ((rec.state == NNP_LOAD_FAILED || rec.state == NNP_LOAD_REJECTED) && !explicit_load)
+  if ((rec.state == NNP_LOAD_FAILED || rec.state == NNP_LOAD_REJECTED ||
+       rec.state == NNP_LOAD_DUPLICATE) &&
+      !explicit_load)
     level = NNP_LOG_WARNING;
   logf(level, "load %s: %s (%s)%s%s", rec.path.c_str(), state_name(rec.state).c_str(),
        nnp_status_string(static_cast<nnp_status>(rec.status)), rec.reason.empty() ? "" : ": ",
@@ -358,13 +383,32 @@ nnp_status examine_candidate_locked(registry& r, const fs::path& path, bool expl
   const std::string name = *plugin_name_from_file(path);
   rec.name = name;
 
-  // Same name already loaded: the same file is a no-op, another file is a duplicate.
-  if (nnp_plugin* existing = find_plugin_locked(r, name)) {
+  // The very file already loaded under this name: a no-op (it was checked when it loaded).
+  nnp_plugin* existing = find_plugin_locked(r, name);
+  if (existing != nullptr && same_file(existing->path, rec.path)) {
     if (out != nullptr) *out = existing;
-    if (same_file(existing->path, rec.path)) return NNP_STATUS_OK;
+    return NNP_STATUS_OK;
+  }
+
+  // The checks on the folder and the file come before anything opens it.
+  v = check_folder(path);
+  if (v.ok()) v = check_file(path);
+  if (!v.ok()) {
+    set_record(rec, v);
+    add_record(r, std::move(rec), explicit_load);
+    return v.status;
+  }
+
+  // Same name from another file: a duplicate, never opened. In default discovery the file
+  // found first (an earlier folder of the search path) shadows this one: a warning.
+  if (existing != nullptr) {
+    if (out != nullptr) *out = existing;
     rec.state = NNP_LOAD_DUPLICATE;
     rec.status = NNP_STATUS_OK;
     rec.reason = "plugin '" + name + "' is already loaded from " + existing->path;
+    if (!explicit_load)
+      rec.reason = "shadowed: " + rec.reason +
+                   " (found earlier on the search path); this file is not loaded";
     add_record(r, std::move(rec), explicit_load);
     return NNP_STATUS_OK;
   }
