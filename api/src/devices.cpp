@@ -134,7 +134,7 @@ NNP_API nnp_status nnp_get_device(const char* name, nnp_device** out) {
     nnp_device* found = nullptr;
     nnp_status st;
     if (std::strcmp(name, "auto") == 0) {
-      const char* env = std::getenv("NNPLUG_BACKEND");
+      const char* env = env_value("NNPLUG_BACKEND");
       if (env != nullptr && *env != '\0' && std::strcmp(env, "auto") != 0)
         st = find_named_device_locked(r, env, "NNPLUG_BACKEND", &found);
       else

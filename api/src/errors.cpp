@@ -77,9 +77,23 @@ nnp_status set_last_errorf(nnp_status status, const char* fmt, ...) {
 
 plugin_error& thread_plugin_error() { return t_plugin_error; }
 
+nnp_status slot_threw(const char* plugin, const char* slot, const char* what) noexcept {
+  plugin_error& pe = t_plugin_error;
+  try {
+    pe.set = true;
+    pe.thrown = true;
+    pe.status = NNP_STATUS_INTERNAL;
+    pe.message = std::string(slot) +
+                 " threw an exception: " + (what != nullptr ? what : "(not a std::exception)");
+    return set_last_error(NNP_STATUS_INTERNAL, std::string(plugin) + ": " + pe.message);
+  } catch (...) {
+    return set_last_errorf(NNP_STATUS_INTERNAL, "%s: %s threw an exception", plugin, slot);
+  }
+}
+
 int log_level() {
   // Read once per process; the environment is read "at first use" (nnplug.h).
-  static const int level = parse_log_level(std::getenv("NNPLUG_LOG"));
+  static const int level = parse_log_level(env_value("NNPLUG_LOG"));
   return level;
 }
 

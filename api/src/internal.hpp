@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,13 +70,35 @@ nnp_status set_last_error(nnp_status status, const std::string& message);
 nnp_status set_last_errorf(nnp_status status, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-// What a plugin reported through host->set_error during the current slot call.
+// What a plugin reported through host->set_error during the current slot call, or the
+// exception the slot threw (call_slot).
 struct plugin_error {
   bool set = false;
+  bool thrown = false;  // message is "<slot> threw an exception: <what()>"
   nnp_status status = NNP_STATUS_OK;
   std::string message;  // without the plugin prefix
 };
 plugin_error& thread_plugin_error();
+
+// A slot threw (what: the exception's what(), or NULL if it is not a std::exception): sets
+// the thread's plugin error and last error, "<plugin>: <slot> threw an exception: <what>",
+// and returns NNP_STATUS_INTERNAL.
+nnp_status slot_threw(const char* plugin, const char* slot, const char* what) noexcept;
+
+// ------------------------------------------------------------------------- environment --
+// The value of an environment variable, or NULL. Every read of the environment in libnnplug
+// goes through here (env.cpp): secure_getenv, so set-uid/set-gid processes see none.
+const char* env_value(const char* name);
+
+// ------------------------------------------------------------------ plugin file checks --
+// Made on a candidate before dlopen (plugin_file.cpp, docs/security.md); each returns "" or
+// the reason the candidate is refused.
+// The folder: refused when writable by others (S_IWOTH).
+std::string check_plugin_folder(const std::string& folder);
+// The file (symlinks followed): a regular file, not writable by others, an ELF shared object
+// of the host's class, byte order and machine, and long enough for its program and section
+// header tables and every PT_LOAD segment. Never blocks (a FIFO is refused, not opened).
+std::string check_plugin_file(const std::string& path);
 
 // ----------------------------------------------------------------------------- logging --
 int log_level();  // nnp_log_level from NNPLUG_LOG (default warning)
@@ -89,12 +112,14 @@ void logf(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)))
 template <typename F>
 nnp_status call_slot(const nnp_plugin* plugin, const char* slot, F&& body) noexcept {
   thread_plugin_error().set = false;
+  thread_plugin_error().thrown = false;
   nnp_status st;
   try {
     st = body();
+  } catch (const std::exception& e) {
+    return slot_threw(plugin->name.c_str(), slot, e.what());
   } catch (...) {
-    return set_last_errorf(NNP_STATUS_INTERNAL, "%s: %s threw an exception", plugin->name.c_str(),
-                           slot);
+    return slot_threw(plugin->name.c_str(), slot, nullptr);
   }
   if (st != NNP_STATUS_OK && !thread_plugin_error().set)
     set_last_errorf(st, "%s: %s failed (%s)", plugin->name.c_str(), slot, nnp_status_string(st));

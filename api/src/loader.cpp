@@ -2,10 +2,13 @@
 // <dir of libnnplug>/nnplug/plugins), opening with Boost.DLL, version negotiation, the load
 // records, the host services given to plugins, and nnp_shutdown().
 //
-// Every decision about a candidate is one function below (check_file_name, open_library,
-// find_entry, call_entry, check_major_version, check_table_size, check_required_slots,
-// check_plugin_name, initialize_plugin, enumerate_devices); each returns a `verdict` that
-// becomes the candidate's load record. docs/abi.md describes the rules.
+// Every decision about a candidate is one function below (check_file_exists, check_file_name,
+// check_folder, check_file, open_library, find_entry, call_entry, check_major_version,
+// check_table_size, check_required_slots, check_plugin_name, initialize_plugin,
+// enumerate_devices); each returns a `verdict` that becomes the candidate's load record.
+// An exception escaping any of them (the host out of memory, say) becomes a FAILED record of
+// that candidate, and discovery goes on with the next one. docs/abi.md describes the rules,
+// docs/security.md what they protect against and what they cannot.
 #include "internal.hpp"
 
 #include <dlfcn.h>
@@ -83,6 +86,14 @@ std::string plugin_message_or(const std::string& fallback) {
   return pe.set ? pe.message : fallback;
 }
 
+// The reason of a failed slot call made while loading: "<what> failed: <plugin's message>",
+// or "<slot> threw an exception: <what()>" when the slot threw (call_slot caught it).
+std::string slot_failure(const std::string& what, nnp_status st) {
+  const plugin_error& pe = thread_plugin_error();
+  if (pe.set && pe.thrown) return pe.message;
+  return what + " failed: " + plugin_message_or(nnp_status_string(st));
+}
+
 // ---------------------------------------------------------------------------- decisions --
 // The plugin name from a file name libnnplug-<name>.so, <name> in [a-z0-9_]+.
 std::optional<std::string> plugin_name_from_file(const fs::path& path) {
@@ -109,6 +120,28 @@ verdict check_file_name(const fs::path& path) {
     return failed(NNP_STATUS_LOAD_FAILED, "file name '" + path.filename().string() +
                                               "' is not libnnplug-<name>.so with <name> in "
                                               "[a-z0-9_]+");
+  return accept();
+}
+
+// The folder the candidate is named in, and the folder of the file it resolves to (a
+// symlink's target), must not be writable by others.
+verdict check_folder(const fs::path& path) {
+  std::string why = check_plugin_folder(path.parent_path().string());
+  if (why.empty()) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(path, ec);
+    if (!ec && real.parent_path() != path.parent_path())
+      why = check_plugin_folder(real.parent_path().string());
+  }
+  if (!why.empty()) return failed(NNP_STATUS_LOAD_FAILED, "refused: " + why);
+  return accept();
+}
+
+// The file itself, before dlopen sees it (plugin_file.cpp): regular, not writable by others,
+// an ELF shared object of this host, not truncated.
+verdict check_file(const fs::path& path) {
+  const std::string why = check_plugin_file(path.string());
+  if (!why.empty()) return failed(NNP_STATUS_LOAD_FAILED, "refused before dlopen: " + why);
   return accept();
 }
 
@@ -220,8 +253,7 @@ verdict check_plugin_name(const nnp_plugin& plugin) {
 verdict initialize_plugin(nnp_plugin& plugin) {
   if (plugin.api->initialize == nullptr) return accept();
   const nnp_status st = call_slot(&plugin, "initialize", [&] { return plugin.api->initialize(); });
-  if (st != NNP_STATUS_OK)
-    return rejected(st, "initialize failed: " + plugin_message_or(nnp_status_string(st)));
+  if (st != NNP_STATUS_OK) return rejected(st, slot_failure("initialize", st));
   plugin.initialized = true;
   return accept();
 }
@@ -231,8 +263,7 @@ verdict enumerate_devices(nnp_plugin& plugin) {
   const char* reason = nullptr;
   nnp_status st = call_slot(&plugin, "get_device_count",
                             [&] { return plugin.api->get_device_count(&n, &reason); });
-  if (st != NNP_STATUS_OK)
-    return rejected(st, "get_device_count failed: " + plugin_message_or(nnp_status_string(st)));
+  if (st != NNP_STATUS_OK) return rejected(st, slot_failure("get_device_count", st));
   if (n < 0)
     return rejected(NNP_STATUS_INTERNAL,
                     "get_device_count returned a negative count " + std::to_string(n));
@@ -249,8 +280,7 @@ verdict enumerate_devices(nnp_plugin& plugin) {
     st = call_slot(&plugin, "get_device_props",
                    [&] { return plugin.api->get_device_props(i, &props); });
     if (st != NNP_STATUS_OK)
-      return rejected(st, "get_device_props(" + std::to_string(i) +
-                              ") failed: " + plugin_message_or(nnp_status_string(st)));
+      return rejected(st, slot_failure("get_device_props(" + std::to_string(i) + ")", st));
     dev->description = props.description != nullptr ? props.description : dev->name;
     dev->props = props;
     dev->props.struct_size = sizeof(nnp_device_props);
@@ -280,12 +310,14 @@ std::string state_name(int32_t state) {
   }
 }
 
-// Appends a record and prints it: failures at warning level for default discovery (so that
-// release builds are not silent), at info level for explicit loads (the caller gets the
-// status), and loaded plugins at info level.
+// Appends a record and prints it: failures and shadowed plugins (DUPLICATE) at warning level
+// for default discovery (so that release builds are not silent), at info level for explicit
+// loads (the caller gets the status), and loaded plugins at info level.
 void add_record(registry& r, load_record_data rec, bool explicit_load) {
   int level = NNP_LOG_INFO;
-  if ((rec.state == NNP_LOAD_FAILED || rec.state == NNP_LOAD_REJECTED) && !explicit_load)
+  if ((rec.state == NNP_LOAD_FAILED || rec.state == NNP_LOAD_REJECTED ||
+       rec.state == NNP_LOAD_DUPLICATE) &&
+      !explicit_load)
     level = NNP_LOG_WARNING;
   logf(level, "load %s: %s (%s)%s%s", rec.path.c_str(), state_name(rec.state).c_str(),
        nnp_status_string(static_cast<nnp_status>(rec.status)), rec.reason.empty() ? "" : ": ",
@@ -306,7 +338,7 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 // Tears down a plugin that was opened but not accepted (or whose later decision failed).
-void discard_plugin(std::unique_ptr<nnp_plugin> plugin) {
+void discard_plugin(std::unique_ptr<nnp_plugin> plugin) noexcept {
   if (plugin->initialized && plugin->api != nullptr && plugin->api->shutdown != nullptr) {
     try {
       plugin->api->shutdown();
@@ -318,10 +350,25 @@ void discard_plugin(std::unique_ptr<nnp_plugin> plugin) {
   plugin->library.unload();
 }
 
+// Owns a plugin while its decisions run: discarded (shutdown if initialized, unloaded) unless
+// released into the registry, also when an exception leaves the decisions.
+struct pending_plugin {
+  std::unique_ptr<nnp_plugin> plugin;
+  ~pending_plugin() {
+    if (plugin) discard_plugin(std::move(plugin));
+  }
+};
+
+void set_record(load_record_data& rec, const verdict& v) {
+  rec.state = v.state;
+  rec.status = v.status;
+  rec.reason = v.reason;
+}
+
 // Runs the decisions in order for one candidate (lock held). Returns the record's status and
 // the loaded (or already loaded) plugin.
-nnp_status load_candidate_locked(registry& r, const fs::path& path, bool explicit_load,
-                                 nnp_plugin** out) {
+nnp_status examine_candidate_locked(registry& r, const fs::path& path, bool explicit_load,
+                                    nnp_plugin** out) {
   load_record_data rec;
   rec.path = path.string();
   logf(NNP_LOG_DEBUG, "examining %s", rec.path.c_str());
@@ -329,73 +376,122 @@ nnp_status load_candidate_locked(registry& r, const fs::path& path, bool explici
   verdict v = check_file_exists(path);
   if (v.ok()) v = check_file_name(path);
   if (!v.ok()) {
-    rec.state = v.state;
-    rec.status = v.status;
-    rec.reason = v.reason;
+    set_record(rec, v);
     add_record(r, std::move(rec), explicit_load);
     return v.status;
   }
   const std::string name = *plugin_name_from_file(path);
   rec.name = name;
 
-  // Same name already loaded: the same file is a no-op, another file is a duplicate.
-  if (nnp_plugin* existing = find_plugin_locked(r, name)) {
+  // The very file already loaded under this name: a no-op (it was checked when it loaded).
+  nnp_plugin* existing = find_plugin_locked(r, name);
+  if (existing != nullptr && same_file(existing->path, rec.path)) {
     if (out != nullptr) *out = existing;
-    if (same_file(existing->path, rec.path)) return NNP_STATUS_OK;
+    return NNP_STATUS_OK;
+  }
+
+  // The checks on the folder and the file come before anything opens it.
+  v = check_folder(path);
+  if (v.ok()) v = check_file(path);
+  if (!v.ok()) {
+    set_record(rec, v);
+    add_record(r, std::move(rec), explicit_load);
+    return v.status;
+  }
+
+  // Same name from another file: a duplicate, never opened. In default discovery the file
+  // found first (an earlier folder of the search path) shadows this one: a warning.
+  if (existing != nullptr) {
+    if (out != nullptr) *out = existing;
     rec.state = NNP_LOAD_DUPLICATE;
     rec.status = NNP_STATUS_OK;
     rec.reason = "plugin '" + name + "' is already loaded from " + existing->path;
+    if (!explicit_load)
+      rec.reason = "shadowed: " + rec.reason +
+                   " (found earlier on the search path); this file is not loaded";
     add_record(r, std::move(rec), explicit_load);
     return NNP_STATUS_OK;
   }
 
-  auto plugin = std::make_unique<nnp_plugin>();
-  plugin->name = name;
-  plugin->path = rec.path;
-  plugin->host.struct_size = sizeof(nnp_host_api);
-  plugin->host.abi_version_major = NNP_ABI_VERSION_MAJOR;
-  plugin->host.abi_version_minor = NNP_ABI_VERSION_MINOR;
-  plugin->host.host_context = plugin.get();
-  plugin->host.set_error = host_set_error;
-  plugin->host.log = host_log;
+  pending_plugin pending{std::make_unique<nnp_plugin>()};
+  nnp_plugin& plugin = *pending.plugin;
+  plugin.name = name;
+  plugin.path = rec.path;
+  plugin.host.struct_size = sizeof(nnp_host_api);
+  plugin.host.abi_version_major = NNP_ABI_VERSION_MAJOR;
+  plugin.host.abi_version_minor = NNP_ABI_VERSION_MINOR;
+  plugin.host.host_context = &plugin;
+  plugin.host.set_error = host_set_error;
+  plugin.host.log = host_log;
 
   nnp_plugin_get_api_fn entry = nullptr;
-  v = open_library(*plugin);
-  if (v.ok()) v = find_entry(*plugin, &entry);
-  if (v.ok()) v = call_entry(*plugin, entry);
+  v = open_library(plugin);
+  if (v.ok()) v = find_entry(plugin, &entry);
+  if (v.ok()) v = call_entry(plugin, entry);
   if (v.ok()) {
-    rec.abi_major = plugin->api->abi_version_major;
-    rec.abi_minor = plugin->api->abi_version_minor;
-    v = check_major_version(*plugin);
+    rec.abi_major = plugin.api->abi_version_major;
+    rec.abi_minor = plugin.api->abi_version_minor;
+    v = check_major_version(plugin);
   }
-  if (v.ok()) v = check_table_size(*plugin);
-  if (v.ok()) v = check_required_slots(*plugin);
+  if (v.ok()) v = check_table_size(plugin);
+  if (v.ok()) v = check_required_slots(plugin);
   if (v.ok()) {
-    rec.plugin_version = plugin->api->version;
-    v = check_plugin_name(*plugin);
+    rec.plugin_version = plugin.api->version;
+    v = check_plugin_name(plugin);
   }
-  if (v.ok()) v = initialize_plugin(*plugin);
-  if (v.ok()) v = enumerate_devices(*plugin);
+  if (v.ok()) v = initialize_plugin(plugin);
+  if (v.ok()) v = enumerate_devices(plugin);
 
-  rec.state = v.state;
-  rec.status = v.status;
-  rec.reason = v.reason;
+  set_record(rec, v);
   if (!v.ok()) {
-    discard_plugin(std::move(plugin));
+    discard_plugin(std::move(pending.plugin));
     add_record(r, std::move(rec), explicit_load);
     return v.status;
   }
-  plugin->version = plugin->api->version;
-  rec.n_devices = static_cast<int32_t>(plugin->devices.size());
-  if (plugin->devices.empty()) rec.reason = plugin->zero_devices_reason;
-  if (plugin->api->abi_version_minor != NNP_ABI_VERSION_MINOR)
+  plugin.version = plugin.api->version;
+  rec.n_devices = static_cast<int32_t>(plugin.devices.size());
+  if (plugin.devices.empty()) rec.reason = plugin.zero_devices_reason;
+  if (plugin.api->abi_version_minor != NNP_ABI_VERSION_MINOR)
     logf(NNP_LOG_DEBUG, "%s: plugin ABI %s, host ABI %s (minor differs; compatible)", name.c_str(),
          abi_string(rec.abi_major, rec.abi_minor).c_str(),
          abi_string(NNP_ABI_VERSION_MAJOR, NNP_ABI_VERSION_MINOR).c_str());
+  r.plugins.reserve(r.plugins.size() + 1);  // the push_back below cannot throw
   add_record(r, std::move(rec), explicit_load);
-  if (out != nullptr) *out = plugin.get();
-  r.plugins.push_back(std::move(plugin));
+  if (out != nullptr) *out = &plugin;
+  r.plugins.push_back(std::move(pending.plugin));
   return NNP_STATUS_OK;
+}
+
+// examine_candidate_locked, with any exception that escapes it (the host out of memory while
+// enumerating a plugin's devices, say) turned into a FAILED record of this candidate: one
+// candidate never ends the examination of the others. A half-loaded plugin was discarded on
+// the way out (pending_plugin).
+nnp_status load_candidate_locked(registry& r, const fs::path& path, bool explicit_load,
+                                 nnp_plugin** out) {
+  nnp_status st = NNP_STATUS_INTERNAL;
+  std::string reason;
+  try {
+    return examine_candidate_locked(r, path, explicit_load, out);
+  } catch (const std::bad_alloc&) {
+    st = NNP_STATUS_OUT_OF_MEMORY;
+    reason = "out of host memory while examining this candidate";
+  } catch (const std::exception& e) {
+    reason = std::string("error while examining this candidate: ") + e.what();
+  } catch (...) {
+    reason = "unknown exception while examining this candidate";
+  }
+  try {
+    load_record_data rec;
+    rec.path = path.string();
+    if (auto name = plugin_name_from_file(path)) rec.name = *name;
+    rec.state = NNP_LOAD_FAILED;
+    rec.status = st;
+    rec.reason = std::move(reason);
+    add_record(r, std::move(rec), explicit_load);
+  } catch (...) {
+    // Out of memory again: no record, but the next candidate is still examined.
+  }
+  return st;
 }
 
 // The message of a failed load for the caller of nnp_load_plugin.
@@ -422,7 +518,7 @@ std::vector<fs::path> candidates_in(const fs::path& dir) {
 // is never searched), then <dir of libnnplug>/nnplug/plugins.
 std::vector<fs::path> default_search_dirs() {
   std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("NNPLUG_PLUGIN_PATH")) {
+  if (const char* env = env_value("NNPLUG_PLUGIN_PATH")) {
     std::stringstream ss(env);
     std::string item;
     while (std::getline(ss, item, ':')) {
@@ -456,8 +552,11 @@ nnp_status ensure_default_plugins() {
   r.defaults_loaded = true;
   for (const fs::path& dir : default_search_dirs()) {
     logf(NNP_LOG_DEBUG, "searching %s", dir.string().c_str());
-    for (const fs::path& candidate : candidates_in(dir))
-      load_candidate_locked(r, fs::absolute(candidate).lexically_normal(), false, nullptr);
+    for (const fs::path& candidate : candidates_in(dir)) {
+      std::error_code ec;
+      const fs::path abs = fs::absolute(candidate, ec);
+      load_candidate_locked(r, (ec ? candidate : abs).lexically_normal(), false, nullptr);
+    }
   }
   return NNP_STATUS_OK;
 }

@@ -1,6 +1,7 @@
 // test_discovery.cpp — default discovery and lifetime of libnnplug: NNPLUG_PLUGIN_PATH is
 // searched before <dir of libnnplug>/nnplug/plugins, the current directory never is, relative
-// NNPLUG_PLUGIN_PATH entries are skipped, duplicates across folders are recorded, and
+// NNPLUG_PLUGIN_PATH entries are skipped, duplicates across folders are recorded, a plugin
+// that throws while loading is rejected naming the exception without stopping discovery, and
 // nnp_shutdown() releases everything and lets the library start again.
 // These cases call nnp_shutdown(), so they live in the api_tests binary only.
 #include <doctest/doctest.h>
@@ -123,6 +124,47 @@ TEST_CASE("discovery: the same plugin in two folders is a DUPLICATE") {
   CHECK(loaded == 1);
   CHECK(duplicate == 1);
   std::error_code ec;
+  fs::remove_all(tmp, ec);
+}
+
+TEST_CASE("discovery: a plugin that throws while loading is REJECTED and discovery goes on") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  env_guard guard;
+  REQUIRE(nnp_shutdown() == NNP_STATUS_OK);
+  // Folder a: plugins that throw past the boundary while loading; folder b: one that works.
+  const fs::path tmp = fs::temp_directory_path() / ("nnplug_throw_" + std::to_string(getpid()));
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp / "a");
+  fs::create_directories(tmp / "b");
+  fs::copy_file(fs::path(dir) / "libnnplug-fx_count_throws.so",
+                tmp / "a" / "libnnplug-fx_count_throws.so");
+  fs::copy_file(fs::path(dir) / "libnnplug-fx_init_throws.so",
+                tmp / "a" / "libnnplug-fx_init_throws.so");
+  fs::copy_file(fs::path(dir) / "libnnplug-fx_ok.so", tmp / "b" / "libnnplug-fx_ok.so");
+  setenv("NNPLUG_PLUGIN_PATH", ((tmp / "a").string() + ":" + (tmp / "b").string()).c_str(), 1);
+  CHECK(nnp_load_default_plugins() == NNP_STATUS_OK);
+  const std::vector<rec> rs = records();
+
+  const rec* count = find_name(rs, "fx_count_throws");
+  REQUIRE(count != nullptr);
+  CHECK(count->state == NNP_LOAD_REJECTED);
+  CHECK(count->status == NNP_STATUS_INTERNAL);
+  CHECK(count->reason == "get_device_count threw an exception: std::bad_alloc");
+  const rec* init = find_name(rs, "fx_init_throws");
+  REQUIRE(init != nullptr);
+  CHECK(init->state == NNP_LOAD_REJECTED);
+  CHECK(init->reason == "initialize threw an exception: fixture initialize throws");
+  // The next folder and the built-in one are still searched.
+  const rec* ok = find_name(rs, "fx_ok");
+  REQUIRE(ok != nullptr);
+  CHECK(ok->state == NNP_LOAD_LOADED);
+  if (const rec* ref = find_name(rs, "reference")) CHECK(ref->state == NNP_LOAD_LOADED);
+  // The culprit is named when its device is asked for.
+  nnp_device* d = nullptr;
+  CHECK(nnp_get_device("fx_count_throws", &d) == NNP_STATUS_NOT_FOUND);
+  CHECK(std::string(nnp_last_error_message()).find("std::bad_alloc") != std::string::npos);
   fs::remove_all(tmp, ec);
 }
 

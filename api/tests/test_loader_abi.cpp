@@ -140,6 +140,14 @@ TEST_CASE("loader: every fixture gets the exact load state, status and reason") 
        NNP_LOAD_FAILED,
        NNP_STATUS_LOAD_FAILED,
        {"libnnplug_fixture_dep.so", "cannot open shared object file"}},
+      {"count_throws",
+       NNP_LOAD_REJECTED,
+       NNP_STATUS_INTERNAL,
+       {"get_device_count threw an exception: std::bad_alloc"}},
+      {"init_throws",
+       NNP_LOAD_REJECTED,
+       NNP_STATUS_INTERNAL,
+       {"initialize threw an exception: fixture initialize throws"}},
   };
   for (const expectation& e : cases) {
     CAPTURE(e.fixture);
@@ -407,7 +415,8 @@ TEST_CASE("loader: a slot that fails silently or throws becomes a clear status")
   nnp_stream* s = nullptr;
   REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
   CHECK(nnp_fill(s, &fp, &y) == NNP_STATUS_INTERNAL);
-  CHECK(std::string(nnp_last_error_message()) == "fx_bad_slots: op_execute threw an exception");
+  CHECK(std::string(nnp_last_error_message()) ==
+        "fx_bad_slots: op_execute threw an exception: fixture op_execute throws");
   CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
 }
 

@@ -106,17 +106,17 @@ std::string opened_path(void* h, const std::string& fallback) {
 std::vector<std::string> python_prefixes() {
   std::vector<std::string> out;
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
-    const char* v = std::getenv(var);
+    const char* v = secure_getenv(var);
     if (v != nullptr && v[0] == '/') add_unique(out, v);
   }
-  for (const std::string& dir : split(std::getenv("PATH"), ":")) {
+  for (const std::string& dir : split(secure_getenv("PATH"), ":")) {
     if (dir[0] != '/') continue;
     if (::access((dir + "/python3").c_str(), X_OK) != 0) continue;
     const std::string real = real_path(dir);  // e.g. /bin -> /usr/bin
     const size_t slash = real.find_last_of('/');
     if (slash != std::string::npos && slash > 0) add_unique(out, real.substr(0, slash));
   }
-  const char* home = std::getenv("HOME");
+  const char* home = secure_getenv("HOME");
   if (home != nullptr && home[0] == '/') add_unique(out, std::string(home) + "/.local");
   add_unique(out, "/usr/local");
   add_unique(out, "/usr");
@@ -153,7 +153,7 @@ std::vector<std::string> pip_candidates(const library_spec& spec,
 }  // namespace
 
 bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
+  const char* v = secure_getenv(name);
   return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
@@ -163,7 +163,7 @@ void* library_symbol(const loaded_library& lib, const char* name) {
 
 loaded_library open_library(const library_spec& spec) {
   loaded_library lib;
-  const char* steps_env = std::getenv("NNPLUG_CUDA_LIB_SEARCH");
+  const char* steps_env = secure_getenv("NNPLUG_CUDA_LIB_SEARCH");
   std::vector<std::string> steps = split(steps_env, ",: ");
   if (steps.empty()) steps = {"path", "soname", "pip", "build"};
   std::vector<std::string> tried;  // one entry per place looked at, in order
@@ -175,7 +175,7 @@ loaded_library open_library(const library_spec& spec) {
   for (const std::string& step : steps) {
     std::string error;
     if (step == "path") {
-      const std::vector<std::string> dirs = split(std::getenv("NNPLUG_CUDA_LIB_PATH"), ":");
+      const std::vector<std::string> dirs = split(secure_getenv("NNPLUG_CUDA_LIB_PATH"), ":");
       if (dirs.empty()) continue;
       for (const std::string& dir : dirs) {
         const std::string file = dir + "/" + spec.soname;

@@ -15,6 +15,9 @@
 //   build  — the folder where CMake found the library at configure time.
 // A candidate is used when dlopen succeeds, every needed symbol is there and the library's own
 // version check passes (e.g. a cuDNN built for another CUDA major is skipped).
+// Every variable above is read with secure_getenv: in a set-uid or set-gid process (AT_SECURE)
+// none of them counts, so no library is opened from a folder the calling user names
+// (docs/security.md).
 #pragma once
 
 #include <string>

@@ -33,7 +33,8 @@
  *  6. nnp_stream_destroy() and nnp_shutdown() wait for queued work before releasing anything.
  *
  * Environment variables (read at first use): NNPLUG_PLUGIN_PATH, NNPLUG_BACKEND, NNPLUG_LOG
- * (README.md has the table).
+ * (README.md has the table). They are read with secure_getenv: a set-uid or set-gid program
+ * ignores them (docs/security.md).
  */
 #ifndef NNPLUG_H_
 #define NNPLUG_H_
@@ -77,9 +78,13 @@ typedef struct nnp_stream nnp_stream; /**< an in-order queue on one device */
 typedef enum nnp_load_state {
   NNP_LOAD_UNDEFINED = 0,
   NNP_LOAD_LOADED = 1,    /**< accepted; its devices are listed (possibly zero) */
-  NNP_LOAD_REJECTED = 2,  /**< opened but refused (ABI, table, initialize failed) */
-  NNP_LOAD_FAILED = 3,    /**< could not be opened (missing file, missing dependency, no entry) */
-  NNP_LOAD_DUPLICATE = 4, /**< same plugin name already loaded from an earlier candidate */
+  NNP_LOAD_REJECTED = 2,  /**< opened but refused (ABI, table; initialize or device enumeration
+                             failed or threw) */
+  NNP_LOAD_FAILED = 3,    /**< could not be opened or was refused before opening (missing file,
+                             not a regular ELF shared object of this host, truncated, writable
+                             by others, missing dependency, no entry) */
+  NNP_LOAD_DUPLICATE = 4, /**< same plugin name already loaded from an earlier candidate (in
+                             default discovery: shadowed, printed as a warning) */
   NNP_LOAD_FORCE_INT32 = 0x7FFFFFFF /**< not a state: keeps the enum 32-bit */
 } nnp_load_state;
 
@@ -108,19 +113,23 @@ typedef struct nnp_load_record {
 
 /**
  * Loads the plugin at `path` (a file path; never searched). If a plugin of the same name is
- * already loaded, returns that one (and records a DUPLICATE if the path differs).
+ * already loaded, returns that one (and records a DUPLICATE if the path differs and the file
+ * passes the checks made before dlopen).
  * `out` may be NULL. Thread-safe.
- * Returns OK, INVALID_ARGUMENT (NULL path), NOT_FOUND (no such file), LOAD_FAILED (dlopen or
- * entry symbol failed), ABI_MISMATCH, or the status of a failed initialize.
+ * Returns OK, INVALID_ARGUMENT (NULL path), NOT_FOUND (no such file), LOAD_FAILED (refused
+ * before dlopen: not a regular file, not an ELF shared object of this host, truncated, file or
+ * folder writable by others; or dlopen or the entry symbol failed), ABI_MISMATCH, or the status
+ * of a failed initialize.
  */
 NNP_API nnp_status nnp_load_plugin(const char* path, nnp_plugin** out);
 
 /**
  * Loads every plugin found on the default search path, once: first each directory of
  * NNPLUG_PLUGIN_PATH (':'-separated), then <dir of libnnplug>/nnplug/plugins. Never the
- * current directory. Candidates are files named libnnplug-<name>.so. Idempotent and
- * thread-safe; called implicitly by device enumeration and lookup. Returns OK even if some
- * candidates failed (see nnp_get_load_records); INTERNAL only on a bug.
+ * current directory. Candidates are files named libnnplug-<name>.so; the first of a name wins,
+ * later ones get DUPLICATE records (printed as warnings). Idempotent and thread-safe; called
+ * implicitly by device enumeration and lookup. Returns OK even if some candidates failed (see
+ * nnp_get_load_records); INTERNAL only on a bug.
  */
 NNP_API nnp_status nnp_load_default_plugins(void);
 

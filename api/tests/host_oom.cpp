@@ -1,0 +1,127 @@
+// host_oom.cpp — the host runs out of memory while it examines one plugin candidate: that
+// candidate gets a FAILED record (OUT_OF_MEMORY) and default discovery goes on with the next
+// folders, the built-in one included (the per-candidate guard of api/src/loader.cpp).
+//
+// A program of its own (api_host_oom), because it replaces the global operator new: the
+// replacement fails the next N allocations of the calling thread once the fixture
+// libnnplug-fx_host_oom.so asks for it (through nnplug_test_fail_next_allocations, found with
+// dlsym and exported with ENABLE_EXPORTS), right after its get_device_count returned one
+// device; the host's next allocation is then the device object it is building.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <nnplug/nnplug.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+thread_local int t_fail_next = 0;
+
+void* allocate(std::size_t n) {
+  if (t_fail_next > 0) {
+    --t_fail_next;
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(n != 0 ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void nnplug_test_fail_next_allocations(int n) {
+  t_fail_next = n;
+}
+
+// Every non-aligned form, so that new and delete always pair (malloc/free, also under ASan).
+void* operator new(std::size_t n) { return allocate(n); }
+void* operator new[](std::size_t n) { return allocate(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t& tag) noexcept {
+  return operator new(n, tag);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct rec {
+  std::string path, name, reason;
+  int32_t state, status;
+};
+
+std::vector<rec> records() {
+  size_t n = 0;
+  REQUIRE(nnp_get_load_records(nullptr, &n) == NNP_STATUS_OK);
+  std::vector<nnp_load_record> raw(n);
+  for (auto& r : raw) r.struct_size = sizeof(r);
+  REQUIRE(nnp_get_load_records(raw.data(), &n) == NNP_STATUS_OK);
+  std::vector<rec> out;
+  for (const auto& r : raw) out.push_back({r.path, r.name, r.reason, r.state, r.status});
+  return out;
+}
+
+const rec* find_name(const std::vector<rec>& rs, const std::string& name) {
+  for (const auto& r : rs)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("discovery: the host out of memory on one candidate fails that candidate only") {
+  const fs::path fixtures = NNPLUG_FIXTURE_DIR;
+  std::error_code ec;
+  if (!fs::exists(fixtures / "libnnplug-fx_host_oom.so", ec)) {
+    MESSAGE("fixture libnnplug-fx_host_oom.so not built; case skipped");
+    return;
+  }
+  // Folder a: the plugin during whose enumeration the host runs out of memory; folder b: a
+  // plugin that works. The built-in folder comes last.
+  const fs::path tmp = fs::temp_directory_path() / ("nnplug_oom_" + std::to_string(getpid()));
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp / "a");
+  fs::create_directories(tmp / "b");
+  fs::copy_file(fixtures / "libnnplug-fx_host_oom.so", tmp / "a" / "libnnplug-fx_host_oom.so");
+  fs::copy_file(fixtures / "libnnplug-fx_ok.so", tmp / "b" / "libnnplug-fx_ok.so");
+  REQUIRE(setenv("NNPLUG_PLUGIN_PATH", ((tmp / "a").string() + ":" + (tmp / "b").string()).c_str(),
+                 1) == 0);
+
+  CHECK(nnp_load_default_plugins() == NNP_STATUS_OK);
+  CAPTURE(nnp_last_error_message());
+  const std::vector<rec> rs = records();
+  const rec* oom = find_name(rs, "fx_host_oom");
+  REQUIRE(oom != nullptr);
+  CAPTURE(oom->reason);
+  CHECK(oom->state == NNP_LOAD_FAILED);
+  CHECK(oom->status == NNP_STATUS_OUT_OF_MEMORY);
+  CHECK(oom->reason.find("out of host memory") != std::string::npos);
+  // The next folder was still searched, and its plugin works.
+  const rec* ok = find_name(rs, "fx_ok");
+  REQUIRE(ok != nullptr);
+  CHECK(ok->state == NNP_LOAD_LOADED);
+  nnp_device* dev = nullptr;
+  CHECK(nnp_get_device("fx_ok", &dev) == NNP_STATUS_OK);
+  // The built-in folder too, when the reference plugin is built next to libnnplug.
+  if (const rec* ref = find_name(rs, "reference")) CHECK(ref->state == NNP_LOAD_LOADED);
+
+  CHECK(nnp_shutdown() == NNP_STATUS_OK);
+  unsetenv("NNPLUG_PLUGIN_PATH");
+  fs::remove_all(tmp, ec);
+}
