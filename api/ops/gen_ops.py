@@ -779,6 +779,10 @@ def gen_python_ops(enums, structs, ops):
          "nnplug.Device); else the device of a DeviceArray argument, or the best device whose",
          "memory the tensors live in. Without `stream=` the call waits for the op to finish.",
          "",
+         "Dtypes: the float tensors of a call share one dtype (\"the call's float dtype\":",
+         "float32 everywhere, float64 on the reference backend, float16/bfloat16 where a backend",
+         "says so); labels and indices are int64, masks uint8.",
+         "",
          "Failures raise nnplug.Error (a subclass per status, e.g. nnplug.InvalidArgumentError),",
          "before any output is written. nnplug.supported(op, ...) takes the same arguments.",
          '"""',
@@ -853,7 +857,7 @@ def gen_python_ops(enums, structs, ops):
             d += [""] + py_doc_lines(op["doc"])
 
         def tdoc(t, how):
-            dt = {"float": "float16/bfloat16/float32/float64, one dtype for the call",
+            dt = {"float": "the call's float dtype",
                   "int64": "int64", "uint8": "uint8",
                   "same_as_input0": "any dtype, that of the first input",
                   "any_float": "any float dtype"}[t["dtype"]]

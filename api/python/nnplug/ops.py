@@ -12,6 +12,10 @@ Where it runs: `stream=` (queued: call stream.synchronize()); else `device=` (a 
 nnplug.Device); else the device of a DeviceArray argument, or the best device whose
 memory the tensors live in. Without `stream=` the call waits for the op to finish.
 
+Dtypes: the float tensors of a call share one dtype ("the call's float dtype":
+float32 everywhere, float64 on the reference backend, float16/bfloat16 where a backend
+says so); labels and indices are int64, masks uint8.
+
 Failures raise nnplug.Error (a subclass per status, e.g. nnplug.InvalidArgumentError),
 before any output is written. nnplug.supported(op, ...) takes the same arguments.
 """
@@ -56,12 +60,12 @@ def gemm(
     rank <= Y's rank (ABI 1.2; before, only [N], [M, N] and [batch, M, N]).
 
     Inputs:
-        A: [M, K] (trans_a = 0) or [K, M] (trans_a = 1); or rank 3 [batch, ., .] (float16/bfloat16/float32/float64, one dtype for the call)
-        B: [K, N] (trans_b = 0) or [N, K] (trans_b = 1); or rank 3 [batch, ., .] (float16/bfloat16/float32/float64, one dtype for the call)
-        C (optional keyword): any shape that broadcasts unidirectionally to Y's (ONNX): rank 0, [1], [N], [1, N], [M, 1], [M, N]; batched also [batch, M, N], [batch, 1, N], ... (float16/bfloat16/float32/float64, one dtype for the call)
+        A: [M, K] (trans_a = 0) or [K, M] (trans_a = 1); or rank 3 [batch, ., .] (the call's float dtype)
+        B: [K, N] (trans_b = 0) or [N, K] (trans_b = 1); or rank 3 [batch, ., .] (the call's float dtype)
+        C (optional keyword): any shape that broadcasts unidirectionally to Y's (ONNX): rank 0, [1], [N], [1, N], [M, 1], [M, N]; batched also [batch, M, N], [batch, 1, N], ... (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        Y: [M, N], or [batch, M, N] when A or B has rank 3 (float16/bfloat16/float32/float64, one dtype for the call)
+        Y: [M, N], or [batch, M, N] when A or B has rank 3 (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         trans_a (bool): 0 or 1; 0: A is [M, K]; 1: A is [K, M]; default 0
@@ -108,11 +112,11 @@ def matmul(
     operands are refused (ONNX). K = 0 gives zeros.
 
     Inputs:
-        A: [..., M, K] (trans_a = 0), [..., K, M] (trans_a = 1) or [K] (float16/bfloat16/float32/float64, one dtype for the call)
-        B: [..., K, N] (trans_b = 0), [..., N, K] (trans_b = 1) or [K] (float16/bfloat16/float32/float64, one dtype for the call)
+        A: [..., M, K] (trans_a = 0), [..., K, M] (trans_a = 1) or [K] (the call's float dtype)
+        B: [..., K, N] (trans_b = 0), [..., N, K] (trans_b = 1) or [K] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        Y: [broadcast batch..., M, N], without M when A is 1-D and without N when B is 1-D (float16/bfloat16/float32/float64, one dtype for the call)
+        Y: [broadcast batch..., M, N], without M when A is 1-D and without N when B is 1-D (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         trans_a (bool): 0 or 1; 1: A's last two dimensions are [K, M] (op(A) = A^T); ignored when A is 1-D; default 0; ABI 1.2
@@ -165,12 +169,12 @@ def conv2d_forward(
     C and K must be divisible by groups; P >= 1 and Q >= 1.
 
     Inputs:
-        x: [N, C, H, W] (float16/bfloat16/float32/float64, one dtype for the call)
-        w: [K, C/groups, R, S] (float16/bfloat16/float32/float64, one dtype for the call)
-        b (optional keyword): [K] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, H, W] (the call's float dtype)
+        w: [K, C/groups, R, S] (the call's float dtype)
+        b (optional keyword): [K] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: [N, K, P, Q] (float16/bfloat16/float32/float64, one dtype for the call)
+        y: [N, K, P, Q] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         stride_h (int): >= 1; default 1
@@ -230,11 +234,11 @@ def conv2d_backward_data(
     C and K must be divisible by groups; P >= 1 and Q >= 1.
 
     Inputs:
-        dy: [N, K, P, Q] (float16/bfloat16/float32/float64, one dtype for the call)
-        w: [K, C/groups, R, S] (float16/bfloat16/float32/float64, one dtype for the call)
+        dy: [N, K, P, Q] (the call's float dtype)
+        w: [K, C/groups, R, S] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape [N, C, H, W] (not inferable: several H give one P) (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape [N, C, H, W] (not inferable: several H give one P) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         stride_h (int): >= 1; default 1
@@ -298,11 +302,11 @@ def conv2d_backward_filter(
     C and K must be divisible by groups; P >= 1 and Q >= 1.
 
     Inputs:
-        x: [N, C, H, W] (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: [N, K, P, Q] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, H, W] (the call's float dtype)
+        dy: [N, K, P, Q] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dw: w's shape [K, C/groups, R, S] (not inferable: several R give one P) (float16/bfloat16/float32/float64, one dtype for the call)
+        dw: w's shape [K, C/groups, R, S] (not inferable: several R give one P) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         stride_h (int): >= 1; default 1
@@ -346,10 +350,10 @@ def conv2d_backward_bias(
     db[k] = sum over n,p,q of dy[n,k,p,q]; params may be NULL.
 
     Inputs:
-        dy: [N, K, P, Q] (float16/bfloat16/float32/float64, one dtype for the call)
+        dy: [N, K, P, Q] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        db: [K] (float16/bfloat16/float32/float64, one dtype for the call)
+        db: [K] (the call's float dtype)
 
     Returns: db.
 
@@ -400,12 +404,12 @@ def conv_forward(
     N-D convolution (ONNX Conv), 1 to 3 spatial dimensions; nnp_conv_params has the formula.
 
     Inputs:
-        x: [N, C, D1..Dk], k = 1..3 (float16/bfloat16/float32/float64, one dtype for the call)
-        w: [K, C/group, R1..Rk] (float16/bfloat16/float32/float64, one dtype for the call)
-        b (optional keyword): [K] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, D1..Dk], k = 1..3 (the call's float dtype)
+        w: [K, C/group, R1..Rk] (the call's float dtype)
+        b (optional keyword): [K] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: [N, K, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
+        y: [N, K, O1..Ok] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
@@ -465,11 +469,11 @@ def conv_backward_data(
     with d = o*stride - pad_begin + r*dilation of dy[n,m,o] * w[m,c,r].
 
     Inputs:
-        dy: [N, K, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
-        w: [K, C/group, R1..Rk] (float16/bfloat16/float32/float64, one dtype for the call)
+        dy: [N, K, O1..Ok] (the call's float dtype)
+        w: [K, C/group, R1..Rk] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape [N, C, D1..Dk] (not inferable: several D give one O) (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape [N, C, D1..Dk] (not inferable: several D give one O) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
@@ -534,11 +538,11 @@ def conv_backward_filter(
     with g = m / (K/group).
 
     Inputs:
-        x: [N, C, D1..Dk] (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: [N, K, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, D1..Dk] (the call's float dtype)
+        dy: [N, K, O1..Ok] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dw: w's shape [K, C/group, R1..Rk] (not inferable: several R give one O) (float16/bfloat16/float32/float64, one dtype for the call)
+        dw: w's shape [K, C/group, R1..Rk] (not inferable: several R give one O) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
@@ -581,10 +585,10 @@ def conv_backward_bias(
     formula: the bias is added to every output position of channel m).
 
     Inputs:
-        dy: [N, K, O1..Ok], k = 1..3 (float16/bfloat16/float32/float64, one dtype for the call)
+        dy: [N, K, O1..Ok], k = 1..3 (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        db: [K] (float16/bfloat16/float32/float64, one dtype for the call)
+        db: [K] (the call's float dtype)
 
     Returns: db.
 
@@ -641,12 +645,12 @@ def conv_transpose_forward(
     NNP_OP_CONV_BACKWARD_BIAS (the same formula).
 
     Inputs:
-        x: [N, C, D1..Dk], k = 1..3 (float16/bfloat16/float32/float64, one dtype for the call)
-        w: [C, K/group, R1..Rk] (float16/bfloat16/float32/float64, one dtype for the call)
-        b (optional keyword): [K] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, D1..Dk], k = 1..3 (the call's float dtype)
+        w: [C, K/group, R1..Rk] (the call's float dtype)
+        b (optional keyword): [K] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: [N, K, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
+        y: [N, K, O1..Ok] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
@@ -714,11 +718,11 @@ def conv_transpose_backward_data(
                 dy[n, m, d*stride - pad_begin + r*dilation] * w[c, m - g*K/group, r].
 
     Inputs:
-        dy: [N, K, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
-        w: [C, K/group, R1..Rk] (float16/bfloat16/float32/float64, one dtype for the call)
+        dy: [N, K, O1..Ok] (the call's float dtype)
+        w: [C, K/group, R1..Rk] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape [N, C, D1..Dk] (not inferable: the pads may depend on D) (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape [N, C, D1..Dk] (not inferable: the pads may depend on D) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
@@ -789,11 +793,11 @@ def conv_transpose_backward_filter(
     with g = c / (C/group).
 
     Inputs:
-        x: [N, C, D1..Dk] (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: [N, K, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, D1..Dk] (the call's float dtype)
+        dy: [N, K, O1..Ok] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dw: w's shape [C, K/group, R1..Rk] (not inferable: several R give one O) (float16/bfloat16/float32/float64, one dtype for the call)
+        dw: w's shape [C, K/group, R1..Rk] (not inferable: several R give one O) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
@@ -858,10 +862,10 @@ def pool2d_forward(
     Unless global: window >= 1, stride >= 1, 0 <= pad < window on each side.
 
     Inputs:
-        x: [N, C, H, W] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, H, W] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: [N, C, P, Q] (float16/bfloat16/float32/float64, one dtype for the call)
+        y: [N, C, P, Q] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         mode (Union[str, int]): nnp_pool_mode; default MAX; one of max, average (or nnplug.PoolMode)
@@ -928,12 +932,12 @@ def pool2d_backward(
     Unless global: window >= 1, stride >= 1, 0 <= pad < window on each side.
 
     Inputs:
-        x: [N, C, H, W] (float16/bfloat16/float32/float64, one dtype for the call)
-        y: [N, C, P, Q], the forward's output (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: [N, C, P, Q] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, H, W] (the call's float dtype)
+        y: [N, C, P, Q], the forward's output (the call's float dtype)
+        dy: [N, C, P, Q] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         mode (Union[str, int]): nnp_pool_mode; default MAX; one of max, average (or nnplug.PoolMode)
@@ -1015,10 +1019,10 @@ def pool_forward(
     inside x.
 
     Inputs:
-        x: [N, C, D1..Dk], k in {1, 2, 3} (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, D1..Dk], k in {1, 2, 3} (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: [N, C, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
+        y: [N, C, O1..Ok] (the call's float dtype)
         indices (optional: return_indices=True or out=): [N, C, O1..Ok], max pooling only (int64)
 
     Params (keyword-only; the C struct's fields):
@@ -1104,12 +1108,12 @@ def pool_backward(
     from x (reference, cpu).
 
     Inputs:
-        x: [N, C, D1..Dk] (float16/bfloat16/float32/float64, one dtype for the call)
-        y: [N, C, O1..Ok], the forward's output (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: [N, C, O1..Ok] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: [N, C, D1..Dk] (the call's float dtype)
+        y: [N, C, O1..Ok], the forward's output (the call's float dtype)
+        dy: [N, C, O1..Ok] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         mode (Union[str, int]): nnp_pool_mode; MAX (ONNX MaxPool) or AVERAGE (ONNX AveragePool); default MAX; ABI 1.2; one of max, average (or nnplug.PoolMode)
@@ -1152,10 +1156,10 @@ def activation_forward(
     Activation: y = f(x) elementwise; all tensors have one shape, any rank.
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         function (Union[str, int]): nnp_activation; default RELU; one of relu, leaky_relu, sigmoid, tanh, gelu_erf, gelu_tanh, elu (or nnplug.Activation)
@@ -1193,11 +1197,11 @@ def activation_backward(
     dx = f'(x) * dy.
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
+        dy: x's shape (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         function (Union[str, int]): nnp_activation; default RELU; one of relu, leaky_relu, sigmoid, tanh, gelu_erf, gelu_tanh, elu (or nnplug.Activation)
@@ -1235,10 +1239,10 @@ def softmax_forward(
       log-softmax backward: dx = dy - exp(y) * sum_axis(dy)
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         axis (int): in [-rank, rank); negative counts from the end; default -1
@@ -1277,11 +1281,11 @@ def softmax_backward(
       log-softmax backward: dx = dy - exp(y) * sum_axis(dy)
 
     Inputs:
-        y: the forward's output (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: y's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: the forward's output (the call's float dtype)
+        dy: y's shape (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: y's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: y's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         axis (int): in [-rank, rank); negative counts from the end; default -1
@@ -1346,14 +1350,14 @@ def attention_forward(
     past/present key-value cache and softmax_precision are not covered (float32 accumulation).
 
     Inputs:
-        Q: [B, Hq, Tq, D] or [B, Tq, Hq*D] (float16/bfloat16/float32/float64, one dtype for the call)
-        K: [B, Hkv, Tk, D] or [B, Tk, Hkv*D] (float16/bfloat16/float32/float64, one dtype for the call)
-        V: [B, Hkv, Tk, Dv] or [B, Tk, Hkv*Dv] (float16/bfloat16/float32/float64, one dtype for the call)
-        attn_mask (optional keyword): additive, broadcastable to [B, Hq, Tq, Tk] (rank <= 4) (float16/bfloat16/float32/float64, one dtype for the call)
+        Q: [B, Hq, Tq, D] or [B, Tq, Hq*D] (the call's float dtype)
+        K: [B, Hkv, Tk, D] or [B, Tk, Hkv*D] (the call's float dtype)
+        V: [B, Hkv, Tk, Dv] or [B, Tk, Hkv*Dv] (the call's float dtype)
+        attn_mask (optional keyword): additive, broadcastable to [B, Hq, Tq, Tk] (rank <= 4) (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        Y: [B, Hq, Tq, Dv] or [B, Tq, Hq*Dv] (float16/bfloat16/float32/float64, one dtype for the call)
-        softmax_lse (optional: return_softmax_lse=True or out=): [B, Hq, Tq]: each score row's log-sum-exp, for the backward (float16/bfloat16/float32/float64, one dtype for the call)
+        Y: [B, Hq, Tq, Dv] or [B, Tq, Hq*Dv] (the call's float dtype)
+        softmax_lse (optional: return_softmax_lse=True or out=): [B, Hq, Tq]: each score row's log-sum-exp, for the backward (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         is_causal (bool): 0 or 1; 1: mask keys after the query (j > i), ONNX is_causal; default 0; ABI 1.2
@@ -1427,18 +1431,18 @@ def attention_backward(
     The forward's params and mask; Y and softmax_lse are the forward's outputs.
 
     Inputs:
-        Q: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        K: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        V: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        Y: the forward's output (float16/bfloat16/float32/float64, one dtype for the call)
-        dY: Y's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        softmax_lse: [B, Hq, Tq], the forward's (float16/bfloat16/float32/float64, one dtype for the call)
-        attn_mask (optional keyword): the forward's mask (float16/bfloat16/float32/float64, one dtype for the call)
+        Q: see the op (the call's float dtype)
+        K: see the op (the call's float dtype)
+        V: see the op (the call's float dtype)
+        Y: the forward's output (the call's float dtype)
+        dY: Y's shape (the call's float dtype)
+        softmax_lse: [B, Hq, Tq], the forward's (the call's float dtype)
+        attn_mask (optional keyword): the forward's mask (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dQ: Q's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        dK: K's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        dV: V's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dQ: Q's shape (the call's float dtype)
+        dK: K's shape (the call's float dtype)
+        dV: V's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         is_causal (bool): 0 or 1; 1: mask keys after the query (j > i), ONNX is_causal; default 0; ABI 1.2
@@ -1482,12 +1486,12 @@ def softmax_cross_entropy_forward(
       rows with ignored labels are 0.
 
     Inputs:
-        logits: [N, C] (float16/bfloat16/float32/float64, one dtype for the call)
+        logits: [N, C] (the call's float dtype)
         labels: [N] (int64)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        loss: [] (rank 0) for mean/sum, [N] for none (float16/bfloat16/float32/float64, one dtype for the call)
-        log_prob (optional: return_log_prob=True or out=): [N, C] (float16/bfloat16/float32/float64, one dtype for the call)
+        loss: [] (rank 0) for mean/sum, [N] for none (the call's float dtype)
+        log_prob (optional: return_log_prob=True or out=): [N, C] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         reduction (Union[str, int]): nnp_reduction; default MEAN; one of mean, sum, none (or nnplug.Reduction)
@@ -1532,12 +1536,12 @@ def softmax_cross_entropy_backward(
       rows with ignored labels are 0.
 
     Inputs:
-        logits: [N, C] (float16/bfloat16/float32/float64, one dtype for the call)
+        logits: [N, C] (the call's float dtype)
         labels: [N] (int64)
-        dloss: loss's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dloss: loss's shape (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dlogits: [N, C] (float16/bfloat16/float32/float64, one dtype for the call)
+        dlogits: [N, C] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         reduction (Union[str, int]): nnp_reduction; default MEAN; one of mean, sum, none (or nnplug.Reduction)
@@ -1584,12 +1588,12 @@ def nll_loss_forward(
     (sum) or dloss / sum_j w_j (mean); ignored positions are 0, out-of-range ones NaN over c.
 
     Inputs:
-        input: log-probabilities [N, C] or [N, C, d1..dk] (float16/bfloat16/float32/float64, one dtype for the call)
+        input: log-probabilities [N, C] or [N, C, d1..dk] (the call's float dtype)
         target: [N] or [N, d1..dk] (int64)
-        weight (optional keyword): [C], per-class weights (float16/bfloat16/float32/float64, one dtype for the call)
+        weight (optional keyword): [C], per-class weights (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        loss: [] (rank 0) for mean/sum, [N, d1..dk] for none (float16/bfloat16/float32/float64, one dtype for the call)
+        loss: [] (rank 0) for mean/sum, [N, d1..dk] for none (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         reduction (Union[str, int]): an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2; one of mean, sum, none (or nnplug.Reduction)
@@ -1637,13 +1641,13 @@ def nll_loss_backward(
     (sum) or dloss / sum_j w_j (mean); ignored positions are 0, out-of-range ones NaN over c.
 
     Inputs:
-        input: [N, C, d1..dk], the forward's input (float16/bfloat16/float32/float64, one dtype for the call)
+        input: [N, C, d1..dk], the forward's input (the call's float dtype)
         target: [N, d1..dk] (int64)
-        dloss: loss's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        weight (optional keyword): [C] (float16/bfloat16/float32/float64, one dtype for the call)
+        dloss: loss's shape (the call's float dtype)
+        weight (optional keyword): [C] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dinput: input's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dinput: input's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         reduction (Union[str, int]): an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2; one of mean, sum, none (or nnplug.Reduction)
@@ -1685,13 +1689,13 @@ def softmax_cross_entropy_loss_forward(
     onehot(t)[c]) * w_j * g_j, g_j as for NLL; ignored positions are 0, out-of-range ones NaN.
 
     Inputs:
-        scores: [N, C] or [N, C, d1..dk] (float16/bfloat16/float32/float64, one dtype for the call)
+        scores: [N, C] or [N, C, d1..dk] (the call's float dtype)
         labels: [N] or [N, d1..dk] (int64)
-        weights (optional keyword): [C], per-class weights (float16/bfloat16/float32/float64, one dtype for the call)
+        weights (optional keyword): [C], per-class weights (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        loss: [] (rank 0) for mean/sum, [N, d1..dk] for none (float16/bfloat16/float32/float64, one dtype for the call)
-        log_prob (optional: return_log_prob=True or out=): scores' shape (float16/bfloat16/float32/float64, one dtype for the call)
+        loss: [] (rank 0) for mean/sum, [N, d1..dk] for none (the call's float dtype)
+        log_prob (optional: return_log_prob=True or out=): scores' shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         reduction (Union[str, int]): an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2; one of mean, sum, none (or nnplug.Reduction)
@@ -1736,13 +1740,13 @@ def softmax_cross_entropy_loss_backward(
     onehot(t)[c]) * w_j * g_j, g_j as for NLL; ignored positions are 0, out-of-range ones NaN.
 
     Inputs:
-        scores: [N, C, d1..dk], the forward's input (float16/bfloat16/float32/float64, one dtype for the call)
+        scores: [N, C, d1..dk], the forward's input (the call's float dtype)
         labels: [N, d1..dk] (int64)
-        dloss: loss's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        weights (optional keyword): [C] (float16/bfloat16/float32/float64, one dtype for the call)
+        dloss: loss's shape (the call's float dtype)
+        weights (optional keyword): [C] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dscores: scores' shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dscores: scores' shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         reduction (Union[str, int]): an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2; one of mean, sum, none (or nnplug.Reduction)
@@ -1792,18 +1796,18 @@ def batch_norm_forward_training(
       dx = scale * inv_std / M * (M*dy - dbias - xhat * dscale), xhat = (x - mean) * inv_std
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        scale: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        bias: [C] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
+        scale: [C] (the call's float dtype)
+        bias: [C] (the call's float dtype)
 
     Updated in place (read and written; never allocated):
-        running_mean: [C], read and written (in place) (float16/bfloat16/float32/float64, one dtype for the call)
-        running_var: [C], read and written (in place) (float16/bfloat16/float32/float64, one dtype for the call)
+        running_mean: [C], read and written (in place) (the call's float dtype)
+        running_var: [C], read and written (in place) (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        saved_mean: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        saved_inv_std: [C] (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
+        saved_mean: [C] (the call's float dtype)
+        saved_inv_std: [C] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         epsilon (float): > 0, finite; > 0, ONNX default 1e-5; default 1e-05
@@ -1854,14 +1858,14 @@ def batch_norm_forward_inference(
       dx = scale * inv_std / M * (M*dy - dbias - xhat * dscale), xhat = (x - mean) * inv_std
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        scale: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        bias: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        mean: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        var: [C] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
+        scale: [C] (the call's float dtype)
+        bias: [C] (the call's float dtype)
+        mean: [C] (the call's float dtype)
+        var: [C] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         epsilon (float): > 0, finite; > 0, ONNX default 1e-5; default 1e-05
@@ -1912,16 +1916,16 @@ def batch_norm_backward(
       dx = scale * inv_std / M * (M*dy - dbias - xhat * dscale), xhat = (x - mean) * inv_std
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        scale: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        saved_mean: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        saved_inv_std: [C] (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
+        dy: x's shape (the call's float dtype)
+        scale: [C] (the call's float dtype)
+        saved_mean: [C] (the call's float dtype)
+        saved_inv_std: [C] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        dscale: [C] (float16/bfloat16/float32/float64, one dtype for the call)
-        dbias: [C] (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape (the call's float dtype)
+        dscale: [C] (the call's float dtype)
+        dbias: [C] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         epsilon (float): > 0, finite; > 0, ONNX default 1e-5; default 1e-05
@@ -1965,14 +1969,14 @@ def layer_norm_forward(
       y = (x - mean) * inv_std * scale + bias
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        scale: I (float16/bfloat16/float32/float64, one dtype for the call)
-        bias (optional keyword): I (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
+        scale: I (the call's float dtype)
+        bias (optional keyword): I (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        mean (optional: return_mean=True or out=): O + [1]*len(I) (float16/bfloat16/float32/float64, one dtype for the call)
-        inv_std (optional: return_inv_std=True or out=): O + [1]*len(I) (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
+        mean (optional: return_mean=True or out=): O + [1]*len(I) (the call's float dtype)
+        inv_std (optional: return_inv_std=True or out=): O + [1]*len(I) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         axis (int): in [-rank, rank); ONNX default -1; default -1
@@ -2019,16 +2023,16 @@ def layer_norm_backward(
       y = (x - mean) * inv_std * scale + bias
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        scale: I (float16/bfloat16/float32/float64, one dtype for the call)
-        mean: O + [1]*len(I) (float16/bfloat16/float32/float64, one dtype for the call)
-        inv_std: O + [1]*len(I) (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
+        dy: x's shape (the call's float dtype)
+        scale: I (the call's float dtype)
+        mean: O + [1]*len(I) (the call's float dtype)
+        inv_std: O + [1]*len(I) (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
-        dscale: I (float16/bfloat16/float32/float64, one dtype for the call)
-        dbias (optional: return_dbias=True or out=): I (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape (the call's float dtype)
+        dscale: I (the call's float dtype)
+        dbias (optional: return_dbias=True or out=): I (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         axis (int): in [-rank, rank); ONNX default -1; default -1
@@ -2078,10 +2082,10 @@ def dropout_forward(
     The backward op takes the same params: the mask is regenerated.
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
         mask (optional: return_mask=True or out=): x's shape, 0/1 (uint8)
 
     Params (keyword-only; the C struct's fields):
@@ -2132,10 +2136,10 @@ def dropout_backward(
     The backward op takes the same params: the mask is regenerated.
 
     Inputs:
-        dy: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        dy: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: dy's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: dy's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         ratio (float): in [0,1); probability of dropping an element; default 0.5
@@ -2171,11 +2175,11 @@ def binary(
     y = a (op) b with numpy (multidirectional) broadcasting; y has the broadcast shape.
 
     Inputs:
-        a: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        b: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        a: see the op (the call's float dtype)
+        b: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: the broadcast shape; may alias a or b when it has that operand's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: the broadcast shape; may alias a or b when it has that operand's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         op (Union[str, int]): nnp_binary_op; default ADD; one of add, sub, mul, div, pow (or nnplug.BinaryOp)
@@ -2208,10 +2212,10 @@ def scale(
     y = alpha * x (same shape).
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         alpha (float): default 1.0
@@ -2247,7 +2251,7 @@ def fill(
     Inputs:
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: any shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: any shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         value (float): default 0.0
@@ -2319,10 +2323,10 @@ def transpose(
     perm is a permutation of 0..rank-1 in its first rank entries; the rest must be 0.
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x.shape permuted by perm (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x.shape permuted by perm (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         perm (Sequence[int]): default identity
@@ -2609,11 +2613,11 @@ def gather_backward(
     dx = 0, then dx[.., idx(j), ..] += dy[.., j, ..] in the order of j (deterministic).
 
     Inputs:
-        dy: the forward's y shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dy: the forward's y shape (the call's float dtype)
         indices: the forward's indices (int64)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: data's shape (not inferable: data.shape[axis] is not in dy) (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: data's shape (not inferable: data.shape[axis] is not in dy) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         axis (int): in [-r, r); negative counts from the end; ONNX default 0; default 0; ABI 1.2
@@ -2696,10 +2700,10 @@ def reduce(
     (max, log_sum_exp) or +inf (min). Max and min propagate NaN.
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape with reduced axes as 1 (keepdims) or dropped (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape with reduced axes as 1 (keepdims) or dropped (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         op (Union[str, int]): nnp_reduce_op; default SUM; one of sum, mean, max, min, l2, l1, sum_square, log_sum_exp (or nnplug.ReduceOp)
@@ -2748,11 +2752,11 @@ def sgd_update(
     All tensors have param's shape.
 
     Inputs:
-        grad: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        grad: see the op (the call's float dtype)
 
     Updated in place (read and written; never allocated):
-        param: read and written (in place) (float16/bfloat16/float32/float64, one dtype for the call)
-        momentum_buffer (optional keyword): read and written; required if momentum != 0 (float16/bfloat16/float32/float64, one dtype for the call)
+        param: read and written (in place) (the call's float dtype)
+        momentum_buffer (optional keyword): read and written; required if momentum != 0 (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         lr (float): finite; default 0.01
@@ -2804,12 +2808,12 @@ def adam_update(
     All tensors have param's shape; m and v start at zero.
 
     Inputs:
-        grad: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        grad: see the op (the call's float dtype)
 
     Updated in place (read and written; never allocated):
-        param: read and written (in place) (float16/bfloat16/float32/float64, one dtype for the call)
-        m: read and written (in place) (float16/bfloat16/float32/float64, one dtype for the call)
-        v: read and written (in place) (float16/bfloat16/float32/float64, one dtype for the call)
+        param: read and written (in place) (the call's float dtype)
+        m: read and written (in place) (the call's float dtype)
+        v: read and written (in place) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         lr (float): finite; default 0.001
@@ -2852,10 +2856,10 @@ def clip(
     (the same results, no device scalars to read).
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         min (Optional[float]): lower bound (not NaN) when has_min = 1; default 0.0; ABI 1.1; None leaves has_min = 0
@@ -2890,10 +2894,10 @@ def unary_forward(
     Floor, Ceil, Sin, Cos, Erf). The backward is dx = f'(x) * dy, for the differentiable ops.
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        y: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         op (Union[str, int]): nnp_unary_op; default EXP; ABI 1.2; one of exp, log, sqrt, abs, neg, reciprocal, floor, ceil, sin, cos, erf (or nnplug.UnaryOp)
@@ -2931,11 +2935,11 @@ def unary_backward(
     each f'); FLOOR and CEIL, piecewise constant, are refused (INVALID_ARGUMENT).
 
     Inputs:
-        x: see the op (float16/bfloat16/float32/float64, one dtype for the call)
-        dy: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        x: see the op (the call's float dtype)
+        dy: x's shape (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        dx: x's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        dx: x's shape (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         op (Union[str, int]): nnp_unary_op; default EXP; ABI 1.2; one of exp, log, sqrt, abs, neg, reciprocal, floor, ceil, sin, cos, erf (or nnplug.UnaryOp)
@@ -2972,11 +2976,11 @@ def where(
 
     Inputs:
         condition: broadcasts with x and y (uint8)
-        x: taken where condition != 0 (float16/bfloat16/float32/float64, one dtype for the call)
-        y: taken where condition == 0 (float16/bfloat16/float32/float64, one dtype for the call)
+        x: taken where condition != 0 (the call's float dtype)
+        y: taken where condition == 0 (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        output: the broadcast shape of condition, x and y; may alias x or y when it has that operand's shape (float16/bfloat16/float32/float64, one dtype for the call)
+        output: the broadcast shape of condition, x and y; may alias x or y when it has that operand's shape (the call's float dtype)
 
     Returns: output.
 
