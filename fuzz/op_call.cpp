@@ -558,6 +558,11 @@ call_plan plan(const op_call& c) {
     if (tp.need > kMaxCallBytes) {
       p.executable = false;
       p.why_not = "a tensor spans more than the byte limit";
+    } else if (static_cast<uint64_t>(tp.elements) > kMaxCallBytes) {
+      // Zero strides: many elements over few bytes (the checks visit every element).
+      p.executable = false;
+      p.why_not = "a tensor has more elements than the byte limit";
+      b.size = std::max<uint64_t>(b.size, static_cast<uint64_t>(tp.need));
     } else {
       b.size = std::max<uint64_t>(b.size, static_cast<uint64_t>(tp.need));
     }
