@@ -5,6 +5,7 @@
 
 #include <nnplug/nnplug.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,41 @@ TEST_CASE("fuzz regression: ops on tensors without elements, NULL data and a byt
       if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
       CAPTURE(nnp_last_error_message());
       CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+    }
+  }
+  release(devices);
+}
+
+// fuzz/regressions/cpu-batch-norm-training-empty-batch: with M = N*H*W = 0 the statistics are
+// 0/0 = NaN and so are the running values (docs/ops.md); the cpu backend gave mean 0, var 0.
+TEST_CASE("fuzz regression: batch_norm_forward_training of an empty batch gives NaN statistics") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    if (d.dl.device_type != kDLCPU) continue;  // host memory below
+    CAPTURE(d.name);
+    int64_t xshape[4] = {0, 3, 2, 2}, cshape[1] = {3};
+    float scale[3] = {1, 2, 3}, bias[3] = {0, 1, 2};
+    float rmean[3] = {1, 1, 1}, rvar[3] = {2, 2, 2}, smean[3] = {}, sinv[3] = {};
+    float dummy = 0;
+    DLTensor x = tensor(d.dl, kF32, 4, xshape, &dummy), y = tensor(d.dl, kF32, 4, xshape, &dummy);
+    DLTensor s = tensor(d.dl, kF32, 1, cshape, scale), b = tensor(d.dl, kF32, 1, cshape, bias);
+    DLTensor rm = tensor(d.dl, kF32, 1, cshape, rmean), rv = tensor(d.dl, kF32, 1, cshape, rvar);
+    DLTensor sm = tensor(d.dl, kF32, 1, cshape, smean), si = tensor(d.dl, kF32, 1, cshape, sinv);
+    const DLTensor* in[] = {&x, &s, &b};
+    const DLTensor* out[] = {&y, &rm, &rv, &sm, &si};
+    nnp_batch_norm_params p{};
+    p.struct_size = sizeof p;
+    p.epsilon = 1e-5;
+    p.momentum = 0.9;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_BATCH_NORM_FORWARD_TRAINING, &p, 3, in, 5, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    CAPTURE(nnp_last_error_message());
+    REQUIRE(st == NNP_STATUS_OK);
+    for (int c = 0; c < 3; ++c) {
+      CHECK(std::isnan(rmean[c]));
+      CHECK(std::isnan(rvar[c]));
+      CHECK(std::isnan(smean[c]));
+      CHECK(std::isnan(sinv[c]));
     }
   }
   release(devices);
