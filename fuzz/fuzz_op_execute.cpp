@@ -150,8 +150,8 @@ double float_value(rng& r, uint8_t mode, DLDataType t) {
         std::numeric_limits<double>::quiet_NaN(), HUGE_VAL, -HUGE_VAL, -0.0, tiny, -tiny};
     return special[(x >> 8) % 6];
   }
-  if (mode & 1) {  // |value| <= 255, down to 2^-12
-    const int m = static_cast<int>(x % 511) - 255, e = static_cast<int>((x >> 16) % 13) - 12;
+  if (mode & 1) {  // |value| < 64 (exp stays finite in float32), down to 2^-14
+    const int m = static_cast<int>(x % 511) - 255, e = static_cast<int>((x >> 16) % 13) - 14;
     return std::ldexp(m, e);
   }
   return (static_cast<int>(x % 65) - 32) / 8.0;
@@ -190,13 +190,19 @@ std::vector<std::vector<uint8_t>> make_values(const op_call& c, const call_plan&
     out.resize(bp.size);
     rng r{(static_cast<uint64_t>(c.seed) << 32) ^ (b * 0x1000193u) ^ 0x6E6E70u};
     const DLDataType t = c.tensor(static_cast<size_t>(bp.owner)).dtype;
+    // Adam's second moment v is a running mean of squares: never negative (outside that domain
+    // sqrt(v) is NaN on one device and, for a subnormal beta2 that float32 rounds to 0, finite
+    // on the other).
+    const bool nonnegative = c.kind == NNP_OP_ADAM_UPDATE &&
+                             static_cast<size_t>(bp.owner) == c.in.size() + 2;
     const size_t item = item_size(t);
     size_t k = 0;
     if (item != 0) {
       for (; k + item <= out.size(); k += item) {
         uint8_t* e = &out[k];
         if (is_float(t)) {
-          store_float(e, t, float_value(r, c.value_mode, t));
+          const double x = float_value(r, c.value_mode, t);
+          store_float(e, t, nonnegative ? std::fabs(x) : x);
         } else if ((t.code == kDLInt || t.code == kDLUInt) && item > 1) {
           const int64_t x = int_value(r, c.int_mode);
           std::memcpy(e, &x, item);  // little-endian truncation
