@@ -10,7 +10,8 @@
 #   scripts/fuzz.sh --seeds           rewrites fuzz/corpus: the seed inputs, one per op table
 #                                     example (api/ops/ops.toml) and dtype variant
 # Exits 0 with a message, doing nothing, when clang++ or its libFuzzer runtime is missing.
-# A finding stops the run; its input is copied to build-fuzz/findings/ and the script exits 1.
+# A finding stops the run (a forked run goes on and collects them); the inputs and the log are
+# kept in build-fuzz/findings/run.*/ and the script exits 1.
 # Environment: NNPLUG_JOBS (build parallelism, default nproc).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,23 +74,26 @@ elif ((seconds > 60)); then
 else
   new=$tmp/new
 fi
-mkdir -p "$new" "$tmp/artifacts"
+# Findings of this run: build-fuzz/findings/run.XXXXXX/ (kept when the run is interrupted).
+mkdir -p "$new" build-fuzz/findings
+artifacts=$(mktemp -d build-fuzz/findings/run.XXXXXX)
 flags=(-max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2560 -timeout=30 -max_len=512
-       -print_final_stats=1 -dict=fuzz/op_execute.dict -artifact_prefix="$tmp/artifacts/")
-if ((fork > 0)); then flags+=(-fork="$fork" -ignore_crashes=0); fi
+       -print_final_stats=1 -dict=fuzz/op_execute.dict -artifact_prefix="$artifacts/")
+# Forked runs go on after a finding and collect them all.
+if ((fork > 0)); then flags+=(-fork="$fork" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi
 echo "fuzz: nnplug-fuzz-op-execute ${flags[*]} ${extra[*]} $new fuzz/corpus fuzz/regressions"
 status=0
 NNPLUG_PLUGIN_PATH= NNPLUG_BACKEND= UBSAN_OPTIONS=print_stacktrace=1 \
   build-fuzz/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "$new" fuzz/corpus \
-  fuzz/regressions >"$tmp/fuzz.log" 2>&1 || status=$?
-grep -E '^(stat::|Done|INFO: (Running with|Loaded|seed))|#[0-9]+ +(INITED|DONE)' "$tmp/fuzz.log" || true
-if ((status != 0)) || compgen -G "$tmp/artifacts/*" >/dev/null; then
-  tail -n 80 "$tmp/fuzz.log"
-  mkdir -p build-fuzz/findings
-  cp "$tmp"/artifacts/* build-fuzz/findings/ 2>/dev/null || true
-  echo "fuzz: FAILED (libFuzzer exit status $status); inputs saved in build-fuzz/findings/:"
-  ls build-fuzz/findings/
+  fuzz/regressions >"$artifacts/fuzz.log" 2>&1 || status=$?
+grep -E '^(stat::|Done|INFO: (Running with|Loaded|seed|fuzzed for))|#[0-9]+:? +(INITED|DONE|cov)' \
+  "$artifacts/fuzz.log" | tail -n 12 || true
+if ((status != 0)) || compgen -G "$artifacts/*-*" >/dev/null; then
+  tail -n 80 "$artifacts/fuzz.log"
+  echo "fuzz: FAILED (libFuzzer exit status $status); inputs and log in $artifacts/:"
+  ls "$artifacts"
   echo "fuzz: replay one with build-fuzz/bin/nnplug-fuzz-op-execute FILE (docs/fuzzing.md)"
   exit 1
 fi
+rm -rf "$artifacts"
 echo "fuzz: no findings"
