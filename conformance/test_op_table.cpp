@@ -52,7 +52,9 @@ TEST_CASE("op table: nnp_op_supported and nnp_op_execute agree for every kind an
   for (Device* d : backends_under_test()) {
     if (!d->available) continue;
     for (const table_example& e : table_examples()) {
-      for (const auto& [dt_name, dt] : kFloatDtypes) {
+      for (const auto& dtype : kFloatDtypes) {  // no structured binding: CAPTURE is a lambda
+        const char* const dt_name = dtype.first;
+        const DLDataType dt = dtype.second;
         CAPTURE(d->name);
         const std::string op_name = e.name;
     CAPTURE(op_name);

@@ -5,9 +5,10 @@
 # PyTorch yardstick scripts of the same models; mypy checks the Python package's type hints.
 # python3-venv and ninja-build serve scripts/python-package-test.sh (`pip install .` into a
 # fresh virtual environment; the wheel's CMake build uses the system's Ninja rather than one
-# from PyPI).
+# from PyPI). clang and libclang-rt-dev (libFuzzer and the sanitizer runtimes, only recommended
+# by clang) serve the fuzzing phase (scripts/fuzz.sh).
 set -euo pipefail
-packages=(build-essential cmake ccache pkg-config ninja-build
+packages=(build-essential cmake ccache pkg-config ninja-build clang libclang-rt-dev
           libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev
           nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
           python3 python3-numpy python3-pytest python3-matplotlib python3-torch python3-venv

@@ -7,9 +7,13 @@
 #     package alone: its bundled libnnplug and plugins, `python -m nnplug`, a smoke test, the
 #     Python examples (scripts/python-package-test.sh; needs PyPI)
 #  4. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code + ctest
-#  5. install + out-of-tree consumer and template-plugin build against the install tree
+#  5. fuzzing: clang build with ASan+UBSan and libFuzzer, the corpus and regression inputs
+#     replayed, then a bounded 60 s run of one op call per input on the reference and cpu
+#     devices, compared (scripts/fuzz.sh, docs/fuzzing.md; skipped without clang/libFuzzer)
+#  6. install + out-of-tree consumer and template-plugin build against the install tree
 # Prints the total time. Environment: NNPLUG_JOBS (build parallelism, default nproc),
-# NNPLUG_SKIP_ASAN=1 to skip step 4 (local iteration only; CI runs everything).
+# NNPLUG_SKIP_ASAN=1 / NNPLUG_SKIP_FUZZ=1 to skip step 4 / 5 (local iteration only; CI runs
+# everything).
 set -euo pipefail
 start=$(date +%s)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +43,11 @@ if [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
   # absurd sizes and check for NNP_STATUS_OUT_OF_MEMORY.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE "python|slow"
+fi
+
+if [[ "${NNPLUG_SKIP_FUZZ:-0}" != "1" ]]; then
+  phase "fuzz: reference vs cpu under ASan+UBSan (libFuzzer, bounded run)"
+  NNPLUG_JOBS=$jobs scripts/fuzz.sh
 fi
 
 phase "install + consumer"

@@ -678,9 +678,10 @@ NNP_API nnp_status nnp_shutdown(void) {
   // 2. allocations
   {
     std::lock_guard<std::mutex> al(r.allocations_mutex);
-    for (auto& [ptr, a] : r.allocations) {
+    for (auto& entry : r.allocations) {  // no structured binding: a lambda captures `a` (C++20)
+      const auto& a = entry.second;
       const nnp_plugin* p = a.device->plugin;
-      void* mem = const_cast<void*>(ptr);
+      void* mem = const_cast<void*>(entry.first);
       note(call_slot(p, "mem_free", [&] { return p->api->mem_free(a.device->index, mem); }));
     }
     r.allocations.clear();

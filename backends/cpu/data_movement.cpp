@@ -22,7 +22,10 @@ namespace {
 
 constexpr int64_t kBytesPerTask = 256 * 1024;
 
-char* bytes_of(const DLTensor& t) { return static_cast<char*>(t.data) + t.byte_offset; }
+// NULL data (a tensor without elements) stays NULL: NULL + byte_offset is undefined behaviour.
+char* bytes_of(const DLTensor& t) {
+  return t.data == nullptr ? nullptr : static_cast<char*>(t.data) + t.byte_offset;
+}
 
 int64_t product(const DLTensor& t, int begin, int end) {
   int64_t n = 1;

@@ -393,7 +393,10 @@ void strides_of(const DLTensor& t, int64_t* st) {
   if (t.strides == nullptr) return compact_strides(t, st);
   for (int i = 0; i < t.ndim; ++i) st[i] = t.strides[i];
 }
-const void* byte_ptr(const DLTensor& t) { return static_cast<const char*>(t.data) + t.byte_offset; }
+// NULL data (a tensor without elements) stays NULL: NULL + byte_offset is undefined behaviour.
+const void* byte_ptr(const DLTensor& t) {
+  return t.data == nullptr ? nullptr : static_cast<const char*>(t.data) + t.byte_offset;
+}
 
 }  // namespace
 
@@ -447,6 +450,7 @@ void cast(const op_call& c) {
   const void* x = byte_ptr(X);
   void* y = const_cast<void*>(byte_ptr(Y));
   const int64_t n = numel(X);
+  if (n == 0) return;  // data may be NULL (memcpy must not see it)
   if (same_dtype(X.dtype, Y.dtype)) {
     std::memcpy(y, x, static_cast<size_t>(n) * dtype_size(X.dtype));
     return;

@@ -46,7 +46,8 @@ void batch_norm_forward_training(const op_call& c) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         for (int64_t i = 0; i < g.hw; ++i) sum += xp[i];
       }
-      const double mean = g.m() > 0 ? sum / m : 0.0;
+      // M = 0: NaN statistics (0/0) and NaN running values (docs/ops.md).
+      const double mean = sum / m;
       double sq = 0.0;
       for (int64_t n = 0; n < g.n; ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
@@ -55,7 +56,7 @@ void batch_norm_forward_training(const op_call& c) {
           sq += d * d;
         }
       }
-      const double var = g.m() > 0 ? sq / m : 0.0;
+      const double var = sq / m;
       const double inv = 1.0 / std::sqrt(var + eps);
       const float a = static_cast<float>(scale[ch] * inv);
       const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean);

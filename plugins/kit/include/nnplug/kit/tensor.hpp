@@ -62,9 +62,11 @@ inline int64_t numel(const DLTensor& t) {
   for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
   return n;
 }
-// Typed pointer to the first element (data + byte_offset).
+// Typed pointer to the first element (data + byte_offset). NULL data (allowed for a tensor
+// without elements) stays NULL: NULL + byte_offset is undefined behaviour.
 template <typename T>
 inline T* data_ptr(const DLTensor& t) {
+  if (t.data == nullptr) return nullptr;
   return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
 }
 // Compact row-major: strides NULL or the compact ones. The stride of an extent-1 dimension

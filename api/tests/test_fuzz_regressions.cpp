@@ -1,0 +1,158 @@
+// Regression tests of findings of the fuzz target (fuzz/, docs/fuzzing.md), written out as
+// plain op calls so that every build runs them (the ASan+UBSan build included), on every device
+// found. The fuzz inputs themselves are in fuzz/regressions/ (README.md there lists them).
+#include <doctest/doctest.h>
+
+#include <nnplug/nnplug.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Every device with a stream of its own.
+struct device_stream {
+  nnp_device* device;
+  nnp_stream* stream;
+  DLDevice dl;
+  std::string name;
+};
+
+std::vector<device_stream> all_devices() {
+  size_t n = 0;
+  REQUIRE(nnp_get_devices(nullptr, &n) == NNP_STATUS_OK);
+  std::vector<nnp_device*> devices(n);
+  REQUIRE(nnp_get_devices(devices.data(), &n) == NNP_STATUS_OK);
+  std::vector<device_stream> out;
+  for (nnp_device* d : devices) {
+    nnp_device_props props{};
+    props.struct_size = sizeof props;
+    REQUIRE(nnp_device_get_props(d, &props) == NNP_STATUS_OK);
+    device_stream ds{d, nullptr, {}, props.name};
+    REQUIRE(nnp_device_get_dldevice(d, &ds.dl) == NNP_STATUS_OK);
+    REQUIRE(nnp_stream_create(d, &ds.stream) == NNP_STATUS_OK);
+    out.push_back(ds);
+  }
+  REQUIRE(!out.empty());
+  return out;
+}
+
+void release(std::vector<device_stream>& devices) {
+  for (device_stream& d : devices) CHECK(nnp_stream_destroy(d.stream) == NNP_STATUS_OK);
+}
+
+DLTensor tensor(DLDevice device, DLDataType dtype, int ndim, int64_t* shape, void* data) {
+  DLTensor t{};
+  t.data = data;
+  t.device = device;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  t.shape = shape;
+  return t;
+}
+
+constexpr DLDataType kF32{kDLFloat, 32, 1};
+constexpr DLDataType kF64{kDLFloat, 64, 1};
+
+}  // namespace
+
+// fuzz/regressions/cpu-cast-empty-null-data: the cpu backend's cast passed a tensor without
+// elements (data NULL, which the ABI allows then) to memcpy, undefined behaviour even for 0 bytes.
+TEST_CASE("fuzz regression: cast of a tensor without elements and NULL data") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    for (DLDataType to : {kF32, kF64}) {
+      int64_t shape[2] = {1, 0};
+      DLTensor x = tensor(d.dl, kF32, 2, shape, nullptr), y = tensor(d.dl, to, 2, shape, nullptr);
+      const DLTensor* in[] = {&x};
+      const DLTensor* out[] = {&y};
+      nnp_status st = nnp_op_execute(d.stream, NNP_OP_CAST, nullptr, 1, in, 1, out);
+      if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+      CAPTURE(nnp_last_error_message());
+      CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+    }
+  }
+  release(devices);
+}
+
+// fuzz/regressions/kit-empty-null-data-byte-offset: a tensor without elements may have NULL
+// data and any byte_offset that is a multiple of its element size; the plugin kit's data_ptr
+// (and the cpu backend's own byte pointers) computed NULL + byte_offset, undefined behaviour.
+TEST_CASE("fuzz regression: ops on tensors without elements, NULL data and a byte_offset") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t shape[2] = {0, 3}, shape_t[2] = {3, 0};
+    DLTensor x = tensor(d.dl, kF32, 2, shape, nullptr), y = tensor(d.dl, kF32, 2, shape, nullptr);
+    x.byte_offset = 44;
+    y.byte_offset = 8;
+    DLTensor yt = tensor(d.dl, kF32, 2, shape_t, nullptr);
+    yt.byte_offset = 8;
+    nnp_transpose_params tp{};
+    tp.struct_size = sizeof tp;
+    tp.perm[0] = 1;
+    tp.perm[1] = 0;
+    nnp_activation_params ap{};
+    ap.struct_size = sizeof ap;
+    ap.function = NNP_ACTIVATION_RELU;
+    nnp_scale_params sp{};
+    sp.struct_size = sizeof sp;
+    sp.alpha = 2.0;
+    struct {
+      int32_t kind;
+      const void* params;
+      DLTensor* y;
+    } calls[] = {{NNP_OP_TRANSPOSE, &tp, &yt},
+                 {NNP_OP_COPY, nullptr, &y},
+                 {NNP_OP_CAST, nullptr, &y},
+                 {NNP_OP_ACTIVATION_FORWARD, &ap, &y},
+                 {NNP_OP_SCALE, &sp, &y}};
+    for (const auto& call : calls) {
+      CAPTURE(nnp_op_kind_name(call.kind));
+      const DLTensor* in[] = {&x};
+      const DLTensor* out[] = {call.y};
+      nnp_status st = nnp_op_execute(d.stream, call.kind, call.params, 1, in, 1, out);
+      if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+      CAPTURE(nnp_last_error_message());
+      CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+    }
+  }
+  release(devices);
+}
+
+// fuzz/regressions/cpu-batch-norm-training-empty-batch: with M = N*H*W = 0 the statistics are
+// 0/0 = NaN and so are the running values (docs/ops.md); the cpu backend gave mean 0, var 0.
+TEST_CASE("fuzz regression: batch_norm_forward_training of an empty batch gives NaN statistics") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    if (d.dl.device_type != kDLCPU) continue;  // host memory below
+    CAPTURE(d.name);
+    int64_t xshape[4] = {0, 3, 2, 2}, cshape[1] = {3};
+    float scale[3] = {1, 2, 3}, bias[3] = {0, 1, 2};
+    float rmean[3] = {1, 1, 1}, rvar[3] = {2, 2, 2}, smean[3] = {}, sinv[3] = {};
+    float dummy = 0;
+    DLTensor x = tensor(d.dl, kF32, 4, xshape, &dummy), y = tensor(d.dl, kF32, 4, xshape, &dummy);
+    DLTensor s = tensor(d.dl, kF32, 1, cshape, scale), b = tensor(d.dl, kF32, 1, cshape, bias);
+    DLTensor rm = tensor(d.dl, kF32, 1, cshape, rmean), rv = tensor(d.dl, kF32, 1, cshape, rvar);
+    DLTensor sm = tensor(d.dl, kF32, 1, cshape, smean), si = tensor(d.dl, kF32, 1, cshape, sinv);
+    const DLTensor* in[] = {&x, &s, &b};
+    const DLTensor* out[] = {&y, &rm, &rv, &sm, &si};
+    nnp_batch_norm_params p{};
+    p.struct_size = sizeof p;
+    p.epsilon = 1e-5;
+    p.momentum = 0.9;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_BATCH_NORM_FORWARD_TRAINING, &p, 3, in, 5, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    CAPTURE(nnp_last_error_message());
+    REQUIRE(st == NNP_STATUS_OK);
+    for (int c = 0; c < 3; ++c) {
+      CHECK(std::isnan(rmean[c]));
+      CHECK(std::isnan(rvar[c]));
+      CHECK(std::isnan(smean[c]));
+      CHECK(std::isnan(sinv[c]));
+    }
+  }
+  release(devices);
+}

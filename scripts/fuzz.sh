@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds nnplug's libFuzzer target with clang (ASan + UBSan, build-fuzz/) and runs it
+# (docs/fuzzing.md). Usage:
+#   scripts/fuzz.sh                   the bounded run of scripts/test.sh: replays fuzz/corpus and
+#                                     fuzz/regressions, then fuzzes for 60 s with a fixed seed;
+#                                     new inputs go to a temporary folder
+#   scripts/fuzz.sh --time 3600 [--fork N] [--seed S] [--corpus-out DIR] [-- libFuzzer flags]
+#                                     a long run; new inputs are kept in DIR
+#                                     (default build-fuzz/corpus-new) for the next run
+#   scripts/fuzz.sh --seeds           rewrites fuzz/corpus: the seed inputs, one per op table
+#                                     example (api/ops/ops.toml) and dtype variant
+# Exits 0 with a message, doing nothing, when clang++ or its libFuzzer runtime is missing.
+# A finding stops the run (a forked run goes on and collects them); the inputs and the log are
+# kept in build-fuzz/findings/run.*/ and the script exits 1.
+# Environment: NNPLUG_JOBS (build parallelism, default nproc).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=${NNPLUG_JOBS:-$(nproc)}
+seconds=60
+seed=1
+fork=0
+corpus_out=""
+seeds=0
+extra=()
+while (($#)); do
+  case "$1" in
+    --time) seconds=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --fork) fork=$2; shift 2 ;;
+    --corpus-out) corpus_out=$2; shift 2 ;;
+    --seeds) seeds=1; shift ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "fuzz.sh: unknown argument $1 (see the header of scripts/fuzz.sh)" >&2; exit 2 ;;
+  esac
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# clang++ with libFuzzer and the sanitizer runtimes (Debian: clang, libclang-rt-dev).
+if ! command -v clang++ >/dev/null || ! command -v clang >/dev/null; then
+  echo "fuzz: skipped: clang/clang++ not found (Debian packages clang, libclang-rt-dev)"
+  exit 0
+fi
+printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' \
+  >"$tmp/probe.cpp"
+if ! clang++ -fsanitize=fuzzer,address,undefined "$tmp/probe.cpp" -o "$tmp/probe" 2>"$tmp/probe.log"; then
+  echo "fuzz: skipped: clang++ cannot link a libFuzzer target (libFuzzer runtime missing?" \
+       "Debian package libclang-rt-dev):"
+  sed 's/^/  /' "$tmp/probe.log" | head -5
+  exit 0
+fi
+
+# The fuzz build: libnnplug, the reference and cpu plugins and the target only.
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DNNPLUG_FUZZ=ON \
+  -DNNPLUG_WITH_CUDA=OFF -DNNPLUG_BUILD_CONFORMANCE=OFF -DNNPLUG_BUILD_EXAMPLES=OFF \
+  -DBUILD_TESTING=OFF >"$tmp/configure.log" || { cat "$tmp/configure.log"; exit 1; }
+cmake --build build-fuzz -j"$jobs" --target nnplug-fuzz-op-execute
+
+if ((seeds)); then
+  rm -rf fuzz/corpus
+  mkdir -p fuzz/corpus
+  NNPLUG_FUZZ_WRITE_SEEDS=fuzz/corpus build-fuzz/bin/nnplug-fuzz-op-execute
+  exit 0
+fi
+
+# New inputs go to the first folder; fuzz/corpus and fuzz/regressions are only read.
+if [[ -n "$corpus_out" ]]; then
+  new=$corpus_out
+elif ((seconds > 60)); then
+  new=build-fuzz/corpus-new
+else
+  new=$tmp/new
+fi
+# Findings of this run: build-fuzz/findings/run.XXXXXX/ (kept when the run is interrupted).
+mkdir -p "$new" build-fuzz/findings
+artifacts=$(mktemp -d build-fuzz/findings/run.XXXXXX)
+flags=(-max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2560 -timeout=30 -max_len=512
+       -print_final_stats=1 -dict=fuzz/op_execute.dict -artifact_prefix="$artifacts/")
+# Forked runs go on after a finding and collect them all.
+if ((fork > 0)); then flags+=(-fork="$fork" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi
+echo "fuzz: nnplug-fuzz-op-execute ${flags[*]} ${extra[*]} $new fuzz/corpus fuzz/regressions"
+status=0
+NNPLUG_PLUGIN_PATH= NNPLUG_BACKEND= UBSAN_OPTIONS=print_stacktrace=1 \
+  build-fuzz/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "$new" fuzz/corpus \
+  fuzz/regressions >"$artifacts/fuzz.log" 2>&1 || status=$?
+grep -E '^(stat::|Done|INFO: (Running with|Loaded|seed|fuzzed for))|#[0-9]+:? +(INITED|DONE|cov)' \
+  "$artifacts/fuzz.log" | tail -n 12 || true
+if ((status != 0)) || compgen -G "$artifacts/*-*" >/dev/null; then
+  tail -n 80 "$artifacts/fuzz.log"
+  echo "fuzz: FAILED (libFuzzer exit status $status); inputs and log in $artifacts/:"
+  ls "$artifacts"
+  echo "fuzz: replay one with build-fuzz/bin/nnplug-fuzz-op-execute FILE (docs/fuzzing.md)"
+  exit 1
+fi
+rm -rf "$artifacts"
+echo "fuzz: no findings"
