@@ -550,6 +550,10 @@ void conv2d_backward_bias(const op_call& c) {
   for (int i = 2; i < DY->ndim; ++i) pq *= DY->shape[i];
   const float* dy = f32(DY);
   float* db = f32(DB);
+  if (n * pq == 0) {  // dy has no element (N or P*Q may be huge beside the 0)
+    std::fill(db, db + k, 0.0f);
+    return;
+  }
   parallel_for(k, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n * pq)),
                [&](int64_t kb, int64_t ke) {
                  for (int64_t kk = kb; kk < ke; ++kk) {

@@ -167,9 +167,10 @@ void backward_bias_t(const op_args& args) {
   const int64_t N = DY.shape[0], K = DY.shape[1], PQ = DY.shape[2] * DY.shape[3];
   const T* dy = nnp::data_ptr<const T>(DY);
   T* db = nnp::data_ptr<T>(DB);
+  const int64_t images = N * PQ == 0 ? 0 : N;  // no element: no loop over N (it may be huge)
   for (int64_t k = 0; k < K; ++k) {
     double acc = 0.0;
-    for (int64_t n = 0; n < N; ++n)
+    for (int64_t n = 0; n < images; ++n)
       for (int64_t i = 0; i < PQ; ++i) acc += double(dy[(n * K + k) * PQ + i]);
     db[k] = static_cast<T>(acc);
   }

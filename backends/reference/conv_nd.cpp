@@ -153,9 +153,10 @@ void conv_backward_bias_t(const op_args& a) {
   const int64_t N = DY.shape[0], K = DY.shape[1], S = dims_product(DY, 2, DY.ndim);
   const T* dy = nnp::data_ptr<const T>(DY);
   T* db = nnp::data_ptr<T>(*a.out(0));
+  const int64_t images = N * S == 0 ? 0 : N;  // no element: no loop over N (it may be huge)
   for (int64_t k = 0; k < K; ++k) {
     double acc = 0.0;
-    for (int64_t n = 0; n < N; ++n)
+    for (int64_t n = 0; n < images; ++n)
       for (int64_t i = 0; i < S; ++i) acc += double(dy[(n * K + k) * S + i]);
     db[k] = static_cast<T>(acc);
   }
