@@ -8,6 +8,7 @@
 #include "harness.hpp"
 
 #include <limits>
+#include <tuple>
 
 namespace {
 using namespace conf;
@@ -150,5 +151,66 @@ TEST_CASE("empty tensors: batch norm backward and reductions over no elements") 
     r.n_axes = 1;  // along the huge axis only: y [1, 0] is empty
     check_empty("reduce", "x[2^62, 0] axes0 op" + std::to_string(op),
                 op_call(NNP_OP_REDUCE, r, {tensor({kHuge, 0})}, {tensor({1, 0})}), {{}});
+  }
+}
+
+TEST_CASE("empty tensors: statistics over no elements are NaN") {
+  // layer norm over |I| = 0 elements (one outer row): NaN mean and inv_std
+  auto ln = make_params<nnp_layer_norm_params>();
+  ln.epsilon = 1e-5;
+  check_empty("layer_norm_forward", "x[2^62, 0] axis0",
+              op_call(NNP_OP_LAYER_NORM_FORWARD, ln,
+                      {tensor({kHuge, 0}), tensor({kHuge, 0}), tensor({kHuge, 0})},
+                      {tensor({kHuge, 0}), tensor({1, 1}), tensor({1, 1})}),
+              {{}, {kNaN}, {kNaN}});
+  ln.axis = 1;
+  check_empty("layer_norm_forward", "x[3, 0] axis1",
+              op_call(NNP_OP_LAYER_NORM_FORWARD, ln, {tensor({3, 0}), tensor({0}), absent_tensor()},
+                      {tensor({3, 0}), tensor({3, 1}), tensor({3, 1})}),
+              {{}, {kNaN, kNaN, kNaN}, {kNaN, kNaN, kNaN}});
+  // batch norm over M = 0 (an empty batch): NaN statistics and NaN running values
+  auto p = make_params<nnp_batch_norm_params>();
+  p.epsilon = 1e-5;
+  p.momentum = 0.9;
+  for (const std::vector<int64_t>& x :
+       {std::vector<int64_t>{0, 2}, std::vector<int64_t>{0, 2, kBig, 1},
+        std::vector<int64_t>{3, 2, kBig, 0}})
+    check_empty("batch_norm_forward_training", "x" + shape_str(x),
+                op_call(NNP_OP_BATCH_NORM_FORWARD_TRAINING, p,
+                        {tensor(x), tensor({2}, {1, 1}), tensor({2}, {0, 0})},
+                        {tensor(x), tensor({2}, {0.5, 0.5}), tensor({2}, {2, 2}), tensor({2}),
+                         tensor({2})}),
+                {{}, {kNaN, kNaN}, {kNaN, kNaN}, {kNaN, kNaN}, {kNaN, kNaN}});
+}
+
+TEST_CASE("empty tensors: pooling windows without input elements") {
+  // x [1, 1, 0, 0] with padding 1 on every side and a 2x2 window: one output whose window holds
+  // padding only. Max gives -inf, average 0/0 = NaN, or 0/4 = 0 with count_include_pad.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& [mode, include, want] :
+       {std::tuple<int32_t, int32_t, double>{NNP_POOL_MAX, 0, -inf},
+        std::tuple<int32_t, int32_t, double>{NNP_POOL_AVERAGE, 0, kNaN},
+        std::tuple<int32_t, int32_t, double>{NNP_POOL_AVERAGE, 1, 0.0}}) {
+    const std::string text =
+        "mode" + std::to_string(mode) + " include_pad" + std::to_string(include);
+    auto p = make_params<nnp_pool2d_params>();
+    p.mode = mode;
+    p.count_include_pad = include;
+    p.window_h = p.window_w = 2;
+    p.stride_h = p.stride_w = 1;
+    p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
+    check_empty("pool2d_forward", "x[1, 1, 0, 0] " + text,
+                op_call(NNP_OP_POOL2D_FORWARD, p, {tensor({1, 1, 0, 0})}, {tensor({1, 1, 1, 1})}),
+                {{want}});
+    auto q = make_params<nnp_pool_params>();
+    q.mode = mode;
+    q.count_include_pad = include;
+    q.kernel_shape[0] = 2;
+    q.pads[0] = q.pads[1] = 1;
+    check_empty("pool_forward", "x[1, 1, 0] " + text,
+                op_call(NNP_OP_POOL_FORWARD, q, {tensor({1, 1, 0})},
+                        {tensor({1, 1, 1}),
+                         mode == NNP_POOL_MAX ? int_tensor(DT::i64, {1, 1, 1}) : absent_tensor()}),
+                {{want}});
   }
 }

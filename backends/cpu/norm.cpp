@@ -39,27 +39,30 @@ void batch_norm_forward_training(const op_call& c) {
   const double mom = p.momentum, eps = p.epsilon;
   const int32_t onnx_var = p.running_var_rule;
   const double m = static_cast<double>(g.m());
+  // M = 0 (an empty batch): 0/0 = NaN statistics and running values (docs/ops.md), and no
+  // loop over N or H*W (one of which may be huge beside the 0).
+  const bool empty = g.m() == 0;
   parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t ch = cb; ch < ce; ++ch) {
       double sum = 0.0;
-      for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t n = 0; n < (empty ? 0 : g.n); ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         for (int64_t i = 0; i < g.hw; ++i) sum += xp[i];
       }
-      const double mean = g.m() > 0 ? sum / m : 0.0;
+      const double mean = sum / m;
       double sq = 0.0;
-      for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t n = 0; n < (empty ? 0 : g.n); ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         for (int64_t i = 0; i < g.hw; ++i) {
           const double d = xp[i] - mean;
           sq += d * d;
         }
       }
-      const double var = g.m() > 0 ? sq / m : 0.0;
+      const double var = sq / m;
       const double inv = 1.0 / std::sqrt(var + eps);
       const float a = static_cast<float>(scale[ch] * inv);
       const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean);
-      for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t n = 0; n < (empty ? 0 : g.n); ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         float* yp = y + (n * g.c + ch) * g.hw;
         for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
@@ -102,6 +105,11 @@ void batch_norm_backward(const op_call& c) {
   const float *smean = f32(c.in(3)), *sinv = f32(c.in(4));
   float *dx = f32(c.out(0)), *dscale = f32(c.out(1)), *dbias = f32(c.out(2));
   const double m = static_cast<double>(g.m());
+  if (g.m() == 0) {  // sums over no elements (N or H*W may be huge beside the 0)
+    std::fill(dscale, dscale + g.c, 0.0f);
+    std::fill(dbias, dbias + g.c, 0.0f);
+    return;
+  }
   parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t ch = cb; ch < ce; ++ch) {
       const double mean = smean[ch], inv = sinv[ch];
@@ -116,7 +124,6 @@ void batch_norm_backward(const op_call& c) {
       }
       dbias[ch] = static_cast<float>(sdy);
       dscale[ch] = static_cast<float>(sdyx);
-      if (g.m() == 0) continue;
       // dx = scale*inv/M * (M*dy - dbias - xhat*dscale) = k*dy + k0 + k1*x
       const double k = scale[ch] * inv;
       const double kb = -scale[ch] * inv * sdy / m;
@@ -163,13 +170,14 @@ void layer_norm_forward(const op_call& c) {
       float* yr = y + o * g.inner;
       double sum = 0.0;
       for (int64_t i = 0; i < g.inner; ++i) sum += xr[i];
-      const double mean = g.inner > 0 ? sum / static_cast<double>(g.inner) : 0.0;
+      // |I| = 0: 0/0 = NaN statistics (docs/ops.md)
+      const double mean = sum / static_cast<double>(g.inner);
       double sq = 0.0;
       for (int64_t i = 0; i < g.inner; ++i) {
         const double d = xr[i] - mean;
         sq += d * d;
       }
-      const double var = g.inner > 0 ? sq / static_cast<double>(g.inner) : 0.0;
+      const double var = sq / static_cast<double>(g.inner);
       const double inv = 1.0 / std::sqrt(var + p.epsilon);
       const float fm = static_cast<float>(mean), fi = static_cast<float>(inv);
       if (bias != nullptr) {
