@@ -60,12 +60,15 @@ void batch_norm_forward_training(const op_call& c) {
       }
       const double var = sq / m;
       const double inv = 1.0 / std::sqrt(var + eps);
-      const float a = static_cast<float>(scale[ch] * inv);
-      const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean);
+      // y = (x - mean) * (scale * inv_std) + bias, the formula's order: folding the mean into
+      // the bias (a*x + b) would give inf - inf = NaN for an infinite scale where the formula
+      // gives ±inf (docs/ops.md, "Non-finite values").
+      const float a = static_cast<float>(scale[ch] * inv), mu = static_cast<float>(mean);
+      const float b = bias[ch];
       for (int64_t n = 0; n < (empty ? 0 : g.n); ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         float* yp = y + (n * g.c + ch) * g.hw;
-        for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
+        for (int64_t i = 0; i < g.hw; ++i) yp[i] = (xp[i] - mu) * a + b;
       }
       // Unbiased (default) or, with running_var_rule = 1, ONNX's population variance.
       const double unbiased = g.m() > 1 && onnx_var == 0 ? var * m / (m - 1.0) : var;
@@ -87,12 +90,12 @@ void batch_norm_forward_inference(const op_call& c) {
   parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t ch = cb; ch < ce; ++ch) {
       const double inv = 1.0 / std::sqrt(static_cast<double>(var[ch]) + p.epsilon);
-      const float a = static_cast<float>(scale[ch] * inv);
-      const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean[ch]);
+      // the formula's order, as in training
+      const float a = static_cast<float>(scale[ch] * inv), mu = mean[ch], b = bias[ch];
       for (int64_t n = 0; n < g.n; ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         float* yp = y + (n * g.c + ch) * g.hw;
-        for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
+        for (int64_t i = 0; i < g.hw; ++i) yp[i] = (xp[i] - mu) * a + b;
       }
     }
   });
