@@ -391,14 +391,17 @@ TEST_CASE("conv_nd: argument errors name the argument") {
        "inputs[1] (w)"},
       {"n1 c2 x5 k2 r3", false, [](OpCall& c) { c.inputs[2].shape = {3}; }, "inputs[2] (b)"},
       // an empty filter with a huge kernel extent: refused before any size arithmetic overflows
+      // (the product of a tensor's nonzero dimensions must fit int64: 2 * 2^61)
       {"n1 c2 x5 k2 r3 bias0", false,
-       [](OpCall& c) {
-         c.inputs[1].shape = {0, 2, int64_t{1} << 62};
+       [&](OpCall& c) {
+         c.inputs[1].shape = {0, 2, int64_t{1} << 61};
+         conv_p(c)->dilations[0] = 2;
        },
        "too large"},
       {"n1 c2 x3 k2 r3 bias0", true,
-       [](OpCall& c) {
-         c.inputs[1].shape = {2, 0, int64_t{1} << 62};
+       [&](OpCall& c) {
+         c.inputs[1].shape = {2, 0, int64_t{1} << 61};
+         convt_p(c)->dilations[0] = 2;
        },
        "too large"},
       {"n1 c2 x3 k2 r3", true, [&](OpCall& c) { convt_p(c)->output_padding[0] = -1; },

@@ -7,6 +7,25 @@
 
 using namespace nnp::host;
 
+namespace {
+
+// Whether every output of a validated call has no elements (a 0 among its dims; absent optional
+// outputs do not count). Such a call has nothing to compute or write, whatever its inputs: a
+// tensor without elements may have any other dimension, up to INT64_MAX, and a kernel that
+// loops over that dimension would not finish.
+bool no_output_elements(size_t n_outputs, const DLTensor* const* outputs) {
+  for (size_t i = 0; i < n_outputs; ++i) {
+    const DLTensor* t = outputs[i];
+    if (t == nullptr) continue;
+    bool empty = false;
+    for (int d = 0; d < t->ndim && !empty; ++d) empty = t->shape[d] == 0;
+    if (!empty) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 extern "C" {
 
 NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const void* params,
@@ -20,6 +39,13 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const voi
   const nnp_plugin* p = dev->plugin;
   if (nnp_status st = check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
     return st;
+  // Empty means no work: a call whose outputs all have no elements is not run; the plugin only
+  // says whether it supports it, so that nnp_op_execute and nnp_op_supported still agree.
+  if (no_output_elements(n_outputs, outputs))
+    return call_slot(p, "op_supported", [&] {
+      return p->api->op_supported(dev->index, op_kind, params, n_inputs, inputs, n_outputs,
+                                  outputs);
+    });
   return call_slot(p, "op_execute", [&] {
     return p->api->op_execute(stream->handle, op_kind, params, n_inputs, inputs, n_outputs,
                               outputs);

@@ -84,13 +84,23 @@ void call::check_tensor(const arg_name& label, const DLTensor& t, bool allow_str
          " (expected one lane of whole bytes)");
   const int64_t item = static_cast<int64_t>(nnp::dtype_size(t.dtype));
   // Overflow checks with __builtin_mul_overflow (GCC/Clang): no division on this per-call path.
-  int64_t n = 1, bytes = 0;
+  // The product of the nonzero dimensions must fit int64 too (a tensor without elements may have
+  // any one dimension up to INT64_MAX, not [0, 2^40, 2^40]): then a kernel can multiply any of a
+  // shape's dimensions (outer and inner sizes of a view) without overflow.
+  int64_t nonzero = 1, bytes = 0;
+  bool empty = false, overflow = false;
   for (int d = 0; d < t.ndim; ++d) {
     if (t.shape[d] < 0)
       fail(label + ": expected every dimension >= 0, got shape " + nnp::shape_string(t));
-    if (__builtin_mul_overflow(n, t.shape[d], &n))
-      fail(label + ": element count of shape " + nnp::shape_string(t) + " overflows int64");
+    if (t.shape[d] == 0)
+      empty = true;
+    else
+      overflow |= __builtin_mul_overflow(nonzero, t.shape[d], &nonzero);
   }
+  if (overflow)
+    fail(label + ": element count of shape " + nnp::shape_string(t) + " overflows int64" +
+         (empty ? " (zeros aside: the product of its nonzero dimensions must fit)" : ""));
+  const int64_t n = empty ? 0 : nonzero;
   if (__builtin_mul_overflow(n, item, &bytes))
     fail(label + ": byte size of shape " + nnp::shape_string(t) + " overflows int64");
   if (mode_ == call_mode::execute && n > 0 && t.data == nullptr)

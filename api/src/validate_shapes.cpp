@@ -9,7 +9,9 @@
 #include "validate_call.hpp"
 
 #include <cmath>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 namespace nnp::host {
 namespace {
@@ -37,6 +39,17 @@ int expect_axis(const call& c, const char* field, int32_t axis, int rank) {
   return a;
 }
 
+// An output size of the convolution or pooling formulas that does not fit int64 (possible only
+// with dimensions near INT64_MAX, which a tensor without elements may have): refused, naming the
+// output dimension and the operands of its formula.
+[[noreturn]] void size_overflow(const call& c, const char* out,
+                                std::initializer_list<std::pair<const char*, int64_t>> operands) {
+  std::string what;
+  for (const auto& [name, v] : operands)
+    what += (what.empty() ? "" : ", ") + std::string(name) + " = " + std::to_string(v);
+  c.fail(std::string("output size ") + out + " does not fit in int64 (" + what + ")");
+}
+
 // ---- convolution --------------------------------------------------------------------------
 struct conv_geometry {
   int64_t n, c, h, w, k, r, s, p, q;
@@ -61,6 +74,22 @@ conv_geometry conv_check_xw(const call& c, const nnp_conv2d_params& p, const arg
            "), got " + nnp::shape_string(*w));
   g.p = nnp::conv_out_dim(g.h, g.r, p.stride_h, p.pad_top, p.pad_bottom, p.dilation_h);
   g.q = nnp::conv_out_dim(g.w, g.s, p.stride_w, p.pad_left, p.pad_right, p.dilation_w);
+  if (g.p == nnp::kSizeOverflow)
+    size_overflow(c, "P",
+                  {{"H", g.h},
+                   {"R", g.r},
+                   {"stride_h", p.stride_h},
+                   {"pad_top", p.pad_top},
+                   {"pad_bottom", p.pad_bottom},
+                   {"dilation_h", p.dilation_h}});
+  if (g.q == nnp::kSizeOverflow)
+    size_overflow(c, "Q",
+                  {{"W", g.w},
+                   {"S", g.s},
+                   {"stride_w", p.stride_w},
+                   {"pad_left", p.pad_left},
+                   {"pad_right", p.pad_right},
+                   {"dilation_w", p.dilation_w}});
   if (g.p < 1 || g.q < 1)
     c.fail("output size P x Q = " + std::to_string(g.p) + " x " + std::to_string(g.q) +
            ": expected P >= 1 and Q >= 1 (H=" + std::to_string(g.h) + ", W=" + std::to_string(g.w) +
@@ -95,6 +124,20 @@ shape_t pool_output(const call& c, const nnp_pool2d_params& p, const DLTensor* x
                                        pw.pad_bottom, pw.ceil_mode);
   const int64_t qw = nnp::pool_out_dim(x->shape[3], pw.window_w, pw.stride_w, pw.pad_left,
                                        pw.pad_right, pw.ceil_mode);
+  if (ph == nnp::kSizeOverflow)
+    size_overflow(c, "P",
+                  {{"H", x->shape[2]},
+                   {"window_h", pw.window_h},
+                   {"stride_h", pw.stride_h},
+                   {"pad_top", pw.pad_top},
+                   {"pad_bottom", pw.pad_bottom}});
+  if (qw == nnp::kSizeOverflow)
+    size_overflow(c, "Q",
+                  {{"W", x->shape[3]},
+                   {"window_w", pw.window_w},
+                   {"stride_w", pw.stride_w},
+                   {"pad_left", pw.pad_left},
+                   {"pad_right", pw.pad_right}});
   if (ph < 1 || qw < 1)
     c.fail("output size P x Q = " + std::to_string(ph) + " x " + std::to_string(qw) +
            ": expected P >= 1 and Q >= 1 (the window does not fit in x " + nnp::shape_string(*x) +

@@ -61,6 +61,16 @@ void check_magnitude(const call& c, const arg_name& wl, const DLTensor* x, const
   }
 }
 
+// Output size O_{i+1} or one of its pads does not fit int64 (the kit's formulas report it;
+// check_magnitude keeps the sizes it accepts well away from this).
+[[noreturn]] void size_overflow(const call& c, int i, const conv_axis& a, int32_t pad_begin,
+                                int32_t pad_end) {
+  c.fail("output size O" + std::to_string(i + 1) +
+         " does not fit in int64 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +
+         ", stride " + std::to_string(a.stride) + ", pads " + std::to_string(pad_begin) + "+" +
+         std::to_string(pad_end) + ", dilation " + std::to_string(a.dilation) + ")");
+}
+
 // The attributes both structs share.
 struct conv_attrs {
   int32_t group, auto_pad;
@@ -114,6 +124,7 @@ shape_t conv_output(const call& c, const nnp_conv_params& p, const arg_name& xl,
   shape_t y{x->shape[0], K};
   for (int i = 0; i < k; ++i) {
     const conv_axis a = conv_resolve_axis(p, k, i, x->shape[2 + i], w->shape[2 + i]);
+    if (a.out == kSizeOverflow) size_overflow(c, i, a, p.pads[i], p.pads[k + i]);
     if (a.out < 1)
       c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(a.out) +
              ": expected >= 1 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +
@@ -157,6 +168,7 @@ shape_t conv_transpose_output(const call& c, const nnp_conv_transpose_params& p,
   shape_t y{x->shape[0], w->shape[1] * g};
   for (int i = 0; i < k; ++i) {
     const conv_axis a = conv_transpose_resolve_axis(p, k, i, x->shape[2 + i], w->shape[2 + i]);
+    if (a.out == kSizeOverflow) size_overflow(c, i, a, p.pads[i], p.pads[k + i]);
     if (a.out < 1)
       c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(a.out) +
              ": expected >= 1 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +

@@ -70,7 +70,11 @@ void shapes_concat(call& c, const void* params) {
   shape_t y = shape_of(x0);
   for (size_t i = 1; i < c.n_in(); ++i) {
     expect_same_but_axis(c, c.in_label(i), c.in(i), c.in_label(0), x0, axis);
-    y[static_cast<size_t>(axis)] += c.in(i)->shape[axis];
+    int64_t& extent = y[static_cast<size_t>(axis)];
+    if (__builtin_add_overflow(extent, c.in(i)->shape[axis], &extent))
+      c.fail("the sum of the inputs' dims along axis " + std::to_string(axis) +
+             " overflows int64 (at " + c.in_label(i).str() + " " + nnp::shape_string(*c.in(i)) +
+             ")");
   }
   c.output_shape(0, y, "(the inputs' shape with the sum of their dims along axis)");
 }
@@ -92,7 +96,10 @@ void shapes_split(call& c, const void* params) {
         static_cast<int64_t>(c.n_out()) > n)
       c.fail("params->num_outputs = " + std::to_string(n) + ": expected that many outputs, got " +
              std::to_string(c.n_out()));
-    const int64_t chunk = (d + n - 1) / n, last = d - chunk * (n - 1);
+    // ceil(d / n) and d - chunk * (n - 1) without overflow for any d <= INT64_MAX
+    const int64_t chunk = d / n + (d % n != 0 ? 1 : 0);
+    const nnp::wide_int last_wide = nnp::wide_int{d} - nnp::wide_int{chunk} * (n - 1);
+    const int64_t last = last_wide < 0 ? -1 : static_cast<int64_t>(last_wide);
     if (last < 0)
       c.fail("params->num_outputs = " + std::to_string(n) +
              ": x.shape[axis] = " + std::to_string(d) + " cannot be split into chunks of ceil(" +
@@ -112,7 +119,9 @@ void shapes_split(call& c, const void* params) {
   int64_t sum = 0;
   for (size_t o = 0; o < c.n_out(); ++o) {
     expect_same_but_axis(c, c.out_label(o), c.out(o), c.in_label(0), x, axis);
-    sum += c.out(o)->shape[axis];
+    if (__builtin_add_overflow(sum, c.out(o)->shape[axis], &sum))
+      c.fail("outputs: the sum of their extents along axis " + std::to_string(axis) +
+             " overflows int64 (x.shape[axis] = " + std::to_string(d) + ")");
   }
   if (sum != d)
     c.fail("outputs: expected extents along axis " + std::to_string(axis) + " that add up to " +

@@ -76,6 +76,12 @@ shape_t pool_nd_output(const call& c, const nnp_pool_params& p) {
       c.fail(c.in_label(0) + ": global pooling needs every spatial dimension >= 1, got " +
              nnp::shape_string(*x));
     const nnp::pool_dim d = nnp::resolve_pool_dim(p, k, i, in);
+    if (d.out == nnp::kSizeOverflow)
+      c.fail("output size O" + std::to_string(i + 1) + " does not fit in int64 (D" +
+             std::to_string(i + 1) + " = " + std::to_string(in) + ", effective kernel " +
+             std::to_string(d.extent()) + ", stride " + std::to_string(d.stride) + ", pads " +
+             std::to_string(p.pads[i]) + " + " + std::to_string(p.pads[k + i]) + ", auto_pad " +
+             auto_pad_name(p.auto_pad) + ")");
     if (d.out < 1)
       c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(d.out) +
              ": expected >= 1 (D" + std::to_string(i + 1) + " = " + std::to_string(in) +

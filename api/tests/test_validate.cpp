@@ -792,3 +792,101 @@ TEST_CASE("validate: nnp_op_execute rejects without touching outputs") {
         NNP_STATUS_INVALID_ARGUMENT);
   CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
 }
+
+// Tensors without elements may have any other dimension up to INT64_MAX (the byte size is 0),
+// so the output-size formulas of convolution and pooling and the extent sums of concat and split
+// must not overflow: a size that fits is accepted, one that does not is refused by name.
+TEST_CASE("validate: output sizes near INT64_MAX (tensors without elements)") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t k62 = int64_t{1} << 62;
+
+  auto cv = params_of<nnp_conv2d_params>();
+  cv.stride_h = cv.stride_w = cv.dilation_h = cv.dilation_w = cv.groups = 1;
+  cv.pad_top = cv.pad_bottom = 1;
+  // P = INT64_MAX + 2: refused, not wrapped
+  CHECK_INVALID(
+      "conv2d_forward", W("output size P does not fit in int64", "H = 9223372036854775807"),
+      NNP_OP_CONV2D_FORWARD, &cv, {d({0, 1, kMax, 1}), d({1, 1, 1, 1})}, {d({0, 1, 1, 1})});
+  auto cw = cv;
+  cw.pad_top = cw.pad_bottom = 0;
+  cw.pad_left = cw.pad_right = 1;
+  CHECK_INVALID(
+      "conv2d_backward_filter", W("output size Q does not fit in int64", "W = 9223372036854775807"),
+      NNP_OP_CONV2D_BACKWARD_FILTER, &cw, {d({0, 1, 1, kMax}), d({0, 1, 1, 1})}, {d({1, 1, 1, 1})});
+  // Q = (INT64_MAX + 2 - 1) / 2 + 1 = 2^62 + 1 fits: accepted
+  cw.stride_w = 2;
+  CHECK_VALID(NNP_OP_CONV2D_FORWARD, &cw, {d({0, 1, 1, kMax}), d({1, 1, 1, 1})},
+              {d({0, 1, 1, k62 + 1})});
+  // dilation_h * (R - 1) = 2^64 must not wrap to 0 (which made P = 5 here)
+  auto dl = cv;
+  dl.pad_top = dl.pad_bottom = 0;
+  dl.dilation_h = 4;
+  CHECK_INVALID("conv2d_forward", W("P >= 1"), NNP_OP_CONV2D_FORWARD, &dl,
+                {d({1, 1, 5, 1}), d({0, 1, k62 + 1, 1})}, {d({1, 0, 5, 1})});
+
+  auto pl = params_of<nnp_pool2d_params>();
+  pl.mode = NNP_POOL_MAX;
+  pl.window_h = 2;
+  pl.window_w = 1;
+  pl.stride_h = pl.stride_w = 1;
+  pl.pad_top = pl.pad_bottom = 1;
+  CHECK_INVALID("pool2d_forward", W("output size P does not fit in int64", "window_h = 2"),
+                NNP_OP_POOL2D_FORWARD, &pl, {d({0, 1, kMax, 1})}, {d({0, 1, 1, 1})});
+  // ceil mode, stride 3: (span + 2) / 3 must not overflow; P = ceil(INT64_MAX / 3) + 1, less
+  // the last window, which would start in the bottom padding
+  pl.stride_h = 3;
+  pl.ceil_mode = 1;
+  CHECK_VALID(NNP_OP_POOL2D_FORWARD, &pl, {d({0, 1, kMax, 1})}, {d({0, 1, kMax / 3 + 1, 1})});
+
+  auto pn = params_of<nnp_pool_params>();
+  pn.mode = NNP_POOL_AVERAGE;
+  pn.kernel_shape[0] = 2;
+  pn.pads[0] = pn.pads[1] = 1;
+  CHECK_INVALID("pool_forward",
+                W("output size O1 does not fit in int64", "D1 = 9223372036854775807"),
+                NNP_OP_POOL_FORWARD, &pn, {d({0, 1, kMax})}, {d({0, 1, 1})});
+  // SAME_UPPER, stride 2: ceil(D / 2) = 2^62 without overflowing D + stride - 1
+  pn.pads[0] = pn.pads[1] = 0;
+  pn.auto_pad = NNP_AUTO_PAD_SAME_UPPER;
+  pn.strides[0] = 2;
+  CHECK_VALID(NNP_OP_POOL_FORWARD, &pn, {d({0, 1, kMax})}, {d({0, 1, k62})});
+
+  // N-D convolution, SAME: refused before the padding maths could overflow
+  auto cn = params_of<nnp_conv_params>();
+  cn.auto_pad = NNP_AUTO_PAD_SAME_LOWER;
+  cn.strides[0] = 3;
+  CHECK_INVALID("conv_forward", W("too large"), NNP_OP_CONV_FORWARD, &cn,
+                {d({0, 1, kMax}), d({1, 1, 1})}, {d({0, 1, kMax / 3 + 1})});
+  auto ct = params_of<nnp_conv_transpose_params>();
+  ct.output_shape[0] = 1;
+  CHECK_INVALID("conv_transpose_forward", W("too large"), NNP_OP_CONV_TRANSPOSE_FORWARD, &ct,
+                {d({0, 0, 1}), d({0, 1, kMax})}, {d({0, 1, 1})});
+
+  // concat and split: the extents along the axis add up without overflow
+  auto cp = params_of<nnp_concat_params>();
+  CHECK_INVALID("concat", W("overflows int64", "inputs[1] (xs[1])"), NNP_OP_CONCAT, &cp,
+                {d({kMax, 0}), d({1, 0})}, {d({1, 0})});
+  auto sp = params_of<nnp_split_params>();
+  CHECK_INVALID("split", W("overflows int64"), NNP_OP_SPLIT, &sp, {d({kMax, 0})},
+                {d({kMax, 0}), d({1, 0})});
+  sp.num_outputs = 2;  // ceil(INT64_MAX / 2) = 2^62, then 2^62 - 1
+  CHECK_VALID(NNP_OP_SPLIT, &sp, {d({kMax, 0})}, {d({k62, 0}), d({k62 - 1, 0})});
+
+  // one huge dimension beside a 0 is fine; nonzero dimensions whose product overflows are not
+  // (kernels multiply a tensor's dimensions to find outer and inner sizes)
+  auto sc = params_of<nnp_scale_params>();
+  CHECK_VALID(NNP_OP_SCALE, &sc, {d({0, kMax})}, {d({0, kMax})});
+  CHECK_INVALID("scale", W("inputs[0] (x)", "overflows int64", "zeros aside"), NNP_OP_SCALE, &sc,
+                {d({0, int64_t{1} << 40, int64_t{1} << 40})},
+                {d({0, int64_t{1} << 40, int64_t{1} << 40})});
+
+  // nnp_op_infer_shapes refuses the same sizes instead of recording a wrapped one
+  nnp_shape shape{};
+  const DLTensor* in[] = {d({0, 1, kMax, 1}), d({1, 1, 1, 1})};
+  CHECK(nnp_op_infer_shapes(NNP_OP_CONV2D_FORWARD, &cv, 2, in, 1, &shape) ==
+        NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(std::string(nnp_last_error_message()).find("output size P does not fit") !=
+        std::string::npos);
+}

@@ -12,12 +12,15 @@
 // F(2x2, 3x3) instead, 2.25x fewer multiplies in the SGEMMs (measured 4-22% faster per op with
 // the transforms; docs/cpu-backend.md): forward as 16 SGEMMs [K, C] . [C, tiles] per image,
 // backward-data as a forward convolution of dy with the flipped filter, backward-filter as
-// 16 SGEMMs [K, tiles] . [tiles, C] per image into dU, then dW = G^T dU G.
+// 16 SGEMMs [K, tiles] . [tiles, C] per image into dU, then dW = G^T dU G. Winograd runs only
+// when its operands are all finite (all_finite: one vectorised pass over each): its transforms
+// would turn an infinity into NaN where the direct formula gives ±inf.
 // TBB runs images (and groups) in parallel; backward-filter splits the batch into four chunks per
 // thread, each accumulating into its own partial dw (call-level scratch), summed at the end.
 #include "cpu_backend.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -337,6 +340,30 @@ bool winograd_ok(const conv_geom& g) {
          g.dw == 1 && g.groups == 1 && g.c >= kWinoMinChannels && g.k >= kWinoMinChannels;
 }
 
+// Whether n floats are all finite (no ±inf, no NaN): an OR over the exponent test of each
+// element's bits, which vectorises; chunks in parallel. Winograd's transforms add and subtract
+// inputs, so one infinity there becomes inf - inf = NaN in outputs where the direct formula
+// gives ±inf (docs/ops.md, "Non-finite values"): calls with a non-finite operand take the
+// im2col path. The scan reads each operand once, against Winograd's several passes.
+bool all_finite(const float* p, int64_t n) {
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  std::atomic<bool> finite{true};
+  parallel_for((n + kChunk - 1) / kChunk, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t ch = cb; ch < ce && finite.load(std::memory_order_relaxed); ++ch) {
+      const float* q = p + ch * kChunk;
+      const int64_t len = std::min(kChunk, n - ch * kChunk);
+      uint32_t bad = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        uint32_t u;
+        std::memcpy(&u, q + i, sizeof u);
+        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+      }
+      if (bad != 0) finite.store(false, std::memory_order_relaxed);
+    }
+  });
+  return finite.load();
+}
+
 // dy transform of one row of tiles for backward-filter: from the even (e) and odd (o) columns
 // of the tile row's two dy rows, out[xi * ks + tj] = (A d A^T)[xi].
 void winograd_dy_row(const float* __restrict e0, const float* __restrict o0,
@@ -457,7 +484,7 @@ void conv2d_forward(const op_call& c) {
   const conv_geom g = make_geom(prm, *X, *W, *Y);
   const float *x = f32(X), *w = f32(W), *b = f32(B);
   float* y = f32(Y);
-  if (winograd_ok(g)) {
+  if (winograd_ok(g) && all_finite(w, numel(*W)) && all_finite(x, numel(*X))) {
     winograd_batch(g.n, x, g.c, g.h, g.w, w, false, g.k, g.p, g.q, g.pt, g.pl, b, y);
     return;
   }
@@ -490,7 +517,7 @@ void conv2d_backward_data(const op_call& c) {
   // As a forward convolution of dy with the flipped, transposed filter (padding 2 - pad), by
   // Winograd when it applies and every padding is at most 2.
   if (winograd_ok(g) && prm.pad_top <= 2 && prm.pad_left <= 2 && prm.pad_bottom <= 2 &&
-      prm.pad_right <= 2) {
+      prm.pad_right <= 2 && all_finite(w, numel(*W)) && all_finite(dy, numel(*DY))) {
     winograd_batch(g.n, dy, g.k, g.p, g.q, w, true, g.c, g.h, g.w, 2 - g.pt, 2 - g.pl, nullptr, dx);
     return;
   }
@@ -520,7 +547,7 @@ void conv2d_backward_filter(const op_call& c) {
     std::fill(dw, dw + wsize, 0.0f);
     return;
   }
-  if (winograd_ok(g)) {
+  if (winograd_ok(g) && all_finite(dy, numel(*DY)) && all_finite(x, numel(*X))) {
     winograd_backward_filter(g, x, dy, dw);
     return;
   }
@@ -550,6 +577,10 @@ void conv2d_backward_bias(const op_call& c) {
   for (int i = 2; i < DY->ndim; ++i) pq *= DY->shape[i];
   const float* dy = f32(DY);
   float* db = f32(DB);
+  if (n * pq == 0) {  // dy has no element (N or P*Q may be huge beside the 0)
+    std::fill(db, db + k, 0.0f);
+    return;
+  }
   parallel_for(k, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n * pq)),
                [&](int64_t kb, int64_t ke) {
                  for (int64_t kk = kb; kk < ke; ++kk) {

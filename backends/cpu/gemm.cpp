@@ -16,6 +16,7 @@
 //    repacking grows as (T-1)*K*min(M,N).
 // C (any shape that broadcasts unidirectionally to Y) is broadcast by pre-filling Y (row
 // copies or row fills) and calling SGEMM with beta; when Y aliases C, SGEMM accumulates in place.
+#include "blas_split.hpp"
 #include "cpu_backend.hpp"
 
 #include <nnplug/kit/broadcast.hpp>
@@ -25,6 +26,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace nnp::cpu {
 
@@ -40,10 +42,17 @@ void sgemm_rm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float
     }
     return;
   }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda), b,
-              static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+  // blasint may be 32-bit: sizes and leading dimensions beyond its range are split into parts
+  // that fit (blas_split.hpp), never truncated.
+  constexpr int64_t kLimit = std::numeric_limits<blasint>::max();
+  split_gemm(gemm_part{trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc}, kLimit,
+             [&](const gemm_part& p) {
+               cblas_sgemm(CblasRowMajor, p.ta ? CblasTrans : CblasNoTrans,
+                           p.tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(p.m),
+                           static_cast<blasint>(p.n), static_cast<blasint>(p.k), alpha, p.a,
+                           static_cast<blasint>(p.lda), p.b, static_cast<blasint>(p.ldb), p.beta,
+                           p.c, static_cast<blasint>(p.ldc));
+             });
 }
 
 namespace {

@@ -39,17 +39,19 @@ void batch_norm_forward_training(const op_call& c) {
   const double mom = p.momentum, eps = p.epsilon;
   const int32_t onnx_var = p.running_var_rule;
   const double m = static_cast<double>(g.m());
+  // M = 0 (an empty batch): 0/0 = NaN statistics and running values (docs/ops.md), and no
+  // loop over N or H*W (one of which may be huge beside the 0).
+  const bool empty = g.m() == 0;
   parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t ch = cb; ch < ce; ++ch) {
       double sum = 0.0;
-      for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t n = 0; n < (empty ? 0 : g.n); ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         for (int64_t i = 0; i < g.hw; ++i) sum += xp[i];
       }
-      // M = 0: NaN statistics (0/0) and NaN running values (docs/ops.md).
       const double mean = sum / m;
       double sq = 0.0;
-      for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t n = 0; n < (empty ? 0 : g.n); ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         for (int64_t i = 0; i < g.hw; ++i) {
           const double d = xp[i] - mean;
@@ -58,12 +60,15 @@ void batch_norm_forward_training(const op_call& c) {
       }
       const double var = sq / m;
       const double inv = 1.0 / std::sqrt(var + eps);
-      const float a = static_cast<float>(scale[ch] * inv);
-      const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean);
-      for (int64_t n = 0; n < g.n; ++n) {
+      // y = (x - mean) * (scale * inv_std) + bias, the formula's order: folding the mean into
+      // the bias (a*x + b) would give inf - inf = NaN for an infinite scale where the formula
+      // gives ±inf (docs/ops.md, "Non-finite values").
+      const float a = static_cast<float>(scale[ch] * inv), mu = static_cast<float>(mean);
+      const float b = bias[ch];
+      for (int64_t n = 0; n < (empty ? 0 : g.n); ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         float* yp = y + (n * g.c + ch) * g.hw;
-        for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
+        for (int64_t i = 0; i < g.hw; ++i) yp[i] = (xp[i] - mu) * a + b;
       }
       // Unbiased (default) or, with running_var_rule = 1, ONNX's population variance.
       const double unbiased = g.m() > 1 && onnx_var == 0 ? var * m / (m - 1.0) : var;
@@ -85,12 +90,12 @@ void batch_norm_forward_inference(const op_call& c) {
   parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t ch = cb; ch < ce; ++ch) {
       const double inv = 1.0 / std::sqrt(static_cast<double>(var[ch]) + p.epsilon);
-      const float a = static_cast<float>(scale[ch] * inv);
-      const float b = static_cast<float>(bias[ch] - scale[ch] * inv * mean[ch]);
+      // the formula's order, as in training
+      const float a = static_cast<float>(scale[ch] * inv), mu = mean[ch], b = bias[ch];
       for (int64_t n = 0; n < g.n; ++n) {
         const float* xp = x + (n * g.c + ch) * g.hw;
         float* yp = y + (n * g.c + ch) * g.hw;
-        for (int64_t i = 0; i < g.hw; ++i) yp[i] = a * xp[i] + b;
+        for (int64_t i = 0; i < g.hw; ++i) yp[i] = (xp[i] - mu) * a + b;
       }
     }
   });
@@ -103,6 +108,11 @@ void batch_norm_backward(const op_call& c) {
   const float *smean = f32(c.in(3)), *sinv = f32(c.in(4));
   float *dx = f32(c.out(0)), *dscale = f32(c.out(1)), *dbias = f32(c.out(2));
   const double m = static_cast<double>(g.m());
+  if (g.m() == 0) {  // sums over no elements (N or H*W may be huge beside the 0)
+    std::fill(dscale, dscale + g.c, 0.0f);
+    std::fill(dbias, dbias + g.c, 0.0f);
+    return;
+  }
   parallel_for(g.c, bn_grain(g), [&](int64_t cb, int64_t ce) {
     for (int64_t ch = cb; ch < ce; ++ch) {
       const double mean = smean[ch], inv = sinv[ch];
@@ -117,7 +127,6 @@ void batch_norm_backward(const op_call& c) {
       }
       dbias[ch] = static_cast<float>(sdy);
       dscale[ch] = static_cast<float>(sdyx);
-      if (g.m() == 0) continue;
       // dx = scale*inv/M * (M*dy - dbias - xhat*dscale) = k*dy + k0 + k1*x
       const double k = scale[ch] * inv;
       const double kb = -scale[ch] * inv * sdy / m;
@@ -164,13 +173,14 @@ void layer_norm_forward(const op_call& c) {
       float* yr = y + o * g.inner;
       double sum = 0.0;
       for (int64_t i = 0; i < g.inner; ++i) sum += xr[i];
-      const double mean = g.inner > 0 ? sum / static_cast<double>(g.inner) : 0.0;
+      // |I| = 0: 0/0 = NaN statistics (docs/ops.md)
+      const double mean = sum / static_cast<double>(g.inner);
       double sq = 0.0;
       for (int64_t i = 0; i < g.inner; ++i) {
         const double d = xr[i] - mean;
         sq += d * d;
       }
-      const double var = g.inner > 0 ? sq / static_cast<double>(g.inner) : 0.0;
+      const double var = sq / static_cast<double>(g.inner);
       const double inv = 1.0 / std::sqrt(var + p.epsilon);
       const float fm = static_cast<float>(mean), fi = static_cast<float>(inv);
       if (bias != nullptr) {

@@ -163,7 +163,8 @@ void pool2d_forward(const op_call& c) {
             float sum = 0.0f;
             for (int64_t i = s.h0; i < s.h1; ++i)
               for (int64_t j = s.w0; j < s.w1; ++j) sum += xp[i * g.w + j];
-            yp[p * g.q + q] = s.count > 0 ? sum / static_cast<float>(s.count) : 0.0f;
+            // a window with no input element: 0/0 = NaN (docs/ops.md)
+            yp[p * g.q + q] = sum / static_cast<float>(s.count);
           }
         }
       }

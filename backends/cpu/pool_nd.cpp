@@ -267,13 +267,17 @@ void pool_nd_check(const op_call& c) {
   const auto prm = c.params_as<nnp_pool_params>();
   if (prm.mode != NNP_POOL_MAX) return;
   const pool_nd_geometry g = resolve_pool_nd(prm, *c.in(0));
+  // Each factor is below 2^31 (kernel_shape is int32) and the product is checked after each
+  // step, so it cannot overflow.
   int64_t taps = 1;
-  for (const pool_dim& d : g.d) taps *= std::min(d.kernel, d.in);
+  for (const pool_dim& d : g.d) {
+    taps *= std::min(d.kernel, d.in);
+    if (taps > std::numeric_limits<int32_t>::max()) break;
+  }
   if (taps > std::numeric_limits<int32_t>::max())
     unsupported(
-        format("max pooling windows of %lld taps inside x: the cpu backend supports up "
-               "to 2^31 - 1",
-               static_cast<long long>(taps)));
+        "max pooling windows of 2^31 or more taps inside x: the cpu backend supports up to "
+        "2^31 - 1");
 }
 
 void pool_forward(const op_call& c) {

@@ -168,7 +168,8 @@ void op_batch_norm(stream& s, const op_call& c) {
   if (v.C == 0) return;
   switch (c.kind) {
     case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-      if (v.M() == 0) return;
+      // M = 0 runs too: the kernel's sums over no element give 0/0 = NaN statistics and running
+      // values (docs/ops.md), and its loops over M do nothing.
       bn_train_kernel<<<static_cast<unsigned>(v.C), kThreads, 0, s.handle>>>(
           f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)),
           f32(c.out(2)), f32(c.out(3)), f32(c.out(4)), v, eps,
@@ -200,7 +201,10 @@ void op_layer_norm(stream& s, const op_call& c) {
   int64_t rows = 1, I = 1;
   for (int d = 0; d < axis; ++d) rows *= x.shape[d];
   for (int d = axis; d < x.ndim; ++d) I *= x.shape[d];
-  if (rows == 0 || I == 0) {
+  // I = 0, forward: the kernel writes NaN statistics (0/0, docs/ops.md) and no y.
+  const bool nan_stats = c.kind == NNP_OP_LAYER_NORM_FORWARD && rows > 0 && I == 0 &&
+                         (c.out(1) != nullptr || c.out(2) != nullptr);
+  if ((rows == 0 || I == 0) && !nan_stats) {
     // Nothing to normalise; parameter gradients of an empty batch are zero.
     if (c.kind == NNP_OP_LAYER_NORM_BACKWARD && I > 0) {
       NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.out(1)), 0, sizeof(float) * I, s.handle));

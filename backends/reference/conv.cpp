@@ -6,7 +6,8 @@
 //   dw[k,c,r,s] = sum_{n,p,q} x[n, g*Cg + c, h(p,r), w(q,s)] * dy[n,k,p,q]
 //   db[k]       = sum_{n,p,q} dy[n,k,p,q]
 // with h(p,r) = p*stride_h - pad_top + r*dilation_h (likewise w), g = k / (K/groups),
-// Cg = C/groups, and reads outside the input being 0.
+// Cg = C/groups, and reads outside the input being 0: padding taps are zeros that take part in
+// the products (0 * inf = NaN, as PyTorch; docs/ops.md, "Non-finite values").
 #include "reference.hpp"
 
 namespace ref {
@@ -77,12 +78,16 @@ void forward_t(const op_args& args) {
           for (int64_t c = 0; c < g.Cg; ++c)
             for (int64_t r = 0; r < g.R; ++r) {
               const int64_t ih = g.in_row(oh, r);
-              if (ih < 0 || ih >= g.H) continue;
+              const bool row_inside = ih >= 0 && ih < g.H;
               for (int64_t s = 0; s < g.S; ++s) {
                 const int64_t iw = g.in_col(ow, s);
-                if (iw < 0 || iw >= g.W) continue;
+                const double wv = double(w[g.w_at(k, c, r, s)]);
+                if (!row_inside || iw < 0 || iw >= g.W) {
+                  acc += 0.0 * wv;  // padding: a zero that takes part (0 * inf = NaN)
+                  continue;
+                }
                 const int64_t ic = group * g.Cg + c;
-                acc += double(x[g.x_at(n, ic, ih, iw)]) * double(w[g.w_at(k, c, r, s)]);
+                acc += double(x[g.x_at(n, ic, ih, iw)]) * wv;
               }
             }
           y[g.y_at(n, k, oh, ow)] = static_cast<T>(acc);
@@ -148,11 +153,15 @@ void backward_filter_t(const op_args& args) {
           for (int64_t n = 0; n < g.N; ++n)
             for (int64_t oh = 0; oh < g.P; ++oh) {
               const int64_t ih = g.in_row(oh, r);
-              if (ih < 0 || ih >= g.H) continue;
+              const bool row_inside = ih >= 0 && ih < g.H;
               for (int64_t ow = 0; ow < g.Q; ++ow) {
                 const int64_t iw = g.in_col(ow, s);
-                if (iw < 0 || iw >= g.W) continue;
-                acc += double(x[g.x_at(n, ic, ih, iw)]) * double(dy[g.y_at(n, k, oh, ow)]);
+                const double d = double(dy[g.y_at(n, k, oh, ow)]);
+                if (!row_inside || iw < 0 || iw >= g.W) {
+                  acc += 0.0 * d;  // padding: a zero that takes part (0 * inf = NaN)
+                  continue;
+                }
+                acc += double(x[g.x_at(n, ic, ih, iw)]) * d;
               }
             }
           dw[g.w_at(k, c, r, s)] = static_cast<T>(acc);
@@ -167,9 +176,10 @@ void backward_bias_t(const op_args& args) {
   const int64_t N = DY.shape[0], K = DY.shape[1], PQ = DY.shape[2] * DY.shape[3];
   const T* dy = nnp::data_ptr<const T>(DY);
   T* db = nnp::data_ptr<T>(DB);
+  const int64_t images = N * PQ == 0 ? 0 : N;  // no element: no loop over N (it may be huge)
   for (int64_t k = 0; k < K; ++k) {
     double acc = 0.0;
-    for (int64_t n = 0; n < N; ++n)
+    for (int64_t n = 0; n < images; ++n)
       for (int64_t i = 0; i < PQ; ++i) acc += double(dy[(n * K + k) * PQ + i]);
     db[k] = static_cast<T>(acc);
   }

@@ -17,7 +17,8 @@
 //   forward:         out[n,m,o] = b[m] + sum_{c,r} in[n, g*Cig + c, o*s - p + r*d] * w[m,c,r]
 //   backward_data:   in[n,ic,i] = b[ic] + sum_{m in group, r; i = o*s - p + r*d} out[n,m,o] *
 //   w[m,c,r] backward_filter: w[m,c,r]   = sum_{n,o} in[n, g*Cig + c, o*s - p + r*d] * out[n,m,o]
-// with g = m / Cog (m's group), Cig = ci/groups, Cog = co/groups; reads outside the input are 0.
+// with g = m / Cog (m's group), Cig = ci/groups, Cog = co/groups; reads outside the input are 0,
+// zeros that take part in the products (0 * inf = NaN; docs/ops.md, "Non-finite values").
 #include "reference.hpp"
 
 #include <nnplug/kit/conv_nd.hpp>
@@ -78,8 +79,12 @@ void forward(const conv_nd_geometry& g, const T* in, const T* w, const T* b, T* 
         for (int64_t c = 0; c < g.cig(); ++c)
           for_box(g.kernel, [&](const int64_t* r) {
             int64_t i[kConvMaxSpatial];
-            if (!input_of(g, o, r, i)) return;
-            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * double(w[w_at(g, m, c, r)]);
+            const double wv = double(w[w_at(g, m, c, r)]);
+            if (!input_of(g, o, r, i)) {
+              acc += 0.0 * wv;  // padding: a zero that takes part (0 * inf = NaN)
+              return;
+            }
+            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * wv;
           });
         out[out_at(g, n, m, o)] = static_cast<T>(acc);
       });
@@ -114,8 +119,12 @@ void backward_filter(const conv_nd_geometry& g, const T* in, const T* out, T* w)
         for (int64_t n = 0; n < g.n; ++n)
           for_box(g.out, [&](const int64_t* o) {
             int64_t i[kConvMaxSpatial];
-            if (!input_of(g, o, r, i)) return;
-            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * double(out[out_at(g, n, m, o)]);
+            const double d = double(out[out_at(g, n, m, o)]);
+            if (!input_of(g, o, r, i)) {
+              acc += 0.0 * d;  // padding: a zero that takes part (0 * inf = NaN)
+              return;
+            }
+            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * d;
           });
         w[w_at(g, m, c, r)] = static_cast<T>(acc);
       });
@@ -153,9 +162,10 @@ void conv_backward_bias_t(const op_args& a) {
   const int64_t N = DY.shape[0], K = DY.shape[1], S = dims_product(DY, 2, DY.ndim);
   const T* dy = nnp::data_ptr<const T>(DY);
   T* db = nnp::data_ptr<T>(*a.out(0));
+  const int64_t images = N * S == 0 ? 0 : N;  // no element: no loop over N (it may be huge)
   for (int64_t k = 0; k < K; ++k) {
     double acc = 0.0;
-    for (int64_t n = 0; n < N; ++n)
+    for (int64_t n = 0; n < images; ++n)
       for (int64_t i = 0; i < S; ++i) acc += double(dy[(n * K + k) * S + i]);
     db[k] = static_cast<T>(acc);
   }

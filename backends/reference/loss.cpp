@@ -63,7 +63,8 @@ void forward_t(const op_args& args) {
   T* loss = nnp::data_ptr<T>(*args.out(0));
   T* log_prob = opt_out<T>(args, 1);
 
-  std::vector<double> lp(static_cast<size_t>(C));
+  // A row buffer only when there are rows: with N = 0, C may be huge (logits [0, 2^62]).
+  std::vector<double> lp(static_cast<size_t>(N > 0 ? C : 0));
   double total = 0.0;
   for (int64_t i = 0; i < N; ++i) {
     log_softmax_row(logits + i * C, C, lp.data());
@@ -87,7 +88,7 @@ void backward_t(const op_args& args) {
   T* dlogits = nnp::data_ptr<T>(*args.out(0));
 
   const double count = double(count_samples(p, labels, N));
-  std::vector<double> lp(static_cast<size_t>(C));
+  std::vector<double> lp(static_cast<size_t>(N > 0 ? C : 0));  // as in forward_t
   for (int64_t i = 0; i < N; ++i) {
     T* row = dlogits + i * C;
     const int64_t label = labels[i];

@@ -22,6 +22,9 @@
  *  - op_supported/op_execute receive only calls that libnnplug has validated: kind known,
  *    tensor counts, ranks, shapes, dtypes, devices and params checked as nnplug_ops.h says.
  *    A plugin re-checks only what is specific to it (e.g. dtypes it does not implement).
+ *  - op_execute never receives a call whose outputs all have no elements (libnnplug asks
+ *    op_supported instead): inputs may still have a huge dimension beside a 0, and outputs
+ *    with elements computed from empty inputs (sums, NaN statistics) are the plugin's to write.
  *  - Calls on different streams may come from different threads at once; one stream is used
  *    by one thread at a time. Device/memory/stream slots may be called from any thread.
  *  - No C++ exception may leave any slot: wrap each entry and report through set_error.

@@ -18,7 +18,7 @@ constexpr int kConvMaxSpatial = 3;
 inline int64_t conv_one_if_zero(int32_t v) { return v == 0 ? 1 : v; }
 
 // Floor division by 2 (total padding may be negative for ConvTranspose's output_shape).
-inline int64_t conv_floor_half(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+inline wide_int conv_floor_half(wide_int v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
 // One spatial axis of a convolution, in its own direction: `in` is the input extent (x for Conv
 // and ConvTranspose), `out` the output extent, pads on the padded side (the input of Conv, the
@@ -27,19 +27,30 @@ struct conv_axis {
   int64_t in, kernel, out, stride, dilation, pad_begin, pad_end;
 };
 
+// Sets the pads from a total (wide: it may not fit int64) split as `begin`; false, with
+// a.out = kSizeOverflow, when a pad does not fit int64.
+inline bool conv_set_pads(conv_axis& a, wide_int total, wide_int begin) {
+  a.pad_begin = narrow_size(begin);
+  a.pad_end = narrow_size(total - begin);
+  if (a.pad_begin != kSizeOverflow && a.pad_end != kSizeOverflow) return true;
+  a.out = kSizeOverflow;
+  return false;
+}
+
 // ONNX Conv along spatial axis i (of k): pads from auto_pad or params, then the output size
-// (conv_out_dim; < 1 when the window does not fit).
+// (conv_out_dim; < 1 when the window does not fit, kSizeOverflow when a pad or the size does not
+// fit int64). Overflow-safe for any int64 `in` and `kernel`.
 inline conv_axis conv_resolve_axis(const nnp_conv_params& p, int k, int i, int64_t in,
                                    int64_t kernel) {
   conv_axis a{in, kernel, 0, conv_one_if_zero(p.strides[i]), conv_one_if_zero(p.dilations[i]),
               0,  0};
   if (p.auto_pad == NNP_AUTO_PAD_SAME_UPPER || p.auto_pad == NNP_AUTO_PAD_SAME_LOWER) {
-    const int64_t out = (in + a.stride - 1) / a.stride;
-    int64_t total = (out - 1) * a.stride + a.dilation * (kernel - 1) + 1 - in;
+    const wide_int out = (wide_int{in} + a.stride - 1) / a.stride;
+    wide_int total = (out - 1) * a.stride + wide_int{a.dilation} * (kernel - wide_int{1}) + 1 - in;
     if (total < 0) total = 0;
-    const int64_t half = total / 2;
-    a.pad_begin = p.auto_pad == NNP_AUTO_PAD_SAME_UPPER ? half : total - half;
-    a.pad_end = total - a.pad_begin;
+    const wide_int half = total / 2;
+    if (!conv_set_pads(a, total, p.auto_pad == NNP_AUTO_PAD_SAME_UPPER ? half : total - half))
+      return a;
   } else if (p.auto_pad != NNP_AUTO_PAD_VALID) {
     a.pad_begin = p.pads[i];
     a.pad_end = p.pads[k + i];
@@ -56,27 +67,33 @@ inline bool conv_transpose_has_output_shape(const nnp_conv_transpose_params& p, 
 }
 
 // ONNX ConvTranspose along spatial axis i (of k): output size and pads (pads may be negative
-// when output_shape asks for more than the unpadded size: extra output at the end).
+// when output_shape asks for more than the unpadded size: extra output at the end). a.out is
+// kSizeOverflow when it or a pad does not fit int64. Overflow-safe for any int64 `in` and
+// `kernel`.
 inline conv_axis conv_transpose_resolve_axis(const nnp_conv_transpose_params& p, int k, int i,
                                              int64_t in, int64_t kernel) {
   conv_axis a{in, kernel, 0, conv_one_if_zero(p.strides[i]), conv_one_if_zero(p.dilations[i]),
               0,  0};
-  const int64_t full = a.stride * (in - 1) + p.output_padding[i] + a.dilation * (kernel - 1) + 1;
+  const wide_int full = wide_int{a.stride} * (in - wide_int{1}) + p.output_padding[i] +
+                        wide_int{a.dilation} * (kernel - wide_int{1}) + 1;
   const bool same = p.auto_pad == NNP_AUTO_PAD_SAME_UPPER || p.auto_pad == NNP_AUTO_PAD_SAME_LOWER;
+  wide_int out = 0;
   if (conv_transpose_has_output_shape(p, k) || same) {
-    a.out = conv_transpose_has_output_shape(p, k) ? int64_t{p.output_shape[i]} : in * a.stride;
-    const int64_t total = full - a.out;
-    const int64_t half = conv_floor_half(total);
+    out = conv_transpose_has_output_shape(p, k) ? wide_int{p.output_shape[i]}
+                                                : wide_int{in} * a.stride;
+    const wide_int total = full - out;
+    const wide_int half = conv_floor_half(total);
     // ONNX: SAME_UPPER puts the odd element at the end, anything else at the beginning.
-    a.pad_begin = p.auto_pad == NNP_AUTO_PAD_SAME_UPPER ? half : total - half;
-    a.pad_end = total - a.pad_begin;
+    if (!conv_set_pads(a, total, p.auto_pad == NNP_AUTO_PAD_SAME_UPPER ? half : total - half))
+      return a;
   } else if (p.auto_pad == NNP_AUTO_PAD_VALID) {
-    a.out = full;
+    out = full;
   } else {
     a.pad_begin = p.pads[i];
     a.pad_end = p.pads[k + i];
-    a.out = full - a.pad_begin - a.pad_end;
+    out = full - a.pad_begin - a.pad_end;
   }
+  a.out = narrow_size(out);
   return a;
 }
 

@@ -5,6 +5,7 @@
 // opset 22); keep them in this one place. Header-only, no state.
 #pragma once
 
+#include <nnplug/kit/tensor.hpp>
 #include <nnplug/nnplug_ops.h>
 
 #include <algorithm>
@@ -41,18 +42,17 @@ struct pool_dim {
 
 // Output size along one dimension for explicit padding (auto_pad NOTSET):
 // floor((in + b + e - ek) / s) + 1, or ceil with ceil_mode, dropping a last window that would
-// start in the end padding (ONNX's rule: (out - 1) * s >= in + b). 0 or less: invalid.
+// start in the end padding (ONNX's rule: (out - 1) * s >= in + b). 0 or less: invalid;
+// kSizeOverflow: does not fit int64.
 inline int64_t pool_nd_out_explicit(int64_t in, int64_t extent, int64_t stride, int64_t pad_begin,
                                     int64_t pad_end, bool ceil_mode) {
-  const int64_t span = in + pad_begin + pad_end - extent;
-  if (span < 0) return 0;
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
-  return out;
+  return pool_out_dim(in, extent, stride, pad_begin, pad_end, ceil_mode);
 }
 
 // Resolves spatial dimension i (0-based, of k) of x against params p. Values of the params are
 // taken as they come (0 stride / dilation = 1); the shape rule checks ranges and out >= 1.
+// Overflow-safe for any int64 `in`: out (and with SAME a pad) is kSizeOverflow when it does not
+// fit int64.
 inline pool_dim resolve_pool_dim(const nnp_pool_params& p, int k, int i, int64_t in) {
   pool_dim d{};
   d.in = in;
@@ -66,15 +66,17 @@ inline pool_dim resolve_pool_dim(const nnp_pool_params& p, int k, int i, int64_t
   d.kernel = p.kernel_shape[i];
   d.stride = p.strides[i] > 0 ? p.strides[i] : 1;
   d.dilation = p.dilations[i] > 0 ? p.dilations[i] : 1;
-  const int64_t ek = d.extent();
+  const int64_t ek = d.extent();  // < 2^62: int32 factors
   switch (p.auto_pad) {
     case NNP_AUTO_PAD_SAME_UPPER:
     case NNP_AUTO_PAD_SAME_LOWER: {
-      d.out = (in + d.stride - 1) / d.stride;
-      const int64_t total = std::max<int64_t>(0, (d.out - 1) * d.stride + ek - in);
-      const int64_t small = total / 2, big = total - small;
-      d.pad_begin = p.auto_pad == NNP_AUTO_PAD_SAME_UPPER ? small : big;
-      d.pad_end = total - d.pad_begin;
+      const wide_int out = (wide_int{in} + d.stride - 1) / d.stride;
+      const wide_int total = std::max<wide_int>(0, (out - 1) * d.stride + ek - in);
+      const wide_int small = total / 2, big = total - small;
+      d.out = narrow_size(out);
+      d.pad_begin = narrow_size(p.auto_pad == NNP_AUTO_PAD_SAME_UPPER ? small : big);
+      d.pad_end = narrow_size(total - d.pad_begin);
+      if (d.pad_begin == kSizeOverflow || d.pad_end == kSizeOverflow) d.out = kSizeOverflow;
       break;
     }
     case NNP_AUTO_PAD_VALID:

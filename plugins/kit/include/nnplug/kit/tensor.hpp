@@ -94,22 +94,39 @@ inline int normalize_axis(int axis, int rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+// ---- overflow-safe size arithmetic --------------------------------------------------------
+// A tensor without elements may have any other dimension up to INT64_MAX, so the size formulas
+// below take int64 dimensions with int32 params and compute in 128-bit integers, where none of
+// their intermediates can overflow (every one stays below 2^97 in magnitude). A result that
+// does not fit int64 comes back as kSizeOverflow: negative, so a caller's "< 1: invalid" test
+// refuses it as well; libnnplug's shape rules refuse it by name.
+__extension__ typedef __int128 wide_int;
+constexpr int64_t kSizeOverflow = std::numeric_limits<int64_t>::min();
+// v as int64, or kSizeOverflow when it does not fit (or is kSizeOverflow itself).
+inline int64_t narrow_size(wide_int v) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  return v > kMax || v < -static_cast<wide_int>(kMax) ? kSizeOverflow : static_cast<int64_t>(v);
+}
+
 // ---- convolution and pooling output sizes -----------------------------------------------------
-// floor((in + pad_begin + pad_end - dilation*(k-1) - 1) / stride) + 1; may be <= 0 (invalid).
+// floor((in + pad_begin + pad_end - dilation*(k-1) - 1) / stride) + 1; may be <= 0 (invalid), or
+// kSizeOverflow when it does not fit int64. stride >= 1.
 inline int64_t conv_out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad_begin,
                             int64_t pad_end, int64_t dilation) {
-  const int64_t span = in + pad_begin + pad_end - dilation * (k - 1) - 1;
+  const wide_int span =
+      wide_int{in} + pad_begin + pad_end - wide_int{dilation} * (k - wide_int{1}) - 1;
   if (span < 0) return 0;
-  return span / stride + 1;
+  return narrow_size(span / stride + 1);
 }
-// Pool output size with PyTorch's ceil_mode rule (nnplug_ops.h, NNP_OP_POOL2D_FORWARD).
+// Pool output size with PyTorch's ceil_mode rule (nnplug_ops.h, NNP_OP_POOL2D_FORWARD); may be
+// <= 0 (invalid), or kSizeOverflow when it does not fit int64. stride >= 1.
 inline int64_t pool_out_dim(int64_t in, int64_t window, int64_t stride, int64_t pad_begin,
                             int64_t pad_end, bool ceil_mode) {
-  const int64_t span = in + pad_begin + pad_end - window;
+  const wide_int span = wide_int{in} + pad_begin + pad_end - window;
   if (span < 0) return 0;
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
-  return out;
+  wide_int out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= wide_int{in} + pad_begin) --out;
+  return narrow_size(out);
 }
 
 // Effective pooling window of params (global pooling resolved against the input H, W).
