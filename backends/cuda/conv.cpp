@@ -152,7 +152,8 @@ bool is_out_of_memory(cudnnStatus_t st) { return status_of(st) == NNP_STATUS_OUT
 
 void check_int(const DLTensor& t, const char* what) {
   if (numel(t) > INT_MAX)
-    unsupported(format("conv2d: %s has %lld elements, more than cuDNN's 32-bit limit", what,
+    unsupported(format("conv2d: %s has %lld elements, more than cuDNN's 32-bit limit (2^31 - 1)",
+                       what,
                        static_cast<long long>(numel(t))));
 }
 
@@ -384,7 +385,45 @@ std::shared_ptr<conv_plan> new_plan(const conv_geom& g, elem ct, cudnnMathType_t
   }
 }
 
+// x [N,C,H,W], w [K,C/g,R,S], y [N,K,P,Q] of a conv2d call, whichever are inputs or outputs.
+struct conv_tensors {
+  const DLTensor *x, *w, *y;
+};
+conv_tensors conv_tensors_of(const op_call& c) {
+  switch (c.kind) {
+    case NNP_OP_CONV2D_FORWARD:
+      return {c.in(0), c.in(1), c.out(0)};
+    case NNP_OP_CONV2D_BACKWARD_DATA:
+      return {c.out(0), c.in(1), c.in(0)};
+    default:  // NNP_OP_CONV2D_BACKWARD_FILTER
+      return {c.in(0), c.out(0), c.in(1)};
+  }
+}
+
+// Whether op_conv2d hands the call to cuDNN (an empty operand gives zeros without it).
+bool runs_cudnn(const op_call& c, const conv_tensors& t) {
+  return numel(*c.out(0)) > 0 && numel(*t.x) > 0 && numel(*t.w) > 0 && numel(*t.y) > 0;
+}
+
 }  // namespace
+
+void check_conv2d_limits(const op_call& c) {
+  if (c.kind == NNP_OP_CONV2D_BACKWARD_BIAS) return;  // own kernel, 64-bit sizes
+  const conv_tensors t = conv_tensors_of(c);
+  if (!runs_cudnn(c, t)) return;
+  check_int(*t.x, "x");
+  check_int(*t.w, "w");
+  check_int(*t.y, "y");
+  const auto p = read_params<nnp_conv2d_params>(c.params);
+  const bool symmetric = p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
+  if (symmetric) return;
+  // cuDNN then sees the explicitly padded x (each factor below 2^31: no overflow in int64)
+  const int64_t hc = t.x->shape[2] + p.pad_top + p.pad_bottom;
+  const int64_t wc = t.x->shape[3] + p.pad_left + p.pad_right;
+  const int64_t nc = t.x->shape[0] * t.x->shape[1];
+  if (nc > INT_MAX / hc || nc * hc > INT_MAX / wc)
+    unsupported("conv2d: the padded input exceeds cuDNN's 32-bit limit (2^31 - 1 elements)");
+}
 
 void op_conv2d(stream& s, const op_call& c) {
   if (c.kind == NNP_OP_CONV2D_BACKWARD_BIAS) {
@@ -396,24 +435,13 @@ void op_conv2d(stream& s, const op_call& c) {
     return;
   }
   const auto p = read_params<nnp_conv2d_params>(c.params);
-  // x [N,C,H,W], w [K,C/g,R,S], y [N,K,P,Q] whichever of them are inputs or outputs.
-  const DLTensor *x, *w, *y;
-  switch (c.kind) {
-    case NNP_OP_CONV2D_FORWARD:
-      x = c.in(0), w = c.in(1), y = c.out(0);
-      break;
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-      y = c.in(0), w = c.in(1), x = c.out(0);
-      break;
-    default:  // NNP_OP_CONV2D_BACKWARD_FILTER
-      x = c.in(0), y = c.in(1), w = c.out(0);
-      break;
-  }
+  const conv_tensors ct = conv_tensors_of(c);
+  const DLTensor *x = ct.x, *w = ct.w, *y = ct.y;
   const DLTensor& out = *c.out(0);
   const elem t = elem_of(out.dtype);
   const size_t es = dtype_size(out.dtype);
   if (numel(out) == 0) return;
-  if (numel(*x) == 0 || numel(*w) == 0 || numel(*y) == 0) {
+  if (!runs_cudnn(c, ct)) {
     // An empty sum: zeros (plus bias for forward).
     NNP_CUDA_CHECK(cudaMemsetAsync(data_ptr<void>(out), 0, numel(out) * es, s.handle));
     if (c.kind == NNP_OP_CONV2D_FORWARD && c.in(2) != nullptr)
@@ -421,9 +449,7 @@ void op_conv2d(stream& s, const op_call& c) {
                       y->shape[1], y->shape[2] * y->shape[3]);
     return;
   }
-  check_int(*x, "x");
-  check_int(*w, "w");
-  check_int(*y, "y");
+  check_conv2d_limits(c);  // the row check did this already; kept beside the casts it guards
 
   const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
   const int64_t K = w->shape[0], R = w->shape[2], S = w->shape[3];
@@ -433,7 +459,6 @@ void op_conv2d(stream& s, const op_call& c) {
   const int64_t Hc = symmetric ? H : H + p.pad_top + p.pad_bottom;
   const int64_t Wc = symmetric ? W : W + p.pad_left + p.pad_right;
   const int pad_h = symmetric ? p.pad_top : 0, pad_w = symmetric ? p.pad_left : 0;
-  if (N * C * Hc * Wc > INT_MAX) unsupported("conv2d: padded input exceeds cuDNN's 32-bit limit");
 
   const conv_args a{
       c.kind, t, symmetric, x, w,

@@ -18,12 +18,41 @@ cudaDataType cuda_type(elem t) {
 
 int checked_int(int64_t v, const char* what) {
   if (v > INT_MAX)
-    unsupported(
-        format("gemm: %s = %lld exceeds cuBLAS's 32-bit limit", what, static_cast<long long>(v)));
+    unsupported(format("gemm: %s = %lld exceeds cuBLAS's 32-bit limit (2^31 - 1)", what,
+                       static_cast<long long>(v)));
   return static_cast<int>(v);
 }
 
+// The sizes op_gemm hands cuBLAS: M, N, K, the leading dimensions and the batch count.
+struct gemm_sizes {
+  int64_t M, N, K, batch;
+  bool runs_cublas;  // Y has elements and K > 0 (else no cuBLAS call)
+};
+gemm_sizes gemm_sizes_of(const nnp_gemm_params& p, const op_call& c) {
+  const DLTensor& A = *c.in(0);
+  const DLTensor& B = *c.in(1);
+  const DLTensor& Y = *c.out(0);
+  const int ra = A.ndim, rb = B.ndim;
+  gemm_sizes g{};
+  g.M = p.trans_a ? A.shape[ra - 1] : A.shape[ra - 2];
+  g.K = p.trans_a ? A.shape[ra - 2] : A.shape[ra - 1];
+  g.N = p.trans_b ? B.shape[rb - 2] : B.shape[rb - 1];
+  g.batch = Y.ndim == 3 ? Y.shape[0] : 1;
+  g.runs_cublas = numel(Y) > 0 && g.K > 0;
+  return g;
+}
+
 }  // namespace
+
+void check_gemm_limits(const op_call& c) {
+  const gemm_sizes g = gemm_sizes_of(c.params_as<nnp_gemm_params>(), c);
+  if (!g.runs_cublas) return;
+  // M, N and K bound the leading dimensions (each is one of them).
+  checked_int(g.M, "M");
+  checked_int(g.N, "N");
+  checked_int(g.K, "K");
+  checked_int(g.batch, "batch");
+}
 
 void op_gemm(stream& s, const op_call& c) {
   const auto p = read_params<nnp_gemm_params>(c.params);

@@ -19,10 +19,11 @@ struct channel_view {
   __host__ __device__ __forceinline__ int64_t M() const { return N * HW; }
 };
 
-__global__ void bn_train_kernel(const float* x, const float* scale, const float* bias, float* y,
-                                float* running_mean, float* running_var, float* saved_mean,
-                                float* saved_inv_std, channel_view v, float eps, float momentum) {
-  const int64_t c = blockIdx.x;
+// One channel of batch-norm training, by the whole block.
+__device__ void bn_train_channel(const float* x, const float* scale, const float* bias, float* y,
+                                 float* running_mean, float* running_var, float* saved_mean,
+                                 float* saved_inv_std, channel_view v, float eps, float momentum,
+                                 int64_t c) {
   const int64_t M = v.M();
   float sum = 0.0f;
   for (int64_t j = threadIdx.x; j < M; j += blockDim.x) sum += x[v.at(c, j)];
@@ -48,6 +49,15 @@ __global__ void bn_train_kernel(const float* x, const float* scale, const float*
   }
 }
 
+// Channels in a grid-stride loop (one block per channel; C may pass the grid's limit).
+__global__ void bn_train_kernel(const float* x, const float* scale, const float* bias, float* y,
+                                float* running_mean, float* running_var, float* saved_mean,
+                                float* saved_inv_std, channel_view v, float eps, float momentum) {
+  for (int64_t c = blockIdx.x; c < v.C; c += gridDim.x)
+    bn_train_channel(x, scale, bias, y, running_mean, running_var, saved_mean, saved_inv_std, v,
+                     eps, momentum, c);
+}
+
 __global__ void bn_inference_kernel(const float* x, const float* scale, const float* bias,
                                     const float* mean, const float* var, float* y, int64_t n,
                                     int64_t C, int64_t HW, float eps) {
@@ -59,10 +69,10 @@ __global__ void bn_inference_kernel(const float* x, const float* scale, const fl
   }
 }
 
-__global__ void bn_backward_kernel(const float* x, const float* dy, const float* scale,
-                                   const float* saved_mean, const float* saved_inv_std, float* dx,
-                                   float* dscale, float* dbias, channel_view v) {
-  const int64_t c = blockIdx.x;
+// One channel of the batch-norm backward, by the whole block.
+__device__ void bn_backward_channel(const float* x, const float* dy, const float* scale,
+                                    const float* saved_mean, const float* saved_inv_std, float* dx,
+                                    float* dscale, float* dbias, channel_view v, int64_t c) {
   const int64_t M = v.M();
   const float mean = saved_mean[c], inv_std = saved_inv_std[c];
   float sdy = 0.0f, sdyx = 0.0f;
@@ -84,6 +94,13 @@ __global__ void bn_backward_kernel(const float* x, const float* dy, const float*
     dscale[c] = ds;
     dbias[c] = db;
   }
+}
+
+__global__ void bn_backward_kernel(const float* x, const float* dy, const float* scale,
+                                   const float* saved_mean, const float* saved_inv_std, float* dx,
+                                   float* dscale, float* dbias, channel_view v) {
+  for (int64_t c = blockIdx.x; c < v.C; c += gridDim.x)
+    bn_backward_channel(x, dy, scale, saved_mean, saved_inv_std, dx, dscale, dbias, v, c);
 }
 
 // ---- layer norm: rows of length I, contiguous
@@ -158,6 +175,11 @@ channel_view view_of(const DLTensor& x) {
 
 float* f32(const DLTensor* t) { return t != nullptr ? data_ptr<float>(*t) : nullptr; }
 
+// Blocks for the per-channel kernels: one per channel up to 2^20 (they loop over the rest).
+unsigned channel_blocks(int64_t C) {
+  return static_cast<unsigned>(C < (int64_t{1} << 20) ? C : (int64_t{1} << 20));
+}
+
 }  // namespace
 
 void op_batch_norm(stream& s, const op_call& c) {
@@ -170,7 +192,7 @@ void op_batch_norm(stream& s, const op_call& c) {
     case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
       // M = 0 runs too: the kernel's sums over no element give 0/0 = NaN statistics and running
       // values (docs/ops.md), and its loops over M do nothing.
-      bn_train_kernel<<<static_cast<unsigned>(v.C), kThreads, 0, s.handle>>>(
+      bn_train_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
           f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)),
           f32(c.out(2)), f32(c.out(3)), f32(c.out(4)), v, eps,
           static_cast<float>(p.momentum));
@@ -184,7 +206,7 @@ void op_batch_norm(stream& s, const op_call& c) {
       break;
     }
     default:  // NNP_OP_BATCH_NORM_BACKWARD
-      bn_backward_kernel<<<static_cast<unsigned>(v.C), kThreads, 0, s.handle>>>(
+      bn_backward_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
           f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
           f32(c.out(0)), f32(c.out(1)), f32(c.out(2)), v);
       break;

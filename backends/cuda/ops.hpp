@@ -40,6 +40,10 @@ Code float_code(elem t, Code f32, Code f16, Code bf16, const char* op) {
 
 // ---- op families ------------------------------------------------------------------------------
 void op_gemm(stream& s, const op_call& c);           // gemm.cpp (cuBLAS)
+// cuBLAS's and cuDNN's 32-bit sizes, checked by op_supported and op_execute alike (row checks):
+// UNSUPPORTED, naming the limit, for a call that would need a larger one.
+void check_gemm_limits(const op_call& c);    // gemm.cpp
+void check_conv2d_limits(const op_call& c);  // conv.cpp
 void op_conv2d(stream& s, const op_call& c);         // conv.cpp (cuDNN)
 void op_pool2d(stream& s, const op_call& c);         // pool.cu
 void op_activation(stream& s, const op_call& c);     // activation.cu

@@ -80,6 +80,7 @@ void check_batch_norm_training(const op_call& c) {
 // right when C's shape without leading 1s is a suffix of Y's shape (rank 0, [1], [N], [1, N],
 // [M, N], [batch, M, N]); other ONNX forms ([M, 1], [batch, 1, N], ...) are not implemented.
 void check_gemm(const op_call& c) {
+  check_gemm_limits(c);
   const DLTensor* C = c.in(2);
   const DLTensor* Y = c.out(0);
   if (C == nullptr || Y == nullptr || c.params_as<nnp_gemm_params>().beta == 0.0) return;
@@ -121,9 +122,9 @@ constexpr uint32_t kAllFloats = nnp::kit::all_floats;
 // clang-format off
 const op_row kRows[] = {
     {NNP_OP_GEMM,                           kHalfFloats, on_stream<op_gemm>,      check_gemm},
-    {NNP_OP_CONV2D_FORWARD,                 kHalfFloats, on_stream<op_conv2d>},
-    {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d>},
-    {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d>},
+    {NNP_OP_CONV2D_FORWARD,                 kHalfFloats, on_stream<op_conv2d>,    check_conv2d_limits},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d>,    check_conv2d_limits},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d>,    check_conv2d_limits},
     {NNP_OP_CONV2D_BACKWARD_BIAS,           kHalfFloats, on_stream<op_conv2d>},
     {NNP_OP_POOL2D_FORWARD,                 kHalfFloats, on_stream<op_pool2d>},
     {NNP_OP_POOL2D_BACKWARD,                kHalfFloats, on_stream<op_pool2d>},
