@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace nnp::cpu {
 
@@ -39,6 +40,18 @@ void sgemm_rm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float
     for (int64_t i = 0; i < m; ++i) {
       float* row = c + i * ldc;
       for (int64_t j = 0; j < n; ++j) row[j] = beta == 0.0f ? 0.0f : beta * row[j];
+    }
+    return;
+  }
+  if (alpha == 0.0f) {
+    // Some BLAS kernels skip op(A) op(B) when alpha = 0; the formula as written gives
+    // 0 * inf = NaN (docs/ops.md, "Non-finite values"): form the product, then scale it.
+    std::vector<float> t(static_cast<size_t>(m) * static_cast<size_t>(n));
+    sgemm_rm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, t.data(), n);
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      const float* tr = t.data() + i * n;
+      for (int64_t j = 0; j < n; ++j) row[j] = 0.0f * tr[j] + (beta == 0.0f ? 0.0f : beta * row[j]);
     }
     return;
   }
