@@ -6,6 +6,7 @@
 #include <nnplug/nnplug.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,31 @@ TEST_CASE("fuzz regression: batch_norm_forward_training of an empty batch gives 
       CHECK(std::isnan(smean[c]));
       CHECK(std::isnan(sinv[c]));
     }
+  }
+  release(devices);
+}
+
+// fuzz/regressions/validate-alias-wrapping-address: an output aliasing its input at
+// data + byte_offset past the top of the address space. The aliasing check compared
+// data + byte_offset as pointers (undefined behaviour when it wraps); nnp_op_supported, which
+// does not look at data, runs it too. Execute refuses the wrapping extent.
+TEST_CASE("fuzz regression: aliasing check with data + byte_offset wrapping the address space") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t shape[1] = {4};
+    void* top = reinterpret_cast<void*>(~uintptr_t{0} - 63);
+    DLTensor x = tensor(d.dl, kF32, 1, shape, top), y = tensor(d.dl, kF32, 1, shape, top);
+    x.byte_offset = y.byte_offset = 64;
+    const DLTensor* in[] = {&x};
+    const DLTensor* out[] = {&y};
+    nnp_activation_params p{};
+    p.struct_size = sizeof p;
+    p.function = NNP_ACTIVATION_RELU;
+    const nnp_status sup = nnp_op_supported(d.device, NNP_OP_ACTIVATION_FORWARD, &p, 1, in, 1, out);
+    CHECK((sup == NNP_STATUS_OK || sup == NNP_STATUS_UNSUPPORTED));
+    CHECK(nnp_op_execute(d.stream, NNP_OP_ACTIVATION_FORWARD, &p, 1, in, 1, out) ==
+          NNP_STATUS_INVALID_ARGUMENT);
   }
   release(devices);
 }
