@@ -182,3 +182,27 @@ TEST_CASE("fuzz regression: aliasing check with data + byte_offset wrapping the 
   }
   release(devices);
 }
+
+// fuzz/regressions/reference-sgd-empty-momentum-buffer: SGD with momentum and a momentum_buffer
+// without elements (NULL data): the reference took the NULL data for an absent buffer and
+// refused the call; the cpu backend ran it (nothing to do).
+TEST_CASE("fuzz regression: sgd_update with momentum on tensors without elements") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t shape[2] = {1, 0};
+    DLTensor g = tensor(d.dl, kF32, 2, shape, nullptr), w = tensor(d.dl, kF32, 2, shape, nullptr),
+             buf = tensor(d.dl, kF32, 2, shape, nullptr);
+    const DLTensor* in[] = {&g};
+    const DLTensor* out[] = {&w, &buf};
+    nnp_sgd_params p{};
+    p.struct_size = sizeof p;
+    p.lr = 0.01;
+    p.momentum = 0.9;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_SGD_UPDATE, &p, 1, in, 2, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    CAPTURE(nnp_last_error_message());
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+  }
+  release(devices);
+}
