@@ -206,3 +206,32 @@ TEST_CASE("fuzz regression: sgd_update with momentum on tensors without elements
   }
   release(devices);
 }
+
+// fuzz/regressions/kit-empty-huge-byte-offset: libnnplug checks the extent of tensors with
+// elements only, so a tensor without elements may carry any byte_offset (a multiple of its
+// element size); the plugin kit's data_ptr added it to data as pointer arithmetic, which
+// wrapped (undefined behaviour). Host memory: the CPU devices only.
+TEST_CASE("fuzz regression: tensors without elements and a byte_offset that wraps data") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    if (d.dl.device_type != kDLCPU) continue;
+    CAPTURE(d.name);
+    float storage[4] = {1, 1, 1, 1};
+    int64_t xshape[5] = {0, 3, 1, 4, 4}, bshape[1] = {3};
+    DLTensor x = tensor(d.dl, kF32, 5, xshape, storage),
+             db = tensor(d.dl, kF32, 1, bshape, storage);
+    x.byte_offset = ~uint64_t{0} - 7;
+    const DLTensor* in[] = {&x};
+    const DLTensor* out[] = {&db};
+    nnp_conv_params p{};
+    p.struct_size = sizeof p;
+    p.group = 1;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_CONV_BACKWARD_BIAS, &p, 1, in, 1, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    CAPTURE(nnp_last_error_message());
+    REQUIRE((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+    if (st == NNP_STATUS_OK)
+      for (int c = 0; c < 3; ++c) CHECK(storage[c] == 0.0f);  // db = sum over no elements
+  }
+  release(devices);
+}
