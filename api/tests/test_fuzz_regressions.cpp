@@ -1,6 +1,6 @@
 // Regression tests of findings of the fuzz target (fuzz/, docs/fuzzing.md), written out as
 // plain op calls so that every build runs them (the ASan+UBSan build included), on every device
-// found. The fuzz inputs themselves are in fuzz/regressions/ (README.md there lists them).
+// found. The fuzz inputs themselves are in fuzz/regressions/ (fuzz/README.md lists them).
 #include <doctest/doctest.h>
 
 #include <nnplug/nnplug.h>
