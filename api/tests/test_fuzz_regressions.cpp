@@ -235,3 +235,28 @@ TEST_CASE("fuzz regression: tensors without elements and a byte_offset that wrap
   }
   release(devices);
 }
+
+// fuzz/regressions/reference-matmul-empty-huge-batch: Y = [2^31, 0, 4] has no elements, but the
+// reference looped over its 2^31 batch entries (minutes under the sanitizers). The CTest
+// timeout of api_tests catches a return of that loop.
+TEST_CASE("fuzz regression: matmul with a huge batch and no elements returns at once") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    if (d.dl.device_type != kDLCPU) continue;  // host memory below
+    CAPTURE(d.name);
+    float bdata[12] = {};
+    int64_t ashape[3] = {int64_t{1} << 31, 0, 3}, bshape[2] = {3, 4},
+            yshape[3] = {int64_t{1} << 31, 0, 4};
+    DLTensor a = tensor(d.dl, kF32, 3, ashape, nullptr), b = tensor(d.dl, kF32, 2, bshape, bdata),
+             y = tensor(d.dl, kF32, 3, yshape, nullptr);
+    const DLTensor* in[] = {&a, &b};
+    const DLTensor* out[] = {&y};
+    nnp_matmul_params p{};
+    p.struct_size = sizeof p;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_MATMUL, &p, 2, in, 1, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    CAPTURE(nnp_last_error_message());
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+  }
+  release(devices);
+}
