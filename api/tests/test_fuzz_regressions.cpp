@@ -270,3 +270,35 @@ TEST_CASE("fuzz regression: matmul with a huge batch and no elements returns at 
   }
   release(devices);
 }
+
+// fuzz/regressions/kit-pool-empty-huge-plane: x = [0, 2, 2^62, 4] has no elements, so libnnplug
+// accepts it, but the plane size 2^62 * 4 does not fit int64: the plugin kit's pooling geometry
+// and the cpu backend's row counts overflowed (UBSan: signed integer overflow).
+TEST_CASE("fuzz regression: pooling of an empty batch whose plane size does not fit int64") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t xshape[4] = {0, 2, int64_t{1} << 62, 4}, yshape[4] = {0, 2, int64_t{1} << 61, 2};
+    DLTensor x = tensor(d.dl, kF32, 4, xshape, nullptr), y = tensor(d.dl, kF32, 4, yshape, nullptr),
+             dy = tensor(d.dl, kF32, 4, yshape, nullptr),
+             dx = tensor(d.dl, kF32, 4, xshape, nullptr);
+    nnp_pool_params p{};
+    p.struct_size = sizeof p;
+    p.mode = NNP_POOL_MAX;
+    p.kernel_shape[0] = p.kernel_shape[1] = 2;
+    p.strides[0] = p.strides[1] = 2;
+    const DLTensor* fin[] = {&x};
+    const DLTensor* fout[] = {&y};
+    const DLTensor* bin[] = {&x, &y, &dy};
+    const DLTensor* bout[] = {&dx};
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_POOL_FORWARD, &p, 1, fin, 1, fout);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+    st = nnp_op_execute(d.stream, NNP_OP_POOL_BACKWARD, &p, 3, bin, 1, bout);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    const std::string message = nnp_last_error_message();
+    CAPTURE(message);
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+  }
+  release(devices);
+}
