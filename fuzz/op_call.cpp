@@ -467,9 +467,12 @@ std::vector<uint8_t> params_buffer(const op_call& c) {
   if (c.params_null || c.params.empty()) return {};
   const uint64_t real = c.params.size();
   uint64_t size = c.struct_size_set ? c.struct_size : real;
-  // A lying struct_size larger than any struct: the buffer holds the real struct and a tail;
-  // the callee reads only the fields it knows.
-  uint64_t alloc = size > kMaxParamsBytes ? real + 64 : std::max<uint64_t>(size, 8);
+  // A lying struct_size larger than any struct: the buffer holds every struct (the call's kind
+  // may be another op's, whose struct is larger) and a tail; the callee reads only the fields
+  // it knows.
+  constexpr uint64_t kLargestStruct = 512;
+  uint64_t alloc =
+      size > kMaxParamsBytes ? std::max(real, kLargestStruct) + 64 : std::max<uint64_t>(size, 8);
   std::vector<uint8_t> b(alloc, 0);
   std::memcpy(b.data(), c.params.data(), std::min<uint64_t>(alloc, real));
   std::memcpy(b.data(), &size, sizeof size);

@@ -322,7 +322,10 @@ bool call::overlap(const DLTensor& a, const DLTensor& b) {
   return a0 < b1 && b0 < a1;
 }
 bool call::same_memory(const DLTensor& a, const DLTensor& b) {
-  return static_cast<char*>(a.data) + a.byte_offset == static_cast<char*>(b.data) + b.byte_offset &&
+  // Addresses as integers: data + byte_offset may wrap (refused later, or not checked in
+  // nnp_op_supported), which pointer arithmetic must not do.
+  return reinterpret_cast<uintptr_t>(a.data) + a.byte_offset ==
+             reinterpret_cast<uintptr_t>(b.data) + b.byte_offset &&
          shape_of(&a) == shape_of(&b) && nnp::same_dtype(a.dtype, b.dtype) && nnp::is_compact(a) &&
          nnp::is_compact(b);
 }

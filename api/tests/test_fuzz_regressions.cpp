@@ -1,17 +1,19 @@
 // Regression tests of findings of the fuzz target (fuzz/, docs/fuzzing.md), written out as
 // plain op calls so that every build runs them (the ASan+UBSan build included), on every device
-// found. The fuzz inputs themselves are in fuzz/regressions/ (README.md there lists them).
+// found. The fuzz inputs themselves are in fuzz/regressions/ (fuzz/README.md lists them).
 #include <doctest/doctest.h>
 
 #include <nnplug/nnplug.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace {
 
-// Every device with a stream of its own.
+// Every device of this tree's backends, with a stream of its own (other tests load fixture
+// plugins into the same process: those are left out).
 struct device_stream {
   nnp_device* device;
   nnp_stream* stream;
@@ -29,6 +31,8 @@ std::vector<device_stream> all_devices() {
     nnp_device_props props{};
     props.struct_size = sizeof props;
     REQUIRE(nnp_device_get_props(d, &props) == NNP_STATUS_OK);
+    const std::string plugin = props.plugin_name;
+    if (plugin != "reference" && plugin != "cpu" && plugin != "sim" && plugin != "cuda") continue;
     device_stream ds{d, nullptr, {}, props.name};
     REQUIRE(nnp_device_get_dldevice(d, &ds.dl) == NNP_STATUS_OK);
     REQUIRE(nnp_stream_create(d, &ds.stream) == NNP_STATUS_OK);
@@ -70,7 +74,8 @@ TEST_CASE("fuzz regression: cast of a tensor without elements and NULL data") {
       const DLTensor* out[] = {&y};
       nnp_status st = nnp_op_execute(d.stream, NNP_OP_CAST, nullptr, 1, in, 1, out);
       if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
-      CAPTURE(nnp_last_error_message());
+      const std::string message = nnp_last_error_message();
+      CAPTURE(message);
       CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
     }
   }
@@ -110,12 +115,14 @@ TEST_CASE("fuzz regression: ops on tensors without elements, NULL data and a byt
                  {NNP_OP_ACTIVATION_FORWARD, &ap, &y},
                  {NNP_OP_SCALE, &sp, &y}};
     for (const auto& call : calls) {
-      CAPTURE(nnp_op_kind_name(call.kind));
+      const std::string op = nnp_op_kind_name(call.kind);
+      CAPTURE(op);
       const DLTensor* in[] = {&x};
       const DLTensor* out[] = {call.y};
       nnp_status st = nnp_op_execute(d.stream, call.kind, call.params, 1, in, 1, out);
       if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
-      CAPTURE(nnp_last_error_message());
+      const std::string message = nnp_last_error_message();
+      CAPTURE(message);
       CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
     }
   }
@@ -145,7 +152,8 @@ TEST_CASE("fuzz regression: batch_norm_forward_training of an empty batch gives 
     p.momentum = 0.9;
     nnp_status st = nnp_op_execute(d.stream, NNP_OP_BATCH_NORM_FORWARD_TRAINING, &p, 3, in, 5, out);
     if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
-    CAPTURE(nnp_last_error_message());
+    const std::string message = nnp_last_error_message();
+    CAPTURE(message);
     REQUIRE(st == NNP_STATUS_OK);
     for (int c = 0; c < 3; ++c) {
       CHECK(std::isnan(rmean[c]));
@@ -153,6 +161,144 @@ TEST_CASE("fuzz regression: batch_norm_forward_training of an empty batch gives 
       CHECK(std::isnan(smean[c]));
       CHECK(std::isnan(sinv[c]));
     }
+  }
+  release(devices);
+}
+
+// fuzz/regressions/validate-alias-wrapping-address: an output aliasing its input at
+// data + byte_offset past the top of the address space. The aliasing check compared
+// data + byte_offset as pointers (undefined behaviour when it wraps); nnp_op_supported, which
+// does not look at data, runs it too. Execute refuses the wrapping extent.
+TEST_CASE("fuzz regression: aliasing check with data + byte_offset wrapping the address space") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t shape[1] = {4};
+    void* top = reinterpret_cast<void*>(~uintptr_t{0} - 63);
+    DLTensor x = tensor(d.dl, kF32, 1, shape, top), y = tensor(d.dl, kF32, 1, shape, top);
+    x.byte_offset = y.byte_offset = 64;
+    const DLTensor* in[] = {&x};
+    const DLTensor* out[] = {&y};
+    nnp_activation_params p{};
+    p.struct_size = sizeof p;
+    p.function = NNP_ACTIVATION_RELU;
+    const nnp_status sup = nnp_op_supported(d.device, NNP_OP_ACTIVATION_FORWARD, &p, 1, in, 1, out);
+    CHECK((sup == NNP_STATUS_OK || sup == NNP_STATUS_UNSUPPORTED));
+    CHECK(nnp_op_execute(d.stream, NNP_OP_ACTIVATION_FORWARD, &p, 1, in, 1, out) ==
+          NNP_STATUS_INVALID_ARGUMENT);
+  }
+  release(devices);
+}
+
+// fuzz/regressions/reference-sgd-empty-momentum-buffer: SGD with momentum and a momentum_buffer
+// without elements (NULL data): the reference took the NULL data for an absent buffer and
+// refused the call; the cpu backend ran it (nothing to do).
+TEST_CASE("fuzz regression: sgd_update with momentum on tensors without elements") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t shape[2] = {1, 0};
+    DLTensor g = tensor(d.dl, kF32, 2, shape, nullptr), w = tensor(d.dl, kF32, 2, shape, nullptr),
+             buf = tensor(d.dl, kF32, 2, shape, nullptr);
+    const DLTensor* in[] = {&g};
+    const DLTensor* out[] = {&w, &buf};
+    nnp_sgd_params p{};
+    p.struct_size = sizeof p;
+    p.lr = 0.01;
+    p.momentum = 0.9;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_SGD_UPDATE, &p, 1, in, 2, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    const std::string message = nnp_last_error_message();
+    CAPTURE(message);
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+  }
+  release(devices);
+}
+
+// fuzz/regressions/kit-empty-huge-byte-offset: libnnplug checks the extent of tensors with
+// elements only, so a tensor without elements may carry any byte_offset (a multiple of its
+// element size); the plugin kit's data_ptr added it to data as pointer arithmetic, which
+// wrapped (undefined behaviour). Host memory: the CPU devices only.
+TEST_CASE("fuzz regression: tensors without elements and a byte_offset that wraps data") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    if (d.dl.device_type != kDLCPU) continue;
+    CAPTURE(d.name);
+    float storage[4] = {1, 1, 1, 1};
+    int64_t xshape[5] = {0, 3, 1, 4, 4}, bshape[1] = {3};
+    DLTensor x = tensor(d.dl, kF32, 5, xshape, storage),
+             db = tensor(d.dl, kF32, 1, bshape, storage);
+    x.byte_offset = ~uint64_t{0} - 7;
+    const DLTensor* in[] = {&x};
+    const DLTensor* out[] = {&db};
+    nnp_conv_params p{};
+    p.struct_size = sizeof p;
+    p.group = 1;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_CONV_BACKWARD_BIAS, &p, 1, in, 1, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    const std::string message = nnp_last_error_message();
+    CAPTURE(message);
+    REQUIRE((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+    if (st == NNP_STATUS_OK)
+      for (int c = 0; c < 3; ++c) CHECK(storage[c] == 0.0f);  // db = sum over no elements
+  }
+  release(devices);
+}
+
+// fuzz/regressions/reference-matmul-empty-huge-batch: Y = [2^31, 0, 4] has no elements, but the
+// reference looped over its 2^31 batch entries (minutes under the sanitizers). The CTest
+// timeout of api_tests catches a return of that loop.
+TEST_CASE("fuzz regression: matmul with a huge batch and no elements returns at once") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    if (d.dl.device_type != kDLCPU) continue;  // host memory below
+    CAPTURE(d.name);
+    float bdata[12] = {};
+    int64_t ashape[3] = {int64_t{1} << 31, 0, 3}, bshape[2] = {3, 4},
+            yshape[3] = {int64_t{1} << 31, 0, 4};
+    DLTensor a = tensor(d.dl, kF32, 3, ashape, nullptr), b = tensor(d.dl, kF32, 2, bshape, bdata),
+             y = tensor(d.dl, kF32, 3, yshape, nullptr);
+    const DLTensor* in[] = {&a, &b};
+    const DLTensor* out[] = {&y};
+    nnp_matmul_params p{};
+    p.struct_size = sizeof p;
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_MATMUL, &p, 2, in, 1, out);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    const std::string message = nnp_last_error_message();
+    CAPTURE(message);
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+  }
+  release(devices);
+}
+
+// fuzz/regressions/kit-pool-empty-huge-plane: x = [0, 2, 2^62, 4] has no elements, so libnnplug
+// accepts it, but the plane size 2^62 * 4 does not fit int64: the plugin kit's pooling geometry
+// and the cpu backend's row counts overflowed (UBSan: signed integer overflow).
+TEST_CASE("fuzz regression: pooling of an empty batch whose plane size does not fit int64") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t xshape[4] = {0, 2, int64_t{1} << 62, 4}, yshape[4] = {0, 2, int64_t{1} << 61, 2};
+    DLTensor x = tensor(d.dl, kF32, 4, xshape, nullptr), y = tensor(d.dl, kF32, 4, yshape, nullptr),
+             dy = tensor(d.dl, kF32, 4, yshape, nullptr),
+             dx = tensor(d.dl, kF32, 4, xshape, nullptr);
+    nnp_pool_params p{};
+    p.struct_size = sizeof p;
+    p.mode = NNP_POOL_MAX;
+    p.kernel_shape[0] = p.kernel_shape[1] = 2;
+    p.strides[0] = p.strides[1] = 2;
+    const DLTensor* fin[] = {&x};
+    const DLTensor* fout[] = {&y};
+    const DLTensor* bin[] = {&x, &y, &dy};
+    const DLTensor* bout[] = {&dx};
+    nnp_status st = nnp_op_execute(d.stream, NNP_OP_POOL_FORWARD, &p, 1, fin, 1, fout);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
+    st = nnp_op_execute(d.stream, NNP_OP_POOL_BACKWARD, &p, 3, bin, 1, bout);
+    if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(d.stream);
+    const std::string message = nnp_last_error_message();
+    CAPTURE(message);
+    CHECK((st == NNP_STATUS_OK || st == NNP_STATUS_UNSUPPORTED));
   }
   release(devices);
 }

@@ -22,10 +22,8 @@ namespace {
 
 constexpr int64_t kBytesPerTask = 256 * 1024;
 
-// NULL data (a tensor without elements) stays NULL: NULL + byte_offset is undefined behaviour.
-char* bytes_of(const DLTensor& t) {
-  return t.data == nullptr ? nullptr : static_cast<char*>(t.data) + t.byte_offset;
-}
+// data + byte_offset as nnp::data_ptr computes it (NULL stays NULL; integer arithmetic).
+char* bytes_of(const DLTensor& t) { return nnp::data_ptr<char>(t); }
 
 int64_t product(const DLTensor& t, int begin, int end) {
   int64_t n = 1;

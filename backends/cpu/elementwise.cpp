@@ -393,10 +393,8 @@ void strides_of(const DLTensor& t, int64_t* st) {
   if (t.strides == nullptr) return compact_strides(t, st);
   for (int i = 0; i < t.ndim; ++i) st[i] = t.strides[i];
 }
-// NULL data (a tensor without elements) stays NULL: NULL + byte_offset is undefined behaviour.
-const void* byte_ptr(const DLTensor& t) {
-  return t.data == nullptr ? nullptr : static_cast<const char*>(t.data) + t.byte_offset;
-}
+// data + byte_offset as nnp::data_ptr computes it (NULL stays NULL; integer arithmetic).
+const void* byte_ptr(const DLTensor& t) { return nnp::data_ptr<const char>(t); }
 
 }  // namespace
 

@@ -283,6 +283,7 @@ void pool_nd_check(const op_call& c) {
 void pool_forward(const op_call& c) {
   const auto prm = c.params_as<nnp_pool_params>();
   const geom G = make_geom(prm, *c.in(0));
+  if (G.g.planes == 0) return;  // no elements; the extents' products may not fit int64
   const float* x = f32(c.in(0));
   float* y = f32(c.out(0));
   int64_t* indices = c.out(1) != nullptr ? data_ptr<int64_t>(*c.out(1)) : nullptr;
@@ -317,6 +318,7 @@ void pool_forward(const op_call& c) {
 void pool_backward(const op_call& c) {
   const auto prm = c.params_as<nnp_pool_params>();
   const geom G = make_geom(prm, *c.in(0));
+  if (G.g.planes == 0) return;  // no elements; the extents' products may not fit int64
   const float* x = f32(c.in(0));
   const float* dy = f32(c.in(2));  // inputs {x, y, dy}; the maxima are recomputed from x
   float* dx = f32(c.out(0));

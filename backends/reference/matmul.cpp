@@ -22,6 +22,8 @@ void matmul_t(const op_args& args) {
   const operand oa(A, true, batch_rank), ob(B, false, batch_rank);
   const int64_t M = ta ? oa.cols : oa.rows, K = ta ? oa.rows : oa.cols;
   const int64_t N = tb ? ob.rows : ob.cols;
+  // Y without elements: nothing to write (its batch may still be huge: [2^31, 0, N]).
+  if (nnp::numel(Y) == 0) return;
   int64_t batch = 1;
   for (int i = 0; i < batch_rank; ++i) batch *= Y.shape[i];
 

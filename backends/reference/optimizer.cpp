@@ -24,7 +24,9 @@ void sgd_t(const op_args& args) {
   T* param = nnp::data_ptr<T>(*args.out(0));
   T* buf = opt_out<T>(args, 1);
   const bool use_momentum = p.momentum != 0.0;
-  if (use_momentum && buf == nullptr)  // libnnplug checks this; fail before touching anything
+  // libnnplug checks this; fail before touching anything. The tensor, not its data: a
+  // momentum_buffer without elements may have NULL data.
+  if (use_momentum && args.out(1) == nullptr)
     nnp::fail(NNP_STATUS_INVALID_ARGUMENT, "SGD with momentum != 0 needs a momentum_buffer");
   const int64_t n = nnp::numel(G);
   for (int64_t i = 0; i < n; ++i) {

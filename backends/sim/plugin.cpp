@@ -107,12 +107,13 @@ class queued_call {
       std::copy(t->strides, t->strides + n, dims.begin() + static_cast<ptrdiff_t>(n));
       d.strides = dims.data() + n;
     }
-    // The elements it may touch: [lo, hi] around the first, in elements.
+    // The elements it may touch: [lo, hi] around the first, in elements. None without elements
+    // (whose other extents' products may not fit int64: [0, 2, 2^62, 4] is a valid tensor).
     int64_t lo = 0, hi = 0, contiguous = 1;
-    bool empty = false;
-    for (size_t k = n; k-- > 0;) {
+    const bool empty = std::find(dims.begin(), dims.begin() + static_cast<ptrdiff_t>(n), 0) !=
+                       dims.begin() + static_cast<ptrdiff_t>(n);
+    for (size_t k = n; !empty && k-- > 0;) {
       const int64_t stride = d.strides != nullptr ? d.strides[k] : contiguous;
-      if (dims[k] == 0) empty = true;
       if (dims[k] > 1) (stride < 0 ? lo : hi) += stride * (dims[k] - 1);
       contiguous *= dims[k];
     }

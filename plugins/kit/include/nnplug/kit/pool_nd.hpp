@@ -98,8 +98,10 @@ struct pool_nd_geometry {
   int k = 0;
   int64_t planes = 0;
   pool_dim d[kPoolMaxSpatial] = {};
-  int64_t in_plane() const { return d[0].in * d[1].in * d[2].in; }
-  int64_t out_plane() const { return d[0].out * d[1].out * d[2].out; }
+  // No planes (N or C = 0): nothing is addressed, and the spatial extents' product may not fit
+  // int64 (libnnplug accepts x = [0, C, 2^62, 4]: it has no elements).
+  int64_t in_plane() const { return planes == 0 ? 0 : d[0].in * d[1].in * d[2].in; }
+  int64_t out_plane() const { return planes == 0 ? 0 : d[0].out * d[1].out * d[2].out; }
 };
 
 // x is [N, C, D1..Dk] with 1 <= k <= 3 (validated by libnnplug).

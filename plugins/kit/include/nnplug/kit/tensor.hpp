@@ -63,11 +63,13 @@ inline int64_t numel(const DLTensor& t) {
   return n;
 }
 // Typed pointer to the first element (data + byte_offset). NULL data (allowed for a tensor
-// without elements) stays NULL: NULL + byte_offset is undefined behaviour.
+// without elements) stays NULL. The sum is taken on integers: a tensor without elements may
+// have any byte_offset (libnnplug checks the extent of tensors with elements only), and
+// pointer arithmetic past its object or wrapping is undefined behaviour.
 template <typename T>
 inline T* data_ptr(const DLTensor& t) {
   if (t.data == nullptr) return nullptr;
-  return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
+  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(t.data) + t.byte_offset);
 }
 // Compact row-major: strides NULL or the compact ones. The stride of an extent-1 dimension
 // and every stride of a tensor without elements address nothing and are not compared
