@@ -226,3 +226,35 @@ TEST_CASE("threads: a stream destroyed while another thread uses it") {
   user.join();
   CHECK_MESSAGE(problem.empty(), problem);
 }
+
+TEST_CASE("threads: a thread that ran cpu ops exits after nnp_shutdown") {
+  // The thread loads the plugins itself (so oneTBB sets up its per-thread state on it) and runs
+  // a parallel GEMM; it exits after nnp_shutdown, when the thread-specific data of oneTBB is
+  // destroyed: that code must still be mapped.
+  REQUIRE(nnp_shutdown() == NNP_STATUS_OK);
+  std::atomic<int> phase{0};
+  std::string problem;
+  std::thread user([&] {
+    nnp_device* dev = nullptr;
+    if (nnp_get_device("cpu", &dev) == NNP_STATUS_OK) {
+      constexpr int64_t kN = 256;
+      std::vector<float> a(kN * kN, 1.0f), y(kN * kN);
+      int64_t shape[2] = {kN, kN};
+      DLTensor ta = tensor(a.data(), kF32, 2, shape), ty = tensor(y.data(), kF32, 2, shape);
+      nnp_gemm_params gp{};
+      gp.struct_size = sizeof(gp);
+      gp.alpha = 1.0;
+      nnp_stream* s = nullptr;
+      if (nnp_stream_create(dev, &s) != NNP_STATUS_OK ||
+          nnp_gemm(s, &gp, &ta, &ta, nullptr, &ty) != NNP_STATUS_OK || y[0] != kN)
+        problem = nnp_last_error_message();
+    }
+    phase.store(1);
+    while (phase.load() != 2) std::this_thread::yield();
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  CHECK(nnp_shutdown() == NNP_STATUS_OK);  // unloads the plugins
+  phase.store(2);
+  user.join();  // the thread's exit runs oneTBB's thread-specific-data destructor
+  CHECK_MESSAGE(problem.empty(), problem);
+}
