@@ -7,9 +7,12 @@
 #     package alone: its bundled libnnplug and plugins, `python -m nnplug`, a smoke test, the
 #     Python examples (scripts/python-package-test.sh; needs PyPI)
 #  4. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code + ctest
-#  5. install + out-of-tree consumer and template-plugin build against the install tree
+#  5. ThreadSanitizer build of libnnplug, the reference, cpu and sim plugins and the thread
+#     stress test only (NNPLUG_TSAN) + the stress tests (label "stress"; api/tests/tsan.supp)
+#  6. install + out-of-tree consumer and template-plugin build against the install tree
 # Prints the total time. Environment: NNPLUG_JOBS (build parallelism, default nproc),
-# NNPLUG_SKIP_ASAN=1 to skip step 4 (local iteration only; CI runs everything).
+# NNPLUG_SKIP_ASAN=1 / NNPLUG_SKIP_TSAN=1 to skip step 4 / 5 (local iteration only; CI runs
+# everything).
 set -euo pipefail
 start=$(date +%s)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +42,16 @@ if [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
   # absurd sizes and check for NNP_STATUS_OUT_OF_MEMORY.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE "python|slow"
+fi
+
+if [[ "${NNPLUG_SKIP_TSAN:-0}" != "1" ]]; then
+  phase "ThreadSanitizer build (libnnplug, host plugins, stress test)"
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_TSAN=ON \
+    -DNNPLUG_BUILD_CONFORMANCE=OFF -DNNPLUG_BUILD_EXAMPLES=OFF
+  cmake --build build-tsan -j"$jobs" \
+    --target nnplug nnplug-reference nnplug-cpu nnplug-sim nnplug_stress
+  phase "ThreadSanitizer stress tests"
+  ctest --test-dir build-tsan --output-on-failure --timeout 600 -L stress
 fi
 
 phase "install + consumer"
