@@ -6,9 +6,10 @@
 //
 // The stress run, for R rounds of M milliseconds each:
 //  - N op threads, each with its own streams, spread over the devices found (cpu:0,
-//    reference:0, sim:0, sim:1: several threads on the same device, and different devices at
-//    once): allocations, copies both ways, fill and binary ops (a large fill now and then, parallel
-//    on the cpu backend), results checked; streams and allocations are recreated now and then;
+//    reference:0, sim:0, sim:1, and cuda:0 on a machine with a GPU: several threads on the
+//    same device, and different devices at once): allocations, copies both ways, fill and
+//    binary ops (a large fill now and then, parallel on the cpu backend), results checked;
+//    streams and allocations are recreated now and then;
 //  - two threads sharing one stream (calls on it are serialised by libnnplug): dropout forward
 //    and backward, the backward checked against the forward's mask;
 //  - two discovery threads: device enumeration and lookup, props, op_supported, load records;
@@ -325,7 +326,7 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<std::string> names;
-  for (const char* name : {"cpu:0", "reference:0", "sim:0", "sim:1"}) {
+  for (const char* name : {"cpu:0", "reference:0", "sim:0", "sim:1", "cuda:0"}) {
     nnp_device* d = nullptr;
     if (nnp_get_device(name, &d) == NNP_STATUS_OK) names.push_back(name);
   }
