@@ -35,7 +35,7 @@ function(nnplug_add_backend name)
   target_link_libraries(${target} PRIVATE nnplug_plugin_sdk nnplug_warnings ${ARG_LIBRARIES})
   target_link_options(${target} PRIVATE
     "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map"
-    $<$<NOT:$<BOOL:${NNPLUG_SANITIZE}>>:LINKER:--no-undefined>)
+    $<$<NOT:$<OR:$<BOOL:${NNPLUG_SANITIZE}>,$<BOOL:${NNPLUG_TSAN}>>>:LINKER:--no-undefined>)
   install(TARGETS ${target} LIBRARY DESTINATION ${NNPLUG_PLUGIN_INSTALL_DIR} COMPONENT runtime)
   set_property(GLOBAL APPEND PROPERTY NNPLUG_BACKENDS ${name})
 endfunction()

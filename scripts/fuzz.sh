@@ -2,8 +2,10 @@
 # Builds nnplug's libFuzzer target with clang (ASan + UBSan, build-fuzz/) and runs it
 # (docs/fuzzing.md). Usage:
 #   scripts/fuzz.sh                   the bounded run of scripts/test.sh: replays fuzz/corpus and
-#                                     fuzz/regressions, then fuzzes for 60 s with a fixed seed;
-#                                     new inputs go to a temporary folder
+#                                     fuzz/regressions, then runs 40000 inputs from a fixed seed
+#                                     (deterministic for a given commit: a run that passes here
+#                                     passes in CI); new inputs go to a temporary folder
+#   scripts/fuzz.sh --runs N [--seed S]  the same with N inputs
 #   scripts/fuzz.sh --time 3600 [--fork N] [--seed S] [--corpus-out DIR] [-- libFuzzer flags]
 #                                     a long run; new inputs are kept in DIR
 #                                     (default build-fuzz/corpus-new) for the next run
@@ -17,7 +19,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${NNPLUG_JOBS:-$(nproc)}
-seconds=60
+seconds=0
+runs=40000
 seed=1
 fork=0
 corpus_out=""
@@ -25,7 +28,8 @@ seeds=0
 extra=()
 while (($#)); do
   case "$1" in
-    --time) seconds=$2; shift 2 ;;
+    --time) seconds=$2; runs=-1; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --fork) fork=$2; shift 2 ;;
     --corpus-out) corpus_out=$2; shift 2 ;;
@@ -69,7 +73,7 @@ fi
 # New inputs go to the first folder; fuzz/corpus and fuzz/regressions are only read.
 if [[ -n "$corpus_out" ]]; then
   new=$corpus_out
-elif ((seconds > 60)); then
+elif ((runs < 0)); then
   new=build-fuzz/corpus-new
 else
   new=$tmp/new
@@ -77,7 +81,7 @@ fi
 # Findings of this run: build-fuzz/findings/run.XXXXXX/ (kept when the run is interrupted).
 mkdir -p "$new" build-fuzz/findings
 artifacts=$(mktemp -d build-fuzz/findings/run.XXXXXX)
-flags=(-max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2560 -timeout=30 -max_len=512
+flags=(-runs="$runs" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2560 -timeout=30 -max_len=512
        -print_final_stats=1 -dict=fuzz/op_execute.dict -artifact_prefix="$artifacts/")
 # Forked runs go on after a finding and collect them all.
 if ((fork > 0)); then flags+=(-fork="$fork" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi

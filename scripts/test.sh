@@ -8,12 +8,14 @@
 #     Python examples (scripts/python-package-test.sh; needs PyPI)
 #  4. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code + ctest
 #  5. fuzzing: clang build with ASan+UBSan and libFuzzer, the corpus and regression inputs
-#     replayed, then a bounded 60 s run of one op call per input on the reference and cpu
+#     replayed, then a bounded run of one op call per input on the reference and cpu
 #     devices, compared (scripts/fuzz.sh, docs/fuzzing.md; skipped without clang/libFuzzer)
-#  6. install + out-of-tree consumer and template-plugin build against the install tree
+#  6. ThreadSanitizer build of libnnplug, the reference, cpu and sim plugins and the thread
+#     stress test only (NNPLUG_TSAN) + the stress tests (label "stress"; api/tests/tsan.supp)
+#  7. install + out-of-tree consumer and template-plugin build against the install tree
 # Prints the total time. Environment: NNPLUG_JOBS (build parallelism, default nproc),
-# NNPLUG_SKIP_ASAN=1 / NNPLUG_SKIP_FUZZ=1 to skip step 4 / 5 (local iteration only; CI runs
-# everything).
+# NNPLUG_SKIP_ASAN=1 / NNPLUG_SKIP_FUZZ=1 / NNPLUG_SKIP_TSAN=1 to skip step 4 / 5 / 6 (local
+# iteration only; CI runs everything).
 set -euo pipefail
 start=$(date +%s)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,6 +50,16 @@ fi
 if [[ "${NNPLUG_SKIP_FUZZ:-0}" != "1" ]]; then
   phase "fuzz: reference vs cpu under ASan+UBSan (libFuzzer, bounded run)"
   NNPLUG_JOBS=$jobs scripts/fuzz.sh
+fi
+
+if [[ "${NNPLUG_SKIP_TSAN:-0}" != "1" ]]; then
+  phase "ThreadSanitizer build (libnnplug, host plugins, stress test)"
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_TSAN=ON \
+    -DNNPLUG_BUILD_CONFORMANCE=OFF -DNNPLUG_BUILD_EXAMPLES=OFF
+  cmake --build build-tsan -j"$jobs" \
+    --target nnplug nnplug-reference nnplug-cpu nnplug-sim nnplug_stress
+  phase "ThreadSanitizer stress tests"
+  ctest --test-dir build-tsan --output-on-failure --timeout 600 -L stress
 fi
 
 phase "install + consumer"

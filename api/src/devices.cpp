@@ -1,5 +1,6 @@
 // Device enumeration and lookup of libnnplug: nnp_get_devices, nnp_get_device ("<plugin>:<i>",
-// "<plugin>", "auto" with NNPLUG_BACKEND), device props and DLPack devices, handle checks.
+// "<plugin>", "auto" with NNPLUG_BACKEND), device props and DLPack devices; device and plugin
+// handles (made when first handed out, released by nnp_shutdown).
 #include "internal.hpp"
 
 #include <algorithm>
@@ -9,14 +10,44 @@
 
 namespace nnp::host {
 
-nnp_status check_device(const char* func, const char* arg, const nnp_device* device) {
-  if (device == nullptr)
-    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", func, arg);
-  if (device->magic != nnp_device::kMagic)
-    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
-                           "%s: %s is not a valid nnp_device (used after nnp_shutdown?)", func,
-                           arg);
+nnp_status resolve_device(const char* func, const char* arg, const nnp_device* handle,
+                          nnp_device** out) {
+  const handle_lookup h = get_registry().device_handles.find(handle_value(handle));
+  if (h.state != handle_state::live)
+    return refuse_handle(func, arg, handle_kind::device, h, handle_value(handle));
+  *out = static_cast<nnp_device*>(handle_table::object_of(h));
   return NNP_STATUS_OK;
+}
+
+nnp_plugin* resolve_plugin(const nnp_plugin* handle) {
+  const handle_lookup h = get_registry().plugin_handles.find(handle_value(handle));
+  return h.state == handle_state::live ? static_cast<nnp_plugin*>(handle_table::object_of(h))
+                                       : nullptr;
+}
+
+nnp_device* device_handle(nnp_device* device) {
+  uintptr_t self = device->self.load(std::memory_order_acquire);
+  if (self == 0) {
+    self = get_registry().device_handles.add(device);
+    device->self.store(self, std::memory_order_release);
+  }
+  return reinterpret_cast<nnp_device*>(self);
+}
+
+nnp_plugin* plugin_handle(nnp_plugin* plugin) {
+  uintptr_t self = plugin->self.load(std::memory_order_acquire);
+  if (self == 0) {
+    self = get_registry().plugin_handles.add(plugin);
+    plugin->self.store(self, std::memory_order_release);
+  }
+  return reinterpret_cast<nnp_plugin*>(self);
+}
+
+void release_handles(nnp_plugin& plugin) {
+  registry& r = get_registry();
+  for (auto& d : plugin.devices)
+    if (const uintptr_t self = d->self.exchange(0)) r.device_handles.remove(self);
+  if (const uintptr_t self = plugin.self.exchange(0)) r.plugin_handles.remove(self);
 }
 
 namespace {
@@ -113,10 +144,12 @@ NNP_API nnp_status nnp_get_devices(nnp_device** devices, size_t* n_devices) {
     const std::vector<nnp_device*> all = all_devices_locked(r);
     if (devices != nullptr) {
       const size_t n = std::min(*n_devices, all.size());
-      for (size_t i = 0; i < n; ++i) devices[i] = all[i];
+      for (size_t i = 0; i < n; ++i) devices[i] = device_handle(all[i]);
     }
     *n_devices = all.size();
     return NNP_STATUS_OK;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(NNP_STATUS_OUT_OF_MEMORY, "nnp_get_devices: out of host memory");
   } catch (const std::exception& e) {
     return set_last_errorf(NNP_STATUS_INTERNAL, "nnp_get_devices: %s", e.what());
   }
@@ -142,15 +175,19 @@ NNP_API nnp_status nnp_get_device(const char* name, nnp_device** out) {
     } else {
       st = find_named_device_locked(r, name, "name", &found);
     }
-    if (st == NNP_STATUS_OK) *out = found;
+    if (st == NNP_STATUS_OK) *out = device_handle(found);
     return st;
+  } catch (const std::bad_alloc&) {
+    return set_last_error(NNP_STATUS_OUT_OF_MEMORY, "nnp_get_device: out of host memory");
   } catch (const std::exception& e) {
     return set_last_errorf(NNP_STATUS_INTERNAL, "nnp_get_device: %s", e.what());
   }
 }
 
-NNP_API nnp_status nnp_device_get_props(const nnp_device* device, nnp_device_props* props) {
-  if (nnp_status st = check_device("nnp_device_get_props", "device", device)) return st;
+NNP_API nnp_status nnp_device_get_props(const nnp_device* handle, nnp_device_props* props) {
+  gate_guard in_call(get_registry().gate);
+  nnp_device* device = nullptr;
+  if (nnp_status st = resolve_device("nnp_device_get_props", "device", handle, &device)) return st;
   if (props == nullptr)
     return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_device_get_props: props is NULL");
   if (props->struct_size < NNP_DEVICE_PROPS_STRUCT_SIZE_1_0)
@@ -165,8 +202,11 @@ NNP_API nnp_status nnp_device_get_props(const nnp_device* device, nnp_device_pro
   return NNP_STATUS_OK;
 }
 
-NNP_API nnp_status nnp_device_get_dldevice(const nnp_device* device, DLDevice* out) {
-  if (nnp_status st = check_device("nnp_device_get_dldevice", "device", device)) return st;
+NNP_API nnp_status nnp_device_get_dldevice(const nnp_device* handle, DLDevice* out) {
+  gate_guard in_call(get_registry().gate);
+  nnp_device* device = nullptr;
+  if (nnp_status st = resolve_device("nnp_device_get_dldevice", "device", handle, &device))
+    return st;
   if (out == nullptr)
     return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_device_get_dldevice: out is NULL");
   *out = device->dl;

@@ -4,7 +4,14 @@
 // Ownership: one registry object, allocated on first use and never destroyed by a static
 // destructor (nnp_shutdown() empties it explicitly). Plugins and devices are owned by the
 // registry and live until nnp_shutdown(); streams until nnp_stream_destroy()/nnp_shutdown().
+//
+// The structs nnp_plugin, nnp_device and nnp_stream below are libnnplug's objects; the
+// nnp_plugin*, nnp_device* and nnp_stream* values the caller holds are handles (handles.hpp),
+// never their addresses. Every public function turns a handle into its object first
+// (resolve_device, stream_lock, resolve_plugin) and never dereferences a handle.
 #pragma once
+
+#include "handles.hpp"
 
 #include <nnplug/nnplug.h>
 
@@ -23,8 +30,7 @@
 
 // ------------------------------------------------------------------------------ handles --
 struct nnp_device {
-  static constexpr uint32_t kMagic = 0x4e4e5044u;  // "NNPD"
-  uint32_t magic = kMagic;
+  std::atomic<uintptr_t> self{0};  // its handle, made when first handed out (device_handle)
   nnp_plugin* plugin = nullptr;
   int32_t index = 0;         // the plugin's device index
   std::string name;          // "<plugin>:<index>"
@@ -37,6 +43,7 @@ struct nnp_device {
 };
 
 struct nnp_plugin {
+  std::atomic<uintptr_t> self{0};  // its handle, made when first handed out (plugin_handle)
   std::string name;
   std::string path;
   std::string version;
@@ -50,8 +57,7 @@ struct nnp_plugin {
 };
 
 struct nnp_stream {
-  static constexpr uint32_t kMagic = 0x4e4e5053u;  // "NNPS"
-  uint32_t magic = kMagic;
+  uintptr_t self = 0;  // its handle
   nnp_device* device = nullptr;
   void* handle = nullptr;  // the plugin's stream
   // An error of this stream's queued work that libnnplug met while waiting for the device on
@@ -155,6 +161,13 @@ struct registry {
   std::vector<std::unique_ptr<nnp_plugin>> plugins;  // in load order
   std::deque<load_record_data> records;              // stable addresses
 
+  // Handles (handles.hpp) and the gate of the calls that take device or plugin handles.
+  handle_table plugin_handles{handle_kind::plugin};
+  handle_table device_handles{handle_kind::device};
+  handle_table stream_handles{handle_kind::stream};
+  call_gate gate;
+
+  // Live streams. Lock order: a stream's slot mutex, then streams_mutex.
   std::mutex streams_mutex;
   std::unordered_set<nnp_stream*> streams;
 
@@ -169,9 +182,46 @@ nnp_status ensure_default_plugins();
 // All devices of all loaded plugins, in load order (caller holds the lock).
 std::vector<nnp_device*> all_devices_locked(registry& r);
 
-// Checks a device handle; returns INVALID_ARGUMENT with a message naming `func`/`arg`.
-nnp_status check_device(const char* func, const char* arg, const nnp_device* device);
-nnp_status check_stream(const char* func, const char* arg, const nnp_stream* stream);
+// ---------------------------------------------------------------------------- handles --
+// The device of a handle, or INVALID_ARGUMENT (NULL, stale or foreign handle) with a message
+// naming `func`/`arg`. The caller keeps the device alive: it is inside the call gate
+// (gate_guard), holds a stream_lock, or holds the registry mutex.
+nnp_status resolve_device(const char* func, const char* arg, const nnp_device* handle,
+                          nnp_device** out);
+// The plugin of a handle, or NULL (the caller is inside the call gate).
+nnp_plugin* resolve_plugin(const nnp_plugin* handle);
+// The handle of a device / plugin, made on first use (caller holds the registry mutex).
+nnp_device* device_handle(nnp_device* device);
+nnp_plugin* plugin_handle(nnp_plugin* plugin);
+// nnp_shutdown: makes the handles of a plugin and of its devices stale.
+void release_handles(nnp_plugin& plugin);
+
+// Holds a stream for the length of one call: checks the handle and locks the stream's slot,
+// so calls on one stream are serialised and the stream outlives the call (nnp_stream_destroy
+// and nnp_shutdown take the same lock). Calls holding one never enter the call gate.
+class stream_lock {
+ public:
+  stream_lock() = default;
+  ~stream_lock() { unlock(); }
+  stream_lock(const stream_lock&) = delete;
+  stream_lock& operator=(const stream_lock&) = delete;
+  // OK with the stream held, or INVALID_ARGUMENT (message set: NULL, stale, foreign).
+  nnp_status lock(const char* func, const char* arg, const nnp_stream* handle);
+  nnp_stream* get() const { return stream_; }
+  nnp_stream* operator->() const { return stream_; }
+  void unlock();
+
+ private:
+  handle_slot* slot_ = nullptr;
+  nnp_stream* stream_ = nullptr;
+};
+
+// Destroys a held stream (the plugin's stream, its handle, the object), waiting for its work;
+// returns the plugin's status (and with `take_error`, else OK, the stream's pending error).
+nnp_status destroy_stream(stream_lock& held, bool take_error);
+// nnp_shutdown (gate closed): destroys every live stream, each after the call in flight on it.
+// Returns the first error (message set).
+nnp_status destroy_all_streams();
 
 // Waits for the work queued on every live stream of the given devices (NULL entries are
 // skipped): the legacy-stream rule of nnp_memcpy and nnp_free (nnplug.h). An error of that

@@ -589,7 +589,7 @@ NNP_API nnp_status nnp_load_plugin(const char* path, nnp_plugin** out) {
       if (r.records.size() > before) return report_load_failure(r, st);
       return set_last_errorf(st, "nnp_load_plugin: %s: load failed", path);
     }
-    if (out != nullptr) *out = plugin;
+    if (out != nullptr) *out = plugin_handle(plugin);
     return NNP_STATUS_OK;
   } catch (const std::bad_alloc&) {
     return set_last_error(NNP_STATUS_OUT_OF_MEMORY, "nnp_load_plugin: out of host memory");
@@ -642,13 +642,16 @@ NNP_API nnp_status nnp_get_load_records(nnp_load_record* records, size_t* n_reco
   return NNP_STATUS_OK;
 }
 
-NNP_API const char* nnp_plugin_name(const nnp_plugin* plugin) {
+NNP_API const char* nnp_plugin_name(const nnp_plugin* handle) {
+  gate_guard in_call(get_registry().gate);
+  const nnp_plugin* plugin = resolve_plugin(handle);
   return plugin != nullptr ? plugin->name.c_str() : nullptr;
 }
 
 NNP_API nnp_status nnp_shutdown(void) {
   registry& r = get_registry();
   std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  gate_closed closed(r.gate);  // waits for the calls in flight; new ones wait until the end
   nnp_status first = NNP_STATUS_OK;
   std::string first_message;
   auto note = [&](nnp_status st) {
@@ -657,17 +660,8 @@ NNP_API nnp_status nnp_shutdown(void) {
       first_message = nnp_last_error_message();
     }
   };
-  // 1. streams (user streams, then the internal copy streams)
-  {
-    std::lock_guard<std::mutex> sl(r.streams_mutex);
-    for (nnp_stream* s : r.streams) {
-      const nnp_plugin* p = s->device->plugin;
-      note(call_slot(p, "stream_destroy", [&] { return p->api->stream_destroy(s->handle); }));
-      s->magic = 0;
-      delete s;
-    }
-    r.streams.clear();
-  }
+  // 1. streams (user streams, each after the call in flight on it; then the copy streams)
+  note(destroy_all_streams());
   for (auto& p : r.plugins)
     for (auto& d : p->devices)
       if (d->copy_stream != nullptr) {
@@ -697,7 +691,7 @@ NNP_API nnp_status nnp_shutdown(void) {
                              p.name.c_str()));
       }
     }
-    for (auto& d : p.devices) d->magic = 0;
+    release_handles(p);
     p.devices.clear();
     p.api = nullptr;
     p.library.unload();

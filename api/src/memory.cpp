@@ -11,6 +11,9 @@
 //   any other pair               D2H into a host staging buffer, then H2D (synchronous)
 // Synchronous copies (nnp_memcpy, and the staged route) use one internal stream per device,
 // created on first use and guarded by the device's copy mutex.
+//
+// nnp_malloc, nnp_free and nnp_memcpy run inside the call gate (handles.hpp);
+// nnp_memcpy_async with a stream holds the stream instead.
 #include "internal.hpp"
 
 #include <cstring>
@@ -84,10 +87,16 @@ nnp_status cross_device_copy(nnp_stream* stream, nnp_device* dst_dev, void* dst,
   return plugin_copy_sync(dst_dev, dst, staging.data(), size_bytes, NNP_MEMCPY_HOST_TO_DEVICE);
 }
 
-nnp_status do_memcpy(const char* func, nnp_stream* stream, nnp_device* dst_device, void* dst,
-                     nnp_device* src_device, const void* src, size_t size_bytes) {
+// The copy itself, with the handles resolved (and the stream held, or the call gate entered).
+nnp_status do_memcpy(const char* func, nnp_stream* stream, const nnp_device* dst_handle, void* dst,
+                     const nnp_device* src_handle, const void* src, size_t size_bytes) {
+  nnp_device* dst_device = nullptr;
+  nnp_device* src_device = nullptr;
+  if (dst_handle != nullptr)
+    if (nnp_status st = resolve_device(func, "dst_device", dst_handle, &dst_device)) return st;
+  if (src_handle != nullptr)
+    if (nnp_status st = resolve_device(func, "src_device", src_handle, &src_device)) return st;
   if (stream != nullptr) {
-    if (nnp_status st = check_stream(func, "stream", stream)) return st;
     if (stream->device != dst_device && stream->device != src_device)
       return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                              "%s: stream belongs to %s, which is neither dst_device (%s) nor "
@@ -96,10 +105,6 @@ nnp_status do_memcpy(const char* func, nnp_stream* stream, nnp_device* dst_devic
                              dst_device ? dst_device->name.c_str() : "host",
                              src_device ? src_device->name.c_str() : "host");
   }
-  if (dst_device != nullptr)
-    if (nnp_status st = check_device(func, "dst_device", dst_device)) return st;
-  if (src_device != nullptr)
-    if (nnp_status st = check_device(func, "src_device", src_device)) return st;
   if (size_bytes == 0) return NNP_STATUS_OK;
   if (dst == nullptr)
     return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: dst is NULL with size_bytes %zu", func,
@@ -129,8 +134,10 @@ nnp_status do_memcpy(const char* func, nnp_stream* stream, nnp_device* dst_devic
 
 extern "C" {
 
-NNP_API nnp_status nnp_malloc(nnp_device* device, size_t size_bytes, void** ptr) {
-  if (nnp_status st = check_device("nnp_malloc", "device", device)) return st;
+NNP_API nnp_status nnp_malloc(nnp_device* handle, size_t size_bytes, void** ptr) {
+  gate_guard in_call(get_registry().gate);
+  nnp_device* device = nullptr;
+  if (nnp_status st = resolve_device("nnp_malloc", "device", handle, &device)) return st;
   if (ptr == nullptr) return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_malloc: ptr is NULL");
   if (size_bytes == 0)
     return set_last_error(NNP_STATUS_INVALID_ARGUMENT,
@@ -155,10 +162,12 @@ NNP_API nnp_status nnp_malloc(nnp_device* device, size_t size_bytes, void** ptr)
   return NNP_STATUS_OK;
 }
 
-NNP_API nnp_status nnp_free(nnp_device* device, void* ptr) {
+NNP_API nnp_status nnp_free(nnp_device* handle, void* ptr) {
   if (ptr == nullptr) return NNP_STATUS_OK;
-  if (nnp_status st = check_device("nnp_free", "device", device)) return st;
   registry& r = get_registry();
+  gate_guard in_call(r.gate);
+  nnp_device* device = nullptr;
+  if (nnp_status st = resolve_device("nnp_free", "device", handle, &device)) return st;
   {
     std::lock_guard<std::mutex> lock(r.allocations_mutex);
     auto it = r.allocations.find(ptr);
@@ -185,13 +194,22 @@ NNP_API nnp_status nnp_free(nnp_device* device, void* ptr) {
   return call_slot(p, "mem_free", [&] { return p->api->mem_free(device->index, ptr); });
 }
 
-NNP_API nnp_status nnp_memcpy_async(nnp_stream* stream, nnp_device* dst_device, void* dst,
+NNP_API nnp_status nnp_memcpy_async(nnp_stream* handle, nnp_device* dst_device, void* dst,
                                     nnp_device* src_device, const void* src, size_t size_bytes) {
-  return do_memcpy("nnp_memcpy_async", stream, dst_device, dst, src_device, src, size_bytes);
+  if (handle == nullptr) {
+    gate_guard in_call(get_registry().gate);
+    return do_memcpy("nnp_memcpy_async", nullptr, dst_device, dst, src_device, src, size_bytes);
+  }
+  // Holding the stream keeps nnp_shutdown from releasing the devices too (it destroys every
+  // stream before it releases anything else).
+  stream_lock stream;
+  if (nnp_status st = stream.lock("nnp_memcpy_async", "stream", handle)) return st;
+  return do_memcpy("nnp_memcpy_async", stream.get(), dst_device, dst, src_device, src, size_bytes);
 }
 
 NNP_API nnp_status nnp_memcpy(nnp_device* dst_device, void* dst, nnp_device* src_device,
                               const void* src, size_t size_bytes) {
+  gate_guard in_call(get_registry().gate);
   return do_memcpy("nnp_memcpy", nullptr, dst_device, dst, src_device, src, size_bytes);
 }
 

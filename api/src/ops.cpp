@@ -28,16 +28,18 @@ bool no_output_elements(size_t n_outputs, const DLTensor* const* outputs) {
 
 extern "C" {
 
-NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const void* params,
+NNP_API nnp_status nnp_op_execute(nnp_stream* handle, int32_t op_kind, const void* params,
                                   size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
                                   const DLTensor* const* outputs) {
-  if (nnp_status st = check_stream("nnp_op_execute", "stream", stream)) return st;
+  stream_lock stream;
+  if (nnp_status st = stream.lock("nnp_op_execute", "stream", handle)) return st;
   const nnp_device* dev = stream->device;
   if (nnp_status st = validate_op(op_kind, params, n_inputs, inputs, n_outputs, outputs, dev->dl,
                                   /*require_data=*/true))
     return st;
   const nnp_plugin* p = dev->plugin;
-  if (nnp_status st = check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
+  if (nnp_status st =
+          check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
     return st;
   // Empty means no work: a call whose outputs all have no elements is not run; the plugin only
   // says whether it supports it, so that nnp_op_execute and nnp_op_supported still agree.
@@ -52,15 +54,18 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const voi
   });
 }
 
-NNP_API nnp_status nnp_op_supported(const nnp_device* device, int32_t op_kind, const void* params,
+NNP_API nnp_status nnp_op_supported(const nnp_device* handle, int32_t op_kind, const void* params,
                                     size_t n_inputs, const DLTensor* const* inputs,
                                     size_t n_outputs, const DLTensor* const* outputs) {
-  if (nnp_status st = check_device("nnp_op_supported", "device", device)) return st;
-  if (nnp_status st = validate_op(op_kind, params, n_inputs, inputs, n_outputs, outputs,
-                                  device->dl, /*require_data=*/false))
+  gate_guard in_call(get_registry().gate);
+  nnp_device* device = nullptr;
+  if (nnp_status st = resolve_device("nnp_op_supported", "device", handle, &device)) return st;
+  if (nnp_status st = validate_op(op_kind, params, n_inputs, inputs, n_outputs, outputs, device->dl,
+                                  /*require_data=*/false))
     return st;
   const nnp_plugin* p = device->plugin;
-  if (nnp_status st = check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
+  if (nnp_status st =
+          check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
     return st;
   return call_slot(p, "op_supported", [&] {
     return p->api->op_supported(device->index, op_kind, params, n_inputs, inputs, n_outputs,

@@ -1,17 +1,35 @@
 // Streams of libnnplug: create/destroy/synchronize/attributes, forwarded to the owning plugin.
-// Live streams are tracked so nnp_shutdown() can destroy them and a destroyed handle is
-// rejected instead of reaching a plugin.
+// Live streams are tracked so nnp_shutdown() can destroy them. Every call on a stream holds the
+// stream's slot mutex (stream_lock): calls on one stream are serialised, a destroyed stream's
+// handle is refused as stale, and a stream is destroyed only between calls.
 #include "internal.hpp"
+
+#include <vector>
 
 namespace nnp::host {
 
-nnp_status check_stream(const char* func, const char* arg, const nnp_stream* stream) {
-  if (stream == nullptr)
-    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", func, arg);
-  if (stream->magic != nnp_stream::kMagic)
-    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
-                           "%s: %s is not a valid nnp_stream (destroyed?)", func, arg);
+nnp_status stream_lock::lock(const char* func, const char* arg, const nnp_stream* handle) {
+  unlock();
+  const handle_lookup h = get_registry().stream_handles.find(handle_value(handle));
+  if (h.state != handle_state::live)
+    return refuse_handle(func, arg, handle_kind::stream, h, handle_value(handle));
+  h.slot->mutex.lock();
+  // Destroyed (and perhaps reused) while this call waited for the stream.
+  if (!handle_table::still_live(h)) {
+    h.slot->mutex.unlock();
+    handle_lookup stale = h;
+    stale.state = handle_state::stale;
+    return refuse_handle(func, arg, handle_kind::stream, stale, handle_value(handle));
+  }
+  slot_ = h.slot;
+  stream_ = static_cast<nnp_stream*>(handle_table::object_of(h));
   return NNP_STATUS_OK;
+}
+
+void stream_lock::unlock() {
+  if (slot_ != nullptr) slot_->mutex.unlock();
+  slot_ = nullptr;
+  stream_ = nullptr;
 }
 
 nnp_status wait_for_devices(const nnp_device* a, const nnp_device* b) {
@@ -55,58 +73,95 @@ nnp_status take_pending(nnp_stream* stream) {
 
 }  // namespace
 
+nnp_status destroy_stream(stream_lock& held, bool take_error) {
+  registry& r = get_registry();
+  nnp_stream* stream = held.get();
+  {
+    std::lock_guard<std::mutex> lock(r.streams_mutex);
+    r.streams.erase(stream);
+  }
+  const nnp_plugin* p = stream->device->plugin;
+  const nnp_status st =
+      call_slot(p, "stream_destroy", [&] { return p->api->stream_destroy(stream->handle); });
+  const nnp_status pending =
+      st == NNP_STATUS_OK && take_error ? take_pending(stream) : NNP_STATUS_OK;
+  r.stream_handles.remove(stream->self);  // under the slot mutex: waiting calls find it stale
+  held.unlock();
+  delete stream;
+  return st != NNP_STATUS_OK ? st : pending;
+}
+
+nnp_status destroy_all_streams() {
+  registry& r = get_registry();
+  std::vector<uintptr_t> live;
+  {
+    std::lock_guard<std::mutex> lock(r.streams_mutex);
+    live.reserve(r.streams.size());
+    for (nnp_stream* s : r.streams) live.push_back(s->self);
+  }
+  nnp_status first = NNP_STATUS_OK;
+  std::string first_message;
+  for (uintptr_t self : live) {
+    stream_lock held;
+    // Waits for the call in flight on the stream; a stream destroyed meanwhile is skipped.
+    if (held.lock("nnp_shutdown", "stream", reinterpret_cast<nnp_stream*>(self)) != NNP_STATUS_OK)
+      continue;
+    const nnp_status st = destroy_stream(held, /*take_error=*/false);
+    if (st != NNP_STATUS_OK && first == NNP_STATUS_OK) {
+      first = st;
+      first_message = nnp_last_error_message();
+    }
+  }
+  if (first != NNP_STATUS_OK) return set_last_error(first, first_message);
+  return NNP_STATUS_OK;
+}
+
 }  // namespace nnp::host
 
 using namespace nnp::host;
 
 extern "C" {
 
-NNP_API nnp_status nnp_stream_create(nnp_device* device, nnp_stream** stream) {
-  if (nnp_status st = check_device("nnp_stream_create", "device", device)) return st;
+NNP_API nnp_status nnp_stream_create(nnp_device* handle, nnp_stream** stream) {
+  registry& r = get_registry();
+  gate_guard in_call(r.gate);
+  nnp_device* device = nullptr;
+  if (nnp_status st = resolve_device("nnp_stream_create", "device", handle, &device)) return st;
   if (stream == nullptr)
     return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_stream_create: stream is NULL");
+  const nnp_plugin* p = device->plugin;
+  void* plugin_stream = nullptr;
+  const nnp_status st = call_slot(
+      p, "stream_create", [&] { return p->api->stream_create(device->index, &plugin_stream); });
+  if (st != NNP_STATUS_OK) return st;
+  nnp_stream* s = nullptr;
   try {
-    const nnp_plugin* p = device->plugin;
-    void* handle = nullptr;
-    const nnp_status st = call_slot(p, "stream_create",
-                                    [&] { return p->api->stream_create(device->index, &handle); });
-    if (st != NNP_STATUS_OK) return st;
-    auto* s = new nnp_stream();
+    s = new nnp_stream();
     s->device = device;
-    s->handle = handle;
-    registry& r = get_registry();
-    {
-      std::lock_guard<std::mutex> lock(r.streams_mutex);
-      r.streams.insert(s);
-    }
-    *stream = s;
-    return NNP_STATUS_OK;
+    s->handle = plugin_stream;
+    s->self = r.stream_handles.add(s);
+    std::lock_guard<std::mutex> lock(r.streams_mutex);
+    r.streams.insert(s);
   } catch (const std::bad_alloc&) {
+    if (s != nullptr && s->self != 0) r.stream_handles.remove(s->self);
+    delete s;
+    (void)p->api->stream_destroy(plugin_stream);
     return set_last_error(NNP_STATUS_OUT_OF_MEMORY, "nnp_stream_create: out of host memory");
   }
+  *stream = reinterpret_cast<nnp_stream*>(s->self);
+  return NNP_STATUS_OK;
 }
 
-NNP_API nnp_status nnp_stream_destroy(nnp_stream* stream) {
-  if (stream == nullptr) return NNP_STATUS_OK;
-  registry& r = get_registry();
-  {
-    std::lock_guard<std::mutex> lock(r.streams_mutex);
-    if (r.streams.erase(stream) == 0)
-      return set_last_error(NNP_STATUS_INVALID_ARGUMENT,
-                            "nnp_stream_destroy: stream is not a live nnp_stream (destroyed "
-                            "twice, or after nnp_shutdown?)");
-  }
-  const nnp_plugin* p = stream->device->plugin;
-  const nnp_status st =
-      call_slot(p, "stream_destroy", [&] { return p->api->stream_destroy(stream->handle); });
-  const nnp_status pending = st == NNP_STATUS_OK ? take_pending(stream) : NNP_STATUS_OK;
-  stream->magic = 0;
-  delete stream;
-  return st != NNP_STATUS_OK ? st : pending;
+NNP_API nnp_status nnp_stream_destroy(nnp_stream* handle) {
+  if (handle == nullptr) return NNP_STATUS_OK;
+  stream_lock held;
+  if (nnp_status st = held.lock("nnp_stream_destroy", "stream", handle)) return st;
+  return destroy_stream(held, /*take_error=*/true);
 }
 
-NNP_API nnp_status nnp_stream_synchronize(nnp_stream* stream) {
-  if (nnp_status st = check_stream("nnp_stream_synchronize", "stream", stream)) return st;
+NNP_API nnp_status nnp_stream_synchronize(nnp_stream* handle) {
+  stream_lock stream;
+  if (nnp_status st = stream.lock("nnp_stream_synchronize", "stream", handle)) return st;
   const nnp_plugin* p = stream->device->plugin;
   const nnp_status st = call_slot(p, "stream_synchronize",
                                   [&] { return p->api->stream_synchronize(stream->handle); });
@@ -122,16 +177,18 @@ NNP_API nnp_status nnp_stream_synchronize(nnp_stream* stream) {
     }
     return set_last_error(st, std::move(message));
   }
-  return take_pending(stream);
+  return take_pending(stream.get());
 }
 
-NNP_API nnp_device* nnp_stream_device(const nnp_stream* stream) {
-  if (stream == nullptr || stream->magic != nnp_stream::kMagic) return nullptr;
-  return stream->device;
+NNP_API nnp_device* nnp_stream_device(const nnp_stream* handle) {
+  stream_lock stream;
+  if (stream.lock("nnp_stream_device", "stream", handle) != NNP_STATUS_OK) return nullptr;
+  return reinterpret_cast<nnp_device*>(stream->device->self.load(std::memory_order_acquire));
 }
 
-NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* stream, int32_t attribute, int64_t value) {
-  if (nnp_status st = check_stream("nnp_stream_set_attribute", "stream", stream)) return st;
+NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* handle, int32_t attribute, int64_t value) {
+  stream_lock stream;
+  if (nnp_status st = stream.lock("nnp_stream_set_attribute", "stream", handle)) return st;
   if (attribute != NNP_STREAM_ATTR_ALLOW_TF32)
     return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                            "nnp_stream_set_attribute: attribute: expected an "

@@ -9,11 +9,25 @@
  *    nnp_last_error_message() says why (naming the argument, expected and actual value),
  *    and outputs are left untouched.
  *  - Every function may also return NNP_STATUS_INTERNAL (a bug; please report it).
- *  - Thread safety: registry, device and query functions are thread-safe. Memory functions
- *    are thread-safe. One stream is used by one thread at a time; different streams may be
- *    used concurrently, on the same device too.
- *  - Handles (nnp_plugin, nnp_device, nnp_stream) are owned by libnnplug; devices and plugins
- *    live until nnp_shutdown(); streams until nnp_stream_destroy() or nnp_shutdown().
+ *  - Handles (nnp_plugin*, nnp_device*, nnp_stream*) are opaque values owned by libnnplug, not
+ *    addresses: never dereference or forge one. Devices and plugins live until nnp_shutdown();
+ *    streams until nnp_stream_destroy() or nnp_shutdown(). A handle that no longer names a live
+ *    object (a destroyed stream; any handle from before nnp_shutdown(), also after the library
+ *    was used again) is stale: it stays stale, whatever is created later, and every function
+ *    refuses it, as it refuses a value that is no handle of the expected kind (a stream passed
+ *    as a device, an arbitrary pointer): functions returning nnp_status return
+ *    INVALID_ARGUMENT ("... is a stale nnp_stream handle", "... is not an nnp_device handle")
+ *    and touch nothing; nnp_stream_device() and nnp_plugin_name() return NULL. Pointers from
+ *    nnp_malloc() are addresses, not handles: see nnp_free().
+ *  - Threads: every function is thread-safe, with these rules:
+ *     - Calls on one stream are serialised: a stream may be used from several threads, and
+ *       each call on it (nnp_op_execute, nnp_memcpy_async, nnp_stream_synchronize, ...) runs
+ *       alone, in whichever order the threads reach it (a synchronize holds the stream until
+ *       its work is done). Different streams run concurrently, on the same device too.
+ *     - nnp_stream_destroy() waits for the call in flight on the stream; later calls with
+ *       its handle are refused (stale).
+ *     - nnp_shutdown() may run while other threads make calls: see there.
+ *    Cost: about 10 ns per call (docs/abi.md section 9).
  *  - Strings returned by libnnplug are owned by it and live until nnp_shutdown() unless a
  *    function says otherwise.
  *
@@ -70,6 +84,7 @@ NNP_API const char* nnp_op_kind_name(int32_t op_kind);
 
 /* ------------------------------------------------------------------------------ plugins -- */
 
+/* Opaque handles (see "Handles" above): values to pass back, never to dereference. */
 typedef struct nnp_plugin nnp_plugin; /**< a loaded plugin; lives until nnp_shutdown() */
 typedef struct nnp_device nnp_device; /**< a device of a plugin; lives until nnp_shutdown() */
 typedef struct nnp_stream nnp_stream; /**< an in-order queue on one device */
@@ -140,7 +155,8 @@ NNP_API nnp_status nnp_load_default_plugins(void);
  */
 NNP_API nnp_status nnp_get_load_records(nnp_load_record* records, size_t* n_records);
 
-/** The plugin's name ("cpu"); owned by libnnplug. NULL plugin gives NULL. */
+/** The plugin's name ("cpu"); owned by libnnplug, valid until nnp_shutdown(). A NULL, stale
+    or foreign handle gives NULL. */
 NNP_API const char* nnp_plugin_name(const nnp_plugin* plugin);
 
 /* ------------------------------------------------------------------------------ devices -- */
@@ -191,7 +207,9 @@ NNP_API nnp_status nnp_malloc(nnp_device* device, size_t size_bytes, void** ptr)
 /** Frees memory from nnp_malloc on the same device; NULL ptr is a no-op. Waits first for the
     work queued on the device's streams (errors of that work stay with their streams), so
     memory still used by queued work may be freed. Returns OK or INVALID_ARGUMENT (ptr not
-    allocated by nnp_malloc on this device, or already freed). */
+    allocated by nnp_malloc on this device, or already freed; a stale device). Memory is
+    tracked by address: a pointer freed by nnp_shutdown() is refused as not allocated, unless
+    a later nnp_malloc() returned the same address (then it is that allocation). */
 NNP_API nnp_status nnp_free(nnp_device* device, void* ptr);
 
 /**
@@ -216,14 +234,16 @@ NNP_API nnp_status nnp_memcpy(nnp_device* dst_device, void* dst, nnp_device* src
 
 /** Creates a stream on device. Returns OK, INVALID_ARGUMENT, OUT_OF_MEMORY, DEVICE_ERROR. */
 NNP_API nnp_status nnp_stream_create(nnp_device* device, nnp_stream** stream);
-/** Waits for the stream's work and destroys it; NULL is a no-op. Returns OK, the error of
-    that work (the stream is destroyed anyway), or INVALID_ARGUMENT (not a live stream). */
+/** Waits for the call in flight on the stream (another thread's) and for the stream's work,
+    and destroys it; NULL is a no-op. Returns OK, the error of that work (the stream is
+    destroyed anyway), or INVALID_ARGUMENT (stale or foreign handle: destroyed before, or
+    released by nnp_shutdown). */
 NNP_API nnp_status nnp_stream_destroy(nnp_stream* stream);
 /** Waits until all work queued on the stream is done. Errors of asynchronous work queued
     since the last synchronize are returned here (DEVICE_ERROR, OUT_OF_MEMORY, ...), each
     once, oldest first. */
 NNP_API nnp_status nnp_stream_synchronize(nnp_stream* stream);
-/** The device a stream belongs to (NULL for a NULL stream). */
+/** The device a stream belongs to (NULL for a NULL, stale or foreign stream handle). */
 NNP_API nnp_device* nnp_stream_device(const nnp_stream* stream);
 /** Sets a stream attribute (nnp_stream_attribute, e.g. NNP_STREAM_ATTR_ALLOW_TF32).
     Returns OK, INVALID_ARGUMENT, UNSUPPORTED (the backend has no such attribute). */
@@ -278,10 +298,15 @@ NNP_API nnp_status nnp_op_infer_shapes(int32_t op_kind, const void* params, size
 
 /**
  * Destroys every stream, frees every allocation, calls each plugin's shutdown and unloads
- * the plugins, in that order; then clears the load records. Handles and strings from
- * libnnplug become invalid. The library may be used again afterwards (it reloads). Must not
- * run concurrently with any other nnplug call. Nothing in libnnplug depends on static
- * destructors: a program that never calls it leaks the plugins on purpose at exit.
+ * the plugins, in that order; then clears the load records. Handles from libnnplug become
+ * stale (refused by every function, see "Handles" above) and its strings invalid. The
+ * library may be used again afterwards (it reloads); handles from before stay stale.
+ * Other threads may be making calls meanwhile: nnp_shutdown() first waits for the calls in
+ * flight (each stream's current call, and each call on a device or plugin), calls that
+ * arrive while it runs wait for it to finish, and then find their handles stale. Memory from
+ * nnp_malloc() is freed with the rest: host code still reading or writing it is the caller's
+ * race. Nothing in libnnplug depends on static destructors: a program that never calls it
+ * leaks the plugins on purpose at exit.
  * Returns OK, or the first error a plugin's teardown reported (teardown continues).
  */
 NNP_API nnp_status nnp_shutdown(void);
