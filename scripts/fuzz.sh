@@ -2,7 +2,7 @@
 # Builds nnplug's libFuzzer target with clang (ASan + UBSan, build-fuzz/) and runs it
 # (docs/fuzzing.md). Usage:
 #   scripts/fuzz.sh                   the bounded run of scripts/test.sh: replays fuzz/corpus and
-#                                     fuzz/regressions, then runs 40000 inputs from a fixed seed
+#                                     fuzz/regressions, then runs 100000 inputs from a fixed seed
 #                                     (deterministic for a given commit: a run that passes here
 #                                     passes in CI); new inputs go to a temporary folder
 #   scripts/fuzz.sh --runs N [--seed S]  the same with N inputs
@@ -20,7 +20,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${NNPLUG_JOBS:-$(nproc)}
 seconds=0
-runs=40000
+runs=100000
 seed=1
 fork=0
 corpus_out=""
@@ -81,15 +81,25 @@ fi
 # Findings of this run: build-fuzz/findings/run.XXXXXX/ (kept when the run is interrupted).
 mkdir -p "$new" build-fuzz/findings
 artifacts=$(mktemp -d build-fuzz/findings/run.XXXXXX)
-flags=(-runs="$runs" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2560 -timeout=30 -max_len=512
-       -print_final_stats=1 -dict=fuzz/op_execute.dict -artifact_prefix="$artifacts/")
+flags=(-runs="$runs" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2560 -timeout=30
+       -max_len=512 -print_final_stats=1 -dict=fuzz/op_execute.dict
+       -artifact_prefix="$artifacts/")
 # Forked runs go on after a finding and collect them all.
 if ((fork > 0)); then flags+=(-fork="$fork" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi
-echo "fuzz: nnplug-fuzz-op-execute ${flags[*]} ${extra[*]} $new fuzz/corpus fuzz/regressions"
+if ((runs >= 0)); then
+  # The bounded run reads fuzz/corpus and fuzz/regressions as one list in name order: libFuzzer
+  # orders the inputs of folders by size only, ties in the folder's own order, which differs
+  # from one file system to another; a fixed list keeps the run the same on every machine.
+  find fuzz/corpus fuzz/regressions -type f ! -name '*.md' | LC_ALL=C sort | paste -sd, >"$tmp/seeds"
+  read_from=(-seed_inputs=@"$tmp/seeds" "$new")
+else
+  read_from=("$new" fuzz/corpus fuzz/regressions)
+fi
+echo "fuzz: nnplug-fuzz-op-execute ${flags[*]} ${extra[*]} ${read_from[*]}"
 status=0
 NNPLUG_PLUGIN_PATH= NNPLUG_BACKEND= UBSAN_OPTIONS=print_stacktrace=1 \
-  build-fuzz/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "$new" fuzz/corpus \
-  fuzz/regressions >"$artifacts/fuzz.log" 2>&1 || status=$?
+  build-fuzz/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "${read_from[@]}" \
+  >"$artifacts/fuzz.log" 2>&1 || status=$?
 grep -E '^(stat::|Done|INFO: (Running with|Loaded|seed|fuzzed for))|#[0-9]+:? +(INITED|DONE|cov)' \
   "$artifacts/fuzz.log" | tail -n 12 || true
 if ((status != 0)) || compgen -G "$artifacts/*-*" >/dev/null; then

@@ -343,15 +343,18 @@ void softmax_cross_entropy_backward(const op_call& c) {
         std::fill(dx, dx + classes, std::numeric_limits<float>::quiet_NaN());
         continue;
       }
+      // dx_j = g * p_j; dx_label = g * (p_label - 1) = -g * (sum of the other e_j) / sum:
+      // p_label - 1 in float32 cancels to a multiple of 2^-24 when p_label is near 1.
       const float m = row_shift(x, classes);
-      float sum = 0.0f;
+      float sum = 0.0f, others = 0.0f;
       for (int64_t j = 0; j < classes; ++j) {
         dx[j] = std::exp(x[j] - m);
         sum += dx[j];
+        if (j != label) others += dx[j];
       }
       const float k = g / sum;
       for (int64_t j = 0; j < classes; ++j) dx[j] *= k;
-      dx[label] -= g;
+      dx[label] = -(others * k);
     }
   });
 }

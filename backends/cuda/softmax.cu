@@ -161,10 +161,17 @@ __global__ void ce_backward_kernel(const float* logits, const int64_t* labels, c
     const row_stats st = warp_row_stats(x, a.C, 1, lane);
     const float m = st.max, inv_sum = 1.0f / st.sum_exp;
     const bool label_ok = label >= 0 && label < a.C;
+    // dx_label = g * (p_label - 1) = -g * (the other classes' p): p_label - 1 in float32
+    // cancels to a multiple of 2^-24 when p_label is near 1.
+    float others = 0.0f;
     for (int64_t c = lane; c < a.C; c += 32) {
       const float p = expf(x[c] - m) * inv_sum;
-      dx[c] = (p - ((label_ok && c == label) ? 1.0f : (label_ok ? 0.0f : NAN))) * g;
+      if (label_ok && c == label) continue;
+      dx[c] = (label_ok ? p : NAN) * g;
+      others += p;
     }
+    others = warp_reduce(others, sum_op());
+    if (label_ok && lane == label % 32) dx[label] = -others * g;
   }
 }
 
