@@ -27,6 +27,7 @@ TYPES = {
     "double": ("double {}", 8, 8, "c_double", "d"),
     "int32[NNP_MAX_DIMS]": ("int32_t {}[NNP_MAX_DIMS]", 32, 4, "c_int32 * MAX_DIMS", "a"),
     "int64[NNP_MAX_DIMS]": ("int64_t {}[NNP_MAX_DIMS]", 64, 8, "c_int64 * MAX_DIMS", "L"),
+    "comm": ("nnp_comm* {}", 8, 8, "c_void_p", "p"),
 }
 MAX_DIMS = 8
 # The most tensors a variadic input or output stands for (NNP_MAX_VARIADIC in nnplug_ops.h).
@@ -34,7 +35,7 @@ MAX_VARIADIC = 64
 # type -> the size expression the header's *_STRUCT_SIZE_1_<m> macros use
 C_SIZEOF = {"int32": "sizeof(int32_t)", "int64": "sizeof(int64_t)", "uint64": "sizeof(uint64_t)",
             "double": "sizeof(double)", "int32[NNP_MAX_DIMS]": "sizeof(int32_t) * NNP_MAX_DIMS",
-            "int64[NNP_MAX_DIMS]": "sizeof(int64_t) * NNP_MAX_DIMS"}
+            "int64[NNP_MAX_DIMS]": "sizeof(int64_t) * NNP_MAX_DIMS", "comm": "sizeof(nnp_comm*)"}
 
 
 class SpecError(Exception):
@@ -62,6 +63,10 @@ def load(root):
         op.setdefault("params_optional", False)
         op.setdefault("allow_strides", False)
         op.setdefault("infer", True)
+        # A collective (all_reduce, ...) takes a communicator in its params: libnnplug runs it
+        # through the communicator's transport; the generic harnesses (conformance examples,
+        # the Python op functions) leave it to the communicator tests.
+        op.setdefault("collective", False)
         op["enum"] = "NNP_OP_" + op["name"].upper()
         if "params" in op and op["params"] not in structs:
             raise SpecError(f"op {op['name']}: unknown params struct {op['params']}")
@@ -136,6 +141,8 @@ def layout(s, enums, minor):
             raise SpecError(f"{s['name']}.{f['name']}: unknown type {f['type']}")
         f.setdefault("since", 0)
         f.setdefault("doc", "")
+        if f["type"] == "comm":
+            f.setdefault("default", 0)  # NULL: required
         _, size, align, _, _ = TYPES[f["type"]]
         if off % align:
             raise SpecError(f"{s['name']}.{f['name']}: hole of {align - off % align} bytes "
@@ -151,10 +158,12 @@ def layout(s, enums, minor):
         check = f["check"]
         kind = check.split(":")[0]
         if kind not in ("flag", "min", "enum", "finite", "positive", "nonnegative", "interval",
-                        "reserved", "shape"):
+                        "reserved", "shape", "comm"):
             raise SpecError(f"{s['name']}.{f['name']}: unknown check {check}")
         if kind == "enum" and check.split(":")[1] not in enums:
             raise SpecError(f"{s['name']}.{f['name']}: unknown enum in {check}")
+        if (kind == "comm") != (f["type"] == "comm"):
+            raise SpecError(f"{s['name']}.{f['name']}: a comm field has check comm, and only it")
         if kind == "reserved" and not f["name"].startswith("reserved"):
             raise SpecError(f"{s['name']}.{f['name']}: reserved fields are named reserved*")
         f.setdefault("count_of", [])
@@ -211,10 +220,11 @@ def check_text(f):
         "flag": "0 or 1", "min": f">= {arg}", "enum": arg, "finite": "finite",
         "positive": "> 0, finite", "nonnegative": ">= 0, finite", "interval": f"in {arg}",
         "reserved": "reserved, must be 0", "shape": "",
+        "comm": "required: a live communicator",
     }[kind]
     parts = [p for p in (text, f["doc"]) if p]
     d = f["default"]
-    if kind != "reserved":
+    if kind not in ("reserved", "comm"):
         parts.append(f"default {d}")
     if f["since"]:
         parts.append(f"ABI 1.{f['since']}")
@@ -577,7 +587,7 @@ def bad_values(f, enums):
         return [(repr(lo - 0.5), f"{lo - 0.5}"), (repr(hi_bad), f"{hi_bad}")]
     if kind == "reserved":
         return [("1", "1")]
-    return []
+    return []  # comm: refused values (NULL, stale) are tested with communicators
 
 
 def gen_conformance_cases(enums, structs, ops):
@@ -589,6 +599,8 @@ def gen_conformance_cases(enums, structs, ops):
     letters = {"float": "'f'", "int64": "'l'", "uint8": "'u'", "same_as_input0": "'f'",
                "any_float": "'f'"}
     for op in ops:
+        if op["collective"]:
+            continue  # needs a communicator: api/tests/test_comm.cpp
         o.append("  {")
         o.append(f"    table_example e{{{op['enum']}, \"{op['name']}\", {op['since']}, "
                  f"{str(op['infer']).lower()}, {{}}, {{}}, {{}}}};")
@@ -620,7 +632,7 @@ def gen_conformance_cases(enums, structs, ops):
     o.append("inline std::vector<table_field_case> table_field_cases() {")
     o.append("  return {")
     for op in ops:
-        if not op["params"]:
+        if not op["params"] or op["collective"]:
             continue
         s = structs[op["params"]]
         for f in s["fields"]:
@@ -638,7 +650,7 @@ def gen_python(spec, enums, structs, ops, minor):
          "",
          "The op kinds, value enums and params structs of nnplug_ops.h as ctypes classes, and each",
          'op\'s signature (tensor names, which are optional, dtype rules, params defaults)."""',
-         "from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, sizeof",
+         "from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, c_void_p, sizeof",
          "from enum import IntEnum",
          "from typing import Any, Dict", "",
          f"MAX_DIMS = {MAX_DIMS}",
@@ -689,8 +701,11 @@ def gen_python(spec, enums, structs, ops, minor):
     o.append("#: op name -> (kind, params class or None, params optional, inputs, outputs)")
     o.append("#: inputs/outputs: tuples (name, optional, dtype rule, variadic); a variadic tensor")
     o.append("#: (the last of its list) stands for 1..MAX_VARIADIC tensors")
+    o.append("#: (collective ops, which take a communicator, are not in it)")
     o.append("OPS = {")
     for op in ops:
+        if op["collective"]:
+            continue
         ins = tuple((t["name"], t["optional"], t["dtype"], t["variadic"]) for t in op["inputs"])
         outs = tuple((t["name"], t["optional"], t["dtype"], t["variadic"])
                      for t in op["outputs"])
@@ -765,6 +780,7 @@ def py_doc_lines(text, indent="    "):
 
 
 def gen_python_ops(enums, structs, ops):
+    ops = [op for op in ops if not op["collective"]]  # communicators: not yet in Python
     o = ['"""nnplug.ops — one function per op of nnplug_ops.h. ' + BANNER_C,
          "",
          "Every function takes the op's inputs positionally in the C API's order (optional inputs",

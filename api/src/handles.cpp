@@ -28,6 +28,8 @@ uintptr_t encode(handle_kind kind, uint64_t generation, uint32_t index) {
 
 const char* handle_kind_name(handle_kind kind) {
   switch (kind) {
+    case handle_kind::comm:
+      return "nnp_comm";
     case handle_kind::plugin:
       return "nnp_plugin";
     case handle_kind::device:
@@ -88,7 +90,6 @@ handle_lookup handle_table::find(uintptr_t handle) const {
   h.state = handle_state::foreign;
   if (handle >> kMarkShift != kMark) return h;
   const uintptr_t kind = (handle >> kKindShift) & 3;
-  if (kind == 0) return h;
   h.kind = static_cast<handle_kind>(kind);
   h.generation = (handle >> kIndexBits) & kGenerationMask;
   if (h.generation % 2 == 0) return h;  // never made
@@ -120,6 +121,11 @@ nnp_status refuse_handle(const char* func, const char* arg, handle_kind expected
         return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                                "%s: %s is a stale nnp_stream handle (the stream was destroyed, "
                                "or released by nnp_shutdown)",
+                               func, arg);
+      if (expected == handle_kind::comm)
+        return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                               "%s: %s is a stale nnp_comm handle (the communicator was "
+                               "destroyed, or released by nnp_shutdown)",
                                func, arg);
       return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                              "%s: %s is a stale %s handle (released by nnp_shutdown; look it up "

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -116,20 +117,24 @@ void logf(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)))
 // catches anything thrown, and makes sure a failure leaves a message naming the plugin and
 // the slot.
 template <typename F>
-nnp_status call_slot(const nnp_plugin* plugin, const char* slot, F&& body) noexcept {
+nnp_status call_named_slot(const char* plugin_name, const char* slot, F&& body) noexcept {
   thread_plugin_error().set = false;
   thread_plugin_error().thrown = false;
   nnp_status st;
   try {
     st = body();
   } catch (const std::exception& e) {
-    return slot_threw(plugin->name.c_str(), slot, e.what());
+    return slot_threw(plugin_name, slot, e.what());
   } catch (...) {
-    return slot_threw(plugin->name.c_str(), slot, nullptr);
+    return slot_threw(plugin_name, slot, nullptr);
   }
   if (st != NNP_STATUS_OK && !thread_plugin_error().set)
-    set_last_errorf(st, "%s: %s failed (%s)", plugin->name.c_str(), slot, nnp_status_string(st));
+    set_last_errorf(st, "%s: %s failed (%s)", plugin_name, slot, nnp_status_string(st));
   return st;
+}
+template <typename F>
+nnp_status call_slot(const nnp_plugin* plugin, const char* slot, F&& body) noexcept {
+  return call_named_slot(plugin->name.c_str(), slot, std::forward<F>(body));
 }
 
 // True if the plugin's table has the slot at `offset` (inside its struct_size) and non-NULL.
@@ -228,5 +233,30 @@ nnp_status destroy_all_streams();
 // work stays pending on its stream (reported by its next synchronize) and the first one is
 // also returned, with the message set.
 nnp_status wait_for_devices(const nnp_device* a, const nnp_device* b = nullptr);
+
+// The folders searched for plugins, in order (loader.cpp): NNPLUG_PLUGIN_PATH's absolute
+// entries, then <dir of libnnplug>/nnplug/plugins.
+std::vector<std::filesystem::path> default_search_dirs();
+
+// ------------------------------------------------------------------------ communicators --
+// comm.cpp (nnplug.h, "communicators"; nnplug_comm_plugin.h).
+// Whether op_kind is a collective (takes a communicator in its params).
+bool is_collective(int32_t op_kind);
+// Validation of a params field of type comm: "" when `handle` is a live communicator, else
+// why not ("is NULL", "is a stale nnp_comm handle ...").
+std::string comm_param_problem(const void* handle);
+// The number of ranks of a live communicator, or -1 (shape rules: all_gather).
+int32_t comm_size_of(const void* handle);
+// Runs a validated collective on a held stream / asks whether it would run on a device.
+nnp_status execute_collective(nnp_stream* stream, int32_t op_kind, const void* params,
+                              size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
+                              const DLTensor* const* outputs);
+nnp_status collective_supported(nnp_device* device, int32_t op_kind, const void* params,
+                                size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
+                                const DLTensor* const* outputs);
+// nnp_shutdown (gate closed): destroys every communicator, each after the call in flight on
+// it, then shuts down and unloads the communication plugins. Returns the first error.
+nnp_status destroy_all_comms();
+void unload_comm_plugins();
 
 }  // namespace nnp::host

@@ -514,6 +514,8 @@ std::vector<fs::path> candidates_in(const fs::path& dir) {
   return out;
 }
 
+}  // namespace
+
 // The default search path: NNPLUG_PLUGIN_PATH (absolute entries only: the current directory
 // is never searched), then <dir of libnnplug>/nnplug/plugins.
 std::vector<fs::path> default_search_dirs() {
@@ -542,8 +544,6 @@ std::vector<fs::path> default_search_dirs() {
          ec.message().c_str());
   return dirs;
 }
-
-}  // namespace
 
 nnp_status ensure_default_plugins() {
   registry& r = get_registry();
@@ -660,6 +660,8 @@ NNP_API nnp_status nnp_shutdown(void) {
       first_message = nnp_last_error_message();
     }
   };
+  // 0. communicators (each after the collective in flight on it)
+  note(destroy_all_comms());
   // 1. streams (user streams, each after the call in flight on it; then the copy streams)
   note(destroy_all_streams());
   for (auto& p : r.plugins)
@@ -697,6 +699,8 @@ NNP_API nnp_status nnp_shutdown(void) {
     p.library.unload();
   }
   r.plugins.clear();
+  // 5. communication plugins (shutdown and unload)
+  unload_comm_plugins();
   r.records.clear();
   r.defaults_loaded = false;
   if (first != NNP_STATUS_OK) return set_last_error(first, "nnp_shutdown: " + first_message);

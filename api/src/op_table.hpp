@@ -21,28 +21,40 @@ enum class field_type : char {
   d = 'd',  // double
   a = 'a',  // int32_t[NNP_MAX_DIMS]
   L = 'L',  // int64_t[NNP_MAX_DIMS]
+  p = 'p',  // nnp_comm* (a handle, never dereferenced by validation)
 };
 
 // Checks of api/ops/ops.toml ("check =").
-enum class check { flag, min, enum_, finite, positive, nonnegative, interval, reserved, shape };
+enum class check {
+  flag,
+  min,
+  enum_,
+  finite,
+  positive,
+  nonnegative,
+  interval,
+  reserved,
+  shape,
+  comm
+};
 
 struct param_field {
   const char* name;
   size_t offset;
   field_type type;
   check kind;
-  double lo, hi;     // min: lo; enum: [lo, hi]; interval: [lo, hi] or [lo, hi)
-  bool hi_open;      // interval only
+  double lo, hi;  // min: lo; enum: [lo, hi]; interval: [lo, hi] or [lo, hi)
+  bool hi_open;   // interval only
   const char* enum_name;
   const int32_t* enum_since;  // enum only: the ABI minor that added each value, by value
-  int32_t since;     // ABI minor that added the field
+  int32_t since;              // ABI minor that added the field
   double default_value;
 };
 
 struct param_struct {
   const char* name;
-  size_t size_1_0;   // the smallest struct_size accepted (1.0 size, or the first minor's)
-  size_t size;       // sizeof as compiled into libnnplug
+  size_t size_1_0;  // the smallest struct_size accepted (1.0 size, or the first minor's)
+  size_t size;      // sizeof as compiled into libnnplug
   const param_field* fields;
   size_t n_fields;
 };

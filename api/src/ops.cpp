@@ -37,6 +37,10 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* handle, int32_t op_kind, const voi
   if (nnp_status st = validate_op(op_kind, params, n_inputs, inputs, n_outputs, outputs, dev->dl,
                                   /*require_data=*/true))
     return st;
+  // Collectives run through their communicator's transport (comm.cpp), also without elements:
+  // every rank must take part.
+  if (is_collective(op_kind))
+    return execute_collective(stream.get(), op_kind, params, n_inputs, inputs, n_outputs, outputs);
   const nnp_plugin* p = dev->plugin;
   if (nnp_status st =
           check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
@@ -63,6 +67,8 @@ NNP_API nnp_status nnp_op_supported(const nnp_device* handle, int32_t op_kind, c
   if (nnp_status st = validate_op(op_kind, params, n_inputs, inputs, n_outputs, outputs, device->dl,
                                   /*require_data=*/false))
     return st;
+  if (is_collective(op_kind))
+    return collective_supported(device, op_kind, params, n_inputs, inputs, n_outputs, outputs);
   const nnp_plugin* p = device->plugin;
   if (nnp_status st =
           check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))

@@ -356,6 +356,7 @@ double read_field(const void* params, const param_field& f) {
     }
     case field_type::a:
     case field_type::L:
+    case field_type::p:
       break;
   }
   return 0;
@@ -427,6 +428,13 @@ void check_params(const call& c, const void* params) {
       case check::reserved:
         if (v != 0) c.fail(field + ": reserved, expected 0, got " + number(v, f.type));
         break;
+      case check::comm: {
+        const void* handle;
+        std::memcpy(&handle, static_cast<const char*>(params) + f.offset, sizeof handle);
+        const std::string problem = comm_param_problem(handle);
+        if (!problem.empty()) c.fail(field + " " + problem);
+        break;
+      }
       case check::shape:
         break;
     }
@@ -511,7 +519,9 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* p
   std::memcpy(&size, params, sizeof size);
   for (size_t i = 0; i < ps->n_fields; ++i) {
     const param_field& f = ps->fields[i];
-    if (f.type == field_type::a || f.type == field_type::L || !covers(size, f)) continue;
+    if (f.type == field_type::a || f.type == field_type::L || f.type == field_type::p ||
+        !covers(size, f))
+      continue;
     const double v = read_field(params, f);
     if (f.since <= plugin_minor) {
       // A value added to the enum after the plugin's minor (the value was range-checked

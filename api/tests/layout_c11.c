@@ -8,6 +8,7 @@
  * needs its NNP_PIN_SIZE line updated and a changelog entry; its offsets stay.
  */
 #include <nnplug/nnplug.h>
+#include <nnplug/nnplug_comm_plugin.h>
 
 #include <assert.h>
 #include <stddef.h>
@@ -40,7 +41,7 @@ NNP_PIN(nnp_host_api, host_context, 16);
 NNP_PIN(nnp_host_api, set_error, 24);
 NNP_PIN(nnp_host_api, log, 32);
 /* nnp_plugin_api */
-NNP_PIN_SIZE(nnp_plugin_api, 136);
+NNP_PIN_SIZE(nnp_plugin_api, 144); /* 136 up to ABI 1.2; 1.3 appends stream_get_native */
 NNP_PIN(nnp_plugin_api, struct_size, 0);
 NNP_PIN(nnp_plugin_api, abi_version_major, 8);
 NNP_PIN(nnp_plugin_api, abi_version_minor, 12);
@@ -58,6 +59,42 @@ NNP_PIN(nnp_plugin_api, stream_synchronize, 96);
 NNP_PIN(nnp_plugin_api, memcpy_async, 104);
 NNP_PIN(nnp_plugin_api, op_supported, 112);
 NNP_PIN(nnp_plugin_api, op_execute, 120);
+NNP_PIN(nnp_plugin_api, stream_set_attribute, 128);
+NNP_PIN(nnp_plugin_api, stream_get_native, 136);
+/* ABI 1.3: communicators (nnplug.h) and communication plugins (nnplug_comm_plugin.h) */
+NNP_PIN_SIZE(nnp_comm_unique_id, 128);
+NNP_PIN_SIZE(nnp_comm_config, 40);
+NNP_PIN(nnp_comm_config, struct_size, 0);
+NNP_PIN(nnp_comm_config, transport, 8);
+NNP_PIN(nnp_comm_config, rank, 12);
+NNP_PIN(nnp_comm_config, size, 16);
+NNP_PIN(nnp_comm_config, reserved0, 20);
+NNP_PIN(nnp_comm_config, mpi_comm, 24);
+NNP_PIN(nnp_comm_config, unique_id, 32);
+NNP_PIN_SIZE(nnp_comm_plugin_create_args, 40);
+NNP_PIN(nnp_comm_plugin_create_args, config, 8);
+NNP_PIN(nnp_comm_plugin_create_args, device, 16);
+NNP_PIN(nnp_comm_plugin_create_args, device_name, 24);
+NNP_PIN(nnp_comm_plugin_create_args, device_plugin_name, 32);
+NNP_PIN_SIZE(nnp_comm_plugin_api, 96);
+NNP_PIN(nnp_comm_plugin_api, transport, 16);
+NNP_PIN(nnp_comm_plugin_api, version, 24);
+NNP_PIN(nnp_comm_plugin_api, memory, 32);
+NNP_PIN(nnp_comm_plugin_api, device_type, 36);
+NNP_PIN(nnp_comm_plugin_api, initialize, 40);
+NNP_PIN(nnp_comm_plugin_api, shutdown, 48);
+NNP_PIN(nnp_comm_plugin_api, get_unique_id, 56);
+NNP_PIN(nnp_comm_plugin_api, comm_create, 64);
+NNP_PIN(nnp_comm_plugin_api, comm_destroy, 72);
+NNP_PIN(nnp_comm_plugin_api, comm_supported, 80);
+NNP_PIN(nnp_comm_plugin_api, comm_execute, 88);
+NNP_PIN_SIZE(nnp_comm_transport, 4);
+NNP_PIN_SIZE(nnp_comm_memory, 4);
+NNP_PIN_VALUE(NNP_COMM_TRANSPORT_SELF, 1);
+NNP_PIN_VALUE(NNP_COMM_TRANSPORT_MPI, 2);
+NNP_PIN_VALUE(NNP_COMM_TRANSPORT_NCCL, 3);
+NNP_PIN_VALUE(NNP_COMM_MEMORY_HOST, 1);
+NNP_PIN_VALUE(NNP_COMM_MEMORY_DEVICE_STREAM, 2);
 NNP_PIN(nnp_plugin_api, stream_set_attribute, 128);
 /* nnp_load_record */
 NNP_PIN_SIZE(nnp_load_record, 64);
@@ -124,6 +161,6 @@ NNP_PIN_VALUE(NNP_LOAD_DUPLICATE, 4);
 #endif
 
 int main(void) {
-  printf("ABI 1.1 layout pins hold (sizeof(nnp_plugin_api) = %zu)\n", sizeof(nnp_plugin_api));
+  printf("ABI 1.3 layout pins hold (sizeof(nnp_plugin_api) = %zu)\n", sizeof(nnp_plugin_api));
   return 0;
 }

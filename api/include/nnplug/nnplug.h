@@ -191,10 +191,9 @@ NNP_API nnp_status nnp_device_get_dldevice(const nnp_device* device, DLDevice* o
  * Returns OK; UNSUPPORTED with a message (e.g. "float64 is not implemented by cpu");
  * INVALID_ARGUMENT if the description itself is invalid (see nnp_op_execute).
  */
-NNP_API nnp_status nnp_op_supported(const nnp_device* device, int32_t op_kind,
-                                    const void* params, size_t n_inputs,
-                                    const DLTensor* const* inputs, size_t n_outputs,
-                                    const DLTensor* const* outputs);
+NNP_API nnp_status nnp_op_supported(const nnp_device* device, int32_t op_kind, const void* params,
+                                    size_t n_inputs, const DLTensor* const* inputs,
+                                    size_t n_outputs, const DLTensor* const* outputs);
 
 /* ------------------------------------------------------------------------------- memory -- */
 
@@ -247,8 +246,7 @@ NNP_API nnp_status nnp_stream_synchronize(nnp_stream* stream);
 NNP_API nnp_device* nnp_stream_device(const nnp_stream* stream);
 /** Sets a stream attribute (nnp_stream_attribute, e.g. NNP_STREAM_ATTR_ALLOW_TF32).
     Returns OK, INVALID_ARGUMENT, UNSUPPORTED (the backend has no such attribute). */
-NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* stream, int32_t attribute,
-                                            int64_t value);
+NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* stream, int32_t attribute, int64_t value);
 
 /* ---------------------------------------------------------------------------------- ops -- */
 
@@ -262,17 +260,17 @@ NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* stream, int32_t attribut
  * dtype the backend does not implement); OUT_OF_MEMORY; DEVICE_ERROR.
  */
 NNP_API nnp_status nnp_op_execute(nnp_stream* stream, int32_t op_kind, const void* params,
-                                  size_t n_inputs, const DLTensor* const* inputs,
-                                  size_t n_outputs, const DLTensor* const* outputs);
+                                  size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
+                                  const DLTensor* const* outputs);
 
 /**
  * The shape (and dtype) of one op output, filled by nnp_op_infer_shapes(). 72 bytes, no
  * padding. Owned by the caller.
  */
 typedef struct nnp_shape {
-  int32_t ndim;                /**< rank, 0..NNP_MAX_DIMS */
-  DLDataType dtype;            /**< the output's dtype; {0, 0, 0} = the caller's choice (cast) */
-  int64_t dims[NNP_MAX_DIMS];  /**< dims[0..ndim); the rest 0 */
+  int32_t ndim;               /**< rank, 0..NNP_MAX_DIMS */
+  DLDataType dtype;           /**< the output's dtype; {0, 0, 0} = the caller's choice (cast) */
+  int64_t dims[NNP_MAX_DIMS]; /**< dims[0..ndim); the rest 0 */
 } nnp_shape;
 
 /**
@@ -294,20 +292,107 @@ NNP_API nnp_status nnp_op_infer_shapes(int32_t op_kind, const void* params, size
 /* Typed wrappers, one per op kind: nnplug_op_wrappers.h (generated from the op table). */
 #include <nnplug/nnplug_op_wrappers.h>
 
+/* ------------------------------------------------------------------------ communicators -- */
+/*
+ * Communicators (ABI 1.3) run data-parallel training across processes: one process (rank)
+ * per device, gradients summed across ranks after each backward pass. A communicator binds
+ * this rank to one device; the collective ops (NNP_OP_ALL_REDUCE, NNP_OP_BROADCAST,
+ * NNP_OP_ALL_GATHER in nnplug_ops.h) take it in their params and run with nnp_op_execute()
+ * on a stream of that device, like any op. docs/distributed.md describes the model.
+ *
+ * Transports. The collectives are done by the libraries the field uses, never by nnplug's own
+ * transport:
+ *  - "mpi": MPI, for devices whose memory is host memory (cpu, reference, sim). Implemented
+ *    by the communication plugin libnnplug-comm-mpi.so, linked against the MPI library it
+ *    was built with (Open MPI on Debian); the application initialises that same MPI itself
+ *    (MPI_Init_thread with at least MPI_THREAD_SERIALIZED) and hands over a communicator.
+ *  - "nccl": NCCL, for cuda devices. libnnplug-comm-nccl.so; the ranks agree on a unique
+ *    id (rank 0 calls nnp_comm_get_unique_id and sends the bytes to the others, e.g. with
+ *    MPI_Bcast or a file).
+ *  - "self": a communicator of one rank, built into libnnplug, on any device: every
+ *    collective is a copy (or nothing, in place). Single-process runs of distributed code.
+ * Communication plugins live in the "comm" folder beside the device plugins
+ * (<prefix>/lib/nnplug/plugins/comm/, or each folder of NNPLUG_PLUGIN_PATH + "/comm") and
+ * are loaded only when a communicator of their transport is first created: libnnplug, the
+ * device plugins and programs that never create one need neither MPI nor NCCL. When the
+ * plugin or its library is missing, creation fails with NOT_FOUND or LOAD_FAILED and a
+ * message that says what is missing and how to get it.
+ *
+ * Semantics shared by every transport:
+ *  - Every rank of a communicator must issue the same collectives, in the same order, with
+ *    the same op, params, dtype and element counts (all_gather: equal x shapes). A mismatch
+ *    is the caller's error, as in MPI and NCCL: with NNPLUG_COMM_CHECK=1 in the environment
+ *    every collective first compares its signature across ranks and a mismatch returns
+ *    INVALID_ARGUMENT on every rank (one extra small collective per call); without it the
+ *    transport's own behaviour applies (docs/distributed.md: an error, or a hang).
+ *  - Stream order: a collective starts after the work queued before it on its stream and
+ *    later work on that stream sees its result. On devices with synchronous streams (cpu,
+ *    reference) nnp_op_execute() returns when the collective is complete; on the sim device
+ *    libnnplug first waits for the stream's queued work; on cuda the collective is queued
+ *    on the CUDA stream (NCCL) and nnp_op_execute() returns at once.
+ *  - A failed rank: MPI's error handling applies (Open MPI's mpirun ends every rank of the
+ *    job when one exits abnormally); NCCL: docs/distributed.md.
+ *  - Thread safety: a communicator may be used by one thread at a time (its collectives
+ *    are ordered); different communicators from different threads at once.
+ */
+
+/* nnp_comm, nnp_comm_transport, nnp_comm_unique_id and nnp_comm_config: nnplug_types.h. */
+
+/**
+ * Creates this process's rank of a communicator bound to `device`. Collective over the ranks
+ * for MPI and NCCL: every rank calls it (with its own device) before any returns.
+ * *out lives until nnp_comm_destroy() or nnp_shutdown(). Thread-safe.
+ * Returns OK, INVALID_ARGUMENT (NULL argument, unknown transport, struct_size too small,
+ * reserved field set, rank/size out of range, MPI not initialised or below
+ * MPI_THREAD_SERIALIZED, a transport that cannot serve this device: MPI on a device whose
+ * memory is not host memory, NCCL on a device that is not cuda), NOT_FOUND (the transport's
+ * communication plugin is not installed), LOAD_FAILED (it is installed but cannot be
+ * loaded, e.g. libmpi or libnccl missing: the message names the library), ABI_MISMATCH,
+ * OUT_OF_MEMORY, DEVICE_ERROR (the transport failed, with its message).
+ */
+NNP_API nnp_status nnp_comm_create(nnp_device* device, const nnp_comm_config* config,
+                                   nnp_comm** out);
+
+/**
+ * Makes a unique id for a NCCL communicator (ncclGetUniqueId) on the rank that will share it;
+ * `device` is that rank's cuda device. Returns OK, INVALID_ARGUMENT, NOT_FOUND, LOAD_FAILED,
+ * UNSUPPORTED (a transport without unique ids), DEVICE_ERROR.
+ */
+NNP_API nnp_status nnp_comm_get_unique_id(nnp_device* device, int32_t transport,
+                                          nnp_comm_unique_id* id);
+
+/**
+ * Destroys this rank of the communicator (collective for MPI: MPI_Comm_free). Waits for no
+ * stream: synchronise the streams that ran its collectives first. Returns OK,
+ * INVALID_ARGUMENT (NULL or stale handle), DEVICE_ERROR.
+ */
+NNP_API nnp_status nnp_comm_destroy(nnp_comm* comm);
+
+/** This process's rank and the number of ranks. Returns OK or INVALID_ARGUMENT. */
+NNP_API nnp_status nnp_comm_get_rank(const nnp_comm* comm, int32_t* rank, int32_t* size);
+
+/** The device the communicator is bound to (NULL for a NULL or stale handle). */
+NNP_API nnp_device* nnp_comm_device(const nnp_comm* comm);
+
+/** The transport's name ("self", "mpi", "nccl") and its library's version, e.g.
+    "mpi (Open MPI v4.1.4)"; owned by libnnplug, valid until the communicator is destroyed.
+    NULL for a NULL or stale handle. */
+NNP_API const char* nnp_comm_description(const nnp_comm* comm);
+
 /* ----------------------------------------------------------------------------- shutdown -- */
 
 /**
- * Destroys every stream, frees every allocation, calls each plugin's shutdown and unloads
- * the plugins, in that order; then clears the load records. Handles from libnnplug become
- * stale (refused by every function, see "Handles" above) and its strings invalid. The
- * library may be used again afterwards (it reloads); handles from before stay stale.
- * Other threads may be making calls meanwhile: nnp_shutdown() first waits for the calls in
- * flight (each stream's current call, and each call on a device or plugin), calls that
- * arrive while it runs wait for it to finish, and then find their handles stale. Memory from
- * nnp_malloc() is freed with the rest: host code still reading or writing it is the caller's
- * race. Nothing in libnnplug depends on static destructors: a program that never calls it
- * leaks the plugins on purpose at exit.
- * Returns OK, or the first error a plugin's teardown reported (teardown continues).
+ * Destroys every communicator and stream, frees every allocation, calls each plugin's
+ * shutdown and unloads the plugins (communication plugins too), in that order; then clears the load
+ * records. Handles from libnnplug become stale (refused by every function, see "Handles" above) and
+ * its strings invalid. The library may be used again afterwards (it reloads); handles from before
+ * stay stale. Other threads may be making calls meanwhile: nnp_shutdown() first waits for the calls
+ * in flight (each stream's current call, and each call on a device or plugin), calls that arrive
+ * while it runs wait for it to finish, and then find their handles stale. Memory from nnp_malloc()
+ * is freed with the rest: host code still reading or writing it is the caller's race. Nothing in
+ * libnnplug depends on static destructors: a program that never calls it leaks the plugins on
+ * purpose at exit. Returns OK, or the first error a plugin's teardown reported (teardown
+ * continues).
  */
 NNP_API nnp_status nnp_shutdown(void);
 

@@ -198,6 +198,15 @@ NNP_API nnp_status nnp_unary_backward(nnp_stream* stream, const nnp_unary_params
 /** NNP_OP_WHERE: inputs condition, x, y; outputs output; params NULL. */
 NNP_API nnp_status nnp_where(nnp_stream* stream, const DLTensor* condition, const DLTensor* x,
     const DLTensor* y, const DLTensor* output);
+/** NNP_OP_ALL_REDUCE: inputs x; outputs y; nnp_all_reduce_params. */
+NNP_API nnp_status nnp_all_reduce(nnp_stream* stream, const nnp_all_reduce_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_BROADCAST: inputs x; outputs y; nnp_broadcast_params. */
+NNP_API nnp_status nnp_broadcast(nnp_stream* stream, const nnp_broadcast_params* params,
+    const DLTensor* x, const DLTensor* y);
+/** NNP_OP_ALL_GATHER: inputs x; outputs y; nnp_all_gather_params. */
+NNP_API nnp_status nnp_all_gather(nnp_stream* stream, const nnp_all_gather_params* params,
+    const DLTensor* x, const DLTensor* y);
 
 #ifdef __cplusplus
 } /* extern "C" */

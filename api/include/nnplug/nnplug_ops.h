@@ -109,11 +109,14 @@ typedef enum nnp_op_kind {
   NNP_OP_UNARY_FORWARD = 111, /**< "unary_forward", ABI 1.2 */
   NNP_OP_UNARY_BACKWARD = 112, /**< "unary_backward", ABI 1.2 */
   NNP_OP_WHERE = 114, /**< "where", ABI 1.2 */
+  NNP_OP_ALL_REDUCE = 150, /**< "all_reduce", ABI 1.3 */
+  NNP_OP_BROADCAST = 151, /**< "broadcast", ABI 1.3 */
+  NNP_OP_ALL_GATHER = 152, /**< "all_gather", ABI 1.3 */
   NNP_OP_KIND_FORCE_INT32 = 0x7FFFFFFF /**< not a kind: keeps the enum 32-bit */
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 55
+#define NNP_OP_KIND_COUNT 58
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -1138,6 +1141,64 @@ typedef struct nnp_unary_params {
 } nnp_unary_params;
 #define NNP_UNARY_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_unary_params, reserved0) + sizeof(int32_t))
 #define NNP_UNARY_PARAMS_STRUCT_SIZE NNP_UNARY_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * All-reduce across the ranks of a communicator (MPI_Allreduce, ncclAllReduce), ABI 1.3:
+ *   y = op(x_0, x_1, ..., x_{size-1}) elementwise over the ranks' x, on every rank.
+ *   SUM adds, MEAN adds then divides by size (NCCL's ncclAvg), MAX and MIN take the largest and
+ *   smallest (NaN handling is the transport's). The order of the additions is the transport's
+ *   (ranks' results agree bitwise within one transport and size; they may differ from a
+ *   single-process sum in the last bits). comm, dtype and shape must be the same on every rank.
+ *
+ * NNP_OP_ALL_REDUCE (all_reduce, 150), new in ABI 1.3
+ *   inputs:  [0] x: any shape; the same on every rank
+ *   outputs: [0] y: x's shape; in place when it is x; may alias x
+ */
+typedef struct nnp_all_reduce_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  nnp_comm* comm; /**< required: a live communicator; the communicator; bound to the stream's device; ABI 1.3 */
+  int32_t op; /**< SUM, MEAN, MAX or MIN; default SUM; ABI 1.3 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.3 */
+} nnp_all_reduce_params;
+#define NNP_ALL_REDUCE_PARAMS_STRUCT_SIZE_1_3 (offsetof(nnp_all_reduce_params, reserved0) + sizeof(int32_t))
+#define NNP_ALL_REDUCE_PARAMS_STRUCT_SIZE NNP_ALL_REDUCE_PARAMS_STRUCT_SIZE_1_3
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * Broadcast from one rank (MPI_Bcast, ncclBroadcast), ABI 1.3: y = x of rank `root`, on every
+ * rank (x of the other ranks is not read; root's y = its x). comm, root, dtype and shape must be
+ * the same on every rank.
+ *
+ * NNP_OP_BROADCAST (broadcast, 151), new in ABI 1.3
+ *   inputs:  [0] x: any shape; read on the root only
+ *   outputs: [0] y: x's shape; in place when it is x; may alias x
+ */
+typedef struct nnp_broadcast_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  nnp_comm* comm; /**< required: a live communicator; the communicator; bound to the stream's device; ABI 1.3 */
+  int32_t root; /**< the rank whose x is sent, in [0, size); default 0; ABI 1.3 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.3 */
+} nnp_broadcast_params;
+#define NNP_BROADCAST_PARAMS_STRUCT_SIZE_1_3 (offsetof(nnp_broadcast_params, reserved0) + sizeof(int32_t))
+#define NNP_BROADCAST_PARAMS_STRUCT_SIZE NNP_BROADCAST_PARAMS_STRUCT_SIZE_1_3
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * All-gather (MPI_Allgather, ncclAllGather), ABI 1.3: y = the ranks' x concatenated along axis 0
+ * in rank order, on every rank: y[r * n + i, ...] = x_r[i, ...] for x of shape [n, ...]. comm,
+ * dtype and x's shape must be the same on every rank.
+ *
+ * NNP_OP_ALL_GATHER (all_gather, 152), new in ABI 1.3
+ *   inputs:  [0] x: [n, d1..dk], rank >= 1; the same shape on every rank
+ *   outputs: [0] y: [size * n, d1..dk]
+ */
+typedef struct nnp_all_gather_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  nnp_comm* comm; /**< required: a live communicator; the communicator; bound to the stream's device; ABI 1.3 */
+} nnp_all_gather_params;
+#define NNP_ALL_GATHER_PARAMS_STRUCT_SIZE_1_3 (offsetof(nnp_all_gather_params, comm) + sizeof(nnp_comm*))
+#define NNP_ALL_GATHER_PARAMS_STRUCT_SIZE NNP_ALL_GATHER_PARAMS_STRUCT_SIZE_1_3
 
 /* ------------------------------------------------------------------------------------------ */
 /* Ops without params (params may be NULL). */

@@ -43,7 +43,7 @@ extern "C" {
 
 /** ABI version of this header. See the versioning rules above and docs/abi.md's changelog. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 2
+#define NNP_ABI_VERSION_MINOR 3
 
 /** Log levels for nnp_host_api.log. */
 typedef enum nnp_log_level {
@@ -58,9 +58,9 @@ typedef enum nnp_log_level {
 /** Direction of a copy within one plugin's memory (nnp_plugin_api.memcpy). */
 typedef enum nnp_memcpy_kind {
   NNP_MEMCPY_UNDEFINED = 0,
-  NNP_MEMCPY_HOST_TO_DEVICE = 1,   /**< src: ordinary host memory, dst: this device */
-  NNP_MEMCPY_DEVICE_TO_HOST = 2,   /**< src: this device, dst: ordinary host memory */
-  NNP_MEMCPY_DEVICE_TO_DEVICE = 3, /**< both on this device (or, for CPU plugins, both host) */
+  NNP_MEMCPY_HOST_TO_DEVICE = 1,      /**< src: ordinary host memory, dst: this device */
+  NNP_MEMCPY_DEVICE_TO_HOST = 2,      /**< src: this device, dst: ordinary host memory */
+  NNP_MEMCPY_DEVICE_TO_DEVICE = 3,    /**< both on this device (or, for CPU plugins, both host) */
   NNP_MEMCPY_FORCE_INT32 = 0x7FFFFFFF /**< not a kind: keeps the enum 32-bit */
 } nnp_memcpy_kind;
 
@@ -142,8 +142,8 @@ typedef struct nnp_plugin_api {
   /** Required. Returns OK if op_execute would run this (validated) call on device `index`,
       else NNP_STATUS_UNSUPPORTED with a message saying what is missing (e.g. "float64").
       Never runs anything; tensors' data may be NULL. */
-  nnp_status (*op_supported)(int32_t index, int32_t op_kind, const void* params,
-                             size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
+  nnp_status (*op_supported)(int32_t index, int32_t op_kind, const void* params, size_t n_inputs,
+                             const DLTensor* const* inputs, size_t n_outputs,
                              const DLTensor* const* outputs);
   /** Required. Queues the (validated) op on the stream. An unknown or unsupported op returns
       NNP_STATUS_UNSUPPORTED and touches nothing. */
@@ -154,12 +154,21 @@ typedef struct nnp_plugin_api {
   /** Optional. Sets a stream attribute (nnp_stream_attribute). Default when NULL: the host
       returns NNP_STATUS_UNSUPPORTED. */
   nnp_status (*stream_set_attribute)(void* stream, int32_t attribute, int64_t value);
+
+  /* ---- ABI 1.3 (check struct_size before use) */
+  /** Optional. Stores the stream's native handle (cuda: its cudaStream_t) in *native, for the
+      communication plugins that queue work on it (nnplug_comm_plugin.h, DEVICE_STREAM).
+      Default when NULL: such plugins cannot serve this device (UNSUPPORTED). */
+  nnp_status (*stream_get_native)(void* stream, void** native);
 } nnp_plugin_api;
 
 /** Size of the 1.0 table: the smallest struct_size the host accepts. */
 #define NNP_PLUGIN_API_STRUCT_SIZE_1_0 \
   (offsetof(nnp_plugin_api, stream_set_attribute) + sizeof(void (*)(void)))
-#define NNP_PLUGIN_API_STRUCT_SIZE NNP_PLUGIN_API_STRUCT_SIZE_1_0
+/** Size of the 1.3 table (with stream_get_native). */
+#define NNP_PLUGIN_API_STRUCT_SIZE_1_3 \
+  (offsetof(nnp_plugin_api, stream_get_native) + sizeof(void (*)(void)))
+#define NNP_PLUGIN_API_STRUCT_SIZE NNP_PLUGIN_API_STRUCT_SIZE_1_3
 
 /** The name of the one symbol a plugin exports. */
 #define NNP_PLUGIN_ENTRY_SYMBOL "nnp_plugin_get_api"
@@ -169,8 +178,7 @@ typedef struct nnp_plugin_api {
  * On success stores the plugin's table in *api and returns NNP_STATUS_OK. A plugin may
  * return NNP_STATUS_ABI_MISMATCH (after host->set_error) if it cannot serve this host.
  */
-typedef nnp_status (*nnp_plugin_get_api_fn)(const nnp_host_api* host,
-                                           const nnp_plugin_api** api);
+typedef nnp_status (*nnp_plugin_get_api_fn)(const nnp_host_api* host, const nnp_plugin_api** api);
 
 /** Plugins define their entry with this macro in front: NNP_PLUGIN_ENTRY nnp_status
     nnp_plugin_get_api(const nnp_host_api* host, const nnp_plugin_api** api) { ... } */

@@ -48,22 +48,68 @@ extern "C" {
  * The message that explains a failure is read with nnp_last_error_message().
  */
 typedef enum nnp_status {
-  NNP_STATUS_OK = 0,                /**< success */
-  NNP_STATUS_INVALID_ARGUMENT = 1,  /**< a NULL, out-of-range, mis-shaped or mistyped argument */
-  NNP_STATUS_UNSUPPORTED = 2,       /**< valid request this backend does not implement */
-  NNP_STATUS_OUT_OF_MEMORY = 3,     /**< host or device allocation failed */
-  NNP_STATUS_NOT_FOUND = 4,         /**< no plugin, device or file of that name */
-  NNP_STATUS_UNAVAILABLE = 5,       /**< the plugin loaded but its hardware/driver is absent */
-  NNP_STATUS_ABI_MISMATCH = 6,      /**< plugin and host ABI versions or struct sizes disagree */
-  NNP_STATUS_DEVICE_ERROR = 7,      /**< the device or its runtime reported a failure */
-  NNP_STATUS_INTERNAL = 8,          /**< a bug: an unexpected exception or broken invariant */
-  NNP_STATUS_LOAD_FAILED = 9,       /**< a shared library could not be opened or has no entry */
-  NNP_STATUS_VENDOR_BASE = 1000,    /**< first value reserved for vendor extensions */
+  NNP_STATUS_OK = 0,                  /**< success */
+  NNP_STATUS_INVALID_ARGUMENT = 1,    /**< a NULL, out-of-range, mis-shaped or mistyped argument */
+  NNP_STATUS_UNSUPPORTED = 2,         /**< valid request this backend does not implement */
+  NNP_STATUS_OUT_OF_MEMORY = 3,       /**< host or device allocation failed */
+  NNP_STATUS_NOT_FOUND = 4,           /**< no plugin, device or file of that name */
+  NNP_STATUS_UNAVAILABLE = 5,         /**< the plugin loaded but its hardware/driver is absent */
+  NNP_STATUS_ABI_MISMATCH = 6,        /**< plugin and host ABI versions or struct sizes disagree */
+  NNP_STATUS_DEVICE_ERROR = 7,        /**< the device or its runtime reported a failure */
+  NNP_STATUS_INTERNAL = 8,            /**< a bug: an unexpected exception or broken invariant */
+  NNP_STATUS_LOAD_FAILED = 9,         /**< a shared library could not be opened or has no entry */
+  NNP_STATUS_VENDOR_BASE = 1000,      /**< first value reserved for vendor extensions */
   NNP_STATUS_FORCE_INT32 = 0x7FFFFFFF /**< not a status: keeps the enum 32-bit */
 } nnp_status;
 
 /** Maximum tensor rank accepted by nnplug ops. */
 #define NNP_MAX_DIMS 8
+
+/** A communicator (ABI 1.3): one rank of a group of processes that run collective ops
+    together, bound to one device of this process. Opaque; see nnplug.h, "communicators". */
+typedef struct nnp_comm nnp_comm;
+
+/** The transports of nnp_comm_create(). Value 0 is refused. */
+typedef enum nnp_comm_transport {
+  NNP_COMM_TRANSPORT_UNDEFINED = 0,
+  NNP_COMM_TRANSPORT_SELF = 1,                /**< one rank, built into libnnplug; any device */
+  NNP_COMM_TRANSPORT_MPI = 2,                 /**< libnnplug-comm-mpi.so; host-memory devices */
+  NNP_COMM_TRANSPORT_NCCL = 3,                /**< libnnplug-comm-nccl.so; cuda devices */
+  NNP_COMM_TRANSPORT_FORCE_INT32 = 0x7FFFFFFF /**< not a transport: keeps the enum 32-bit */
+} nnp_comm_transport;
+
+/** Size in bytes of a unique id (NCCL's ncclUniqueId is 128 bytes). */
+#define NNP_COMM_UNIQUE_ID_BYTES 128
+
+/** The rendezvous of a NCCL communicator: opaque bytes made by one rank, copied to all. */
+typedef struct nnp_comm_unique_id {
+  unsigned char bytes[NNP_COMM_UNIQUE_ID_BYTES];
+} nnp_comm_unique_id;
+
+/**
+ * How to create one rank of a communicator (nnp_comm_create). Zero-initialise it, set
+ * struct_size to sizeof(nnp_comm_config) and the fields of the transport:
+ *  - SELF: nothing else (rank 0 of 1);
+ *  - MPI: mpi_comm points to the caller's MPI_Comm (C: &comm, e.g. a variable holding
+ *    MPI_COMM_WORLD; mpi4py: MPI._addressof(comm)). libnnplug duplicates it
+ *    (MPI_Comm_dup, collective over its ranks), so the caller's communicator may be freed
+ *    afterwards and nnplug's traffic never mixes with the caller's; rank and size are the
+ *    MPI ones;
+ *  - NCCL: unique_id (from nnp_comm_get_unique_id on one rank), rank in [0, size), size >= 1.
+ */
+typedef struct nnp_comm_config {
+  size_t struct_size;                  /**< sizeof(nnp_comm_config) as compiled by the caller */
+  int32_t transport;                   /**< nnp_comm_transport */
+  int32_t rank;                        /**< NCCL: this process's rank; else ignored */
+  int32_t size;                        /**< NCCL: the number of ranks; else ignored */
+  int32_t reserved0;                   /**< must be 0 */
+  const void* mpi_comm;                /**< MPI: address of an MPI_Comm; else ignored */
+  const nnp_comm_unique_id* unique_id; /**< NCCL: the group's id; else ignored */
+} nnp_comm_config;
+
+#define NNP_COMM_CONFIG_STRUCT_SIZE_1_3 \
+  (offsetof(nnp_comm_config, unique_id) + sizeof(const nnp_comm_unique_id*))
+#define NNP_COMM_CONFIG_STRUCT_SIZE NNP_COMM_CONFIG_STRUCT_SIZE_1_3
 
 /**
  * Properties of one device, filled by nnp_device_get_props() (and, on the plugin side, by

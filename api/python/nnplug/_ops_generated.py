@@ -2,13 +2,13 @@
 
 The op kinds, value enums and params structs of nnplug_ops.h as ctypes classes, and each
 op's signature (tensor names, which are optional, dtype rules, params defaults)."""
-from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, sizeof
+from ctypes import Structure, c_double, c_int32, c_int64, c_size_t, c_uint64, c_void_p, sizeof
 from enum import IntEnum
 from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
-ABI_VERSION_MINOR = 2
+ABI_VERSION_MINOR = 3
 
 
 class OpKind(IntEnum):
@@ -68,6 +68,9 @@ class OpKind(IntEnum):
     UNARY_FORWARD = 111
     UNARY_BACKWARD = 112
     WHERE = 114
+    ALL_REDUCE = 150
+    BROADCAST = 151
+    ALL_GATHER = 152
 
 
 class PoolMode(IntEnum):
@@ -308,9 +311,25 @@ class nnp_unary_params(_Params):
     _defaults_: Dict[str, Any] = {'op': 1}
 
 
+class nnp_all_reduce_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("comm", c_void_p), ("op", c_int32), ("reserved0", c_int32)]
+    _defaults_: Dict[str, Any] = {'op': 1}
+
+
+class nnp_broadcast_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("comm", c_void_p), ("root", c_int32), ("reserved0", c_int32)]
+    _defaults_: Dict[str, Any] = {}
+
+
+class nnp_all_gather_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("comm", c_void_p)]
+    _defaults_: Dict[str, Any] = {}
+
+
 #: op name -> (kind, params class or None, params optional, inputs, outputs)
 #: inputs/outputs: tuples (name, optional, dtype rule, variadic); a variadic tensor
 #: (the last of its list) stands for 1..MAX_VARIADIC tensors
+#: (collective ops, which take a communicator, are not in it)
 OPS = {
     'gemm': (OpKind.GEMM, nnp_gemm_params, False, (('A', False, 'float', False), ('B', False, 'float', False), ('C', True, 'float', False)), (('Y', False, 'float', False),)),
     'matmul': (OpKind.MATMUL, nnp_matmul_params, False, (('A', False, 'float', False), ('B', False, 'float', False)), (('Y', False, 'float', False),)),
@@ -370,7 +389,7 @@ OPS = {
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_concat_params, nnp_split_params, nnp_slice_params, nnp_gather_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_concat_params, nnp_split_params, nnp_slice_params, nnp_gather_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params, nnp_all_reduce_params, nnp_broadcast_params, nnp_all_gather_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_unary_op": (UnaryOp, "NNP_UNARY_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}
