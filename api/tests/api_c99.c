@@ -39,6 +39,12 @@ static const any_fn all_functions[] = {
     (any_fn)nnp_op_execute,
     (any_fn)nnp_op_infer_shapes,
 #include "generated/op_wrapper_symbols.inc"
+    (any_fn)nnp_comm_create,
+    (any_fn)nnp_comm_get_unique_id,
+    (any_fn)nnp_comm_destroy,
+    (any_fn)nnp_comm_get_rank,
+    (any_fn)nnp_comm_device,
+    (any_fn)nnp_comm_description,
     (any_fn)nnp_shutdown,
 };
 
@@ -58,8 +64,9 @@ int main(void) {
   void* ptr = NULL;
   for (i = 0; i < sizeof(all_functions) / sizeof(all_functions[0]); ++i)
     EXPECT(all_functions[i] != NULL);
-  /* 26 functions besides one typed wrapper per op kind */
-  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 26 + NNP_OP_KIND_COUNT);
+  /* 32 functions (26 of ABI 1.0-1.2, the 6 communicator functions of 1.3) besides one typed
+     wrapper per op kind */
+  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 32 + NNP_OP_KIND_COUNT);
 
   nnp_get_version(&major, &minor, &patch);
   EXPECT(major == NNP_VERSION_MAJOR && minor == NNP_VERSION_MINOR && patch == NNP_VERSION_PATCH);
@@ -75,6 +82,9 @@ int main(void) {
   EXPECT(nnp_get_device(NULL, &dev) == NNP_STATUS_INVALID_ARGUMENT);
   EXPECT(nnp_malloc(NULL, 16, &ptr) == NNP_STATUS_INVALID_ARGUMENT);
   EXPECT(nnp_op_execute(NULL, NNP_OP_GEMM, NULL, 0, NULL, 0, NULL) == NNP_STATUS_INVALID_ARGUMENT);
+  EXPECT(nnp_comm_create(NULL, NULL, NULL) == NNP_STATUS_INVALID_ARGUMENT);
+  EXPECT(nnp_comm_destroy(NULL) == NNP_STATUS_INVALID_ARGUMENT);
+  EXPECT(nnp_comm_device(NULL) == NULL && nnp_comm_description(NULL) == NULL);
   {
     /* Shape inference needs no plugin: gemm [2, 3] x [3, 4] -> [2, 4] float32. */
     int64_t sa[2] = {2, 3}, sb[2] = {3, 4};
@@ -102,6 +112,6 @@ int main(void) {
   }
   EXPECT(nnp_shutdown() == NNP_STATUS_OK);
   if (failures == 0)
-    printf("api_c99: %d functions referenced, all checks passed\n", 26 + NNP_OP_KIND_COUNT);
+    printf("api_c99: %d functions referenced, all checks passed\n", 32 + NNP_OP_KIND_COUNT);
   return failures == 0 ? 0 : 1;
 }
