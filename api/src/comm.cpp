@@ -596,6 +596,28 @@ NNP_API nnp_status nnp_comm_create(nnp_device* device_handle, const nnp_comm_con
       return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                              "%s: the %s transport serves %s devices; %s is not one", kFunc, tname,
                              api->device_type == kDLCUDA ? "cuda" : "other", device->name.c_str());
+    // A native-stream transport (NCCL) creates its communicator on the calling thread's current
+    // device: the device plugin's stream_get_native makes the device current (cuda), through
+    // a stream made for the purpose.
+    if (api->memory == NNP_COMM_MEMORY_DEVICE_STREAM) {
+      const nnp_plugin* dp = device->plugin;
+      if (!has_slot(dp, &nnp_plugin_api::stream_get_native))
+        return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                               "%s: the %s transport queues on native streams, which plugin '%s' "
+                               "does not give (stream_get_native)",
+                               kFunc, tname, dp->name.c_str());
+      void* tmp = nullptr;
+      if (nnp_status st = call_slot(dp, "stream_create",
+                                    [&] { return dp->api->stream_create(device->index, &tmp); }))
+        return st;
+      void* native = nullptr;
+      nnp_status st = call_slot(dp, "stream_get_native",
+                                [&] { return dp->api->stream_get_native(tmp, &native); });
+      const nnp_status destroyed =
+          call_slot(dp, "stream_destroy", [&] { return dp->api->stream_destroy(tmp); });
+      if (st == NNP_STATUS_OK) st = destroyed;
+      if (st != NNP_STATUS_OK) return st;
+    }
     nnp_comm_plugin_create_args args{};
     args.struct_size = sizeof args;
     args.config = &cfg;

@@ -91,19 +91,21 @@ void check_gemm(const op_call& c) {
   for (int i = 0; suffix && i < rest; ++i)
     suffix = C->shape[C->ndim - 1 - i] == Y->shape[Y->ndim - 1 - i];
   if (!suffix)
-    unsupported(format("gemm: the cuda backend broadcasts C only when its shape without leading "
-                       "1s ends Y's shape (e.g. [N], [1, N], [M, N]); C %s against Y %s is not "
-                       "implemented",
-                       shape_string(*C).c_str(), shape_string(*Y).c_str()));
+    unsupported(
+        format("gemm: the cuda backend broadcasts C only when its shape without leading "
+               "1s ends Y's shape (e.g. [N], [1, N], [M, N]); C %s against Y %s is not "
+               "implemented",
+               shape_string(*C).c_str(), shape_string(*Y).c_str()));
 }
 
 // binary: add, sub, mul, div (ABI 1.0); newer ops (POW) are not implemented.
 void check_binary(const op_call& c) {
   const int32_t op = c.params_as<nnp_binary_params>().op;
   if (op < NNP_BINARY_ADD || op > NNP_BINARY_DIV)
-    unsupported(format("binary op %d is not implemented by the cuda backend (implemented: ADD, "
-                       "SUB, MUL, DIV)",
-                       op));
+    unsupported(
+        format("binary op %d is not implemented by the cuda backend (implemented: ADD, "
+               "SUB, MUL, DIV)",
+               op));
 }
 
 // reduce: sum, mean, max (ABI 1.0); newer ops (MIN, L2, L1, SUM_SQUARE, LOG_SUM_EXP) are not
@@ -111,9 +113,10 @@ void check_binary(const op_call& c) {
 void check_reduce(const op_call& c) {
   const int32_t op = c.params_as<nnp_reduce_params>().op;
   if (op < NNP_REDUCE_SUM || op > NNP_REDUCE_MAX)
-    unsupported(format("reduce op %d is not implemented by the cuda backend (implemented: SUM, "
-                       "MEAN, MAX)",
-                       op));
+    unsupported(
+        format("reduce op %d is not implemented by the cuda backend (implemented: SUM, "
+               "MEAN, MAX)",
+               op));
 }
 
 constexpr uint32_t kHalfFloats = f32 | f16 | bf16;  // float32 and the 16-bit floats
@@ -250,6 +253,17 @@ nnp_status stream_set_attribute(void* handle, int32_t attribute, int64_t value) 
   });
 }
 
+// The stream's cudaStream_t, for communication plugins that queue on it (NCCL). The device is
+// made current, as NCCL calls on that stream expect.
+nnp_status stream_get_native(void* handle, void** native) {
+  return guard([&] {
+    stream* s = as_stream(handle);
+    if (native == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "native is NULL");
+    use_device(s->device);
+    *native = s->handle;
+  });
+}
+
 // libnnplug has released every stream and allocation: the pools hand their cached memory back to
 // the driver. The plugin itself stays mapped (-z nodelete, docs/cuda-backend.md), and so do the
 // CUDA runtime's state, cuBLAS and cuDNN; a later load finds them as they were.
@@ -270,6 +284,7 @@ nnp_plugin_api make_table() {
   t.op_supported = nnp::kit::op_supported_slot<kOps>;
   t.op_execute = nnp::kit::op_execute_slot<kOps>;
   t.stream_set_attribute = stream_set_attribute;
+  t.stream_get_native = stream_get_native;
   return t;
 }
 
