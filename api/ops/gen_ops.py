@@ -701,11 +701,8 @@ def gen_python(spec, enums, structs, ops, minor):
     o.append("#: op name -> (kind, params class or None, params optional, inputs, outputs)")
     o.append("#: inputs/outputs: tuples (name, optional, dtype rule, variadic); a variadic tensor")
     o.append("#: (the last of its list) stands for 1..MAX_VARIADIC tensors")
-    o.append("#: (collective ops, which take a communicator, are not in it)")
     o.append("OPS = {")
     for op in ops:
-        if op["collective"]:
-            continue
         ins = tuple((t["name"], t["optional"], t["dtype"], t["variadic"]) for t in op["inputs"])
         outs = tuple((t["name"], t["optional"], t["dtype"], t["variadic"])
                      for t in op["outputs"])
@@ -752,7 +749,9 @@ def py_params(s, enums):
         has = f"has_{n}" if f"has_{n}" in names else None
         kind = f["type"]
         enum = f.get("enum")
-        if f["check"] == "flag":
+        if kind == "comm":
+            ann, default = "Communicator", None  # required keyword
+        elif f["check"] == "flag":
             kind, ann, default = "flag", "bool", repr(bool(f["default_value"]))
         elif enum:
             kind, ann = "enum", f"Union[str, int]"
@@ -780,7 +779,6 @@ def py_doc_lines(text, indent="    "):
 
 
 def gen_python_ops(enums, structs, ops):
-    ops = [op for op in ops if not op["collective"]]  # communicators: not yet in Python
     o = ['"""nnplug.ops — one function per op of nnplug_ops.h. ' + BANNER_C,
          "",
          "Every function takes the op's inputs positionally in the C API's order (optional inputs",
@@ -807,6 +805,7 @@ def gen_python_ops(enums, structs, ops):
          "",
          "from . import _ops_generated as _g",
          "from ._call import DeviceLike, OutLike, StreamLike, TensorLike, _Op, _P, _T, execute, supported",
+         "from ._comm import Communicator",
          "from ._ops_generated import (" + ", ".join(sorted(e["python"] for e in enums.values())) + ", OpKind)",
          "",
          "__all__ = [\"execute\", \"supported\", " + ", ".join(f'"{op["name"]}"' for op in ops) + "]",

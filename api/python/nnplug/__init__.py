@@ -28,13 +28,15 @@ from ._core import (Device, DeviceArray, DeviceError, Error, InvalidArgumentErro
                     NotFoundError, OutOfMemoryError, Stream, UnavailableError, UnsupportedError,
                     as_dltensor, asarray, device, devices, get_version, load_plugin,
                     load_records, memcpy, op_kind_name, shutdown, status_string, version)
+from ._comm import Communicator, communicator, nccl_unique_id
 from ._lib import lib_path
 from ._shortcuts import add, div, mul, sub
 from .ops import *  # noqa: F401,F403 — every op
 from .ops import __all__ as _ops_all
 
 __all__ = [
-    "MAX_DIMS", "Activation", "AutoPad", "BinaryOp", "DLDataType", "DLDevice", "DLDeviceType",
+    "Communicator", "communicator", "nccl_unique_id", "MAX_DIMS", "Activation", "AutoPad",
+    "BinaryOp", "DLDataType", "DLDevice", "DLDeviceType",
     "DLManagedTensor", "DLTensor", "LoadState", "OpKind", "PoolMode", "ReduceOp", "Reduction",
     "Status", "StreamAttribute", "UnaryOp", "Device", "DeviceArray", "DeviceError", "Error",
     "InvalidArgumentError", "LoadRecord", "NotFoundError", "OutOfMemoryError", "Stream",

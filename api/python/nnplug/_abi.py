@@ -141,3 +141,25 @@ ENUMS = {
 #: C macro -> value in this package
 CONSTANTS = {"NNP_MAX_DIMS": MAX_DIMS, "NNP_ABI_VERSION_MAJOR": ABI_VERSION_MAJOR,
              "NNP_ABI_VERSION_MINOR": ABI_VERSION_MINOR, "DLPACK_VERSION": DLPACK_VERSION}
+
+
+class CommTransport(IntEnum):
+    """nnp_comm_transport (nnplug_types.h, ABI 1.3)."""
+    UNDEFINED = 0
+    SELF = 1
+    MPI = 2
+    NCCL = 3
+
+
+COMM_UNIQUE_ID_BYTES = 128
+
+
+class nnp_comm_unique_id(Structure):
+    _fields_ = [("bytes", c_uint8 * COMM_UNIQUE_ID_BYTES)]
+
+
+class nnp_comm_config(_Sized):
+    _fields_ = [("struct_size", c_size_t), ("transport", c_int32), ("rank", c_int32),
+                ("size", c_int32), ("reserved0", c_int32), ("mpi_comm", c_void_p),
+                ("unique_id", POINTER(nnp_comm_unique_id))]
+

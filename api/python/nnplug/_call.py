@@ -50,7 +50,7 @@ class _T(NamedTuple):
 
 class _P(NamedTuple):
     """A Python keyword of a params struct: its name, the C field, the kind (flag, enum,
-    int32, int64, uint64, double, int32[NNP_MAX_DIMS], int64[NNP_MAX_DIMS]), the enum class,
+    int32, int64, uint64, double, int32[NNP_MAX_DIMS], int64[NNP_MAX_DIMS], comm), the enum class,
     the has_* field it sets, the count field it sets."""
     py: str
     c: str
@@ -120,7 +120,13 @@ def _params_struct(op: "_Op", args: Dict[str, Any]) -> Any:
             fields[p.has] = int(value is not None)
             if value is None:
                 continue
-        if p.kind == "flag":
+        if p.kind == "comm":
+            from ._comm import Communicator
+            if not isinstance(value, Communicator):
+                raise _invalid(f"{op.name}: {p.py} must be an nnplug.Communicator "
+                               f"(nnplug.communicator(...)), got {type(value).__name__}")
+            fields[p.c] = value.handle
+        elif p.kind == "flag":
             if not isinstance(value, (bool, numbers.Integral)) or int(value) not in (0, 1):
                 raise _invalid(f"{op.name}: {p.py} must be a bool, got {value!r}")
             fields[p.c] = int(value)
@@ -483,10 +489,13 @@ class _Op:
         # the device
         user_outs = [x for g in given for x in (g if isinstance(g, list) else [g])
                      if x is not None] + [x for _, x in inplace if x is not None]
+        comm = next((a[p.py] for p in self.params if p.kind == "comm"), None)
         if stream is not None:
             dev = stream.device
         elif a.get("device") is not None:
             dev = _device(a["device"])
+        elif comm is not None and hasattr(comm, "device"):
+            dev = comm.device  # a collective runs on its communicator's device
         else:
             held = [None if x is None else as_dltensor(x) for x in objs + user_outs]
             if any(h is not None for h in held):

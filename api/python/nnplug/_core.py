@@ -139,6 +139,11 @@ def load_records() -> "list[LoadRecord]":
 _generation = 0  # bumped by shutdown(): handles and memory of older generations are dead
 
 
+def _generation_now() -> int:
+    return _generation
+
+
+
 class Device:
     """A device of a loaded plugin. Obtain with nnplug.device(name) or nnplug.devices()."""
 

@@ -76,6 +76,12 @@ def _declare(lib: ctypes.CDLL) -> None:
                                      POINTER(sp)]),
         "nnp_op_infer_shapes": (c_int32, [c_int32, vp, c_size_t, POINTER(sp), c_size_t,
                                           POINTER(_abi.nnp_shape)]),
+        "nnp_comm_create": (c_int32, [vp, POINTER(_abi.nnp_comm_config), POINTER(vp)]),
+        "nnp_comm_get_unique_id": (c_int32, [vp, c_int32, POINTER(_abi.nnp_comm_unique_id)]),
+        "nnp_comm_destroy": (c_int32, [vp]),
+        "nnp_comm_get_rank": (c_int32, [vp, POINTER(c_int32), POINTER(c_int32)]),
+        "nnp_comm_device": (vp, [vp]),
+        "nnp_comm_description": (c_char_p, [vp]),
         "nnp_shutdown": (c_int32, []),
     }
     for name, (restype, argtypes) in protos.items():

@@ -329,7 +329,6 @@ class nnp_all_gather_params(_Params):
 #: op name -> (kind, params class or None, params optional, inputs, outputs)
 #: inputs/outputs: tuples (name, optional, dtype rule, variadic); a variadic tensor
 #: (the last of its list) stands for 1..MAX_VARIADIC tensors
-#: (collective ops, which take a communicator, are not in it)
 OPS = {
     'gemm': (OpKind.GEMM, nnp_gemm_params, False, (('A', False, 'float', False), ('B', False, 'float', False), ('C', True, 'float', False)), (('Y', False, 'float', False),)),
     'matmul': (OpKind.MATMUL, nnp_matmul_params, False, (('A', False, 'float', False), ('B', False, 'float', False)), (('Y', False, 'float', False),)),
@@ -386,6 +385,9 @@ OPS = {
     'unary_forward': (OpKind.UNARY_FORWARD, nnp_unary_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'unary_backward': (OpKind.UNARY_BACKWARD, nnp_unary_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
     'where': (OpKind.WHERE, None, True, (('condition', False, 'uint8', False), ('x', False, 'float', False), ('y', False, 'float', False)), (('output', False, 'float', False),)),
+    'all_reduce': (OpKind.ALL_REDUCE, nnp_all_reduce_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'broadcast': (OpKind.BROADCAST, nnp_broadcast_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'all_gather': (OpKind.ALL_GATHER, nnp_all_gather_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
 }
 
 #: every params struct, by C name

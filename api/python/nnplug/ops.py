@@ -24,9 +24,10 @@ from typing import Any, Optional, Sequence, Union
 
 from . import _ops_generated as _g
 from ._call import DeviceLike, OutLike, StreamLike, TensorLike, _Op, _P, _T, execute, supported
+from ._comm import Communicator
 from ._ops_generated import (Activation, AutoPad, BinaryOp, PoolMode, ReduceOp, Reduction, UnaryOp, OpKind)
 
-__all__ = ["execute", "supported", "gemm", "matmul", "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter", "conv2d_backward_bias", "conv_forward", "conv_backward_data", "conv_backward_filter", "conv_backward_bias", "conv_transpose_forward", "conv_transpose_backward_data", "conv_transpose_backward_filter", "pool2d_forward", "pool2d_backward", "pool_forward", "pool_backward", "activation_forward", "activation_backward", "softmax_forward", "softmax_backward", "attention_forward", "attention_backward", "softmax_cross_entropy_forward", "softmax_cross_entropy_backward", "nll_loss_forward", "nll_loss_backward", "softmax_cross_entropy_loss_forward", "softmax_cross_entropy_loss_backward", "batch_norm_forward_training", "batch_norm_forward_inference", "batch_norm_backward", "layer_norm_forward", "layer_norm_backward", "dropout_forward", "dropout_backward", "binary", "scale", "fill", "copy", "transpose", "concat", "split", "slice", "gather", "slice_backward", "gather_backward", "cast", "reduce", "sgd_update", "adam_update", "clip", "unary_forward", "unary_backward", "where"]
+__all__ = ["execute", "supported", "gemm", "matmul", "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter", "conv2d_backward_bias", "conv_forward", "conv_backward_data", "conv_backward_filter", "conv_backward_bias", "conv_transpose_forward", "conv_transpose_backward_data", "conv_transpose_backward_filter", "pool2d_forward", "pool2d_backward", "pool_forward", "pool_backward", "activation_forward", "activation_backward", "softmax_forward", "softmax_backward", "attention_forward", "attention_backward", "softmax_cross_entropy_forward", "softmax_cross_entropy_backward", "nll_loss_forward", "nll_loss_backward", "softmax_cross_entropy_loss_forward", "softmax_cross_entropy_loss_backward", "batch_norm_forward_training", "batch_norm_forward_inference", "batch_norm_backward", "layer_norm_forward", "layer_norm_backward", "dropout_forward", "dropout_backward", "binary", "scale", "fill", "copy", "transpose", "concat", "split", "slice", "gather", "slice_backward", "gather_backward", "cast", "reduce", "sgd_update", "adam_update", "clip", "unary_forward", "unary_backward", "where", "all_reduce", "broadcast", "all_gather"]
 
 _ = (Activation, AutoPad, BinaryOp, PoolMode, ReduceOp, Reduction, UnaryOp)  # referenced by the specs
 
@@ -2989,4 +2990,125 @@ def where(
     case), nnplug.OutOfMemoryError, nnplug.DeviceError.
     """
     return _where.run(locals())
+
+
+_all_reduce = _Op('all_reduce', OpKind.ALL_REDUCE, _g.nnp_all_reduce_params, False, True,
+    (_T('x', False, 'float', False, False), ),
+    (_T('y', False, 'float', False, False), ),
+    (_P('comm', 'comm', 'comm', None, None, None), _P('op', 'op', 'enum', _g.ReduceOp, None, None), ))
+
+
+def all_reduce(
+    x: TensorLike,
+    *,
+    comm: Communicator,
+    op: Union[str, int] = 'sum',
+    out: OutLike = None,
+    stream: StreamLike = None,
+    device: DeviceLike = None,
+) -> Any:
+    """NNP_OP_ALL_REDUCE (150; ABI 1.3): see nnplug_ops.h and docs/ops.md.
+
+    All-reduce across the ranks of a communicator (MPI_Allreduce, ncclAllReduce), ABI 1.3:
+      y = op(x_0, x_1, ..., x_{size-1}) elementwise over the ranks' x, on every rank.
+      SUM adds, MEAN adds then divides by size (NCCL's ncclAvg), MAX and MIN take the largest and
+      smallest (NaN handling is the transport's). The order of the additions is the transport's
+      (ranks' results agree bitwise within one transport and size; they may differ from a
+      single-process sum in the last bits). comm, dtype and shape must be the same on every rank.
+
+    Inputs:
+        x: any shape; the same on every rank (the call's float dtype)
+
+    Outputs (returned; storage may be passed with out=, in this order):
+        y: x's shape; in place when it is x (the call's float dtype)
+
+    Params (keyword-only; the C struct's fields):
+        comm (Communicator): required: a live communicator; the communicator; bound to the stream's device; ABI 1.3
+        op (Union[str, int]): SUM, MEAN, MAX or MIN; default SUM; ABI 1.3; one of sum, mean, max, min, l2, l1, sum_square, log_sum_exp (or nnplug.ReduceOp)
+
+    Returns: y.
+
+    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
+    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
+    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    """
+    return _all_reduce.run(locals())
+
+
+_broadcast = _Op('broadcast', OpKind.BROADCAST, _g.nnp_broadcast_params, False, True,
+    (_T('x', False, 'float', False, False), ),
+    (_T('y', False, 'float', False, False), ),
+    (_P('comm', 'comm', 'comm', None, None, None), _P('root', 'root', 'int32', None, None, None), ))
+
+
+def broadcast(
+    x: TensorLike,
+    *,
+    comm: Communicator,
+    root: int = 0,
+    out: OutLike = None,
+    stream: StreamLike = None,
+    device: DeviceLike = None,
+) -> Any:
+    """NNP_OP_BROADCAST (151; ABI 1.3): see nnplug_ops.h and docs/ops.md.
+
+    Broadcast from one rank (MPI_Bcast, ncclBroadcast), ABI 1.3: y = x of rank `root`, on every
+    rank (x of the other ranks is not read; root's y = its x). comm, root, dtype and shape must be
+    the same on every rank.
+
+    Inputs:
+        x: any shape; read on the root only (the call's float dtype)
+
+    Outputs (returned; storage may be passed with out=, in this order):
+        y: x's shape; in place when it is x (the call's float dtype)
+
+    Params (keyword-only; the C struct's fields):
+        comm (Communicator): required: a live communicator; the communicator; bound to the stream's device; ABI 1.3
+        root (int): the rank whose x is sent, in [0, size); default 0; ABI 1.3
+
+    Returns: y.
+
+    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
+    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
+    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    """
+    return _broadcast.run(locals())
+
+
+_all_gather = _Op('all_gather', OpKind.ALL_GATHER, _g.nnp_all_gather_params, False, True,
+    (_T('x', False, 'float', False, False), ),
+    (_T('y', False, 'float', False, False), ),
+    (_P('comm', 'comm', 'comm', None, None, None), ))
+
+
+def all_gather(
+    x: TensorLike,
+    *,
+    comm: Communicator,
+    out: OutLike = None,
+    stream: StreamLike = None,
+    device: DeviceLike = None,
+) -> Any:
+    """NNP_OP_ALL_GATHER (152; ABI 1.3): see nnplug_ops.h and docs/ops.md.
+
+    All-gather (MPI_Allgather, ncclAllGather), ABI 1.3: y = the ranks' x concatenated along axis 0
+    in rank order, on every rank: y[r * n + i, ...] = x_r[i, ...] for x of shape [n, ...]. comm,
+    dtype and x's shape must be the same on every rank.
+
+    Inputs:
+        x: [n, d1..dk], rank >= 1; the same shape on every rank (the call's float dtype)
+
+    Outputs (returned; storage may be passed with out=, in this order):
+        y: [size * n, d1..dk] (the call's float dtype)
+
+    Params (keyword-only; the C struct's fields):
+        comm (Communicator): required: a live communicator; the communicator; bound to the stream's device; ABI 1.3
+
+    Returns: y.
+
+    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
+    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
+    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    """
+    return _all_gather.run(locals())
 
