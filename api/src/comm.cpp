@@ -113,26 +113,21 @@ const char* transport_hint(int32_t t) {
 
 // ---------------------------------------------------------------- communication plugins --
 void comm_host_set_error(void* ctx, nnp_status status, const char* message) {
-  auto* p = static_cast<comm_plugin*>(ctx);
-  plugin_error& pe = thread_plugin_error();
-  try {
-    pe.set = true;
-    pe.status = status;
-    pe.message = message != nullptr ? message : "(no message)";
-    set_last_error(status,
-                   (p != nullptr ? p->name : std::string("comm plugin")) + ": " + pe.message);
-  } catch (...) {
-  }
+  const auto* p = static_cast<const comm_plugin*>(ctx);
+  report_plugin_error(p != nullptr ? p->name.c_str() : "comm plugin", status, message);
 }
 
 void comm_host_log(void* ctx, int32_t level, const char* message) {
-  auto* p = static_cast<comm_plugin*>(ctx);
-  if (level > log_level()) return;
-  try {
-    log(level, (p != nullptr ? p->name : std::string("comm plugin")) + ": " +
-                   (message != nullptr ? message : ""));
-  } catch (...) {
-  }
+  const auto* p = static_cast<const comm_plugin*>(ctx);
+  report_plugin_log(p != nullptr ? p->name.c_str() : "comm plugin", level, message);
+}
+
+// A native-stream transport on a device whose plugin gives no native streams.
+nnp_status no_native_streams(const char* func, const char* transport, const nnp_plugin* p) {
+  return set_last_errorf(NNP_STATUS_UNSUPPORTED,
+                         "%s: the %s transport queues on native streams, which plugin '%s' does "
+                         "not give (stream_get_native)",
+                         func, transport, p->name.c_str());
 }
 
 template <typename Slot>
@@ -444,10 +439,7 @@ nnp_status collective_supported(nnp_device* device, int32_t op_kind, const void*
   const comm_plugin& p = *c->plugin;
   if (p.api->memory == NNP_COMM_MEMORY_DEVICE_STREAM &&
       !has_slot(device->plugin, &nnp_plugin_api::stream_get_native))
-    return set_last_errorf(NNP_STATUS_UNSUPPORTED,
-                           "%s: the %s transport queues on native streams, which plugin '%s' "
-                           "does not give (stream_get_native)",
-                           name, p.transport.c_str(), device->plugin->name.c_str());
+    return no_native_streams(name, p.transport.c_str(), device->plugin);
   void* state = c->state;
   return call_named_slot(p.name.c_str(), "comm_supported", [&] {
     return p.api->comm_supported(state, op_kind, params, n_inputs, inputs, n_outputs, outputs);
@@ -474,10 +466,7 @@ nnp_status execute_collective(nnp_stream* s, int32_t op_kind, const void* params
   void* state = c->state;
   if (p.api->memory == NNP_COMM_MEMORY_DEVICE_STREAM) {
     if (!has_slot(device->plugin, &nnp_plugin_api::stream_get_native))
-      return set_last_errorf(NNP_STATUS_UNSUPPORTED,
-                             "%s: the %s transport queues on native streams, which plugin '%s' "
-                             "does not give (stream_get_native)",
-                             name, p.transport.c_str(), device->plugin->name.c_str());
+      return no_native_streams(name, p.transport.c_str(), device->plugin);
     void* native = nullptr;
     const nnp_plugin* dp = device->plugin;
     if (nnp_status st = call_slot(dp, "stream_get_native",

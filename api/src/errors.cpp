@@ -113,6 +113,25 @@ void logf(int level, const char* fmt, ...) {
   va_end(args);
 }
 
+void report_plugin_error(const char* name, nnp_status status, const char* message) noexcept {
+  plugin_error& pe = thread_plugin_error();
+  try {
+    pe.set = true;
+    pe.status = status;
+    pe.message = message != nullptr ? message : "(no message)";
+    set_last_error(status, std::string(name) + ": " + pe.message);
+  } catch (...) {
+  }
+}
+
+void report_plugin_log(const char* name, int32_t level, const char* message) noexcept {
+  if (level > log_level()) return;
+  try {
+    log(level, std::string(name) + ": " + (message != nullptr ? message : ""));
+  } catch (...) {
+  }
+}
+
 }  // namespace nnp::host
 
 extern "C" {

@@ -87,6 +87,12 @@ struct plugin_error {
 };
 plugin_error& thread_plugin_error();
 
+// The host services of nnp_host_api (set_error, log) for a plugin called `name`: the message
+// becomes the thread's plugin error and last error, "<name>: <message>" / a log line with that
+// prefix. Never throw.
+void report_plugin_error(const char* name, nnp_status status, const char* message) noexcept;
+void report_plugin_log(const char* name, int32_t level, const char* message) noexcept;
+
 // A slot threw (what: the exception's what(), or NULL if it is not a std::exception): sets
 // the thread's plugin error and last error, "<plugin>: <slot> threw an exception: <what>",
 // and returns NNP_STATUS_INTERNAL.

@@ -38,26 +38,13 @@ namespace {
 
 // ------------------------------------------------------------------------ host services --
 void host_set_error(void* host_context, nnp_status status, const char* message) {
-  auto* plugin = static_cast<nnp_plugin*>(host_context);
-  plugin_error& pe = thread_plugin_error();
-  try {
-    pe.set = true;
-    pe.status = status;
-    pe.message = message != nullptr ? message : "(no message)";
-    set_last_error(status,
-                   (plugin != nullptr ? plugin->name : std::string("plugin")) + ": " + pe.message);
-  } catch (...) {
-  }
+  const auto* plugin = static_cast<const nnp_plugin*>(host_context);
+  report_plugin_error(plugin != nullptr ? plugin->name.c_str() : "plugin", status, message);
 }
 
 void host_log(void* host_context, int32_t level, const char* message) {
-  auto* plugin = static_cast<nnp_plugin*>(host_context);
-  if (level > log_level()) return;
-  try {
-    log(level, (plugin != nullptr ? plugin->name : std::string("plugin")) + ": " +
-                   (message != nullptr ? message : ""));
-  } catch (...) {
-  }
+  const auto* plugin = static_cast<const nnp_plugin*>(host_context);
+  report_plugin_log(plugin != nullptr ? plugin->name.c_str() : "plugin", level, message);
 }
 
 // ----------------------------------------------------------------------------- verdicts --

@@ -12,6 +12,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -94,10 +96,10 @@ TEST_CASE("discovery: the host out of memory on one candidate fails that candida
   }
   // Folder a: the plugin during whose enumeration the host runs out of memory; folder b: a
   // plugin that works. The built-in folder comes last.
-  const fs::path tmp = fs::temp_directory_path() / ("nnplug_oom_" + std::to_string(getpid()));
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp / "a");
-  fs::create_directories(tmp / "b");
+  const nnp_test::scratch_dir scratch("oom");
+  const fs::path tmp = scratch.dir;
+  scratch.folder("a");
+  scratch.folder("b");
   fs::copy_file(fixtures / "libnnplug-fx_host_oom.so", tmp / "a" / "libnnplug-fx_host_oom.so");
   fs::copy_file(fixtures / "libnnplug-fx_ok.so", tmp / "b" / "libnnplug-fx_ok.so");
   REQUIRE(setenv("NNPLUG_PLUGIN_PATH", ((tmp / "a").string() + ":" + (tmp / "b").string()).c_str(),
@@ -123,5 +125,4 @@ TEST_CASE("discovery: the host out of memory on one candidate fails that candida
 
   CHECK(nnp_shutdown() == NNP_STATUS_OK);
   unsetenv("NNPLUG_PLUGIN_PATH");
-  fs::remove_all(tmp, ec);
 }

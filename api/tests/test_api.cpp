@@ -5,6 +5,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +15,9 @@
 #include <vector>
 
 namespace {
+
+using nnp_test::contains;
+using nnp_test::reference_device;
 
 DLTensor make_tensor(void* data, DLDataType dtype, int ndim, int64_t* shape) {
   DLTensor t{};
@@ -27,17 +32,6 @@ DLTensor make_tensor(void* data, DLDataType dtype, int ndim, int64_t* shape) {
 }
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 constexpr DLDataType kF64{kDLFloat, 64, 1};
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-nnp_device* reference_device() {
-  nnp_device* dev = nullptr;
-  const nnp_status st = nnp_get_device("reference", &dev);
-  if (st != NNP_STATUS_OK) FAIL("reference device not found: " << nnp_last_error_message());
-  return dev;
-}
 
 }  // namespace
 

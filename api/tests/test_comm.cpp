@@ -8,17 +8,17 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace {
 
-constexpr DLDataType kF32{kDLFloat, 32, 1};
+using nnp_test::contains;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+constexpr DLDataType kF32{kDLFloat, 32, 1};
 
 nnp_device* device_named(const char* name) {
   nnp_device* dev = nullptr;

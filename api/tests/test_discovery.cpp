@@ -8,6 +8,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -106,8 +108,8 @@ TEST_CASE("discovery: the same plugin in two folders is a DUPLICATE") {
   if (dir.empty()) return;
   env_guard guard;
   REQUIRE(nnp_shutdown() == NNP_STATUS_OK);
-  const fs::path tmp = fs::temp_directory_path() / ("nnplug_disc_" + std::to_string(getpid()));
-  fs::create_directories(tmp);
+  const nnp_test::scratch_dir scratch("disc");
+  const fs::path& tmp = scratch.dir;
   fs::copy_file(fs::path(dir) / "libnnplug-fx_ok.so", tmp / "libnnplug-fx_ok.so",
                 fs::copy_options::overwrite_existing);
   setenv("NNPLUG_PLUGIN_PATH", (tmp.string() + ":" + dir).c_str(), 1);
@@ -123,8 +125,6 @@ TEST_CASE("discovery: the same plugin in two folders is a DUPLICATE") {
   }
   CHECK(loaded == 1);
   CHECK(duplicate == 1);
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
 }
 
 TEST_CASE("discovery: a plugin that throws while loading is REJECTED and discovery goes on") {
@@ -133,11 +133,10 @@ TEST_CASE("discovery: a plugin that throws while loading is REJECTED and discove
   env_guard guard;
   REQUIRE(nnp_shutdown() == NNP_STATUS_OK);
   // Folder a: plugins that throw past the boundary while loading; folder b: one that works.
-  const fs::path tmp = fs::temp_directory_path() / ("nnplug_throw_" + std::to_string(getpid()));
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp / "a");
-  fs::create_directories(tmp / "b");
+  const nnp_test::scratch_dir scratch("throw");
+  const fs::path tmp = scratch.dir;
+  scratch.folder("a");
+  scratch.folder("b");
   fs::copy_file(fs::path(dir) / "libnnplug-fx_count_throws.so",
                 tmp / "a" / "libnnplug-fx_count_throws.so");
   fs::copy_file(fs::path(dir) / "libnnplug-fx_init_throws.so",
@@ -165,7 +164,6 @@ TEST_CASE("discovery: a plugin that throws while loading is REJECTED and discove
   nnp_device* d = nullptr;
   CHECK(nnp_get_device("fx_count_throws", &d) == NNP_STATUS_NOT_FOUND);
   CHECK(std::string(nnp_last_error_message()).find("std::bad_alloc") != std::string::npos);
-  fs::remove_all(tmp, ec);
 }
 
 TEST_CASE("discovery: the current directory is never searched") {

@@ -7,24 +7,18 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace {
 
+using nnp_test::contains;
+using nnp_test::reference_device;
+
 constexpr DLDataType kF32{kDLFloat, 32, 1};
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-nnp_device* reference_device() {
-  nnp_device* dev = nullptr;
-  const nnp_status st = nnp_get_device("reference", &dev);
-  if (st != NNP_STATUS_OK) FAIL("reference device not found: " << nnp_last_error_message());
-  return dev;
-}
 
 std::string reference_path() {
   size_t n = 0;

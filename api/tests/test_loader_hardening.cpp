@@ -10,6 +10,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -89,31 +91,23 @@ void write_bytes(const fs::path& p, const std::vector<char>& bytes) {
   REQUIRE(out.good());
 }
 
-// A fresh folder under the temporary directory (mode 0755), removed with its contents, and
-// the library state and NNPLUG_PLUGIN_PATH reset at both ends of a case.
+// A scratch folder (test_support.hpp), with the library state and NNPLUG_PLUGIN_PATH reset at
+// both ends of a case.
 struct scratch {
-  fs::path dir;
-  explicit scratch(const std::string& tag) {
-    nnp_shutdown();
-    unsetenv("NNPLUG_PLUGIN_PATH");
-    dir = fs::temp_directory_path() / ("nnplug_" + tag + "_" + std::to_string(getpid()));
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir);
-    fs::permissions(dir, fs::perms(0755));
-  }
-  fs::path folder(const std::string& name) const {
-    const fs::path p = dir / name;
-    fs::create_directories(p);
-    fs::permissions(p, fs::perms(0755));
-    return p;
-  }
-  ~scratch() {
-    nnp_shutdown();
-    unsetenv("NNPLUG_PLUGIN_PATH");
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  nnp_test::scratch_dir tmp_;
+  struct reset {
+    reset() {
+      nnp_shutdown();
+      unsetenv("NNPLUG_PLUGIN_PATH");
+    }
+    ~reset() {
+      nnp_shutdown();
+      unsetenv("NNPLUG_PLUGIN_PATH");
+    }
+  } reset_;  // destroyed before tmp_: the library lets go of the files before they go
+  fs::path& dir;
+  explicit scratch(const std::string& tag) : tmp_(tag), dir(tmp_.dir) {}
+  fs::path folder(const std::string& name) const { return tmp_.folder(name); }
 };
 
 // The end of the loadable segment that starts last in an ELF file of the host's class, and

@@ -8,6 +8,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -17,12 +19,10 @@
 
 namespace {
 
+using nnp_test::contains;
+
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 constexpr DLDataType kU8{kDLUInt, 8, 1};
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 DLTensor tensor(void* data, DLDataType dtype, int ndim, int64_t* shape) {
   DLTensor t{};
