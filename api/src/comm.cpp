@@ -388,7 +388,26 @@ nnp_status run_staged(comm_object& c, nnp_stream* s, int32_t op_kind, const void
   return drain(s, nnp_op_kind_name(op_kind));  // the host buffers die here
 }
 
+// Locks the communicator of a collective's params (every collective's struct has comm right
+// after struct_size) and checks that it is bound to `device`.
+nnp_status lock_comm_of(comm_lock& c, const char* name, const void* params,
+                        const nnp_device* device) {
+  nnp_comm* handle = nullptr;
+  std::memcpy(&handle, static_cast<const char*>(params) + offsetof(nnp_all_gather_params, comm),
+              sizeof handle);
+  if (nnp_status st = c.lock(name, "params->comm", handle)) return st;
+  if (c->device != device)
+    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                           "%s: params->comm is bound to device %s, the call runs on %s", name,
+                           c->device->name.c_str(), device->name.c_str());
+  return NNP_STATUS_OK;
+}
+
 }  // namespace
+
+static_assert(offsetof(nnp_all_reduce_params, comm) == offsetof(nnp_all_gather_params, comm) &&
+                  offsetof(nnp_broadcast_params, comm) == offsetof(nnp_all_gather_params, comm),
+              "every collective's params hold comm at one offset");
 
 bool is_collective(int32_t op_kind) {
   return op_kind == NNP_OP_ALL_REDUCE || op_kind == NNP_OP_BROADCAST ||
@@ -427,14 +446,8 @@ nnp_status collective_supported(nnp_device* device, int32_t op_kind, const void*
                                 size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
                                 const DLTensor* const* outputs) {
   const char* name = nnp_op_kind_name(op_kind);
-  nnp_comm* const* handle = reinterpret_cast<nnp_comm* const*>(
-      static_cast<const char*>(params) + offsetof(nnp_all_gather_params, comm));
   comm_lock c;
-  if (nnp_status st = c.lock(name, "params->comm", *handle)) return st;
-  if (c->device != device)
-    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
-                           "%s: params->comm is bound to device %s, the call runs on %s", name,
-                           c->device->name.c_str(), device->name.c_str());
+  if (nnp_status st = lock_comm_of(c, name, params, device)) return st;
   if (c->plugin == nullptr) return NNP_STATUS_OK;  // self: copies, any dtype
   const comm_plugin& p = *c->plugin;
   if (p.api->memory == NNP_COMM_MEMORY_DEVICE_STREAM &&
@@ -450,15 +463,9 @@ nnp_status execute_collective(nnp_stream* s, int32_t op_kind, const void* params
                               const DLTensor* const* inputs, size_t n_outputs,
                               const DLTensor* const* outputs) {
   const char* name = nnp_op_kind_name(op_kind);
-  nnp_comm* const* handle = reinterpret_cast<nnp_comm* const*>(
-      static_cast<const char*>(params) + offsetof(nnp_all_gather_params, comm));
-  comm_lock c;
-  if (nnp_status st = c.lock(name, "params->comm", *handle)) return st;
   nnp_device* device = s->device;
-  if (c->device != device)
-    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
-                           "%s: params->comm is bound to device %s, the stream belongs to %s", name,
-                           c->device->name.c_str(), device->name.c_str());
+  comm_lock c;
+  if (nnp_status st = lock_comm_of(c, name, params, device)) return st;
   const DLTensor& x = *inputs[0];
   const DLTensor& y = *outputs[0];
   if (c->plugin == nullptr) return run_self(s, x, y);
