@@ -349,3 +349,52 @@ TEST_CASE("fuzz regression: softmax cross-entropy gradient of a label with p nea
   }
   release(devices);
 }
+
+// fuzz/regressions/batch-norm-empty-huge-batch: batch norm of x = [2^40, 3, 0, 2] (no elements)
+// runs, since its statistics [3] have elements; the reference looped over N = 2^40 with an empty
+// inner loop (a timeout), and so did the cpu backend's backward. M = 0: the statistics are NaN.
+TEST_CASE("fuzz regression: batch norm of an empty batch with a huge N returns at once") {
+  std::vector<device_stream> devices = all_devices();
+  for (device_stream& d : devices) {
+    CAPTURE(d.name);
+    int64_t xshape[4] = {int64_t{1} << 40, 3, 0, 2}, cshape[1] = {3};
+    const float ones[3] = {1, 1, 1};
+    std::vector<void*> bufs;
+    auto channel = [&](const float* init) {
+      void* p = nullptr;
+      REQUIRE(nnp_malloc(d.device, sizeof ones, &p) == NNP_STATUS_OK);
+      REQUIRE(nnp_memcpy(d.device, p, nullptr, init, sizeof ones) == NNP_STATUS_OK);
+      bufs.push_back(p);
+      return tensor(d.dl, kF32, 1, cshape, p);
+    };
+    DLTensor x = tensor(d.dl, kF32, 4, xshape, nullptr), y = x, dy = x, dx = x;
+    DLTensor scale = channel(ones), bias = channel(ones), rmean = channel(ones),
+             rvar = channel(ones), smean = channel(ones), sinv = channel(ones),
+             dscale = channel(ones), dbias = channel(ones);
+    nnp_batch_norm_params p{};
+    p.struct_size = sizeof p;
+    p.epsilon = 1e-5;
+    p.momentum = 0.9;
+    const DLTensor* fin[] = {&x, &scale, &bias};
+    const DLTensor* fout[] = {&y, &rmean, &rvar, &smean, &sinv};
+    nnp_status st =
+        nnp_op_execute(d.stream, NNP_OP_BATCH_NORM_FORWARD_TRAINING, &p, 3, fin, 5, fout);
+    CAPTURE(nnp_last_error_message());
+    if (st == NNP_STATUS_UNSUPPORTED) continue;
+    REQUIRE(st == NNP_STATUS_OK);
+    const DLTensor* bin[] = {&x, &dy, &scale, &smean, &sinv};
+    const DLTensor* bout[] = {&dx, &dscale, &dbias};
+    CHECK(nnp_op_execute(d.stream, NNP_OP_BATCH_NORM_BACKWARD, &p, 5, bin, 3, bout) ==
+          NNP_STATUS_OK);
+    REQUIRE(nnp_stream_synchronize(d.stream) == NNP_STATUS_OK);
+    float mean[3], db[3];
+    REQUIRE(nnp_memcpy(nullptr, mean, d.device, smean.data, sizeof mean) == NNP_STATUS_OK);
+    REQUIRE(nnp_memcpy(nullptr, db, d.device, dbias.data, sizeof db) == NNP_STATUS_OK);
+    for (int c = 0; c < 3; ++c) {
+      CHECK(std::isnan(mean[c]));  // 0/0 over no elements
+      CHECK(db[c] == 0.0f);        // a sum over no elements
+    }
+    for (void* b : bufs) CHECK(nnp_free(d.device, b) == NNP_STATUS_OK);
+  }
+  release(devices);
+}

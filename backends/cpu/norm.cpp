@@ -18,9 +18,14 @@ struct bn_geom {
   int64_t n, c, hw;
   int64_t m() const { return n * hw; }
 };
+// Without elements (N or H*W = 0) n is 0 too, so that no loop runs over a huge extent beside
+// the 0 ([2^40, 3, 0, 2] is a valid x); H*W is computed only when it fits (some dim is 0).
 bn_geom bn_of(const DLTensor& x) {
   bn_geom g{x.shape[0], x.shape[1], 1};
-  for (int i = 2; i < x.ndim; ++i) g.hw *= x.shape[i];
+  for (int i = 2; i < x.ndim; ++i)
+    if (x.shape[i] == 0) g.hw = 0;
+  for (int i = 2; i < x.ndim && g.hw != 0; ++i) g.hw *= x.shape[i];
+  if (g.hw == 0) g.n = 0;
   return g;
 }
 int64_t bn_grain(const bn_geom& g) {

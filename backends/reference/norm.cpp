@@ -29,8 +29,11 @@ struct bn_view {
   int64_t index(int64_t n, int64_t c, int64_t i) const { return (n * C + c) * HW + i; }
 };
 
+// Without elements (N, C or HW = 0) N is 0 too: the loops over N*HW do nothing, whatever
+// huge extent sits beside the 0 ([2^40, 3, 0, 2] is a valid x).
 bn_view bn_view_of(const DLTensor& x) {
-  return bn_view{x.shape[0], x.shape[1], dims_product(x, 2, x.ndim)};
+  const int64_t hw = dims_product(x, 2, x.ndim);
+  return bn_view{hw == 0 ? 0 : x.shape[0], x.shape[1], hw};
 }
 
 // The operands of batch norm and layer norm backward, which share one layout: inputs
