@@ -381,12 +381,15 @@ void test_device(const device& d, int world_size) {
                   NNP_STATUS_INVALID_ARGUMENT, "expected shape");
   }
 
-  {  // NNPLUG_COMM_CHECK=1: agreeing calls run; x shapes that differ by rank are refused on
-     // every rank
+  {  // NNPLUG_COMM_CHECK=1 when a communicator is created: its agreeing calls run; x shapes
+     // that differ by rank are refused on every rank
+    nnp_comm* checked = nullptr;
     setenv("NNPLUG_COMM_CHECK", "1", 1);
+    CHECK_OK(nnp_comm_create(d.handle, &config, &checked));
+    unsetenv("NNPLUG_COMM_CHECK");  // read by nnp_comm_create: stays on for `checked`
     nnp_all_reduce_params p{};
     p.struct_size = sizeof p;
-    p.comm = comm;
+    p.comm = checked;
     p.op = NNP_REDUCE_SUM;
     buffer x(d.handle, 8 * sizeof(float));
     x.upload(values<float>(g_rank, 8));
@@ -404,7 +407,7 @@ void test_device(const device& d, int world_size) {
       // The next agreeing call runs: the check left no collective half-done.
       CHECK_OK(run(s, NNP_OP_ALL_REDUCE, &p, t, t));
     }
-    unsetenv("NNPLUG_COMM_CHECK");
+    CHECK_OK(nnp_comm_destroy(checked));
   }
   CHECK_OK(nnp_stream_destroy(s));
 
