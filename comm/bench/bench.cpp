@@ -9,7 +9,7 @@
 // MPI_Allreduce(MPI_IN_PLACE) on MPI_COMM_WORLD; which of the two goes first alternates too.
 // Every timed call follows an MPI_Barrier. A repetition's time is the slowest rank's; the
 // table gives the medians, their ratio and nnplug's algorithm bandwidth (bytes / time).
-// Repetitions scale with the size (2000 at small sizes, 20 at the largest) unless --reps.
+// Repetitions scale with the size (20000 at small sizes, 20 at the largest) unless --reps.
 #include <mpi.h>
 #include <nnplug/nnplug.h>
 
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     };
     const int reps = fixed_reps > 0 ? fixed_reps
                                     : static_cast<int>(std::clamp<size_t>(
-                                          (size_t{256} << 20) / bytes, size_t{20}, size_t{2000}));
+                                          (size_t{256} << 20) / bytes, size_t{20}, size_t{20000}));
     for (int w = 0; w < std::max(3, reps / 20); ++w) {
       run_nnplug();
       run_mpi();
