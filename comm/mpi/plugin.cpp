@@ -6,12 +6,13 @@
 // is one blocking MPI call, complete when comm_execute returns. Calls come validated (dtype,
 // shapes, aliasing, root); the few facts MPI needs are checked again here, cheaply.
 //
-// Mapping: all_reduce -> MPI_Allreduce (MPI_IN_PLACE when y is x; MEAN is SUM then y *= 1/size
-// in the tensor's dtype), broadcast -> MPI_Bcast on y (the root first copies x into y),
-// all_gather -> MPI_Allgather. MPI counts are int: all_reduce and broadcast run in pieces of
-// at most INT_MAX elements (elementwise, so the pieces are independent), all_gather sends one
-// element of a contiguous derived datatype per rank. NNPLUG_MPI_MAX_COUNT lowers that limit,
-// so tests reach these paths with small tensors.
+// Mapping: all_reduce -> MPI_Allreduce(MPI_IN_PLACE) on y, on every rank (MPI wants
+// MPI_IN_PLACE at all processes or none; a rank whose y is not its x first copies x into y);
+// MEAN is SUM then y *= 1/size in the tensor's dtype. broadcast -> MPI_Bcast on y (the root
+// first copies x into y). all_gather -> MPI_Allgather. MPI counts are int: all_reduce and broadcast
+// run in pieces of at most INT_MAX elements (elementwise, so the pieces are independent),
+// all_gather sends one element of a contiguous derived datatype per rank. NNPLUG_MPI_MAX_COUNT
+// lowers that limit, so tests reach these paths with small tensors.
 //
 // State: each communicator owns an MPI_Comm_dup of the application's communicator, with
 // MPI_ERRORS_RETURN, so nnplug's traffic never matches the application's messages and an MPI
@@ -210,6 +211,10 @@ checked_call check_call(int32_t op_kind, const void* params, size_t n_inputs,
     fail(NNP_STATUS_INVALID_ARGUMENT,
          format("%s: x is %s, y is %s", op, nnp::dtype_name(c.x->dtype).c_str(),
                 nnp::dtype_name(c.y->dtype).c_str()));
+  if (op_kind != NNP_OP_ALL_GATHER && nnp::numel(*c.x) != nnp::numel(*c.y))
+    fail(NNP_STATUS_INVALID_ARGUMENT,
+         format("%s: x has %lld elements, y %lld", op, static_cast<long long>(nnp::numel(*c.x)),
+                static_cast<long long>(nnp::numel(*c.y))));
   if (op_kind == NNP_OP_ALL_REDUCE) {
     const auto p = nnp::read_params<nnp_all_reduce_params>(params);
     if (p.op != NNP_REDUCE_SUM && p.op != NNP_REDUCE_MEAN && p.op != NNP_REDUCE_MAX &&
@@ -238,13 +243,15 @@ void all_reduce(const communicator& s, const checked_call& c, const void* params
   const size_t element = nnp::dtype_size(c.x->dtype);
   const unsigned char* x = first_byte(*c.x);
   unsigned char* y = first_byte(*c.y);
-  const bool in_place = x == y;
+  // MPI_IN_PLACE on every rank: MPI wants it at all processes or at none, while each rank
+  // decides for itself whether its y is its x. Out of place, x is first copied into y.
+  if (x != y && n > 0) std::memcpy(y, x, static_cast<size_t>(n) * element);
   {
     mpi_lock lock(s.serialize);
     for (int64_t done = 0; done < n;) {
       const int count = static_cast<int>(std::min<int64_t>(n - done, g_max_count));
-      const size_t at = static_cast<size_t>(done) * element;
-      check_mpi(MPI_Allreduce(in_place ? MPI_IN_PLACE : x + at, y + at, count, c.type, op, s.comm),
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, y + static_cast<size_t>(done) * element, count, c.type,
+                              op, s.comm),
                 "all_reduce", "MPI_Allreduce");
       done += count;
     }

@@ -214,6 +214,14 @@ void test_all_reduce(const device& d, nnp_stream* s, nnp_comm* comm, int size, i
       check_equal(y.download<T>(), want, what + " out of place", __LINE__);
       check_equal(x.download<T>(), values<T>(g_rank, n), what + " out of place: x", __LINE__);
     }
+    {  // each rank chooses for itself: odd ranks in place, even ranks not
+      buffer x(d.handle, bytes), y(d.handle, bytes);
+      x.upload(values<T>(g_rank, n));
+      const DLTensor tx = tensor(x.get(), d.dl, dt, shape);
+      const DLTensor ty = g_rank % 2 ? tx : tensor(y.get(), d.dl, dt, shape);
+      CHECK_OK(run(s, NNP_OP_ALL_REDUCE, &p, tx, ty));
+      check_equal((g_rank % 2 ? x : y).template download<T>(), want, what + " mixed", __LINE__);
+    }
   }
 }
 
