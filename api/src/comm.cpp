@@ -42,6 +42,7 @@ struct comm_object {
   int32_t rank = 0, size = 1;
   comm_plugin* plugin = nullptr;  // NULL for "self"
   void* state = nullptr;          // the plugin's
+  bool check_calls = false;       // NNPLUG_COMM_CHECK=1 when the communicator was created
   std::string description;
 };
 
@@ -306,11 +307,12 @@ nnp_status drain(nnp_stream* s, const char* op) {
   return set_last_errorf(st, "%s: earlier work on the stream failed: %s", op, message.c_str());
 }
 
-// NNPLUG_COMM_CHECK=1: every rank contributes its call's signature and its negation to one
-// all-reduce MAX in float64; the ranks agree when max(v) == -max(-v) everywhere.
+// NNPLUG_COMM_CHECK=1 (read by nnp_comm_create: the environment is not scanned per call, which
+// would cost more than the rest of a small collective's dispatch): every rank contributes its
+// call's signature and its negation to one all-reduce MAX in float64; the ranks agree when
+// max(v) == -max(-v) everywhere.
 nnp_status check_signature(comm_object& c, int32_t op_kind, const void* params, const DLTensor& x) {
-  const char* env = env_value("NNPLUG_COMM_CHECK");
-  if (env == nullptr || std::strcmp(env, "1") != 0) return NNP_STATUS_OK;
+  if (!c.check_calls) return NNP_STATUS_OK;
   if (c.plugin == nullptr || c.plugin->api->memory != NNP_COMM_MEMORY_HOST)
     return NNP_STATUS_OK;  // self: one rank; NCCL: docs/distributed.md
   int32_t extra = 0;       // the op's own field: all_reduce's op, broadcast's root
@@ -577,6 +579,8 @@ NNP_API nnp_status nnp_comm_create(nnp_device* device_handle, const nnp_comm_con
   auto c = std::make_unique<comm_object>();
   c->device = device;
   c->transport = cfg.transport;
+  const char* check = env_value("NNPLUG_COMM_CHECK");
+  c->check_calls = check != nullptr && std::strcmp(check, "1") == 0;
   if (cfg.transport == NNP_COMM_TRANSPORT_SELF) {
     c->description = "self (one rank, built into libnnplug)";
   } else {

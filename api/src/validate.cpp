@@ -326,7 +326,7 @@ bool call::same_memory(const DLTensor& a, const DLTensor& b) {
   // nnp_op_supported), which pointer arithmetic must not do.
   return reinterpret_cast<uintptr_t>(a.data) + a.byte_offset ==
              reinterpret_cast<uintptr_t>(b.data) + b.byte_offset &&
-         shape_of(&a) == shape_of(&b) && nnp::same_dtype(a.dtype, b.dtype) && nnp::is_compact(a) &&
+         same_shape(&a, &b) && nnp::same_dtype(a.dtype, b.dtype) && nnp::is_compact(a) &&
          nnp::is_compact(b);
 }
 
@@ -394,45 +394,46 @@ void check_params(const call& c, const void* params) {
     const param_field& f = ps->fields[i];
     if (f.kind == check::shape || !covers(size, f)) continue;
     const double v = read_field(params, f);
-    const std::string field = std::string("params->") + f.name;
+    // The field's name is formatted only for a message: this runs on every op call.
+    const auto field = [&f] { return std::string("params->") + f.name; };
     switch (f.kind) {
       case check::flag:
-        if (v != 0 && v != 1) c.fail(field + ": expected 0 or 1, got " + number(v, f.type));
+        if (v != 0 && v != 1) c.fail(field() + ": expected 0 or 1, got " + number(v, f.type));
         break;
       case check::min:
         if (v < f.lo)
-          c.fail(field + ": expected >= " + number(f.lo, f.type) + ", got " + number(v, f.type));
+          c.fail(field() + ": expected >= " + number(f.lo, f.type) + ", got " + number(v, f.type));
         break;
       case check::enum_:
         if (v < f.lo || v > f.hi)
-          c.fail(field + ": expected an " + f.enum_name + " in [" + number(f.lo, f.type) + ", " +
+          c.fail(field() + ": expected an " + f.enum_name + " in [" + number(f.lo, f.type) + ", " +
                  number(f.hi, f.type) + "], got " + number(v, f.type));
         break;
       case check::finite:
         if (!std::isfinite(v))
-          c.fail(field + ": expected a finite value, got " + number(v, f.type));
+          c.fail(field() + ": expected a finite value, got " + number(v, f.type));
         break;
       case check::positive:
         if (!(v > 0) || !std::isfinite(v))
-          c.fail(field + ": expected > 0, got " + number(v, f.type));
+          c.fail(field() + ": expected > 0, got " + number(v, f.type));
         break;
       case check::nonnegative:
         if (!(v >= 0) || !std::isfinite(v))
-          c.fail(field + ": expected >= 0, got " + number(v, f.type));
+          c.fail(field() + ": expected >= 0, got " + number(v, f.type));
         break;
       case check::interval:
         if (!(v >= f.lo && (f.hi_open ? v < f.hi : v <= f.hi)))
-          c.fail(field + ": expected a value in [" + number(f.lo, f.type) + ", " +
+          c.fail(field() + ": expected a value in [" + number(f.lo, f.type) + ", " +
                  number(f.hi, f.type) + (f.hi_open ? ")" : "]") + ", got " + number(v, f.type));
         break;
       case check::reserved:
-        if (v != 0) c.fail(field + ": reserved, expected 0, got " + number(v, f.type));
+        if (v != 0) c.fail(field() + ": reserved, expected 0, got " + number(v, f.type));
         break;
       case check::comm: {
         const void* handle;
         std::memcpy(&handle, static_cast<const char*>(params) + f.offset, sizeof handle);
         const std::string problem = comm_param_problem(handle);
-        if (!problem.empty()) c.fail(field + " " + problem);
+        if (!problem.empty()) c.fail(field() + " " + problem);
         break;
       }
       case check::shape:

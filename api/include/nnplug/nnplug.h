@@ -311,20 +311,22 @@ NNP_API nnp_status nnp_op_infer_shapes(int32_t op_kind, const void* params, size
  *    MPI_Bcast or a file).
  *  - "self": a communicator of one rank, built into libnnplug, on any device: every
  *    collective is a copy (or nothing, in place). Single-process runs of distributed code.
- * Communication plugins live in the "comm" folder beside the device plugins
- * (<prefix>/lib/nnplug/plugins/comm/, or each folder of NNPLUG_PLUGIN_PATH + "/comm") and
- * are loaded only when a communicator of their transport is first created: libnnplug, the
- * device plugins and programs that never create one need neither MPI nor NCCL. When the
- * plugin or its library is missing, creation fails with NOT_FOUND or LOAD_FAILED and a
- * message that says what is missing and how to get it.
+ * Communication plugins (libnnplug-comm-<transport>.so) live beside the device plugins, in
+ * <prefix>/lib/nnplug/plugins/ or a folder of NNPLUG_PLUGIN_PATH (device-plugin discovery
+ * skips them), and are loaded only when a communicator of their transport is first created:
+ * libnnplug, the device plugins and programs that never create one need neither MPI nor
+ * NCCL. When the plugin or its library is missing, creation fails with NOT_FOUND or
+ * LOAD_FAILED and a message that says what is missing and how to get it.
  *
  * Semantics shared by every transport:
  *  - Every rank of a communicator must issue the same collectives, in the same order, with
  *    the same op, params, dtype and element counts (all_gather: equal x shapes). A mismatch
  *    is the caller's error, as in MPI and NCCL: with NNPLUG_COMM_CHECK=1 in the environment
- *    every collective first compares its signature across ranks and a mismatch returns
- *    INVALID_ARGUMENT on every rank (one extra small collective per call); without it the
- *    transport's own behaviour applies (docs/distributed.md: an error, or a hang).
+ *    when a communicator is created (nnp_comm_create reads it; later changes do not apply to
+ *    that communicator), each of its collectives first compares its signature across ranks
+ *    and a mismatch returns INVALID_ARGUMENT on every rank (one extra small collective per
+ *    call); without it the transport's own behaviour applies (docs/distributed.md: an error,
+ *    or a hang).
  *  - Stream order: a collective starts after the work queued before it on its stream and
  *    later work on that stream sees its result. On devices with synchronous streams (cpu,
  *    reference) nnp_op_execute() returns when the collective is complete; on the sim device

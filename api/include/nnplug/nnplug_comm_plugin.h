@@ -3,8 +3,8 @@
  * collective ops over a transport (MPI, NCCL) exports and fills.
  *
  * A communication plugin is a shared library named libnnplug-comm-<transport>.so
- * (<transport> in [a-z0-9_]+, e.g. "mpi", "nccl") in the "comm" folder beside the device
- * plugins. It exports exactly one symbol, nnp_comm_plugin_get_api, with C linkage, and must
+ * (<transport> in [a-z0-9_]+, e.g. "mpi", "nccl") in the plugin folders, beside the device
+ * plugins (whose discovery skips it: "comm-<transport>" is no plugin name). It exports exactly one symbol, nnp_comm_plugin_get_api, with C linkage, and must
  * not link libnnplug. libnnplug loads it only when the application first creates a
  * communicator of its transport (nnp_comm_create), with the same checks as device plugins
  * before dlopen (docs/security.md), so that processes that never communicate never map MPI
