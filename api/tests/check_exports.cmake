@@ -1,5 +1,7 @@
-# Checks that every plugin in PLUGIN_DIR exports nnp_plugin_get_api as its only nnplug/nnp
-# symbol, and that libnnplug exports only nnp_* functions (CTest script).
+# Checks that every plugin in PLUGIN_DIR exports its entry as its only nnplug/nnp symbol —
+# nnp_plugin_get_api, or nnp_comm_plugin_get_api for a communication plugin
+# (libnnplug-comm-<transport>.so) — and that libnnplug exports only nnp_* functions (CTest
+# script).
 # -DNM=<nm> -DPLUGIN_DIR=<dir> -DLIBNNPLUG=<path>
 file(GLOB _plugins "${PLUGIN_DIR}/libnnplug-*.so")
 if(NOT _plugins)
@@ -14,19 +16,24 @@ foreach(_p IN LISTS _plugins)
     continue()
   endif()
   string(REPLACE "\n" ";" _lines "${_out}")
+  get_filename_component(_file "${_p}" NAME)
+  set(_entry nnp_plugin_get_api)
+  if(_file MATCHES "^libnnplug-comm-")
+    set(_entry nnp_comm_plugin_get_api)
+  endif()
   set(_has_entry FALSE)
   foreach(_l IN LISTS _lines)
     if(_l MATCHES " ([^ ]+)$")
       set(_sym "${CMAKE_MATCH_1}")
-      if(_sym STREQUAL "nnp_plugin_get_api")
+      if(_sym STREQUAL _entry)
         set(_has_entry TRUE)
       elseif(_sym MATCHES "nnp|nnplug")
-        string(APPEND _failures "${_p}: exports '${_sym}' (only nnp_plugin_get_api allowed)\n")
+        string(APPEND _failures "${_p}: exports '${_sym}' (only ${_entry} allowed)\n")
       endif()
     endif()
   endforeach()
   if(NOT _has_entry)
-    string(APPEND _failures "${_p}: does not export nnp_plugin_get_api\n")
+    string(APPEND _failures "${_p}: does not export ${_entry}\n")
   endif()
   message(STATUS "checked ${_p}")
 endforeach()

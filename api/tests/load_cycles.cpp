@@ -138,6 +138,8 @@ int main(int argc, char** argv) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string f = it->path().filename().string();
+    // Communication plugins (libnnplug-comm-<t>.so) are loaded by nnp_comm_create, not here.
+    if (f.rfind("libnnplug-comm-", 0) == 0) continue;
     if (f.rfind("libnnplug-", 0) == 0 && f.size() > 13 && f.compare(f.size() - 3, 3, ".so") == 0)
       plugins.push_back(fs::absolute(it->path()));
   }
