@@ -10,14 +10,17 @@
 #
 # Steps: (1) probe: the plugin's load test must see device cuda:0 (prints it, or the plugin's
 # reason, e.g. "cuDNN not found: ..."), and the reload test (load, nnp_shutdown, load again);
+# (1b) nccl: one NCCL rank on cuda:0 (nnplug-nccl-one-rank: all_reduce, broadcast, all_gather in
+# float32 and float16, exact results; skipped when the nccl plugin was not built);
 # (2) nnplug-conformance --backend cuda --cases full --report OUT/conformance-cuda.json (fails if
 # no cuda case ran); (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json; (4) if PyTorch
 # with CUDA is importable: the PyTorch yardstick torch_ops.py --device cuda (from the folder
 # $TORCH_BENCH_DIR names; skipped when unset) into OUT/torch-ops-cuda.json.
 # The GPU machine needs only the NVIDIA driver, cuBLAS 13 and cuDNN 9 for CUDA 13 (the CUDA
-# runtime is linked into the plugin): cuDNN / cuBLAS of a Python environment
-# (site-packages/nvidia/{cudnn,cu13,cublas}/lib) are put on LD_LIBRARY_PATH when a python answers;
-# the plugin also finds them itself (docs/cuda-backend.md, "Finding cuBLAS and cuDNN").
+# runtime is linked into the plugin), and NCCL 2 for the nccl step: cuDNN / cuBLAS / NCCL of a
+# Python environment (site-packages/nvidia/{cudnn,cu13,cublas,nccl}/lib) are put on
+# LD_LIBRARY_PATH when a python answers; the plugins also find them themselves
+# (docs/cuda-backend.md, "Finding cuBLAS and cuDNN", "NCCL").
 # Prints a summary; exits non-zero if any step failed.
 #
 # Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default "native"), OUT_DIR (default
@@ -36,7 +39,7 @@ out_dir=${OUT_DIR:-gpu-check-out}
 cases=${GPU_CHECK_CASES:-full}
 py=${PYTHON:-python3}
 
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --prebuilt) prebuilt=$2; build_dir=$2; shift 2 ;;
@@ -93,6 +96,11 @@ if [[ -z "$prebuilt" ]]; then
   fi
   if [[ $build_only -eq 1 ]]; then
     if [[ -f "$build_dir/lib/nnplug/plugins/libnnplug-cuda.so" ]]; then
+      if [[ -f "$build_dir/lib/nnplug/plugins/libnnplug-comm-nccl.so" ]]; then
+        echo "nccl plugin: built"
+      else
+        echo "nccl plugin: not built (nccl.h not found; the nccl step will be skipped)"
+      fi
       echo "carry $build_dir/bin and $build_dir/lib to the GPU machine, then run there:"
       echo "  scripts/gpu-check.sh --prebuilt $build_dir"
     else
@@ -141,7 +149,7 @@ except Exception:
 dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
 seen = []
 for d in dirs:
-    for sub in ("cudnn", "cu13", "cublas"):
+    for sub in ("cudnn", "cu13", "cublas", "nccl"):
         lib = os.path.realpath(os.path.join(d, "nvidia", sub, "lib"))
         if os.path.isdir(lib) and lib not in seen:
             seen.append(lib)
@@ -152,7 +160,7 @@ PYEOF
 done
 if [[ -n "$pylibs" ]]; then
   export LD_LIBRARY_PATH="$pylibs:$LD_LIBRARY_PATH"
-  echo "LD_LIBRARY_PATH += $pylibs (cuDNN / cuBLAS wheels)"
+  echo "LD_LIBRARY_PATH += $pylibs (cuDNN / cuBLAS / NCCL wheels)"
 fi
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 plugin="$build_dir/lib/nnplug/plugins/libnnplug-cuda.so"
@@ -173,11 +181,13 @@ fi
 # ---- probe: is cuda:0 there? (tests/cuda_load_test.c: device props, a stream with TF32) ---------
 phase "probe"
 load_test="$build_dir/bin/nnplug-cuda-load-test"
+have_device=0
 if [[ -x "$load_test" && -f "$plugin" ]]; then
   load_out=$("$load_test" "$plugin" --print-log 2>&1)
   load_rc=$?
   echo "$load_out"
   if [[ $load_rc -eq 0 ]] && grep -q 'device(s); cuda:0 = ' <<<"$load_out"; then
+    have_device=1
     record probe PASS "$(grep 'device(s); cuda:0 = ' <<<"$load_out" | head -n 1)"
   elif [[ $load_rc -eq 0 ]]; then
     record probe FAIL "$(grep '0 devices' <<<"$load_out" | head -n 1)"
@@ -197,6 +207,28 @@ if [[ -x "$reload_test" && -f "$plugin" ]]; then
   fi
 else
   record reload SKIP "$reload_test not built"
+fi
+
+# ---- NCCL: one rank on cuda:0 (comm/nccl/tests/nccl_one_rank.cpp) --------------------------------
+phase "nccl (one rank)"
+nccl_plugin="$build_dir/lib/nnplug/plugins/libnnplug-comm-nccl.so"
+nccl_test="$build_dir/bin/nnplug-nccl-one-rank"
+if [[ ! -f "$nccl_plugin" ]]; then
+  record nccl SKIP "libnnplug-comm-nccl.so was not built (no nccl.h where it was built)"
+elif [[ ! -x "$nccl_test" ]]; then
+  record nccl FAIL "$nccl_test not built"
+elif [[ $have_device -ne 1 ]]; then
+  record nccl SKIP "no cuda device (see the probe)"
+else
+  # NNPLUG_LOG=info: where the plugin found NCCL ("comm-nccl: NCCL from ...").
+  nccl_out=$(NNPLUG_LOG=info "$nccl_test" 2>&1)
+  nccl_rc=$?
+  echo "$nccl_out" | tee "$out_dir/nccl-one-rank.log"
+  if [[ $nccl_rc -eq 0 ]] && grep -qx 'PASS' <<<"$nccl_out"; then
+    record nccl PASS "$(grep '^communicator: ' <<<"$nccl_out" | head -n 1)"
+  else
+    record nccl FAIL "$(tail -n 3 <<<"$nccl_out" | tr '\n' ' ')"
+  fi
 fi
 
 # ---- conformance ---------------------------------------------------------------------------------

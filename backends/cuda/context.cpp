@@ -14,6 +14,13 @@
 
 namespace nnp::cuda {
 
+std::string open_cuda_libraries() {
+  std::string reasons;
+  for (const loaded_library* lib : {&cublas_library(), &cudnn_library()})
+    if (lib->handle == nullptr) reasons += (reasons.empty() ? "" : "; ") + lib->reason;
+  return reasons;
+}
+
 namespace {
 
 // The order of the checks decides the reason a machine without devices gets:

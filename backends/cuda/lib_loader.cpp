@@ -1,4 +1,6 @@
-// lib_loader.cpp — the run-time search for cuBLAS and cuDNN (lib_loader.hpp has the order).
+// lib_loader.cpp — the run-time search for a CUDA library: cuBLAS and cuDNN of the cuda backend,
+// NCCL of the nccl communication plugin (lib_loader.hpp has the order). Nothing here refers to
+// one library in particular, so comm/nccl compiles this file too.
 // Every dlopen is RTLD_NOW | RTLD_LOCAL: the libraries' symbols never leak into the process's
 // global scope, and a library that cannot resolve its own dependencies fails here, with the
 // dynamic linker's message, instead of at the first op.
@@ -167,10 +169,11 @@ loaded_library open_library(const library_spec& spec) {
   std::vector<std::string> steps = split(steps_env, ",: ");
   if (steps.empty()) steps = {"path", "soname", "pip", "build"};
   std::vector<std::string> tried;  // one entry per place looked at, in order
+  // The host prefixes the plugin's name to the message ("cuda: cuBLAS from ...").
   auto found = [&](void* h, const std::string& what, const char* how) {
     lib.handle = h;
     lib.path = opened_path(h, what);
-    host_log(NNP_LOG_INFO, format("cuda: %s from %s (%s)", spec.title, lib.path.c_str(), how));
+    host_log(NNP_LOG_INFO, format("%s from %s (%s)", spec.title, lib.path.c_str(), how));
   };
   for (const std::string& step : steps) {
     std::string error;
@@ -232,15 +235,6 @@ loaded_library open_library(const library_spec& spec) {
   lib.reason = format("%s not found: %s; set NNPLUG_CUDA_LIB_PATH to the folder holding %s",
                       spec.title, why.c_str(), spec.soname);
   return lib;
-}
-
-std::string open_cuda_libraries() {
-  std::vector<std::string> reasons;
-  const loaded_library& blas = cublas_library();
-  if (blas.handle == nullptr) reasons.push_back(blas.reason);
-  const loaded_library& dnn = cudnn_library();
-  if (dnn.handle == nullptr) reasons.push_back(dnn.reason);
-  return join(reasons, "; ");
 }
 
 }  // namespace nnp::cuda

@@ -2,7 +2,9 @@
 // is found (context.cpp), so it loads, and reports "0 devices" with a reason, on machines without
 // them. cublas_loader.cpp and cudnn_loader.cpp define every cublas* / cudnn* function the backend
 // calls, with the headers' signatures; each resolves its symbol with dlsym on first call. The
-// rest of the backend calls the libraries as if they were linked.
+// rest of the backend calls the libraries as if they were linked. The nccl communication plugin
+// (comm/nccl) opens NCCL with the same search: it compiles lib_loader.cpp, which defines
+// open_library, library_symbol and env_flag only.
 //
 // Search order for one library (docs/cuda-backend.md), the steps NNPLUG_CUDA_LIB_SEARCH names
 // (default "path,soname,pip,build"):
@@ -51,7 +53,7 @@ const loaded_library& cublas_library();
 const loaded_library& cudnn_library();
 
 // Opens cuBLAS and cuDNN; "" when both are usable, else the reasons of those that are not,
-// joined with "; ".
+// joined with "; " (context.cpp).
 std::string open_cuda_libraries();
 
 // The address of `name` in `lib`, or NULL when the library is not open or lacks it.
