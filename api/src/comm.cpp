@@ -123,6 +123,16 @@ void comm_host_log(void* ctx, int32_t level, const char* message) {
   report_plugin_log(p != nullptr ? p->name.c_str() : "comm plugin", level, message);
 }
 
+// A transport that serves one device type (NCCL: cuda) asked for another device.
+nnp_status check_device_type(const char* func, const char* transport, const comm_plugin& p,
+                             const nnp_device& device) {
+  const int32_t want = p.api->device_type;
+  if (want == 0 || want == device.dl.device_type) return NNP_STATUS_OK;
+  return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                         "%s: the %s transport serves %s devices; %s is not one", func, transport,
+                         want == kDLCUDA ? "cuda" : "other", device.name.c_str());
+}
+
 // A native-stream transport on a device whose plugin gives no native streams.
 nnp_status no_native_streams(const char* func, const char* transport, const nnp_plugin* p) {
   return set_last_errorf(NNP_STATUS_UNSUPPORTED,
@@ -591,11 +601,7 @@ NNP_API nnp_status nnp_comm_create(nnp_device* device_handle, const nnp_comm_con
         return set_last_errorf(st, "%s: %s", kFunc, nnp_last_error_message());
     }
     const nnp_comm_plugin_api* api = plugin->api;
-    if (api->memory == NNP_COMM_MEMORY_DEVICE_STREAM &&
-        (api->device_type != 0 && api->device_type != device->dl.device_type))
-      return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
-                             "%s: the %s transport serves %s devices; %s is not one", kFunc, tname,
-                             api->device_type == kDLCUDA ? "cuda" : "other", device->name.c_str());
+    if (nnp_status st = check_device_type(kFunc, tname, *plugin, *device)) return st;
     // A native-stream transport (NCCL) creates its communicator on the calling thread's current
     // device: the device plugin's stream_get_native makes the device current (cuda), through
     // a stream made for the purpose.
@@ -669,6 +675,7 @@ NNP_API nnp_status nnp_comm_get_unique_id(nnp_device* device_handle, int32_t tra
     if (nnp_status st = load_plugin_locked(r, transport, &plugin))
       return set_last_errorf(st, "%s: %s", kFunc, nnp_last_error_message());
   }
+  if (nnp_status st = check_device_type(kFunc, tname, *plugin, *device)) return st;
   if (!has_comm_slot(*plugin, &nnp_comm_plugin_api::get_unique_id))
     return set_last_errorf(NNP_STATUS_UNSUPPORTED,
                            "%s: the %s transport has no unique ids (MPI: pass an MPI_Comm)", kFunc,
