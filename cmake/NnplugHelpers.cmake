@@ -39,3 +39,32 @@ function(nnplug_add_backend name)
   install(TARGETS ${target} LIBRARY DESTINATION ${NNPLUG_PLUGIN_INSTALL_DIR} COMPONENT runtime)
   set_property(GLOBAL APPEND PROPERTY NNPLUG_BACKENDS ${name})
 endfunction()
+
+# nnplug_add_comm_plugin(<transport> SOURCES <files...> [LIBRARIES <targets...>])
+# Builds the communication plugin libnnplug-comm-<transport>.so (nnplug_comm_plugin.h) as a
+# MODULE beside the device plugins, with the same flags and RUNPATH; nnp_comm_plugin_get_api
+# is its only exported symbol. Device-plugin discovery skips it: "comm-<transport>" is not a
+# plugin name ([a-z0-9_]+). Not added to NNPLUG_BACKENDS.
+function(nnplug_add_comm_plugin transport)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT transport MATCHES "^[a-z0-9_]+$")
+    message(FATAL_ERROR "nnplug transport name '${transport}' must match [a-z0-9_]+")
+  endif()
+  set(target nnplug-comm-${transport})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME nnplug-comm-${transport}
+    PREFIX lib
+    LIBRARY_OUTPUT_DIRECTORY ${NNPLUG_PLUGIN_OUTPUT_DIR}
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    INSTALL_RPATH "$ORIGIN")
+  target_link_libraries(${target} PRIVATE nnplug_plugin_sdk nnplug_warnings ${ARG_LIBRARIES})
+  target_link_options(${target} PRIVATE
+    "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/comm_plugin.map"
+    $<$<NOT:$<OR:$<BOOL:${NNPLUG_SANITIZE}>,$<BOOL:${NNPLUG_TSAN}>>>:LINKER:--no-undefined>)
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
+               ${PROJECT_SOURCE_DIR}/cmake/comm_plugin.map)
+  install(TARGETS ${target} LIBRARY DESTINATION ${NNPLUG_PLUGIN_INSTALL_DIR} COMPONENT runtime)
+endfunction()

@@ -49,7 +49,7 @@ if not where.startswith(venv + os.sep):
     sys.exit(f"python-package-test: nnplug imported from {where}, not from {venv}")
 # The files the wheel installed (--no-compile: no .pyc added by pip either).
 allowed = re.compile(r"nnplug/[a-z_]+\.py|nnplug/lib/libnnplug\.so\.0"
-                     r"|nnplug/lib/nnplug/plugins/libnnplug-[a-z0-9_]+\.so"
+                     r"|nnplug/lib/nnplug/plugins/libnnplug-(comm-)?[a-z0-9_]+\.so"
                      r"|nnplug-[0-9.]+\.dist-info/[A-Za-z_.]+")
 files = sorted(str(f) for f in metadata.files("nnplug"))
 bad = [f for f in files if not allowed.fullmatch(f)]

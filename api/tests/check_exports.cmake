@@ -1,5 +1,6 @@
-# Checks that every plugin in PLUGIN_DIR exports nnp_plugin_get_api as its only nnplug/nnp
-# symbol, and that libnnplug exports only nnp_* functions (CTest script).
+# Checks that every plugin in PLUGIN_DIR exports its entry as its only nnplug/nnp symbol
+# (device plugins nnp_plugin_get_api, communication plugins libnnplug-comm-<t>.so
+# nnp_comm_plugin_get_api), and that libnnplug exports only nnp_* functions (CTest script).
 # -DNM=<nm> -DPLUGIN_DIR=<dir> -DLIBNNPLUG=<path>
 file(GLOB _plugins "${PLUGIN_DIR}/libnnplug-*.so")
 if(NOT _plugins)
@@ -7,6 +8,12 @@ if(NOT _plugins)
 endif()
 set(_failures "")
 foreach(_p IN LISTS _plugins)
+  get_filename_component(_file "${_p}" NAME)
+  if(_file MATCHES "^libnnplug-comm-")
+    set(_entry nnp_comm_plugin_get_api)
+  else()
+    set(_entry nnp_plugin_get_api)
+  endif()
   execute_process(COMMAND ${NM} -D --defined-only "${_p}" RESULT_VARIABLE _rc
                   OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
   if(NOT _rc EQUAL 0)
@@ -18,15 +25,15 @@ foreach(_p IN LISTS _plugins)
   foreach(_l IN LISTS _lines)
     if(_l MATCHES " ([^ ]+)$")
       set(_sym "${CMAKE_MATCH_1}")
-      if(_sym STREQUAL "nnp_plugin_get_api")
+      if(_sym STREQUAL _entry)
         set(_has_entry TRUE)
       elseif(_sym MATCHES "nnp|nnplug")
-        string(APPEND _failures "${_p}: exports '${_sym}' (only nnp_plugin_get_api allowed)\n")
+        string(APPEND _failures "${_p}: exports '${_sym}' (only ${_entry} allowed)\n")
       endif()
     endif()
   endforeach()
   if(NOT _has_entry)
-    string(APPEND _failures "${_p}: does not export nnp_plugin_get_api\n")
+    string(APPEND _failures "${_p}: does not export ${_entry}\n")
   endif()
   message(STATUS "checked ${_p}")
 endforeach()

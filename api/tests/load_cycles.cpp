@@ -1,9 +1,10 @@
-// load_cycles.cpp — nnplug_load_cycles <plugin-dir> [cycles]: every plugin of the folder
-// (libnnplug-*.so) is loaded alone by nnp_load_plugin() and torn down by nnp_shutdown(),
-// `cycles` times (default 100); then all plugins together by default discovery (libnnplug's
-// own plugin folder and NNPLUG_PLUGIN_PATH), each device used (a stream, an allocation, copies
-// both ways, some left for nnp_shutdown to release), as often. (Any device lookup loads the
-// default plugins, so only the second series uses devices.) Each series must leave the heap
+// load_cycles.cpp — nnplug_load_cycles <plugin-dir> [cycles]: every device plugin of the
+// folder (libnnplug-*.so; not the communication plugins libnnplug-comm-*.so) is loaded alone
+// by nnp_load_plugin() and torn down by nnp_shutdown(), `cycles` times (default 100); then all
+// plugins together by default discovery (libnnplug's own plugin folder and
+// NNPLUG_PLUGIN_PATH), each device used (a stream, an allocation, copies both ways, some left
+// for nnp_shutdown to release), as often. (Any device lookup loads the default plugins, so only
+// the second series uses devices.) Each series must leave the heap
 // where it found it: after kWarmup cycles (which fill allocator caches and libnnplug's handle
 // tables, whose slots are reused only after 64 others), the bytes in use after `cycles` more
 // may exceed those before by at most kSlackBytes, a few hundred bytes per cycle at most: far
@@ -138,6 +139,9 @@ int main(int argc, char** argv) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string f = it->path().filename().string();
+    // Communication plugins (libnnplug-comm-<t>.so) share the folder; they are no device
+    // plugins and open only with a communicator (comm/tests).
+    if (f.rfind("libnnplug-comm-", 0) == 0) continue;
     if (f.rfind("libnnplug-", 0) == 0 && f.size() > 13 && f.compare(f.size() - 3, 3, ".so") == 0)
       plugins.push_back(fs::absolute(it->path()));
   }
