@@ -117,10 +117,13 @@ def init(mode):
     """The Group for --distributed `mode` (auto, none, self, mpi). Raises DistributedError
     when mpi is asked for (or implied by a launcher) and cannot be had."""
     launcher = launcher_variable()
+    why = "--distributed mpi needs"
     if mode == "auto":
         if launcher is None:
             return Group("none")
         mode = "mpi"
+        why = (f"this process was started by an MPI launcher ({launcher} is set), so "
+               "--distributed auto means mpi, and that needs")
         size = os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE")
         if size == "1" and _mpi4py_missing():  # one rank under mpirun: a plain run will do
             return Group("none")
@@ -137,9 +140,9 @@ def init(mode):
         from mpi4py import MPI
     except ImportError as e:
         raise DistributedError(
-            f"--distributed mpi needs mpi4py, which cannot be imported ({e}); install it "
-            "(Debian: apt-get install python3-mpi4py) with the MPI that mpirun belongs to, or "
-            "pass --distributed none") from None
+            f"{why} mpi4py, which cannot be imported ({e}); install it (Debian: "
+            "apt-get install python3-mpi4py) for the MPI that mpirun belongs to, or pass "
+            "--distributed none") from None
     return Group("mpi", MPI)
 
 

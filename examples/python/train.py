@@ -12,6 +12,14 @@ the host: each batch is gathered with numpy into a staging array and copied to t
 one go (the C program gathers on the device instead); the last partial batch is kept. Reads the
 same flags as the C program where they apply, prints per-epoch lines and ends with the same
 one-line JSON summary.
+
+Data-parallel (ddp.py, examples/python/README.md): under mpirun, or with --distributed mpi,
+every rank runs this loop on its contiguous share of each global batch (and of the test set)
+with the whole batch's dropout masks; the gradients are summed across the ranks in buckets
+during backward, so every rank takes the same Adam step; losses and counts are summed so that
+rank 0 prints and logs global figures.
+
+  mpirun -np 2 /usr/bin/python3 examples/python/train.py --backend cpu --threads 1
 """
 import argparse
 import gzip
@@ -273,6 +281,21 @@ def evaluate(model, test_x, test_y, batch, s):
     return correct
 
 
+def parse_fault():
+    """The test hook NNPLUG_TRAIN_FAULT=RANK:STEP:KIND (as the C program's, dist.c): rank RANK
+    exits at once (exit) or makes a refused nnplug call (error) at training step STEP."""
+    env = os.environ.get("NNPLUG_TRAIN_FAULT")
+    if not env:
+        return None
+    try:
+        r, st, kind = env.split(":")
+        if kind not in ("exit", "error"):
+            raise ValueError
+        return int(r), int(st), kind
+    except ValueError:
+        fail(f"NNPLUG_TRAIN_FAULT expects RANK:STEP:exit|error, got '{env}'")
+
+
 def check_replicas(group, model, s):
     """Every parameter and Adam moment must be bitwise identical on every rank: compares
     per-tensor checksums across the ranks and fails naming the first that differs. Returns the
@@ -382,6 +405,7 @@ def main():
     total_s, step, final_loss, acc = 0.0, 0, float("nan"), float("nan")
     host_logits, host_loss = np.empty((local_batch, 10), np.float32), np.empty((), np.float32)
     dloss = 1.0  # the value in model.dloss: this share's weight n_local / n
+    fault = parse_fault()
     tty = sys.stderr.isatty()
     for epoch in range(1, args.epochs + 1):
         perm = shuffle_rng.permutation(n_train)  # the same on every rank
@@ -392,6 +416,12 @@ def main():
             first, n_local = ddp.shard(n, rank, size)  # this rank's rows of it
             idx = perm[start + first:start + first + n_local]
             step += 1
+            if fault and fault[:2] == (rank, step):
+                print(f"train: rank {rank} of {size}: NNPLUG_TRAIN_FAULT: {fault[2]} at step "
+                      f"{step}", file=sys.stderr, flush=True)
+                if fault[2] == "exit":
+                    os._exit(3)
+                nnplug.gemm(d_x, d_x, stream=s)  # refused: the inner dimensions differ
             if n_local:
                 np.take(train_x, idx, axis=0, out=x_stage[:n_local])
                 np.take(train_y, idx, out=y_stage[:n_local])
