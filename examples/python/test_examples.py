@@ -119,6 +119,8 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1",
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 RTOL = 1e-4  # float32 sums in another order: shares, then the all-reduce
+# A host-memory device (the mpi transport's): CTest's choice (cpu, or reference without it).
+MPI_BACKEND = os.environ.get("NNPLUG_TEST_BACKEND", "cpu")
 
 
 def plain_env(**extra):
@@ -202,7 +204,7 @@ def test_train_two_ranks_match_single_process(tmp_path, model, limit, batch):
     step equals the single process's within float32 reduction order, the replicas stay
     bitwise identical, only rank 0 prints, and the JSON line says ranks and distributed.
     The last batch is partial (limit % batch != 0 for the vit)."""
-    args = ["--model", model, "--backend", "cpu", "--epochs", "1", "--limit", str(limit),
+    args = ["--model", model, "--backend", MPI_BACKEND, "--epochs", "1", "--limit", str(limit),
             "--batch", str(batch), "--test-limit", "500"]
     one, two = tmp_path / "one.csv", tmp_path / "two.csv"
     r1 = subprocess.run(train_cmd(*args, "--threads", "2", "--loss-log", str(one)),
@@ -229,7 +231,7 @@ def test_train_failing_rank_ends_the_job():
     """An nnplug error on rank 1 (the NNPLUG_TRAIN_FAULT hook) names the rank and the message,
     and MPI_Abort ends rank 0 too instead of leaving it in a collective."""
     t0 = time.monotonic()
-    r = mpirun(2, *train_cmd("--backend", "cpu", "--epochs", "1", "--limit", "1024",
+    r = mpirun(2, *train_cmd("--backend", MPI_BACKEND, "--epochs", "1", "--limit", "1024",
                              "--test-limit", "100", "--threads", "1"), timeout=120,
                env={"NNPLUG_TRAIN_FAULT": "1:3:error"})
     assert r.returncode != 0
