@@ -1,12 +1,20 @@
 """Tests of the Python examples: plot_runs.py (PNG from CSV logs, clear errors on bad input)
 and train.py (a short run that learns, the same losses on sim as on the reference, and clear
-errors on a bad backend or data folder).
-Run by CTest (examples/CMakeLists.txt) with NNPLUG_LIBRARY set to the build's libnnplug."""
+errors on a bad backend or data folder; data-parallel runs: --distributed self gives the
+single-process losses bit for bit, two MPI ranks give them within float32 rounding, a failing
+rank ends the job, and clear errors without a launcher or mpi4py).
+Run by CTest (examples/CMakeLists.txt) with NNPLUG_LIBRARY set to the build's libnnplug. The
+MPI tests skip, saying why, without mpirun, mpi4py or nnplug's MPI transport
+(libnnplug-comm-mpi.so)."""
 import csv
+import functools
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -101,3 +109,147 @@ def test_train_mlp_bad_backend_and_data(tmp_path):
     assert r.returncode == 1 and "unknown backend 'no_such_backend'" in r.stderr
     r = run(os.path.join(HERE, "train.py"), "--data", str(tmp_path))
     assert r.returncode == 1 and "apt-get install dataset-fashion-mnist" in r.stderr
+
+
+# ------------------------------------------------------------------- distributed runs --
+LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK")
+# Open MPI refuses root and more ranks than cores without these (its --allow-run-as-root and
+# --oversubscribe as environment variables, which other MPIs ignore); no CMA in containers.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+RTOL = 1e-4  # float32 sums in another order: shares, then the all-reduce
+# A host-memory device (the mpi transport's): CTest's choice (cpu, or reference without it).
+MPI_BACKEND = os.environ.get("NNPLUG_TEST_BACKEND", "cpu")
+
+
+def plain_env(**extra):
+    """This environment without an MPI launcher's variables (pytest may itself run under one)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in LAUNCHER_VARIABLES and not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
+    env.update(extra)
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def mpi_missing():
+    """Why two-rank runs cannot be tested here, or None."""
+    if shutil.which("mpirun") is None:
+        return "no mpirun"
+    if importlib.util.find_spec("mpi4py") is None:
+        return "no mpi4py (Debian: python3-mpi4py)"
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from mpi4py import MPI; "
+             "import nnplug; nnplug.communicator('reference', 'mpi', mpi_comm=MPI.COMM_WORLD)"
+             ".destroy()")
+    r = subprocess.run([PY, "-c", probe, os.path.join(HERE, "..", "..", "api", "python")],
+                       capture_output=True, text=True, timeout=120, env=plain_env())
+    if r.returncode != 0:
+        return ("no MPI transport: " + (r.stderr.strip().splitlines() or ["?"])[-1])[:300]
+    return None
+
+
+@pytest.fixture
+def mpi_ok():
+    """Skips the test, saying why, when two-rank runs cannot be made here."""
+    why = mpi_missing()
+    if why:
+        pytest.skip(why)
+
+
+def needs_mpi(f):
+    f = pytest.mark.skipif(not os.path.isdir(DATA), reason="needs dataset-fashion-mnist")(f)
+    return pytest.mark.usefixtures("mpi_ok")(f)
+
+
+def train_cmd(*args):
+    return [PY, os.path.join(HERE, "train.py"), *args]
+
+
+def mpirun(ranks, *args, timeout=300, env=None):
+    return subprocess.run(["mpirun", "-np", str(ranks), *args], capture_output=True, text=True,
+                          timeout=timeout, env=plain_env(**MPI_ENV, **(env or {})))
+
+
+def losses(path):
+    with open(path, newline="") as f:
+        return [float(row["loss"]) for row in csv.DictReader(f)]
+
+
+@pytest.mark.skipif(not os.path.isdir(DATA), reason="needs dataset-fashion-mnist")
+@pytest.mark.parametrize("model", ["mlp", "vit"])
+def test_train_distributed_self_matches_single_process(tmp_path, model):
+    """--distributed self: buckets, the communication thread, the broadcast, the identity
+    check, on one rank with the self transport: the losses of a plain run bit for bit."""
+    args = ["--model", model, "--backend", os.environ.get("NNPLUG_TEST_BACKEND", "auto"),
+            "--epochs", "1", "--limit", "512" if model == "mlp" else "256", "--batch", "64",
+            "--test-limit", "200"]
+    out = {}
+    for mode in ("none", "self"):
+        r = subprocess.run(train_cmd(*args, "--distributed", mode, "--loss-log",
+                                     str(tmp_path / f"{mode}.csv")),
+                           capture_output=True, text=True, timeout=300, env=plain_env())
+        assert r.returncode == 0, r.stderr
+        out[mode] = json.loads(r.stdout.strip().splitlines()[-1])
+        assert (out[mode]["ranks"], out[mode]["distributed"]) == (1, mode)
+    assert "bitwise identical on all 1 rank" in r.stdout
+    assert losses(tmp_path / "self.csv") == losses(tmp_path / "none.csv")
+    assert out["self"]["test_accuracy"] == out["none"]["test_accuracy"]
+
+
+@needs_mpi
+@pytest.mark.parametrize("model,limit,batch", [("mlp", 1024, 128), ("vit", 384, 96)])
+def test_train_two_ranks_match_single_process(tmp_path, model, limit, batch):
+    """mpirun -np 2: each rank trains on half of every global batch (the whole batch's dropout
+    masks), the gradients are summed in buckets during backward; the global loss of every
+    step equals the single process's within float32 reduction order, the replicas stay
+    bitwise identical, only rank 0 prints, and the JSON line says ranks and distributed.
+    The last batch is partial (limit % batch != 0 for the vit)."""
+    args = ["--model", model, "--backend", MPI_BACKEND, "--epochs", "1", "--limit", str(limit),
+            "--batch", str(batch), "--test-limit", "500"]
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    r1 = subprocess.run(train_cmd(*args, "--threads", "2", "--loss-log", str(one)),
+                        capture_output=True, text=True, timeout=300, env=plain_env())
+    assert r1.returncode == 0, r1.stderr
+    r2 = mpirun(2, *train_cmd(*args, "--threads", "1", "--loss-log", str(two)))
+    assert r2.returncode == 0, r2.stdout + r2.stderr
+    s1 = json.loads(r1.stdout.strip().splitlines()[-1])
+    s2 = json.loads(r2.stdout.strip().splitlines()[-1])
+    assert (s1["ranks"], s1["distributed"]) == (1, "none")
+    assert (s2["ranks"], s2["distributed"]) == (2, "mpi")
+    assert set(s1) == set(s2) and s2["batch"] == batch
+    assert r2.stdout.count('{"model"') == 1  # rank 0 alone prints
+    assert "bitwise identical on all 2 ranks" in r2.stdout
+    a, b = losses(one), losses(two)
+    assert len(a) == len(b) == -(-limit // batch)
+    for step, (x, y) in enumerate(zip(a, b), 1):
+        assert abs(x - y) <= RTOL * abs(x), f"step {step}: single {x}, two ranks {y}"
+    assert abs(s1["test_accuracy"] - s2["test_accuracy"]) <= 0.002  # sharded evaluation
+
+
+@needs_mpi
+def test_train_failing_rank_ends_the_job():
+    """An nnplug error on rank 1 (the NNPLUG_TRAIN_FAULT hook) names the rank and the message,
+    and MPI_Abort ends rank 0 too instead of leaving it in a collective."""
+    t0 = time.monotonic()
+    r = mpirun(2, *train_cmd("--backend", MPI_BACKEND, "--epochs", "1", "--limit", "1024",
+                             "--test-limit", "100", "--threads", "1"), timeout=120,
+               env={"NNPLUG_TRAIN_FAULT": "1:3:error"})
+    assert r.returncode != 0
+    assert time.monotonic() - t0 < 60
+    assert "train: rank 1 of 2: error: INVALID_ARGUMENT: gemm" in r.stderr, r.stderr
+
+
+def test_train_distributed_mpi_needs_launcher_and_mpi4py(tmp_path):
+    r = subprocess.run(train_cmd("--distributed", "mpi", "--limit", "64"), capture_output=True,
+                       text=True, timeout=120, env=plain_env())
+    assert r.returncode == 1 and "not started by an MPI launcher" in r.stderr, r.stderr
+    assert "mpirun -np N" in r.stderr
+    # mpi4py missing: a module of that name that cannot be imported comes first on the path
+    (tmp_path / "mpi4py.py").write_text("raise ImportError('No module named mpi4py')\n")
+    env = plain_env(PYTHONPATH=str(tmp_path), OMPI_COMM_WORLD_SIZE="2")
+    for extra in (["--distributed", "mpi"], []):  # asked for, or auto under a launcher
+        r = subprocess.run(train_cmd(*extra, "--limit", "64"), capture_output=True, text=True,
+                           timeout=120, env=env)
+        assert r.returncode == 1 and "needs mpi4py, which cannot be imported" in r.stderr, \
+            r.stderr
+        assert "apt-get install python3-mpi4py" in r.stderr
