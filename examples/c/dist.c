@@ -144,8 +144,9 @@ void dist_init(dist* d, const char* requested) {
   snprintf(g_rank_name, sizeof g_rank_name, "train: rank %d of %d", d->rank, d->size);
   set_fatal_exit(g_rank_name, mpi_abort);
 #else
-  die("--distributed mpi: this train was built without MPI (CMake found no MPI for C; Debian: "
-      "apt-get install libopenmpi-dev, then reconfigure)");
+  die("--distributed mpi: this train was built without MPI (CMake found no MPI for C, or "
+      "NNPLUG_WITH_MPI=OFF; Debian: apt-get install libopenmpi-dev openmpi-bin, then "
+      "reconfigure)");
 #endif
 }
 
