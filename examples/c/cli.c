@@ -15,23 +15,37 @@
 
 /* --------------------------------------------------------------------- error handling -- */
 
+static const char* g_fatal_name = "train";
+static void (*g_fatal_end)(int status) = NULL;
+
+void set_fatal_exit(const char* name, void (*end)(int status)) {
+  g_fatal_name = name ? name : "train";
+  g_fatal_end = end;
+}
+
+static _Noreturn void fatal_exit(int status) {
+  fflush(stderr);
+  if (g_fatal_end) g_fatal_end(status);
+  exit(status);
+}
+
 void fail_call(const char* call, const char* file, int line, nnp_status status) {
   const char* base = strrchr(file, '/');
-  fprintf(stderr, "train: error: %s\n  at %s:%d: %s: %s\n", call, base ? base + 1 : file, line,
-          nnp_status_string(status), nnp_last_error_message());
+  fprintf(stderr, "%s: error: %s\n  at %s:%d: %s: %s\n", g_fatal_name, call, base ? base + 1 : file,
+          line, nnp_status_string(status), nnp_last_error_message());
   if (status == NNP_STATUS_OUT_OF_MEMORY)
-    fprintf(stderr, "train: the device is out of memory; try a smaller --batch\n");
-  exit(1);
+    fprintf(stderr, "%s: the device is out of memory; try a smaller --batch\n", g_fatal_name);
+  fatal_exit(1);
 }
 
 void die(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "train: error: ");
+  fprintf(stderr, "%s: error: ", g_fatal_name);
   vfprintf(stderr, fmt, ap);
   fprintf(stderr, "\n");
   va_end(ap);
-  exit(1);
+  fatal_exit(1);
 }
 
 FILE* open_log(const char* path, const char* mode, const char* flag) {
@@ -84,6 +98,13 @@ void usage(FILE* f) {
           "      --loss-log FILE.csv  write the loss of every training step (epoch,step,loss)\n"
           "  -n, --limit N            train on the first N training images only\n"
           "      --test-limit N       evaluate on the first N test images only\n"
+          "      --threads N          worker threads of the cpu backend, per process\n"
+          "                           (sets NNPLUG_NUM_THREADS; default: all cores)\n"
+          "      --distributed MODE   auto (default: mpi when started by mpirun, else none),\n"
+          "                           none, mpi (data-parallel over the MPI ranks: the global\n"
+          "                           --batch is split across them), or self (the distributed\n"
+          "                           code path on one rank)\n"
+          "      --bucket-kib N       gradient bucket size of distributed runs (default 256)\n"
           "  -h, --help               this text\n");
 }
 
@@ -104,21 +125,27 @@ void parse_options(int argc, char** argv, options* o) {
                  .batch = 128,
                  .lr = 1e-3,
                  .seed = 1234,
-                 .data_dir = "/usr/share/datasets/fashion-mnist"};
-  enum { OPT_LR = 256, OPT_LOSS_LOG, OPT_TEST_LIMIT };
-  static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
-                                           {"backend", required_argument, NULL, 'b'},
-                                           {"epochs", required_argument, NULL, 'e'},
-                                           {"batch", required_argument, NULL, 'B'},
-                                           {"lr", required_argument, NULL, OPT_LR},
-                                           {"seed", required_argument, NULL, 's'},
-                                           {"data", required_argument, NULL, 'd'},
-                                           {"log", required_argument, NULL, 'l'},
-                                           {"loss-log", required_argument, NULL, OPT_LOSS_LOG},
-                                           {"limit", required_argument, NULL, 'n'},
-                                           {"test-limit", required_argument, NULL, OPT_TEST_LIMIT},
-                                           {"help", no_argument, NULL, 'h'},
-                                           {NULL, 0, NULL, 0}};
+                 .data_dir = "/usr/share/datasets/fashion-mnist",
+                 .distributed = "auto",
+                 .bucket_kib = 256};
+  enum { OPT_LR = 256, OPT_LOSS_LOG, OPT_TEST_LIMIT, OPT_THREADS, OPT_DISTRIBUTED, OPT_BUCKET };
+  static const struct option longopts[] = {
+      {"model", required_argument, NULL, 'm'},
+      {"backend", required_argument, NULL, 'b'},
+      {"epochs", required_argument, NULL, 'e'},
+      {"batch", required_argument, NULL, 'B'},
+      {"lr", required_argument, NULL, OPT_LR},
+      {"seed", required_argument, NULL, 's'},
+      {"data", required_argument, NULL, 'd'},
+      {"log", required_argument, NULL, 'l'},
+      {"loss-log", required_argument, NULL, OPT_LOSS_LOG},
+      {"limit", required_argument, NULL, 'n'},
+      {"test-limit", required_argument, NULL, OPT_TEST_LIMIT},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"distributed", required_argument, NULL, OPT_DISTRIBUTED},
+      {"bucket-kib", required_argument, NULL, OPT_BUCKET},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "m:b:e:B:s:d:l:n:h", longopts, NULL)) != -1) {
     switch (c) {
@@ -152,6 +179,15 @@ void parse_options(int argc, char** argv, options* o) {
       case OPT_TEST_LIMIT:
         o->test_limit = parse_long("--test-limit", optarg, 1, LONG_MAX);
         break;
+      case OPT_THREADS:
+        o->threads = (int)parse_long("--threads", optarg, 1, 4096);
+        break;
+      case OPT_DISTRIBUTED:
+        o->distributed = optarg;
+        break;
+      case OPT_BUCKET:
+        o->bucket_kib = parse_long("--bucket-kib", optarg, 1, 1L << 30);
+        break;
       case OPT_LR: {
         char* end = NULL;
         errno = 0;
@@ -171,4 +207,7 @@ void parse_options(int argc, char** argv, options* o) {
   if (optind < argc) die("unexpected argument '%s' (see --help)", argv[optind]);
   if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0 && strcmp(o->model, "vit") != 0)
     die("--model must be mlp, cnn or vit, got '%s'", o->model);
+  if (strcmp(o->distributed, "auto") != 0 && strcmp(o->distributed, "none") != 0 &&
+      strcmp(o->distributed, "mpi") != 0 && strcmp(o->distributed, "self") != 0)
+    die("--distributed must be auto, none, mpi or self, got '%s'", o->distributed);
 }

@@ -25,6 +25,10 @@ typedef struct options {
   const char* loss_log_path; /* per-step CSV, may be NULL */
   long limit;                /* first N training images; 0 = all */
   long test_limit;           /* first N test images; 0 = all */
+  int threads;               /* worker threads of the cpu backend (NNPLUG_NUM_THREADS); 0 = its
+                                default */
+  const char* distributed;   /* "auto", "none", "mpi" or "self" (dist.h) */
+  long bucket_kib;           /* gradient bucket size of distributed runs, KiB */
 } options;
 
 /* Prints the --help text to f. */
@@ -49,6 +53,12 @@ _Noreturn void fail_call(const char* call, const char* file, int line, nnp_statu
 
 /* Prints "train: error: <message>" to stderr and exits with status 1. */
 _Noreturn void die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* How die() and fail_call() end a distributed run (dist.c): `name` replaces "train" at the
+   start of their messages ("train: rank 1 of 2"), and `end` is called before exit(status)
+   (MPI_Abort, which ends every rank and does not return). Either may be NULL (the default).
+   Call from the main thread before other threads start. */
+void set_fatal_exit(const char* name, void (*end)(int status));
 
 /* Log files of the train example (--log, --loss-log). Line-buffered: every line reaches the
  * file in one write, so a run that is killed leaves whole lines. Every write, flush and close

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "layers.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,12 +66,11 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
   }
   size_t bytes = p->numel * sizeof(float);
   p->w = dev_alloc(nt, bytes);
-  p->g = dev_alloc(nt, bytes);
+  p->g = NULL; /* alloc_gradients, once every parameter is known */
   p->m = dev_alloc(nt, bytes);
   p->v = dev_alloc(nt, bytes);
   fill(nt, p->m, p->numel, 0.0);
   fill(nt, p->v, p->numel, 0.0);
-  fill(nt, p->g, p->numel, 0.0);
   float* host = xmalloc(bytes);
   /* fan_in 0: the draws still happen and give 0 (Keras-example biases, model.c). */
   const double limit = fan_in > 0 ? sqrt(6.0 / (double)(fan_in + fan_out)) : 0.0;
@@ -95,6 +95,24 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
   CHECK(nnp_memcpy(nt->dev, p->w, NULL, host, bytes));
   free(host);
   return p;
+}
+
+void alloc_gradients(net* nt) {
+  const size_t align = 256; /* cudaMalloc's alignment: every gradient a well-aligned tensor */
+  size_t bytes = 0;
+  for (int i = nt->n_params - 1; i >= 0; --i) {
+    nt->p[i].g_offset = bytes;
+    bytes += (nt->p[i].numel * sizeof(float) + align - 1) / align * align;
+  }
+  nt->grads = dev_alloc(nt, bytes);
+  nt->grads_bytes = bytes;
+  fill(nt, nt->grads, bytes / sizeof(float), 0.0);
+  for (int i = 0; i < nt->n_params; ++i)
+    nt->p[i].g = (float*)(void*)((char*)nt->grads + nt->p[i].g_offset);
+}
+
+void grad_ready(net* nt, const param* p) {
+  if (nt->grad_ready) nt->grad_ready(nt->grad_ready_ctx, (int)(p - nt->p));
 }
 
 void linear_forward(net* nt, const float* x, int64_t rows, int64_t in, int64_t out, const float* w,
@@ -123,10 +141,24 @@ void linear_backward(net* nt, const float* x, const float* dy, int64_t rows, int
   }
 }
 
-void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel) {
+void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel, int64_t n) {
   nnp_dropout_params* dp = &nt->drop_params[k];
   *dp = (nnp_dropout_params){sizeof *dp, ratio, nt->seed, nt->dropout_offset};
-  nt->dropout_offset += (uint64_t)(numel + 3) / 4;
+  int64_t numel_global = numel;
+  if (nt->batch_global > 0 && (nt->batch_first != 0 || nt->batch_global != n)) {
+    /* A share of a global batch: element i of image j of the whole batch takes Philox counter
+       offset + (j * per_image + i) / 4, lane (j * per_image + i) % 4 (nnplug_ops.h). The
+       share starts at image batch_first, which is a whole counter when batch_first * per_image
+       is a multiple of 4 (per_image is for every network here). */
+    const int64_t per_image = n > 0 ? numel / n : 0;
+    if (n <= 0 || per_image * n != numel || (nt->batch_first * per_image) % 4 != 0)
+      die("internal: dropout of %" PRId64 " elements over %" PRId64
+          " images cannot take the whole batch's masks",
+          numel, n);
+    dp->offset += (uint64_t)(nt->batch_first * per_image / 4);
+    numel_global = per_image * nt->batch_global;
+  }
+  nt->dropout_offset += (uint64_t)(numel_global + 3) / 4;
   tview a, b;
   CHECK(nnp_dropout_forward(nt->s, dp, F32(&a, x, numel), F32(&b, y, numel), NULL));
 }

@@ -47,11 +47,15 @@ void fill(net* nt, void* data, size_t numel, double value);
 /* How add_param initialises the values. */
 typedef enum { INIT_GLOROT, INIT_ZERO, INIT_ONE, INIT_NORMAL_002 } param_init;
 
-/* Adds a parameter of `shape` with zeroed gradient and Adam moments; INIT_GLOROT draws
-   uniform in +-sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010, Keras' and PyTorch's
+/* Adds a parameter of `shape` with zeroed Adam moments (its gradient: alloc_gradients); INIT_GLOROT
+   draws uniform in +-sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010, Keras' and PyTorch's
    xavier_uniform_), INIT_NORMAL_002 normal with std 0.02. Returns the parameter. */
 param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, param_init init,
                  int fan_in, int fan_out, uint64_t* rng);
+
+/* Lays out nt->grads (model.h) and points every parameter's g into it; zeroed. build_net
+   calls it once all parameters are added. */
+void alloc_gradients(net* nt);
 
 /* y[rows, out] = x[rows, in] W^T + b, W [out, in] (PyTorch's nn.Linear); w and b are float
    pointers into parameter values (b may be NULL). */
@@ -62,9 +66,11 @@ void linear_forward(net* nt, const float* x, int64_t rows, int64_t in, int64_t o
 void linear_backward(net* nt, const float* x, const float* dy, int64_t rows, int64_t in,
                      int64_t out, const float* w, float* dw, float* db, float* dx, int accumulate);
 
-/* y = dropout(x) (x and y may be the same buffer) with a fresh Philox offset, params kept in
-   slot k for dropout_backward. */
-void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel);
+/* y = dropout(x) (x and y may be the same buffer, numel elements for n images) with a fresh
+   Philox offset, params kept in slot k for dropout_backward. The offset advances by the
+   whole global batch's elements (nt->batch_global), and a share of it (nt->batch_first) draws
+   its images' masks where the whole batch would. */
+void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel, int64_t n);
 void dropout_backward(net* nt, int k, float* dy, float* dx, int64_t numel);
 
 #endif /* NNPLUG_EXAMPLES_TRAIN_LAYERS_H */

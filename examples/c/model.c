@@ -113,6 +113,7 @@ void build_net(net* nt, model_kind model, int64_t max_batch, uint64_t seed) {
   nt->labels = dev_alloc(nt, B * sizeof(int64_t));
   nt->loss = dev_alloc(nt, F);
   nt->dloss = dev_alloc(nt, F);
+  alloc_gradients(nt);
   tview v;
   nnp_fill_params one = {sizeof one, 1.0};
   CHECK(nnp_fill(nt->s, &one, SCALAR_F32(&v, nt->dloss))); /* d(mean loss)/d(loss) = 1 */
@@ -145,6 +146,8 @@ static void dense_backward(net* nt, void* x, int64_t n, const param* w, const pa
   nnp_reduce_params rp = {
       .struct_size = sizeof rp, .op = NNP_REDUCE_SUM, .keepdims = 0, .n_axes = 1, .axes = {0}};
   CHECK(nnp_reduce(nt->s, &rp, F32(&a, dy, n, outf), F32(&out, b->g, outf)));
+  grad_ready(nt, w);
+  grad_ready(nt, b);
   if (dx) {
     nnp_gemm_params gx = {sizeof gx, 0, 1, 1.0, 0.0};
     CHECK(nnp_gemm(nt->s, &gx, F32(&a, dy, n, outf), F32(&bb, w->w, in, outf), NULL,
@@ -177,10 +180,10 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
   } else if (nt->model == MODEL_MLP) {
     dense_forward(nt, x, x_off, n, &p[0], &p[1], nt->a1);
     relu_forward(nt, nt->a1, n * 512);
-    if (training) dropout_forward(nt, 0, 0.2, nt->a1, nt->a1, n * 512);
+    if (training) dropout_forward(nt, 0, 0.2, nt->a1, nt->a1, n * 512, n);
     dense_forward(nt, nt->a1, 0, n, &p[2], &p[3], nt->a2);
     relu_forward(nt, nt->a2, n * 512);
-    if (training) dropout_forward(nt, 1, 0.2, nt->a2, nt->a2, n * 512);
+    if (training) dropout_forward(nt, 1, 0.2, nt->a2, nt->a2, n * 512, n);
     dense_forward(nt, nt->a2, 0, n, &p[4], &p[5], nt->logits);
   } else {
     tview a, b, c, d;
@@ -196,12 +199,12 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
                              F32(&b, nt->pool, n, 64, nt->hp, nt->hp)));
     float* flat = nt->pool; /* [n, flat]: NCHW flattened as torch's nn.Flatten */
     if (training) {
-      dropout_forward(nt, 0, 0.25, nt->pool, nt->drop, n * nt->flat);
+      dropout_forward(nt, 0, 0.25, nt->pool, nt->drop, n * nt->flat, n);
       flat = nt->drop;
     }
     dense_forward(nt, flat, 0, n, &p[4], &p[5], nt->fc);
     relu_forward(nt, nt->fc, n * 128);
-    if (training) dropout_forward(nt, 1, 0.5, nt->fc, nt->fc, n * 128);
+    if (training) dropout_forward(nt, 1, 0.5, nt->fc, nt->fc, n * 128, n);
     dense_forward(nt, nt->fc, 0, n, &p[6], &p[7], nt->logits);
   }
 }
@@ -242,6 +245,8 @@ void loss_and_backward(net* nt, int64_t n) {
                                      F32(&c, p[2].g, 64, 32, 3, 3)));
     CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
                                    F32(&b, p[3].g, 64)));
+    grad_ready(nt, &p[2]);
+    grad_ready(nt, &p[3]);
     CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
                                    F32(&b, p[2].w, 64, 32, 3, 3),
                                    F32(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
@@ -251,6 +256,8 @@ void loss_and_backward(net* nt, int64_t n) {
                                      F32(&c, p[0].g, 32, 1, 3, 3)));
     CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc1, n, 32, nt->h1, nt->h1),
                                    F32(&b, p[1].g, 32)));
+    grad_ready(nt, &p[0]);
+    grad_ready(nt, &p[1]);
   }
 }
 

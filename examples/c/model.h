@@ -28,6 +28,7 @@ typedef struct param {
   int64_t shape[4];
   size_t numel;
   float *w, *g, *m, *v; /* device: value, gradient, Adam moments */
+  size_t g_offset;      /* g's byte offset in net.grads */
 } param;
 
 typedef enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_VIT } model_kind;
@@ -58,6 +59,20 @@ typedef struct net {
   uint64_t seed;
   uint64_t dropout_offset;           /* next Philox counter offset (units of 4 elements) */
   nnp_dropout_params drop_params[8]; /* this step's dropout calls, reused by backward */
+  /* Every gradient lives in this one device buffer of grads_bytes, the parameters' in reverse
+     order (the order backward completes them), each at a 256-byte aligned offset, padding
+     zero: the distributed run all-reduces contiguous ranges of it (buckets, dist.c). */
+  void* grads;
+  size_t grads_bytes;
+  /* Called by backward as soon as parameter i's gradient is complete (NULL: not called).
+     dist.c hands finished buckets to its communication thread from here. */
+  void (*grad_ready)(void* ctx, int i);
+  void* grad_ready_ctx;
+  /* This step's batch as a share of a global batch (distributed runs): the images of the
+     global batch before this process's share, and the global batch size; batch_global 0 (the
+     default) means the batch is the whole one. Dropout draws each image's mask at its
+     position in the global batch, so a split batch gets the masks of the whole one. */
+  int64_t batch_first, batch_global;
 } net;
 
 /* nnp_malloc on nt->dev, remembered in nt->allocations (the caller frees them at the end). */
@@ -73,6 +88,9 @@ void vit_build(net* nt, uint64_t* rng);
 void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training);
 void vit_backward(net* nt, int64_t n);
 
+/* Backward's hook: parameter p's gradient is complete (calls nt->grad_ready if set). */
+void grad_ready(net* nt, const param* p);
+
 /* Number of scalar parameters. */
 size_t count_params(const net* nt);
 
@@ -80,7 +98,9 @@ size_t count_params(const net* nt);
    logits in nt->logits. training = 1 applies dropout. */
 void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training);
 
-/* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter. */
+/* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter.
+   The loss is the mean over the n images; its gradient is scaled by the value in nt->dloss
+   (1 unless a distributed run weights this share of the global batch). */
 void loss_and_backward(net* nt, int64_t n);
 
 /* One Adam update of every parameter (step counts from 1). */

@@ -27,6 +27,11 @@
  *    (training steps only) and images/s; ends with one JSON line of the results.
  * Train accuracy and loss are those of the training batches as they ran (dropout active), as
  * Keras reports them.
+ *
+ * Data-parallel (dist.c, docs/distributed.md): under mpirun, or with --distributed mpi, every
+ * rank runs this same loop on its contiguous share of each global batch (and of the test set);
+ * the gradients are summed across the ranks during backward, so every rank takes the same Adam
+ * step; losses and counts are summed so that rank 0 prints and logs global figures.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -42,7 +47,9 @@
 #include <nnplug/nnplug.h>
 
 #include "cli.h"
+#include "dist.h"
 #include "idx.h"
+#include "layers.h"
 #include "model.h"
 
 static double now_seconds(void) {
@@ -79,16 +86,18 @@ static size_t count_correct(const float* logits, const uint8_t* labels, const ui
   return correct;
 }
 
-static double evaluate(net* nt, float* test_x, const dataset* test, float* host_logits) {
+/* Correct predictions among the n_test images at test_x (device) with these labels (host). */
+static size_t evaluate(net* nt, float* test_x, const uint8_t* labels, size_t n_test,
+                       float* host_logits) {
   size_t correct = 0;
-  for (size_t start = 0; start < test->n; start += (size_t)nt->max_batch) {
-    size_t n = test->n - start < (size_t)nt->max_batch ? test->n - start : (size_t)nt->max_batch;
+  for (size_t start = 0; start < n_test; start += (size_t)nt->max_batch) {
+    size_t n = n_test - start < (size_t)nt->max_batch ? n_test - start : (size_t)nt->max_batch;
     forward(nt, test_x, (uint64_t)(start * IMAGE_PIXELS * sizeof(float)), (int64_t)n, 0);
     CHECK(nnp_stream_synchronize(nt->s));
     CHECK(nnp_memcpy(NULL, host_logits, nt->dev, nt->logits, n * NUM_CLASSES * sizeof(float)));
-    correct += count_correct(host_logits, test->labels + start, NULL, n);
+    correct += count_correct(host_logits, labels + start, NULL, n);
   }
-  return (double)correct / (double)test->n;
+  return correct;
 }
 
 /* ----------------------------------------------------------------------- backend choice -- */
@@ -173,6 +182,14 @@ static void progress(int tty, int epoch, int epochs, size_t step, size_t steps, 
 int main(int argc, char** argv) {
   options o;
   parse_options(argc, argv, &o);
+  if (o.threads > 0) { /* read by the cpu backend when it loads */
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", o.threads);
+    if (setenv("NNPLUG_NUM_THREADS", threads, 1) != 0) die("cannot set NNPLUG_NUM_THREADS");
+  }
+  dist d;
+  dist_init(&d, o.distributed);
+  const int root = d.rank == 0; /* prints and writes the logs */
 
   /* Data first: a missing data set is the most likely mistake and needs no device. */
   dataset train = load_split(o.data_dir, "train", o.limit);
@@ -189,28 +206,40 @@ int main(int argc, char** argv) {
   const model_kind model = strcmp(o.model, "cnn") == 0   ? MODEL_CNN
                            : strcmp(o.model, "vit") == 0 ? MODEL_VIT
                                                          : MODEL_MLP;
+  /* max_batch: the global batch; each rank holds buffers for its largest share of it. */
   int64_t max_batch = o.batch;
   if ((size_t)max_batch > train.n && train.n > 0) max_batch = (int64_t)train.n;
-  build_net(&nt, model, max_batch, o.seed);
+  size_t share_first = 0, share_max = 0;
+  dist_shard((size_t)max_batch, 0, d.size, &share_first, &share_max);
+  build_net(&nt, model, share_max > 0 ? (int64_t)share_max : 1, o.seed);
+  dist_start(&d, &nt, (size_t)o.bucket_kib * 1024);
 
-  /* The data set lives on the device for the whole run. */
+  /* The training set lives on the device for the whole run (every rank may need any image:
+     the permutation is global); of the test set, this rank's share. */
   const size_t img_bytes = IMAGE_PIXELS * sizeof(float);
+  size_t test_first = 0, test_n = 0;
+  dist_shard(test.n, d.rank, d.size, &test_first, &test_n);
   float* train_x = dev_alloc(&nt, train.n * img_bytes);
-  float* test_x = dev_alloc(&nt, test.n * img_bytes);
+  float* test_x = dev_alloc(&nt, (test_n ? test_n : 1) * img_bytes);
   CHECK(nnp_memcpy(nt.dev, train_x, NULL, train.images, train.n * img_bytes));
-  CHECK(nnp_memcpy(nt.dev, test_x, NULL, test.images, test.n * img_bytes));
+  if (test_n > 0)
+    CHECK(nnp_memcpy(nt.dev, test_x, NULL, test.images + test_first * IMAGE_PIXELS,
+                     test_n * img_bytes));
   free(train.images);
   free(test.images);
 
   const size_t steps = (train.n + (size_t)max_batch - 1) / (size_t)max_batch;
   const size_t last = train.n - (steps - 1) * (size_t)max_batch;
-  printf("nnplug %s: device %s (%s), model %s (%zu parameters)\n", nnp_version_string(), props.name,
-         props.description, o.model, count_params(&nt));
-  printf("%zu training / %zu test images, batch %" PRId64
-         ", %zu steps per epoch (last batch %zu"
-         " images), Adam lr %g, seed %" PRIu64 "\n",
-         train.n, test.n, max_batch, steps, last, o.lr, o.seed);
-  fflush(stdout);
+  if (root) {
+    printf("nnplug %s: device %s (%s), model %s (%zu parameters)\n", nnp_version_string(),
+           props.name, props.description, o.model, count_params(&nt));
+    printf("%zu training / %zu test images, batch %" PRId64
+           ", %zu steps per epoch (last batch %zu"
+           " images), Adam lr %g, seed %" PRIu64 "\n",
+           train.n, test.n, max_batch, steps, last, o.lr, o.seed);
+    if (d.mode != DIST_NONE) printf("%s\n", dist_describe(&d));
+    fflush(stdout);
+  }
 
   /* The epoch log (appended to) names the planned epoch count on every row: a run is complete
    * when its last row has epoch == epochs. An existing file must have this header. */
@@ -218,7 +247,7 @@ int main(int argc, char** argv) {
       "epoch,model,backend,train_loss,train_accuracy,test_accuracy,seconds,images_per_second,"
       "epochs\n";
   FILE* log = NULL;
-  if (o.log_path) {
+  if (o.log_path && root) {
     char first[sizeof epoch_header + 1] = "";
     struct stat st; /* the header of an existing regular file (not of /dev/null, a pipe, ...) */
     FILE* probe = stat(o.log_path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(o.log_path, "r") : NULL;
@@ -233,15 +262,15 @@ int main(int argc, char** argv) {
     if (first[0] == '\0') write_log(log, "--log", o.log_path, "%s", epoch_header);
   }
   FILE* loss_log = NULL;
-  if (o.loss_log_path) {
+  if (o.loss_log_path && root) {
     loss_log = open_log(o.loss_log_path, "w", "--loss-log");
     write_log(loss_log, "--loss-log", o.loss_log_path, "epoch,step,loss\n");
   }
 
   uint32_t* perm = xmalloc(train.n * sizeof *perm);
   for (size_t i = 0; i < train.n; ++i) perm[i] = (uint32_t)i;
-  int64_t* host_labels = xmalloc((size_t)max_batch * sizeof *host_labels);
-  float* host_logits = xmalloc((size_t)max_batch * NUM_CLASSES * sizeof *host_logits);
+  int64_t* host_labels = xmalloc((size_t)nt.max_batch * sizeof *host_labels);
+  float* host_logits = xmalloc((size_t)nt.max_batch * NUM_CLASSES * sizeof *host_logits);
   uint64_t shuffle_rng = o.seed ^ 0x53687566666C6521ull;
   const int tty = isatty(fileno(stderr));
   double train_seconds = 0.0, final_loss = NAN, test_acc = NAN;
@@ -254,34 +283,65 @@ int main(int argc, char** argv) {
     double t0 = now_seconds();
     for (size_t step = 0; step < steps; ++step) {
       const size_t start = step * (size_t)max_batch;
-      const size_t n = step + 1 < steps ? (size_t)max_batch : last;
-      const uint32_t* idx = perm + start;
-      for (size_t i = 0; i < n; ++i) {
+      const size_t n = step + 1 < steps ? (size_t)max_batch : last; /* the global batch */
+      size_t first = 0, n_local = n;                                /* this rank's share of it */
+      dist_shard(n, d.rank, d.size, &first, &n_local);
+      const uint32_t* idx = perm + start + first;
+      for (size_t i = 0; i < n_local; ++i) {
         CHECK(nnp_memcpy_async(nt.s, nt.dev, (char*)nt.x + i * img_bytes, nt.dev,
                                (char*)train_x + (size_t)idx[i] * img_bytes, img_bytes));
         host_labels[i] = train.labels[idx[i]];
       }
-      CHECK(nnp_memcpy_async(nt.s, nt.dev, nt.labels, NULL, host_labels, n * sizeof(int64_t)));
-      forward(&nt, nt.x, 0, (int64_t)n, 1);
-      loss_and_backward(&nt, (int64_t)n);
+      CHECK(
+          nnp_memcpy_async(nt.s, nt.dev, nt.labels, NULL, host_labels, n_local * sizeof(int64_t)));
+      dist_begin_step(&d, &nt, global_step + 1, first, n_local, n);
+      if (n_local > 0) {
+        forward(&nt, nt.x, 0, (int64_t)n_local, 1);
+        loss_and_backward(&nt, (int64_t)n_local);
+      } else { /* more ranks than images in this batch: this rank adds zero gradients */
+        fill(&nt, nt.grads, nt.grads_bytes / sizeof(float), 0.0);
+      }
+      dist_end_backward(&d, &nt); /* every rank now holds the gradients of the whole batch */
       adam_step(&nt, o.lr, ++global_step);
       CHECK(nnp_stream_synchronize(nt.s));
       float loss = 0.0f;
-      CHECK(nnp_memcpy(NULL, &loss, nt.dev, nt.loss, sizeof loss));
-      CHECK(nnp_memcpy(NULL, host_logits, nt.dev, nt.logits, n * NUM_CLASSES * sizeof(float)));
-      if (!isfinite(loss)) die("the loss is %f at epoch %d step %zu; stopping", loss, epoch, step);
-      loss_sum += (double)loss * (double)n;
-      correct += count_correct(host_logits, train.labels, idx, n);
+      size_t step_correct = 0;
+      if (n_local > 0) {
+        CHECK(nnp_memcpy(NULL, &loss, nt.dev, nt.loss, sizeof loss));
+        CHECK(nnp_memcpy(NULL, host_logits, nt.dev, nt.logits,
+                         n_local * NUM_CLASSES * sizeof(float)));
+        step_correct = count_correct(host_logits, train.labels, idx, n_local);
+      }
+      /* Sums over the ranks (nothing to do in a single process): the loss of the whole batch
+         is the mean of the shares' means weighted by their sizes. */
+      double sums[2] = {(double)loss * (double)n_local, (double)step_correct};
+      dist_sum(&d, sums, 2);
+      const double step_loss = d.mode == DIST_NONE ? (double)loss : sums[0] / (double)n;
+      if (n < (size_t)d.size) { /* a rank without images drew no dropout masks: catch up */
+        double offset = (double)nt.dropout_offset;
+        dist_max(&d, &offset, 1);
+        nt.dropout_offset = (uint64_t)offset;
+      }
+      if (!isfinite(step_loss))
+        die("the loss is %f at epoch %d step %zu; stopping", step_loss, epoch, step);
+      loss_sum += sums[0];
+      correct += (size_t)sums[1];
       if (loss_log)
-        write_log(loss_log, "--loss-log", o.loss_log_path, "%d,%zu,%.9g\n", epoch, step + 1, loss);
-      progress(tty, epoch, o.epochs, step + 1, steps, loss_sum / (double)(start + n),
-               now_seconds() - t0);
+        write_log(loss_log, "--loss-log", o.loss_log_path, "%d,%zu,%.9g\n", epoch, step + 1,
+                  step_loss);
+      if (root)
+        progress(tty, epoch, o.epochs, step + 1, steps, loss_sum / (double)(start + n),
+                 now_seconds() - t0);
     }
     double seconds = now_seconds() - t0;
     train_seconds += seconds;
     final_loss = loss_sum / (double)train.n;
     double train_acc = (double)correct / (double)train.n;
-    test_acc = evaluate(&nt, test_x, &test, host_logits);
+    double test_correct[1] = {
+        (double)evaluate(&nt, test_x, test.labels + test_first, test_n, host_logits)};
+    dist_sum(&d, test_correct, 1);
+    test_acc = test_correct[0] / (double)test.n;
+    if (!root) continue;
     printf(
         "epoch %d/%d: train loss %.4f, train accuracy %.4f, test accuracy %.4f, %.2f s, %.0f "
         "images/s\n",
@@ -293,13 +353,22 @@ int main(int argc, char** argv) {
                 (double)train.n / seconds, o.epochs);
   }
 
-  printf(
-      "{\"model\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"epochs\": %d, "
-      "\"batch\": %" PRId64
-      ", \"train_seconds\": %.3f, \"images_per_second\": %.1f, "
-      "\"test_accuracy\": %.4f, \"final_loss\": %.6f}\n",
-      o.model, props.plugin_name, props.name, o.epochs, max_batch, train_seconds,
-      (double)train.n * o.epochs / train_seconds, test_acc, final_loss);
+  /* The replicas must have stayed identical: every parameter and Adam moment, bitwise. */
+  const int checked = dist_check_identical(&d, &nt);
+  if (root && checked > 0) {
+    printf("%d tensors (parameters and Adam moments) are bitwise identical on all %d rank%s\n",
+           checked, d.size, d.size == 1 ? "" : "s");
+  }
+  if (root) {
+    printf(
+        "{\"model\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"epochs\": %d, "
+        "\"batch\": %" PRId64
+        ", \"train_seconds\": %.3f, \"images_per_second\": %.1f, "
+        "\"test_accuracy\": %.4f, \"final_loss\": %.6f, \"ranks\": %d, "
+        "\"distributed\": \"%s\"}\n",
+        o.model, props.plugin_name, props.name, o.epochs, max_batch, train_seconds,
+        (double)train.n * o.epochs / train_seconds, test_acc, final_loss, d.size, d.name);
+  }
 
   close_log(log, "--log", o.log_path);
   close_log(loss_log, "--loss-log", o.loss_log_path);
@@ -308,11 +377,13 @@ int main(int argc, char** argv) {
   free(host_logits);
   free(train.labels);
   free(test.labels);
+  dist_stop(&d);
   CHECK(nnp_stream_destroy(nt.s));
   for (int i = 0; i < nt.n_allocations; ++i) CHECK(nnp_free(nt.dev, nt.allocations[i]));
   free(nt.vit); /* the vit's host-side record of its buffers (NULL for mlp, cnn) */
   CHECK(nnp_shutdown());
   if (fflush(stdout) != 0 || ferror(stdout))
     die("cannot write the standard output: %s", strerror(errno));
+  dist_finalize(&d);
   return 0;
 }

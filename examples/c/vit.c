@@ -165,6 +165,14 @@ static void ln_backward(net* nt, float* x, float* dy, const param* s, param* b, 
                                 F32(&ts, s->w, kDim), F32(&tm, mean, rows, 1),
                                 F32(&ti, inv, rows, 1), F32(&tdx, dx, rows, kDim),
                                 F32(&tds, s->g, kDim), F32(&tdb, b->g, kDim)));
+  grad_ready(nt, s);
+  grad_ready(nt, b);
+}
+
+/* The gradients of a Linear layer's weight and bias are complete. */
+static void linear_ready(net* nt, const param* w, const param* b) {
+  grad_ready(nt, w);
+  grad_ready(nt, b);
 }
 
 static nnp_attention_params attention_params(void) {
@@ -208,14 +216,14 @@ void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
                                 NULL, F32(&d, k->a, n, kTokens, kDim),
                                 F32(&e, k->lse, n, kHeads, kTokens)));
     linear_forward(nt, k->a, rows, kDim, kDim, k->projw->w, k->projb->w, st->o);
-    if (training) dropout_forward(nt, 2 * l, kDrop, st->o, st->o, rows * kDim);
+    if (training) dropout_forward(nt, 2 * l, kDrop, st->o, st->o, rows * kDim, n);
     add(nt, k->h_in, st->o, k->h_mid, rows);
     ln_forward(nt, k->h_mid, k->ln2s, k->ln2b, k->y2, k->mean2, k->inv2, rows);
     linear_forward(nt, k->y2, rows, kDim, kHidden, k->fc1w->w, k->fc1b->w, k->f1);
     CHECK(nnp_activation_forward(nt->s, &kGelu, F32(&a, k->f1, rows * kHidden),
                                  F32(&b, k->g, rows * kHidden)));
     linear_forward(nt, k->g, rows, kHidden, kDim, k->fc2w->w, k->fc2b->w, st->o);
-    if (training) dropout_forward(nt, 2 * l + 1, kDrop, st->o, st->o, rows * kDim);
+    if (training) dropout_forward(nt, 2 * l + 1, kDrop, st->o, st->o, rows * kDim, n);
     add(nt, k->h_mid, st->o, out, rows);
   }
   copy(nt, tokens(&a, st->h_out, n, 0, 1), F32(&b, st->cls_tok, n, 1, kDim));
@@ -231,6 +239,7 @@ void vit_backward(net* nt, int64_t n) {
   tview a, b, c, d, e, f, g, h, i;
   linear_backward(nt, st->z, nt->dlogits, n, kDim, NUM_CLASSES, st->headw->w, st->headw->g,
                   st->headb->g, st->dz, 0);
+  linear_ready(nt, st->headw, st->headb);
   ln_backward(nt, st->cls_tok, st->dz, st->lns, st->lnb, st->zmean, st->zinv, st->dcls, n);
   /* d(sequence): the class token's gradient, zero elsewhere */
   fill(nt, st->dh, (size_t)(rows * kDim), 0.0);
@@ -242,17 +251,20 @@ void vit_backward(net* nt, int64_t n) {
     dropout_backward(nt, 2 * l + 1, st->dh, st->d64, rows * kDim);
     linear_backward(nt, k->g, st->d64, rows, kHidden, kDim, k->fc2w->w, k->fc2w->g, k->fc2b->g,
                     st->d128, 0);
+    linear_ready(nt, k->fc2w, k->fc2b);
     CHECK(nnp_activation_backward(nt->s, &kGelu, F32(&a, k->f1, rows * kHidden),
                                   F32(&b, st->d128, rows * kHidden),
                                   F32(&c, st->d128, rows * kHidden)));
     linear_backward(nt, k->y2, st->d128, rows, kDim, kHidden, k->fc1w->w, k->fc1w->g, k->fc1b->g,
                     st->d64, 0);
+    linear_ready(nt, k->fc1w, k->fc1b);
     ln_backward(nt, k->h_mid, st->d64, k->ln2s, k->ln2b, k->mean2, k->inv2, st->dtmp, rows);
     add(nt, st->dh, st->dtmp, st->dh, rows); /* now d(h_mid) */
     /* attention branch */
     dropout_backward(nt, 2 * l, st->dh, st->d64, rows * kDim);
     linear_backward(nt, k->a, st->d64, rows, kDim, kDim, k->projw->w, k->projw->g, k->projb->g,
                     st->da, 0);
+    linear_ready(nt, k->projw, k->projb);
     CHECK(nnp_attention_backward(
         nt->s, &ap, F32(&a, k->q, n, kTokens, kDim), F32(&b, k->k, n, kTokens, kDim),
         F32(&c, k->v, n, kTokens, kDim), NULL, F32(&d, k->a, n, kTokens, kDim),
@@ -262,6 +274,9 @@ void vit_backward(net* nt, int64_t n) {
     linear_backward(nt, k->y1, st->dq, rows, kDim, kDim, k->qw->w, k->qw->g, k->qb->g, st->d64, 0);
     linear_backward(nt, k->y1, st->dk, rows, kDim, kDim, k->kw->w, k->kw->g, k->kb->g, st->d64, 1);
     linear_backward(nt, k->y1, st->dv, rows, kDim, kDim, k->vw->w, k->vw->g, k->vb->g, st->d64, 1);
+    linear_ready(nt, k->qw, k->qb);
+    linear_ready(nt, k->kw, k->kb);
+    linear_ready(nt, k->vw, k->vb);
     ln_backward(nt, k->h_in, st->d64, k->ln1s, k->ln1b, k->mean1, k->inv1, st->dtmp, rows);
     add(nt, st->dh, st->dtmp, st->dh, rows); /* now d(h_in) */
   }
@@ -271,7 +286,10 @@ void vit_backward(net* nt, int64_t n) {
   CHECK(nnp_reduce(nt->s, &rp, F32(&a, st->dh, n, kTokens, kDim),
                    F32(&b, st->pos->g, 1, kTokens, kDim)));
   copy(nt, F32(&a, st->pos->g, 1, 1, kDim), F32(&b, st->cls->g, 1, 1, kDim));
+  grad_ready(nt, st->pos);
+  grad_ready(nt, st->cls);
   copy(nt, tokens(&a, st->dh, n, 1, kPatches), F32(&b, st->emb, n, kPatches, kDim));
   linear_backward(nt, st->patches, st->emb, n * kPatches, kPixels, kDim, st->embw->w, st->embw->g,
                   st->embb->g, NULL, 0);
+  linear_ready(nt, st->embw, st->embb);
 }
