@@ -159,18 +159,7 @@ struct datatype_owner {
 };
 
 // ------------------------------------------------------------------------------- calls --
-const char* collective_name(int32_t op_kind) {
-  switch (op_kind) {
-    case NNP_OP_ALL_REDUCE:
-      return "all_reduce";
-    case NNP_OP_BROADCAST:
-      return "broadcast";
-    case NNP_OP_ALL_GATHER:
-      return "all_gather";
-    default:
-      return nullptr;
-  }
-}
+using nnp::kit::collective_name;
 
 // The MPI datatype of a tensor's dtype, or UNSUPPORTED with the reason.
 MPI_Datatype mpi_type(const DLDataType& dtype, const char* op) {

@@ -61,19 +61,11 @@ const library& opened() {
 }
 
 const char* op_name(int32_t kind) {
-  switch (kind) {
-    case NNP_OP_ALL_REDUCE:
-      return "all_reduce";
-    case NNP_OP_BROADCAST:
-      return "broadcast";
-    case NNP_OP_ALL_GATHER:
-      return "all_gather";
-    default:
-      unsupported(
-          format("op kind %d is not a collective of the nccl transport (all_reduce, "
-                 "broadcast, all_gather)",
-                 static_cast<int>(kind)));
-  }
+  if (const char* name = nnp::kit::collective_name(kind)) return name;
+  unsupported(
+      format("op kind %d is not a collective of the nccl transport (all_reduce, "
+             "broadcast, all_gather)",
+             static_cast<int>(kind)));
 }
 
 ncclDataType_t nccl_type(const library& lib, const DLTensor& x, const char* op) {

@@ -261,5 +261,20 @@ inline nnp_plugin_api table(const char* name, const char* version) {
   return t;
 }
 
+// The name of a collective op kind (all_reduce, broadcast, all_gather), or NULL for any other
+// kind: for communication plugins' messages (nnplug_comm_plugin.h).
+inline const char* collective_name(int32_t op_kind) {
+  switch (op_kind) {
+    case NNP_OP_ALL_REDUCE:
+      return "all_reduce";
+    case NNP_OP_BROADCAST:
+      return "broadcast";
+    case NNP_OP_ALL_GATHER:
+      return "all_gather";
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace kit
 }  // namespace nnp
