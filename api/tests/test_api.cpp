@@ -20,15 +20,7 @@ using nnp_test::contains;
 using nnp_test::reference_device;
 
 DLTensor make_tensor(void* data, DLDataType dtype, int ndim, int64_t* shape) {
-  DLTensor t{};
-  t.data = data;
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = ndim;
-  t.dtype = dtype;
-  t.shape = shape;
-  t.strides = nullptr;
-  t.byte_offset = 0;
-  return t;
+  return nnp_test::host_tensor(data, dtype, ndim, shape);
 }
 constexpr DLDataType kF32{kDLFloat, 32, 1};
 constexpr DLDataType kF64{kDLFloat, 64, 1};

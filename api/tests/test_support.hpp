@@ -1,5 +1,5 @@
 // test_support.hpp — small helpers shared by the API tests (doctest): message checks, the
-// reference device, and scratch folders under the temporary directory.
+// reference device, host tensors, and scratch folders under the temporary directory.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -25,6 +25,17 @@ inline nnp_device* reference_device() {
   const nnp_status st = nnp_get_device("reference", &dev);
   if (st != NNP_STATUS_OK) FAIL("reference device not found: " << nnp_last_error_message());
   return dev;
+}
+
+// A compact tensor of host memory (kDLCPU): no strides, no byte offset.
+inline DLTensor host_tensor(void* data, DLDataType dtype, int ndim, int64_t* shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = ndim;
+  t.dtype = dtype;
+  t.shape = shape;
+  return t;
 }
 
 // A fresh folder <tmp>/nnplug_<tag>_<pid> (mode 0755, emptied first), removed with its

@@ -25,13 +25,7 @@ constexpr DLDataType kF32{kDLFloat, 32, 1};
 constexpr DLDataType kU8{kDLUInt, 8, 1};
 
 DLTensor tensor(void* data, DLDataType dtype, int ndim, int64_t* shape) {
-  DLTensor t{};
-  t.data = data;
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = ndim;
-  t.dtype = dtype;
-  t.shape = shape;
-  return t;
+  return nnp_test::host_tensor(data, dtype, ndim, shape);
 }
 
 // The cpu device when the cpu plugin is built (its ops run on oneTBB workers), else reference.
