@@ -8,6 +8,8 @@
 // Usage: nnplug-nccl-host-test [--expect-load-failed TEXT]...
 #include <nnplug/nnplug.h>
 
+#include "check.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -15,19 +17,7 @@
 
 namespace {
 
-int g_failures = 0;
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                 \
-    }                                                                               \
-  } while (0)
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using nccl_test::contains;
 
 }  // namespace
 
@@ -70,6 +60,5 @@ int main(int argc, char** argv) {
     }
     CHECK(nnp_shutdown() == NNP_STATUS_OK);
   }
-  std::printf("%s\n", g_failures == 0 ? "PASS" : "FAIL");
-  return g_failures == 0 ? 0 : 1;
+  return nccl_test::report();
 }

@@ -17,6 +17,8 @@
 
 #include <dlfcn.h>
 
+#include "check.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -24,26 +26,14 @@
 
 namespace {
 
-int g_failures = 0;
+using nccl_test::contains;
 std::string g_error;  // the plugin's last set_error message
 std::string g_logs;   // every message it logged, one per line
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                 \
-    }                                                                               \
-  } while (0)
 
 void on_error(void*, nnp_status, const char* message) { g_error = message ? message : ""; }
 void on_log(void*, int32_t, const char* message) {
   g_logs += message ? message : "";
   g_logs += "\n";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // Whether the process has mapped the library with this soname (never maps it).
@@ -142,7 +132,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "expected the message to contain '%s'\n", text.c_str());
     }
     CHECK(!is_mapped("libnccl.so.2"));
-    return g_failures == 0 ? 0 : 1;
+    return nccl_test::failures == 0 ? 0 : 1;
   }
   CHECK(init == NNP_STATUS_OK);
   if (init != NNP_STATUS_OK) {
@@ -197,6 +187,5 @@ int main(int argc, char** argv) {
   CHECK(api->comm_destroy(nullptr) == NNP_STATUS_OK);
   CHECK(api->get_unique_id(nullptr) == NNP_STATUS_INVALID_ARGUMENT);
 
-  std::printf("%s\n", g_failures == 0 ? "PASS" : "FAIL");
-  return g_failures == 0 ? 0 : 1;
+  return nccl_test::report();
 }
