@@ -15,11 +15,12 @@
  *    nnp_comm_destroy() or nnp_shutdown(). A handle that no longer names a live object (a
  *    destroyed stream or communicator; any handle from before nnp_shutdown(), also after the
  *    library was used again) is stale: it stays stale, whatever is created later, and every
- * function refuses it, as it refuses a value that is no handle of the expected kind (a stream
- * passed as a device, an arbitrary pointer): functions returning nnp_status return INVALID_ARGUMENT
- * ("... is a stale nnp_stream handle", "... is not an nnp_device handle") and touch nothing;
- * nnp_stream_device(), nnp_plugin_name(), nnp_comm_device() and nnp_comm_description() return NULL.
- * Pointers from nnp_malloc() are addresses, not handles: see nnp_free().
+ *    function refuses it, as it refuses a value that is no handle of the expected kind (a
+ *    stream passed as a device, an arbitrary pointer): functions returning nnp_status return
+ *    INVALID_ARGUMENT ("... is a stale nnp_stream handle", "... is not an nnp_device handle")
+ *    and touch nothing; nnp_stream_device(), nnp_plugin_name(), nnp_comm_device() and
+ *    nnp_comm_description() return NULL. Pointers from nnp_malloc() are addresses, not
+ *    handles: see nnp_free().
  *  - Threads: every function is thread-safe, with these rules:
  *     - Calls on one stream are serialised: a stream may be used from several threads, and
  *       each call on it (nnp_op_execute, nnp_memcpy_async, nnp_stream_synchronize, ...) runs
