@@ -20,28 +20,9 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-struct rec {
-  std::string path, name, reason;
-  int32_t state, status;
-};
-
-std::vector<rec> records() {
-  size_t n = 0;
-  REQUIRE(nnp_get_load_records(nullptr, &n) == NNP_STATUS_OK);
-  std::vector<nnp_load_record> raw(n);
-  for (auto& r : raw) r.struct_size = sizeof(r);
-  REQUIRE(nnp_get_load_records(raw.data(), &n) == NNP_STATUS_OK);
-  std::vector<rec> out;
-  for (const auto& r : raw) out.push_back({r.path, r.name, r.reason, r.state, r.status});
-  return out;
-}
-
-const rec* find_name(const std::vector<rec>& rs, const std::string& name) {
-  for (const auto& r : rs)
-    if (r.name == name) return &r;
-  return nullptr;
-}
+using nnp_test::find_name;
+using nnp_test::rec;
+using nnp_test::records;
 
 std::string fixture_dir() {
 #ifdef NNPLUG_FIXTURE_DIR

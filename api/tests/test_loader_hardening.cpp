@@ -34,26 +34,9 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-bool has_text(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-struct rec {
-  std::string path, name, reason;
-  int32_t state, status;
-};
-
-std::vector<rec> records() {
-  size_t n = 0;
-  REQUIRE(nnp_get_load_records(nullptr, &n) == NNP_STATUS_OK);
-  std::vector<nnp_load_record> raw(n);
-  for (auto& r : raw) r.struct_size = sizeof(r);
-  REQUIRE(nnp_get_load_records(raw.data(), &n) == NNP_STATUS_OK);
-  std::vector<rec> out;
-  for (const auto& r : raw) out.push_back({r.path, r.name, r.reason, r.state, r.status});
-  return out;
-}
+using nnp_test::find_name;
+using nnp_test::rec;
+using nnp_test::records;
 
 // The latest record of `path` (state 0 if none).
 rec record_of(const fs::path& path) {
@@ -61,12 +44,6 @@ rec record_of(const fs::path& path) {
   for (const rec& r : records())
     if (r.path == path.string()) found = r;
   return found;
-}
-
-const rec* find_name(const std::vector<rec>& rs, const std::string& name) {
-  for (const auto& r : rs)
-    if (r.name == name) return &r;
-  return nullptr;
 }
 
 fs::path fixture(const std::string& name) {
@@ -147,8 +124,8 @@ void check_refused(const fs::path& path, const std::vector<std::string>& words) 
   CHECK(r.state == NNP_LOAD_FAILED);
   CHECK(r.status == NNP_STATUS_LOAD_FAILED);
   for (const std::string& w : words) {
-    CHECK(has_text(r.reason, w));
-    CHECK(has_text(message, w));
+    CHECK(nnp_test::contains(r.reason, w));
+    CHECK(nnp_test::contains(message, w));
   }
 }
 
@@ -221,13 +198,13 @@ TEST_CASE("plugin files: a FIFO named like a plugin is refused unopened; discove
   CAPTURE(f->reason);
   CHECK(f->state == NNP_LOAD_FAILED);
   CHECK(f->status == NNP_STATUS_LOAD_FAILED);
-  CHECK(has_text(f->reason, "not a regular file: a FIFO"));
+  CHECK(nnp_test::contains(f->reason, "not a regular file: a FIFO"));
   const rec* ok = find_name(rs, "fx_ok");
   REQUIRE(ok != nullptr);
   CHECK(ok->state == NNP_LOAD_LOADED);  // the next candidate of the folder still loads
   CHECK(explicit_st == NNP_STATUS_LOAD_FAILED);
-  CHECK(has_text(explicit_message, "not a regular file: a FIFO"));
-  CHECK(has_text(explicit_message, fifo.string()));
+  CHECK(nnp_test::contains(explicit_message, "not a regular file: a FIFO"));
+  CHECK(nnp_test::contains(explicit_message, fifo.string()));
 }
 
 TEST_CASE("plugin files: a truncated copy of a plugin is FAILED, and the process survives") {
@@ -362,7 +339,7 @@ TEST_CASE("plugin files: a plugin file or folder writable by others is refused")
   const rec r = record_of(s.dir / "open" / "libnnplug-fx_ok.so");
   CAPTURE(r.reason);
   CHECK(r.state == NNP_LOAD_FAILED);
-  CHECK(has_text(r.reason, "writable by others"));
+  CHECK(nnp_test::contains(r.reason, "writable by others"));
   nnp_device* dev = nullptr;
   CHECK(nnp_get_device("fx_ok", &dev) == NNP_STATUS_NOT_FOUND);
 
@@ -390,14 +367,15 @@ TEST_CASE("discovery: a plugin shadowed by an earlier folder is a DUPLICATE and 
   CAPTURE(shadowed.reason);
   CHECK(shadowed.state == NNP_LOAD_DUPLICATE);
   CHECK(shadowed.status == NNP_STATUS_OK);
-  CHECK(has_text(shadowed.reason, "shadowed"));
-  CHECK(has_text(shadowed.reason, (first / "libnnplug-fx_ok.so").string()));
+  CHECK(nnp_test::contains(shadowed.reason, "shadowed"));
+  CHECK(nnp_test::contains(shadowed.reason, (first / "libnnplug-fx_ok.so").string()));
   // Printed at warning level (NNPLUG_LOG's default) in default discovery.
   const char* log = std::getenv("NNPLUG_LOG");
   if (log == nullptr || *log == '\0' || std::strcmp(log, "warning") == 0) {
     CAPTURE(printed);
-    CHECK(has_text(printed, "nnplug warning: load " + (second / "libnnplug-fx_ok.so").string() +
-                                ": DUPLICATE (ok): shadowed"));
+    CHECK(nnp_test::contains(printed, "nnplug warning: load " +
+                                          (second / "libnnplug-fx_ok.so").string() +
+                                          ": DUPLICATE (ok): shadowed"));
   } else {
     MESSAGE("NNPLUG_LOG=" << log << ": the printed warning is not checked");
   }

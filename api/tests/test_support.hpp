@@ -1,5 +1,5 @@
 // test_support.hpp — small helpers shared by the API tests (doctest): message checks, the
-// reference device, host tensors, and scratch folders under the temporary directory.
+// reference device, load records, host tensors, and scratch folders under the temporary directory.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace nnp_test {
 
@@ -25,6 +26,31 @@ inline nnp_device* reference_device() {
   const nnp_status st = nnp_get_device("reference", &dev);
   if (st != NNP_STATUS_OK) FAIL("reference device not found: " << nnp_last_error_message());
   return dev;
+}
+
+// One load record, copied out of libnnplug (nnp_get_load_records).
+struct rec {
+  std::string path, name, reason;
+  int32_t state, status;
+};
+
+// The load records so far, in order.
+inline std::vector<rec> records() {
+  size_t n = 0;
+  REQUIRE(nnp_get_load_records(nullptr, &n) == NNP_STATUS_OK);
+  std::vector<nnp_load_record> raw(n);
+  for (auto& r : raw) r.struct_size = sizeof(r);
+  REQUIRE(nnp_get_load_records(raw.data(), &n) == NNP_STATUS_OK);
+  std::vector<rec> out;
+  for (const auto& r : raw) out.push_back({r.path, r.name, r.reason, r.state, r.status});
+  return out;
+}
+
+// The first record of plugin `name`, or NULL.
+inline const rec* find_name(const std::vector<rec>& rs, const std::string& name) {
+  for (const auto& r : rs)
+    if (r.name == name) return &r;
+  return nullptr;
 }
 
 // A compact tensor of host memory (kDLCPU): no strides, no byte offset.
