@@ -8,6 +8,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "test_support.hpp"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,9 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool has_text(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using nnp_test::contains;
 
 std::vector<char> read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -106,10 +106,10 @@ TEST_CASE("environment: a set-gid process ignores every NNPLUG_* variable") {
   CAPTURE(plain.out);
   CAPTURE(plain.err);
   REQUIRE(plain.exit_code == 0);
-  CHECK(has_text(plain.out, "secure 0\n"));
-  CHECK(has_text(plain.out, "record fx_ok 1\n"));  // NNPLUG_PLUGIN_PATH searched, LOADED
-  CHECK(has_text(plain.out, "auto " + std::to_string(NNP_STATUS_NOT_FOUND) + "\n"));
-  CHECK(has_text(plain.err, "nnplug debug:"));  // NNPLUG_LOG honoured
+  CHECK(contains(plain.out, "secure 0\n"));
+  CHECK(contains(plain.out, "record fx_ok 1\n"));  // NNPLUG_PLUGIN_PATH searched, LOADED
+  CHECK(contains(plain.out, "auto " + std::to_string(NNP_STATUS_NOT_FOUND) + "\n"));
+  CHECK(contains(plain.err, "nnplug debug:"));  // NNPLUG_LOG honoured
 
   const probe_result secure = run_probe(dir, true, other_gid);
   CAPTURE(secure.out);
@@ -120,13 +120,13 @@ TEST_CASE("environment: a set-gid process ignores every NNPLUG_* variable") {
     return;
   }
   REQUIRE(secure.exit_code == 0);
-  REQUIRE(has_text(secure.out, "secure 1\n"));         // the kernel did start it with AT_SECURE
-  CHECK_FALSE(has_text(secure.out, "record fx_"));     // NNPLUG_PLUGIN_PATH ignored
-  CHECK_FALSE(has_text(secure.err, "nnplug debug:"));  // NNPLUG_LOG ignored
+  REQUIRE(contains(secure.out, "secure 1\n"));         // the kernel did start it with AT_SECURE
+  CHECK_FALSE(contains(secure.out, "record fx_"));     // NNPLUG_PLUGIN_PATH ignored
+  CHECK_FALSE(contains(secure.err, "nnplug debug:"));  // NNPLUG_LOG ignored
   // NNPLUG_BACKEND ignored: "auto" picks the reference device instead of failing to find
   // fx_no_such_plugin (checked when the reference plugin is built next to libnnplug).
-  if (has_text(secure.out, "record reference 1\n"))
-    CHECK(has_text(secure.out, "auto " + std::to_string(NNP_STATUS_OK) + "\n"));
+  if (contains(secure.out, "record reference 1\n"))
+    CHECK(contains(secure.out, "auto " + std::to_string(NNP_STATUS_OK) + "\n"));
   else
     MESSAGE("reference plugin not built: NNPLUG_BACKEND's part not checked");
   fs::remove_all(dir, ec);
