@@ -40,6 +40,20 @@ function(nnplug_add_backend name)
   set_property(GLOBAL APPEND PROPERTY NNPLUG_BACKENDS ${name})
 endfunction()
 
+# nnplug_tristate(<option> <out>): the AUTO/ON/OFF option <option> as AUTO, ON or OFF in <out>
+# (CMake's spellings of true and false count as ON and OFF); any other value stops configure.
+function(nnplug_tristate option out)
+  string(TOUPPER "${${option}}" v)
+  if(v MATCHES "^(ON|YES|TRUE|Y|1)$")
+    set(v ON)
+  elseif(v MATCHES "^(OFF|NO|FALSE|N|0)$")
+    set(v OFF)
+  elseif(NOT v STREQUAL "AUTO")
+    message(FATAL_ERROR "${option} is '${${option}}': expected AUTO, ON or OFF")
+  endif()
+  set(${out} ${v} PARENT_SCOPE)
+endfunction()
+
 # nnplug_add_comm_plugin(<transport> SOURCES <files...> [LIBRARIES <targets...>])
 # Builds the communication plugin libnnplug-comm-<transport>.so (nnplug_comm_plugin.h) as a
 # MODULE beside the device plugins, with the same flags and RUNPATH; nnp_comm_plugin_get_api
