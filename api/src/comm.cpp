@@ -59,35 +59,11 @@ comm_registry& comms() {
 }
 
 // Holds a communicator for one call (as stream_lock holds a stream).
-class comm_lock {
+class comm_lock : public slot_lock<comm_object, handle_kind::comm> {
  public:
-  comm_lock() = default;
-  ~comm_lock() {
-    if (slot_ != nullptr) slot_->mutex.unlock();
-  }
-  comm_lock(const comm_lock&) = delete;
-  comm_lock& operator=(const comm_lock&) = delete;
   nnp_status lock(const char* func, const char* arg, const void* handle) {
-    const handle_lookup h = comms().handles.find(handle_value(handle));
-    if (h.state != handle_state::live)
-      return refuse_handle(func, arg, handle_kind::comm, h, handle_value(handle));
-    h.slot->mutex.lock();
-    if (!handle_table::still_live(h)) {
-      h.slot->mutex.unlock();
-      handle_lookup stale = h;
-      stale.state = handle_state::stale;
-      return refuse_handle(func, arg, handle_kind::comm, stale, handle_value(handle));
-    }
-    slot_ = h.slot;
-    comm_ = static_cast<comm_object*>(handle_table::object_of(h));
-    return NNP_STATUS_OK;
+    return slot_lock::lock(comms().handles, func, arg, handle);
   }
-  comm_object* operator->() const { return comm_; }
-  comm_object* get() const { return comm_; }
-
- private:
-  handle_slot* slot_ = nullptr;
-  comm_object* comm_ = nullptr;
 };
 
 const char* transport_name(int32_t t) {

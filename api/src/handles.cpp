@@ -107,6 +107,25 @@ handle_lookup handle_table::find(uintptr_t handle) const {
   return h;
 }
 
+nnp_status lock_handle(const handle_table& table, handle_kind kind, const char* func,
+                       const char* arg, const void* handle, handle_slot** slot, void** object) {
+  *slot = nullptr;
+  *object = nullptr;
+  const handle_lookup h = table.find(handle_value(handle));
+  if (h.state != handle_state::live) return refuse_handle(func, arg, kind, h, handle_value(handle));
+  h.slot->mutex.lock();
+  // Released (and perhaps reused) while this call waited for the object.
+  if (!handle_table::still_live(h)) {
+    h.slot->mutex.unlock();
+    handle_lookup stale = h;
+    stale.state = handle_state::stale;
+    return refuse_handle(func, arg, kind, stale, handle_value(handle));
+  }
+  *slot = h.slot;
+  *object = handle_table::object_of(h);
+  return NNP_STATUS_OK;
+}
+
 nnp_status refuse_handle(const char* func, const char* arg, handle_kind expected,
                          const handle_lookup& h, uintptr_t value) {
   const char* name = handle_kind_name(expected);

@@ -107,6 +107,42 @@ inline uintptr_t handle_value(const void* handle) { return reinterpret_cast<uint
 nnp_status refuse_handle(const char* func, const char* arg, handle_kind expected,
                          const handle_lookup& h, uintptr_t value);
 
+// Locks the slot of a live handle of `table` (streams, communicators: calls on one object are
+// serialised by its slot's mutex) and gives its object; the object stays alive until the
+// caller unlocks *slot. Else INVALID_ARGUMENT with the message of refuse_handle, nothing locked
+// (also when the object was released while this call waited for the mutex).
+nnp_status lock_handle(const handle_table& table, handle_kind kind, const char* func,
+                       const char* arg, const void* handle, handle_slot** slot, void** object);
+
+// Holds one object of a slot-locked kind for the length of a call (stream_lock, comm_lock).
+template <typename T, handle_kind Kind>
+class slot_lock {
+ public:
+  slot_lock() = default;
+  ~slot_lock() { unlock(); }
+  slot_lock(const slot_lock&) = delete;
+  slot_lock& operator=(const slot_lock&) = delete;
+  nnp_status lock(const handle_table& table, const char* func, const char* arg,
+                  const void* handle) {
+    unlock();
+    void* object = nullptr;
+    const nnp_status st = lock_handle(table, Kind, func, arg, handle, &slot_, &object);
+    object_ = static_cast<T*>(object);
+    return st;
+  }
+  T* get() const { return object_; }
+  T* operator->() const { return object_; }
+  void unlock() {
+    if (slot_ != nullptr) slot_->mutex.unlock();
+    slot_ = nullptr;
+    object_ = nullptr;
+  }
+
+ private:
+  handle_slot* slot_ = nullptr;
+  T* object_ = nullptr;
+};
+
 // ---------------------------------------------------------------------------- the gate --
 class call_gate {
  public:

@@ -210,21 +210,12 @@ void release_handles(nnp_plugin& plugin);
 // Holds a stream for the length of one call: checks the handle and locks the stream's slot,
 // so calls on one stream are serialised and the stream outlives the call (nnp_stream_destroy
 // and nnp_shutdown take the same lock). Calls holding one never enter the call gate.
-class stream_lock {
+class stream_lock : public slot_lock<nnp_stream, handle_kind::stream> {
  public:
-  stream_lock() = default;
-  ~stream_lock() { unlock(); }
-  stream_lock(const stream_lock&) = delete;
-  stream_lock& operator=(const stream_lock&) = delete;
   // OK with the stream held, or INVALID_ARGUMENT (message set: NULL, stale, foreign).
-  nnp_status lock(const char* func, const char* arg, const nnp_stream* handle);
-  nnp_stream* get() const { return stream_; }
-  nnp_stream* operator->() const { return stream_; }
-  void unlock();
-
- private:
-  handle_slot* slot_ = nullptr;
-  nnp_stream* stream_ = nullptr;
+  nnp_status lock(const char* func, const char* arg, const nnp_stream* handle) {
+    return slot_lock::lock(get_registry().stream_handles, func, arg, handle);
+  }
 };
 
 // Destroys a held stream (the plugin's stream, its handle, the object), waiting for its work;

@@ -8,30 +8,6 @@
 
 namespace nnp::host {
 
-nnp_status stream_lock::lock(const char* func, const char* arg, const nnp_stream* handle) {
-  unlock();
-  const handle_lookup h = get_registry().stream_handles.find(handle_value(handle));
-  if (h.state != handle_state::live)
-    return refuse_handle(func, arg, handle_kind::stream, h, handle_value(handle));
-  h.slot->mutex.lock();
-  // Destroyed (and perhaps reused) while this call waited for the stream.
-  if (!handle_table::still_live(h)) {
-    h.slot->mutex.unlock();
-    handle_lookup stale = h;
-    stale.state = handle_state::stale;
-    return refuse_handle(func, arg, handle_kind::stream, stale, handle_value(handle));
-  }
-  slot_ = h.slot;
-  stream_ = static_cast<nnp_stream*>(handle_table::object_of(h));
-  return NNP_STATUS_OK;
-}
-
-void stream_lock::unlock() {
-  if (slot_ != nullptr) slot_->mutex.unlock();
-  slot_ = nullptr;
-  stream_ = nullptr;
-}
-
 nnp_status wait_for_devices(const nnp_device* a, const nnp_device* b) {
   registry& r = get_registry();
   nnp_status first = NNP_STATUS_OK;
