@@ -8,7 +8,7 @@
 #  - examples/python/train.py trains the mlp and the vit briefly on cpu.
 # The CMake build of the wheel is kept in build/pip (pyproject.toml), so a second run only
 # rebuilds what changed. Needs network access to PyPI (scikit-build-core for the build, numpy
-# for the checks). Environment: NNPLUG_JOBS (build parallelism, default nproc);
+# as the package's dependency). Environment: NNPLUG_JOBS (build parallelism, default nproc);
 # NNPLUG_WITH_CUDA=ON builds the cuda plugin into the wheel (pyproject.toml).
 # Usage: scripts/python-package-test.sh
 set -euo pipefail
@@ -24,10 +24,8 @@ rm -rf "$venv"
 py="$venv/bin/python"
 pip=("$py" -m pip install --quiet --disable-pip-version-check --no-compile)
 
-step "pip install . (CMake build in build/pip)"
+step "pip install . (CMake build in build/pip; numpy as its dependency)"
 (cd "$root" && "${pip[@]}" .)
-step "pip install numpy"
-"${pip[@]}" numpy
 
 # From here on: the installed package alone.
 unset PYTHONPATH

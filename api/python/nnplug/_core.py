@@ -4,7 +4,7 @@ conversion of array-like objects (numpy arrays, DLPack producers, nnplug arrays)
 import ctypes
 import dataclasses
 from ctypes import byref, c_int32, c_int64, c_size_t, c_void_p
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _abi
 from ._lib import lib
@@ -118,7 +118,7 @@ def load_plugin(path: Any) -> str:
     return _s(lib().nnp_plugin_name(handle))
 
 
-def load_records() -> "list[LoadRecord]":
+def load_records() -> "List[LoadRecord]":
     """Every plugin candidate examined so far (loads the default plugins first)."""
     check(lib().nnp_load_default_plugins())
     n = c_size_t(0)
@@ -230,7 +230,7 @@ def _wrap_device(handle: Optional[int]) -> "Device":
     return dev
 
 
-def devices() -> "list[Device]":
+def devices() -> "List[Device]":
     """Every device of every loaded plugin (loads the default plugins first)."""
     n = c_size_t(0)
     check(lib().nnp_get_devices(None, byref(n)))
