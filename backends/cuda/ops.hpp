@@ -39,11 +39,13 @@ Code float_code(elem t, Code f32, Code f16, Code bf16, const char* op) {
 }
 
 // ---- op families ------------------------------------------------------------------------------
-void op_gemm(stream& s, const op_call& c);           // gemm.cpp (cuBLAS)
+void op_gemm(stream& s, const op_call& c);  // gemm.cpp (cuBLAS)
 // cuBLAS's and cuDNN's 32-bit sizes, checked by op_supported and op_execute alike (row checks):
 // UNSUPPORTED, naming the limit, for a call that would need a larger one.
 void check_gemm_limits(const op_call& c);    // gemm.cpp
 void check_conv2d_limits(const op_call& c);  // conv.cpp
+// Attention's grid and shared-memory limits (UNSUPPORTED beyond them), the same way.
+void check_attention_limits(const op_call& c);       // attention.cu
 void op_conv2d(stream& s, const op_call& c);         // conv.cpp (cuDNN)
 void op_pool2d(stream& s, const op_call& c);         // pool.cu
 void op_activation(stream& s, const op_call& c);     // activation.cu
@@ -62,6 +64,7 @@ void op_cast(stream& s, const op_call& c);           // elementwise.cu
 void op_reduce(stream& s, const op_call& c);         // reduce.cu
 void op_sgd(stream& s, const op_call& c);            // optim.cu
 void op_adam(stream& s, const op_call& c);           // optim.cu
+void op_attention(stream& s, const op_call& c);      // attention.cu (forward and backward)
 
 // ---- launchers shared between families (elementwise.cu, reduce.cu) ----------------------------
 // y[i] = c[i % n_c] for i < n_y (GEMM's C broadcast over rows and batch).

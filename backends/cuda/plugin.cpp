@@ -154,6 +154,8 @@ const op_row kRows[] = {
     {NNP_OP_SGD_UPDATE,                     f32,         on_stream<op_sgd>},
     {NNP_OP_ADAM_UPDATE,                    f32,         on_stream<op_adam>},
     {NNP_OP_CLIP,                           kHalfFloats, on_stream<op_clip>},
+    {NNP_OP_ATTENTION_FORWARD,              f32,         on_stream<op_attention>, check_attention_limits},
+    {NNP_OP_ATTENTION_BACKWARD,             f32,         on_stream<op_attention>, check_attention_limits},
 };
 // clang-format on
 constexpr nnp::kit::op_rows kOps = nnp::kit::make_op_rows("cuda", kRows, check_device);

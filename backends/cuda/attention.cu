@@ -1,0 +1,318 @@
+// attention.cu — scaled dot-product attention, forward and backward (NNP_OP_ATTENTION_*, ONNX
+// Attention opset 23; the formulas of nnp_attention_params in nnplug_ops.h), float32, both
+// layouts ([B, H, T, D] and [B, T, H*D]), grouped-query heads, additive broadcast mask, causal
+// mask (upper-left), the optional softmax_lse output.
+//
+// Kernels (own, no cuDNN: its fused attention needs the graph API and fixed layouts):
+//  - forward: one block per (query row i, query head h, batch b). The block keeps q_i and the
+//    row's Tk scores in shared memory: s_j = scale * q_i . k_j + mask (threads over keys), the
+//    row's max and log-sum-exp by block reductions, p_j = exp(s_j - lse) in place, then
+//    y_i = sum_j p_j v_j with the threads split over (output column, key slice) and the slices'
+//    partial sums added in shared memory. A fully masked row gives y_i = 0, lse = -inf.
+//  - backward (FlashAttention-2's formulas, Dao 2023), two passes, no atomics, so the result
+//    does not depend on scheduling:
+//      pass 1, one block per query row: recompute p_j from the forward's lse, delta =
+//      dy_i . y_i, dp_j = dy_i . v_j, ds_j = scale * p_j * (dp_j - delta); dq_i = sum_j ds_j
+//      k_j; p and ds rows go to scratch [B, Hq, Tq, Tk];
+//    pass 2, one block per key row j of kv head g: dv_j = sum over the group's query heads
+//      and rows of p_ij dy_i, dk_j = sum of ds_ij q_i.
+// Accumulation is float32. Limits (op_supported answers UNSUPPORTED beyond them): batch and
+// head counts <= 65535 (grid dimensions); shared memory per block within 48 KiB: Tk + D + 128
+// floats forward, 2 Tk + D + Dv + 128 backward (Tk up to about 5 900 at D = Dv = 64).
+#include "common.cuh"
+
+#include <nnplug/kit/attention.hpp>
+
+#include <cmath>
+
+namespace nnp::cuda {
+namespace {
+
+constexpr int kAttnThreads = 128;
+constexpr size_t kSharedLimit = 48 * 1024;
+
+// The geometry as plain values for the kernels (kit::attention_geometry, element strides).
+struct attn_dims {
+  int64_t batch, hq, hkv, tq, tk, d, dv;
+  float scale;
+  int causal;
+  int64_t qb, qh, qr, kb, kh, kr, vb, vh, vr, yb, yh, yr;  // batch, head, row strides
+  int64_t m0, m1, m2, m3;                                  // mask strides over [B, Hq, Tq, Tk]
+  __device__ int64_t group() const { return hq / hkv; }
+  __device__ int64_t visible(int64_t i) const { return causal ? (i + 1 < tk ? i + 1 : tk) : tk; }
+};
+
+attn_dims dims_of(const nnp::kit::attention_geometry& g) {
+  attn_dims a{};
+  a.batch = g.batch;
+  a.hq = g.hq;
+  a.hkv = g.hkv;
+  a.tq = g.tq;
+  a.tk = g.tk;
+  a.d = g.d;
+  a.dv = g.dv;
+  a.scale = static_cast<float>(g.scale);
+  a.causal = g.causal ? 1 : 0;
+  a.qb = g.q.batch_stride, a.qh = g.q.head_stride, a.qr = g.q.row_stride;
+  a.kb = g.k.batch_stride, a.kh = g.k.head_stride, a.kr = g.k.row_stride;
+  a.vb = g.v.batch_stride, a.vh = g.v.head_stride, a.vr = g.v.row_stride;
+  a.yb = g.y.batch_stride, a.yh = g.y.head_stride, a.yr = g.y.row_stride;
+  a.m0 = g.mask_strides[0], a.m1 = g.mask_strides[1];
+  a.m2 = g.mask_strides[2], a.m3 = g.mask_strides[3];
+  return a;
+}
+
+// Scores of query row i (head h, batch b) into s[0, tk): -inf for keys the causal mask hides.
+// qs holds q_i (d floats). Ends with a barrier.
+__device__ void scores_row(const attn_dims& a, const float* __restrict k,
+                           const float* __restrict mask, int64_t b, int64_t h, int64_t i,
+                           const float* qs, float* s) {
+  const int64_t kvh = h / a.group();
+  const int64_t visible = a.visible(i);
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) {
+    if (j >= visible) {
+      s[j] = -INFINITY;
+      continue;
+    }
+    const float* kj = k + b * a.kb + kvh * a.kh + j * a.kr;
+    float dot = 0.0f;
+    for (int64_t e = 0; e < a.d; ++e) dot = fmaf(qs[e], kj[e], dot);
+    float v = a.scale * dot;
+    if (mask != nullptr) v += mask[b * a.m0 + h * a.m1 + i * a.m2 + j * a.m3];
+    s[j] = v;
+  }
+  __syncthreads();
+}
+
+// out[e] = sum_{j < n} w[j] * rows[j * row_stride + e] for e < width: the block's threads split
+// over (column e, slice of j), the slices' sums added through red (blockDim.x floats). Every
+// thread must call it; ends with a barrier.
+__device__ void weighted_rows(const float* w, int64_t n, const float* __restrict rows,
+                              int64_t row_stride, int64_t width, float* red, float* out,
+                              float factor) {
+  for (int64_t e0 = 0; e0 < width; e0 += blockDim.x) {
+    const int64_t cols = width - e0 < blockDim.x ? width - e0 : blockDim.x;
+    const int64_t slices = blockDim.x / cols;
+    const int64_t e = e0 + threadIdx.x % cols, slice = threadIdx.x / cols;
+    float acc = 0.0f;
+    if (slice < slices)
+      for (int64_t j = slice; j < n; j += slices) acc = fmaf(w[j], rows[j * row_stride + e], acc);
+    red[threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.x < cols) {
+      float sum = 0.0f;
+      for (int64_t sl = 0; sl < slices; ++sl) sum += red[sl * cols + threadIdx.x];
+      out[e0 + threadIdx.x] = factor * sum;
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void attention_forward_kernel(attn_dims a, const float* __restrict q,
+                                         const float* __restrict k, const float* __restrict v,
+                                         const float* __restrict mask, float* __restrict y,
+                                         float* __restrict lse) {
+  extern __shared__ float shm[];
+  float* s = shm;         // [tk] scores, then probabilities
+  float* qs = s + a.tk;   // [d]
+  float* red = qs + a.d;  // [blockDim.x]
+  const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const float* qi = q + b * a.qb + h * a.qh + i * a.qr;
+  for (int64_t e = threadIdx.x; e < a.d; e += blockDim.x) qs[e] = qi[e];
+  __syncthreads();
+  scores_row(a, k, mask, b, h, i, qs, s);
+  float mx = -INFINITY;
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) mx = fmaxf(mx, s[j]);
+  mx = block_reduce(mx, max_op{}, -INFINITY);
+  float* yi = y + b * a.yb + h * a.yh + i * a.yr;
+  if (mx == -INFINITY || isnan(mx)) {  // fully masked (or NaN scores: propagate NaN)
+    const float fill = isnan(mx) ? mx : 0.0f;
+    for (int64_t e = threadIdx.x; e < a.dv; e += blockDim.x) yi[e] = fill;
+    if (lse != nullptr && threadIdx.x == 0)
+      lse[(b * a.hq + h) * a.tq + i] = isnan(mx) ? mx : -INFINITY;
+    return;
+  }
+  float sum = 0.0f;
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) sum += expf(s[j] - mx);
+  sum = block_reduce(sum, sum_op{}, 0.0f);
+  const float row_lse = mx + logf(sum);
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) s[j] = expf(s[j] - row_lse);
+  __syncthreads();
+  const int64_t kvh = h / a.group();
+  weighted_rows(s, a.tk, v + b * a.vb + kvh * a.vh, a.vr, a.dv, red, yi, 1.0f);
+  if (lse != nullptr && threadIdx.x == 0) lse[(b * a.hq + h) * a.tq + i] = row_lse;
+}
+
+// Pass 1 of the backward: dq_i, and the rows p_i and ds_i into pbuf / dsbuf [B, Hq, Tq, Tk].
+__global__ void attention_backward_rows_kernel(attn_dims a, const float* __restrict q,
+                                               const float* __restrict k, const float* __restrict v,
+                                               const float* __restrict mask,
+                                               const float* __restrict y,
+                                               const float* __restrict dy,
+                                               const float* __restrict lse, float* __restrict dq,
+                                               float* __restrict pbuf, float* __restrict dsbuf) {
+  extern __shared__ float shm[];
+  float* s = shm;           // [tk] scores, then p
+  float* ds = s + a.tk;     // [tk]
+  float* qs = ds + a.tk;    // [d]
+  float* dys = qs + a.d;    // [dv]
+  float* red = dys + a.dv;  // [blockDim.x]
+  const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int64_t row = (b * a.hq + h) * a.tq + i;
+  float* p_out = pbuf + row * a.tk;
+  float* ds_out = dsbuf + row * a.tk;
+  float* dqi = dq + b * a.qb + h * a.qh + i * a.qr;
+  const float row_lse = lse[row];
+  if (row_lse == -INFINITY) {  // fully masked in the forward: no gradient
+    for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) p_out[j] = ds_out[j] = 0.0f;
+    for (int64_t e = threadIdx.x; e < a.d; e += blockDim.x) dqi[e] = 0.0f;
+    return;
+  }
+  const float* qi = q + b * a.qb + h * a.qh + i * a.qr;
+  const float* yi = y + b * a.yb + h * a.yh + i * a.yr;
+  const float* dyi = dy + b * a.yb + h * a.yh + i * a.yr;
+  for (int64_t e = threadIdx.x; e < a.d; e += blockDim.x) qs[e] = qi[e];
+  float delta = 0.0f;
+  for (int64_t e = threadIdx.x; e < a.dv; e += blockDim.x) {
+    dys[e] = dyi[e];
+    delta = fmaf(dyi[e], yi[e], delta);
+  }
+  delta = block_reduce(delta, sum_op{}, 0.0f);  // its barriers also publish qs and dys
+  scores_row(a, k, mask, b, h, i, qs, s);
+  const int64_t kvh = h / a.group();
+  const float* vg = v + b * a.vb + kvh * a.vh;
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) {
+    const float p = expf(s[j] - row_lse);  // 0 for hidden keys (exp(-inf))
+    const float* vj = vg + j * a.vr;
+    float dp = 0.0f;
+    for (int64_t e = 0; e < a.dv; ++e) dp = fmaf(dys[e], vj[e], dp);
+    const float d_s = a.scale * p * (dp - delta);
+    s[j] = p;
+    ds[j] = d_s;
+    p_out[j] = p;
+    ds_out[j] = d_s;
+  }
+  __syncthreads();
+  weighted_rows(ds, a.tk, k + b * a.kb + kvh * a.kh, a.kr, a.d, red, dqi, 1.0f);
+}
+
+// Pass 2 of the backward: dk_j and dv_j of kv head g, summed over the group's query heads.
+__global__ void attention_backward_keys_kernel(attn_dims a, const float* __restrict q,
+                                               const float* __restrict dy,
+                                               const float* __restrict pbuf,
+                                               const float* __restrict dsbuf, float* __restrict dk,
+                                               float* __restrict dv) {
+  extern __shared__ float shm[];
+  float* red = shm;  // [blockDim.x]
+  const int64_t j = blockIdx.x, g = blockIdx.y, b = blockIdx.z;
+  const int64_t group = a.group();
+  float* dkj = dk + b * a.kb + g * a.kh + j * a.kr;
+  float* dvj = dv + b * a.vb + g * a.vh + j * a.vr;
+  // out[e] = sum over (h in the group, i < tq) of w[h, i, j] * rows[h, i, e], for both outputs.
+  auto column_sum = [&](const float* w, const float* rows, int64_t rb, int64_t rh, int64_t rr,
+                        int64_t width, float* out) {
+    for (int64_t e0 = 0; e0 < width; e0 += blockDim.x) {
+      const int64_t cols = width - e0 < blockDim.x ? width - e0 : blockDim.x;
+      const int64_t slices = blockDim.x / cols;
+      const int64_t e = e0 + threadIdx.x % cols, slice = threadIdx.x / cols;
+      float acc = 0.0f;
+      if (slice < slices)
+        for (int64_t hi = slice; hi < group * a.tq; hi += slices) {
+          const int64_t h = g * group + hi / a.tq, i = hi % a.tq;
+          const float wt = w[((b * a.hq + h) * a.tq + i) * a.tk + j];
+          acc = fmaf(wt, rows[b * rb + h * rh + i * rr + e], acc);
+        }
+      red[threadIdx.x] = acc;
+      __syncthreads();
+      if (threadIdx.x < cols) {
+        float sum = 0.0f;
+        for (int64_t sl = 0; sl < slices; ++sl) sum += red[sl * cols + threadIdx.x];
+        out[e0 + threadIdx.x] = sum;
+      }
+      __syncthreads();
+    }
+  };
+  column_sum(pbuf, dy, a.yb, a.yh, a.yr, a.dv, dvj);
+  column_sum(dsbuf, q, a.qb, a.qh, a.qr, a.d, dkj);
+}
+
+const float* opt_f32(const DLTensor* t) {
+  return t != nullptr ? data_ptr<const float>(*t) : nullptr;
+}
+
+size_t forward_shared(const nnp::kit::attention_geometry& g) {
+  return sizeof(float) * static_cast<size_t>(g.tk + g.d + kAttnThreads);
+}
+size_t backward_shared(const nnp::kit::attention_geometry& g) {
+  return sizeof(float) * static_cast<size_t>(2 * g.tk + g.d + g.dv + kAttnThreads);
+}
+
+nnp::kit::attention_geometry geometry_of(const op_call& c) {
+  return nnp::kit::attention_geometry(c.params_as<nnp_attention_params>(), *c.in(0), *c.in(1),
+                                      *c.in(2), c.in(3));
+}
+
+}  // namespace
+
+void check_attention_limits(const op_call& c) {
+  const nnp::kit::attention_geometry g = geometry_of(c);
+  const char* op = c.kind == NNP_OP_ATTENTION_FORWARD ? "attention_forward" : "attention_backward";
+  if (g.batch > 65535 || g.hq > 65535 || g.hkv > 65535)
+    unsupported(
+        format("%s: the cuda kernels take at most 65535 batches and heads (grid "
+               "dimensions), got B = %lld, Hq = %lld, Hkv = %lld",
+               op, static_cast<long long>(g.batch), static_cast<long long>(g.hq),
+               static_cast<long long>(g.hkv)));
+  const size_t shared = c.kind == NNP_OP_ATTENTION_FORWARD ? forward_shared(g) : backward_shared(g);
+  if (shared > kSharedLimit)
+    unsupported(
+        format("%s: Tk = %lld keys with D = %lld, Dv = %lld need %zu bytes of shared "
+               "memory per block, more than the cuda kernels' %zu",
+               op, static_cast<long long>(g.tk), static_cast<long long>(g.d),
+               static_cast<long long>(g.dv), shared, kSharedLimit));
+}
+
+void op_attention(stream& s, const op_call& c) {
+  const nnp::kit::attention_geometry g = geometry_of(c);
+  const attn_dims a = dims_of(g);
+  const dim3 rows(static_cast<unsigned>(g.tq), static_cast<unsigned>(g.hq),
+                  static_cast<unsigned>(g.batch));
+  const bool any_rows = g.tq > 0 && g.hq > 0 && g.batch > 0;
+  const float *q = opt_f32(c.in(0)), *k = opt_f32(c.in(1)), *v = opt_f32(c.in(2)),
+              *mask = opt_f32(c.in(3));
+  if (c.kind == NNP_OP_ATTENTION_FORWARD) {
+    if (!any_rows) return;
+    attention_forward_kernel<<<rows, kAttnThreads, forward_shared(g), s.handle>>>(
+        a, q, k, v, mask, data_ptr<float>(*c.out(0)),
+        c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr);
+    NNP_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  float* dk = data_ptr<float>(*c.out(1));
+  float* dv = data_ptr<float>(*c.out(2));
+  const int64_t keys = g.batch * g.hkv * g.tk;
+  if (!any_rows || g.tk == 0) {  // no query rows: dK and dV are zero; no keys: dQ is zero
+    if (keys > 0) {
+      NNP_CUDA_CHECK(cudaMemsetAsync(dk, 0, sizeof(float) * nnp::numel(*c.out(1)), s.handle));
+      NNP_CUDA_CHECK(cudaMemsetAsync(dv, 0, sizeof(float) * nnp::numel(*c.out(2)), s.handle));
+    }
+    if (g.tk == 0 && any_rows)
+      NNP_CUDA_CHECK(cudaMemsetAsync(data_ptr<float>(*c.out(0)), 0,
+                                     sizeof(float) * nnp::numel(*c.out(0)), s.handle));
+    return;
+  }
+  const size_t scores = static_cast<size_t>(g.batch * g.hq * g.tq * g.tk);
+  float* pbuf = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float) * scores));
+  float* dsbuf = static_cast<float*>(s.scratch(kScratchTemp1, sizeof(float) * scores));
+  attention_backward_rows_kernel<<<rows, kAttnThreads, backward_shared(g), s.handle>>>(
+      a, q, k, v, mask, opt_f32(c.in(4)), opt_f32(c.in(5)), opt_f32(c.in(6)),
+      data_ptr<float>(*c.out(0)), pbuf, dsbuf);
+  NNP_CUDA_CHECK_LAUNCH();
+  const dim3 key_rows(static_cast<unsigned>(g.tk), static_cast<unsigned>(g.hkv),
+                      static_cast<unsigned>(g.batch));
+  attention_backward_keys_kernel<<<key_rows, kAttnThreads, sizeof(float) * kAttnThreads,
+                                   s.handle>>>(a, q, opt_f32(c.in(5)), pbuf, dsbuf, dk, dv);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace nnp::cuda
