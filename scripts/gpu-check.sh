@@ -13,7 +13,10 @@
 # (1b) nccl: one NCCL rank on cuda:0 (nnplug-nccl-one-rank: all_reduce, broadcast, all_gather in
 # float32 and float16, exact results; skipped when the nccl plugin was not built);
 # (2) nnplug-conformance --backend cuda --cases full --report OUT/conformance-cuda.json (fails if
-# no cuda case ran); (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json; (4) if PyTorch
+# no cuda case ran); (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json; (3b) train the
+# mlp, the cnn and the vit on cuda:0 (GPU_CHECK_EPOCHS, default 1; the JSON line of each into the
+# summary; the build copies Fashion-MNIST from FASHION_MNIST_DIR, default
+# /usr/share/datasets/fashion-mnist, into BUILD/data so that it travels with it); (4) if PyTorch
 # with CUDA is importable: the PyTorch yardstick torch_ops.py --device cuda (from the folder
 # $TORCH_BENCH_DIR names; skipped when unset) into OUT/torch-ops-cuda.json.
 # The GPU machine needs only the NVIDIA driver, cuBLAS 13 and cuDNN 9 for CUDA 13 (the CUDA
@@ -26,7 +29,8 @@
 # Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default "native"), OUT_DIR (default
 # gpu-check-out), NNPLUG_JOBS (build parallelism, default nproc), PYTHON (default python3),
 # GPU_CHECK_CASES (conformance case list, default full), NNPLUG_WITH_CPU (default OFF),
-# TORCH_BENCH_DIR (folder of the PyTorch yardstick scripts, holding torch_ops.py; no default).
+# TORCH_BENCH_DIR (folder of the PyTorch yardstick scripts, holding torch_ops.py; no default),
+# FASHION_MNIST_DIR, GPU_CHECK_EPOCHS.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,8 +42,10 @@ build_only=0
 out_dir=${OUT_DIR:-gpu-check-out}
 cases=${GPU_CHECK_CASES:-full}
 py=${PYTHON:-python3}
+data_src=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+train_epochs=${GPU_CHECK_EPOCHS:-1}
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --prebuilt) prebuilt=$2; build_dir=$2; shift 2 ;;
@@ -93,6 +99,12 @@ if [[ -z "$prebuilt" ]]; then
     record build PASS "$build_dir"
   else
     record build FAIL "configure or build failed in $build_dir"
+  fi
+  # The data set travels with the build (the GPU machine may have neither it nor a network).
+  if [[ -d "$data_src" && ! -d "$build_dir/data/fashion-mnist" ]]; then
+    mkdir -p "$build_dir/data/fashion-mnist" &&
+      cp "$data_src"/*-ubyte.gz "$build_dir/data/fashion-mnist/" &&
+      echo "data: Fashion-MNIST copied into $build_dir/data/fashion-mnist"
   fi
   if [[ $build_only -eq 1 ]]; then
     if [[ -f "$build_dir/lib/nnplug/plugins/libnnplug-cuda.so" ]]; then
@@ -265,6 +277,29 @@ if [[ -x "$bench_bin" ]]; then
   fi
 else
   record bench FAIL "$bench_bin not found"
+fi
+
+# ---- training ------------------------------------------------------------------------------------
+phase "train mlp, cnn, vit on cuda:0 ($train_epochs epoch(s) each)"
+train_bin="$build_dir/bin/train"
+data_dir=""
+for d in "$build_dir/data/fashion-mnist" "$data_src"; do
+  if [[ -f "$d/train-images-idx3-ubyte.gz" ]]; then data_dir=$d; break; fi
+done
+if [[ ! -x "$train_bin" ]]; then
+  record train FAIL "$train_bin not found"
+elif [[ -z "$data_dir" ]]; then
+  record train SKIP "no Fashion-MNIST (FASHION_MNIST_DIR, or $build_dir/data/fashion-mnist from the build)"
+else
+  for model in mlp cnn vit; do
+    if "$train_bin" --model "$model" --backend cuda --epochs "$train_epochs" --data "$data_dir" \
+         2>&1 | tee "$out_dir/train-$model-cuda.log"; then
+      result=$(tail -n 1 "$out_dir/train-$model-cuda.log")
+      record "train $model" PASS "$result"
+    else
+      record "train $model" FAIL "see $out_dir/train-$model-cuda.log"
+    fi
+  done
 fi
 
 # ---- PyTorch yardstick ----------------------------------------------------------------------------
