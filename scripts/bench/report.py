@@ -28,10 +28,15 @@ def fmt(x, digits=3):
     return f"{x:.{digits - 1}f}" if x >= 1 else f"{x:.{digits}f}"
 
 
+def is_slower(r):
+    """nnplug slower: the ratio is above 1 as printed (two decimals)."""
+    return r is not None and round(r, 2) > 1.0
+
+
 def ratio_cell(r):
     if r is None:
         return "–"
-    return f"**{r:.2f} slower**" if r > 1.0 else f"{r:.2f}"
+    return f"**{r:.2f} slower**" if is_slower(r) else f"{r:.2f}"
 
 
 def table(header, rows):
@@ -104,7 +109,7 @@ def chart_ratios(rows, path):
     fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 1.2))
     ys = range(len(rows))
     ax.barh(list(ys), [r["ratio"] for r in rows],
-            color=["tab:red" if r["ratio"] > 1 else "tab:green" for r in rows])
+            color=["tab:red" if is_slower(r["ratio"]) else "tab:green" for r in rows])
     ax.set_yticks(list(ys))
     ax.set_yticklabels([r["name"] for r in rows], fontsize=6)
     ax.invert_yaxis()
@@ -134,7 +139,7 @@ def training_md(results):
             nm, tm = v["nnplug_median"], v["torch_median"]
             ratio = tm / nm if (nm and tm) else None
             if ratio is not None:
-                (slower if ratio > 1 else faster).append(f"{m} on {b} ({ratio:.2f})")
+                (slower if is_slower(ratio) else faster).append(f"{m} on {b} ({ratio:.2f})")
             row = [m, b, v["images"],
                    " / ".join(fmt(x) for x in ns) + f" → **{fmt(nm)}**",
                    (" / ".join(fmt(x) for x in ts) + f" → **{fmt(tm)}**") if ts else
@@ -148,7 +153,7 @@ def training_md(results):
         text.append("Time ratio = PyTorch's images/s ÷ nnplug's (the same images in both): "
                     "below 1 nnplug is faster.")
         if faster:
-            text.append("nnplug is faster on: " + ", ".join(faster) + ".")
+            text.append("nnplug is faster or equal on: " + ", ".join(faster) + ".")
         if slower:
             text.append("**nnplug is slower** on: " + ", ".join(slower) + ".")
         else:
@@ -185,7 +190,7 @@ def ops_md(results, fig_dir, fig_rel):
             if ratio is not None:
                 all_rows.append({"name": f"{r['name']} ({b})" if b != "cpu" else r["name"],
                                  "ratio": ratio})
-                if ratio > 1:
+                if is_slower(ratio):
                     slower.append(r["name"] + (f" ({b})" if b != "cpu" else ""))
         sections.append(f"### Backend `{b}` ({data.get('description', '')}, "
                         f"{data.get('num_threads')} threads)\n\n" +
@@ -200,7 +205,8 @@ def ops_md(results, fig_dir, fig_rel):
     text += (" PyTorch rows left out have no counterpart doing the same work (N-D "
              "convolutions, pooling variants, bias gradients, dispatch). `of the limit` divides "
              "nnplug's rate by the measured SGEMM of the same size (square GEMMs) or the best "
-             "measured SGEMM (other compute rows), or by the triad bandwidth (memory-bound rows).")
+             "measured SGEMM (other compute rows), or by the triad bandwidth (memory-bound rows; the triad streams three 64 MiB arrays from "
+             "memory, so a row whose data stay in the caches can exceed it).")
     fig = ""
     if all_rows:
         chart_ratios(all_rows, os.path.join(fig_dir, "benchmarks_op_ratios.png"))
