@@ -2,7 +2,8 @@
 # Installs nnplug's build and test dependencies from Debian's packages (idempotent; skips apt
 # entirely when everything is already there). Usage: scripts/install-deps.sh
 # python3-torch serves the Python tests' PyTorch comparisons and DLPack interop, and the
-# PyTorch yardstick scripts of the same models; mypy checks the Python package's type hints.
+# PyTorch yardstick of the same models (scripts/bench/, scripts/benchmark.sh, which also uses
+# python3-matplotlib for its charts); mypy checks the Python package's type hints.
 # python3-venv and ninja-build serve scripts/python-package-test.sh (`pip install .` into a
 # fresh virtual environment; the wheel's CMake build uses the system's Ninja rather than one
 # from PyPI). clang and libclang-rt-dev (libFuzzer and the sanitizer runtimes, only recommended

@@ -4,40 +4,30 @@ examples/c/train.c (the Keras example: conv 32 3x3, conv 64 3x3, max-pool 2, dro
 dense 128, dropout 0.5, dense 10; Adam 1e-3; batch 128) trained for one epoch of Fashion-MNIST
 with torch.nn.parallel.DistributedDataParallel over gloo, one process per rank, each global
 batch of 128 split across the ranks as nnplug's train splits it. A benchmark, not a test.
+The network is scripts/bench/torch_models.py's cnn.
 
   mpirun -np 2 /usr/bin/python3 scripts/torch-ddp-bench.py --threads 1
   /usr/bin/python3 scripts/torch-ddp-bench.py --threads 2          # one process
 
 The ranks find each other through MPI's environment (OMPI_COMM_WORLD_RANK/SIZE) and a TCP
-rendezvous on 127.0.0.1 (--port). Rank 0 prints one JSON line: training seconds of the epoch
-(the steps only), images/s, ranks, threads, torch version.
+rendezvous on 127.0.0.1 (--port). Rank 0 prints one JSON line: the training seconds of
+every epoch (the steps only), train_seconds and images/s of the last one, ranks, threads, torch
+version. With --epochs 2 the first epoch is a warm-up (scripts/benchmark.sh does so).
 """
 import argparse
-import gzip
 import json
 import os
-import struct
+import sys
 import time
 
 import numpy as np
-import torch
-import torch.distributed as dist
-from torch import nn
 
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    return np.frombuffer(data, np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def cnn():
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Dropout(0.25), nn.Flatten(), nn.Linear(9216, 128), nn.ReLU(), nn.Dropout(0.5),
-        nn.Linear(128, 10))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
+import fashion_mnist  # noqa: E402
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch_models  # noqa: E402
+from torch import nn  # noqa: E402
 
 
 def main():
@@ -46,6 +36,7 @@ def main():
     p.add_argument("--threads", type=int, default=1, help="torch threads per process")
     p.add_argument("--batch", type=int, default=128, help="global batch")
     p.add_argument("--limit", type=int, default=0, help="first N training images only")
+    p.add_argument("--epochs", type=int, default=1, help="epochs; the last one is reported")
     p.add_argument("--port", type=int, default=29517)
     p.add_argument("--seed", type=int, default=1234)
     args = p.parse_args()
@@ -53,22 +44,39 @@ def main():
     size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", os.environ.get("PMI_SIZE", "1")))
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    x = read_idx(os.path.join(args.data, "train-images-idx3-ubyte.gz"))
-    y = read_idx(os.path.join(args.data, "train-labels-idx1-ubyte.gz")).astype(np.int64)
-    if args.limit:
-        x, y = x[:args.limit], y[:args.limit]
-    x = torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1)
-    y = torch.from_numpy(y)
-    model = cnn()
+    if args.epochs < 1:
+        p.error("--epochs must be >= 1")
+    x, y = fashion_mnist.training_set(args.data, args.limit)
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
+    model = torch_models.build("cnn")
     if size > 1:
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args.port}", rank=rank,
                                 world_size=size)
         model = nn.parallel.DistributedDataParallel(model)  # broadcasts rank 0's parameters
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
-    perm = torch.from_numpy(np.random.default_rng(args.seed).permutation(len(y)))
+    rng = np.random.default_rng(args.seed)
     n_train = len(y)
     model.train()
+    epoch_seconds = []
+    for _ in range(args.epochs):
+        epoch_seconds.append(epoch(args, model, opt, loss_fn, x, y, rank, size,
+                                   torch.from_numpy(rng.permutation(n_train))))
+    seconds = epoch_seconds[-1]
+    if rank == 0:
+        print(json.dumps({"model": "cnn", "framework": "pytorch-ddp-gloo" if size > 1 else
+                          "pytorch", "torch": torch.__version__, "ranks": size,
+                          "threads": args.threads,
+                          "epoch_seconds": [round(s, 4) for s in epoch_seconds],
+                          "train_seconds": round(seconds, 3),
+                          "images_per_second": round(n_train / seconds, 1)}), flush=True)
+    if size > 1:
+        dist.destroy_process_group()
+
+
+def epoch(args, model, opt, loss_fn, x, y, rank, size, perm):
+    """One epoch over perm; its seconds (the steps only, between barriers)."""
+    n_train = len(perm)
     if size > 1:
         dist.barrier()
     t0 = time.perf_counter()
@@ -87,14 +95,7 @@ def main():
         opt.step()
     if size > 1:
         dist.barrier()
-    seconds = time.perf_counter() - t0
-    if rank == 0:
-        print(json.dumps({"model": "cnn", "framework": "pytorch-ddp-gloo" if size > 1 else
-                          "pytorch", "torch": torch.__version__, "ranks": size,
-                          "threads": args.threads, "train_seconds": round(seconds, 3),
-                          "images_per_second": round(n_train / seconds, 1)}), flush=True)
-    if size > 1:
-        dist.destroy_process_group()
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 //   nnplug-bench --backend cpu [--reps 20] [--warmup 3] [--json out.json] [--filter conv]
 //   nnplug-bench --backend cpu --step mlp|cnn|all [--steps 20]
 //   nnplug-bench --backend cpu --vs-blas 9 [--reps 20] [--filter fc1]
+//   nnplug-bench --backend cpu --set large|all     (GEMM 1024-4096, ResNet conv, long attention)
+//   nnplug-bench --backend cpu --limits            (copy/triad GB/s, direct cblas_sgemm GFLOP/s)
 //
 // Per-op rows: the median (and minimum) microseconds per call over --reps timed calls after
 // --warmup untimed ones, each call followed by nnp_stream_synchronize, and GFLOP/s (compute
@@ -390,6 +392,70 @@ void bench_vs_blas(context& ctx, const openblas& blas, int rounds) {
   blas.set_threads(before);
 }
 
+// --limits: what the machine itself reaches with the device's thread count, the ceilings beside
+// nnplug's rows. STREAM-like bandwidth first (copy c = a: 8 bytes per element; triad
+// a = b + s * c: 12 bytes per element; write-allocate traffic not counted, as STREAM does), on
+// three arrays of --stream-mib MiB each, split into contiguous chunks over that many threads
+// (each chunk first touched by its own thread). Then cblas_sgemm called directly, square, with
+// OpenBLAS at the same thread count (after the bandwidth rows: OpenBLAS's workers spin for a
+// while after a threaded call and would take a core from them).
+void bench_limits(context& ctx, const openblas& blas, const std::vector<int64_t>& sizes,
+                  int64_t stream_mib) {
+  if (blas.sgemm == nullptr || blas.set_threads == nullptr || blas.get_threads == nullptr)
+    throw std::runtime_error("--limits needs OpenBLAS (libopenblas.so.0) loadable");
+  if (ctx.dl.device_type != kDLCPU)
+    throw std::runtime_error(
+        "--limits measures the host (cblas_sgemm, memory bandwidth): it "
+        "needs a CPU device");
+  const int n_threads = std::max(1, ctx.props.num_threads);
+  const size_t n = static_cast<size_t>(stream_mib) * (1u << 20) / sizeof(float);
+  std::unique_ptr<float[]> a(new float[n]), b(new float[n]), c(new float[n]);
+  const auto parallel = [&](const std::function<void(size_t, size_t)>& body) {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < n_threads; ++t)
+      pool.emplace_back([&, t] { body(n * t / n_threads, n * (t + 1) / n_threads); });
+    for (std::thread& th : pool) th.join();
+  };
+  parallel([&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) {
+      a[i] = 1.0f;
+      b[i] = 2.0f;
+      c[i] = 0.5f;
+    }
+  });
+  const std::string tshape =
+      "3 x " + std::to_string(stream_mib) + " MiB, " + std::to_string(n_threads) + " threads";
+  float* pa = a.get();
+  float* pb = b.get();
+  float* pc = c.get();
+  measure("limit copy", tshape, 0, 8.0 * static_cast<double>(n), [&] {
+    parallel(
+        [&](size_t lo, size_t hi) { std::memcpy(pc + lo, pa + lo, (hi - lo) * sizeof(float)); });
+  });
+  measure("limit triad", tshape, 0, 12.0 * static_cast<double>(n), [&] {
+    parallel([&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) pa[i] = pb[i] + 3.0f * pc[i];
+    });
+  });
+  a.reset();
+  b.reset();
+  c.reset();
+  const int before = blas.get_threads();
+  blas.set_threads(n_threads);
+  for (const int64_t m : sizes) {
+    const std::string name = "limit sgemm " + std::to_string(m);
+    if (!g_filter.empty() && name.find(g_filter) == std::string::npos) continue;
+    const size_t mm = static_cast<size_t>(m * m);
+    std::vector<float> x(mm, 1.0f), w(mm, 0.5f), y(mm, 0.0f);
+    const int k = static_cast<int>(m);
+    measure(name, "M=N=K=" + std::to_string(m) + ", " + std::to_string(n_threads) + " threads",
+            2.0 * m * m * m, 0, [&] {
+              blas.sgemm(101, 111, 111, k, k, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), k);
+            });
+  }
+  blas.set_threads(before);
+}
+
 void bench_ops(context& ctx) {
   // GEMM rows through nnplug.
   for (const gemm_shape& s : model_gemms()) {
@@ -406,18 +472,6 @@ void bench_ops(context& ctx) {
               check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
               ctx.sync();
             });
-  }
-  // A square GEMM of 1024 (the classic BLAS figure).
-  {
-    const int64_t n = 1024;
-    dtensor& a = ctx.make({n, n}, 1.0f);
-    dtensor& b = ctx.make({n, n}, 1.0f);
-    dtensor& y = ctx.make({n, n});
-    const nnp_gemm_params p{sizeof(p), 0, 0, 1.0, 0.0};
-    measure("gemm 1024", "M=N=K=1024", 2.0 * n * n * n, 0, [&] {
-      check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
-      ctx.sync();
-    });
   }
   // Batched matmul at attention shapes: 128 sequences x 4 heads, 17 tokens, head size 16.
   // Scores Q K^T ([512, 17, 16] x [512, 16, 17]) and the same with K stored [512, 17, 16]
@@ -740,7 +794,54 @@ void bench_ops(context& ctx) {
       ++p.step;
     });
   }
+}
 
+// Square GEMMs of n (the classic BLAS figure; the large set adds 2048 and 4096).
+void bench_square_gemms(context& ctx, const std::vector<int64_t>& sizes) {
+  for (const int64_t n : sizes) {
+    const std::string name = "gemm " + std::to_string(n);
+    if (!g_filter.empty() && name.find(g_filter) == std::string::npos) continue;
+    dtensor& a = ctx.make({n, n}, 1.0f);
+    dtensor& b = ctx.make({n, n}, 1.0f);
+    dtensor& y = ctx.make({n, n});
+    const nnp_gemm_params p{sizeof(p), 0, 0, 1.0, 0.0};
+    measure(name, "M=N=K=" + std::to_string(n), 2.0 * n * n * n, 0, [&] {
+      check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
+      ctx.sync();
+    });
+  }
+}
+
+// A ResNet-style 3x3 convolution (the large set): batch 8, 64 -> 64 channels at 56x56, pad 1,
+// stride 1 (ResNet-18/34's conv2_x layers): forward, backward-data and backward-filter.
+void bench_resnet_conv(context& ctx) {
+  const int64_t n = 8, c = 64, k = 64, hw = 56;
+  dtensor& x = ctx.make({n, c, hw, hw}, 1.0f);
+  dtensor& w = ctx.make({k, c, 3, 3}, 0.1f);
+  dtensor& b = ctx.make({k}, 0.1f);
+  dtensor& y = ctx.make({n, k, hw, hw});
+  dtensor& dy = ctx.make({n, k, hw, hw}, 1.0f);
+  dtensor& dx = ctx.make({n, c, hw, hw});
+  dtensor& dw = ctx.make({k, c, 3, 3});
+  const nnp_conv2d_params p{sizeof(p), 1, 1, 1, 1, 1, 1, 1, 1, 1, 0};
+  const double flops = 2.0 * n * k * hw * hw * c * 9;
+  const std::string shape = dims({n, c, hw, hw}) + " k64 3x3 p1";
+  measure("conv fwd resnet56", shape, flops, 0, [&] {
+    check(nnp_conv2d_forward(ctx.stream, &p, &x.t, &w.t, &b.t, &y.t), "conv fwd");
+    ctx.sync();
+  });
+  measure("conv bwd_data resnet56", shape, flops, 0, [&] {
+    check(nnp_conv2d_backward_data(ctx.stream, &p, &dy.t, &w.t, &dx.t), "conv bwd data");
+    ctx.sync();
+  });
+  measure("conv bwd_filter resnet56", shape, flops, 0, [&] {
+    check(nnp_conv2d_backward_filter(ctx.stream, &p, &x.t, &dy.t, &dw.t), "conv bwd filter");
+    ctx.sync();
+  });
+}
+
+// Attention at the named shapes ("vit", "T256", "T1024").
+void bench_attention(context& ctx, const std::vector<std::string>& which) {
   // Attention (rank-4 [B, H, T, D]): the vit's blocks (B 128, 4 heads of 16, 17 tokens) and
   // longer sequences. Forward 4*B*H*T^2*D flops (two matmuls); backward 10*B*H*T^2*D (S
   // recomputed, then dP, dV, dQ, dK).
@@ -751,6 +852,7 @@ void bench_ops(context& ctx) {
   for (const attention_shape& a :
        {attention_shape{"vit", 128, 4, 17, 16}, attention_shape{"T256", 8, 8, 256, 64},
         attention_shape{"T1024", 2, 8, 1024, 64}}) {
+    if (std::find(which.begin(), which.end(), a.name) == which.end()) continue;
     dtensor& q = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
     dtensor& k = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
     dtensor& v = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
@@ -776,7 +878,9 @@ void bench_ops(context& ctx) {
       ctx.sync();
     });
   }
+}
 
+void bench_dispatch(context& ctx) {
   // Dispatch overhead: a 1-element FILL through the full C API (validation included).
   if (g_filter.empty() || std::string("dispatch").find(g_filter) != std::string::npos) {
     dtensor& one = ctx.make({1});
@@ -1017,7 +1121,27 @@ int main(int argc, char** argv) {
                  "compare each model GEMM with cblas_sgemm called directly, in this many "
                  "interleaved rounds of --reps calls each (e.g. 9)")
       ->check(CLI::PositiveNumber);
+  std::string set = "models";
+  app.add_option("--set", set,
+                 "per-op rows: models (the three models' shapes, GEMM 1024, attention at 17, 256 "
+                 "and 1024 tokens), large (GEMM 1024/2048/4096, a ResNet 3x3 convolution at "
+                 "8x64x56x56, attention at 256 and 1024 tokens) or all")
+      ->check(CLI::IsMember({"models", "large", "all"}));
+  bool limits = false;
+  app.add_flag("--limits", limits,
+               "instead: measure the host's limits with the device's thread count: copy and "
+               "triad bandwidth, cblas_sgemm called directly at --limit-sizes");
+  std::vector<int64_t> limit_sizes{1024, 2048, 4096};
+  app.add_option("--limit-sizes", limit_sizes, "square cblas_sgemm sizes of --limits")
+      ->check(CLI::Range(int64_t{1}, int64_t{16384}));
+  int64_t stream_mib = 64;
+  app.add_option("--stream-mib", stream_mib, "array size of --limits' bandwidth rows, MiB")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   CLI11_PARSE(app, argc, argv);
+  if (limits && (vs_blas_rounds > 0 || !step_model.empty())) {
+    std::fprintf(stderr, "nnplug-bench: --limits goes with neither --vs-blas nor --step\n");
+    return 2;
+  }
 
   int rc = 0;
   try {
@@ -1032,10 +1156,21 @@ int main(int argc, char** argv) {
                 std::thread::hardware_concurrency());
     if (vs_blas_rounds > 0) {
       bench_vs_blas(ctx, blas, vs_blas_rounds);
+    } else if (limits) {
+      std::printf("%-34s %-28s %12s %12s %12s %10s\n", "limit", "shape", "median us", "min us",
+                  "cpu us", "rate");
+      bench_limits(ctx, blas, limit_sizes, stream_mib);
     } else if (step_model.empty()) {
       std::printf("%-34s %-28s %12s %12s %12s %10s\n", "op", "shape", "median us", "min us",
                   "cpu us", "rate");
-      bench_ops(ctx);
+      const bool models = set != "large", large = set != "models";
+      if (models) bench_ops(ctx);
+      bench_square_gemms(
+          ctx, large ? std::vector<int64_t>{1024, 2048, 4096} : std::vector<int64_t>{1024});
+      if (large) bench_resnet_conv(ctx);
+      bench_attention(ctx, models ? std::vector<std::string>{"vit", "T256", "T1024"}
+                                  : std::vector<std::string>{"T256", "T1024"});
+      if (models) bench_dispatch(ctx);
     } else {
       for (const std::string m : {"mlp", "cnn"})
         if (step_model == "all" || step_model == m) run_steps(ctx, m, steps);
@@ -1048,6 +1183,8 @@ int main(int argc, char** argv) {
       j["num_threads"] = ctx.props.num_threads;
       j["openblas_core"] = core != nullptr ? core : "";
       j["reps"] = g_reps;
+      j["warmup"] = g_warmup;
+      j["set"] = limits ? "limits" : set;
       j["rows"] = nlohmann::json::array();
       for (const row& r : g_rows)
         j["rows"].push_back({{"name", r.name},

@@ -1,0 +1,415 @@
+#!/usr/bin/python3
+"""run.py — the phases of scripts/benchmark.sh after the build: records the machine, times the
+ops, trains the three models with nnplug and PyTorch alternately, runs the distributed
+comparison, writes the raw results (JSON) and then the document and charts (report.py).
+Standard library only; PyTorch runs in child processes of --torch-python.
+
+  /usr/bin/python3 scripts/bench/run.py --build build --out docs [--quick] [--rounds 3]
+      [--torch-python /usr/bin/python3 | --no-torch]
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.join(ROOT, "scripts", "bench")
+MODELS = ("mlp", "cnn", "vit")
+
+# Images per epoch of each timed run (each run trains 2 epochs of them: the first is the
+# warm-up, the second is timed), per-op repetitions and the nnplug-comm-bench sizes.
+FULL = {"limit": {"mlp": 30000, "cnn": 12800, "vit": 12800}, "dist_limit": 12800,
+        "test_limit": 1000, "reps": 20, "warmup": 3, "comm": []}
+QUICK = {"limit": {"mlp": 2560, "cnn": 512, "vit": 512}, "dist_limit": 512,
+         "test_limit": 100, "reps": 2, "warmup": 1,
+         "comm": ["--max-bytes", "1048576", "--reps", "5"]}
+# PyTorch's fastest settings on a 2-core CPU (the environment is set before it loads).
+TORCH_ENV = {"mlp": {"OMP_WAIT_POLICY": "passive"}, "cnn": {"OPENBLAS_NUM_THREADS": "1"},
+             "vit": {"OPENBLAS_NUM_THREADS": "1"}}
+MPI_ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.build = os.path.abspath(args.build)
+        self.commands = []  # every command run, as a shell line relative to the repository
+        self.t0 = time.monotonic()
+        self.phase_t0 = self.t0
+        self.phases = []
+        self.tmp = tempfile.mkdtemp(prefix="nnplug-bench-")
+
+    def rel(self, path):
+        path = str(path)
+        if os.path.isabs(path) and (path == ROOT or path.startswith(ROOT + os.sep)):
+            return os.path.relpath(path, ROOT)
+        if path.startswith(self.tmp + os.sep):
+            return os.path.basename(path)
+        return path
+
+    def bin(self, name):
+        return os.path.join(self.build, "bin", name)
+
+    def phase(self, name):
+        now = time.monotonic()
+        if self.phases:
+            self.phases[-1]["seconds"] = round(now - self.phase_t0, 1)
+            print(f"== {self.phases[-1]['name']}: {now - self.phase_t0:.1f} s", flush=True)
+        self.phase_t0 = now
+        if name:
+            self.phases.append({"name": name})
+            print(f"== {name} (at {now - self.t0:.0f} s)", flush=True)
+
+    def run(self, cmd, env=None, record=True, check=True):
+        """Runs cmd (a list) with extra environment env; returns its stdout."""
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        line = " ".join(f"{k}={v}" for k, v in (env or {}).items())
+        line = (line + " " if line else "") + " ".join(shlex.quote(self.rel(c)) for c in cmd)
+        if record and line not in self.commands:
+            self.commands.append(line)
+        print("$ " + line, flush=True)
+        p = subprocess.run(cmd, env=full_env, cwd=ROOT, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        if check and p.returncode != 0:
+            sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
+            raise SystemExit(f"benchmark: command failed with status {p.returncode}: {line}")
+        return p.stdout
+
+    @staticmethod
+    def last_json(text):
+        for line in reversed(text.splitlines()):
+            line = line.strip()
+            if line.startswith("{"):
+                return json.loads(line)
+        raise SystemExit("benchmark: no JSON line in the output:\n" + text[-2000:])
+
+
+# ---- the machine ------------------------------------------------------------------------------
+
+PROBE_LIBS = r"""
+import ctypes, json
+out = {}
+try:
+    ob = ctypes.CDLL("libopenblas.so.0")
+    for f in ("openblas_get_config", "openblas_get_corename"):
+        fn = getattr(ob, f); fn.restype = ctypes.c_char_p
+        out[f] = fn().decode()
+    out["openblas_num_threads"] = ob.openblas_get_num_threads()
+except (OSError, AttributeError) as e:
+    out["openblas_error"] = str(e)
+try:
+    tbb = ctypes.CDLL("libtbb.so.12")
+    tbb.TBB_runtime_version.restype = ctypes.c_char_p
+    out["tbb_runtime_version"] = tbb.TBB_runtime_version().decode()
+    out["tbb_interface_version"] = tbb.TBB_runtime_interface_version()
+except (OSError, AttributeError) as e:
+    out["tbb_error"] = str(e)
+print(json.dumps(out))
+"""
+
+PROBE_TORCH = r"""
+import json, torch
+cfg = torch.__config__.show()
+blas = [l.split("BLAS_INFO=")[1].split(",")[0] for l in cfg.splitlines() if "BLAS_INFO=" in l]
+out = {"version": torch.__version__, "threads": torch.get_num_threads(),
+       "blas": blas[0] if blas else "", "mkldnn": torch.backends.mkldnn.is_available(),
+       "cuda_available": torch.cuda.is_available(), "cuda": torch.version.cuda}
+if torch.cuda.is_available():
+    out["cudnn"] = torch.backends.cudnn.version()
+    out["gpu"] = torch.cuda.get_device_name(0)
+print(json.dumps(out))
+"""
+
+
+def cpu_info():
+    info = {"model": platform.processor(), "flags": []}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        m = re.search(r"^model name\s*:\s*(.*)$", text, re.M)
+        if m:
+            info["model"] = m.group(1).strip()
+        m = re.search(r"^flags\s*:\s*(.*)$", text, re.M)
+        flags = set(m.group(1).split()) if m else set()
+        simd = ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+                "avx512_bf16", "amx_tile", "neon", "asimd", "sve"]
+        info["flags"] = [f for f in simd if f in flags]
+        if "avx512f" in flags:
+            info["simd"] = "AVX-512"
+        elif "avx2" in flags:
+            info["simd"] = "AVX2"
+        elif "asimd" in flags or "neon" in flags:
+            info["simd"] = "NEON"
+        else:
+            info["simd"] = "SSE or less"
+    except OSError:
+        pass
+    return info
+
+
+def machine(r, torch_python):
+    m = {"cpu": cpu_info(), "hardware_threads": os.cpu_count(),
+         "usable_cpus": len(os.sched_getaffinity(0)), "os": platform.platform(),
+         "python": platform.python_version(),
+         "env": {k: os.environ.get(k, "") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+                                                      "OMP_NUM_THREADS", "NNPLUG_NUM_THREADS")}}
+    try:
+        with open("/proc/meminfo") as f:
+            kib = int(re.search(r"MemTotal:\s*(\d+)", f.read()).group(1))
+        m["memory_gib"] = round(kib / 2**20, 1)
+    except (OSError, AttributeError):
+        pass
+    m["libraries"] = r.last_json(r.run([sys.executable, "-c", PROBE_LIBS], record=False))
+    if shutil.which("nvidia-smi"):
+        q = r.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                   "--format=csv,noheader"], record=False, check=False).strip()
+        head = r.run(["nvidia-smi"], record=False, check=False)
+        cv = re.search(r"CUDA Version:\s*([0-9.]+)", head)
+        m["gpu"] = {"nvidia_smi": q.splitlines(), "cuda_driver_api": cv.group(1) if cv else ""}
+    hello = r.run([r.bin("hello")], record=False, check=False)
+    m["nnplug_devices"] = [ln.strip() for ln in hello.splitlines()
+                           if re.match(r"\s+\S+:\d+\s", ln)]
+    m["nnplug_plugins"] = [ln.strip() for ln in hello.splitlines()
+                           if re.match(r"\s+\S+\s+(loaded|skipped|failed|refused)", ln)]
+    if torch_python:
+        out = r.run([torch_python, "-c", PROBE_TORCH], record=False, check=False)
+        try:
+            m["torch"] = r.last_json(out)
+            m["torch"]["python"] = r.rel(torch_python)
+        except SystemExit:
+            m["torch"] = None
+    git = ["git", "-C", ROOT]
+    m["git"] = {
+        "commit": r.run(git + ["rev-parse", "HEAD"], record=False, check=False).strip(),
+        "commit_date": r.run(git + ["show", "-s", "--format=%cs", "HEAD"], record=False,
+                             check=False).strip(),
+        "dirty": bool(r.run(git + ["status", "--porcelain", "--untracked-files=no"],
+                            record=False, check=False).strip())}
+    m["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    return m
+
+
+def backends(m):
+    """The nnplug backends to time: cpu always, cuda when a cuda device exists."""
+    names = [d.split()[0] for d in m["nnplug_devices"]]
+    if "cpu:0" not in names:
+        raise SystemExit("benchmark: the cpu backend has no device (build/bin/hello lists: "
+                         + ", ".join(names or ["none"]) + "); build nnplug-cpu")
+    return ["cpu"] + (["cuda"] if "cuda:0" in names else [])
+
+
+# ---- phases -----------------------------------------------------------------------------------
+
+def per_op(r, cfg, bks, torch_python, threads):
+    res = {"nnplug": {}, "torch": {}, "limits": None}
+    common = ["--reps", str(cfg["reps"]), "--warmup", str(cfg["warmup"])]
+    for b in bks:
+        out = os.path.join(r.tmp, f"ops-{b}.json")
+        r.run([r.bin("nnplug-bench"), "--backend", b, "--set", "all", *common, "--json", out])
+        with open(out) as f:
+            res["nnplug"][b] = json.load(f)
+    out = os.path.join(r.tmp, "limits.json")
+    r.run([r.bin("nnplug-bench"), "--backend", "cpu", "--limits", *common, "--json", out])
+    with open(out) as f:
+        res["limits"] = json.load(f)
+    if torch_python:
+        devs = ["cpu"] + (["cuda"] if "cuda" in bks and r.torch_cuda else [])
+        for d in devs:
+            # all threads for PyTorch's BLAS here (single ops, no inter-op pool to share with)
+            text = r.run([torch_python, os.path.join(HERE, "torch_ops.py"), "--threads",
+                          str(threads), "--set", "all", "--device", d, *common],
+                         env={"OPENBLAS_NUM_THREADS": str(threads)})
+            res["torch"]["cuda" if d == "cuda" else "cpu"] = r.last_json(text)
+    return res
+
+
+def nnplug_train(r, model, backend, limit, test_limit, mpi=None):
+    log = os.path.join(r.tmp, f"train-{model}-{backend}{'-mpi' if mpi else ''}.csv")
+    if os.path.exists(log):
+        os.remove(log)  # train appends to its --log
+    cmd = [r.bin("train"), "--model", model, "--backend", backend, "--epochs", "2", "--limit",
+           str(limit), "--test-limit", str(test_limit), "--log", log]
+    env = None
+    if mpi:
+        cmd = mpi + cmd + ["--threads", "1"]
+        env = MPI_ROOT_ENV if os.geteuid() == 0 else None
+    text = r.run(cmd, env=env)
+    summary = r.last_json(text)
+    with open(log) as f:
+        rows = list(csv.DictReader(f))
+    last = rows[-1]
+    m = re.search(r"\((\d+) parameters\)", text)
+    return {"images_per_second": float(last["images_per_second"]),
+            "seconds": float(last["seconds"]),
+            "epoch_seconds": [float(x["seconds"]) for x in rows],
+            "parameters": int(m.group(1)) if m else None,
+            "test_accuracy": summary.get("test_accuracy"), "ranks": summary.get("ranks", 1)}
+
+
+def torch_train(r, torch_python, model, device, limit, threads):
+    env = dict(TORCH_ENV[model]) if device == "cpu" else {}
+    out = r.last_json(r.run([torch_python, os.path.join(HERE, "torch_train.py"), "--model", model,
+                             "--device", device, "--threads", str(threads), "--limit", str(limit),
+                             "--epochs", "2"], env=env))
+    return {"images_per_second": out["images_per_second"], "seconds": out["train_seconds"],
+            "epoch_seconds": out["epoch_seconds"], "parameters": out["parameters"],
+            "torch": out["torch"], "env": env}
+
+
+def training(r, cfg, bks, torch_python, threads):
+    runs = {}
+    for rnd in range(r.args.rounds):
+        for model in MODELS:
+            for b in bks:
+                key = f"{model}/{b}"
+                runs.setdefault(key, {"nnplug": [], "torch": []})
+                tdev = "cuda" if b == "cuda" else "cpu"
+                with_torch = torch_python and (tdev == "cpu" or r.torch_cuda)
+                order = ["nnplug", "torch"] if rnd % 2 == 0 else ["torch", "nnplug"]
+                for who in order:
+                    if who == "nnplug":
+                        runs[key]["nnplug"].append(nnplug_train(r, model, b, cfg["limit"][model],
+                                                                cfg["test_limit"]))
+                    elif with_torch:
+                        runs[key]["torch"].append(torch_train(r, torch_python, model, tdev,
+                                                              cfg["limit"][model], threads))
+    for key, v in runs.items():
+        pn = {x["parameters"] for x in v["nnplug"]}
+        pt = {x["parameters"] for x in v["torch"]}
+        if pt and pn != pt:
+            raise SystemExit(f"benchmark: {key}: nnplug has {pn} parameters, PyTorch {pt}")
+        for who in ("nnplug", "torch"):
+            ips = [x["images_per_second"] for x in v[who]]
+            v[who + "_median"] = statistics.median(ips) if ips else None
+        v["images"] = cfg["limit"][key.split("/")[0]]
+    return runs
+
+
+def distributed(r, cfg, torch_python):
+    plugin = os.path.join(r.build, "lib", "nnplug", "plugins", "libnnplug-comm-mpi.so")
+    mpirun = shutil.which("mpirun")
+    if not mpirun or not os.path.exists(plugin):
+        return {"skipped": "no mpirun" if not mpirun else
+                "the MPI transport plugin (libnnplug-comm-mpi.so) is not built"}
+    mpi = ["mpirun", "--oversubscribe", "-np", "2"]
+    env_root = MPI_ROOT_ENV if os.geteuid() == 0 else {}
+    res = {"nnplug": [], "torch": [], "images": cfg["dist_limit"]}
+    for rnd in range(r.args.rounds):
+        order = ["nnplug", "torch"] if rnd % 2 == 0 else ["torch", "nnplug"]
+        for who in order:
+            if who == "nnplug":
+                res["nnplug"].append(nnplug_train(r, "cnn", "cpu", cfg["dist_limit"],
+                                                  cfg["test_limit"], mpi=mpi))
+            elif torch_python:
+                env = dict(env_root)
+                env["OPENBLAS_NUM_THREADS"] = "1"
+                text = r.run(mpi + [torch_python, os.path.join(ROOT, "scripts",
+                                                               "torch-ddp-bench.py"),
+                                    "--threads", "1", "--limit", str(cfg["dist_limit"]),
+                                    "--epochs", "2"], env=env)
+                out = r.last_json(text)
+                res["torch"].append({"images_per_second": out["images_per_second"],
+                                     "seconds": out["train_seconds"],
+                                     "epoch_seconds": out["epoch_seconds"]})
+    for who in ("nnplug", "torch"):
+        ips = [x["images_per_second"] for x in res[who]]
+        res[who + "_median"] = statistics.median(ips) if ips else None
+    text = r.run(["mpiexec", "--oversubscribe", "-n", "2", r.bin("nnplug-comm-bench"),
+                  *cfg["comm"]], env=env_root or None)
+    rows = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 8 and f[0].isdigit():
+            rows.append({"bytes": int(f[0]), "size": f[1] + " " + f[2], "reps": int(f[3]),
+                         "nnplug_us": float(f[4]), "mpi_us": float(f[5]), "ratio": float(f[6]),
+                         "gb_per_s": float(f[7])})
+    res["comm"] = {"header": text.splitlines()[0] if text else "", "rows": rows}
+    return res
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--torch-python", default="/usr/bin/python3")
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--command", default="", help="the command line to state in the document")
+    args = p.parse_args()
+    if args.rounds < 1:
+        p.error("--rounds must be >= 1")
+    if args.quick:
+        args.rounds = 1
+    for exe in ("hello", "train", "nnplug-bench"):
+        path = os.path.join(args.build, "bin", exe)
+        if not os.access(path, os.X_OK):
+            raise SystemExit(f"benchmark: {path} is missing: build first (without --no-build)")
+    cfg = QUICK if args.quick else FULL
+    r = Runner(args)
+
+    r.phase("machine")
+    torch_python, torch_skipped = None, None
+    if args.no_torch:
+        torch_skipped = "--no-torch was given"
+    elif not (shutil.which(args.torch_python) or os.access(args.torch_python, os.X_OK)):
+        torch_skipped = f"{args.torch_python} was not found"
+    else:
+        torch_python = shutil.which(args.torch_python) or args.torch_python
+    m = machine(r, torch_python)
+    if torch_python and not m.get("torch"):
+        torch_skipped = f"PyTorch cannot be imported by {args.torch_python}"
+        torch_python = None
+    r.torch_cuda = bool(torch_python and m["torch"].get("cuda_available"))
+    bks = backends(m)
+    results = {"machine": m, "quick": args.quick, "rounds": args.rounds, "backends": bks,
+               "config": cfg, "torch_skipped": torch_skipped, "command": args.command}
+
+    r.phase("per-op times and limits")
+    probe = os.path.join(r.tmp, "threads.json")
+    r.run([r.bin("nnplug-bench"), "--backend", "cpu", "--filter", "dispatch", "--reps", "1",
+           "--json", probe], record=False)
+    with open(probe) as f:
+        threads = json.load(f)["num_threads"]
+    results["threads"] = threads
+    results["ops"] = per_op(r, cfg, bks, torch_python, threads)
+
+    r.phase("training")
+    results["training"] = training(r, cfg, bks, torch_python, threads)
+
+    r.phase("distributed")
+    results["distributed"] = distributed(r, cfg, torch_python)
+
+    r.phase("report")
+    results["commands"] = r.commands
+    os.makedirs(args.out, exist_ok=True)
+    out_json = os.path.join(args.out, "benchmarks.json")
+    results["phases"] = r.phases
+    with open(out_json, "w") as f:
+        json.dump(results, f, indent=1)
+    sys.path.insert(0, HERE)
+    import report
+    report.write(results, args.out)
+    r.phase(None)
+    results["phases"] = r.phases
+    results["total_seconds"] = round(time.monotonic() - r.t0, 1)
+    with open(out_json, "w") as f:
+        json.dump(results, f, indent=1)
+    shutil.rmtree(r.tmp, ignore_errors=True)
+    print(f"benchmark: wrote {out_json}, {os.path.join(args.out, 'benchmarks.md')} and "
+          f"{os.path.join(args.out, 'figures')}; total {results['total_seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
