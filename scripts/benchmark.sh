@@ -8,7 +8,7 @@
 # (scripts/bench/). PyTorch serves the comparison only: without it the figures are nnplug's.
 #
 #   scripts/benchmark.sh [--quick] [--out DIR] [--rounds N] [--no-build] [--build-dir DIR]
-#                        [--torch-python PATH | --no-torch]
+#                        [--torch-python PATH ... | --no-torch]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here=$PWD
@@ -21,13 +21,16 @@ usage: scripts/benchmark.sh [options]
   --rounds N           alternated nnplug/PyTorch training rounds, medians reported (default 3)
   --no-build           use the existing build folder instead of building Release first
   --build-dir DIR      the build folder (default: build)
-  --torch-python PATH  the Python interpreter that runs PyTorch (default /usr/bin/python3)
+  --torch-python PATH  a Python interpreter that runs PyTorch (default /usr/bin/python3);
+                       repeatable: training compares nnplug with the fastest of them per
+                       model, per-op times use the first
   --no-torch           skip the PyTorch comparison
   -h, --help           this text
 USAGE
 }
 
-quick=0 build=1 out="$root/docs" rounds=3 build_dir="$root/build" torch_python="/usr/bin/python3" no_torch=0
+quick=0 build=1 out="$root/docs" rounds=3 build_dir="$root/build" no_torch=0
+torch_pythons=()
 args=("$@")
 need() { [[ $# -ge 2 && -n $2 ]] || { echo "benchmark.sh: $1 needs a value" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
@@ -38,7 +41,7 @@ while [[ $# -gt 0 ]]; do
     --out) need "$@"; out=$(cd "$here" && realpath -m -- "$2"); shift ;;
     --rounds) need "$@"; rounds=$2; shift ;;
     --build-dir) need "$@"; build_dir=$(cd "$here" && realpath -m -- "$2"); shift ;;
-    --torch-python) need "$@"; torch_python=$2; shift ;;
+    --torch-python) need "$@"; torch_pythons+=("$2"); shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "benchmark.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -48,9 +51,14 @@ if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
   echo "benchmark.sh: --rounds needs a positive integer, not '$rounds'" >&2
   exit 2
 fi
-if ((no_torch == 0)) && ! command -v "$torch_python" >/dev/null; then
-  echo "benchmark.sh: --torch-python $torch_python is not an executable (or use --no-torch)" >&2
-  exit 2
+((${#torch_pythons[@]})) || torch_pythons=(/usr/bin/python3)
+if ((no_torch == 0)); then
+  for py in "${torch_pythons[@]}"; do
+    if ! command -v "$py" >/dev/null; then
+      echo "benchmark.sh: --torch-python $py is not an executable (or use --no-torch)" >&2
+      exit 2
+    fi
+  done
 fi
 
 cd "$root"
@@ -74,7 +82,8 @@ for exe in train nnplug-bench hello; do
   fi
 done
 
-opts=(--build "$build_dir" --out "$out" --rounds "$rounds" --torch-python "$torch_python")
+opts=(--build "$build_dir" --out "$out" --rounds "$rounds")
+for py in "${torch_pythons[@]}"; do opts+=(--torch-python "$py"); done
 ((quick)) && opts+=(--quick)
 ((no_torch)) && opts+=(--no-torch)
 /usr/bin/python3 scripts/bench/run.py "${opts[@]}" \

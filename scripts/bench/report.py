@@ -62,12 +62,12 @@ def machine_md(m, threads):
     rows.append(("GPU", "; ".join(gpu["nvidia_smi"]) + f" (CUDA driver API {gpu['cuda_driver_api']})"
                  if gpu else "none (no `nvidia-smi`)"))
     rows.append(("nnplug devices", "<br>".join(f"`{d}`" for d in m.get("nnplug_devices", []))))
-    t = m.get("torch")
-    if t:
+    torches = m.get("torches") or ([m["torch"]] if m.get("torch") else [])
+    for t in torches:
         extra = f", CUDA {t['cuda']}, cuDNN {t.get('cudnn')}" if t.get("cuda_available") else ""
         rows.append(("PyTorch", f"{t['version']} (`{t.get('python')}`; BLAS {t.get('blas') or '?'}, "
                                 f"oneDNN {'yes' if t.get('mkldnn') else 'no'}{extra})"))
-    else:
+    if not torches:
         rows.append(("PyTorch", "not used"))
     return table(("", ""), rows)
 
@@ -124,11 +124,14 @@ def chart_ratios(rows, path):
 def training_md(results):
     tr, bks = results["training"], results["backends"]
     gpu = "cuda" in bks
+    several = len({ver for v in tr.values() for ver in v.get("torch_medians", {})}) > 1
     header = ["model", "backend", "images per epoch", "nnplug images/s (rounds → median)",
               "PyTorch images/s (rounds → median)", "time nnplug ÷ PyTorch"]
+    if several:
+        header[4] = "fastest PyTorch: images/s (rounds → median)"
     if gpu:
         header.append("nnplug cuda ÷ cpu speed-up")
-    rows, slower, faster = [], [], []
+    rows, slower, faster, others = [], [], [], []
     for m in MODELS:
         for b in bks:
             v = tr.get(f"{m}/{b}")
@@ -140,10 +143,15 @@ def training_md(results):
             ratio = tm / nm if (nm and tm) else None
             if ratio is not None:
                 (slower if is_slower(ratio) else faster).append(f"{m} on {b} ({ratio:.2f})")
+            who = f"{v['torch_version']}: " if several and v.get("torch_version") else ""
             row = [m, b, v["images"],
                    " / ".join(fmt(x) for x in ns) + f" → **{fmt(nm)}**",
-                   (" / ".join(fmt(x) for x in ts) + f" → **{fmt(tm)}**") if ts else
+                   (who + " / ".join(fmt(x) for x in ts) + f" → **{fmt(tm)}**") if ts else
                    "not run", ratio_cell(ratio)]
+            if several:
+                others.extend(f"{m} on {b}: PyTorch {ver} {fmt(med)}"
+                              for ver, med in v.get("torch_medians", {}).items()
+                              if ver != v.get("torch_version"))
             if gpu:
                 c = tr.get(f"{m}/cpu", {}).get("nnplug_median")
                 row.append(f"{nm / c:.1f}×" if (b == "cuda" and c and nm) else "")
@@ -158,6 +166,9 @@ def training_md(results):
             text.append("**nnplug is slower** on: " + ", ".join(slower) + ".")
         else:
             text.append("nnplug is slower on none of the measured models.")
+    if others:
+        text.append("Each row compares with the faster PyTorch for that model; the other's "
+                    "medians (images/s): " + "; ".join(others) + ".")
     return table(header, rows), " ".join(text)
 
 
@@ -237,7 +248,9 @@ def distributed_md(results):
     out = [f"The cnn on the first {d['images']} training images, 2 epochs per run (the first "
            "the warm-up), global batch 128 split across the ranks, nnplug and PyTorch "
            "alternated. PyTorch DDP runs `scripts/torch-ddp-bench.py` with "
-           "`OPENBLAS_NUM_THREADS=1`.", "",
+           "`OPENBLAS_NUM_THREADS=1`"
+           + (f" on PyTorch {d['torch_version']} (the faster one for the cnn)"
+              if d.get("torch_version") else "") + ".", "",
            table(["configuration", "nnplug images/s (rounds → median)",
                   "PyTorch images/s (rounds → median)", "time nnplug ÷ PyTorch"], rows)]
     comm = d.get("comm", {})
@@ -261,9 +274,13 @@ def write(results, out_dir):
     ops_tables, ops_text, ops_fig, limits_md = ops_md(results, fig_dir, "figures")
     training_table, training_text = training_md(results)
     ts = results.get("torch_skipped")
+    torches = m.get("torches") or ([m["torch"]] if m.get("torch") else [])
     torch_status = (f"**The PyTorch comparison was skipped**: {ts}; the PyTorch columns are "
                     "empty." if ts else
-                    f"PyTorch {m['torch']['version']} (`{m['torch'].get('python')}`).")
+                    "PyTorch " + ", ".join(f"{t['version']} (`{t.get('python')}`)"
+                                           for t in torches) +
+                    ("; training compares with the faster of them per model, per-op times "
+                     f"with {torches[0]['version']}." if len(torches) > 1 else "."))
     total = sum(p.get("seconds", 0) for p in results.get("phases", []))
     phases = ", ".join(f"{p['name']} {p['seconds']:.0f} s" for p in results.get("phases", [])
                        if "seconds" in p)

@@ -5,7 +5,7 @@ comparison, writes the raw results (JSON) and then the document and charts (repo
 Standard library only; PyTorch runs in child processes of --torch-python.
 
   /usr/bin/python3 scripts/bench/run.py --build build --out docs [--quick] [--rounds 3]
-      [--torch-python /usr/bin/python3 | --no-torch]
+      [--torch-python /usr/bin/python3 [--torch-python venv/bin/python ...] | --no-torch]
 """
 import argparse
 import csv
@@ -158,7 +158,7 @@ def cpu_info():
     return info
 
 
-def machine(r, torch_python):
+def machine(r, torch_pythons):
     m = {"cpu": cpu_info(), "hardware_threads": os.cpu_count(),
          "usable_cpus": len(os.sched_getaffinity(0)), "os": platform.platform(),
          "python": platform.python_version(),
@@ -182,13 +182,18 @@ def machine(r, torch_python):
                            if re.match(r"\s+\S+:\d+\s", ln)]
     m["nnplug_plugins"] = [ln.strip() for ln in hello.splitlines()
                            if re.match(r"\s+\S+\s+(loaded|skipped|failed|refused)", ln)]
-    if torch_python:
-        out = r.run([torch_python, "-c", PROBE_TORCH], record=False, check=False)
+    m["torches"] = []
+    for py in torch_pythons:
+        out = r.run([py, "-c", PROBE_TORCH], record=False, check=False)
         try:
-            m["torch"] = r.last_json(out)
-            m["torch"]["python"] = r.rel(torch_python)
+            t = r.last_json(out)
         except SystemExit:
-            m["torch"] = None
+            continue
+        t["python"] = r.rel(py)
+        t["path"] = py
+        m["torches"].append(t)
+    # the first PyTorch that imports: the per-op yardstick, and the machine table's PyTorch row
+    m["torch"] = m["torches"][0] if m["torches"] else None
     git = ["git", "-C", ROOT]
     m["git"] = {
         "commit": r.run(git + ["rev-parse", "HEAD"], record=False, check=False).strip(),
@@ -267,31 +272,45 @@ def torch_train(r, torch_python, model, device, limit, threads):
             "torch": out["torch"], "env": env}
 
 
-def training(r, cfg, bks, torch_python, threads):
+def training(r, cfg, bks, torches, threads):
+    """Every model on every backend, nnplug and each PyTorch (torches: the probed interpreters)
+    in turn, the order rotating each round. The table compares nnplug with the fastest
+    PyTorch of each model and backend (its runs become "torch"); every PyTorch's runs stay in
+    "torch_all"."""
     runs = {}
     for rnd in range(r.args.rounds):
         for model in MODELS:
             for b in bks:
                 key = f"{model}/{b}"
-                runs.setdefault(key, {"nnplug": [], "torch": []})
+                v = runs.setdefault(key, {"nnplug": [], "torch_all": {}})
                 tdev = "cuda" if b == "cuda" else "cpu"
-                with_torch = torch_python and (tdev == "cpu" or r.torch_cuda)
-                order = ["nnplug", "torch"] if rnd % 2 == 0 else ["torch", "nnplug"]
-                for who in order:
+                contenders = ["nnplug"] + [t for t in torches
+                                           if tdev == "cpu" or t.get("cuda_available")]
+                k = rnd % len(contenders)
+                for who in contenders[k:] + contenders[:k]:
                     if who == "nnplug":
-                        runs[key]["nnplug"].append(nnplug_train(r, model, b, cfg["limit"][model],
-                                                                cfg["test_limit"]))
-                    elif with_torch:
-                        runs[key]["torch"].append(torch_train(r, torch_python, model, tdev,
-                                                              cfg["limit"][model], threads))
+                        v["nnplug"].append(nnplug_train(r, model, b, cfg["limit"][model],
+                                                        cfg["test_limit"]))
+                    else:
+                        v["torch_all"].setdefault(who["version"], []).append(
+                            torch_train(r, who["path"], model, tdev, cfg["limit"][model],
+                                        threads))
     for key, v in runs.items():
         pn = {x["parameters"] for x in v["nnplug"]}
-        pt = {x["parameters"] for x in v["torch"]}
-        if pt and pn != pt:
-            raise SystemExit(f"benchmark: {key}: nnplug has {pn} parameters, PyTorch {pt}")
-        for who in ("nnplug", "torch"):
-            ips = [x["images_per_second"] for x in v[who]]
-            v[who + "_median"] = statistics.median(ips) if ips else None
+        for version, tr in v["torch_all"].items():
+            pt = {x["parameters"] for x in tr}
+            if pn != pt:
+                raise SystemExit(f"benchmark: {key}: nnplug has {pn} parameters, PyTorch "
+                                 f"{version} {pt}")
+        ips = [x["images_per_second"] for x in v["nnplug"]]
+        v["nnplug_median"] = statistics.median(ips)
+        medians = {ver: statistics.median(x["images_per_second"] for x in tr)
+                   for ver, tr in v["torch_all"].items()}
+        v["torch_medians"] = medians
+        best = max(medians, key=medians.get) if medians else None
+        v["torch_version"] = best
+        v["torch"] = v["torch_all"][best] if best else []
+        v["torch_median"] = medians[best] if best else None
         v["images"] = cfg["limit"][key.split("/")[0]]
     return runs
 
@@ -344,7 +363,9 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "docs"))
     p.add_argument("--quick", action="store_true")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--torch-python", default="/usr/bin/python3")
+    p.add_argument("--torch-python", action="append", default=None,
+                   help="a Python that imports PyTorch (repeatable: training compares with the "
+                        "fastest; per-op times use the first); default /usr/bin/python3")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--command", default="", help="the command line to state in the document")
     args = p.parse_args()
@@ -360,17 +381,20 @@ def main():
     r = Runner(args)
 
     r.phase("machine")
-    torch_python, torch_skipped = None, None
+    torch_skipped, pythons = None, []
     if args.no_torch:
         torch_skipped = "--no-torch was given"
-    elif not (shutil.which(args.torch_python) or os.access(args.torch_python, os.X_OK)):
-        torch_skipped = f"{args.torch_python} was not found"
     else:
-        torch_python = shutil.which(args.torch_python) or args.torch_python
-    m = machine(r, torch_python)
-    if torch_python and not m.get("torch"):
-        torch_skipped = f"PyTorch cannot be imported by {args.torch_python}"
-        torch_python = None
+        for py in args.torch_python or ["/usr/bin/python3"]:
+            found = shutil.which(py) or (py if os.access(py, os.X_OK) else None)
+            if found is None:
+                raise SystemExit(f"benchmark: --torch-python {py} was not found")
+            pythons.append(found)
+    m = machine(r, pythons)
+    if pythons and not m["torches"]:
+        torch_skipped = "PyTorch cannot be imported by " + ", ".join(pythons)
+    torches = m["torches"]
+    torch_python = m["torch"]["path"] if m.get("torch") else None
     r.torch_cuda = bool(torch_python and m["torch"].get("cuda_available"))
     bks = backends(m)
     results = {"machine": m, "quick": args.quick, "rounds": args.rounds, "backends": bks,
@@ -386,10 +410,16 @@ def main():
     results["ops"] = per_op(r, cfg, bks, torch_python, threads)
 
     r.phase("training")
-    results["training"] = training(r, cfg, bks, torch_python, threads)
+    results["training"] = training(r, cfg, bks, torches, threads)
 
     r.phase("distributed")
-    results["distributed"] = distributed(r, cfg, torch_python)
+    # PyTorch DDP with the PyTorch that trained the cnn fastest in one process
+    cnn = results["training"].get("cnn/cpu", {})
+    ddp = next((t for t in torches if t["version"] == cnn.get("torch_version")),
+               m.get("torch"))
+    results["distributed"] = distributed(r, cfg, ddp["path"] if ddp else None)
+    if ddp:
+        results["distributed"]["torch_version"] = ddp["version"]
 
     r.phase("report")
     results["commands"] = r.commands
