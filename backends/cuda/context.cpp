@@ -1,7 +1,7 @@
 // context.cpp — device discovery (once per process), device memory from a stream-ordered pool
 // per device, and the stream object: lazily created cuBLAS/cuDNN handles bound to the stream,
-// grow-only scratch (no allocation per op once warm), and pinned staging so copies from pageable
-// host memory stay asynchronous for the caller.
+// grow-only scratch (no allocation per op once warm), and a ring of pinned staging buffers so
+// copies from pageable host memory stay asynchronous for the caller.
 #include "context.hpp"
 
 #include "lib_loader.hpp"
@@ -326,28 +326,33 @@ void stream::memcpy_async(void* dst, const void* src, size_t bytes, int32_t kind
     NNP_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, handle));
     return;
   }
-  // Pageable source: copy chunk by chunk into the pinned staging buffer (the caller may reuse
-  // its memory at once) and DMA from there in stream order.
-  if (staging_free_ == nullptr)
-    NNP_CUDA_CHECK(cudaEventCreateWithFlags(&staging_free_, cudaEventDisableTiming));
-  const size_t want = std::min(bytes, kStagingChunk);
-  if (staging_size_ < want) {
-    NNP_CUDA_CHECK(cudaEventSynchronize(staging_free_));
-    if (staging_ != nullptr) NNP_CUDA_CHECK(cudaFreeHost(staging_));
-    staging_ = nullptr;
-    staging_size_ = 0;
-    const size_t size = std::min(std::max(want, kMiB), kStagingChunk);
-    NNP_CUDA_CHECK(cudaHostAlloc(&staging_, size, cudaHostAllocDefault));
-    staging_size_ = size;
-  }
+  // Pageable source: copy chunk by chunk through the ring of pinned staging buffers (the caller
+  // may reuse its memory at once) and DMA from there in stream order. Each buffer has an event
+  // recorded after its last DMA; the host waits only for the buffer it is about to refill, which
+  // was queued kStagingBuffers copies ago, so it can run that far ahead of the GPU (and a large
+  // copy fills one buffer while the DMA engine drains another).
   const char* s = static_cast<const char*>(src);
   char* d = static_cast<char*>(dst);
   for (size_t done = 0; done < bytes;) {
-    const size_t n = std::min(bytes - done, staging_size_);
-    NNP_CUDA_CHECK(cudaEventSynchronize(staging_free_));  // previous DMA out of staging done
-    std::memcpy(staging_, s + done, n);
-    NNP_CUDA_CHECK(cudaMemcpyAsync(d + done, staging_, n, cudaMemcpyHostToDevice, handle));
-    NNP_CUDA_CHECK(cudaEventRecord(staging_free_, handle));
+    staging_buffer& b = staging_[staging_next_];
+    staging_next_ = (staging_next_ + 1) % kStagingBuffers;
+    if (b.free == nullptr)
+      NNP_CUDA_CHECK(cudaEventCreateWithFlags(&b.free, cudaEventDisableTiming));
+    else
+      NNP_CUDA_CHECK(cudaEventSynchronize(b.free));  // its previous DMA is done
+    const size_t want = std::min(bytes - done, kStagingChunk);
+    if (b.size < want) {
+      if (b.ptr != nullptr) NNP_CUDA_CHECK(cudaFreeHost(b.ptr));
+      b.ptr = nullptr;
+      b.size = 0;
+      const size_t size = std::min(std::max(want, kMiB), kStagingChunk);
+      NNP_CUDA_CHECK(cudaHostAlloc(&b.ptr, size, cudaHostAllocDefault));
+      b.size = size;
+    }
+    const size_t n = std::min(bytes - done, b.size);
+    std::memcpy(b.ptr, s + done, n);
+    NNP_CUDA_CHECK(cudaMemcpyAsync(d + done, b.ptr, n, cudaMemcpyHostToDevice, handle));
+    NNP_CUDA_CHECK(cudaEventRecord(b.free, handle));
     done += n;
   }
 }
@@ -383,10 +388,11 @@ void stream::destroy() {
     scratch_ptr_[i] = nullptr;
     scratch_size_[i] = 0;
   }
-  if (staging_ != nullptr) keep(cudaFreeHost(staging_));
-  staging_ = nullptr;
-  if (staging_free_ != nullptr) keep(cudaEventDestroy(staging_free_));
-  staging_free_ = nullptr;
+  for (staging_buffer& b : staging_) {  // idle: the stream was synchronised above
+    if (b.ptr != nullptr) keep(cudaFreeHost(b.ptr));
+    if (b.free != nullptr) keep(cudaEventDestroy(b.free));
+    b = staging_buffer{};
+  }
   if (handle != nullptr) keep(cudaStreamDestroy(handle));
   handle = nullptr;
   if (first != cudaSuccess) {

@@ -2,7 +2,8 @@
 //
 // A stream is a cudaStream_t (cudaStreamNonBlocking) that owns its cuBLAS and cuDNN handles
 // (created on first use, bound to the stream), grow-only device scratch buffers (library
-// workspace and temporaries), and a pinned staging buffer for copies from pageable host memory.
+// workspace and temporaries), and a ring of pinned staging buffers for copies from pageable host
+// memory.
 // One stream is used by one thread at a time (nnplug_plugin.h), so a stream needs no lock.
 //
 // Device memory (mem_alloc, scratch) comes from one stream-ordered memory pool per device that
@@ -80,9 +81,15 @@ struct stream {
   void* scratch_ptr_[kScratchSlots] = {};
   size_t scratch_size_[kScratchSlots] = {};
   cudaMemPool_t pool_ = nullptr;  // the pool scratch comes from (NULL: cudaMalloc, no pools)
-  void* staging_ = nullptr;       // pinned host buffer
-  size_t staging_size_ = 0;
-  cudaEvent_t staging_free_ = nullptr;  // recorded after the last DMA out of staging_
+  // Pinned staging for copies from pageable host memory: a ring, used in turn (memcpy_async).
+  struct staging_buffer {
+    void* ptr = nullptr;
+    size_t size = 0;
+    cudaEvent_t free = nullptr;  // recorded after the last DMA out of ptr
+  };
+  static constexpr int kStagingBuffers = 4;
+  staging_buffer staging_[kStagingBuffers];
+  int staging_next_ = 0;
   bool host_is_pinned(const void* p) const;
   // cudaSuccess, cudaErrorMemoryAllocation, or another error (thrown by the callers).
   cudaError_t grow_scratch(int slot, size_t bytes);
