@@ -15,9 +15,11 @@
  *  - initialises the weights Glorot-uniform and the biases to zero from --seed (own PRNG);
  *  - each epoch draws a permutation from the seed and trains on batches of --batch images; the
  *    last partial batch is kept (60000 / 128 gives 469 steps, the last one of 96 images), as in
- *    the PyTorch yardstick. The batch gather runs on the device: one device-to-device
- *    nnp_memcpy_async per image from the resident data set into the batch buffer; the labels
- *    (8 bytes each) are gathered on the host into a staging buffer and copied in one go;
+ *    the PyTorch yardstick. The batch gather runs on the device: the batch's indices are
+ *    copied in one go and one gather op (ONNX Gather, axis 0) reads the images from the
+ *    resident data set into the batch buffer (where the device does not implement gather,
+ *    one device-to-device nnp_memcpy_async per image); the labels (8 bytes each) are gathered
+ *    on the host into a staging buffer and copied in one go;
  *  - forward and backward are nnplug ops: GEMM (trans flags for the gradients), conv2d forward,
  *    backward-data, backward-filter, backward-bias, max-pool forward/backward, ReLU
  *    forward/backward, dropout forward/backward (Philox, a fresh counter offset per call),
@@ -270,6 +272,22 @@ int main(int argc, char** argv) {
   uint32_t* perm = xmalloc(train.n * sizeof *perm);
   for (size_t i = 0; i < train.n; ++i) perm[i] = (uint32_t)i;
   int64_t* host_labels = xmalloc((size_t)nt.max_batch * sizeof *host_labels);
+  /* The batch's images: one gather op from the resident training set, its int64 indices
+     copied in one go, where the device implements gather for this call; else one
+     device-to-device copy per image. */
+  int64_t* host_index = xmalloc((size_t)nt.max_batch * sizeof *host_index);
+  int64_t* dev_index = dev_alloc(&nt, (size_t)nt.max_batch * sizeof *dev_index);
+  const nnp_gather_params gather_params = {.struct_size = sizeof gather_params, .axis = 0};
+  int use_gather = 0;
+  if (train.n > 0) {
+    tview gd, gi, gy;
+    use_gather = nnp_op_supported(
+                     nt.dev, NNP_OP_GATHER, &gather_params, 2,
+                     (const DLTensor* const[]){F32(&gd, train_x, (int64_t)train.n, IMAGE_PIXELS),
+                                               I64(&gi, dev_index, nt.max_batch)},
+                     1, (const DLTensor* const[]){F32(&gy, nt.x, nt.max_batch, IMAGE_PIXELS)}) ==
+                 NNP_STATUS_OK;
+  }
   float* host_logits = xmalloc((size_t)nt.max_batch * NUM_CLASSES * sizeof *host_logits);
   uint64_t shuffle_rng = o.seed ^ 0x53687566666C6521ull;
   const int tty = isatty(fileno(stderr));
@@ -288,9 +306,20 @@ int main(int argc, char** argv) {
       dist_shard(n, d.rank, d.size, &first, &n_local);
       const uint32_t* idx = perm + start + first;
       for (size_t i = 0; i < n_local; ++i) {
-        CHECK(nnp_memcpy_async(nt.s, nt.dev, (char*)nt.x + i * img_bytes, nt.dev,
-                               (char*)train_x + (size_t)idx[i] * img_bytes, img_bytes));
+        if (use_gather)
+          host_index[i] = (int64_t)idx[i];
+        else
+          CHECK(nnp_memcpy_async(nt.s, nt.dev, (char*)nt.x + i * img_bytes, nt.dev,
+                                 (char*)train_x + (size_t)idx[i] * img_bytes, img_bytes));
         host_labels[i] = train.labels[idx[i]];
+      }
+      if (use_gather && n_local > 0) {
+        tview gd, gi, gy;
+        CHECK(nnp_memcpy_async(nt.s, nt.dev, dev_index, NULL, host_index,
+                               n_local * sizeof *host_index));
+        CHECK(nnp_gather(nt.s, &gather_params, F32(&gd, train_x, (int64_t)train.n, IMAGE_PIXELS),
+                         I64(&gi, dev_index, (int64_t)n_local),
+                         F32(&gy, nt.x, (int64_t)n_local, IMAGE_PIXELS)));
       }
       CHECK(
           nnp_memcpy_async(nt.s, nt.dev, nt.labels, NULL, host_labels, n_local * sizeof(int64_t)));
@@ -374,6 +403,7 @@ int main(int argc, char** argv) {
   close_log(loss_log, "--loss-log", o.loss_log_path);
   free(perm);
   free(host_labels);
+  free(host_index);
   free(host_logits);
   free(train.labels);
   free(test.labels);
