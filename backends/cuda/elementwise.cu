@@ -1,5 +1,6 @@
 // elementwise.cu — own kernels for binary ops with numpy broadcasting, scale, fill, strided copy,
-// transpose, cast, and the small helpers GEMM and convolution borrow (C broadcast, bias add,
+// transpose, cast, gather (ONNX Gather, rows moved in the widest aligned unit, up to 16 bytes),
+// and the small helpers GEMM and convolution borrow (C broadcast, bias add,
 // explicit zero padding). Memory-bound: speed comes from grid-stride loops with coalesced
 // accesses, a fast path when no broadcasting is needed, and float32 arithmetic for 16-bit types.
 #include "common.cuh"
@@ -399,6 +400,63 @@ void op_copy(stream& s, const op_call& c) {
     sh.stride_b[d] = y.strides != nullptr ? y.strides[d] : cs[d];
   }
   launch_strided_copy(s, es, data_ptr<const void>(x), data_ptr<void>(y), n, sh);
+}
+
+// ---- gather -------------------------------------------------------------------------------------
+// y[o, j, k] = data[o, idx(j), k] over data [outer, A, inner] and indices [J] (ONNX Gather:
+// idx(j) = indices[j], + A when negative); an index outside [-A, A) gives zeros (the kernel
+// cannot raise: nnplug_ops.h). U is the widest unit that divides a row's bytes and both base
+// addresses, so a row of float32 images moves as 16-byte vectors.
+template <typename U>
+__global__ void gather_kernel(const U* __restrict data, const int64_t* __restrict indices,
+                              U* __restrict y, int64_t outer, int64_t a, int64_t j_count,
+                              int64_t inner) {
+  const int64_t n = outer * j_count * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t k = i % inner, row = i / inner;
+    const int64_t j = row % j_count, o = row / j_count;
+    int64_t idx = indices[j];
+    if (idx < 0) idx += a;
+    y[i] = idx >= 0 && idx < a ? data[(o * a + idx) * inner + k] : U{};
+  }
+}
+
+template <typename U>
+void launch_gather(stream& s, const void* data, const int64_t* indices, void* y, int64_t outer,
+                   int64_t a, int64_t j_count, int64_t row_bytes) {
+  const int64_t inner = row_bytes / static_cast<int64_t>(sizeof(U));
+  gather_kernel<U><<<grid_for(outer * j_count * inner), kThreads, 0, s.handle>>>(
+      static_cast<const U*>(data), indices, static_cast<U*>(y), outer, a, j_count, inner);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_gather(stream& s, const op_call& c) {
+  const DLTensor& x = *c.in(0);
+  const DLTensor& ind = *c.in(1);
+  const DLTensor& y = *c.out(0);
+  if (numel(y) == 0) return;
+  const int axis = normalize_axis(c.params_as<nnp_gather_params>().axis, x.ndim);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (int d = axis + 1; d < x.ndim; ++d) inner *= x.shape[d];
+  const int64_t row_bytes = inner * static_cast<int64_t>(dtype_size(x.dtype));
+  const void* src = data_ptr<const void>(x);
+  void* dst = data_ptr<void>(y);
+  const uintptr_t align = reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst) |
+                          static_cast<uintptr_t>(row_bytes);
+  const int64_t* idx = data_ptr<const int64_t>(ind);
+  const int64_t a = x.shape[axis], j_count = numel(ind);
+  if (align % 16 == 0)
+    launch_gather<uint4>(s, src, idx, dst, outer, a, j_count, row_bytes);
+  else if (align % 8 == 0)
+    launch_gather<uint64_t>(s, src, idx, dst, outer, a, j_count, row_bytes);
+  else if (align % 4 == 0)
+    launch_gather<uint32_t>(s, src, idx, dst, outer, a, j_count, row_bytes);
+  else if (align % 2 == 0)
+    launch_gather<uint16_t>(s, src, idx, dst, outer, a, j_count, row_bytes);
+  else
+    launch_gather<uint8_t>(s, src, idx, dst, outer, a, j_count, row_bytes);
 }
 
 void op_transpose(stream& s, const op_call& c) {

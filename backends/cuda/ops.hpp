@@ -59,6 +59,7 @@ void op_scale(stream& s, const op_call& c);          // elementwise.cu
 void op_clip(stream& s, const op_call& c);           // elementwise.cu
 void op_fill(stream& s, const op_call& c);           // elementwise.cu
 void op_copy(stream& s, const op_call& c);           // elementwise.cu
+void op_gather(stream& s, const op_call& c);         // elementwise.cu (ONNX Gather)
 void op_transpose(stream& s, const op_call& c);      // elementwise.cu
 void op_cast(stream& s, const op_call& c);           // elementwise.cu
 void op_reduce(stream& s, const op_call& c);         // reduce.cu

@@ -149,6 +149,7 @@ const op_row kRows[] = {
     {NNP_OP_FILL,                           kAllFloats,  on_stream<op_fill>,      check_float_operands},
     {NNP_OP_COPY,                           any,         on_stream<op_copy>,      check_element_size},
     {NNP_OP_TRANSPOSE,                      any,         on_stream<op_transpose>, check_element_size},
+    {NNP_OP_GATHER,                         any,         on_stream<op_gather>,    check_element_size},
     {NNP_OP_CAST,                           kAllFloats,  on_stream<op_cast>,      check_float_operands},
     {NNP_OP_REDUCE,                         kHalfFloats, on_stream<op_reduce>,    check_reduce},
     {NNP_OP_SGD_UPDATE,                     f32,         on_stream<op_sgd>},
