@@ -271,6 +271,7 @@ int64_t wino_plane_stride(int64_t floats) {
 // Input transform of images [c_in, h, w] (nb of them, img_stride floats apart) into
 // v[xi * xs + c * ld_v + b * tiles + t], ld_v = nb * tiles: the images' tiles side by side, so
 // that one SGEMM per xi covers the whole block. work: pl.work() floats, prepared.
+NNP_WINO_CLONES
 void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_t c_in,
                           const wino_plane& pl, float* v, int64_t xs, float* work) {
   const int64_t tiles = pl.tp * pl.tq, ld_v = nb * tiles;
@@ -282,50 +283,64 @@ void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_
                            pl.tq, v + c * ld_v + b * tiles, xs, tmp);
 }
 
-// Output transform of one row of tiles: out0/out1 (2*tq floats each) = the two output rows,
-// A^T m A + bias, for m[xi] = m[xi * ms + tj].
-inline void winograd_output_row(const float* __restrict m, int64_t ms, int64_t tq, float bias,
-                                float* __restrict out0, float* __restrict out1) {
-  for (int64_t tj = 0; tj < tq; ++tj) {
-    float am[2][4];  // A^T m
-    for (int j = 0; j < 4; ++j) {
-      const float m0 = m[(0 + j) * ms + tj], m1 = m[(4 + j) * ms + tj];
-      const float m2 = m[(8 + j) * ms + tj], m3 = m[(12 + j) * ms + tj];
-      am[0][j] = m0 + m1 + m2;
-      am[1][j] = m1 - m2 - m3;
-    }
-    out0[2 * tj] = am[0][0] + am[0][1] + am[0][2] + bias;
-    out0[2 * tj + 1] = am[0][1] - am[0][2] - am[0][3] + bias;
-    out1[2 * tj] = am[1][0] + am[1][1] + am[1][2] + bias;
-    out1[2 * tj + 1] = am[1][1] - am[1][2] - am[1][3] + bias;
+// Output transform, first half (A^T along the xi rows), over all tiles of a plane at once
+// (unit stride, long loops): s0[j][t] = m0 + m1 + m2 and s1[j][t] = m1 - m2 - m3 for
+// mi = m[(4 i + j) * ms + t]; s = s0 [4][tiles] then s1 [4][tiles].
+inline void winograd_output_cols(const float* __restrict m0, const float* __restrict m1,
+                                 const float* __restrict m2, const float* __restrict m3,
+                                 int64_t tiles, float* __restrict s0, float* __restrict s1) {
+  for (int64_t t = 0; t < tiles; ++t) {
+    s0[t] = m0[t] + m1[t] + m2[t];
+    s1[t] = m1[t] - m2[t] - m3[t];
+  }
+}
+
+// Output transform, second half (A along each row) for one row of tiles: out[2 t], out[2 t + 1]
+// = a0 + a1 + a2 + bias, a1 - a2 - a3 + bias for aj = a[j * tiles + t].
+inline void winograd_output_row(const float* __restrict a, int64_t tiles, int64_t tq, float bias,
+                                float* __restrict out) {
+  for (int64_t t = 0; t < tq; ++t) {
+    const float a0 = a[t], a1 = a[tiles + t], a2 = a[2 * tiles + t], a3 = a[3 * tiles + t];
+    out[2 * t] = a0 + a1 + a2 + bias;
+    out[2 * t + 1] = a1 - a2 - a3 + bias;
   }
 }
 
 // Output transform of one plane: y [p, q] = A^T m A + bias per tile, m[xi] = m[xi * ms + t]
-// for tile t = ti * tq + tj, clipped at odd edges (through rows_out, 4 tq floats).
+// for tile t = ti * tq + tj, clipped at odd edges. work: 8 tiles + 4 tq floats.
 NNP_WINO_CLONES
 void winograd_output_plane(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
-                           float bias, float* y, float* rows_out) {
+                           float bias, float* y, float* work) {
+  const int64_t tiles = tp * tq;
+  float* s = work;                     // [2][4][tiles]
+  float* rows_out = work + 8 * tiles;  // two output rows of 2 tq floats
+  for (int j = 0; j < 4; ++j)
+    winograd_output_cols(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
+                         s + j * tiles, s + (4 + j) * tiles);
   for (int64_t ti = 0; ti < tp; ++ti) {
     const int64_t r0 = 2 * ti;
-    if (r0 + 1 < p && q % 2 == 0) {  // direct when it fits
-      winograd_output_row(m + ti * tq, ms, tq, bias, y + r0 * q, y + (r0 + 1) * q);
-      continue;
+    const bool fits = r0 + 1 < p && q % 2 == 0;  // direct when it fits
+    float* out0 = fits ? y + r0 * q : rows_out;
+    float* out1 = fits ? y + (r0 + 1) * q : rows_out + 2 * tq;
+    winograd_output_row(s + ti * tq, tiles, tq, bias, out0);
+    winograd_output_row(s + 4 * tiles + ti * tq, tiles, tq, bias, out1);
+    if (!fits) {
+      std::memcpy(y + r0 * q, out0, sizeof(float) * static_cast<size_t>(q));
+      if (r0 + 1 < p) std::memcpy(y + (r0 + 1) * q, out1, sizeof(float) * static_cast<size_t>(q));
     }
-    winograd_output_row(m + ti * tq, ms, tq, bias, rows_out, rows_out + 2 * tq);
-    std::memcpy(y + r0 * q, rows_out, sizeof(float) * static_cast<size_t>(q));
-    if (r0 + 1 < p)
-      std::memcpy(y + (r0 + 1) * q, rows_out + 2 * tq, sizeof(float) * static_cast<size_t>(q));
   }
 }
 
-// Images per block of the batched transforms and SGEMMs: up to kWinoBlock, fewer when that
-// leaves fewer than two blocks per thread (so 2 threads still split the batch).
-int64_t winograd_block(int64_t n) {
-  const char* env = std::getenv("NNPLUG_WINO_BLOCK");  // TEMP experiment
-  const int64_t kWinoBlock = env ? std::atoi(env) : 4;
+// Images per block of the batched transforms and SGEMMs: enough that a block has at least
+// kWinoMinColumns tiles (the SGEMMs' N; small images would otherwise make SGEMMs too narrow to
+// run at speed), but no more: v and m of one cnn conv2 image (144 tiles) already take 885 KB,
+// most of a 1 MiB L2, and blocks of 2, 4 or 8 such images measured up to 10% slower. Fewer when
+// that leaves fewer than two blocks per thread (so that 2 threads still split the batch).
+constexpr int64_t kWinoMinColumns = 128;
+int64_t winograd_block(int64_t n, int64_t tiles) {
+  const int64_t want = (kWinoMinColumns + tiles - 1) / tiles;
   const int64_t per = (n + 2 * num_threads() - 1) / (2 * num_threads());
-  return std::max<int64_t>(1, std::min<int64_t>(kWinoBlock, per));
+  return std::max<int64_t>(1, std::min(want, per));
 }
 
 // NNPLUG_CPU_WINOGRAD=0 turns the Winograd paths off (im2col everywhere), to measure them.
@@ -339,9 +354,9 @@ bool winograd_enabled() {
 
 // A batch of n images x [n, c_in, h, w] -> y [n, k_out, p, q] (+ bias), padding pad_top /
 // pad_left (the bottom and right padding follow from p and q), after one winograd_weights of wt
-// (flip as there) into call scratch. Blocks of winograd_block(n) images in parallel; per block
-// the input transform of its images into v [16][c_in][nb * tiles], 16 SGEMMs
-// m[xi] [K, nb * tiles] = u[xi] [K, C] . v[xi] [C, nb * tiles], and the output transform.
+// (flip as there) into call scratch. Blocks of winograd_block(n, tiles) images in parallel; per
+// block the input transform of its images into v [16][c_in][nb * tiles], 16 SGEMMs m[xi] [K, nb *
+// tiles] = u[xi] [K, C] . v[xi] [C, nb * tiles], and the output transform.
 void winograd_batch(int64_t n, const float* x, int64_t c_in, int64_t h, int64_t w, const float* wt,
                     bool flip, int64_t k_out, int64_t p, int64_t q, int64_t pad_top,
                     int64_t pad_left, const float* bias, float* y) {
@@ -349,13 +364,13 @@ void winograd_batch(int64_t n, const float* x, int64_t c_in, int64_t h, int64_t 
   winograd_weights(wt, k_out, c_in, flip, u);
   const wino_plane pl{h, w, (p + 1) / 2, (q + 1) / 2, pad_top, pad_left};
   const int64_t tiles = pl.tp * pl.tq;
-  const int64_t block = winograd_block(n), blocks = (n + block - 1) / block;
+  const int64_t block = winograd_block(n, tiles), blocks = (n + block - 1) / block;
   parallel_for(blocks, 1, [&](int64_t bb, int64_t be) {
     const int64_t xs = wino_plane_stride(c_in * block * tiles), vsize = 16 * xs;
     const int64_t ms = wino_plane_stride(k_out * block * tiles);
-    float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() + 4 * pl.tq));
+    float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() + 8 * tiles + 4 * pl.tq));
     float* work = v + vsize;
-    float* rows_out = work + pl.work();
+    float* out_work = work + pl.work();
     float* m = scratch(kTaskSlot1, static_cast<size_t>(16 * ms));
     pl.prepare(work);
     for (int64_t blk = bb; blk < be; ++blk) {
@@ -368,7 +383,7 @@ void winograd_batch(int64_t n, const float* x, int64_t c_in, int64_t h, int64_t 
         for (int64_t k = 0; k < k_out; ++k)
           winograd_output_plane(m + k * ld + b * tiles, ms, pl.tp, pl.tq, p, q,
                                 bias != nullptr ? bias[k] : 0.0f,
-                                y + ((i0 + b) * k_out + k) * p * q, rows_out);
+                                y + ((i0 + b) * k_out + k) * p * q, out_work);
     }
   });
 }
@@ -457,7 +472,7 @@ void winograd_backward_filter(const conv_geom& g, const float* x, const float* d
   const int64_t tp = pl.tp, tq = pl.tq, tiles = tp * tq;
   const int64_t usize = 16 * g.k * g.c;
   const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), g.n);
-  const int64_t block = std::min(winograd_block(g.n), (g.n + chunks - 1) / chunks);
+  const int64_t block = std::min(winograd_block(g.n, tiles), (g.n + chunks - 1) / chunks);
   float* du_all = scratch(kCallSlot0, static_cast<size_t>(chunks * usize));
   parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
     const int64_t xs = wino_plane_stride(g.c * block * tiles), vsize = 16 * xs;
