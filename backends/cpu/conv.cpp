@@ -9,14 +9,24 @@
 //   backward-filter  dw_g [K/g, CRS]    += dy_g . col^T   (per-chunk partial sums, then summed)
 // A 1x1, stride-1, unpadded convolution skips im2col (the input already is the column matrix).
 // 3x3 stride-1 convolutions with >= 16 channels in and out (the cnn's conv2) use Winograd
-// F(2x2, 3x3) instead, 2.25x fewer multiplies in the SGEMMs (measured 4-22% faster per op with
-// the transforms; docs/cpu-backend.md): forward as 16 SGEMMs [K, C] . [C, tiles] per image,
-// backward-data as a forward convolution of dy with the flipped filter, backward-filter as
-// 16 SGEMMs [K, tiles] . [tiles, C] per image into dU, then dW = G^T dU G. Winograd runs only
-// when its operands are all finite (all_finite: one vectorised pass over each): its transforms
-// would turn an infinity into NaN where the direct formula gives ±inf.
-// TBB runs images (and groups) in parallel; backward-filter splits the batch into four chunks per
-// thread, each accumulating into its own partial dw (call-level scratch), summed at the end.
+// F(2x2, 3x3) instead, 2.25x fewer multiplies in the SGEMMs: forward as 16 SGEMMs
+// [K, C] . [C, tiles] per block of images, backward-data as a forward convolution of dy with the
+// flipped filter, backward-filter as 16 SGEMMs [K, tiles] . [tiles, C] per block into dU, then
+// dW = G^T dU G. A block is one image, or several side by side in the SGEMMs' tile dimension
+// when an image has fewer than 128 tiles (winograd_block). The transforms work a plane at a time
+// in unit-stride loops over whole padded rows or all tiles of a plane, with AVX2 clones
+// (target_clones; the plugin is built for plain x86-64), and the 16 xi planes of each
+// transform buffer lie an odd number of cache lines apart, so that the 16 streams a transform
+// reads or writes at once do not share L1 sets (wino_plane_stride). Measured on one thread
+// against the previous per-image version with 4-KiB-aligned planes, SSE2 transforms and
+// per-channel zeroing of the padded plane (docs/cpu-backend.md): forward, backward-data and
+// backward-filter of cnn.conv2 24.9 -> 20.5, 30.4 -> 26.4 and 29.3 -> 21.9 ms, the cnn training
+// step 1104 -> 1267 images/s.
+// Winograd runs only when its operands are all finite (all_finite: one vectorised pass over
+// each): its transforms would turn an infinity into NaN where the direct formula gives ±inf.
+// TBB runs images (and groups; Winograd: blocks) in parallel; backward-filter splits the batch into
+// four chunks per thread, each accumulating into its own partial dw (call-level scratch), summed at
+// the end.
 #include "cpu_backend.hpp"
 
 #include <algorithm>
@@ -261,7 +271,8 @@ struct wino_plane {
 // Floats between the 16 xi planes of v, m or dyt holding `floats` each: a whole, odd number of
 // 64-byte lines, so that the 16 streams a transform reads or writes at once (one per plane)
 // fall in different L1 sets. Unpadded, a plane of [64, 144] floats is 9 x 4 KiB and all 16
-// streams land in one set of the 8-way L1 (measured: the output transform took twice as long).
+// streams land in one set of the 8-way L1 (padding the strides took the cnn conv2 forward from
+// 23.0 to 21.3 ms on one thread, process CPU time of nnplug-bench).
 int64_t wino_plane_stride(int64_t floats) {
   int64_t lines = (floats + 15) / 16;
   if (lines % 2 == 0) ++lines;
@@ -463,10 +474,10 @@ void winograd_dy_plane(const float* dy, int64_t p, int64_t q, int64_t tp, int64_
 
 // Backward-filter by Winograd F(2x2, 3x3): the forward is y = A^T [(G g G^T) .* V] A per tile,
 // linear in g, so dg = G^T dU G with dU[xi] = sum over images and tiles of (A dy A^T)[xi] *
-// V[xi]. The batch splits into chunks (one per thread... see sum_over_image_chunks), each
-// accumulating its own dU; per block of winograd_block images the input transform into
-// v [16][C][nb * tiles], the dy transform into dyt [16][K][nb * tiles], and 16 SGEMMs
-// [K, nb * tiles] . [nb * tiles, C] into dU; then one 4x4 -> 3x3 transform per (k, c).
+// V[xi]. The batch splits into chunks (one with one thread, else four per thread, as in
+// sum_over_image_chunks), each accumulating its own dU; per block of winograd_block images the
+// input transform into v [16][C][nb * tiles], the dy transform into dyt [16][K][nb * tiles], and
+// 16 SGEMMs [K, nb * tiles] . [nb * tiles, C] into dU; then one 4x4 -> 3x3 transform per (k, c).
 void winograd_backward_filter(const conv_geom& g, const float* x, const float* dy, float* dw) {
   const wino_plane pl{g.h, g.w, (g.p + 1) / 2, (g.q + 1) / 2, g.pt, g.pl};
   const int64_t tp = pl.tp, tq = pl.tq, tiles = tp * tq;
