@@ -6,7 +6,8 @@
   check_distributed.py fault  --train BIN --workdir DIR --mpiexec CMD --kind exit|error|mismatch
 
 self: `--distributed self` (the distributed code path on one rank: buckets, the communication
-thread, the self communicator) gives the losses of `--distributed none` bit for bit.
+thread, the self communicator) gives the losses of `--distributed none` bit for bit
+(--overlap: train's, for the distributed run; the CTest hands buckets over during backward).
 
 parity: `mpiexec -n RANKS train` with a global batch of --batch gives, step by step, the
 losses of a single process with the same batch and seed, within RTOL. Shuffling, the weights
@@ -92,7 +93,8 @@ def check_self(args):
     log_none = os.path.join(args.workdir, f"dist_self_{tag}_none.csv")
     log_self = os.path.join(args.workdir, f"dist_self_{tag}_self.csv")
     r1, _ = run([args.train] + train_args(args, log_none) + ["--distributed", "none"], 600)
-    r2, _ = run([args.train] + train_args(args, log_self) + ["--distributed", "self"], 600)
+    r2, _ = run([args.train] + train_args(args, log_self) +
+                ["--distributed", "self", "--overlap", args.overlap], 600)
     assert r1.returncode == 0 and r2.returncode == 0, (r1.returncode, r2.returncode)
     s1, s2 = summary(r1.stdout), summary(r2.stdout)
     assert (s1["ranks"], s1["distributed"]) == (1, "none"), s1
@@ -102,7 +104,7 @@ def check_self(args):
 
 
 def check_parity(args):
-    tag = f"{args.model}_{args.limit}_{args.ranks}"
+    tag = f"{args.model}_{args.limit}_{args.ranks}_{args.overlap}"
     log_one = os.path.join(args.workdir, f"dist_parity_{tag}_single.csv")
     log_mpi = os.path.join(args.workdir, f"dist_parity_{tag}_mpi.csv")
     # One after the other: each uses the cores it was given (--threads), and a 2-core machine
@@ -111,7 +113,7 @@ def check_parity(args):
                 ["--distributed", "none", "--threads", str(args.ranks * args.threads)], 600)
     assert r1.returncode == 0, f"single process: exit status {r1.returncode}"
     r2, _ = run(mpi_cmd(args, args.ranks) + train_args(args, log_mpi) +
-                ["--threads", str(args.threads)], 600)
+                ["--threads", str(args.threads), "--overlap", args.overlap], 600)
     assert r2.returncode == 0, f"{args.ranks} ranks: exit status {r2.returncode}"
     s1, s2 = summary(r1.stdout), summary(r2.stdout)
     assert (s1["ranks"], s1["distributed"]) == (1, "none"), s1
@@ -163,6 +165,8 @@ def main():
     p.add_argument("--rtol", type=float, default=RTOL)
     p.add_argument("--kind", choices=["exit", "error", "mismatch"], default="exit")
     p.add_argument("--step", type=int, default=3)
+    p.add_argument("--overlap", choices=["auto", "on", "off"], default="auto",
+                   help="train's --overlap for the distributed run")
     args = p.parse_args()
     {"self": check_self, "parity": check_parity, "fault": check_fault}[args.mode](args)
 

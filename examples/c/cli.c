@@ -105,6 +105,10 @@ void usage(FILE* f) {
           "                           --batch is split across them), or self (the distributed\n"
           "                           code path on one rank)\n"
           "      --bucket-kib N       gradient bucket size of distributed runs (default 256)\n"
+          "      --overlap MODE       auto (default: on for devices whose ops run\n"
+          "                           asynchronously, off for host-compute devices such as\n"
+          "                           cpu), on (all-reduce each bucket during backward, as\n"
+          "                           soon as it is ready) or off (all buckets after backward)\n"
           "  -h, --help               this text\n");
 }
 
@@ -127,8 +131,17 @@ void parse_options(int argc, char** argv, options* o) {
                  .seed = 1234,
                  .data_dir = "/usr/share/datasets/fashion-mnist",
                  .distributed = "auto",
-                 .bucket_kib = 256};
-  enum { OPT_LR = 256, OPT_LOSS_LOG, OPT_TEST_LIMIT, OPT_THREADS, OPT_DISTRIBUTED, OPT_BUCKET };
+                 .bucket_kib = 256,
+                 .overlap = "auto"};
+  enum {
+    OPT_LR = 256,
+    OPT_LOSS_LOG,
+    OPT_TEST_LIMIT,
+    OPT_THREADS,
+    OPT_DISTRIBUTED,
+    OPT_BUCKET,
+    OPT_OVERLAP
+  };
   static const struct option longopts[] = {
       {"model", required_argument, NULL, 'm'},
       {"backend", required_argument, NULL, 'b'},
@@ -144,6 +157,7 @@ void parse_options(int argc, char** argv, options* o) {
       {"threads", required_argument, NULL, OPT_THREADS},
       {"distributed", required_argument, NULL, OPT_DISTRIBUTED},
       {"bucket-kib", required_argument, NULL, OPT_BUCKET},
+      {"overlap", required_argument, NULL, OPT_OVERLAP},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c;
@@ -188,6 +202,9 @@ void parse_options(int argc, char** argv, options* o) {
       case OPT_BUCKET:
         o->bucket_kib = parse_long("--bucket-kib", optarg, 1, 1L << 30);
         break;
+      case OPT_OVERLAP:
+        o->overlap = optarg;
+        break;
       case OPT_LR: {
         char* end = NULL;
         errno = 0;
@@ -210,4 +227,7 @@ void parse_options(int argc, char** argv, options* o) {
   if (strcmp(o->distributed, "auto") != 0 && strcmp(o->distributed, "none") != 0 &&
       strcmp(o->distributed, "mpi") != 0 && strcmp(o->distributed, "self") != 0)
     die("--distributed must be auto, none, mpi or self, got '%s'", o->distributed);
+  if (strcmp(o->overlap, "auto") != 0 && strcmp(o->overlap, "on") != 0 &&
+      strcmp(o->overlap, "off") != 0)
+    die("--overlap must be auto, on or off, got '%s'", o->overlap);
 }

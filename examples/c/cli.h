@@ -29,6 +29,7 @@ typedef struct options {
                                 default */
   const char* distributed;   /* "auto", "none", "mpi" or "self" (dist.h) */
   long bucket_kib;           /* gradient bucket size of distributed runs, KiB */
+  const char* overlap;       /* "auto", "on" or "off": bucket all-reduces during backward */
 } options;
 
 /* Prints the --help text to f. */

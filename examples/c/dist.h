@@ -38,8 +38,12 @@ void dist_shard(size_t n, int rank, int size, size_t* first, size_t* count);
 /* After build_net: the communicator on nt->dev (transport mpi, or self), the communication
    thread and its stream, the gradient buckets of about bucket_bytes over nt->grads (in
    reverse parameter order; a parameter larger than that is a bucket of its own), and rank 0's
-   parameters broadcast to every rank. Installs the backward hook (nt->grad_ready). */
-void dist_start(dist* d, net* nt, size_t bucket_bytes);
+   parameters broadcast to every rank. overlap "on" installs the backward hook
+   (nt->grad_ready) that hands each bucket to the thread as soon as it is ready; "off" hands
+   them all at dist_end_backward; "auto" is on for devices whose memory the host cannot address
+   (their ops run asynchronously) and off for host-compute devices (cpu, reference), where the
+   communication thread's wait inside MPI would take a core from the backward pass. */
+void dist_start(dist* d, net* nt, size_t bucket_bytes, const char* overlap);
 
 /* One line about the communicator and the buckets, for rank 0's banner ("" in mode none). */
 const char* dist_describe(const dist* d);

@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
   size_t share_first = 0, share_max = 0;
   dist_shard((size_t)max_batch, 0, d.size, &share_first, &share_max);
   build_net(&nt, model, share_max > 0 ? (int64_t)share_max : 1, o.seed);
-  dist_start(&d, &nt, (size_t)o.bucket_kib * 1024);
+  dist_start(&d, &nt, (size_t)o.bucket_kib * 1024, o.overlap);
 
   /* The training set lives on the device for the whole run (every rank may need any image:
      the permutation is global); of the test set, this rank's share. */

@@ -24,7 +24,9 @@ The pieces:
   buckets in bucket order, the same order on every rank, while backward goes on: ctypes
   releases the GIL for the length of every nnplug call, so the thread's all_reduce and the
   main thread's next backward op really run at the same time. `wait()` hands over whatever is
-  left and returns when every bucket is summed; the optimizer runs after it.
+  left and returns when every bucket is summed; the optimizer runs after it. Without the hook
+  (train.py --overlap off, the default on host-compute devices) `wait()` hands over every
+  bucket after backward.
 - `broadcast_parameters(comm, params, stream)`: rank 0's values on every rank, in place.
 
 Threads and MPI: the communication thread is the only one that uses the nnplug communicator
@@ -205,6 +207,7 @@ class GradientReducer:
         for b in self.buckets:
             b.view = storage.flat.view((b.numel,), b.offset)
         self._ready = [False] * n
+        self.when = "after"  # "during" once train installs ready() as backward's hook
         self._cv = threading.Condition()
         self._handed = [False] * len(self.buckets)  # under _cv
         self._next = 0       # the next bucket the thread reduces (under _cv)
@@ -218,7 +221,7 @@ class GradientReducer:
     def describe(self):
         sizes = " ".join(f"{b.numel * 4 / 1024:.1f}" for b in self.buckets)
         return (f"{len(self.buckets)} gradient bucket{'s' if len(self.buckets) != 1 else ''} "
-                f"(KiB: {sizes}) all-reduced during backward by a communication thread")
+                f"(KiB: {sizes}) all-reduced {self.when} backward by a communication thread")
 
     def _reset(self):
         for b in self.buckets:

@@ -185,8 +185,8 @@ def test_train_distributed_self_matches_single_process(tmp_path, model):
             "--test-limit", "200"]
     out = {}
     for mode in ("none", "self"):
-        r = subprocess.run(train_cmd(*args, "--distributed", mode, "--loss-log",
-                                     str(tmp_path / f"{mode}.csv")),
+        r = subprocess.run(train_cmd(*args, "--distributed", mode, "--overlap", "on",
+                                     "--loss-log", str(tmp_path / f"{mode}.csv")),
                            capture_output=True, text=True, timeout=300, env=plain_env())
         assert r.returncode == 0, r.stderr
         out[mode] = json.loads(r.stdout.strip().splitlines()[-1])
@@ -197,10 +197,12 @@ def test_train_distributed_self_matches_single_process(tmp_path, model):
 
 
 @needs_mpi
-@pytest.mark.parametrize("model,limit,batch", [("mlp", 1024, 128), ("vit", 384, 96)])
-def test_train_two_ranks_match_single_process(tmp_path, model, limit, batch):
+@pytest.mark.parametrize("model,limit,batch,overlap",
+                         [("mlp", 1024, 128, "auto"), ("vit", 384, 96, "on")])
+def test_train_two_ranks_match_single_process(tmp_path, model, limit, batch, overlap):
     """mpirun -np 2: each rank trains on half of every global batch (the whole batch's dropout
-    masks), the gradients are summed in buckets during backward; the global loss of every
+    masks), the gradients are summed in buckets (after backward with --overlap auto on the cpu,
+    during backward with --overlap on); the global loss of every
     step equals the single process's within float32 reduction order, the replicas stay
     bitwise identical, only rank 0 prints, and the JSON line says ranks and distributed.
     The last batch is partial (limit % batch != 0 for the vit)."""
@@ -210,7 +212,8 @@ def test_train_two_ranks_match_single_process(tmp_path, model, limit, batch):
     r1 = subprocess.run(train_cmd(*args, "--threads", "2", "--loss-log", str(one)),
                         capture_output=True, text=True, timeout=300, env=plain_env())
     assert r1.returncode == 0, r1.stderr
-    r2 = mpirun(2, *train_cmd(*args, "--threads", "1", "--loss-log", str(two)))
+    r2 = mpirun(2, *train_cmd(*args, "--threads", "1", "--overlap", overlap, "--loss-log",
+                              str(two)))
     assert r2.returncode == 0, r2.stdout + r2.stderr
     s1 = json.loads(r1.stdout.strip().splitlines()[-1])
     s2 = json.loads(r2.stdout.strip().splitlines()[-1])

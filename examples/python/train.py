@@ -337,6 +337,10 @@ def main():
                         "distributed code path on one rank")
     p.add_argument("--bucket-kib", type=int, default=256,
                    help="gradient bucket size of distributed runs (KiB)")
+    p.add_argument("--overlap", choices=["auto", "on", "off"], default="auto",
+                   help="all-reduce each bucket during backward (on), all after backward (off), "
+                        "or auto: on for devices whose ops run asynchronously, off for "
+                        "host-compute devices such as cpu")
     args = p.parse_args()
     if args.epochs < 1 or args.batch < 1 or args.limit < 0 or args.test_limit < 0:
         fail("--epochs and --batch must be >= 1, --limit and --test-limit >= 0")
@@ -386,7 +390,12 @@ def main():
         s.synchronize()
         ddp.broadcast_parameters(comm, model.params, s)
         reducer = ddp.GradientReducer(comm, model.grads, args.bucket_kib * 1024, s)
-        model.grad_ready = reducer.ready
+        # overlap auto: during backward where ops run asynchronously (memory the host cannot
+        # address); on host-compute devices the thread's wait in MPI takes the backward's core
+        # (docs/distributed.md), so the buckets go after backward (reducer.wait hands them over)
+        if args.overlap == "on" or (args.overlap == "auto" and not dev.is_cpu):
+            model.grad_ready = reducer.ready
+            reducer.when = "during"
     steps = (n_train + batch - 1) // batch
     if root:
         print(f"nnplug {nnplug.version()} (Python): device {dev.name} ({dev.description}), "
