@@ -1154,6 +1154,11 @@ int main(int argc, char** argv) {
                 core != nullptr ? core : "(OpenBLAS not loaded)",
                 std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)",
                 std::thread::hardware_concurrency());
+    // OpenBLAS's pthreads build starts its worker threads when it loads, and they poll for
+    // work for about 0.1-0.15 s before they sleep (docs/cpu-backend.md), taking a core from
+    // whatever runs meanwhile: measured, the first rows timed within that window ran at half
+    // speed on 2 cores (mlp.fc1 forward 948 us against 483 us later). Wait it out.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
     if (vs_blas_rounds > 0) {
       bench_vs_blas(ctx, blas, vs_blas_rounds);
     } else if (limits) {

@@ -172,6 +172,47 @@ def training_md(results):
     return table(header, rows), " ".join(text)
 
 
+# What is known about why nnplug's cpu backend is slower on a row, by row-name prefix. Each
+# text states facts of the implementation or measurements, and says where the cause is not
+# established; it is printed only for rows the run measured as slower.
+WHY_SLOWER = [
+    ("conv fwd cnn.conv1", "one input channel: im2col + SGEMM has a depth of C·R·S = 9, far "
+     "too shallow for the SGEMM kernel to reach its speed (PyTorch has oneDNN; which "
+     "algorithm it picks for this layer was not checked). A direct kernel for few input "
+     "channels is not written yet."),
+    ("conv bwd_filter cnn.conv1", "the same depth-9 im2col matrices (see conv1 forward)."),
+    ("gemm ", "nnplug splits a GEMM into one single-threaded SGEMM per thread (output panels or "
+     "K slices; docs/cpu-backend.md), each packing the whole other operand; for shapes with "
+     "one small side the split measures below OpenBLAS's own 2-thread SGEMM. Which split "
+     "loses how much per shape is not established yet."),
+    ("relu ", "elementwise kernels are plain loops compiled for baseline x86-64 (SSE2, four "
+     "floats per instruction); the plugin has AVX2 clones only for the Winograd transforms "
+     "and dropout's Philox, while PyTorch's ATen kernels are built per CPU capability and "
+     "dispatched at run time (AVX2, AVX-512). How much of the gap this explains is not "
+     "measured."),
+    ("maxpool2 bwd", "the backward recomputes each window's maximum from x (no stored "
+     "indices) and is compiled for baseline x86-64 (see relu)."),
+    ("layer_norm ", "two passes over each row of 64 elements with per-row scalar work, "
+     "compiled for baseline x86-64 (see relu); rows this short leave little to vectorise."),
+    ("gelu ", "erf and exp through nnplug's own vectorised polynomials (backends/cpu/vmath.hpp), "
+     "compiled for baseline x86-64 (see relu). Not profiled further."),
+    ("attention ", "PyTorch 1.13 has no fused attention: its forward keeps the probabilities "
+     "and its backward reuses them, where nnplug's backward recomputes them from the "
+     "log-sum-exp (FlashAttention-2's formulation), doing more arithmetic for less memory."),
+]
+
+
+def why_slower(names):
+    lines = []
+    for prefix, text in WHY_SLOWER:
+        hit = [n for n in names if n.startswith(prefix)]
+        if hit:
+            lines.append(f"- **{', '.join(hit)}**: {text}")
+            names = [n for n in names if n not in hit]
+    lines += [f"- **{n}**: not analysed yet." for n in names]
+    return "\n".join(lines)
+
+
 def ops_md(results, fig_dir, fig_rel):
     ops = results["ops"]
     limits = {r["name"]: r for r in (ops.get("limits") or {}).get("rows", [])}
@@ -211,6 +252,10 @@ def ops_md(results, fig_dir, fig_rel):
     if n_cmp:
         text = (f"{n_cmp} rows have a PyTorch counterpart; nnplug is slower on {len(slower)} of "
                 f"them" + (": " + ", ".join(slower) + "." if slower else "."))
+        cpu_slower = [n for n in slower if not n.endswith(")")]
+        if cpu_slower:
+            text += ("\n\nWhere the cpu backend is slower, and what is known of why:\n\n" +
+                     why_slower(cpu_slower) + "\n\n")
     else:
         text = "No PyTorch comparison (see above)."
     text += (" PyTorch rows left out have no counterpart doing the same work (N-D "
