@@ -81,7 +81,9 @@ def chart_training(results, path):
     for b in results["backends"]:
         series.append((f"nnplug {b}", [tr.get(f"{m}/{b}", {}).get("nnplug_median") for m in MODELS]))
         if any(tr.get(f"{m}/{b}", {}).get("torch_median") for m in MODELS):
-            series.append((f"PyTorch {b}", [tr[f"{m}/{b}"].get("torch_median") for m in MODELS]))
+            several = len(results["machine"].get("torches") or []) > 1
+            series.append((f"PyTorch {b}" + (" (the faster per model)" if several else ""),
+                           [tr[f"{m}/{b}"].get("torch_median") for m in MODELS]))
     fig, ax = plt.subplots(figsize=(7, 4))
     width = 0.8 / len(series)
     for i, (label, vals) in enumerate(series):
@@ -180,11 +182,13 @@ WHY_SLOWER = [
      "too shallow for the SGEMM kernel to reach its speed (PyTorch has oneDNN; which "
      "algorithm it picks for this layer was not checked). A direct kernel for few input "
      "channels is not written yet."),
-    ("conv bwd_filter cnn.conv1", "the same depth-9 im2col matrices (see conv1 forward)."),
+    ("conv bwd_filter cnn.conv1", "one input channel: per image dW [32, 9] = dY · colᵀ is an "
+     "SGEMM whose output has only C·R·S = 9 columns, far from the kernel's speed; a direct "
+     "kernel for few input channels is not written yet."),
     ("gemm ", "nnplug splits a GEMM into one single-threaded SGEMM per thread (output panels or "
-     "K slices; docs/cpu-backend.md), each packing the whole other operand; for shapes with "
-     "one small side the split measures below OpenBLAS's own 2-thread SGEMM. Which split "
-     "loses how much per shape is not established yet."),
+     "K slices, each packing the whole other operand; docs/cpu-backend.md); against a direct "
+     "`cblas_sgemm` on the same shapes it is measured by `nnplug-bench --vs-blas 9`, which is "
+     "not part of this run. The cause of this row's gap to PyTorch is not established."),
     ("relu ", "elementwise kernels are plain loops compiled for baseline x86-64 (SSE2, four "
      "floats per instruction); the plugin has AVX2 clones only for the Winograd transforms "
      "and dropout's Philox, while PyTorch's ATen kernels are built per CPU capability and "
