@@ -84,28 +84,35 @@ __device__ void scores_row(const attn_dims& a, const float* __restrict k,
   __syncthreads();
 }
 
-// out[e] = sum_{j < n} w[j] * rows[j * row_stride + e] for e < width: the block's threads split
-// over (column e, slice of j), the slices' sums added through red (blockDim.x floats). Every
-// thread must call it; ends with a barrier.
-__device__ void weighted_rows(const float* w, int64_t n, const float* __restrict rows,
-                              int64_t row_stride, int64_t width, float* red, float* out,
-                              float factor) {
+// out[e] = sum_{j < n} of the terms for column e (term(j, e, acc) returns acc plus term j), for
+// e < width: the block's threads split over (column e, slice of j), the slices' sums added
+// through red (blockDim.x floats). Every thread must call it; ends with a barrier.
+template <typename Term>
+__device__ void column_sums(int64_t n, int64_t width, float* red, float* out, Term term) {
   for (int64_t e0 = 0; e0 < width; e0 += blockDim.x) {
     const int64_t cols = width - e0 < blockDim.x ? width - e0 : blockDim.x;
     const int64_t slices = blockDim.x / cols;
     const int64_t e = e0 + threadIdx.x % cols, slice = threadIdx.x / cols;
     float acc = 0.0f;
     if (slice < slices)
-      for (int64_t j = slice; j < n; j += slices) acc = fmaf(w[j], rows[j * row_stride + e], acc);
+      for (int64_t j = slice; j < n; j += slices) acc = term(j, e, acc);
     red[threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.x < cols) {
       float sum = 0.0f;
       for (int64_t sl = 0; sl < slices; ++sl) sum += red[sl * cols + threadIdx.x];
-      out[e0 + threadIdx.x] = factor * sum;
+      out[e0 + threadIdx.x] = sum;
     }
     __syncthreads();
   }
+}
+
+// out[e] = sum_{j < n} w[j] * rows[j * row_stride + e] for e < width (column_sums).
+__device__ void weighted_rows(const float* w, int64_t n, const float* __restrict rows,
+                              int64_t row_stride, int64_t width, float* red, float* out) {
+  column_sums(n, width, red, out, [&](int64_t j, int64_t e, float acc) {
+    return fmaf(w[j], rows[j * row_stride + e], acc);
+  });
 }
 
 __global__ void attention_forward_kernel(attn_dims a, const float* __restrict q,
@@ -139,7 +146,7 @@ __global__ void attention_forward_kernel(attn_dims a, const float* __restrict q,
   for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) s[j] = expf(s[j] - row_lse);
   __syncthreads();
   const int64_t kvh = h / a.group();
-  weighted_rows(s, a.tk, v + b * a.vb + kvh * a.vh, a.vr, a.dv, red, yi, 1.0f);
+  weighted_rows(s, a.tk, v + b * a.vb + kvh * a.vh, a.vr, a.dv, red, yi);
   if (lse != nullptr && threadIdx.x == 0) lse[(b * a.hq + h) * a.tq + i] = row_lse;
 }
 
@@ -193,7 +200,7 @@ __global__ void attention_backward_rows_kernel(attn_dims a, const float* __restr
     ds_out[j] = d_s;
   }
   __syncthreads();
-  weighted_rows(ds, a.tk, k + b * a.kb + kvh * a.kh, a.kr, a.d, red, dqi, 1.0f);
+  weighted_rows(ds, a.tk, k + b * a.kb + kvh * a.kh, a.kr, a.d, red, dqi);
 }
 
 // Pass 2 of the backward: dk_j and dv_j of kv head g, summed over the group's query heads.
@@ -211,26 +218,11 @@ __global__ void attention_backward_keys_kernel(attn_dims a, const float* __restr
   // out[e] = sum over (h in the group, i < tq) of w[h, i, j] * rows[h, i, e], for both outputs.
   auto column_sum = [&](const float* w, const float* rows, int64_t rb, int64_t rh, int64_t rr,
                         int64_t width, float* out) {
-    for (int64_t e0 = 0; e0 < width; e0 += blockDim.x) {
-      const int64_t cols = width - e0 < blockDim.x ? width - e0 : blockDim.x;
-      const int64_t slices = blockDim.x / cols;
-      const int64_t e = e0 + threadIdx.x % cols, slice = threadIdx.x / cols;
-      float acc = 0.0f;
-      if (slice < slices)
-        for (int64_t hi = slice; hi < group * a.tq; hi += slices) {
-          const int64_t h = g * group + hi / a.tq, i = hi % a.tq;
-          const float wt = w[((b * a.hq + h) * a.tq + i) * a.tk + j];
-          acc = fmaf(wt, rows[b * rb + h * rh + i * rr + e], acc);
-        }
-      red[threadIdx.x] = acc;
-      __syncthreads();
-      if (threadIdx.x < cols) {
-        float sum = 0.0f;
-        for (int64_t sl = 0; sl < slices; ++sl) sum += red[sl * cols + threadIdx.x];
-        out[e0 + threadIdx.x] = sum;
-      }
-      __syncthreads();
-    }
+    column_sums(group * a.tq, width, red, out, [&](int64_t hi, int64_t e, float acc) {
+      const int64_t h = g * group + hi / a.tq, i = hi % a.tq;
+      return fmaf(w[((b * a.hq + h) * a.tq + i) * a.tk + j], rows[b * rb + h * rh + i * rr + e],
+                  acc);
+    });
   };
   column_sum(pbuf, dy, a.yb, a.yh, a.yr, a.dv, dvj);
   column_sum(dsbuf, q, a.qb, a.qh, a.qr, a.d, dkj);
