@@ -180,7 +180,8 @@ def machine(r, torch_pythons):
     hello = r.run([r.bin("hello")], record=False, check=False)
     m["nnplug_devices"] = [ln.strip() for ln in hello.splitlines()
                            if re.match(r"\s+\S+:\d+\s", ln)]
-    m["nnplug_plugins"] = [ln.strip() for ln in hello.splitlines()
+    # plugin paths relative to the repository (the record speaks of the project only)
+    m["nnplug_plugins"] = [ln.strip().replace(ROOT + os.sep, "") for ln in hello.splitlines()
                            if re.match(r"\s+\S+\s+(loaded|skipped|failed|refused)", ln)]
     m["torches"] = []
     for py in torch_pythons:
