@@ -76,13 +76,14 @@ print(";".join(seen))
   set(${out} "${_dirs}" PARENT_SCOPE)
 endfunction()
 
-# nnplug_find_cuda_library(<PREFIX> TITLE <text> HEADER <file> NAMES <names...>
+# nnplug_find_cuda_library(<PREFIX> [OPTIONAL] TITLE <text> HEADER <file> NAMES <names...>
 #                          PIP_SUBDIRS <subdirs of nvidia/...> ROOT_VARS <vars...>)
 # Sets the cache variables <PREFIX>_INCLUDE_DIR and <PREFIX>_LIBRARY (may be NOTFOUND), and
 # <PREFIX>_LIBRARY_DIR (the library's folder, or empty) in the caller's scope. A missing header
-# is a FATAL_ERROR that says where it looked and how to point at it.
+# is a FATAL_ERROR that says where it looked and how to point at it; with OPTIONAL it is the
+# caller's to report instead: <PREFIX>_TRIED holds the folders looked in, and nothing is printed.
 function(nnplug_find_cuda_library prefix)
-  cmake_parse_arguments(ARG "" "TITLE;HEADER" "NAMES;PIP_SUBDIRS;ROOT_VARS" ${ARGN})
+  cmake_parse_arguments(ARG "OPTIONAL" "TITLE;HEADER" "NAMES;PIP_SUBDIRS;ROOT_VARS" ${ARGN})
   set(_roots "")
   foreach(_v IN LISTS ARG_ROOT_VARS)
     if(${_v})
@@ -113,12 +114,21 @@ function(nnplug_find_cuda_library prefix)
     PATH_SUFFIXES lib lib64
     DOC "${ARG_TITLE} library (opened with dlopen at run time; its folder is the last one tried)")
 
+  set(_dir "")
+  if(${prefix}_LIBRARY)
+    get_filename_component(_dir "${${prefix}_LIBRARY}" DIRECTORY)
+  endif()
+  set(${prefix}_LIBRARY_DIR "${_dir}" PARENT_SCOPE)
+  set(_tried ${_roots} ${CUDAToolkit_INCLUDE_DIRS} ${_pip_inc})
+  if(NOT _pip_inc)
+    list(APPEND _tried "no Python nvidia package (asked python3, /usr/bin/python3, $PYTHON)")
+  endif()
+  string(REPLACE ";" ", " _tried "${_tried}")
+  set(${prefix}_TRIED "${_tried}" PARENT_SCOPE)
+  if(ARG_OPTIONAL)
+    return()
+  endif()
   if(NOT ${prefix}_INCLUDE_DIR)
-    set(_tried ${_roots} ${CUDAToolkit_INCLUDE_DIRS} ${_pip_inc})
-    if(NOT _pip_inc)
-      list(APPEND _tried "no Python nvidia package (asked python3, /usr/bin/python3, $PYTHON)")
-    endif()
-    string(REPLACE ";" ", " _tried "${_tried}")
     list(GET ARG_ROOT_VARS 0 _root_var)
     message(FATAL_ERROR
       "nnplug: the CUDA backend was requested (NNPLUG_WITH_CUDA=ON and nvcc was found) but "
@@ -129,9 +139,7 @@ function(nnplug_find_cuda_library prefix)
       "include/${ARG_HEADER}, or configure with -DNNPLUG_WITH_CUDA=OFF to build without the "
       "CUDA backend.")
   endif()
-  set(_dir "")
   if(${prefix}_LIBRARY)
-    get_filename_component(_dir "${${prefix}_LIBRARY}" DIRECTORY)
     message(STATUS "nnplug: ${ARG_TITLE}: headers in ${${prefix}_INCLUDE_DIR}, library "
                    "${${prefix}_LIBRARY} (opened at run time)")
   else()
@@ -140,5 +148,4 @@ function(nnplug_find_cuda_library prefix)
                    "at configure time: the plugin looks for ${_soname} at run time "
                    "(docs/cuda-backend.md)")
   endif()
-  set(${prefix}_LIBRARY_DIR "${_dir}" PARENT_SCOPE)
 endfunction()
