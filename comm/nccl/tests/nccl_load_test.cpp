@@ -44,18 +44,27 @@ bool is_mapped(const char* soname) {
   return true;
 }
 
-// comm_supported on a one-dimensional tensor of `dtype` (data NULL: nothing runs).
-nnp_status supported(const nnp_comm_plugin_api* api, int32_t kind, const void* params,
-                     DLDataType dtype) {
+// A one-dimensional tensor of 8 elements of `dtype` on cuda:0, data NULL (nothing runs on it).
+struct tensor8 {
   int64_t shape[1] = {8};
   DLTensor t{};
-  t.device = {kDLCUDA, 0};
-  t.ndim = 1;
-  t.dtype = dtype;
-  t.shape = shape;
-  const DLTensor* io[] = {&t};
+  const DLTensor* io[1] = {&t};
+  explicit tensor8(DLDataType dtype) {
+    t.device = {kDLCUDA, 0};
+    t.ndim = 1;
+    t.dtype = dtype;
+    t.shape = shape;
+  }
+  tensor8(const tensor8&) = delete;
+  tensor8& operator=(const tensor8&) = delete;
+};
+
+// comm_supported on a tensor8 of `dtype`.
+nnp_status supported(const nnp_comm_plugin_api* api, int32_t kind, const void* params,
+                     DLDataType dtype) {
+  const tensor8 x(dtype);
   g_error.clear();
-  return api->comm_supported(nullptr, kind, params, 1, io, 1, io);
+  return api->comm_supported(nullptr, kind, params, 1, x.io, 1, x.io);
 }
 
 }  // namespace
@@ -175,13 +184,8 @@ int main(int argc, char** argv) {
   CHECK(supported(api, NNP_OP_GEMM, nullptr, f32) == NNP_STATUS_UNSUPPORTED);
   CHECK(contains(g_error, "not a collective"));
 
-  int64_t shape[1] = {8};
-  DLTensor t{};
-  t.device = {kDLCUDA, 0};
-  t.ndim = 1;
-  t.dtype = f32;
-  t.shape = shape;
-  const DLTensor* io[] = {&t};
+  const tensor8 x(f32);
+  const DLTensor* const* io = x.io;
   CHECK(api->comm_execute(nullptr, nullptr, NNP_OP_ALL_REDUCE, &ar, 1, io, 1, io) ==
         NNP_STATUS_INVALID_ARGUMENT);
   CHECK(api->comm_destroy(nullptr) == NNP_STATUS_OK);
