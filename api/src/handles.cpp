@@ -14,8 +14,9 @@ namespace {
 constexpr unsigned kIndexBits = 20;
 constexpr unsigned kGenerationBits = 38;
 constexpr unsigned kKindShift = kIndexBits + kGenerationBits;  // 58
-constexpr unsigned kMarkShift = kKindShift + 2;                // 60
-constexpr uintptr_t kMark = 0xA;
+constexpr unsigned kKindBits = 3;
+constexpr unsigned kMarkShift = kKindShift + kKindBits;  // 61
+constexpr uintptr_t kMark = 0x5;  // 0b101: kinds 0..3 give a top nibble of 0xA, graphs 0xB
 constexpr uint64_t kGenerationMask = (uint64_t{1} << kGenerationBits) - 1;
 constexpr uintptr_t kIndexMask = (uintptr_t{1} << kIndexBits) - 1;
 
@@ -36,6 +37,8 @@ const char* handle_kind_name(handle_kind kind) {
       return "nnp_device";
     case handle_kind::stream:
       return "nnp_stream";
+    case handle_kind::graph:
+      return "nnp_graph";
   }
   return "handle";
 }
@@ -89,7 +92,8 @@ handle_lookup handle_table::find(uintptr_t handle) const {
   if (handle == 0) return h;
   h.state = handle_state::foreign;
   if (handle >> kMarkShift != kMark) return h;
-  const uintptr_t kind = (handle >> kKindShift) & 3;
+  const uintptr_t kind = (handle >> kKindShift) & ((uintptr_t{1} << kKindBits) - 1);
+  if (kind > static_cast<uintptr_t>(handle_kind::graph)) return h;  // no such kind
   h.kind = static_cast<handle_kind>(kind);
   h.generation = (handle >> kIndexBits) & kGenerationMask;
   if (h.generation % 2 == 0) return h;  // never made
@@ -140,6 +144,11 @@ nnp_status refuse_handle(const char* func, const char* arg, handle_kind expected
         return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                                "%s: %s is a stale nnp_stream handle (the stream was destroyed, "
                                "or released by nnp_shutdown)",
+                               func, arg);
+      if (expected == handle_kind::graph)
+        return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                               "%s: %s is a stale nnp_graph handle (the graph was destroyed, or "
+                               "released by nnp_shutdown)",
                                func, arg);
       if (expected == handle_kind::comm)
         return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,

@@ -1,12 +1,12 @@
 // Handles and the call gate of libnnplug.
 //
-// HANDLES. An nnp_plugin*, nnp_device*, nnp_stream* or nnp_comm* given to the caller is not the
-// address of the object: it is a number that names a slot of a handle table and the generation of
-// that slot when the handle was made:
+// HANDLES. An nnp_plugin*, nnp_device*, nnp_stream*, nnp_comm* or nnp_graph* given to the caller
+// is not the address of the object: it is a number that names a slot of a handle table and the
+// generation of that slot when the handle was made:
 //
-//   bits 63..60  0xA: any other value (every user-space address has 0 there) is "not an nnplug
-//                handle"
-//   bits 59..58  the kind: 0 communicator, 1 plugin, 2 device, 3 stream
+//   bits 63..61  0b101: any other value (every user-space address has 0 there) is "not an
+//                nnplug handle"
+//   bits 60..58  the kind: 0 communicator, 1 plugin, 2 device, 3 stream, 4 graph
 //   bits 57..20  the slot's generation (38 bits; odd: live generations are odd, released even)
 //   bits 19..0   the slot index (2^20 slots per kind)
 //
@@ -40,16 +40,16 @@ namespace nnp::host {
 
 static_assert(sizeof(uintptr_t) == 8, "nnplug handles encode 64-bit values");
 
-enum class handle_kind : uint32_t { comm = 0, plugin = 1, device = 2, stream = 3 };
+enum class handle_kind : uint32_t { comm = 0, plugin = 1, device = 2, stream = 3, graph = 4 };
 
-// "nnp_comm", "nnp_plugin", "nnp_device", "nnp_stream".
+// "nnp_comm", "nnp_plugin", "nnp_device", "nnp_stream", "nnp_graph".
 const char* handle_kind_name(handle_kind kind);
 
 // One slot of a handle table; never freed.
 struct alignas(64) handle_slot {
   std::atomic<uint64_t> generation{0};  // odd while an object lives in the slot
   std::atomic<void*> object{nullptr};
-  std::mutex mutex;  // stream and communicator slots: held by each call on the object
+  std::mutex mutex;  // stream, communicator and graph slots: held by each call on the object
 };
 
 // What checking a handle value found.

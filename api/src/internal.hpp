@@ -57,10 +57,41 @@ struct nnp_plugin {
   std::vector<std::unique_ptr<nnp_device>> devices;
 };
 
+// One call recorded by a host capture (graphs.cpp): an op with deep copies of its params and
+// tensor descriptors, or a device-to-device copy (kind = kCopy).
+struct nnp_recorded_call {
+  static constexpr int32_t kCopy = -1;
+  int32_t kind = kCopy;
+  std::vector<uint64_t> params;  // the params struct (struct_size bytes), 8-byte aligned
+  bool has_params = false;
+  std::vector<DLTensor> tensors;         // inputs, then outputs (absent ones unused)
+  std::vector<int64_t> dims;             // their shapes and strides
+  std::vector<const DLTensor*> in, out;  // into `tensors`, NULL for absent optional ones
+  void* dst = nullptr;                   // copies
+  const void* src = nullptr;
+  size_t size_bytes = 0;
+};
+
+// A graph (nnplug.h, "graphs"): the plugin's own (native) or the calls libnnplug recorded.
+struct nnp_graph {
+  uintptr_t self = 0;  // its handle
+  nnp_device* device = nullptr;
+  void* native = nullptr;  // the plugin's graph, or NULL for a host-recorded one
+  std::vector<nnp_recorded_call> calls;
+  int64_t allow_tf32 = 0;  // the stream attribute at capture (host-recorded graphs)
+};
+
 struct nnp_stream {
   uintptr_t self = 0;  // its handle
   nnp_device* device = nullptr;
   void* handle = nullptr;  // the plugin's stream
+  // Graph capture (graphs.cpp). `capturing` is read without the slot mutex by wait_for_devices
+  // (under streams_mutex, which begin/end capture also hold when they change it); `recording`
+  // (host captures) only under the slot mutex.
+  enum capture_state : int { kNotCapturing = 0, kHostCapture = 1, kNativeCapture = 2 };
+  std::atomic<int> capturing{kNotCapturing};
+  std::unique_ptr<nnp_graph> recording;
+  int64_t allow_tf32 = 0;  // NNP_STREAM_ATTR_ALLOW_TF32 as last set
   // An error of this stream's queued work that libnnplug met while waiting for the device on
   // the user's behalf (nnp_memcpy, nnp_free): the stream's next nnp_stream_synchronize or
   // nnp_stream_destroy reports it. Guarded by pending_mutex (those waits run on any thread).
@@ -176,11 +207,15 @@ struct registry {
   handle_table plugin_handles{handle_kind::plugin};
   handle_table device_handles{handle_kind::device};
   handle_table stream_handles{handle_kind::stream};
+  handle_table graph_handles{handle_kind::graph};
   call_gate gate;
 
-  // Live streams. Lock order: a stream's slot mutex, then streams_mutex.
+  // Live streams. Lock order: a stream's slot mutex, then a graph's slot mutex, then
+  // streams_mutex, then graphs_mutex.
   std::mutex streams_mutex;
   std::unordered_set<nnp_stream*> streams;
+  std::mutex graphs_mutex;
+  std::unordered_set<nnp_graph*> graphs;
 
   std::mutex allocations_mutex;
   std::unordered_map<const void*, allocation> allocations;
@@ -225,8 +260,25 @@ nnp_status destroy_stream(stream_lock& held, bool take_error);
 // Returns the first error (message set).
 nnp_status destroy_all_streams();
 
+// ------------------------------------------------------------------------------ graphs --
+// graphs.cpp (nnplug.h, "graphs"). Calls on a held stream.
+inline bool is_capturing(const nnp_stream* s) {
+  return s->capturing.load(std::memory_order_acquire) != nnp_stream::kNotCapturing;
+}
+// nnp_op_execute on a capturing stream, after validation (not a collective, some output has
+// elements): a host capture records the call once the plugin says it supports it; a native
+// capture passes it to the plugin's op_execute.
+nnp_status capture_op(nnp_stream* stream, int32_t op_kind, const void* params, size_t n_inputs,
+                      const DLTensor* const* inputs, size_t n_outputs,
+                      const DLTensor* const* outputs);
+// A device-to-device copy on a capturing stream (size_bytes > 0, pointers checked).
+nnp_status capture_copy(nnp_stream* stream, void* dst, const void* src, size_t size_bytes);
+// nnp_shutdown (gate closed, streams destroyed): releases every graph. Returns the first error.
+nnp_status destroy_all_graphs();
+
 // Waits for the work queued on every live stream of the given devices (NULL entries are
-// skipped): the legacy-stream rule of nnp_memcpy and nnp_free (nnplug.h). An error of that
+// skipped; capturing streams have none): the legacy-stream rule of nnp_memcpy and nnp_free
+// (nnplug.h). An error of that
 // work stays pending on its stream (reported by its next synchronize) and the first one is
 // also returned, with the message set.
 nnp_status wait_for_devices(const nnp_device* a, const nnp_device* b = nullptr);

@@ -658,6 +658,8 @@ NNP_API nnp_status nnp_shutdown(void) {
                        [&] { return p->api->stream_destroy(d->copy_stream); }));
         d->copy_stream = nullptr;
       }
+  // 1b. graphs (their streams have finished)
+  note(destroy_all_graphs());
   // 2. allocations
   {
     std::lock_guard<std::mutex> al(r.allocations_mutex);

@@ -105,6 +105,15 @@ nnp_status do_memcpy(const char* func, nnp_stream* stream, const nnp_device* dst
                              dst_device ? dst_device->name.c_str() : "host",
                              src_device ? src_device->name.c_str() : "host");
   }
+  if (stream != nullptr && is_capturing(stream) &&
+      (dst_device != stream->device || src_device != stream->device))
+    return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                           "%s: the stream is capturing a graph, which records only copies within "
+                           "%s (this one is %s to %s); copy host data into device buffers outside "
+                           "the capture",
+                           func, stream->device->name.c_str(),
+                           src_device ? src_device->name.c_str() : "host",
+                           dst_device ? dst_device->name.c_str() : "host");
   if (size_bytes == 0) return NNP_STATUS_OK;
   if (dst == nullptr)
     return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: dst is NULL with size_bytes %zu", func,
@@ -112,6 +121,7 @@ nnp_status do_memcpy(const char* func, nnp_stream* stream, const nnp_device* dst
   if (src == nullptr)
     return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: src is NULL with size_bytes %zu", func,
                            size_bytes);
+  if (stream != nullptr && is_capturing(stream)) return capture_copy(stream, dst, src, size_bytes);
 
   if (dst_device == nullptr && src_device == nullptr) {
     std::memmove(dst, src, size_bytes);

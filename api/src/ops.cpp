@@ -3,6 +3,7 @@
 // plugin of the stream's (device's) device; nnp_op_infer_shapes; the typed wrappers of
 // nnplug_op_wrappers.h (generated: api/src/generated/op_wrappers.inc).
 #include "internal.hpp"
+#include "op_table.hpp"
 #include "validate.hpp"
 
 using namespace nnp::host;
@@ -39,8 +40,14 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* handle, int32_t op_kind, const voi
     return st;
   // Collectives run through their communicator's transport (comm.cpp), also without elements:
   // every rank must take part.
-  if (is_collective(op_kind))
+  if (is_collective(op_kind)) {
+    if (is_capturing(stream.get()))
+      return set_last_errorf(NNP_STATUS_UNSUPPORTED,
+                             "nnp_op_execute: %s: collectives cannot be captured into a graph "
+                             "(the stream is capturing)",
+                             find_op(op_kind)->name);
     return execute_collective(stream.get(), op_kind, params, n_inputs, inputs, n_outputs, outputs);
+  }
   const nnp_plugin* p = dev->plugin;
   if (nnp_status st =
           check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
@@ -52,6 +59,8 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* handle, int32_t op_kind, const voi
       return p->api->op_supported(dev->index, op_kind, params, n_inputs, inputs, n_outputs,
                                   outputs);
     });
+  if (is_capturing(stream.get()))
+    return capture_op(stream.get(), op_kind, params, n_inputs, inputs, n_outputs, outputs);
   return call_slot(p, "op_execute", [&] {
     return p->api->op_execute(stream->handle, op_kind, params, n_inputs, inputs, n_outputs,
                               outputs);

@@ -15,6 +15,7 @@ nnp_status wait_for_devices(const nnp_device* a, const nnp_device* b) {
   std::lock_guard<std::mutex> lock(r.streams_mutex);
   for (nnp_stream* s : r.streams) {
     if (s->device != a && s->device != b) continue;
+    if (is_capturing(s)) continue;  // nothing queued: synchronised when the capture began
     const nnp_plugin* p = s->device->plugin;
     const nnp_status st =
         call_slot(p, "stream_synchronize", [&] { return p->api->stream_synchronize(s->handle); });
@@ -56,6 +57,8 @@ nnp_status destroy_stream(stream_lock& held, bool take_error) {
     std::lock_guard<std::mutex> lock(r.streams_mutex);
     r.streams.erase(stream);
   }
+  stream->recording
+      .reset();  // a host capture in progress is discarded (the plugin discards its own)
   const nnp_plugin* p = stream->device->plugin;
   const nnp_status st =
       call_slot(p, "stream_destroy", [&] { return p->api->stream_destroy(stream->handle); });
@@ -138,6 +141,10 @@ NNP_API nnp_status nnp_stream_destroy(nnp_stream* handle) {
 NNP_API nnp_status nnp_stream_synchronize(nnp_stream* handle) {
   stream_lock stream;
   if (nnp_status st = stream.lock("nnp_stream_synchronize", "stream", handle)) return st;
+  if (is_capturing(stream.get()))
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT,
+                          "nnp_stream_synchronize: the stream is capturing a graph (nothing of the "
+                          "capture runs until nnp_graph_launch; nnp_stream_end_capture first)");
   const nnp_plugin* p = stream->device->plugin;
   const nnp_status st = call_slot(p, "stream_synchronize",
                                   [&] { return p->api->stream_synchronize(stream->handle); });
@@ -174,13 +181,20 @@ NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* handle, int32_t attribut
     return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
                            "nnp_stream_set_attribute: ALLOW_TF32 value: expected 0 or 1, got %lld",
                            static_cast<long long>(value));
+  if (is_capturing(stream.get()))
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT,
+                          "nnp_stream_set_attribute: the stream is capturing a graph (its ops "
+                          "keep the attributes in force when the capture began)");
   const nnp_plugin* p = stream->device->plugin;
   if (!has_slot(p, &nnp_plugin_api::stream_set_attribute))
     return set_last_errorf(NNP_STATUS_UNSUPPORTED,
                            "nnp_stream_set_attribute: plugin '%s' has no stream attributes",
                            p->name.c_str());
-  return call_slot(p, "stream_set_attribute",
-                   [&] { return p->api->stream_set_attribute(stream->handle, attribute, value); });
+  const nnp_status st = call_slot(p, "stream_set_attribute", [&] {
+    return p->api->stream_set_attribute(stream->handle, attribute, value);
+  });
+  if (st == NNP_STATUS_OK) stream->allow_tf32 = value;
+  return st;
 }
 
 }  // extern "C"

@@ -36,6 +36,10 @@ static const any_fn all_functions[] = {
     (any_fn)nnp_stream_synchronize,
     (any_fn)nnp_stream_device,
     (any_fn)nnp_stream_set_attribute,
+    (any_fn)nnp_stream_begin_capture,
+    (any_fn)nnp_stream_end_capture,
+    (any_fn)nnp_graph_launch,
+    (any_fn)nnp_graph_destroy,
     (any_fn)nnp_op_execute,
     (any_fn)nnp_op_infer_shapes,
 #include "generated/op_wrapper_symbols.inc"
@@ -66,7 +70,7 @@ int main(void) {
     EXPECT(all_functions[i] != NULL);
   /* 32 functions (26 of ABI 1.0-1.2, the 6 communicator functions of 1.3) besides one typed
      wrapper per op kind */
-  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 32 + NNP_OP_KIND_COUNT);
+  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 36 + NNP_OP_KIND_COUNT);
 
   nnp_get_version(&major, &minor, &patch);
   EXPECT(major == NNP_VERSION_MAJOR && minor == NNP_VERSION_MINOR && patch == NNP_VERSION_PATCH);
@@ -85,6 +89,8 @@ int main(void) {
   EXPECT(nnp_comm_create(NULL, NULL, NULL) == NNP_STATUS_INVALID_ARGUMENT);
   EXPECT(nnp_comm_destroy(NULL) == NNP_STATUS_INVALID_ARGUMENT);
   EXPECT(nnp_comm_device(NULL) == NULL && nnp_comm_description(NULL) == NULL);
+  EXPECT(nnp_graph_destroy(NULL) == NNP_STATUS_OK);
+  EXPECT(nnp_graph_launch(NULL, NULL) == NNP_STATUS_INVALID_ARGUMENT);
   {
     /* Shape inference needs no plugin: gemm [2, 3] x [3, 4] -> [2, 4] float32. */
     int64_t sa[2] = {2, 3}, sb[2] = {3, 4};

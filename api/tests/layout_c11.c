@@ -41,7 +41,8 @@ NNP_PIN(nnp_host_api, host_context, 16);
 NNP_PIN(nnp_host_api, set_error, 24);
 NNP_PIN(nnp_host_api, log, 32);
 /* nnp_plugin_api */
-NNP_PIN_SIZE(nnp_plugin_api, 144); /* 136 up to ABI 1.2; 1.3 appends stream_get_native */
+NNP_PIN_SIZE(nnp_plugin_api, 176); /* 136 up to ABI 1.2; 1.3 appends stream_get_native, 1.4 the
+                                      four graph slots */
 NNP_PIN(nnp_plugin_api, struct_size, 0);
 NNP_PIN(nnp_plugin_api, abi_version_major, 8);
 NNP_PIN(nnp_plugin_api, abi_version_minor, 12);
@@ -61,6 +62,10 @@ NNP_PIN(nnp_plugin_api, op_supported, 112);
 NNP_PIN(nnp_plugin_api, op_execute, 120);
 NNP_PIN(nnp_plugin_api, stream_set_attribute, 128);
 NNP_PIN(nnp_plugin_api, stream_get_native, 136);
+NNP_PIN(nnp_plugin_api, stream_begin_capture, 144);
+NNP_PIN(nnp_plugin_api, stream_end_capture, 152);
+NNP_PIN(nnp_plugin_api, graph_launch, 160);
+NNP_PIN(nnp_plugin_api, graph_destroy, 168);
 /* ABI 1.3: communicators (nnplug.h) and communication plugins (nnplug_comm_plugin.h) */
 NNP_PIN_SIZE(nnp_comm_unique_id, 128);
 NNP_PIN_SIZE(nnp_comm_config, 40);
@@ -161,6 +166,6 @@ NNP_PIN_VALUE(NNP_LOAD_DUPLICATE, 4);
 #endif
 
 int main(void) {
-  printf("ABI 1.3 layout pins hold (sizeof(nnp_plugin_api) = %zu)\n", sizeof(nnp_plugin_api));
+  printf("ABI 1.4 layout pins hold (sizeof(nnp_plugin_api) = %zu)\n", sizeof(nnp_plugin_api));
   return 0;
 }

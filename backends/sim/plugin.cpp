@@ -16,6 +16,7 @@
 #include <nnplug/kit/host_device.hpp>
 #include <nnplug/nnplug_version.h>
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -140,6 +141,90 @@ class queued_call {
   std::vector<const void*> pinned_;
 };
 
+// ---- a recorded op (graphs) ----------------------------------------------------------------
+// Deep copies of an op call as the host made it (data pointers are device handles, resolved
+// when the graph is launched).
+class recorded_call {
+ public:
+  explicit recorded_call(const op_call& c) : kind_(c.kind) {
+    if (c.params != nullptr) {
+      size_t size = 0;
+      std::memcpy(&size, c.params, sizeof size);
+      params_.resize((size + 7) / 8);
+      std::memcpy(params_.data(), c.params, size);
+    }
+    tensors_.reserve(c.n_inputs + c.n_outputs);
+    for (size_t i = 0; i < c.n_inputs; ++i) in_.push_back(copy(c.in(i)));
+    for (size_t i = 0; i < c.n_outputs; ++i) out_.push_back(copy(c.out(i)));
+  }
+  recorded_call(const recorded_call&) = delete;
+  recorded_call& operator=(const recorded_call&) = delete;
+
+  op_call call(void* stream) const {
+    return op_call{kind_,       params_.empty() ? nullptr : params_.data(),
+                   in_.size(),  in_.data(),
+                   out_.size(), out_.data(),
+                   stream,      -1};
+  }
+
+ private:
+  const DLTensor* copy(const DLTensor* t) {
+    if (t == nullptr) return nullptr;
+    DLTensor d = *t;
+    const size_t n = static_cast<size_t>(t->ndim);
+    std::vector<int64_t>& dims = dims_.emplace_back(t->shape, t->shape + n);
+    d.shape = dims.data();
+    if (t->strides != nullptr) {
+      std::vector<int64_t>& strides = dims_.emplace_back(t->strides, t->strides + n);
+      d.strides = strides.data();
+    }
+    tensors_.push_back(d);
+    return &tensors_.back();
+  }
+
+  int32_t kind_;
+  std::vector<uint64_t> params_;
+  std::vector<DLTensor> tensors_;          // reserved: pointers into it stay valid
+  std::deque<std::vector<int64_t>> dims_;  // shapes and strides (stable addresses)
+  std::vector<const DLTensor*> in_, out_;
+};
+
+// Queues a validated op on a stream: resolves its memory now and runs it on the worker.
+void queue_op(stream& st, const op_call& c, const kit::op_row& row) {
+  auto job = std::make_shared<queued_call>(c, device_at(st.device()).memory);
+  const bool inject = st.next_op_fails();
+  st.enqueue(
+      [job, &row, inject] {
+        if (inject)
+          fail(NNP_STATUS_DEVICE_ERROR,
+               format("op kind %d failed: injected by NNPLUG_SIM_FAIL_AFTER", job->call().kind));
+        row.kernel(job->call());
+      },
+      [job] { job->unpin(); });
+}
+
+// Queues a copy; memory is resolved now, host memory read or written when the copy runs.
+void queue_copy(stream& st, void* dst, const void* src, size_t size_bytes, int32_t kind) {
+  device_memory& mem = device_at(st.device()).memory;
+  const bool dst_dev = kind != NNP_MEMCPY_DEVICE_TO_HOST;
+  const bool src_dev = kind != NNP_MEMCPY_HOST_TO_DEVICE;
+  char* d = dst_dev ? mem.resolve(dst, size_bytes, "memcpy dst", true) : static_cast<char*>(dst);
+  const char* from = static_cast<const char*>(src);
+  try {
+    if (src_dev) from = mem.resolve(src, size_bytes, "memcpy src", true);
+  } catch (...) {
+    if (dst_dev) mem.unpin(dst);
+    throw;
+  }
+  // Host memory is read or written when the copy runs, not now: a host buffer reused before
+  // the stream is synchronised shows up here as wrong data.
+  st.enqueue([d, from, size_bytes] { std::memmove(d, from, size_bytes); },
+             [&mem, dst, src, dst_dev, src_dev] {
+               if (dst_dev) mem.unpin(dst);
+               if (src_dev) mem.unpin(src);
+             });
+}
+
 // ---- slots ---------------------------------------------------------------------------------
 nnp_status initialize() {
   return guard([] {
@@ -221,24 +306,18 @@ nnp_status memcpy_async(void* s, void* dst, const void* src, size_t size_bytes, 
     if (size_bytes == 0) return;
     if (dst == nullptr || src == nullptr)
       fail(NNP_STATUS_INVALID_ARGUMENT, "memcpy with a NULL pointer");
-    device_memory& mem = device_at(st.device()).memory;
-    const bool dst_dev = kind != NNP_MEMCPY_DEVICE_TO_HOST;
-    const bool src_dev = kind != NNP_MEMCPY_HOST_TO_DEVICE;
-    char* d = dst_dev ? mem.resolve(dst, size_bytes, "memcpy dst", true) : static_cast<char*>(dst);
-    const char* from = static_cast<const char*>(src);
-    try {
-      if (src_dev) from = mem.resolve(src, size_bytes, "memcpy src", true);
-    } catch (...) {
-      if (dst_dev) mem.unpin(dst);
-      throw;
+    if (st.capture) {
+      if (kind != NNP_MEMCPY_DEVICE_TO_DEVICE)
+        fail(NNP_STATUS_INVALID_ARGUMENT, "a capture records device-to-device copies only");
+      device_memory& mem = device_at(st.device()).memory;
+      (void)mem.resolve(dst, size_bytes, "memcpy dst", false);  // refuse bad memory now
+      (void)mem.resolve(src, size_bytes, "memcpy src", false);
+      st.capture->issue.push_back([dst, src, size_bytes](stream& on) {
+        queue_copy(on, dst, src, size_bytes, NNP_MEMCPY_DEVICE_TO_DEVICE);
+      });
+      return;
     }
-    // Host memory is read or written when the copy runs, not now: a host buffer reused
-    // before the stream is synchronised shows up here as wrong data.
-    st.enqueue([d, from, size_bytes] { std::memmove(d, from, size_bytes); },
-               [&mem, dst, src, dst_dev, src_dev] {
-                 if (dst_dev) mem.unpin(dst);
-                 if (src_dev) mem.unpin(src);
-               });
+    queue_copy(st, dst, src, size_bytes, kind);
   });
 }
 
@@ -255,17 +334,51 @@ nnp_status op_execute(void* s, int32_t kind, const void* params, size_t n_inputs
     stream& st = stream_of(s);
     const op_call c{kind, params, n_inputs, inputs, n_outputs, outputs, s, -1};
     const kit::op_row& row = kOps.find(c);  // UNSUPPORTED is answered now, not at synchronize
-    auto job = std::make_shared<queued_call>(c, device_at(st.device()).memory);
-    const bool inject = st.next_op_fails();
-    st.enqueue(
-        [job, &row, inject] {
-          if (inject)
-            fail(NNP_STATUS_DEVICE_ERROR,
-                 format("op kind %d failed: injected by NNPLUG_SIM_FAIL_AFTER", job->call().kind));
-          row.kernel(job->call());
-        },
-        [job] { job->unpin(); });
+    if (st.capture) {
+      // Refuse memory outside the device now, as queueing would (nothing stays pinned).
+      queued_call(c, device_at(st.device()).memory).unpin();
+      auto rec = std::make_shared<const recorded_call>(c);
+      st.capture->issue.push_back([rec, &row](stream& on) { queue_op(on, rec->call(&on), row); });
+      return;
+    }
+    queue_op(st, c, row);
   });
+}
+
+// Graphs: the calls of a capture are recorded (stream::capture) and re-queued at each launch.
+nnp_status stream_begin_capture(void* s) {
+  return guard([&] {
+    stream& st = stream_of(s);
+    if (st.capture) fail(NNP_STATUS_INVALID_ARGUMENT, "the stream is already capturing");
+    st.capture = std::make_unique<graph>();
+    st.capture->device = st.device();
+  });
+}
+
+nnp_status stream_end_capture(void* s, void** out) {
+  return guard([&] {
+    stream& st = stream_of(s);
+    std::unique_ptr<graph> g = std::move(st.capture);  // ends the capture whatever happens
+    if (!g) fail(NNP_STATUS_INVALID_ARGUMENT, "the stream is not capturing");
+    if (out == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "graph is NULL");
+    *out = g.release();
+  });
+}
+
+nnp_status graph_launch(void* g, void* s) {
+  return guard([&] {
+    stream& st = stream_of(s);
+    if (g == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "graph is NULL");
+    const graph& gr = *static_cast<const graph*>(g);
+    if (gr.device != st.device())
+      fail(NNP_STATUS_INVALID_ARGUMENT,
+           format("graph of sim:%d launched on a stream of sim:%d", gr.device, st.device()));
+    for (const auto& issue : gr.issue) issue(st);
+  });
+}
+
+nnp_status graph_destroy(void* g) {
+  return guard([&] { delete static_cast<graph*>(g); });
 }
 
 nnp_status stream_set_attribute(void* s, int32_t attribute, int64_t value) {
@@ -291,6 +404,10 @@ nnp_plugin_api make_table() {
   t.op_supported = op_supported;
   t.op_execute = op_execute;
   t.stream_set_attribute = stream_set_attribute;
+  t.stream_begin_capture = stream_begin_capture;
+  t.stream_end_capture = stream_end_capture;
+  t.graph_launch = graph_launch;
+  t.graph_destroy = graph_destroy;
   return t;
 }
 

@@ -24,9 +24,11 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace nnp::sim {
 
@@ -78,6 +80,16 @@ class device_memory {
   std::map<uint64_t, block> used_;     // offset -> allocation
 };
 
+// ---- graphs (plugin.cpp) -------------------------------------------------------------------
+// The work a capture recorded: each entry queues one op or copy on a stream, resolving and
+// pinning its memory at that time, exactly as op_execute / memcpy_async would (so memory freed
+// after the capture is an error at launch, not a silent corruption).
+class stream;
+struct graph {
+  int32_t device = 0;
+  std::vector<std::function<void(stream&)>> issue;
+};
+
 // ---- streams (stream.cpp) ------------------------------------------------------------------
 // An in-order queue with one worker thread. Tasks run after the configured delay; the first
 // task that throws stores its status and message, later tasks of the stream are skipped, and
@@ -90,6 +102,9 @@ class stream {
   stream& operator=(const stream&) = delete;
 
   int32_t device() const { return device_; }
+  // The graph being captured (stream_begin_capture .. stream_end_capture), or NULL. Used by the
+  // stream's one calling thread only.
+  std::unique_ptr<graph> capture;
   // Queues `task`; `done` runs after it on the worker even when it is skipped or throws.
   void enqueue(std::function<void()> task, std::function<void()> done = {});
   // Counts a queued op for the NNPLUG_SIM_FAIL_AFTER hook: true when this one must fail.

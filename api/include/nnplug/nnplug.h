@@ -9,7 +9,7 @@
  *    nnp_last_error_message() says why (naming the argument, expected and actual value),
  *    and outputs are left untouched.
  *  - Every function may also return NNP_STATUS_INTERNAL (a bug; please report it).
- *  - Handles (nnp_plugin*, nnp_device*, nnp_stream*, nnp_comm*) are opaque values owned by
+ *  - Handles (nnp_plugin*, nnp_device*, nnp_stream*, nnp_comm*, nnp_graph*) are opaque values owned by
  *    libnnplug, not addresses: never dereference or forge one. Devices and plugins live until
  *    nnp_shutdown(); streams until nnp_stream_destroy() or nnp_shutdown(); communicators until
  *    nnp_comm_destroy() or nnp_shutdown(). A handle that no longer names a live object (a
@@ -293,6 +293,81 @@ NNP_API nnp_status nnp_op_infer_shapes(int32_t op_kind, const void* params, size
 
 /* Typed wrappers, one per op kind: nnplug_op_wrappers.h (generated from the op table). */
 #include <nnplug/nnplug_op_wrappers.h>
+
+/* ------------------------------------------------------------------------------- graphs -- */
+/*
+ * Graphs (ABI 1.4) record the work queued on a stream once and replay it with one call, as CUDA
+ * graphs do: on cuda a replayed training step costs one launch instead of one per kernel, and on
+ * every backend it skips libnnplug's validation. docs/graphs.md has the model and an example.
+ *
+ *   nnp_stream_begin_capture(s);            // from here, work queued on s is recorded, not run
+ *   ... nnp_op_execute(s, ...), nnp_memcpy_async(s, dev, dst, dev, src, n) ...
+ *   nnp_stream_end_capture(s, &g);          // s runs work again; g holds what was recorded
+ *   for (...) { ...; nnp_graph_launch(g, s); }   // queues the recorded work on s, in order
+ *   nnp_graph_destroy(g);
+ *
+ * What a graph holds:
+ *  - Each op with its params, tensor descriptors (shapes, strides, dtypes) and data pointers as
+ *    they were at capture, and each device-to-device copy with its pointers and size. A launch
+ *    reads and writes the memory those pointers name as it is then: put a step's inputs into the
+ *    same device buffers before each launch. Values that change every step (Adam's step count
+ *    and learning rate, dropout's Philox offset) go in device tensors (adam_update's `step` and
+ *    `lr`, dropout's `step` inputs), updated by ops inside the graph (binary ADD: step += 1).
+ *  - Every buffer the graph uses must stay allocated while the graph may still be launched
+ *    (until its last launch has run): libnnplug does not track them.
+ *  - The stream attributes in force at capture (ALLOW_TF32) apply at every launch.
+ *
+ * While a stream captures (begin_capture returned OK, end_capture not yet called):
+ *  - nnp_op_execute on it records the op after full validation: a call refused at capture is not
+ *    recorded and leaves the capture going. Collectives cannot be captured (UNSUPPORTED).
+ *  - nnp_memcpy_async on it records device-to-device copies within its device; copies from or to
+ *    the host, or across devices, are refused (INVALID_ARGUMENT): copy host data into device
+ *    buffers before the launch, outside the capture.
+ *  - nnp_stream_synchronize, nnp_stream_set_attribute, nnp_graph_launch and a second
+ *    nnp_stream_begin_capture on it are refused (INVALID_ARGUMENT). nnp_memcpy, nnp_free and
+ *    nnp_graph_destroy do not wait for it (nothing of the capture is queued).
+ *  - nnp_stream_destroy discards the capture.
+ * Backends record natively where they can (cuda: cudaStreamBeginCapture in relaxed mode, a
+ * cudaGraphExec per graph, launched with cudaGraphLaunch); for the others libnnplug records the
+ * calls and a launch replays them through the plugin without validating them again. Either way
+ * a launch computes what the recorded calls would compute (bitwise on the cpu, reference and sim
+ * backends; tested by the conformance suite).
+ */
+typedef struct nnp_graph nnp_graph; /**< recorded stream work (handle, like nnp_stream) */
+
+/**
+ * Starts capturing `stream` (see above). First waits for the work already queued on it (its
+ * errors stay pending for the stream's next nnp_stream_synchronize). Returns OK;
+ * INVALID_ARGUMENT (NULL, stale or foreign handle; the stream is already capturing);
+ * UNSUPPORTED (the backend cannot capture); OUT_OF_MEMORY; DEVICE_ERROR.
+ */
+NNP_API nnp_status nnp_stream_begin_capture(nnp_stream* stream);
+/**
+ * Ends the capture of `stream` and stores a new graph in *graph (owned by the caller: release it
+ * with nnp_graph_destroy; nnp_shutdown releases it too). The stream runs work again either way:
+ * on an error the capture is discarded and *graph is left untouched. A capture with no work
+ * gives a graph whose launches do nothing. Returns OK; INVALID_ARGUMENT (bad handle, graph NULL,
+ * the stream is not capturing); OUT_OF_MEMORY; DEVICE_ERROR (the backend could not build the
+ * graph, e.g. an op failed while it was recorded).
+ */
+NNP_API nnp_status nnp_stream_end_capture(nnp_stream* stream, nnp_graph** graph);
+/**
+ * Queues the graph's work on `stream`, which must belong to the device the graph was captured on
+ * (any stream of it) and must not be capturing. The work runs in stream order as the recorded
+ * calls would; its errors come back from the stream's next nnp_stream_synchronize, as any queued
+ * work's. Launches of one graph are serialised by libnnplug (never two calls at once), but on
+ * two streams their work may overlap on the device as the same ops queued eagerly would: order
+ * such launches yourself. Returns OK; INVALID_ARGUMENT (bad handles; stream of another device;
+ * stream capturing); OUT_OF_MEMORY; DEVICE_ERROR; with the cpu and reference backends, whose
+ * streams run the work during the call, also what the first failing op returns.
+ */
+NNP_API nnp_status nnp_graph_launch(nnp_graph* graph, nnp_stream* stream);
+/**
+ * Waits for the work queued on the graph's device (as nnp_free does: errors stay pending on
+ * their streams), then releases the graph; its handle becomes stale. NULL is a no-op. Returns OK
+ * or INVALID_ARGUMENT (stale or foreign handle).
+ */
+NNP_API nnp_status nnp_graph_destroy(nnp_graph* graph);
 
 /* ------------------------------------------------------------------------ communicators -- */
 /*

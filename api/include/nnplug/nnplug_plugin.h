@@ -43,7 +43,7 @@ extern "C" {
 
 /** ABI version of this header. See the versioning rules above and docs/abi.md's changelog. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 3
+#define NNP_ABI_VERSION_MINOR 4
 
 /** Log levels for nnp_host_api.log. */
 typedef enum nnp_log_level {
@@ -160,6 +160,25 @@ typedef struct nnp_plugin_api {
       communication plugins that queue work on it (nnplug_comm_plugin.h, DEVICE_STREAM).
       Default when NULL: such plugins cannot serve this device (UNSUPPORTED). */
   nnp_status (*stream_get_native)(void* stream, void** native);
+
+  /* ---- ABI 1.4 (check struct_size before use) */
+  /* Native graph capture (nnplug.h, "graphs"): optional, all four or none (the host uses them
+     only when all four are set; without them libnnplug records the calls itself and a launch
+     replays them through op_execute and memcpy_async). */
+  /** Starts recording `stream`. The host calls it on a stream with no queued work (it has
+      synchronised it), never on one already capturing. Until stream_end_capture, the host calls
+      on that stream only op_execute (validated, supported calls), memcpy_async with
+      NNP_MEMCPY_DEVICE_TO_DEVICE, stream_end_capture and stream_destroy (which must discard the
+      capture). Those op_execute / memcpy_async calls record their work instead of running it. */
+  nnp_status (*stream_begin_capture)(void* stream);
+  /** Stops recording and stores the plugin's graph in *graph. On failure the capture is
+      discarded and the stream is usable again (it always leaves capture mode). */
+  nnp_status (*stream_end_capture)(void* stream, void** graph);
+  /** Queues the graph's work on `stream` (of the device it was captured on, not capturing).
+      The host never calls it twice at once for one graph. */
+  nnp_status (*graph_launch)(void* graph, void* stream);
+  /** Releases a graph. The host calls it once, after waiting for the device's streams. */
+  nnp_status (*graph_destroy)(void* graph);
 } nnp_plugin_api;
 
 /** Size of the 1.0 table: the smallest struct_size the host accepts. */
@@ -168,7 +187,10 @@ typedef struct nnp_plugin_api {
 /** Size of the 1.3 table (with stream_get_native). */
 #define NNP_PLUGIN_API_STRUCT_SIZE_1_3 \
   (offsetof(nnp_plugin_api, stream_get_native) + sizeof(void (*)(void)))
-#define NNP_PLUGIN_API_STRUCT_SIZE NNP_PLUGIN_API_STRUCT_SIZE_1_3
+/** Size of the 1.4 table (with the graph slots). */
+#define NNP_PLUGIN_API_STRUCT_SIZE_1_4 \
+  (offsetof(nnp_plugin_api, graph_destroy) + sizeof(void (*)(void)))
+#define NNP_PLUGIN_API_STRUCT_SIZE NNP_PLUGIN_API_STRUCT_SIZE_1_4
 
 /** The name of the one symbol a plugin exports. */
 #define NNP_PLUGIN_ENTRY_SYMBOL "nnp_plugin_get_api"
