@@ -245,6 +245,22 @@ void stream::set_allow_tf32(bool on) {
 
 cudaError_t stream::grow_scratch(int slot, size_t bytes) {
   device_memory& m = memory_of(device);
+  if (capturing_) {
+    // Recorded kernels keep the old buffer's address: it stays, owned by the capture. The new
+    // one is allocated outside the stream's order (a pool allocation on a capturing stream
+    // would become a graph node).
+    if (scratch_ptr_[slot] != nullptr) capture_buffers_.push_back(scratch_ptr_[slot]);
+    scratch_ptr_[slot] = nullptr;
+    scratch_size_[slot] = 0;
+    const size_t size = std::max(bytes, kMiB);
+    try {
+      scratch_ptr_[slot] = device_alloc(device, size);
+    } catch (const error& e) {
+      return e.status() == NNP_STATUS_OUT_OF_MEMORY ? cudaErrorMemoryAllocation : cudaErrorUnknown;
+    }
+    scratch_size_[slot] = size;
+    return cudaSuccess;
+  }
   if (scratch_ptr_[slot] != nullptr) {
     // Queued work may still read the old buffer: a pool frees it in stream order; cudaFree
     // needs the stream to be idle first.
@@ -357,11 +373,92 @@ void stream::memcpy_async(void* dst, const void* src, size_t bytes, int32_t kind
   }
 }
 
+void stream::begin_capture() {
+  if (capturing_) fail(NNP_STATUS_INVALID_ARGUMENT, "the stream is already capturing");
+  (void)blas();  // the handles allocate when created: not inside the capture
+  (void)dnn();
+  for (int i = 0; i < kScratchSlots; ++i) {
+    eager_ptr_[i] = scratch_ptr_[i];
+    eager_size_[i] = scratch_size_[i];
+    scratch_ptr_[i] = nullptr;
+    scratch_size_[i] = 0;
+  }
+  const cudaError_t e = cudaStreamBeginCapture(handle, cudaStreamCaptureModeRelaxed);
+  if (e != cudaSuccess) {
+    for (int i = 0; i < kScratchSlots; ++i) {
+      scratch_ptr_[i] = eager_ptr_[i];
+      scratch_size_[i] = eager_size_[i];
+    }
+    NNP_CUDA_CHECK(e);
+  }
+  capturing_ = true;
+}
+
+cudaError_t stream::stop_capture(cudaGraph_t* recorded, std::vector<void*>* buffers) {
+  cudaGraph_t g = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(handle, &g);
+  capturing_ = false;
+  for (int i = 0; i < kScratchSlots; ++i) {
+    if (scratch_ptr_[i] != nullptr) capture_buffers_.push_back(scratch_ptr_[i]);
+    scratch_ptr_[i] = eager_ptr_[i];
+    scratch_size_[i] = eager_size_[i];
+    eager_ptr_[i] = nullptr;
+    eager_size_[i] = 0;
+  }
+  buffers->swap(capture_buffers_);
+  capture_buffers_.clear();
+  *recorded = e == cudaSuccess ? g : nullptr;
+  if (e != cudaSuccess && g != nullptr) (void)cudaGraphDestroy(g);
+  return e;
+}
+
+stream::graph* stream::end_capture() {
+  if (!capturing_) fail(NNP_STATUS_INVALID_ARGUMENT, "the stream is not capturing");
+  auto out = std::make_unique<graph>();
+  out->device = device;
+  cudaGraph_t recorded = nullptr;
+  const cudaError_t e = stop_capture(&recorded, &out->buffers);
+  if (e != cudaSuccess) {
+    // Nothing recorded ever ran: the capture's buffers can go at once.
+    for (void* p : out->buffers) device_free(device, p);
+    NNP_CUDA_CHECK(e);
+  }
+  const cudaError_t ie = cudaGraphInstantiate(&out->exec, recorded, 0);
+  (void)cudaGraphDestroy(recorded);  // the executable graph is independent of it
+  if (ie != cudaSuccess) {
+    for (void* p : out->buffers) device_free(device, p);
+    NNP_CUDA_CHECK(ie);
+  }
+  return out.release();
+}
+
+void launch_graph(const stream::graph& g, stream& s) {
+  if (g.device != s.device)
+    fail(NNP_STATUS_INVALID_ARGUMENT,
+         format("graph of cuda:%d launched on a stream of cuda:%d", g.device, s.device));
+  NNP_CUDA_CHECK(cudaGraphLaunch(g.exec, s.handle));
+}
+
+void destroy_graph(stream::graph* g) {
+  std::unique_ptr<stream::graph> owned(g);
+  use_device(g->device);
+  const cudaError_t e = cudaGraphExecDestroy(g->exec);
+  for (void* p : g->buffers) device_free(g->device, p);
+  NNP_CUDA_CHECK(e);
+}
+
 void stream::destroy() {
   cudaError_t first = cudaSetDevice(device);
   auto keep = [&first](cudaError_t e) {
     if (first == cudaSuccess && e != cudaSuccess) first = e;
   };
+  if (capturing_) {  // discarded: nothing it recorded ran, its buffers go at once
+    cudaGraph_t recorded = nullptr;
+    std::vector<void*> buffers;
+    (void)stop_capture(&recorded, &buffers);
+    if (recorded != nullptr) keep(cudaGraphDestroy(recorded));
+    for (void* p : buffers) keep(cudaFreeAsync(p, handle));
+  }
   keep(cudaStreamSynchronize(handle));
   nnp_status lib_status = NNP_STATUS_OK;
   std::string lib_message;

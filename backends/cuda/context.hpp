@@ -72,8 +72,24 @@ struct stream {
   void set_allow_tf32(bool on);
   // Copies in stream order; pageable host memory is staged through pinned memory.
   void memcpy_async(void* dst, const void* src, size_t bytes, int32_t kind);
-  // Waits for queued work and releases everything (first error is thrown after cleanup).
+  // Waits for queued work and releases everything (first error is thrown after cleanup). A
+  // capture in progress is discarded first.
   void destroy();
+
+  // Graph capture (docs/cuda-backend.md, "Graphs"). begin_capture creates the library handles
+  // (they allocate), sets the stream's scratch aside and starts cudaStreamBeginCapture in relaxed
+  // mode. While capturing, scratch comes from buffers the capture owns: allocated outside stream
+  // order (device_alloc) and never freed during it, since recorded kernels keep their addresses.
+  // end_capture instantiates the graph, which takes those buffers; the stream gets its own
+  // scratch back, so eager work and launches never share a buffer.
+  bool capturing() const { return capturing_; }
+  void begin_capture();
+  struct graph {
+    int32_t device = 0;
+    cudaGraphExec_t exec = nullptr;
+    std::vector<void*> buffers;  // device_alloc memory, freed by destroy_graph
+  };
+  graph* end_capture();
 
  private:
   cublasHandle_t cublas_ = nullptr;
@@ -91,10 +107,22 @@ struct stream {
   staging_buffer staging_[kStagingBuffers];
   int staging_next_ = 0;
   bool host_is_pinned(const void* p) const;
+  // Capture state: the stream's own scratch while it is set aside, and retired capture buffers.
+  bool capturing_ = false;
+  void* eager_ptr_[kScratchSlots] = {};
+  size_t eager_size_[kScratchSlots] = {};
+  std::vector<void*> capture_buffers_;
+  // Ends a capture: stops it (returning the recorded graph, or NULL after an error), gives the
+  // stream its scratch back and hands the capture's buffers to *buffers.
+  cudaError_t stop_capture(cudaGraph_t* recorded, std::vector<void*>* buffers);
   // cudaSuccess, cudaErrorMemoryAllocation, or another error (thrown by the callers).
   cudaError_t grow_scratch(int slot, size_t bytes);
 };
 
 stream* create_stream(int32_t device);
+// Launches a graph of end_capture on a stream of its device.
+void launch_graph(const stream::graph& g, stream& s);
+// Releases a graph and its buffers (libnnplug waited for the device's streams).
+void destroy_graph(stream::graph* g);
 
 }  // namespace nnp::cuda

@@ -267,6 +267,43 @@ nnp_status stream_get_native(void* handle, void** native) {
   });
 }
 
+// Graphs (ABI 1.4): native stream capture (context.cpp, docs/cuda-backend.md "Graphs").
+nnp_status stream_begin_capture(void* handle) {
+  return guard([&] {
+    stream* s = as_stream(handle);
+    use_device(s->device);
+    s->begin_capture();
+  });
+}
+
+nnp_status stream_end_capture(void* handle, void** graph) {
+  return guard([&] {
+    stream* s = as_stream(handle);
+    use_device(s->device);
+    stream::graph* g = s->end_capture();
+    if (graph == nullptr) {
+      destroy_graph(g);
+      fail(NNP_STATUS_INVALID_ARGUMENT, "graph is NULL");
+    }
+    *graph = g;
+  });
+}
+
+nnp_status graph_launch(void* graph, void* handle) {
+  return guard([&] {
+    stream* s = as_stream(handle);
+    if (graph == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "graph is NULL");
+    use_device(s->device);
+    launch_graph(*static_cast<const stream::graph*>(graph), *s);
+  });
+}
+
+nnp_status graph_destroy(void* graph) {
+  return guard([&] {
+    if (graph != nullptr) destroy_graph(static_cast<stream::graph*>(graph));
+  });
+}
+
 // libnnplug has released every stream and allocation: the pools hand their cached memory back to
 // the driver. The plugin itself stays mapped (-z nodelete, docs/cuda-backend.md), and so do the
 // CUDA runtime's state, cuBLAS and cuDNN; a later load finds them as they were.
@@ -288,6 +325,10 @@ nnp_plugin_api make_table() {
   t.op_execute = nnp::kit::op_execute_slot<kOps>;
   t.stream_set_attribute = stream_set_attribute;
   t.stream_get_native = stream_get_native;
+  t.stream_begin_capture = stream_begin_capture;
+  t.stream_end_capture = stream_end_capture;
+  t.graph_launch = graph_launch;
+  t.graph_destroy = graph_destroy;
   return t;
 }
 
