@@ -25,9 +25,10 @@ from ._abi import (MAX_DIMS, Activation, BinaryOp, DLDataType, DLDevice, DLDevic
                    Status, StreamAttribute)
 from ._ops_generated import AutoPad, UnaryOp
 from ._core import (Device, DeviceArray, DeviceError, Error, InvalidArgumentError, LoadRecord,
-                    NotFoundError, OutOfMemoryError, Stream, UnavailableError, UnsupportedError,
-                    as_dltensor, asarray, device, devices, get_version, load_plugin,
-                    load_records, memcpy, op_kind_name, shutdown, status_string, version)
+                    NotFoundError, OutOfMemoryError, Stream, Graph, Capture, UnavailableError,
+                    UnsupportedError, as_dltensor, asarray, device, devices, get_version,
+                    load_plugin, load_records, memcpy, op_kind_name, shutdown, status_string,
+                    version)
 from ._comm import Communicator, communicator, nccl_unique_id
 from ._lib import lib_path
 from ._shortcuts import add, div, mul, sub
@@ -39,8 +40,8 @@ __all__ = [
     "BinaryOp", "DLDataType", "DLDevice", "DLDeviceType",
     "DLManagedTensor", "DLTensor", "LoadState", "OpKind", "PoolMode", "ReduceOp", "Reduction",
     "Status", "StreamAttribute", "UnaryOp", "Device", "DeviceArray", "DeviceError", "Error",
-    "InvalidArgumentError", "LoadRecord", "NotFoundError", "OutOfMemoryError", "Stream",
-    "UnavailableError", "UnsupportedError", "as_dltensor", "asarray", "device", "devices",
+    "InvalidArgumentError", "LoadRecord", "NotFoundError", "OutOfMemoryError", "Stream", "Graph",
+    "Capture", "UnavailableError", "UnsupportedError", "as_dltensor", "asarray", "device", "devices",
     "get_version", "load_plugin", "load_records", "memcpy", "op_kind_name", "shutdown",
     "status_string", "version", "lib_path", "add", "sub", "mul", "div",
 ] + list(_ops_all)

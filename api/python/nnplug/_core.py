@@ -1,10 +1,11 @@
 """nnplug._core — errors, plugins and load records, devices, streams, device memory and the
 conversion of array-like objects (numpy arrays, DLPack producers, nnplug arrays) to DLTensor.
 """
+import contextlib
 import ctypes
 import dataclasses
 from ctypes import byref, c_int32, c_int64, c_size_t, c_void_p
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _abi
 from ._lib import lib
@@ -288,11 +289,76 @@ class Stream:
             h, self._handle = self._handle, c_void_p()
             check(lib().nnp_stream_destroy(h))
 
+    def begin_capture(self) -> None:
+        """Records the work queued on this stream from now on instead of running it
+        (nnp_stream_begin_capture; nnplug.h, "graphs")."""
+        check(lib().nnp_stream_begin_capture(self.handle))
+
+    def end_capture(self) -> "Graph":
+        """Ends the capture and returns what it recorded (nnp_stream_end_capture)."""
+        handle = c_void_p()
+        check(lib().nnp_stream_end_capture(self.handle, byref(handle)))
+        return Graph(handle, self.device)
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator["Capture"]:
+        """``with stream.capture() as cap:`` records the ops queued with ``stream=stream`` in
+        the block; ``cap.graph.launch(stream)`` replays them. Keep every array the recorded
+        ops use alive (pass outputs with ``out=``): the graph holds their addresses. An
+        exception in the block discards the capture."""
+        cap = Capture()
+        self.begin_capture()
+        try:
+            yield cap
+        except BaseException:
+            try:
+                self.end_capture().destroy()
+            except Error:
+                pass
+            raise
+        cap.graph = self.end_capture()
+
     def __del__(self) -> None:
         try:
             self.destroy()
         except Exception:  # noqa: BLE001 — never raise from a finaliser
             pass
+
+
+class Graph:
+    """Stream work recorded once and replayed with one call (nnp_graph; nnplug.h, "graphs")."""
+
+    def __init__(self, handle: c_void_p, dev: "Device"):
+        self.device = dev
+        self._generation = _generation
+        self._handle = handle
+
+    @property
+    def handle(self) -> c_void_p:
+        if self._generation != _generation or not self._handle:
+            raise Error(_abi.Status.INVALID_ARGUMENT, "graph is destroyed")
+        return self._handle
+
+    def launch(self, stream: "Stream") -> None:
+        """Queues the recorded work on ``stream`` (a stream of the graph's device)."""
+        check(lib().nnp_graph_launch(self.handle, stream.handle))
+
+    def destroy(self) -> None:
+        if self._handle and self._generation == _generation:
+            h, self._handle = self._handle, c_void_p()
+            check(lib().nnp_graph_destroy(h))
+
+    def __del__(self) -> None:
+        try:
+            self.destroy()
+        except Exception:  # noqa: BLE001 — never raise from a finaliser
+            pass
+
+
+@dataclasses.dataclass
+class Capture:
+    """What ``Stream.capture()`` yields; ``graph`` is set when the block ends."""
+    graph: Optional[Graph] = None
 
 
 # ------------------------------------------------------------------------- dtypes --

@@ -836,6 +836,39 @@ def test_stream_then_synchronize(dev):
         nnplug.scale(x, alpha=1.0, stream=s)
 
 
+def test_graph_capture_and_launch(dev):
+    """A captured pair of ops replays on each launch with the inputs as they are then; the
+    stream refuses what a capture cannot record; an exception in the block discards it."""
+    s = dev.stream()
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = dev.to_device(host)
+    y, z = dev.empty(host.shape), dev.empty(host.shape)
+    with s.capture() as cap:
+        nnplug.scale(x, out=y, alpha=2.0, stream=s)
+        nnplug.add(y, x, out=z, stream=s)
+        with pytest.raises(nnplug.InvalidArgumentError, match="capturing"):
+            s.synchronize()
+    s.synchronize()
+    graph = cap.graph
+    assert isinstance(graph, nnplug.Graph)
+    for k in range(3):
+        x.copy_from(host + k)
+        graph.launch(s)
+        s.synchronize()
+        np.testing.assert_array_equal(z.numpy(), 3 * (host + k))
+    with pytest.raises(RuntimeError):
+        with s.capture():
+            nnplug.scale(x, out=y, alpha=5.0, stream=s)
+            raise RuntimeError("discard")
+    s.synchronize()  # not capturing any more
+    graph.launch(s)
+    s.synchronize()
+    np.testing.assert_array_equal(y.numpy(), 2 * (host + 2))
+    graph.destroy()
+    with pytest.raises(nnplug.InvalidArgumentError, match="destroyed"):
+        graph.launch(s)
+
+
 def test_execute_low_level(dev):
     x = np.arange(6, dtype=np.float32)
     y = np.full_like(x, SENTINEL)
