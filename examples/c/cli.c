@@ -109,6 +109,9 @@ void usage(FILE* f) {
           "                           asynchronously, off for host-compute devices such as\n"
           "                           cpu), on (all-reduce each bucket during backward, as\n"
           "                           soon as it is ready) or off (all buckets after backward)\n"
+          "      --graph              capture one full training step into a graph (nnplug.h,\n"
+          "                           \"graphs\") after a first eager step, and launch it for\n"
+          "                           every full batch (one process; needs the gather op)\n"
           "  -h, --help               this text\n");
 }
 
@@ -140,7 +143,8 @@ void parse_options(int argc, char** argv, options* o) {
     OPT_THREADS,
     OPT_DISTRIBUTED,
     OPT_BUCKET,
-    OPT_OVERLAP
+    OPT_OVERLAP,
+    OPT_GRAPH
   };
   static const struct option longopts[] = {
       {"model", required_argument, NULL, 'm'},
@@ -158,6 +162,7 @@ void parse_options(int argc, char** argv, options* o) {
       {"distributed", required_argument, NULL, OPT_DISTRIBUTED},
       {"bucket-kib", required_argument, NULL, OPT_BUCKET},
       {"overlap", required_argument, NULL, OPT_OVERLAP},
+      {"graph", no_argument, NULL, OPT_GRAPH},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c;
@@ -204,6 +209,9 @@ void parse_options(int argc, char** argv, options* o) {
         break;
       case OPT_OVERLAP:
         o->overlap = optarg;
+        break;
+      case OPT_GRAPH:
+        o->graph = 1;
         break;
       case OPT_LR: {
         char* end = NULL;

@@ -30,6 +30,7 @@ typedef struct options {
   const char* distributed;   /* "auto", "none", "mpi" or "self" (dist.h) */
   long bucket_kib;           /* gradient bucket size of distributed runs, KiB */
   const char* overlap;       /* "auto", "on" or "off": bucket all-reduces during backward */
+  int graph;                 /* 1: capture one training step into a graph and replay it */
 } options;
 
 /* Prints the --help text to f. */

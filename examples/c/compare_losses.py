@@ -3,10 +3,13 @@
 same first-epoch loss curve.
 
   compare_losses.py --train BIN --workdir DIR --model mlp --limit 1024 [--batch 128]
-                    [--backend cpu] [--rtol 1e-4]
+                    [--backend cpu] [--baseline reference] [--graph] [--rtol 1e-4]
 
-Runs `train --epochs 1 --loss-log ...` on the reference and on --backend with the same seed
-and compares the loss of every step.
+Runs `train --epochs 1 --loss-log ...` on --baseline (the reference unless given) and on
+--backend with the same seed and compares the loss of every step. With --graph the run on
+--backend captures its step into a graph (train --graph) and the baseline runs eagerly: with
+every batch full (--limit a multiple of --batch) the losses must be equal bit for bit
+(--rtol 0), since a launch replays the recorded calls.
 
 The sim backend computes with the reference kernels, so its losses must be equal bit for bit
 (--backend sim --rtol 0): any difference is host code that reads device memory too early or
@@ -32,13 +35,16 @@ import sys
 RTOL = 1e-4
 
 
-def run(train, backend, args, workdir):
+def run(train, backend, args, workdir, graph=False):
     # One file per comparison and run: tests run in parallel.
-    log = os.path.join(workdir,
-                       f"losses_{args.model}_{args.limit}_{args.backend}_{backend}.csv")
+    tag = f"{args.baseline}_{args.backend}{'_graph' if args.graph else ''}"
+    log = os.path.join(workdir, f"losses_{args.model}_{args.limit}_{tag}_{backend}"
+                                f"{'_graph' if graph else ''}.csv")
     cmd = [train, "--model", args.model, "--backend", backend, "--epochs", "1",
            "--limit", str(args.limit), "--test-limit", str(args.test_limit),
            "--batch", str(args.batch), "--seed", str(args.seed), "--loss-log", log]
+    if graph:
+        cmd.append("--graph")
     print("$", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     print(r.stdout, r.stderr, sep="", flush=True)
@@ -57,18 +63,22 @@ def main():
     p.add_argument("--test-limit", type=int, default=200)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--backend", default="cpu", help="the backend compared with the reference")
+    p.add_argument("--backend", default="cpu", help="the backend compared with the baseline")
+    p.add_argument("--baseline", default="reference", help="the backend compared with")
+    p.add_argument("--graph", action="store_true",
+                   help="run --backend with train --graph (the baseline runs eagerly)")
     p.add_argument("--rtol", type=float, default=RTOL, help="relative tolerance per step")
     args = p.parse_args()
     # The two runs at once (each is single-threaded on the reference kernels or uses the cpu
     # backend's threads; either way the wall time is about that of the slower one).
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        ref_run = pool.submit(run, args.train, "reference", args, args.workdir)
-        other_run = pool.submit(run, args.train, args.backend, args, args.workdir)
+        ref_run = pool.submit(run, args.train, args.baseline, args, args.workdir)
+        other_run = pool.submit(run, args.train, args.backend, args, args.workdir, args.graph)
         ref, other = ref_run.result(), other_run.result()
-    name = args.backend
+    name = args.backend + (" (graph)" if args.graph else "")
+    base = args.baseline
     if len(ref) != len(other) or not ref:
-        sys.exit(f"step counts differ or are zero: reference {len(ref)}, {name} {len(other)}")
+        sys.exit(f"step counts differ or are zero: {base} {len(ref)}, {name} {len(other)}")
     worst = 0.0
     bad = 0
     for i, (a, b) in enumerate(zip(other, ref), 1):
@@ -76,7 +86,7 @@ def main():
         worst = max(worst, rel)
         flag = "" if rel <= args.rtol else "  <-- exceeds tolerance"
         bad += rel > args.rtol
-        print(f"step {i:3d}: reference {b:.7f}  {name} {a:.7f}  relative gap {rel:.2e}{flag}")
+        print(f"step {i:3d}: {base} {b:.7f}  {name} {a:.7f}  relative gap {rel:.2e}{flag}")
     print(f"worst relative gap {worst:.2e} (tolerance {args.rtol:.0e})")
     if len(ref) > 1 and min(ref[1:]) >= ref[0]:
         sys.exit("the loss never went below its first value: the model does not learn")

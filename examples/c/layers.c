@@ -159,11 +159,24 @@ void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t n
     numel_global = per_image * nt->batch_global;
   }
   nt->dropout_offset += (uint64_t)(numel_global + 3) / 4;
-  tview a, b;
+  tview a, b, st;
+  if (nt->step) { /* graph mode: the offset moves with the step count on the device */
+    dp->offset_per_step = nt->dropout_per_step;
+    CHECK(nnp_op_execute(nt->s, NNP_OP_DROPOUT_FORWARD, dp, 2,
+                         (const DLTensor* const[]){F32(&a, x, numel), F32(&st, nt->step, 1)}, 1,
+                         (const DLTensor* const[]){F32(&b, y, numel)}));
+    return;
+  }
   CHECK(nnp_dropout_forward(nt->s, dp, F32(&a, x, numel), F32(&b, y, numel), NULL));
 }
 
 void dropout_backward(net* nt, int k, float* dy, float* dx, int64_t numel) {
-  tview a, b;
+  tview a, b, st;
+  if (nt->step) {
+    CHECK(nnp_op_execute(nt->s, NNP_OP_DROPOUT_BACKWARD, &nt->drop_params[k], 2,
+                         (const DLTensor* const[]){F32(&a, dy, numel), F32(&st, nt->step, 1)}, 1,
+                         (const DLTensor* const[]){F32(&b, dx, numel)}));
+    return;
+  }
   CHECK(nnp_dropout_backward(nt->s, &nt->drop_params[k], F32(&a, dy, numel), F32(&b, dx, numel)));
 }

@@ -263,11 +263,23 @@ void loss_and_backward(net* nt, int64_t n) {
 
 void adam_step(net* nt, double lr, int64_t step) {
   nnp_adam_params ap = {sizeof ap, lr, 0.9, 0.999, 1e-8, 0.0, step, 0, 0};
+  tview st, one;
+  if (nt->step) { /* graph mode: step += 1 on the device; Adam reads it there */
+    const nnp_binary_params add = {sizeof add, NNP_BINARY_ADD, 0};
+    CHECK(nnp_binary(nt->s, &add, F32(&st, nt->step, 1), F32(&one, nt->step_one, 1),
+                     F32(&st, nt->step, 1)));
+  }
   for (int i = 0; i < nt->n_params; ++i) {
     param* p = &nt->p[i];
     tview g, w, m, v;
     int64_t n = (int64_t)p->numel;
-    CHECK(nnp_adam_update(nt->s, &ap, F32(&g, p->g, n), F32(&w, p->w, n), F32(&m, p->m, n),
-                          F32(&v, p->v, n)));
+    if (nt->step)
+      CHECK(nnp_op_execute(nt->s, NNP_OP_ADAM_UPDATE, &ap, 2,
+                           (const DLTensor* const[]){F32(&g, p->g, n), F32(&st, nt->step, 1)}, 3,
+                           (const DLTensor* const[]){F32(&w, p->w, n), F32(&m, p->m, n),
+                                                     F32(&v, p->v, n)}));
+    else
+      CHECK(nnp_adam_update(nt->s, &ap, F32(&g, p->g, n), F32(&w, p->w, n), F32(&m, p->m, n),
+                            F32(&v, p->v, n)));
   }
 }

@@ -73,6 +73,13 @@ typedef struct net {
      default) means the batch is the whole one. Dropout draws each image's mask at its
      position in the global batch, so a split batch gets the masks of the whole one. */
   int64_t batch_first, batch_global;
+  /* Graph mode (train --graph): the number of finished steps as a float32 [1] tensor on the
+     device, and a constant 1 added to it once per step, inside the step. Adam reads its step
+     count from it (ABI 1.4 `step` input) and each dropout call its Philox offset, offset +
+     step * dropout_per_step (the counters one full step draws), so that a step captured once
+     draws fresh masks and the right bias corrections at every launch. NULL otherwise. */
+  float *step, *step_one;
+  uint64_t dropout_per_step;
 } net;
 
 /* nnp_malloc on nt->dev, remembered in nt->allocations (the caller frees them at the end). */

@@ -179,6 +179,30 @@ static void progress(int tty, int epoch, int epochs, size_t step, size_t steps, 
   fflush(stderr);
 }
 
+/* Queues one training step on nt->s (the batch's indices are in dev_index, its labels in
+   nt->labels): the batch gather, forward, loss and backward (with the gradient all-reduce of
+   distributed runs), and the Adam step number global_step + 1. Graph mode captures exactly this. */
+static void train_step(net* nt, dist* d, const options* o, float* train_x, size_t n_train,
+                       int64_t* dev_index, int use_gather, int64_t global_step, size_t first,
+                       size_t n_local, size_t n) {
+  if (use_gather && n_local > 0) {
+    static const nnp_gather_params gather_params = {.struct_size = sizeof gather_params, .axis = 0};
+    tview gd, gi, gy;
+    CHECK(nnp_gather(nt->s, &gather_params, F32(&gd, train_x, (int64_t)n_train, IMAGE_PIXELS),
+                     I64(&gi, dev_index, (int64_t)n_local),
+                     F32(&gy, nt->x, (int64_t)n_local, IMAGE_PIXELS)));
+  }
+  dist_begin_step(d, nt, global_step + 1, first, n_local, n);
+  if (n_local > 0) {
+    forward(nt, nt->x, 0, (int64_t)n_local, 1);
+    loss_and_backward(nt, (int64_t)n_local);
+  } else { /* more ranks than images in this batch: this rank adds zero gradients */
+    fill(nt, nt->grads, nt->grads_bytes / sizeof(float), 0.0);
+  }
+  dist_end_backward(d, nt); /* every rank now holds the gradients of the whole batch */
+  adam_step(nt, o->lr, global_step + 1);
+}
+
 /* ----------------------------------------------------------------------------- main -- */
 
 int main(int argc, char** argv) {
@@ -294,6 +318,25 @@ int main(int argc, char** argv) {
   double train_seconds = 0.0, final_loss = NAN, test_acc = NAN;
   int64_t global_step = 0;
 
+  /* --graph: the first step runs eagerly (it warms up what the backend caches per shape, and
+     measures the Philox counters a step draws); the next full step is captured into a graph,
+     which is launched for every full batch after it. The batch's indices and labels are copied
+     into the same device buffers before each launch; the last partial batch runs eagerly. */
+  nnp_graph* graph = NULL;
+  if (o.graph) {
+    if (d.mode != DIST_NONE)
+      die("--graph trains in one process: the distributed step is not captured (run without "
+          "mpirun, or with --distributed none)");
+    if (!use_gather)
+      die("--graph needs the gather op on %s: the batch is assembled inside the graph",
+          props.name);
+    nt.step = dev_alloc(&nt, sizeof(float));
+    nt.step_one = dev_alloc(&nt, sizeof(float));
+    const float zero = 0.0f, one = 1.0f;
+    CHECK(nnp_memcpy(nt.dev, nt.step, NULL, &zero, sizeof zero));
+    CHECK(nnp_memcpy(nt.dev, nt.step_one, NULL, &one, sizeof one));
+  }
+
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     shuffle(perm, train.n, &shuffle_rng);
     double loss_sum = 0.0;
@@ -305,6 +348,7 @@ int main(int argc, char** argv) {
       size_t first = 0, n_local = n;                                /* this rank's share of it */
       dist_shard(n, d.rank, d.size, &first, &n_local);
       const uint32_t* idx = perm + start + first;
+      if (nt.step) nt.dropout_offset = 0; /* graph mode: the step's own counters (layers.c) */
       for (size_t i = 0; i < n_local; ++i) {
         if (use_gather)
           host_index[i] = (int64_t)idx[i];
@@ -313,25 +357,23 @@ int main(int argc, char** argv) {
                                  (char*)train_x + (size_t)idx[i] * img_bytes, img_bytes));
         host_labels[i] = train.labels[idx[i]];
       }
-      if (use_gather && n_local > 0) {
-        tview gd, gi, gy;
+      if (use_gather && n_local > 0)
         CHECK(nnp_memcpy_async(nt.s, nt.dev, dev_index, NULL, host_index,
                                n_local * sizeof *host_index));
-        CHECK(nnp_gather(nt.s, &gather_params, F32(&gd, train_x, (int64_t)train.n, IMAGE_PIXELS),
-                         I64(&gi, dev_index, (int64_t)n_local),
-                         F32(&gy, nt.x, (int64_t)n_local, IMAGE_PIXELS)));
-      }
       CHECK(
           nnp_memcpy_async(nt.s, nt.dev, nt.labels, NULL, host_labels, n_local * sizeof(int64_t)));
-      dist_begin_step(&d, &nt, global_step + 1, first, n_local, n);
-      if (n_local > 0) {
-        forward(&nt, nt.x, 0, (int64_t)n_local, 1);
-        loss_and_backward(&nt, (int64_t)n_local);
-      } else { /* more ranks than images in this batch: this rank adds zero gradients */
-        fill(&nt, nt.grads, nt.grads_bytes / sizeof(float), 0.0);
+      const int full = n_local == (size_t)nt.max_batch;
+      if (o.graph && full && graph == NULL && global_step >= 1) {
+        CHECK(nnp_stream_begin_capture(nt.s));
+        train_step(&nt, &d, &o, train_x, train.n, dev_index, use_gather, global_step, first, n_local, n);
+        CHECK(nnp_stream_end_capture(nt.s, &graph));
       }
-      dist_end_backward(&d, &nt); /* every rank now holds the gradients of the whole batch */
-      adam_step(&nt, o.lr, ++global_step);
+      if (graph != NULL && full)
+        CHECK(nnp_graph_launch(graph, nt.s));
+      else
+        train_step(&nt, &d, &o, train_x, train.n, dev_index, use_gather, global_step, first, n_local, n);
+      ++global_step;
+      if (nt.step && full && nt.dropout_per_step == 0) nt.dropout_per_step = nt.dropout_offset;
       CHECK(nnp_stream_synchronize(nt.s));
       float loss = 0.0f;
       size_t step_correct = 0;
@@ -394,9 +436,10 @@ int main(int argc, char** argv) {
         "\"batch\": %" PRId64
         ", \"train_seconds\": %.3f, \"images_per_second\": %.1f, "
         "\"test_accuracy\": %.4f, \"final_loss\": %.6f, \"ranks\": %d, "
-        "\"distributed\": \"%s\"}\n",
+        "\"distributed\": \"%s\", \"graph\": %s}\n",
         o.model, props.plugin_name, props.name, o.epochs, max_batch, train_seconds,
-        (double)train.n * o.epochs / train_seconds, test_acc, final_loss, d.size, d.name);
+        (double)train.n * o.epochs / train_seconds, test_acc, final_loss, d.size, d.name,
+        graph != NULL ? "true" : "false");
   }
 
   close_log(log, "--log", o.log_path);
@@ -408,6 +451,7 @@ int main(int argc, char** argv) {
   free(train.labels);
   free(test.labels);
   dist_stop(&d);
+  CHECK(nnp_graph_destroy(graph));
   CHECK(nnp_stream_destroy(nt.s));
   for (int i = 0; i < nt.n_allocations; ++i) CHECK(nnp_free(nt.dev, nt.allocations[i]));
   free(nt.vit); /* the vit's host-side record of its buffers (NULL for mlp, cnn) */
