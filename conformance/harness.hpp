@@ -171,6 +171,28 @@ using Mutation = std::function<void(RawCall&)>;
 // `dtype` is the case's float dtype.
 RunResult run_op(Device& dev, const OpCall& call, DT dtype, nnp_stream* stream = nullptr,
                  const Mutation& mutate = {});
+// A compact tensor on a device that stays allocated across op calls, for tests that queue
+// several ops on one stream (e.g. a step counter updated in place between two calls): filled
+// from `values` encoded in `dtype` (zeros when empty), read back with read(). A failed
+// allocation or upload leaves `error` set (and dl()->data NULL).
+class DeviceTensor {
+ public:
+  DeviceTensor(Device& dev, DT dtype, std::vector<int64_t> shape,
+               const std::vector<double>& values = {});
+  ~DeviceTensor();
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  const DLTensor* dl() const { return &t_; }
+  // The elements, copied to the host (nnp_memcpy, which waits for the device's work first).
+  std::vector<double> read() const;
+  std::string error;
+
+ private:
+  Device& dev_;
+  DT dtype_;
+  std::vector<int64_t> shape_;
+  DLTensor t_{};
+};
 // nnp_op_supported for this call with this dtype (data pointers are NULL). OK or the status;
 // *reason gets the message.
 nnp_status op_supported(Device& dev, const OpCall& call, DT dtype, std::string* reason);

@@ -225,6 +225,46 @@ RunResult run_op(Device& d, const OpCall& call, DT dtype, nnp_stream* stream,
   return res;
 }
 
+// ---- device tensors that outlive one call ---------------------------------------------------
+DeviceTensor::DeviceTensor(Device& dev, DT dtype, std::vector<int64_t> shape,
+                           const std::vector<double>& values)
+    : dev_(dev), dtype_(dtype), shape_(std::move(shape)) {
+  t_.device = dev.dl;
+  t_.ndim = static_cast<int32_t>(shape_.size());
+  t_.dtype = to_dl(dtype);
+  t_.shape = shape_.data();
+  const size_t n = static_cast<size_t>(numel(shape_)), es = dt_size(dtype);
+  std::vector<uint8_t> bytes(std::max<size_t>(n * es, 1), 0);
+  if (!values.empty() && values.size() != n) {
+    error = "harness: " + std::to_string(values.size()) + " values for shape " + shape_str(shape_);
+    return;
+  }
+  for (size_t k = 0; k < values.size(); ++k) encode(values[k], dtype, bytes.data() + k * es);
+  void* p = nullptr;
+  if (nnp_malloc(dev.dev, bytes.size(), &p) != NNP_STATUS_OK) {
+    error = std::string("nnp_malloc failed: ") + nnp_last_error_message();
+    return;
+  }
+  t_.data = p;
+  if (nnp_memcpy(dev.dev, p, nullptr, bytes.data(), bytes.size()) != NNP_STATUS_OK)
+    error = std::string("nnp_memcpy (upload) failed: ") + nnp_last_error_message();
+}
+
+DeviceTensor::~DeviceTensor() {
+  if (t_.data != nullptr) nnp_free(dev_.dev, t_.data);
+}
+
+std::vector<double> DeviceTensor::read() const {
+  const size_t n = static_cast<size_t>(numel(shape_)), es = dt_size(dtype_);
+  std::vector<uint8_t> bytes(n * es);
+  std::vector<double> out(n);
+  if (n == 0 || t_.data == nullptr ||
+      nnp_memcpy(nullptr, bytes.data(), dev_.dev, t_.data, bytes.size()) != NNP_STATUS_OK)
+    return out;
+  for (size_t k = 0; k < n; ++k) out[k] = decode(bytes.data() + k * es, dtype_);
+  return out;
+}
+
 nnp_status op_supported(Device& d, const OpCall& call, DT dtype, std::string* reason) {
   std::vector<DLTensor> in(call.inputs.size()), out(call.outputs.size());
   std::vector<const DLTensor*> ip, op;

@@ -2,13 +2,17 @@
 // reference) and backward (mask regenerated from seed/offset), in place included; the mask of
 // every backend is also checked against the Philox4x32-10 rule of nnplug_ops.h computed on the
 // host (nnplug/kit/philox.hpp), also for backwards after other calls on the stream (a
-// backend's mask cache); backward against finite differences of forward.
+// backend's mask cache); backward against finite differences of forward; the step counter read
+// from a device tensor (ABI 1.4) against the offset advanced by hand, counted on the stream, and
+// its checks.
 // Cases: cases/<list>/dropout.txt: "x1000 ratio=0.3 seed=42 offset=7 mask1 inplace1".
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
 
 #include <nnplug/kit/philox.hpp>
+
+#include <limits>
 
 namespace {
 using namespace conf;
@@ -164,5 +168,213 @@ TEST_CASE("gradient dropout") {
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
+  }
+}
+
+// ---- the step counter on the device (ABI 1.4) ---------------------------------------------------
+namespace {
+
+// The call with the optional step input appended (inputs[1], float32, shape [1]).
+OpCall with_step(OpCall call, double step) {
+  call.inputs.push_back(int_tensor(DT::f32, {1}, {step}));
+  return call;
+}
+
+}  // namespace
+
+// On every backend (reference too), in every dtype it runs: a step tensor holding s with offset
+// o and offset_per_step k gives, bit for bit, the outputs of the call without it at offset
+// o + s * k (forward y and mask, backward dx); step 3 draws another mask than step 0; without a
+// step tensor offset_per_step is not used.
+TEST_CASE("dropout: a step tensor gives the masks of the offset advanced by hand") {
+  const std::vector<int64_t> shape{1003};
+  const int64_t n = numel(shape);
+  const uint64_t offset = 17, per_step = static_cast<uint64_t>((n + 3) / 4);
+  Rng rng("dropout step tensor");
+  const std::vector<double> x = rng.uniform_vec(n);
+  auto p = make_params<nnp_dropout_params>();
+  p.ratio = 0.3;
+  p.seed = 0xABCDEF12345;
+  p.offset = offset;
+  p.offset_per_step = per_step;
+  auto at = [&](uint64_t off, uint64_t per) {
+    auto q = p;
+    q.offset = off;
+    q.offset_per_step = per;
+    return q;
+  };
+  auto call = [&](const nnp_dropout_params& q, bool forward) {
+    return forward ? dr_forward(q, shape, x, true, false) : dr_backward(q, shape, x, false);
+  };
+  for (Device* d : all_devices()) {
+    if (!d->available) continue;
+    for (DT dt : float_dtypes()) {
+      if (op_supported(*d, with_step(call(p, true), 0), dt, nullptr) != NNP_STATUS_OK ||
+          op_supported(*d, with_step(call(p, false), 0), dt, nullptr) != NNP_STATUS_OK)
+        continue;
+      std::vector<std::string> problems;
+      auto run = [&](const OpCall& c, const std::string& what) {
+        RunResult r = run_op(*d, c, dt);
+        if (r.status != NNP_STATUS_OK) problems.push_back(what + ": " + r.message);
+        for (const std::string& q : r.problems) problems.push_back(what + ": " + q);
+        return r;
+      };
+      auto same = [&](const RunResult& a, const RunResult& b, const std::string& what) {
+        if (a.status != NNP_STATUS_OK || b.status != NNP_STATUS_OK) return;
+        for (size_t k = 0; k < a.outputs.size(); ++k) {
+          const Comparison c = compare_exact(a.outputs[k], b.outputs[k]);
+          if (!c.ok) problems.push_back(what + ", output " + std::to_string(k) + ": " + c.detail);
+        }
+      };
+      for (double s : {0.0, 3.0, 16777216.0}) {  // 2^24: the last count float32 holds exactly
+        for (bool forward : {true, false}) {
+          const std::string what = std::string(forward ? "forward" : "backward") + " step " +
+                                   std::to_string(static_cast<uint64_t>(s));
+          const uint64_t si = static_cast<uint64_t>(s);
+          same(run(with_step(call(p, forward), s), what + " (tensor)"),
+               run(call(at(offset + si * per_step, 0), forward), what + " (by hand)"), what);
+        }
+      }
+      const RunResult m0 = run(with_step(call(p, true), 0), "step 0");
+      const RunResult m3 = run(with_step(call(p, true), 3), "step 3");
+      if (m0.status == NNP_STATUS_OK && m3.status == NNP_STATUS_OK &&
+          m0.outputs[1] == m3.outputs[1])
+        problems.push_back("step 3 draws the mask of step 0");
+      same(run(call(p, true), "no step tensor, offset_per_step set"),
+           run(call(at(offset, 0), true), "no step tensor"),
+           "without a step tensor offset_per_step is not used");
+      const std::string name = std::string("dropout_step_tensor x1003 ") + dt_short(dt);
+      report({d->name, "dropout_step_tensor", dt_name(dt), name,
+              problems.empty() ? Outcome::pass : Outcome::fail,
+              static_cast<double>(problems.size()), 0, join(problems, "; ")});
+      CHECK_MESSAGE(problems.empty(), d->name << ": " << name << ": " << join(problems, "; "));
+    }
+  }
+}
+
+// One float32 counter on the device advanced by binary ADD (in place) before each forward and
+// backward pair, as a replayed training step advances it: each pair draws the mask of
+// offset + step * offset_per_step (the rule computed on the host), the backward the forward's.
+TEST_CASE("dropout: a step counter advanced on the stream") {
+  const int64_t n = 40003;  // more than one 32k-element block (the cpu's tasks and mask cache)
+  const std::vector<int64_t> shape{n};
+  const uint64_t offset = 5, per_step = static_cast<uint64_t>((n + 3) / 4);
+  auto p = make_params<nnp_dropout_params>();
+  p.ratio = 0.5;
+  p.seed = 7;
+  p.offset = offset;
+  p.offset_per_step = per_step;
+  auto add = make_params<nnp_binary_params>();
+  add.op = NNP_BINARY_ADD;
+  const std::vector<double> ones(static_cast<size_t>(n), 1.0);
+  const uint32_t threshold = nnp::dropout_threshold(p.ratio);
+  const double scale = static_cast<float>(1.0 / (1.0 - p.ratio));
+  for (Device* d : all_devices()) {
+    if (!d->available) continue;
+    if (op_supported(*d, with_step(dr_forward(p, shape, ones, true, false), 0), DT::f32, nullptr) !=
+        NNP_STATUS_OK)
+      continue;
+    std::vector<std::string> problems;
+    DeviceTensor step(*d, DT::f32, {1}, {0.0}), one(*d, DT::f32, {1}, {1.0});
+    DeviceTensor x(*d, DT::f32, shape, ones), y(*d, DT::f32, shape), dx(*d, DT::f32, shape);
+    DeviceTensor mask(*d, DT::u8, shape);
+    for (const DeviceTensor* t : {&step, &one, &x, &y, &dx, &mask})
+      if (!t->error.empty()) problems.push_back(t->error);
+    for (uint64_t s = 1; s <= 3 && problems.empty(); ++s) {
+      const std::string at = "step " + std::to_string(s);
+      const DLTensor* add_in[] = {step.dl(), one.dl()};
+      const DLTensor* add_out[] = {step.dl()};
+      const DLTensor* fwd_in[] = {x.dl(), step.dl()};
+      const DLTensor* fwd_out[] = {y.dl(), mask.dl()};
+      const DLTensor* bwd_in[] = {x.dl(), step.dl()};
+      const DLTensor* bwd_out[] = {dx.dl()};
+      if (nnp_op_execute(d->stream, NNP_OP_BINARY, &add, 2, add_in, 1, add_out) != NNP_STATUS_OK ||
+          nnp_op_execute(d->stream, NNP_OP_DROPOUT_FORWARD, &p, 2, fwd_in, 2, fwd_out) !=
+              NNP_STATUS_OK ||
+          nnp_op_execute(d->stream, NNP_OP_DROPOUT_BACKWARD, &p, 2, bwd_in, 1, bwd_out) !=
+              NNP_STATUS_OK ||
+          nnp_stream_synchronize(d->stream) != NNP_STATUS_OK) {
+        problems.push_back(at + ": " + nnp_last_error_message());
+        break;
+      }
+      std::vector<double> keep(static_cast<size_t>(n)), grad(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const bool k =
+            nnp::dropout_keep(p.seed, offset + s * per_step, static_cast<uint64_t>(i), threshold);
+        keep[static_cast<size_t>(i)] = k ? 1 : 0;
+        grad[static_cast<size_t>(i)] = k ? scale : 0;
+      }
+      const Comparison cm = compare_exact(mask.read(), keep);
+      if (!cm.ok) problems.push_back(at + ", forward mask: " + cm.detail);
+      const Comparison cd = compare_exact(dx.read(), grad);
+      if (!cd.ok) problems.push_back(at + ", backward dx: " + cd.detail);
+    }
+    const std::string name = "dropout_step_counter x" + std::to_string(n) + " f32";
+    report({d->name, "dropout_step_tensor", "float32", name,
+            problems.empty() ? Outcome::pass : Outcome::fail, static_cast<double>(problems.size()),
+            0, join(problems, "; ")});
+    CHECK_MESSAGE(problems.empty(), d->name << ": " << name << ": " << join(problems, "; "));
+  }
+}
+
+// libnnplug's checks of the step input on every device (float32 whatever the call's dtype, one
+// element, the call's device), and the values the refusing backends (reference, sim, cpu)
+// refuse when the op runs: anything but a whole number >= 0.
+TEST_CASE("dropout: the step tensor is checked") {
+  const std::vector<int64_t> shape{3, 8};
+  const nnp_dropout_params p = dr_params(parse_case("ratio=0.25 seed=3 offset=1"));
+  const std::vector<double> x(24, 1.0);
+  struct bad_case {
+    const char* what;
+    TensorSpec step;
+    const char* message;
+  };
+  const bad_case cases[] = {
+      {"step float64", int_tensor(DT::f64, {1}, {1}), "inputs[1] (step): expected dtype float32"},
+      {"step float16", int_tensor(DT::f16, {1}, {1}), "inputs[1] (step): expected dtype float32"},
+      {"step of 2 elements", int_tensor(DT::f32, {2}, {1, 1}),
+       "inputs[1] (step): expected 1 element"},
+  };
+  for (Device* d : all_devices()) {
+    if (!d->available) continue;
+    for (bool forward : {true, false}) {
+      const OpCall base =
+          forward ? dr_forward(p, shape, x, true, false) : dr_backward(p, shape, x, false);
+      for (const bad_case& c : cases) {
+        CAPTURE(d->name);
+        CAPTURE(forward);
+        CAPTURE(c.what);
+        OpCall bad = base;
+        bad.inputs.push_back(c.step);
+        std::string reason;
+        CHECK(op_supported(*d, bad, DT::f32, &reason) == NNP_STATUS_INVALID_ARGUMENT);
+        CHECK_MESSAGE(reason.find(c.message) != std::string::npos, reason);
+        const RunResult r = run_op(*d, bad, DT::f32);
+        CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
+        CHECK(r.outputs_untouched);
+      }
+      // A step in host memory for a device whose memory is not the host's (sim, cuda).
+      if (d->dl.device_type != kDLCPU) {
+        float host_step = 1.0f;
+        const RunResult r = run_op(*d, with_step(base, 1), DT::f32, nullptr, [&](RawCall& raw) {
+          raw.in[1].data = &host_step;
+          raw.in[1].byte_offset = 0;
+          raw.in[1].device = DLDevice{kDLCPU, 0};
+        });
+        CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, d->name << ": " << r.message);
+        CHECK_MESSAGE(r.message.find("inputs[1] (step): expected DLDevice") != std::string::npos,
+                      r.message);
+        CHECK(r.outputs_untouched);
+      }
+      if (d->plugin != "reference" && d->plugin != "sim" && d->plugin != "cpu") continue;
+      for (double v : {-1.0, 0.5, std::numeric_limits<double>::infinity()}) {
+        CAPTURE(d->name);
+        CAPTURE(v);
+        const RunResult r = run_op(*d, with_step(base, v), DT::f32);
+        CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
+        CHECK_MESSAGE(r.message.find("expected a whole number >= 0") != std::string::npos,
+                      r.message);
+      }
+    }
   }
 }

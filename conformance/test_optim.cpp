@@ -1,11 +1,16 @@
 // test_optim.cpp — optimiser updates, in place on parameter and state tensors: SGD (momentum,
 // dampening, Nesterov, weight decay) and Adam / AdamW (bias-corrected, step >= 1), numerics
-// against the reference.
+// against the reference; Adam's step and lr read from device tensors (ABI 1.4), counted on the
+// stream, against the same updates with params step and lr, and the checks of those tensors.
 // Cases: cases/<list>/sgd.txt "x100 lr=0.1 mom=0.9 damp=0 wd=0.01 nesterov1";
 //        cases/<list>/adam.txt "x100 lr=1e-3 b1=0.9 b2=0.999 eps=1e-8 wd=0.01 step=3 adamw1".
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
 
 namespace {
 using namespace conf;
@@ -90,5 +95,180 @@ TEST_CASE("optimisers: known answers") {
     const double g = adamw ? 0.5 : 0.6, p0 = adamw ? 1 - 0.01 * 0.1 : 1.0;
     run(adamw ? "adamw step1" : "adam step1", adam,
         {{p0 - 0.01 * g / (g + 1e-8)}, {0.1 * g}, {0.001 * g * g}});
+  }
+}
+
+// ---- per-step values on the device (ABI 1.4) ---------------------------------------------------
+namespace {
+using namespace conf;
+
+// Backends whose step-tensor results must equal the params results bit for bit: their kernels
+// turn the value read from the tensor into the same double as the params field. Others (cuda:
+// the bias corrections computed in the kernel) get a tight tolerance.
+bool bitwise_backend(const Device& d) {
+  return d.plugin == "reference" || d.plugin == "cpu" || d.plugin == "sim";
+}
+
+// The first message of a failed op call on d's stream, or "" when it and the stream's work ran.
+std::string execute(Device& d, int32_t kind, const void* params, std::vector<const DLTensor*> in,
+                    std::vector<const DLTensor*> out) {
+  if (nnp_op_execute(d.stream, kind, params, in.size(), in.data(), out.size(), out.data()) !=
+      NNP_STATUS_OK)
+    return nnp_last_error_message();
+  if (nnp_stream_synchronize(d.stream) != NNP_STATUS_OK)
+    return std::string("nnp_stream_synchronize: ") + nnp_last_error_message();
+  return {};
+}
+
+}  // namespace
+
+// adam_update as the step and lr inputs are meant to be used: a float32 step counter on the
+// device, incremented by binary ADD (in place) before each update, and an lr tensor; params
+// step and lr set to values that must not be read.
+TEST_CASE("adam_update: step and lr tensors give the results of params step and lr") {
+  const std::vector<int64_t> shape{37};
+  const int64_t n = numel(shape);
+  const double lr = static_cast<float>(0.01);  // exact in every dtype tried
+  for (Device* d : all_devices()) {
+    if (!d->available) continue;
+    for (DT dt : {DT::f32, DT::f64}) {
+      for (int adamw : {0, 1}) {
+        auto p = make_params<nnp_adam_params>();
+        p.lr = lr;
+        p.beta1 = 0.9;
+        p.beta2 = 0.999;
+        p.epsilon = 1e-8;
+        p.weight_decay = 0.1;
+        p.step = 1;
+        p.adamw = adamw;
+        const OpCall probe =
+            op_call(NNP_OP_ADAM_UPDATE, p, {tensor(shape), int_tensor(DT::f32, {}), tensor({1})},
+                    {tensor(shape), tensor(shape), tensor(shape)});
+        if (op_supported(*d, probe, dt, nullptr) != NNP_STATUS_OK) continue;
+        Rng rng("adam step tensors");
+        std::vector<std::vector<double>> grads;
+        for (int s = 0; s < 3; ++s) grads.push_back(rng.uniform_vec(n));
+        const std::vector<double> param0 = rng.uniform_vec(n);
+        std::vector<std::string> problems;
+        // Path A: params step = s, lr = lr. Path B: the tensors, params step and lr ignored.
+        DeviceTensor wa(*d, dt, shape, param0), ma(*d, dt, shape), va(*d, dt, shape);
+        DeviceTensor wb(*d, dt, shape, param0), mb(*d, dt, shape), vb(*d, dt, shape);
+        DeviceTensor step(*d, DT::f32, {}, {0.0}), one(*d, DT::f32, {}, {1.0});
+        DeviceTensor lr_t(*d, dt, {1}, {lr});
+        std::vector<std::unique_ptr<DeviceTensor>> g;
+        for (const auto& v : grads) g.push_back(std::make_unique<DeviceTensor>(*d, dt, shape, v));
+        for (const DeviceTensor* t : {&wa, &ma, &va, &wb, &mb, &vb, &step, &one, &lr_t})
+          if (!t->error.empty()) problems.push_back(t->error);
+        auto ignored = p;
+        ignored.step = 1000;
+        ignored.lr = 0.5;
+        auto add = make_params<nnp_binary_params>();
+        add.op = NNP_BINARY_ADD;
+        for (int s = 1; s <= 3 && problems.empty(); ++s) {
+          p.step = s;
+          const DLTensor* gs = g[static_cast<size_t>(s - 1)]->dl();
+          std::string e = execute(*d, NNP_OP_ADAM_UPDATE, &p, {gs}, {wa.dl(), ma.dl(), va.dl()});
+          if (e.empty()) e = execute(*d, NNP_OP_BINARY, &add, {step.dl(), one.dl()}, {step.dl()});
+          if (e.empty())
+            e = execute(*d, NNP_OP_ADAM_UPDATE, &ignored, {gs, step.dl(), lr_t.dl()},
+                        {wb.dl(), mb.dl(), vb.dl()});
+          if (!e.empty()) problems.push_back("step " + std::to_string(s) + ": " + e);
+        }
+        if (problems.empty() && step.read() != std::vector<double>{3.0})
+          problems.push_back("the step counter does not hold 3 after three additions");
+        const char* names[] = {"param", "m", "v"};
+        const DeviceTensor* a[] = {&wa, &ma, &va};
+        const DeviceTensor* b[] = {&wb, &mb, &vb};
+        double worst = 0;
+        for (size_t k = 0; k < 3 && problems.empty(); ++k) {
+          const std::vector<double> want = a[k]->read(), got = b[k]->read();
+          const Comparison c =
+              bitwise_backend(*d) ? compare_exact(got, want) : compare_nmse(got, want, 1e-10);
+          worst = std::max(worst, c.error);
+          if (!c.ok) problems.push_back(std::string(names[k]) + ": " + c.detail);
+        }
+        const std::string name =
+            std::string("adam_step_tensors x37 adamw") + std::to_string(adamw) + " " + dt_short(dt);
+        report({d->name, "adam_step_tensors", dt_name(dt), name,
+                problems.empty() ? Outcome::pass : Outcome::fail, worst, 0, join(problems, "; ")});
+        CHECK_MESSAGE(problems.empty(), d->name << ": " << name << ": " << join(problems, "; "));
+      }
+    }
+  }
+}
+
+// libnnplug's checks of the new inputs, on every device: dtypes (step float32 whatever the
+// call's dtype, lr the call's), one element, the call's device. Then the values: backends that
+// refuse at execution (reference, sim, cpu) refuse a step that is not a whole number >= 1.
+TEST_CASE("adam_update: step and lr tensors are checked") {
+  const std::vector<int64_t> shape{6};
+  auto p = make_params<nnp_adam_params>();
+  p.lr = 1e-3;
+  p.beta1 = 0.9;
+  p.beta2 = 0.999;
+  p.step = 1;
+  auto call = [&](TensorSpec step, TensorSpec lr) {
+    return op_call(
+        NNP_OP_ADAM_UPDATE, p, {tensor(shape, std::vector<double>(6, 0.5)), step, lr},
+        {tensor(shape, std::vector<double>(6, 1.0)), tensor(shape, std::vector<double>(6, 0.0)),
+         tensor(shape, std::vector<double>(6, 0.0))});
+  };
+  struct bad_case {
+    const char* what;
+    OpCall call;
+    const char* message;
+  };
+  const bad_case cases[] = {
+      {"step float64", call(int_tensor(DT::f64, {1}, {1}), absent_tensor()),
+       "inputs[1] (step): expected dtype float32"},
+      {"step float16", call(int_tensor(DT::f16, {1}, {1}), absent_tensor()),
+       "inputs[1] (step): expected dtype float32"},
+      {"step of 2 elements", call(int_tensor(DT::f32, {2}, {1, 1}), absent_tensor()),
+       "inputs[1] (step): expected 1 element"},
+      {"step [1, 1]", call(int_tensor(DT::f32, {1, 1}, {1}), absent_tensor()),
+       "inputs[1] (step): expected 1 element"},
+      {"lr float64", call(absent_tensor(), int_tensor(DT::f64, {1}, {1e-3})),
+       "inputs[2] (lr): expected dtype float32"},
+      {"lr of 2 elements", call(absent_tensor(), tensor({2}, {1e-3, 1e-3})),
+       "inputs[2] (lr): expected 1 element"},
+  };
+  for (Device* d : all_devices()) {
+    if (!d->available) continue;
+    for (const bad_case& c : cases) {
+      CAPTURE(d->name);
+      CAPTURE(c.what);
+      std::string reason;
+      CHECK(op_supported(*d, c.call, DT::f32, &reason) == NNP_STATUS_INVALID_ARGUMENT);
+      CHECK_MESSAGE(reason.find(c.message) != std::string::npos, reason);
+      const RunResult r = run_op(*d, c.call, DT::f32);
+      CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
+      CHECK(r.outputs_untouched);
+      report({d->name, "adam_step_tensors", "float32", std::string("adam_step_checks ") + c.what,
+              r.status == NNP_STATUS_INVALID_ARGUMENT ? Outcome::pass : Outcome::fail, 0, 0,
+              r.message});
+    }
+    // A step in host memory for a device whose memory is not the host's (sim, cuda).
+    if (d->dl.device_type != kDLCPU) {
+      float host_step = 1.0f;
+      const RunResult r = run_op(*d, call(int_tensor(DT::f32, {1}, {1}), absent_tensor()), DT::f32,
+                                 nullptr, [&](RawCall& raw) {
+                                   raw.in[1].data = &host_step;
+                                   raw.in[1].byte_offset = 0;
+                                   raw.in[1].device = DLDevice{kDLCPU, 0};
+                                 });
+      CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, d->name << ": " << r.message);
+      CHECK_MESSAGE(r.message.find("inputs[1] (step): expected DLDevice") != std::string::npos,
+                    r.message);
+      CHECK(r.outputs_untouched);
+    }
+    if (!bitwise_backend(*d)) continue;  // cuda reads such values as 1 (nnplug_ops.h)
+    for (double bad : {0.0, -1.0, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+      CAPTURE(d->name);
+      CAPTURE(bad);
+      const RunResult r =
+          run_op(*d, call(int_tensor(DT::f32, {1}, {bad}), absent_tensor()), DT::f32);
+      CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
+      CHECK_MESSAGE(r.message.find("expected a whole number >= 1") != std::string::npos, r.message);
+    }
   }
 }

@@ -83,10 +83,28 @@ def load(root):
                 t.setdefault("alias", "")
                 t.setdefault("variadic", False)
                 t.setdefault("inplace", False)
+                t.setdefault("since", 0)
                 if t["inplace"] and role == "inputs":
                     raise SpecError(f"op {op['name']}: {t['name']}: only outputs are inplace")
-                if t["dtype"] not in ("float", "int64", "uint8", "same_as_input0", "any_float"):
+                if t["dtype"] not in ("float", "int64", "uint8", "same_as_input0", "any_float",
+                                      "float32"):
                     raise SpecError(f"op {op['name']}: {t['name']}: unknown dtype {t['dtype']}")
+                if t["since"] > minor:
+                    raise SpecError(f"op {op['name']}: {t['name']}: since {t['since']} > ABI "
+                                    f"minor {minor}")
+            # A tensor added after the op (since > the op's) is optional and comes after the
+            # op's older tensors: older callers leave it out, and the typed wrapper, whose C
+            # signature cannot change, keeps the tensors of the op's own minor.
+            last = 0
+            for t in op[role]:
+                added = max(t["since"], op.get("since", 0))
+                if added > op.get("since", 0) and not t["optional"]:
+                    raise SpecError(f"op {op['name']}: {t['name']}: a tensor added in ABI "
+                                    f"1.{added}, after the op, must be optional")
+                if added < last:
+                    raise SpecError(f"op {op['name']}: {t['name']}: a tensor of ABI 1.{added} "
+                                    f"after one of 1.{last} (tensors are appended)")
+                last = added
             for k, t in enumerate(op[role]):
                 if t["variadic"] and k != len(op[role]) - 1:
                     raise SpecError(f"op {op['name']}: {t['name']}: only the last of the "
@@ -103,8 +121,10 @@ def load(root):
                     raise SpecError(f"op {op['name']}: {t['name']} aliases unknown input {a}")
                 op["alias_pairs"].append((o, in_names.index(a)))
         ex = op["example"]
-        if len(ex["inputs"]) != len(op["inputs"]) or len(ex["outputs"]) != len(op["outputs"]):
-            raise SpecError(f"op {op['name']}: example must give every tensor's shape")
+        if len(ex["inputs"]) > len(op["inputs"]) or len(ex["outputs"]) != len(op["outputs"]) \
+                or not all(t["optional"] for t in op["inputs"][len(ex["inputs"]):]):
+            raise SpecError(f"op {op['name']}: example must give every tensor's shape (it may "
+                            "leave out trailing optional inputs)")
         for role in ("inputs", "outputs"):
             for t, shape in zip(op[role], ex[role]):
                 ok = (bool(shape) and all(isinstance(s, list) for s in shape)
@@ -239,7 +259,12 @@ def comment_block(text, indent=""):
     return "\n".join(out)
 
 
-def tensor_line(i, t):
+def added_later(op, t):
+    """Whether tensor t was added to op after the op itself (its own `since`)."""
+    return t["since"] > op["since"]
+
+
+def tensor_line(i, t, op):
     bits = [f"[{i}..] {t['name']}[n] (variadic: 1..NNP_MAX_VARIADIC tensors)" if t["variadic"]
             else f"[{i}] {t['name']}"]
     if t["optional"]:
@@ -248,17 +273,20 @@ def tensor_line(i, t):
     if t["dtype"] not in ("float",):
         desc = (desc + ", " if desc else "") + {"int64": "int64", "uint8": "uint8",
                                                 "same_as_input0": "any dtype",
-                                                "any_float": "any float dtype"}[t["dtype"]]
+                                                "any_float": "any float dtype",
+                                                "float32": "float32"}[t["dtype"]]
     if t["alias"]:
         desc = (desc + "; " if desc else "") + "may alias " + " or ".join(t["alias"].split())
+    if added_later(op, t):
+        desc = (desc + "; " if desc else "") + f"new in ABI 1.{t['since']}"
     return " ".join(bits) + (": " + desc if desc else "")
 
 
 def op_doc(op):
     lines = [f"{op['enum']} ({op['name']}, {op['value']})" +
              (f", new in ABI 1.{op['since']}" if op["since"] else "")]
-    ins = [tensor_line(i, t) for i, t in enumerate(op["inputs"])] or ["none"]
-    outs = [tensor_line(i, t) for i, t in enumerate(op["outputs"])]
+    ins = [tensor_line(i, t, op) for i, t in enumerate(op["inputs"])] or ["none"]
+    outs = [tensor_line(i, t, op) for i, t in enumerate(op["outputs"])]
     lines.append("  inputs:  " + ins[0])
     lines += ["           " + l for l in ins[1:]]
     lines.append("  outputs: " + outs[0])
@@ -332,11 +360,18 @@ def gen_ops_h(spec, enums, structs, ops, minor):
     return "\n".join(o) + "\n"
 
 
+def wrapper_tensors(op, role):
+    """The tensors of `role` a typed wrapper takes: those of the op's own minor. Tensors added
+    later (optional, trailing) go through nnp_op_execute: a wrapper's C signature never
+    changes."""
+    return [t for t in op[role] if not added_later(op, t)]
+
+
 def wrapper_args(op):
     args = ["nnp_stream* stream"]
     if op["params"] and not op["params_optional"]:
         args.append(f"const {op['params']}* params")
-    for t in op["inputs"] + op["outputs"]:
+    for t in wrapper_tensors(op, "inputs") + wrapper_tensors(op, "outputs"):
         if t["variadic"]:
             args += [f"size_t n_{t['name']}", f"const DLTensor* const* {t['name']}"]
         else:
@@ -351,7 +386,10 @@ def gen_wrappers_h(ops):
          " *",
          " * Each wrapper is nnp_op_execute(stream, kind, params, inputs, outputs) with the tensors in",
          " * the order of nnplug_ops.h: inputs first, then outputs. Optional tensors may be NULL.",
-         " * A variadic tensor (name[n]) is passed as a count and an array of n tensors.",
+         " * A variadic tensor (name[n]) is passed as a count and an array of n tensors. A wrapper",
+         " * takes the tensors its op had when it was added; optional tensors added in a later ABI",
+         " * minor (\"Added later\") are passed through nnp_op_execute, so that no wrapper's",
+         " * signature ever changes.",
          " * Statuses, ownership and thread safety are those of nnp_op_execute (nnplug.h).",
          " */",
          "#ifndef NNPLUG_OP_WRAPPERS_H_\n#define NNPLUG_OP_WRAPPERS_H_\n",
@@ -361,10 +399,14 @@ def gen_wrappers_h(ops):
         def names(ts):
             return ", ".join(t["name"] + ("?" if t["optional"] else "") +
                              (f"[n_{t['name']}]" if t["variadic"] else "") for t in ts)
-        ins = names(op["inputs"]) or "none"
-        outs = names(op["outputs"])
+        ins = names(wrapper_tensors(op, "inputs")) or "none"
+        outs = names(wrapper_tensors(op, "outputs"))
         p = "params NULL" if op["params_optional"] else op["params"]
-        o.append(f"/** {op['enum']}: inputs {ins}; outputs {outs}; {p}. */")
+        later = [f"{t['name']}? (ABI 1.{t['since']})" for t in op["inputs"] + op["outputs"]
+                 if added_later(op, t)]
+        note = f"\n * Added later, passed through nnp_op_execute only: {', '.join(later)}." \
+            if later else ""
+        o.append(f"/** {op['enum']}: inputs {ins}; outputs {outs}; {p}.{note} */")
         args = wrapper_args(op)
         line = f"NNP_API nnp_status nnp_{op['name']}(" + ", ".join(args) + ");"
         o.append(wrap_c(line))
@@ -433,14 +475,14 @@ def gen_op_table_inc(enums, structs, ops):
     o.append("")
     dt = {"float": "dtype_rule::float_common", "int64": "dtype_rule::int64",
           "uint8": "dtype_rule::uint8", "same_as_input0": "dtype_rule::same_as_input0",
-          "any_float": "dtype_rule::any_float"}
+          "any_float": "dtype_rule::any_float", "float32": "dtype_rule::float32"}
     for op in ops:
         n = op["name"]
         for role in ("inputs", "outputs"):
             if op[role]:
                 o.append(f"const tensor_desc k_{role}_{n}[] = {{" + ", ".join(
                     f"{{\"{t['name']}\", {str(t['optional']).lower()}, {dt[t['dtype']]}, "
-                    f"{str(t['variadic']).lower()}}}"
+                    f"{str(t['variadic']).lower()}, {t['since']}}}"
                     for t in op[role]) + "};")
         if op["alias_pairs"]:
             o.append(f"const alias_pair k_alias_{n}[] = {{" + ", ".join(
@@ -492,11 +534,11 @@ def gen_wrappers_inc(ops):
         args = wrapper_args(op)
         o.append(wrap_c("NNP_API nnp_status nnp_" + op["name"] + "(" + ", ".join(args) + ") {"))
         p = "nullptr" if (op["params_optional"] or not op["params"]) else "params"
-        if op["inputs"]:
-            n_in, in_arr = wrapper_array(o, "in", op["inputs"])
+        if wrapper_tensors(op, "inputs"):
+            n_in, in_arr = wrapper_array(o, "in", wrapper_tensors(op, "inputs"))
         else:
             n_in, in_arr = "0", "nullptr"
-        n_out, out_arr = wrapper_array(o, "out", op["outputs"])
+        n_out, out_arr = wrapper_array(o, "out", wrapper_tensors(op, "outputs"))
         o.append(f"  return nnp_op_execute(stream, {op['enum']}, {p}, {n_in}, {in_arr}, {n_out}, "
                  f"{out_arr});")
         o.append("}\n")
@@ -597,7 +639,7 @@ def gen_conformance_cases(enums, structs, ops):
     o.append("inline std::vector<table_example> table_examples() {")
     o.append("  std::vector<table_example> v;")
     letters = {"float": "'f'", "int64": "'l'", "uint8": "'u'", "same_as_input0": "'f'",
-               "any_float": "'f'"}
+               "any_float": "'f'", "float32": "'F'"}
     for op in ops:
         if op["collective"]:
             continue  # needs a communicator: api/tests/test_comm.cpp
@@ -817,13 +859,18 @@ def gen_python_ops(enums, structs, ops):
         params = py_params(s, enums)
         ins, outs = op["inputs"], op["outputs"]
         req_in = [t for t in ins if not t["optional"]]
-        opt_in = [t for t in ins if t["optional"]]
+        # An optional input named as a params keyword (adam_update's step and lr, ABI 1.4: a
+        # device tensor that replaces the field) shares that keyword: a tensor goes to the
+        # input, a number to the field (nnplug._call._Op.split_shared).
+        pnames = {p[0] for p in params}
+        shared = {t["name"] for t in ins if t["optional"] and not t["variadic"]} & pnames
+        opt_in = [t for t in ins if t["optional"] and t["name"] not in shared]
         inplace = [t for t in outs if t["inplace"]]
         req_inplace = [t for t in inplace if not t["optional"]]
         opt_inplace = [t for t in inplace if t["optional"]]
         results = [t for t in outs if not t["inplace"]]
         opt_results = [t for t in results if t["optional"]]
-        names = [t["name"] for t in ins + outs] + [p[0] for p in params]
+        names = [t["name"] for t in ins + outs] + [p[0] for p in params if p[0] not in shared]
         extra = []
         if not op["infer"]:
             extra.append(("out_shape", "Optional[Sequence[Any]]", "None"))
@@ -854,7 +901,8 @@ def gen_python_ops(enums, structs, ops):
         args = [f"{t['name']}: {tann(t)}" for t in req_in + req_inplace]
         kw = [f"{t['name']}: Optional[TensorLike] = None" for t in opt_in + opt_inplace]
         for p in params:
-            kw.append(f"{p[0]}: {p[6]}" + ("" if p[7] is None else f" = {p[7]}"))
+            ann = f"Union[{p[6]}, TensorLike]" if p[0] in shared else p[6]
+            kw.append(f"{p[0]}: {ann}" + ("" if p[7] is None else f" = {p[7]}"))
         kw += [f"{n}: {a} = {d}" for n, a, d in extra]
         kw += ["out: OutLike = None", "stream: StreamLike = None", "device: DeviceLike = None"]
         o.append(f"def {op['name']}(")
@@ -875,11 +923,15 @@ def gen_python_ops(enums, structs, ops):
             dt = {"float": "the call's float dtype",
                   "int64": "int64", "uint8": "uint8",
                   "same_as_input0": "any dtype, that of the first input",
-                  "any_float": "any float dtype"}[t["dtype"]]
+                  "any_float": "any float dtype", "float32": "float32"}[t["dtype"]]
+            if added_later(op, t):
+                dt += f"; ABI 1.{t['since']}"
             v = f"a list of 1..{MAX_VARIADIC} tensors; " if t["variadic"] else ""
             return f"        {t['name']}{how}: {v}{t['doc'] or 'see the op'} ({dt})"
         d += ["", "    Inputs:"] + [tdoc(t, "") for t in req_in] + \
-             [tdoc(t, " (optional keyword)") for t in opt_in]
+             [tdoc(t, " (optional keyword)") for t in opt_in] + \
+             [tdoc(t, f" (optional keyword, shared with params->{t['name']}: a tensor is this "
+                      "input, a number sets the field)") for t in ins if t["name"] in shared]
         if inplace:
             d += ["", "    Updated in place (read and written; never allocated):"] + \
                  [tdoc(t, " (optional keyword)" if t["optional"] else "") for t in inplace]
@@ -901,6 +953,8 @@ def gen_python_ops(enums, structs, ops):
                     c += f"; None leaves {p[4]} = 0"
                 if p[5]:
                     c += f"; its length sets {p[5]}"
+                if p[0] in shared:
+                    c += f"; a tensor instead is the input {p[0]} (the field keeps its default)"
                 d.append(f"        {p[0]} ({p[6]}): {c}")
         if extra:
             d += ["", "    Other keywords:"]
@@ -943,9 +997,12 @@ def gen_docs_table(structs, ops, enums):
          "|---:|---|---|---|---|---|"]
     for op in ops:
         def tl(ts):
+            def note(t):
+                n = ([] if t["dtype"] == "float" else [t["dtype"]]) + \
+                    ([f"ABI 1.{t['since']}"] if added_later(op, t) else [])
+                return f" ({'; '.join(n)})" if n else ""
             return ", ".join(("*" + t["name"] + "*?" if t["optional"] else t["name"]) +
-                             (f"[1..{MAX_VARIADIC}]" if t["variadic"] else "") +
-                             ("" if t["dtype"] == "float" else f" ({t['dtype']})")
+                             (f"[1..{MAX_VARIADIC}]" if t["variadic"] else "") + note(t)
                              for t in ts) or "—"
         p = f"`{op['params']}`" if op["params"] else "—"
         if op["params_optional"]:
@@ -954,7 +1011,9 @@ def gen_docs_table(structs, ops, enums):
                  f"{p} | 1.{op['since']} |")
     o += ["", "*x*? = optional (NULL allowed). Tensors without a dtype note share the call's "
           f"float dtype. name[1..{MAX_VARIADIC}] = variadic: 1 to NNP_MAX_VARIADIC = {MAX_VARIADIC} "
-          "tensors.", "", "Params fields (checked by libnnplug before any backend runs; "
+          "tensors. (ABI 1.m) on a tensor = added to the op in ABI 1.m: optional, never passed to a "
+          "plugin built for an older minor, and left out of the typed C wrapper (pass it through "
+          "nnp_op_execute).", "", "Params fields (checked by libnnplug before any backend runs; "
           "`shape` = checked by the op's shape rule):", "",
           "| struct | field | type | check | default | since |", "|---|---|---|---|---|---|"]
     for s in structs.values():

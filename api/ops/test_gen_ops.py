@@ -3,8 +3,10 @@
 files, --check passes when nothing changed, names a derived file that was edited by hand or
 left stale by a table edit, the layout rules refuse padding and out-of-order fields, the
 variadic rules refuse a variadic tensor that is not last, is optional or has a one-shape
-example, and variadic tensors and int64[NNP_MAX_DIMS] fields reach the C header, wrappers,
-layout pins, libnnplug's rows and Python."""
+example, the rules of tensors added to an op later (`since`) refuse one newer than the table's
+minor, a required one and one before older tensors, and variadic tensors, int64[NNP_MAX_DIMS]
+fields and later tensors reach the C header, wrappers, layout pins, libnnplug's rows, Python
+and the docs."""
 import os
 import shutil
 import subprocess
@@ -108,6 +110,32 @@ def main():
             r = run(tmp, "--check")
             expect(r.returncode == 2 and message in r.stderr, what)
 
+    # Tensors added to an op after it (ABI 1.4: adam_update's step and lr): optional, after the
+    # op's older tensors, no newer than the table. Each case replaces one line of adam's row.
+    adam_step = '  { name = "step", optional = true, dtype = "float32", since = 4,'
+    adam_in = '  { name = "grad" },'
+    bad_lines = [
+        ("a tensor newer than the table's minor is refused", adam_step,
+         '  { name = "step", optional = true, dtype = "float32", since = 9 },', "> ABI minor"),
+        ("a tensor added after its op must be optional", adam_step,
+         '  { name = "step", dtype = "float32", since = 4 },', "must be optional"),
+        ("a tensor added later comes after the op's older tensors", adam_in,
+         '  { name = "extra", optional = true, since = 4 }, { name = "grad" },', "appended"),
+        ("an unknown dtype rule is refused", adam_step,
+         '  { name = "step", optional = true, dtype = "float8", since = 4 },', "unknown dtype"),
+    ]
+    for what, prefix, line, message in bad_lines:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy_tree(tmp)
+            toml = os.path.join(tmp, "api/ops/ops.toml")
+            with open(toml) as f:
+                text = f.read()
+            old = prefix + text.split(prefix, 1)[1].split("\n", 1)[0]
+            with open(toml, "w") as f:
+                f.write(text.replace(old, line, 1))
+            r = run(tmp, "--check")
+            expect(r.returncode == 2 and message in r.stderr, what)
+
     # What the generator derives for a variadic op and an int64[NNP_MAX_DIMS] field.
     files = gen_ops.outputs(ROOT)
     wrappers = files["api/include/nnplug/nnplug_op_wrappers.h"]
@@ -123,8 +151,27 @@ def main():
     expect("('xs', False, 'same_as_input0', True)" in py and "c_int64 * MAX_DIMS" in py,
            "Python's op signatures mark variadic tensors; int64 arrays are c_int64 * MAX_DIMS")
     table = files["api/src/generated/op_table.inc"]
-    expect("{\"ys\", false, dtype_rule::same_as_input0, true}" in table,
+    expect("{\"ys\", false, dtype_rule::same_as_input0, true, 0}" in table,
            "libnnplug's row marks the variadic output")
+
+    # ... and for tensors added later: in libnnplug's row with their minor, out of the C
+    # wrapper (whose signature cannot change), in the docs with their minor, and in Python as
+    # keywords (adam's step and lr share the keyword of their params field).
+    expect("{\"step\", true, dtype_rule::float32, false, 4}" in table and
+           "{\"lr\", true, dtype_rule::float_common, false, 4}" in table,
+           "libnnplug's row carries a later tensor's minor and the float32 rule")
+    adam_wrapper = wrappers.split("nnp_status nnp_adam_update(", 1)[1].split(";", 1)[0]
+    expect("step" not in adam_wrapper and "lr" not in adam_wrapper and "Added later" in wrappers,
+           "the C wrapper keeps the op's original tensors")
+    header = files["api/include/nnplug/nnplug_ops.h"]
+    expect("[1] step (optional):" in header and "new in ABI 1.4" in header,
+           "nnplug_ops.h lists a later tensor with its minor")
+    expect("*step*? (float32; ABI 1.4)" in files["docs/ops.md"],
+           "docs/ops.md marks a later tensor's dtype rule and minor")
+    ops_py = files["api/python/nnplug/ops.py"]
+    expect("step: Union[int, TensorLike] = 1," in ops_py and
+           "step: Optional[TensorLike] = None," in ops_py,
+           "Python: a tensor named as a params field shares its keyword; others are keywords")
 
     print(f"test_gen_ops: {len(failures)} failure(s)")
     return 1 if failures else 0

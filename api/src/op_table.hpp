@@ -59,13 +59,15 @@ struct param_struct {
   size_t n_fields;
 };
 
-enum class dtype_rule { float_common, int64, uint8, same_as_input0, any_float };
+// float32: always float32, whatever the call's float dtype (a step counter on the device).
+enum class dtype_rule { float_common, int64, uint8, same_as_input0, any_float, float32 };
 
 struct tensor_desc {
   const char* name;
   bool optional;
   dtype_rule dtype;
   bool variadic;  // the last input (output) only: stands for 1..NNP_MAX_VARIADIC tensors
+  int32_t since;  // ABI minor that added the tensor to its op (0, or the op's: with the op)
 };
 
 struct alias_pair {

@@ -49,8 +49,8 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* handle, int32_t op_kind, const voi
     return execute_collective(stream.get(), op_kind, params, n_inputs, inputs, n_outputs, outputs);
   }
   const nnp_plugin* p = dev->plugin;
-  if (nnp_status st =
-          check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
+  if (nnp_status st = check_plugin_minor(op_kind, params, n_inputs, inputs, n_outputs, outputs,
+                                         p->name.c_str(), p->api->abi_version_minor))
     return st;
   // Empty means no work: a call whose outputs all have no elements is not run; the plugin only
   // says whether it supports it, so that nnp_op_execute and nnp_op_supported still agree.
@@ -79,8 +79,8 @@ NNP_API nnp_status nnp_op_supported(const nnp_device* handle, int32_t op_kind, c
   if (is_collective(op_kind))
     return collective_supported(device, op_kind, params, n_inputs, inputs, n_outputs, outputs);
   const nnp_plugin* p = device->plugin;
-  if (nnp_status st =
-          check_plugin_minor(op_kind, params, p->name.c_str(), p->api->abi_version_minor))
+  if (nnp_status st = check_plugin_minor(op_kind, params, n_inputs, inputs, n_outputs, outputs,
+                                         p->name.c_str(), p->api->abi_version_minor))
     return st;
   return call_slot(p, "op_supported", [&] {
     return p->api->op_supported(device->index, op_kind, params, n_inputs, inputs, n_outputs,

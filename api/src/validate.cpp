@@ -213,6 +213,11 @@ void call::dtypes() {
           fail(label + ": expected dtype float16, bfloat16, float32 or float64, got " +
                nnp::dtype_name(t->dtype));
         return;
+      case dtype_rule::float32:
+        if (!nnp::is_f32(t->dtype))
+          fail(label + ": expected dtype float32 (whatever the call's float dtype), got " +
+               nnp::dtype_name(t->dtype));
+        return;
     }
   };
   for (size_t i = 0; i < n_in_; ++i) visit(in_label(i), in(i), input_desc(op_, i).dtype);
@@ -505,7 +510,9 @@ nnp_status validate_op(int32_t op_kind, const void* params, size_t n_inputs,
   });
 }
 
-nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* plugin,
+nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inputs,
+                              const DLTensor* const* inputs, size_t n_outputs,
+                              const DLTensor* const* outputs, const char* plugin,
                               int32_t plugin_minor) {
   const op_desc* op = find_op(op_kind);
   if (op == nullptr) return NNP_STATUS_OK;  // validated before
@@ -514,6 +521,19 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* p
                            "%s: op kind %s is new in ABI 1.%d; plugin '%s' is built for ABI 1.%d",
                            op->name, op->name, static_cast<int>(op->since), plugin,
                            static_cast<int>(plugin_minor));
+  // A tensor the op gained after the plugin's minor, passed (present in the arrays): the plugin
+  // would not know to read it. Left out (NULL or past the counts), the call is one it knows.
+  // The counts were validated: every index has its table entry.
+  for (size_t i = 0; i < n_inputs + n_outputs; ++i) {
+    const bool input = i < n_inputs;
+    const DLTensor* t = input ? inputs[i] : outputs[i - n_inputs];
+    const tensor_desc& d = input ? input_desc(*op, i) : output_desc(*op, i - n_inputs);
+    if (t != nullptr && d.since > plugin_minor)
+      return set_last_errorf(NNP_STATUS_UNSUPPORTED,
+                             "%s: %s '%s' is new in ABI 1.%d; plugin '%s' is built for ABI 1.%d",
+                             op->name, input ? "input" : "output", d.name,
+                             static_cast<int>(d.since), plugin, static_cast<int>(plugin_minor));
+  }
   const param_struct* ps = op->params;
   if (ps == nullptr || params == nullptr) return NNP_STATUS_OK;
   size_t size;
@@ -580,6 +600,9 @@ nnp_status infer_shapes(int32_t op_kind, const void* params, size_t n_inputs,
           break;
         case dtype_rule::any_float:
           s.dtype = DLDataType{0, 0, 0};  // the caller's choice
+          break;
+        case dtype_rule::float32:
+          s.dtype = DLDataType{kDLFloat, 32, 1};
           break;
       }
       out_shapes[i] = s;

@@ -20,9 +20,12 @@ nnp_status validate_op(int32_t op_kind, const void* params, size_t n_inputs,
                        const DLTensor* const* outputs, const DLDevice& device, bool require_data);
 
 // A validated call meets a plugin built for ABI 1.<plugin_minor>: UNSUPPORTED (with the
-// thread's last error set) if the kind is newer than that, or if a params field newer than
-// that is covered by the caller's struct_size and not at its default; else OK.
-nnp_status check_plugin_minor(int32_t op_kind, const void* params, const char* plugin,
+// thread's last error set) if the kind is newer than that, if the call passes a tensor (not
+// NULL, within the counts) that the op gained after that minor, or if a params field newer
+// than that is covered by the caller's struct_size and not at its default; else OK.
+nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inputs,
+                              const DLTensor* const* inputs, size_t n_outputs,
+                              const DLTensor* const* outputs, const char* plugin,
                               int32_t plugin_minor);
 
 // nnp_op_infer_shapes: the same checks on the inputs and params, then the output shapes.

@@ -173,6 +173,14 @@ void elementwise_shapes(call& c, std::initializer_list<size_t> other_inputs) {
   for (size_t o = 0; o < c.op().n_outputs; ++o) c.output_shape(o, shape_of(c.in(0)), "(x's shape)");
 }
 
+// An optional input holding one value read on the device when the op runs (a step counter or
+// learning rate, ABI 1.4): shape [] or [1].
+void expect_one_element(const call& c, size_t i) {
+  const DLTensor* t = c.in(i);
+  if (t != nullptr && !(t->ndim == 0 || (t->ndim == 1 && t->shape[0] == 1)))
+    c.fail(c.in_label(i) + ": expected 1 element (shape [] or [1]), got " + nnp::shape_string(*t));
+}
+
 // Optimisers: every tensor has param's shape (output 0, read and written); messages name param
 // as the reference shape, as a user thinks of it.
 void optimiser_shapes(call& c) {
@@ -363,8 +371,15 @@ void shapes_layer_norm_backward(call& c, const void* params) {
 }
 
 // ============================================================================= dropout ====
-void shapes_dropout_forward(call& c, const void*) { elementwise_shapes(c, {}); }
-void shapes_dropout_backward(call& c, const void*) { elementwise_shapes(c, {}); }
+// Input 1, the optional step counter (ABI 1.4), holds one value.
+void shapes_dropout_forward(call& c, const void*) {
+  expect_one_element(c, 1);
+  elementwise_shapes(c, {});
+}
+void shapes_dropout_backward(call& c, const void*) {
+  expect_one_element(c, 1);
+  elementwise_shapes(c, {});
+}
 
 // ========================================================================= elementwise ====
 void shapes_binary(call& c, const void*) {
@@ -463,6 +478,11 @@ void shapes_sgd_update(call& c, const void* params) {
   optimiser_shapes(c);
 }
 
-void shapes_adam_update(call& c, const void*) { optimiser_shapes(c); }
+// grad, param, m and v share param's shape; the optional step and lr (ABI 1.4) hold one value.
+void shapes_adam_update(call& c, const void*) {
+  expect_one_element(c, 1);
+  expect_one_element(c, 2);
+  optimiser_shapes(c);
+}
 
 }  // namespace nnp::host

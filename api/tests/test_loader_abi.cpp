@@ -331,7 +331,7 @@ TEST_CASE("loader: a working fixture device: memory, streams, ops, messages") {
   CHECK(nnp_free(dev, buf) == NNP_STATUS_OK);
 }
 
-TEST_CASE("loader: a plugin of an older minor never receives newer params fields or kinds") {
+TEST_CASE("loader: a plugin of an older minor never receives newer kinds, fields or tensors") {
   const std::string dir = fixture_dir();
   if (dir.empty()) return;
   nnp_plugin* plugin = nullptr;
@@ -383,6 +383,71 @@ TEST_CASE("loader: a plugin of an older minor never receives newer params fields
   CHECK(has_text(enum_message, "new in ABI 1.2"));
   CHECK(has_text(enum_message, "fx_older_minor"));
   CHECK(y[0] == -1.0f);  // untouched
+  // Tensors an op gained after the plugin's minor (ABI 1.4: adam_update's step and lr,
+  // dropout's step) and the 1.4 params field offset_per_step: passed (or set), the host refuses
+  // the call, naming them; left out (NULL within the counts) or at the default, the plugin is
+  // asked, and answers for itself (it implements neither op).
+  {
+    float g[6] = {1, 1, 1, 1, 1, 1}, w[6] = {2, 2, 2, 2, 2, 2}, m[6] = {}, v[6] = {};
+    float step = 1, lr = 0.01f;
+    int64_t six[1] = {6};
+    const DLDataType f32{kDLFloat, 32, 1};
+    DLTensor tg{g, {kDLCPU, 0}, 1, f32, six, nullptr, 0}, tw = tg, tm = tg, tv = tg;
+    tw.data = w;
+    tm.data = m;
+    tv.data = v;
+    DLTensor ts{&step, {kDLCPU, 0}, 0, f32, nullptr, nullptr, 0}, tl = ts;
+    tl.data = &lr;
+    nnp_adam_params ap{};
+    ap.struct_size = sizeof ap;
+    ap.lr = 1e-3;
+    ap.beta1 = 0.9;
+    ap.beta2 = 0.999;
+    ap.step = 1;
+    const DLTensor* adam_out[] = {&tw, &tm, &tv};
+    const DLTensor* with_step[] = {&tg, &ts, nullptr};
+    CHECK(nnp_op_supported(dev, NNP_OP_ADAM_UPDATE, &ap, 3, with_step, 3, adam_out) ==
+          NNP_STATUS_UNSUPPORTED);
+    CHECK(std::string(nnp_last_error_message()) ==
+          "adam_update: input 'step' is new in ABI 1.4; plugin 'fx_older_minor' is built for "
+          "ABI 1.0");
+    CHECK(nnp_op_execute(stream, NNP_OP_ADAM_UPDATE, &ap, 3, with_step, 3, adam_out) ==
+          NNP_STATUS_UNSUPPORTED);
+    CHECK(has_text(nnp_last_error_message(), "input 'step' is new in ABI 1.4"));
+    const DLTensor* with_lr[] = {&tg, nullptr, &tl};
+    CHECK(nnp_op_execute(stream, NNP_OP_ADAM_UPDATE, &ap, 3, with_lr, 3, adam_out) ==
+          NNP_STATUS_UNSUPPORTED);
+    CHECK(has_text(nnp_last_error_message(), "input 'lr' is new in ABI 1.4"));
+    CHECK(w[0] == 2.0f);  // untouched
+    const DLTensor* without[] = {&tg, nullptr, nullptr};
+    CHECK(nnp_op_supported(dev, NNP_OP_ADAM_UPDATE, &ap, 3, without, 3, adam_out) ==
+          NNP_STATUS_UNSUPPORTED);
+    const std::string plugin_says = nnp_last_error_message();
+    CHECK(has_text(plugin_says, "fx_older_minor"));
+    CHECK_FALSE(has_text(plugin_says, "new in ABI"));  // the plugin's own answer
+
+    nnp_dropout_params dp{};
+    dp.struct_size = sizeof dp;
+    dp.ratio = 0.5;
+    DLTensor ty = tw;
+    const DLTensor* drop_in[] = {&tg, &ts};
+    const DLTensor* drop_out[] = {&ty};
+    CHECK(nnp_op_supported(dev, NNP_OP_DROPOUT_BACKWARD, &dp, 2, drop_in, 1, drop_out) ==
+          NNP_STATUS_UNSUPPORTED);
+    CHECK(std::string(nnp_last_error_message()) ==
+          "dropout_backward: input 'step' is new in ABI 1.4; plugin 'fx_older_minor' is built "
+          "for ABI 1.0");
+    dp.offset_per_step = 4;
+    CHECK(nnp_op_supported(dev, NNP_OP_DROPOUT_BACKWARD, &dp, 1, drop_in, 1, drop_out) ==
+          NNP_STATUS_UNSUPPORTED);
+    const std::string field_message = nnp_last_error_message();
+    CHECK(has_text(field_message, "params->offset_per_step (new in ABI 1.4) is 4"));
+    CHECK(has_text(field_message, "fx_older_minor"));
+    dp.struct_size = NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_0;  // a 1.0 caller: the field is not there
+    CHECK(nnp_op_supported(dev, NNP_OP_DROPOUT_BACKWARD, &dp, 1, drop_in, 1, drop_out) ==
+          NNP_STATUS_UNSUPPORTED);
+    CHECK_FALSE(has_text(nnp_last_error_message(), "new in ABI"));
+  }
   // Kinds newer than the plugin are UNSUPPORTED by the host, whatever the plugin would say.
   for (const conf::table_example& e : conf::table_examples()) {
     if (e.since == 0) continue;

@@ -517,6 +517,16 @@ TEST_CASE("validate: dropout, elementwise, transpose, cast, reduce") {
   DLTensor* x = d({3, 5});
   CHECK_VALID(NNP_OP_DROPOUT_FORWARD, &dp, {x}, {d({3, 5}), d({3, 5}, kU8)});
   CHECK_VALID(NNP_OP_DROPOUT_BACKWARD, &dp, {x}, {d({3, 5})});
+  // ABI 1.4: the step counter, float32 whatever the call's dtype, one element; offset_per_step
+  // takes any value.
+  dp.offset_per_step = 123;
+  CHECK_VALID(NNP_OP_DROPOUT_FORWARD, &dp, {x, d({1})}, {d({3, 5}), d({3, 5}, kU8)});
+  CHECK_VALID(NNP_OP_DROPOUT_BACKWARD, &dp, {d({3, 5}, kF64), d({})}, {d({3, 5}, kF64)});
+  CHECK_INVALID("dropout_backward", W("inputs[1] (step): expected dtype float32", "got float64"),
+                NNP_OP_DROPOUT_BACKWARD, &dp, {d({3, 5}, kF64), d({}, kF64)}, {d({3, 5}, kF64)});
+  CHECK_INVALID("dropout_forward", W("inputs[1] (step): expected 1 element", "got [3]"),
+                NNP_OP_DROPOUT_FORWARD, &dp, {x, d({3})}, {d({3, 5})});
+  dp.offset_per_step = 0;
   CHECK_INVALID("dropout_forward", W("outputs[1] (mask): expected dtype uint8"),
                 NNP_OP_DROPOUT_FORWARD, &dp, {x}, {d({3, 5}), d({3, 5})});
   CHECK_INVALID("dropout_forward", W("outputs[1] (mask): expected shape [3, 5]"),
@@ -746,6 +756,25 @@ TEST_CASE("validate: optimisers") {
                 {param, d({10}), d({10})});
   CHECK_INVALID("adam_update", W("outputs[2] (v) is NULL but required"), NNP_OP_ADAM_UPDATE, &ap,
                 {g}, {param, d({10}), nullptr});
+
+  // ABI 1.4: step (float32 whatever the call's dtype) and lr (the call's dtype), one element
+  // each, either one alone.
+  CHECK_VALID(NNP_OP_ADAM_UPDATE, &ap, {g, d({}), d({1})}, {param, d({10}), d({10})});
+  CHECK_VALID(NNP_OP_ADAM_UPDATE, &ap, {g, nullptr, d({})}, {param, d({10}), d({10})});
+  CHECK_VALID(NNP_OP_ADAM_UPDATE, &ap, {g, d({1})}, {param, d({10}), d({10})});
+  CHECK_VALID(NNP_OP_ADAM_UPDATE, &ap, {d({10}, kF64), d({1}), d({1}, kF64)},
+              {d({10}, kF64), d({10}, kF64), d({10}, kF64)});
+  CHECK_INVALID("adam_update", W("inputs[1] (step): expected dtype float32", "got float64"),
+                NNP_OP_ADAM_UPDATE, &ap, {g, d({1}, kF64)}, {param, d({10}), d({10})});
+  CHECK_INVALID("adam_update", W("inputs[1] (step): expected dtype float32", "got float64"),
+                NNP_OP_ADAM_UPDATE, &ap, {d({10}, kF64), d({1}, kF64)},
+                {d({10}, kF64), d({10}, kF64), d({10}, kF64)});
+  CHECK_INVALID("adam_update", W("inputs[1] (step): expected 1 element", "got [2]"),
+                NNP_OP_ADAM_UPDATE, &ap, {g, d({2})}, {param, d({10}), d({10})});
+  CHECK_INVALID("adam_update", W("inputs[2] (lr): expected 1 element", "got [1, 1]"),
+                NNP_OP_ADAM_UPDATE, &ap, {g, nullptr, d({1, 1})}, {param, d({10}), d({10})});
+  CHECK_INVALID("adam_update", W("inputs[2] (lr): expected dtype float32", "got float64"),
+                NNP_OP_ADAM_UPDATE, &ap, {g, d({1}), d({1}, kF64)}, {param, d({10}), d({10})});
 }
 
 TEST_CASE("validate: nnp_op_execute rejects without touching outputs") {

@@ -8,11 +8,15 @@
 // Dropout draws one Philox4x32-10 block per 4 elements (nnplug/kit/philox.hpp, the same
 // stream as the reference: bit-identical masks); blocks are independent, so it parallelises
 // with no shared state. The forward's keep mask stays in a per-stream cache (4 slots), so the
-// backward with the same params reads it instead of running Philox again.
+// backward with the same params reads it instead of running Philox again. With the optional
+// step input (float32, ABI 1.4) the counter offset is offset + step * offset_per_step, step
+// read inside the call (the op runs there) and refused unless a whole number >= 0
+// (nnplug/kit/step.hpp); the cache is keyed by that offset.
 #include "cpu_backend.hpp"
 
 #include <nnplug/kit/half.hpp>
 #include <nnplug/kit/philox.hpp>
+#include <nnplug/kit/step.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -125,10 +129,19 @@ bool same_mask(const dropout_mask& m, const nnp_dropout_params& p, int64_t n) {
   return m.n == n && m.seed == p.seed && m.offset == p.offset && m.ratio == p.ratio;
 }
 
+// The call's params with the offset its step input gives (params unchanged without one).
+nnp_dropout_params params_at_step(const op_call& c, const char* op) {
+  auto p = c.params_as<nnp_dropout_params>();
+  if (const float* step = f32(c.in(1)))
+    p.offset = dropout_step_offset(p.offset, p.offset_per_step,
+                                   static_cast<uint64_t>(checked_step(op, *step, 0.0f)));
+  return p;
+}
+
 }  // namespace
 
 void dropout_forward(const op_call& c) {
-  const auto& p = c.params_as<nnp_dropout_params>();
+  const auto p = params_at_step(c, "dropout_forward");
   const DLTensor* mask = c.out(1);
   uint8_t* mask_out = mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr;
   const int64_t n = numel(*c.in(0));
@@ -152,7 +165,7 @@ void dropout_forward(const op_call& c) {
 }
 
 void dropout_backward(const op_call& c) {
-  const auto& p = c.params_as<nnp_dropout_params>();
+  const auto p = params_at_step(c, "dropout_backward");
   const int64_t n = numel(*c.in(0));
   if (stream_of(c) != nullptr) {
     for (dropout_mask& m : stream_of(c)->masks) {

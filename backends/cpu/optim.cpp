@@ -5,7 +5,15 @@
 // them: 28 bytes per parameter), split into ~32k-element TBB tasks; the bias corrections are
 // folded into two scalars computed once per call, so the loop is a handful of FMAs and one
 // sqrt per element.
+//
+// Adam's optional inputs step and lr (float32, ABI 1.4) replace params->step and params->lr:
+// the op runs inside the call, so they are read then, and a step that is not a whole number
+// >= 1 is refused as the reference refuses it (nnplug/kit/step.hpp). A value read from the
+// tensor enters the same double arithmetic as the params field: a step tensor holding s and an
+// lr tensor holding l give bit for bit the result of params step = s, lr = l.
 #include "cpu_backend.hpp"
+
+#include <nnplug/kit/step.hpp>
 
 #include <cmath>
 
@@ -61,11 +69,15 @@ void sgd_update(const op_call& c) {
 }
 
 void adam_update(const op_call& c) {
-  const auto& p = c.params_as<nnp_adam_params>();
+  auto p = c.params_as<nnp_adam_params>();
   const float* grad = f32(c.in(0));
   float *param = f32(c.out(0)), *m = f32(c.out(1)), *v = f32(c.out(2));
   const int64_t n = numel(*c.in(0));
-  const double step = static_cast<double>(p.step);
+  const float* step_in = f32(c.in(1));
+  if (const float* lr_in = f32(c.in(2))) p.lr = static_cast<double>(*lr_in);
+  const double step = step_in != nullptr
+                          ? static_cast<double>(checked_step("adam_update", *step_in, 1.0f))
+                          : static_cast<double>(p.step);
   const double bc1 = 1.0 - std::pow(p.beta1, step), bc2 = 1.0 - std::pow(p.beta2, step);
   // param -= lr * (m / bc1) / (sqrt(v / bc2) + eps) = step_size * m / (sqrt(v) * inv_sqrt_bc2 +
   // eps)

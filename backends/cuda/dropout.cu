@@ -2,16 +2,25 @@
 // nnplug/kit/philox.hpp (nnp::dropout_keep_bits4), so masks are bit-identical to the reference
 // and CPU backends. The mask is regenerated in backward instead of being stored. One thread per
 // 4 elements (one Philox block), memory-bound.
+//
+// The optional step input (a float32 device scalar, ABI 1.4) is read by the kernel when it
+// runs, never copied to the host: the counter offset is offset + step * offset_per_step. A
+// kernel cannot refuse a step that is not a whole number >= 0: it reads it as
+// nnp::dropout_step_value says (nnplug/kit/step.hpp).
 #include "common.cuh"
 
 #include <nnplug/kit/philox.hpp>
+#include <nnplug/kit/step.hpp>
 
 namespace nnp::cuda {
 namespace {
 
 template <typename T>
 __global__ void dropout_kernel(const T* x, T* y, uint8_t* mask, int64_t n, uint64_t seed,
-                               uint64_t offset, uint32_t threshold, T scale) {
+                               uint64_t offset, uint32_t threshold, T scale, const float* step_in,
+                               uint64_t offset_per_step) {
+  if (step_in != nullptr)
+    offset = nnp::dropout_step_offset(offset, offset_per_step, nnp::dropout_step_value(*step_in));
   const int64_t blocks = (n + 3) / 4;
   const float sc = to_f(scale);
   for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < blocks;
@@ -39,12 +48,14 @@ void op_dropout(stream& s, const op_call& c) {
   const int64_t n = numel(x);
   if (n == 0) return;
   const uint32_t threshold = nnp::dropout_threshold(p.ratio);
+  const DLTensor* step = c.in(1);
   dispatch_float(elem_of(x.dtype), [&](auto tg) {
     using T = typename decltype(tg)::type;
     const T scale = nnp::dropout_scale<T>(p.ratio);
     dropout_kernel<<<grid_for((n + 3) / 4), kThreads, 0, s.handle>>>(
         data_ptr<const T>(x), data_ptr<T>(y), mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr,
-        n, p.seed, p.offset, threshold, scale);
+        n, p.seed, p.offset, threshold, scale,
+        step != nullptr ? data_ptr<const float>(*step) : nullptr, p.offset_per_step);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }

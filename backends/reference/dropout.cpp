@@ -4,10 +4,13 @@
 //            >= (uint32_t)(ratio * 2^24),   c = offset + i / 4
 //   y_i  = keep_i ? x_i * scale : 0,   scale = (T)(1 / (1 - ratio)), the product taken in T
 //   dx_i = keep_i ? dy_i * scale : 0   (the mask is regenerated from the same params)
-// y may alias x and dx may alias dy (elementwise).
+// y may alias x and dx may alias dy (elementwise). With the optional step input (float32,
+// ABI 1.4) the counter offset is offset + step * offset_per_step, step read when the op runs
+// and refused unless a whole number >= 0 (nnplug/kit/step.hpp).
 #include "reference.hpp"
 
 #include <nnplug/kit/philox.hpp>
+#include <nnplug/kit/step.hpp>
 
 namespace ref {
 namespace {
@@ -30,15 +33,24 @@ void apply_mask(const nnp_dropout_params& p, const DLTensor& in, const DLTensor&
   }
 }
 
+// The call's params with the offset its step input gives (params unchanged without one).
+nnp_dropout_params params_at_step(const op_args& a, const char* op) {
+  auto p = read_params<nnp_dropout_params>(a.params);
+  if (const float* step = opt_in<float>(a, 1))
+    p.offset = nnp::dropout_step_offset(p.offset, p.offset_per_step,
+                                        static_cast<uint64_t>(nnp::checked_step(op, *step, 0.0f)));
+  return p;
+}
+
 }  // namespace
 
 void dropout_forward(const op_args& a) {
-  const auto p = read_params<nnp_dropout_params>(a.params);
+  const auto p = params_at_step(a, "dropout_forward");
   dispatch_float(*a.in(0),
                  [&](auto t) { apply_mask<decltype(t)>(p, *a.in(0), *a.out(0), a.out(1)); });
 }
 void dropout_backward(const op_args& a) {
-  const auto p = read_params<nnp_dropout_params>(a.params);
+  const auto p = params_at_step(a, "dropout_backward");
   dispatch_float(*a.in(0),
                  [&](auto t) { apply_mask<decltype(t)>(p, *a.in(0), *a.out(0), nullptr); });
 }

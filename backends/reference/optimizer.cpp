@@ -9,7 +9,12 @@
 //         param -= lr * (m / (1 - beta1^step)) / (sqrt(v / (1 - beta2^step)) + epsilon)
 //   (Kingma & Ba 2015; Loshchilov & Hutter 2019.) The bias corrections use the freshly
 //   updated m and v in double, before they are rounded to T.
+//   Adam's optional inputs step (float32) and lr (T), ABI 1.4, replace params->step and
+//   params->lr; their values are read when the op runs, and a step that is not a whole number
+//   >= 1 is refused (nnplug/kit/step.hpp).
 #include "reference.hpp"
+
+#include <nnplug/kit/step.hpp>
 
 #include <cmath>
 
@@ -42,13 +47,17 @@ void sgd_t(const op_args& args) {
 
 template <typename T>
 void adam_t(const op_args& args) {
-  const auto p = read_params<nnp_adam_params>(args.params);
+  auto p = read_params<nnp_adam_params>(args.params);
   const DLTensor& G = *args.in(0);
   const T* grad = nnp::data_ptr<const T>(G);
   T* param = nnp::data_ptr<T>(*args.out(0));
   T* m = nnp::data_ptr<T>(*args.out(1));
   T* v = nnp::data_ptr<T>(*args.out(2));
-  const double step = double(p.step);
+  const float* step_in = opt_in<float>(args, 1);
+  const T* lr_in = opt_in<T>(args, 2);
+  const double step = step_in != nullptr ? double(nnp::checked_step("adam_update", *step_in, 1.0f))
+                                         : double(p.step);
+  p.lr = lr_in != nullptr ? double(*lr_in) : p.lr;
   const double bias1 = 1.0 - std::pow(p.beta1, step);
   const double bias2 = 1.0 - std::pow(p.beta2, step);
   const int64_t n = nnp::numel(G);

@@ -641,7 +641,7 @@ void bench_ops(context& ctx) {
       check(nnp_activation_backward(ctx.stream, &ap, &x.t, &dx.t, &dx.t), "relu bwd");
       ctx.sync();
     });
-    nnp_dropout_params dp{sizeof(dp), 0.25, 42, 0};
+    nnp_dropout_params dp{sizeof(dp), 0.25, 42, 0, 0};
     measure("dropout fwd", dims({batch, 9216}), 0, 2 * out_bytes, [&] {
       check(nnp_dropout_forward(ctx.stream, &dp, &y.t, &y.t, nullptr), "dropout fwd");
       ctx.sync();
@@ -957,7 +957,7 @@ class trainer {
     check(nnp_activation_backward(ctx_.stream, &p, &y, &dy, &dy), "relu bwd");
   }
   nnp_dropout_params dropout_params(double ratio, int64_t numel) {
-    const nnp_dropout_params p{sizeof(p), ratio, 2024, offset_};
+    const nnp_dropout_params p{sizeof(p), ratio, 2024, offset_, 0};
     offset_ += static_cast<uint64_t>((numel + 3) / 4);
     return p;
   }

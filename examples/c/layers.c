@@ -143,7 +143,8 @@ void linear_backward(net* nt, const float* x, const float* dy, int64_t rows, int
 
 void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel, int64_t n) {
   nnp_dropout_params* dp = &nt->drop_params[k];
-  *dp = (nnp_dropout_params){sizeof *dp, ratio, nt->seed, nt->dropout_offset};
+  *dp = (nnp_dropout_params){
+      .struct_size = sizeof *dp, .ratio = ratio, .seed = nt->seed, .offset = nt->dropout_offset};
   int64_t numel_global = numel;
   if (nt->batch_global > 0 && (nt->batch_first != 0 || nt->batch_global != n)) {
     /* A share of a global batch: element i of image j of the whole batch takes Philox counter

@@ -4,7 +4,10 @@
  *
  * Each wrapper is nnp_op_execute(stream, kind, params, inputs, outputs) with the tensors in
  * the order of nnplug_ops.h: inputs first, then outputs. Optional tensors may be NULL.
- * A variadic tensor (name[n]) is passed as a count and an array of n tensors.
+ * A variadic tensor (name[n]) is passed as a count and an array of n tensors. A wrapper
+ * takes the tensors its op had when it was added; optional tensors added in a later ABI
+ * minor ("Added later") are passed through nnp_op_execute, so that no wrapper's
+ * signature ever changes.
  * Statuses, ownership and thread safety are those of nnp_op_execute (nnplug.h).
  */
 #ifndef NNPLUG_OP_WRAPPERS_H_
@@ -138,10 +141,12 @@ NNP_API nnp_status nnp_layer_norm_forward(nnp_stream* stream, const nnp_layer_no
 NNP_API nnp_status nnp_layer_norm_backward(nnp_stream* stream, const nnp_layer_norm_params* params,
     const DLTensor* x, const DLTensor* dy, const DLTensor* scale, const DLTensor* mean,
     const DLTensor* inv_std, const DLTensor* dx, const DLTensor* dscale, const DLTensor* dbias);
-/** NNP_OP_DROPOUT_FORWARD: inputs x; outputs y, mask?; nnp_dropout_params. */
+/** NNP_OP_DROPOUT_FORWARD: inputs x; outputs y, mask?; nnp_dropout_params.
+ * Added later, passed through nnp_op_execute only: step? (ABI 1.4). */
 NNP_API nnp_status nnp_dropout_forward(nnp_stream* stream, const nnp_dropout_params* params,
     const DLTensor* x, const DLTensor* y, const DLTensor* mask);
-/** NNP_OP_DROPOUT_BACKWARD: inputs dy; outputs dx; nnp_dropout_params. */
+/** NNP_OP_DROPOUT_BACKWARD: inputs dy; outputs dx; nnp_dropout_params.
+ * Added later, passed through nnp_op_execute only: step? (ABI 1.4). */
 NNP_API nnp_status nnp_dropout_backward(nnp_stream* stream, const nnp_dropout_params* params,
     const DLTensor* dy, const DLTensor* dx);
 /** NNP_OP_BINARY: inputs a, b; outputs y; nnp_binary_params. */
@@ -183,7 +188,8 @@ NNP_API nnp_status nnp_reduce(nnp_stream* stream, const nnp_reduce_params* param
 /** NNP_OP_SGD_UPDATE: inputs grad; outputs param, momentum_buffer?; nnp_sgd_params. */
 NNP_API nnp_status nnp_sgd_update(nnp_stream* stream, const nnp_sgd_params* params,
     const DLTensor* grad, const DLTensor* param, const DLTensor* momentum_buffer);
-/** NNP_OP_ADAM_UPDATE: inputs grad; outputs param, m, v; nnp_adam_params. */
+/** NNP_OP_ADAM_UPDATE: inputs grad; outputs param, m, v; nnp_adam_params.
+ * Added later, passed through nnp_op_execute only: step? (ABI 1.4), lr? (ABI 1.4). */
 NNP_API nnp_status nnp_adam_update(nnp_stream* stream, const nnp_adam_params* params,
     const DLTensor* grad, const DLTensor* param, const DLTensor* m, const DLTensor* v);
 /** NNP_OP_CLIP: inputs x; outputs y; nnp_clip_params. */

@@ -802,13 +802,29 @@ typedef struct nnp_layer_norm_params {
  * A caller that draws several masks from one seed advances offset by ceil(numel / 4) per call.
  * The backward op takes the same params: the mask is regenerated.
  *
+ * Step counter on the device (ABI 1.4): with the optional input `step` (float32, 1 element, on
+ * the call's device) the counter offset is
+ *   offset + step * offset_per_step      (uint64 arithmetic, modulo 2^64)
+ * with step's value read on the device when the op runs, in stream order: an op queued before
+ * (binary ADD step += one, in place) may update it. One counter can so drive every dropout layer
+ * of a training step and adam_update's bias corrections: with offset_per_step = the counter
+ * blocks a layer draws per step, a step replayed with the same params draws exactly the masks of
+ * calls whose offset was advanced by hand (bit for bit). step must hold a whole number >= 0
+ * (float32 holds every whole number up to 2^24 exactly): the reference backend (also under sim,
+ * reported at the stream's next synchronize) and the cpu backend refuse other values with
+ * NNP_STATUS_INVALID_ARGUMENT when the op runs; cuda, which cannot refuse from a kernel, reads
+ * NaN and values below 0 as 0, drops a fraction, and reads values from 2^64 on as 2^64 - 1.
+ * Without a step tensor offset_per_step is not used (any value is accepted).
+ *
  * NNP_OP_DROPOUT_FORWARD (dropout_forward, 70)
  *   inputs:  [0] x
+ *            [1] step (optional): 1 element ([] or [1]): the step counter; the offset used is offset + step * offset_per_step, float32; new in ABI 1.4
  *   outputs: [0] y: x's shape; may alias x
  *            [1] mask (optional): x's shape, 0/1, uint8
  *
  * NNP_OP_DROPOUT_BACKWARD (dropout_backward, 71)
  *   inputs:  [0] dy
+ *            [1] step (optional): 1 element ([] or [1]): the step counter, as in dropout_forward, float32; new in ABI 1.4
  *   outputs: [0] dx: dy's shape; may alias dy
  */
 typedef struct nnp_dropout_params {
@@ -816,9 +832,11 @@ typedef struct nnp_dropout_params {
   double ratio; /**< in [0,1); probability of dropping an element; default 0.5 */
   uint64_t seed; /**< default 0 */
   uint64_t offset; /**< Philox counter offset, in units of 4 elements; default 0 */
+  uint64_t offset_per_step; /**< counter blocks added to offset per unit of the step input; not used without it; default 0; ABI 1.4 */
 } nnp_dropout_params;
 #define NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_dropout_params, offset) + sizeof(uint64_t))
-#define NNP_DROPOUT_PARAMS_STRUCT_SIZE NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_0
+#define NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_4 (offsetof(nnp_dropout_params, offset_per_step) + sizeof(uint64_t))
+#define NNP_DROPOUT_PARAMS_STRUCT_SIZE NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_4
 
 /* ------------------------------------------------------------------------------------------ */
 /**
@@ -1053,10 +1071,23 @@ typedef struct nnp_sgd_params {
  *
  * NNP_OP_ADAM_UPDATE (adam_update, 101)
  *   inputs:  [0] grad
+ *            [1] step (optional): 1 element ([] or [1]): the 1-based step count; replaces params->step, float32; new in ABI 1.4
+ *            [2] lr (optional): 1 element ([] or [1]): the learning rate; replaces params->lr; new in ABI 1.4
  *   outputs: [0] param: read and written (in place)
  *            [1] m: read and written (in place)
  *            [2] v: read and written (in place)
- *   All tensors have param's shape; m and v start at zero.
+ *   grad, param, m and v have param's shape; m and v start at zero.
+ *   Per-step values on the device (ABI 1.4; PyTorch's "capturable" Adam): the optional inputs
+ *   step and lr hold 1 element each (shape [] or [1]) on the call's device and are read there
+ *   when the op runs, in stream order: an op queued before may update them (binary ADD step +=
+ *   one, in place), so a replayed sequence of calls needs no new params. Given, step's value
+ *   replaces params->step in the bias corrections (params->step is then not read), and lr's
+ *   value replaces params->lr (in the update and in AdamW's decay). step is float32 whatever the
+ *   call's dtype: it counts whole steps exactly up to 2^24. Its value must be a whole number >= 1:
+ *   the reference backend (also under sim, reported at the stream's next synchronize) and the cpu
+ *   backend refuse others with NNP_STATUS_INVALID_ARGUMENT when the op runs; cuda, which cannot
+ *   refuse from a kernel, reads values below 1 (and NaN) as 1 and uses others as they are. lr's
+ *   value is used as it is.
  */
 typedef struct nnp_adam_params {
   size_t struct_size; /**< sizeof as compiled by the caller */

@@ -22,6 +22,9 @@
  *  - op_supported/op_execute receive only calls that libnnplug has validated: kind known,
  *    tensor counts, ranks, shapes, dtypes, devices and params checked as nnplug_ops.h says.
  *    A plugin re-checks only what is specific to it (e.g. dtypes it does not implement).
+ *  - A plugin built for an older minor never receives what came after it: an op kind, an
+ *    enum value, a params field set to a non-default value, or a tensor an op gained later
+ *    (ABI 1.4: adam_update's step and lr, dropout's step); the host answers UNSUPPORTED.
  *  - op_execute never receives a call whose outputs all have no elements (libnnplug asks
  *    op_supported instead): inputs may still have a huge dimension beside a 0, and outputs
  *    with elements computed from empty inputs (sums, NaN statistics) are the plugin's to write.

@@ -334,6 +334,29 @@ class _Op:
         self.inputs, self.outputs, self.params = inputs, outputs, params
         self.results = [t for t in outputs if not t.inplace]
         self.function: Optional[Callable[..., Any]] = None  # set by nnplug.ops
+        # Keywords that name both an optional input and a params field (adam_update's step and
+        # lr, ABI 1.4: a device tensor that replaces the field): see split_shared.
+        self.shared = {t.name for t in inputs if t.optional and not t.variadic} & \
+            {p.py for p in params}
+
+    def split_shared(self, a: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """The arguments as the inputs see them and as the params see them. A shared keyword
+        given a tensor is that input, and its params field keeps the table's default; given a
+        number (or None) it sets the field, and the input is absent."""
+        if not self.shared:
+            return a, a
+        ins, pars = dict(a), dict(a)
+        for name in self.shared:
+            value = a.get(name)
+            p = next(p for p in self.params if p.py == name)
+            default = None if p.has else self.params_cls._defaults_.get(p.c, 0)
+            if value is not None and not _is_scalar(value):
+                pars[name] = default  # the tensor is the input
+            else:
+                ins[name] = None
+                if value is None:
+                    pars[name] = default
+        return ins, pars
 
     # -- arguments --------------------------------------------------------------------
     def _inputs(self, a: Dict[str, Any]) -> Tuple[List[Any], List[str]]:
@@ -360,7 +383,7 @@ class _Op:
                 continue
             if _is_scalar(x):
                 dt = {"float": floats[0] if floats else "float32", "int64": "int64",
-                      "uint8": "uint8"}.get(t.dtype, first or "float32")
+                      "uint8": "uint8", "float32": "float32"}.get(t.dtype, first or "float32")
                 objs[i] = _scalar_tensor(self.name, labels[i], x, dt or "float32")
                 continue
             _check_tensor(self.name, labels[i], x)
@@ -468,6 +491,7 @@ class _Op:
     # -- the call -------------------------------------------------------------------------
     def run(self, a: Dict[str, Any], mode: str = "execute") -> Any:
         import numpy as np
+        a, params_args = self.split_shared(a)
         objs, in_labels = self._inputs(a)
         inplace = [(t, a.get(t.name)) for t in self.outputs if t.inplace]
         for t, x in inplace:
@@ -502,7 +526,7 @@ class _Op:
                 dev = _pick_device(held, objs + user_outs)
             else:
                 dev = _device("auto")
-        params = _params_struct(self, a)
+        params = _params_struct(self, params_args)
         # shape-only description for nnp_op_supported: numpy arguments stand for tensors of
         # the device
         staged: Dict[int, Any] = {}

@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
-ABI_VERSION_MINOR = 3
+ABI_VERSION_MINOR = 4
 
 
 class OpKind(IntEnum):
@@ -237,7 +237,7 @@ class nnp_layer_norm_params(_Params):
 
 
 class nnp_dropout_params(_Params):
-    _fields_ = [("struct_size", c_size_t), ("ratio", c_double), ("seed", c_uint64), ("offset", c_uint64)]
+    _fields_ = [("struct_size", c_size_t), ("ratio", c_double), ("seed", c_uint64), ("offset", c_uint64), ("offset_per_step", c_uint64)]
     _defaults_: Dict[str, Any] = {'ratio': 0.5}
 
 
@@ -364,8 +364,8 @@ OPS = {
     'batch_norm_backward': (OpKind.BATCH_NORM_BACKWARD, nnp_batch_norm_params, False, (('x', False, 'float', False), ('dy', False, 'float', False), ('scale', False, 'float', False), ('saved_mean', False, 'float', False), ('saved_inv_std', False, 'float', False)), (('dx', False, 'float', False), ('dscale', False, 'float', False), ('dbias', False, 'float', False))),
     'layer_norm_forward': (OpKind.LAYER_NORM_FORWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', True, 'float', False)), (('y', False, 'float', False), ('mean', True, 'float', False), ('inv_std', True, 'float', False))),
     'layer_norm_backward': (OpKind.LAYER_NORM_BACKWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('dy', False, 'float', False), ('scale', False, 'float', False), ('mean', False, 'float', False), ('inv_std', False, 'float', False)), (('dx', False, 'float', False), ('dscale', False, 'float', False), ('dbias', True, 'float', False))),
-    'dropout_forward': (OpKind.DROPOUT_FORWARD, nnp_dropout_params, False, (('x', False, 'float', False),), (('y', False, 'float', False), ('mask', True, 'uint8', False))),
-    'dropout_backward': (OpKind.DROPOUT_BACKWARD, nnp_dropout_params, False, (('dy', False, 'float', False),), (('dx', False, 'float', False),)),
+    'dropout_forward': (OpKind.DROPOUT_FORWARD, nnp_dropout_params, False, (('x', False, 'float', False), ('step', True, 'float32', False)), (('y', False, 'float', False), ('mask', True, 'uint8', False))),
+    'dropout_backward': (OpKind.DROPOUT_BACKWARD, nnp_dropout_params, False, (('dy', False, 'float', False), ('step', True, 'float32', False)), (('dx', False, 'float', False),)),
     'binary': (OpKind.BINARY, nnp_binary_params, False, (('a', False, 'float', False), ('b', False, 'float', False)), (('y', False, 'float', False),)),
     'scale': (OpKind.SCALE, nnp_scale_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'fill': (OpKind.FILL, nnp_fill_params, False, (), (('y', False, 'float', False),)),
@@ -380,7 +380,7 @@ OPS = {
     'cast': (OpKind.CAST, None, True, (('x', False, 'any_float', False),), (('y', False, 'any_float', False),)),
     'reduce': (OpKind.REDUCE, nnp_reduce_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'sgd_update': (OpKind.SGD_UPDATE, nnp_sgd_params, False, (('grad', False, 'float', False),), (('param', False, 'float', False), ('momentum_buffer', True, 'float', False))),
-    'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float', False),), (('param', False, 'float', False), ('m', False, 'float', False), ('v', False, 'float', False))),
+    'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float', False), ('step', True, 'float32', False), ('lr', True, 'float', False)), (('param', False, 'float', False), ('m', False, 'float', False), ('v', False, 'float', False))),
     'clip': (OpKind.CLIP, nnp_clip_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'unary_forward': (OpKind.UNARY_FORWARD, nnp_unary_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'unary_backward': (OpKind.UNARY_BACKWARD, nnp_unary_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),

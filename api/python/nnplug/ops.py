@@ -2052,17 +2052,19 @@ def layer_norm_backward(
 
 
 _dropout_forward = _Op('dropout_forward', OpKind.DROPOUT_FORWARD, _g.nnp_dropout_params, False, True,
-    (_T('x', False, 'float', False, False), ),
+    (_T('x', False, 'float', False, False), _T('step', True, 'float32', False, False), ),
     (_T('y', False, 'float', False, False), _T('mask', True, 'uint8', False, False), ),
-    (_P('ratio', 'ratio', 'double', None, None, None), _P('seed', 'seed', 'uint64', None, None, None), _P('offset', 'offset', 'uint64', None, None, None), ))
+    (_P('ratio', 'ratio', 'double', None, None, None), _P('seed', 'seed', 'uint64', None, None, None), _P('offset', 'offset', 'uint64', None, None, None), _P('offset_per_step', 'offset_per_step', 'uint64', None, None, None), ))
 
 
 def dropout_forward(
     x: TensorLike,
     *,
+    step: Optional[TensorLike] = None,
     ratio: float = 0.5,
     seed: int = 0,
     offset: int = 0,
+    offset_per_step: int = 0,
     return_mask: bool = False,
     out: OutLike = None,
     stream: StreamLike = None,
@@ -2082,8 +2084,23 @@ def dropout_forward(
     A caller that draws several masks from one seed advances offset by ceil(numel / 4) per call.
     The backward op takes the same params: the mask is regenerated.
 
+    Step counter on the device (ABI 1.4): with the optional input `step` (float32, 1 element, on
+    the call's device) the counter offset is
+      offset + step * offset_per_step      (uint64 arithmetic, modulo 2^64)
+    with step's value read on the device when the op runs, in stream order: an op queued before
+    (binary ADD step += one, in place) may update it. One counter can so drive every dropout layer
+    of a training step and adam_update's bias corrections: with offset_per_step = the counter
+    blocks a layer draws per step, a step replayed with the same params draws exactly the masks of
+    calls whose offset was advanced by hand (bit for bit). step must hold a whole number >= 0
+    (float32 holds every whole number up to 2^24 exactly): the reference backend (also under sim,
+    reported at the stream's next synchronize) and the cpu backend refuse other values with
+    NNP_STATUS_INVALID_ARGUMENT when the op runs; cuda, which cannot refuse from a kernel, reads
+    NaN and values below 0 as 0, drops a fraction, and reads values from 2^64 on as 2^64 - 1.
+    Without a step tensor offset_per_step is not used (any value is accepted).
+
     Inputs:
         x: see the op (the call's float dtype)
+        step (optional keyword): 1 element ([] or [1]): the step counter; the offset used is offset + step * offset_per_step (float32; ABI 1.4)
 
     Outputs (returned; storage may be passed with out=, in this order):
         y: x's shape (the call's float dtype)
@@ -2093,6 +2110,7 @@ def dropout_forward(
         ratio (float): in [0,1); probability of dropping an element; default 0.5
         seed (int): default 0
         offset (int): Philox counter offset, in units of 4 elements; default 0
+        offset_per_step (int): counter blocks added to offset per unit of the step input; not used without it; default 0; ABI 1.4
 
     Other keywords:
         return_<name>: also compute and return that optional output
@@ -2107,17 +2125,19 @@ def dropout_forward(
 
 
 _dropout_backward = _Op('dropout_backward', OpKind.DROPOUT_BACKWARD, _g.nnp_dropout_params, False, True,
-    (_T('dy', False, 'float', False, False), ),
+    (_T('dy', False, 'float', False, False), _T('step', True, 'float32', False, False), ),
     (_T('dx', False, 'float', False, False), ),
-    (_P('ratio', 'ratio', 'double', None, None, None), _P('seed', 'seed', 'uint64', None, None, None), _P('offset', 'offset', 'uint64', None, None, None), ))
+    (_P('ratio', 'ratio', 'double', None, None, None), _P('seed', 'seed', 'uint64', None, None, None), _P('offset', 'offset', 'uint64', None, None, None), _P('offset_per_step', 'offset_per_step', 'uint64', None, None, None), ))
 
 
 def dropout_backward(
     dy: TensorLike,
     *,
+    step: Optional[TensorLike] = None,
     ratio: float = 0.5,
     seed: int = 0,
     offset: int = 0,
+    offset_per_step: int = 0,
     out: OutLike = None,
     stream: StreamLike = None,
     device: DeviceLike = None,
@@ -2136,8 +2156,23 @@ def dropout_backward(
     A caller that draws several masks from one seed advances offset by ceil(numel / 4) per call.
     The backward op takes the same params: the mask is regenerated.
 
+    Step counter on the device (ABI 1.4): with the optional input `step` (float32, 1 element, on
+    the call's device) the counter offset is
+      offset + step * offset_per_step      (uint64 arithmetic, modulo 2^64)
+    with step's value read on the device when the op runs, in stream order: an op queued before
+    (binary ADD step += one, in place) may update it. One counter can so drive every dropout layer
+    of a training step and adam_update's bias corrections: with offset_per_step = the counter
+    blocks a layer draws per step, a step replayed with the same params draws exactly the masks of
+    calls whose offset was advanced by hand (bit for bit). step must hold a whole number >= 0
+    (float32 holds every whole number up to 2^24 exactly): the reference backend (also under sim,
+    reported at the stream's next synchronize) and the cpu backend refuse other values with
+    NNP_STATUS_INVALID_ARGUMENT when the op runs; cuda, which cannot refuse from a kernel, reads
+    NaN and values below 0 as 0, drops a fraction, and reads values from 2^64 on as 2^64 - 1.
+    Without a step tensor offset_per_step is not used (any value is accepted).
+
     Inputs:
         dy: see the op (the call's float dtype)
+        step (optional keyword): 1 element ([] or [1]): the step counter, as in dropout_forward (float32; ABI 1.4)
 
     Outputs (returned; storage may be passed with out=, in this order):
         dx: dy's shape (the call's float dtype)
@@ -2146,6 +2181,7 @@ def dropout_backward(
         ratio (float): in [0,1); probability of dropping an element; default 0.5
         seed (int): default 0
         offset (int): Philox counter offset, in units of 4 elements; default 0
+        offset_per_step (int): counter blocks added to offset per unit of the step input; not used without it; default 0; ABI 1.4
 
     Returns: dx.
 
@@ -2776,7 +2812,7 @@ def sgd_update(
 
 
 _adam_update = _Op('adam_update', OpKind.ADAM_UPDATE, _g.nnp_adam_params, False, True,
-    (_T('grad', False, 'float', False, False), ),
+    (_T('grad', False, 'float', False, False), _T('step', True, 'float32', False, False), _T('lr', True, 'float', False, False), ),
     (_T('param', False, 'float', False, True), _T('m', False, 'float', False, True), _T('v', False, 'float', False, True), ),
     (_P('lr', 'lr', 'double', None, None, None), _P('beta1', 'beta1', 'double', None, None, None), _P('beta2', 'beta2', 'double', None, None, None), _P('epsilon', 'epsilon', 'double', None, None, None), _P('weight_decay', 'weight_decay', 'double', None, None, None), _P('step', 'step', 'int64', None, None, None), _P('adamw', 'adamw', 'flag', None, None, None), ))
 
@@ -2787,12 +2823,12 @@ def adam_update(
     m: TensorLike,
     v: TensorLike,
     *,
-    lr: float = 0.001,
+    lr: Union[float, TensorLike] = 0.001,
     beta1: float = 0.9,
     beta2: float = 0.999,
     epsilon: float = 1e-08,
     weight_decay: float = 0.0,
-    step: int = 1,
+    step: Union[int, TensorLike] = 1,
     adamw: bool = False,
     out: OutLike = None,
     stream: StreamLike = None,
@@ -2806,10 +2842,23 @@ def adam_update(
       param -= lr * (m / (1 - beta1^step)) / (sqrt(v / (1 - beta2^step)) + epsilon)
     step is the 1-based count of this update.
 
-    All tensors have param's shape; m and v start at zero.
+    grad, param, m and v have param's shape; m and v start at zero.
+    Per-step values on the device (ABI 1.4; PyTorch's "capturable" Adam): the optional inputs
+    step and lr hold 1 element each (shape [] or [1]) on the call's device and are read there
+    when the op runs, in stream order: an op queued before may update them (binary ADD step +=
+    one, in place), so a replayed sequence of calls needs no new params. Given, step's value
+    replaces params->step in the bias corrections (params->step is then not read), and lr's
+    value replaces params->lr (in the update and in AdamW's decay). step is float32 whatever the
+    call's dtype: it counts whole steps exactly up to 2^24. Its value must be a whole number >= 1:
+    the reference backend (also under sim, reported at the stream's next synchronize) and the cpu
+    backend refuse others with NNP_STATUS_INVALID_ARGUMENT when the op runs; cuda, which cannot
+    refuse from a kernel, reads values below 1 (and NaN) as 1 and uses others as they are. lr's
+    value is used as it is.
 
     Inputs:
         grad: see the op (the call's float dtype)
+        step (optional keyword, shared with params->step: a tensor is this input, a number sets the field): 1 element ([] or [1]): the 1-based step count; replaces params->step (float32; ABI 1.4)
+        lr (optional keyword, shared with params->lr: a tensor is this input, a number sets the field): 1 element ([] or [1]): the learning rate; replaces params->lr (the call's float dtype; ABI 1.4)
 
     Updated in place (read and written; never allocated):
         param: read and written (in place) (the call's float dtype)
@@ -2817,12 +2866,12 @@ def adam_update(
         v: read and written (in place) (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
-        lr (float): finite; default 0.001
+        lr (float): finite; default 0.001; a tensor instead is the input lr (the field keeps its default)
         beta1 (float): in [0,1); default 0.9
         beta2 (float): in [0,1); default 0.999
         epsilon (float): >= 0, finite; default 1e-08
         weight_decay (float): finite; default 0.0
-        step (int): >= 1; default 1
+        step (int): >= 1; default 1; a tensor instead is the input step (the field keeps its default)
         adamw (bool): 0 or 1; 0 Adam (L2 in the gradient), 1 AdamW (decoupled decay); default 0
 
     Returns: None (the update is in place).

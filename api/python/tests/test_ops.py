@@ -402,6 +402,99 @@ def test_adam_update(dev, rng, adamw):
     np.testing.assert_allclose(w, tw.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
+# ---------------------------------------- per-step values on the device (ABI 1.4) --
+def test_adam_update_step_and_lr_tensors(dev, rng):
+    """adam_update's step= and lr= take device tensors (the keyword a number gives the params
+    field): a float32 step counter advanced on the stream by nnplug.add in place, and an lr
+    tensor, give bit for bit the updates of step= and lr= numbers."""
+    w0, grads = rand(rng, 12), [rand(rng, 12) for _ in range(3)]
+    lr = float(np.float32(0.01))
+    kw = dict(weight_decay=0.1, adamw=True)
+    w, m, v = w0.copy(), np.zeros_like(w0), np.zeros_like(w0)
+    for step, g in enumerate(grads, 1):
+        run(nnplug.adam_update, g, w, m, v, step=step, lr=lr, device=dev, **kw)
+    s = dev.stream()
+    dw, dm, dv = dev.to_device(w0), dev.zeros(w0.shape), dev.zeros(w0.shape)
+    step_t = dev.to_device(np.zeros((), np.float32))
+    one = dev.to_device(np.ones((), np.float32))
+    lr_t = dev.to_device(np.array([lr], np.float32))
+    for g in grads:
+        nnplug.add(step_t, one, out=step_t, stream=s)
+        assert nnplug.adam_update(dev.to_device(g), dw, dm, dv, step=step_t, lr=lr_t, stream=s,
+                                  **kw) is None
+    s.synchronize()
+    assert step_t.numpy() == 3
+    for got, want in ((dw, w), (dm, m), (dv, v)):
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_adam_update_shared_keywords(dev, rng):
+    """step= and lr= with numpy arrays (staged to the device like any input) equal numbers;
+    the params field of a keyword given a tensor is not read (its default is sent)."""
+    g = rand(rng, 7)
+    w1 = rand(rng, 7)
+    w2 = w1.copy()
+    m1, v1, m2, v2 = (np.zeros_like(w1) for _ in range(4))
+    run(nnplug.adam_update, g, w1, m1, v1, step=5, lr=0.5, device=dev)
+    run(nnplug.adam_update, g, w2, m2, v2, step=np.array([5], np.float32),
+        lr=np.array(0.5, np.float32), device=dev)
+    np.testing.assert_array_equal(w1, w2)
+    np.testing.assert_array_equal(v1, v2)
+    assert nnplug.supported(nnplug.adam_update, g, w2, m2, v2, step=np.ones(1, np.float32),
+                            device=dev) is None
+
+
+def test_adam_update_step_tensor_checked(ref, rng):
+    g, w = rand(rng, 4), rand(rng, 4)
+    m, v = np.zeros_like(w), np.zeros_like(w)
+    before = w.copy()
+    for bad, words in ((np.ones(1, np.float64), "expected dtype float32"),
+                       (np.ones(2, np.float32), "expected 1 element")):
+        with pytest.raises(nnplug.InvalidArgumentError) as e:
+            nnplug.adam_update(g, w, m, v, step=bad, device=ref)
+        assert "inputs[1] (step)" in e.value.message and words in e.value.message
+    with pytest.raises(nnplug.InvalidArgumentError) as e:  # refused when the op runs
+        nnplug.adam_update(g, w, m, v, step=np.zeros(1, np.float32), device=ref)
+    assert "whole number >= 1" in e.value.message
+    np.testing.assert_array_equal(w, before)
+
+
+def test_dropout_step_tensor(dev, rng):
+    """dropout's step= (a tensor, or a number made a 0-d float32 tensor) with offset_per_step:
+    the masks of the offset advanced by hand, forward and backward."""
+    x = rand(rng, 5, 13)
+    k = (x.size + 3) // 4
+    kw = dict(ratio=0.3, seed=99, device=dev)
+    for step in (np.array([2], np.float32), np.float32(2), 2):
+        y, mask = run(nnplug.dropout_forward, x, step=step, offset=7, offset_per_step=k,
+                      return_mask=True, **kw)
+        y2, mask2 = run(nnplug.dropout_forward, x, offset=7 + 2 * k, return_mask=True, **kw)
+        np.testing.assert_array_equal(mask, mask2)
+        np.testing.assert_array_equal(y, y2)
+        dx = run(nnplug.dropout_backward, x, step=step, offset=7, offset_per_step=k, **kw)
+        np.testing.assert_array_equal(dx, y2)
+    keep = _philox_keep(99, 7 + 2 * k, x.size, 0.3).reshape(x.shape)
+    np.testing.assert_array_equal(mask, keep.astype(np.uint8))
+    # without a step tensor offset_per_step is not used
+    y3 = run(nnplug.dropout_forward, x, offset=7, offset_per_step=k, **kw)
+    y4 = run(nnplug.dropout_forward, x, offset=7, **kw)
+    np.testing.assert_array_equal(y3, y4)
+
+
+def test_step_keywords_in_signatures():
+    import inspect
+    adam = inspect.signature(nnplug.adam_update).parameters
+    assert [n for n, p in adam.items() if p.kind == p.POSITIONAL_OR_KEYWORD] == \
+        ["grad", "param", "m", "v"]
+    assert adam["step"].kind == inspect.Parameter.KEYWORD_ONLY and adam["step"].default == 1
+    assert adam["lr"].kind == inspect.Parameter.KEYWORD_ONLY and adam["lr"].default == 0.001
+    for fn in (nnplug.dropout_forward, nnplug.dropout_backward):
+        params = inspect.signature(fn).parameters
+        assert params["step"].kind == inspect.Parameter.KEYWORD_ONLY
+        assert params["step"].default is None
+        assert params["offset_per_step"].default == 0
+
+
 # ------------------------------------------------- device memory, DLPack, streams --
 def test_device_array_round_trip(dev, rng):
     a, b = rand(rng, 8, 16), rand(rng, 16, 4)
