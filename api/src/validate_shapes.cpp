@@ -60,8 +60,9 @@ conv_geometry conv_check_xw(const call& c, const nnp_conv2d_params& p, const arg
                             const DLTensor* x, const arg_name& wl, const DLTensor* w) {
   c.expect_rank(xl, x, 4, "[N, C, H, W]");
   c.expect_rank(wl, w, 4, "[K, C/groups, R, S]");
-  conv_geometry g{x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0],
-                  w->shape[2], w->shape[3], 0,           0};
+  conv_geometry g{x->shape[0], x->shape[1], x->shape[2],
+                  x->shape[3], w->shape[0], w->shape[2],
+                  w->shape[3], 0,           0};
   if (g.c % p.groups != 0)
     c.fail(xl + ": expected C divisible by groups = " + std::to_string(p.groups) +
            ", got C = " + std::to_string(g.c));
@@ -184,8 +185,7 @@ void expect_one_element(const call& c, size_t i) {
 // Optimisers: every tensor has param's shape (output 0, read and written); messages name param
 // as the reference shape, as a user thinks of it.
 void optimiser_shapes(call& c) {
-  if (!c.inferring())
-    c.expect_shape(c.in_label(0), c.in(0), shape_of(c.out(0)), "(param's shape)");
+  if (!c.inferring()) c.expect_shape(c.in_label(0), c.in(0), shape_of(c.out(0)), "(param's shape)");
   elementwise_shapes(c, {});
 }
 
@@ -303,8 +303,7 @@ void shapes_softmax_backward(call& c, const void* params) {
 }
 
 // ================================================================================ loss ====
-shape_t sce_loss_shape(const call& c, const nnp_softmax_cross_entropy_params& p,
-                       const char** why) {
+shape_t sce_loss_shape(const call& c, const nnp_softmax_cross_entropy_params& p, const char** why) {
   const DLTensor* logits = c.in(0);
   c.expect_rank(c.in_label(0), logits, 2, "[N, C]");
   const int64_t n = logits->shape[0];
@@ -462,9 +461,9 @@ void shapes_reduce(call& c, const void* params) {
     else if (p.keepdims)
       y.push_back(1);
   }
-  c.output_shape(0, y,
-                 p.keepdims ? "(x's shape with reduced axes as 1)"
-                            : "(x's shape without the reduced axes)");
+  c.output_shape(
+      0, y,
+      p.keepdims ? "(x's shape with reduced axes as 1)" : "(x's shape without the reduced axes)");
 }
 
 // ========================================================================== optimisers ====

@@ -274,10 +274,10 @@ void adam_step(net* nt, double lr, int64_t step) {
     tview g, w, m, v;
     int64_t n = (int64_t)p->numel;
     if (nt->step)
-      CHECK(nnp_op_execute(nt->s, NNP_OP_ADAM_UPDATE, &ap, 2,
-                           (const DLTensor* const[]){F32(&g, p->g, n), F32(&st, nt->step, 1)}, 3,
-                           (const DLTensor* const[]){F32(&w, p->w, n), F32(&m, p->m, n),
-                                                     F32(&v, p->v, n)}));
+      CHECK(nnp_op_execute(
+          nt->s, NNP_OP_ADAM_UPDATE, &ap, 2,
+          (const DLTensor* const[]){F32(&g, p->g, n), F32(&st, nt->step, 1)}, 3,
+          (const DLTensor* const[]){F32(&w, p->w, n), F32(&m, p->m, n), F32(&v, p->v, n)}));
     else
       CHECK(nnp_adam_update(nt->s, &ap, F32(&g, p->g, n), F32(&w, p->w, n), F32(&m, p->m, n),
                             F32(&v, p->v, n)));

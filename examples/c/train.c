@@ -328,8 +328,7 @@ int main(int argc, char** argv) {
       die("--graph trains in one process: the distributed step is not captured (run without "
           "mpirun, or with --distributed none)");
     if (!use_gather)
-      die("--graph needs the gather op on %s: the batch is assembled inside the graph",
-          props.name);
+      die("--graph needs the gather op on %s: the batch is assembled inside the graph", props.name);
     nt.step = dev_alloc(&nt, sizeof(float));
     nt.step_one = dev_alloc(&nt, sizeof(float));
     const float zero = 0.0f, one = 1.0f;
@@ -365,13 +364,15 @@ int main(int argc, char** argv) {
       const int full = n_local == (size_t)nt.max_batch;
       if (o.graph && full && graph == NULL && global_step >= 1) {
         CHECK(nnp_stream_begin_capture(nt.s));
-        train_step(&nt, &d, &o, train_x, train.n, dev_index, use_gather, global_step, first, n_local, n);
+        train_step(&nt, &d, &o, train_x, train.n, dev_index, use_gather, global_step, first,
+                   n_local, n);
         CHECK(nnp_stream_end_capture(nt.s, &graph));
       }
       if (graph != NULL && full)
         CHECK(nnp_graph_launch(graph, nt.s));
       else
-        train_step(&nt, &d, &o, train_x, train.n, dev_index, use_gather, global_step, first, n_local, n);
+        train_step(&nt, &d, &o, train_x, train.n, dev_index, use_gather, global_step, first,
+                   n_local, n);
       ++global_step;
       if (nt.step && full && nt.dropout_per_step == 0) nt.dropout_per_step = nt.dropout_offset;
       CHECK(nnp_stream_synchronize(nt.s));

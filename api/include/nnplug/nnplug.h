@@ -9,10 +9,11 @@
  *    nnp_last_error_message() says why (naming the argument, expected and actual value),
  *    and outputs are left untouched.
  *  - Every function may also return NNP_STATUS_INTERNAL (a bug; please report it).
- *  - Handles (nnp_plugin*, nnp_device*, nnp_stream*, nnp_comm*, nnp_graph*) are opaque values owned by
- *    libnnplug, not addresses: never dereference or forge one. Devices and plugins live until
- *    nnp_shutdown(); streams until nnp_stream_destroy() or nnp_shutdown(); communicators until
- *    nnp_comm_destroy() or nnp_shutdown(). A handle that no longer names a live object (a
+ *  - Handles (nnp_plugin*, nnp_device*, nnp_stream*, nnp_comm*, nnp_graph*) are opaque values
+ *    owned by libnnplug, not addresses: never dereference or forge one. Devices and plugins live
+ *    until nnp_shutdown(); streams until nnp_stream_destroy() or nnp_shutdown(); communicators
+ *    until nnp_comm_destroy() or nnp_shutdown(); graphs until nnp_graph_destroy() or
+ *    nnp_shutdown(). A handle that no longer names a live object (a
  *    destroyed stream or communicator; any handle from before nnp_shutdown(), also after the
  *    library was used again) is stale: it stays stale, whatever is created later, and every
  *    function refuses it, as it refuses a value that is no handle of the expected kind (a
@@ -461,7 +462,7 @@ NNP_API const char* nnp_comm_description(const nnp_comm* comm);
 /* ----------------------------------------------------------------------------- shutdown -- */
 
 /**
- * Destroys every communicator and stream, frees every allocation, calls each plugin's
+ * Destroys every communicator, stream and graph, frees every allocation, calls each plugin's
  * shutdown and unloads the plugins (communication plugins too), in that order; then clears the load
  * records. Handles from libnnplug become stale (refused by every function, see "Handles" above) and
  * its strings invalid. The library may be used again afterwards (it reloads); handles from before
