@@ -14,8 +14,8 @@
 # float32 and float16, exact results; skipped when the nccl plugin was not built);
 # (2) nnplug-conformance --backend cuda --cases full --report OUT/conformance-cuda.json (fails if
 # no cuda case ran); (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json; (3b) train the
-# mlp, the cnn and the vit on cuda:0 (GPU_CHECK_EPOCHS, default 1; the JSON line of each into the
-# summary; the build copies Fashion-MNIST from FASHION_MNIST_DIR, default
+# mlp, the cnn and the vit on cuda:0, eagerly and with --graph (GPU_CHECK_EPOCHS, default 1; the
+# JSON line of each into the summary; the build copies Fashion-MNIST from FASHION_MNIST_DIR, default
 # /usr/share/datasets/fashion-mnist, into BUILD/data so that it travels with it); (4) if PyTorch
 # with CUDA is importable: the PyTorch yardstick torch_ops.py --device cuda (from the folder
 # $TORCH_BENCH_DIR names; skipped when unset) into OUT/torch-ops-cuda.json.
@@ -292,13 +292,18 @@ elif [[ -z "$data_dir" ]]; then
   record train SKIP "no Fashion-MNIST (FASHION_MNIST_DIR, or $build_dir/data/fashion-mnist from the build)"
 else
   for model in mlp cnn vit; do
-    if "$train_bin" --model "$model" --backend cuda --epochs "$train_epochs" --data "$data_dir" \
-         2>&1 | tee "$out_dir/train-$model-cuda.log"; then
-      result=$(tail -n 1 "$out_dir/train-$model-cuda.log")
-      record "train $model" PASS "$result"
-    else
-      record "train $model" FAIL "see $out_dir/train-$model-cuda.log"
-    fi
+    # Eagerly, then with the step captured into a CUDA graph (train --graph, docs/graphs.md).
+    for mode in eager graph; do
+      flag=""
+      [[ $mode == graph ]] && flag="--graph"
+      log="$out_dir/train-$model-cuda-$mode.log"
+      if "$train_bin" --model "$model" --backend cuda --epochs "$train_epochs" --data "$data_dir" \
+           $flag 2>&1 | tee "$log"; then
+        record "train $model $mode" PASS "$(tail -n 1 "$log")"
+      else
+        record "train $model $mode" FAIL "see $log"
+      fi
+    done
   done
 fi
 
