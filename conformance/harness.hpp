@@ -171,6 +171,12 @@ using Mutation = std::function<void(RawCall&)>;
 // `dtype` is the case's float dtype.
 RunResult run_op(Device& dev, const OpCall& call, DT dtype, nnp_stream* stream = nullptr,
                  const Mutation& mutate = {});
+// On a device whose memory is not the host's (sim, cuda): `call` (float32) with its input
+// `index`, a one-element float32 tensor named `name`, passed as host memory instead must be
+// refused with INVALID_ARGUMENT naming that input's device, outputs untouched (doctest checks).
+// Nothing on host-memory devices.
+void check_host_scalar_refused(Device& dev, const OpCall& call, size_t index,
+                               const std::string& name);
 // A compact tensor on a device that stays allocated across op calls, for tests that queue
 // several ops on one stream (e.g. a step counter updated in place between two calls): filled
 // from `values` encoded in `dtype` (zeros when empty), read back with read(). A failed

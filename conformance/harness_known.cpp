@@ -51,4 +51,20 @@ void check_known_outputs(const std::string& op, const std::string& case_text, co
   }
 }
 
+void check_host_scalar_refused(Device& d, const OpCall& call, size_t index,
+                               const std::string& name) {
+  if (d.dl.device_type == kDLCPU) return;
+  float host_value = 1.0f;
+  const RunResult r = run_op(d, call, DT::f32, nullptr, [&](RawCall& raw) {
+    raw.in[index].data = &host_value;
+    raw.in[index].byte_offset = 0;
+    raw.in[index].device = DLDevice{kDLCPU, 0};
+  });
+  CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, d.name << ": " << r.message);
+  const std::string expected =
+      "inputs[" + std::to_string(index) + "] (" + name + "): expected DLDevice";
+  CHECK_MESSAGE(r.message.find(expected) != std::string::npos, r.message);
+  CHECK(r.outputs_untouched);
+}
+
 }  // namespace conf

@@ -248,19 +248,7 @@ TEST_CASE("adam_update: step and lr tensors are checked") {
               r.message});
     }
     // A step in host memory for a device whose memory is not the host's (sim, cuda).
-    if (d->dl.device_type != kDLCPU) {
-      float host_step = 1.0f;
-      const RunResult r = run_op(*d, call(int_tensor(DT::f32, {1}, {1}), absent_tensor()), DT::f32,
-                                 nullptr, [&](RawCall& raw) {
-                                   raw.in[1].data = &host_step;
-                                   raw.in[1].byte_offset = 0;
-                                   raw.in[1].device = DLDevice{kDLCPU, 0};
-                                 });
-      CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, d->name << ": " << r.message);
-      CHECK_MESSAGE(r.message.find("inputs[1] (step): expected DLDevice") != std::string::npos,
-                    r.message);
-      CHECK(r.outputs_untouched);
-    }
+    check_host_scalar_refused(*d, call(int_tensor(DT::f32, {1}, {1}), absent_tensor()), 1, "step");
     if (!bitwise_backend(*d)) continue;  // cuda reads such values as 1 (nnplug_ops.h)
     for (double bad : {0.0, -1.0, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
       CAPTURE(d->name);
