@@ -57,8 +57,8 @@ nnp_status destroy_stream(stream_lock& held, bool take_error) {
     std::lock_guard<std::mutex> lock(r.streams_mutex);
     r.streams.erase(stream);
   }
-  stream->recording
-      .reset();  // a host capture in progress is discarded (the plugin discards its own)
+  // A host capture in progress is discarded (a plugin discards its own in stream_destroy).
+  stream->recording.reset();
   const nnp_plugin* p = stream->device->plugin;
   const nnp_status st =
       call_slot(p, "stream_destroy", [&] { return p->api->stream_destroy(stream->handle); });
