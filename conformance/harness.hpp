@@ -175,6 +175,11 @@ RunResult run_op(Device& dev, const OpCall& call, DT dtype, nnp_stream* stream =
 // `index`, a one-element float32 tensor named `name`, passed as host memory instead must be
 // refused with INVALID_ARGUMENT naming that input's device, outputs untouched (doctest checks).
 // Nothing on host-memory devices.
+// Reports one case whose checks collected `problems` (pass when empty; the error column is
+// `error`, by default the number of problems) and fails the doctest case with them.
+void report_problems(const Device& dev, const std::string& op, const std::string& dtype,
+                     const std::string& case_name, const std::vector<std::string>& problems,
+                     double error = -1);
 void check_host_scalar_refused(Device& dev, const OpCall& call, size_t index,
                                const std::string& name);
 // A compact tensor on a device that stays allocated across op calls, for tests that queue

@@ -51,6 +51,15 @@ void check_known_outputs(const std::string& op, const std::string& case_text, co
   }
 }
 
+void report_problems(const Device& d, const std::string& op, const std::string& dtype,
+                     const std::string& case_name, const std::vector<std::string>& problems,
+                     double error) {
+  const std::string all = join(problems, "; ");
+  report({d.name, op, dtype, case_name, problems.empty() ? Outcome::pass : Outcome::fail,
+          error >= 0 ? error : static_cast<double>(problems.size()), 0, all});
+  CHECK_MESSAGE(problems.empty(), d.name << ": " << case_name << ": " << all);
+}
+
 void check_host_scalar_refused(Device& d, const OpCall& call, size_t index,
                                const std::string& name) {
   if (d.dl.device_type == kDLCPU) return;

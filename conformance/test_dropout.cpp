@@ -146,10 +146,7 @@ TEST_CASE("dropout_backward after other calls on the stream") {
       backward(params(0.25, 7, off * 250), "backward with another ratio" + at);
     }
     const std::string name = "dropout_backward_sequence x" + std::to_string(n) + " f32";
-    report({d->name, "dropout_backward_sequence", "float32", name,
-            problems.empty() ? Outcome::pass : Outcome::fail, static_cast<double>(problems.size()),
-            0, join(problems, "; ")});
-    CHECK_MESSAGE(problems.empty(), d->name << ": " << name << ": " << join(problems, "; "));
+    report_problems(*d, "dropout_backward_sequence", "float32", name, problems);
   }
 }
 
@@ -244,10 +241,7 @@ TEST_CASE("dropout: a step tensor gives the masks of the offset advanced by hand
            run(call(at(offset, 0), true), "no step tensor"),
            "without a step tensor offset_per_step is not used");
       const std::string name = std::string("dropout_step_tensor x1003 ") + dt_short(dt);
-      report({d->name, "dropout_step_tensor", dt_name(dt), name,
-              problems.empty() ? Outcome::pass : Outcome::fail,
-              static_cast<double>(problems.size()), 0, join(problems, "; ")});
-      CHECK_MESSAGE(problems.empty(), d->name << ": " << name << ": " << join(problems, "; "));
+      report_problems(*d, "dropout_step_tensor", dt_name(dt), name, problems);
     }
   }
 }
@@ -310,10 +304,7 @@ TEST_CASE("dropout: a step counter advanced on the stream") {
       if (!cd.ok) problems.push_back(at + ", backward dx: " + cd.detail);
     }
     const std::string name = "dropout_step_counter x" + std::to_string(n) + " f32";
-    report({d->name, "dropout_step_tensor", "float32", name,
-            problems.empty() ? Outcome::pass : Outcome::fail, static_cast<double>(problems.size()),
-            0, join(problems, "; ")});
-    CHECK_MESSAGE(problems.empty(), d->name << ": " << name << ": " << join(problems, "; "));
+    report_problems(*d, "dropout_step_tensor", "float32", name, problems);
   }
 }
 

@@ -189,9 +189,7 @@ TEST_CASE("adam_update: step and lr tensors give the results of params step and 
         }
         const std::string name =
             std::string("adam_step_tensors x37 adamw") + std::to_string(adamw) + " " + dt_short(dt);
-        report({d->name, "adam_step_tensors", dt_name(dt), name,
-                problems.empty() ? Outcome::pass : Outcome::fail, worst, 0, join(problems, "; ")});
-        CHECK_MESSAGE(problems.empty(), d->name << ": " << name << ": " << join(problems, "; "));
+        report_problems(*d, "adam_step_tensors", dt_name(dt), name, problems, worst);
       }
     }
   }

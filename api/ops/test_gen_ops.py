@@ -46,6 +46,19 @@ def main():
         if not cond:
             failures.append(what)
 
+    def expect_refused_lines(cases):
+        """Each case (what, prefix, line, message) replaces the ops.toml line that starts with
+        prefix by line, in a fresh copy: --check must refuse it (status 2) with message."""
+        for what, prefix, line, message in cases:
+            with tempfile.TemporaryDirectory() as tmp:
+                copy_tree(tmp)
+                toml = os.path.join(tmp, "api/ops/ops.toml")
+                with open(toml) as f:
+                    text = f.read()
+                edit(toml, prefix + text.split(prefix, 1)[1].split("\n", 1)[0], line)
+                r = run(tmp, "--check")
+                expect(r.returncode == 2 and message in r.stderr, what)
+
     with tempfile.TemporaryDirectory() as tmp:
         copy_tree(tmp)
         r = run(tmp, "--check")
@@ -98,17 +111,7 @@ def main():
         ("a variadic example needs a list of shapes", concat_ex,
          "example = { inputs = [[2, 3]], outputs = [[2, 3]] }", "list of 1..MAX_VARIADIC"),
     ]
-    for what, prefix, line, message in bad_lines:
-        with tempfile.TemporaryDirectory() as tmp:
-            copy_tree(tmp)
-            toml = os.path.join(tmp, "api/ops/ops.toml")
-            with open(toml) as f:
-                text = f.read()
-            old = prefix + text.split(prefix, 1)[1].split("\n", 1)[0]
-            with open(toml, "w") as f:
-                f.write(text.replace(old, line, 1))
-            r = run(tmp, "--check")
-            expect(r.returncode == 2 and message in r.stderr, what)
+    expect_refused_lines(bad_lines)
 
     # Tensors added to an op after it (ABI 1.4: adam_update's step and lr): optional, after the
     # op's older tensors, no newer than the table. Each case replaces one line of adam's row.
@@ -124,17 +127,7 @@ def main():
         ("an unknown dtype rule is refused", adam_step,
          '  { name = "step", optional = true, dtype = "float8", since = 4 },', "unknown dtype"),
     ]
-    for what, prefix, line, message in bad_lines:
-        with tempfile.TemporaryDirectory() as tmp:
-            copy_tree(tmp)
-            toml = os.path.join(tmp, "api/ops/ops.toml")
-            with open(toml) as f:
-                text = f.read()
-            old = prefix + text.split(prefix, 1)[1].split("\n", 1)[0]
-            with open(toml, "w") as f:
-                f.write(text.replace(old, line, 1))
-            r = run(tmp, "--check")
-            expect(r.returncode == 2 and message in r.stderr, what)
+    expect_refused_lines(bad_lines)
 
     # What the generator derives for a variadic op and an int64[NNP_MAX_DIMS] field.
     files = gen_ops.outputs(ROOT)

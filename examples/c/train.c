@@ -182,11 +182,12 @@ static void progress(int tty, int epoch, int epochs, size_t step, size_t steps, 
 /* Queues one training step on nt->s (the batch's indices are in dev_index, its labels in
    nt->labels): the batch gather, forward, loss and backward (with the gradient all-reduce of
    distributed runs), and the Adam step number global_step + 1. Graph mode captures exactly this. */
+static const nnp_gather_params gather_params = {.struct_size = sizeof gather_params, .axis = 0};
+
 static void train_step(net* nt, dist* d, const options* o, float* train_x, size_t n_train,
                        int64_t* dev_index, int use_gather, int64_t global_step, size_t first,
                        size_t n_local, size_t n) {
   if (use_gather && n_local > 0) {
-    static const nnp_gather_params gather_params = {.struct_size = sizeof gather_params, .axis = 0};
     tview gd, gi, gy;
     CHECK(nnp_gather(nt->s, &gather_params, F32(&gd, train_x, (int64_t)n_train, IMAGE_PIXELS),
                      I64(&gi, dev_index, (int64_t)n_local),
@@ -301,7 +302,6 @@ int main(int argc, char** argv) {
      device-to-device copy per image. */
   int64_t* host_index = xmalloc((size_t)nt.max_batch * sizeof *host_index);
   int64_t* dev_index = dev_alloc(&nt, (size_t)nt.max_batch * sizeof *dev_index);
-  const nnp_gather_params gather_params = {.struct_size = sizeof gather_params, .axis = 0};
   int use_gather = 0;
   if (train.n > 0) {
     tview gd, gi, gy;
