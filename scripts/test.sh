@@ -15,7 +15,8 @@
 #  6. ThreadSanitizer build of libnnplug, the reference, cpu and sim plugins and the thread
 #     stress test only (NNPLUG_TSAN) + the stress tests (label "stress"; api/tests/tsan.supp)
 #  7. install + out-of-tree consumer and template-plugin build against the install tree
-# Prints the total time. Environment: NNPLUG_JOBS (build parallelism, default nproc),
+# Prints the slowest tests of each CTest run with their timeouts (scripts/ctest-times.py), each
+# phase's time and the total. Environment: NNPLUG_JOBS (build parallelism, default nproc),
 # NNPLUG_SKIP_ASAN=1 / NNPLUG_SKIP_FUZZ=1 / NNPLUG_SKIP_TSAN=1 to skip step 4 / 5 / 6 (local
 # iteration only; CI runs everything).
 set -euo pipefail
@@ -23,7 +24,21 @@ start=$(date +%s)
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${NNPLUG_JOBS:-$(nproc)}
-phase() { echo; echo "=== $* ($(($(date +%s) - start)) s)"; }
+# phase NAME: ends the running phase (its time goes into the summary) and starts NAME.
+phase_names=()
+phase_seconds=()
+phase_start=$start
+phase() {
+  local now
+  now=$(date +%s)
+  if ((${#phase_names[@]})); then phase_seconds+=($((now - phase_start))); fi
+  phase_start=$now
+  if (($#)); then
+    phase_names+=("$*")
+    echo
+    echo "=== $* ($((now - start)) s)"
+  fi
+}
 
 phase "dependencies"
 scripts/install-deps.sh
@@ -32,22 +47,30 @@ phase "release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 phase "release tests"
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 \
+  --output-junit "$root/build/ctest-junit.xml"
+scripts/ctest-times.py build "$root/build/ctest-junit.xml" --default-timeout 900
 
 phase "Python package (pip install .)"
 NNPLUG_JOBS=$jobs scripts/python-package-test.sh
 
 if [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
   phase "ASan+UBSan build (no CUDA)"
+  # -O1 (the level AddressSanitizer's documentation suggests) with line tables only (-g1: a
+  # file and line in every report): about half the compile time of -O2 -g, the longest phase.
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_SANITIZE=ON \
-    -DNNPLUG_WITH_MPI=OFF
+    -DNNPLUG_WITH_MPI=OFF -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   cmake --build build-asan -j"$jobs"
   phase "ASan+UBSan tests"
   # Python loads libnnplug into an uninstrumented interpreter: those tests run in the release
-  # build only (label "python"), as do the minutes-long training comparisons (label "slow"). allocator_may_return_null: the out-of-memory tests ask for
-  # absurd sizes and check for NNP_STATUS_OUT_OF_MEMORY.
+  # build only (label "python"), as does the benchmark script's run (label "slow"); the training
+  # comparisons run a few small steps here (examples/c/CMakeLists.txt). allocator_may_return_null:
+  # the out-of-memory tests ask for absurd sizes and check for NNP_STATUS_OUT_OF_MEMORY.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE "python|slow"
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE "python|slow" \
+    --output-junit "$root/build-asan/ctest-junit.xml"
+  scripts/ctest-times.py build-asan "$root/build-asan/ctest-junit.xml" --default-timeout 900
 fi
 
 if [[ "${NNPLUG_SKIP_FUZZ:-0}" != "1" ]]; then
@@ -62,7 +85,9 @@ if [[ "${NNPLUG_SKIP_TSAN:-0}" != "1" ]]; then
   cmake --build build-tsan -j"$jobs" \
     --target nnplug nnplug-reference nnplug-cpu nnplug-sim nnplug_stress
   phase "ThreadSanitizer stress tests"
-  ctest --test-dir build-tsan --output-on-failure --timeout 600 -L stress
+  ctest --test-dir build-tsan --output-on-failure --timeout 600 -L stress \
+    --output-junit "$root/build-tsan/ctest-junit.xml"
+  scripts/ctest-times.py build-tsan "$root/build-tsan/ctest-junit.xml" --default-timeout 600
 fi
 
 phase "install + consumer"
@@ -70,6 +95,11 @@ rm -rf build/_install
 cmake --install build --prefix build/_install >/dev/null
 scripts/consumer-test.sh build/_install
 
+phase
 elapsed=$(($(date +%s) - start))
 echo
+echo "nnplug tests: phase times"
+for i in "${!phase_names[@]}"; do
+  printf '  %5d s  %s\n' "${phase_seconds[$i]}" "${phase_names[$i]}"
+done
 echo "nnplug tests: all passed in ${elapsed} s ($((elapsed / 60)) min $((elapsed % 60)) s)"
