@@ -1,16 +1,17 @@
 // test_errors.cpp — invalid calls, for every op kind (from the templates the family files
 // register) on every backend: rank above NNP_MAX_DIMS, rank one lower, mismatched shape, wrong
 // and mixed dtypes, tensor on another device, NULL data, negative and overflowing sizes, NULL
-// tensor, extra tensor, NULL params, too-small struct_size, all-zero params (where 0 means
-// undefined) and a non-zero reserved field. Each must return NNP_STATUS_INVALID_ARGUMENT with a
-// non-empty nnp_last_error_message() and leave every output byte untouched, and
-// nnp_op_supported must reject the same description (except NULL data, allowed there).
-// An unknown op kind must return NNP_STATUS_UNSUPPORTED.
+// tensor, extra tensor, NULL params, too-small struct_size, a struct_size ending inside a field,
+// all-zero params (where 0 means undefined) and a non-zero reserved field. Each must return
+// NNP_STATUS_INVALID_ARGUMENT with a non-empty nnp_last_error_message() and leave every output byte
+// untouched, and nnp_op_supported must reject the same description (except NULL data, allowed
+// there). An unknown op kind must return NNP_STATUS_UNSUPPORTED.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
 
 #include <cstddef>
+#include <cstring>
 #include <limits>
 
 namespace {
@@ -191,6 +192,15 @@ std::vector<ErrorCase> error_cases() {
          std::memcpy(r.param_bytes.data(), &small, sizeof(size_t));
          return true;
        }},
+      // One byte short of the struct: the size ends inside the last field (every field is at
+      // least 4 bytes), which must be refused, never read partly (docs/security.md).
+      {"struct_size ends inside a field",
+       [](const OpCall& c, RawCall& r) {
+         if (c.params.empty()) return false;
+         const size_t inside = c.params.size() - 1;
+         std::memcpy(r.param_bytes.data(), &inside, sizeof(size_t));
+         return true;
+       }},
   };
 }
 
@@ -237,6 +247,41 @@ TEST_CASE("errors: invalid arguments") {
         const std::string name = t.name + " errors " + e.name + " f32";
         report({d->name, t.name, "*", name, problem.empty() ? Outcome::pass : Outcome::fail, 0, 0,
                 problem.empty() ? r.message : problem});
+        CHECK_MESSAGE(problem.empty(), d->name << ": " << name << ": " << problem);
+      }
+    }
+  }
+}
+
+// A struct_size past the end of the struct (a newer caller's, or a hostile one) is read as the
+// struct this library knows: the same status and bit-identical outputs as the call with the
+// exact size, on every backend (the host hands plugins a bounded copy: docs/security.md).
+TEST_CASE("errors: struct_size larger than the struct") {
+  for (Device* d : backends_under_test()) {
+    if (!d->available) continue;
+    for (const OpTemplate& t : op_templates()) {
+      const OpCall call = t.make();
+      if (call.params.empty()) continue;
+      const RunResult exact = run_op(*d, call, DT::f32);
+      for (size_t size : {size_t{4096}, size_t{1} << 63, std::numeric_limits<size_t>::max()}) {
+        const RunResult r = run_op(*d, call, DT::f32, nullptr, [size](RawCall& raw) {
+          std::memcpy(raw.param_bytes.data(), &size, sizeof size);
+        });
+        std::string problem;
+        if (r.status != exact.status)
+          problem = std::string("returned ") + nnp_status_string(r.status) + " where the exact " +
+                    "struct_size gives " + nnp_status_string(exact.status) + ": " + r.message;
+        else if (r.outputs.size() != exact.outputs.size())
+          problem = "a different number of outputs";
+        for (size_t i = 0; problem.empty() && i < r.outputs.size(); ++i)
+          if (r.outputs[i].size() != exact.outputs[i].size() ||
+              (!r.outputs[i].empty() && std::memcmp(r.outputs[i].data(), exact.outputs[i].data(),
+                                                    r.outputs[i].size() * sizeof(double)) != 0))
+            problem = "output " + std::to_string(i) + " differs from the exact struct_size's";
+        if (problem.empty() && !r.problems.empty()) problem = r.problems.front();
+        const std::string name = t.name + " struct_size " + std::to_string(size) + " f32";
+        report({d->name, t.name, "*", name, problem.empty() ? Outcome::pass : Outcome::fail, 0, 0,
+                problem});
         CHECK_MESSAGE(problem.empty(), d->name << ": " << name << ": " << problem);
       }
     }

@@ -313,11 +313,13 @@ void apply(op_call& c, reader& r, int pass) {
       const uint8_t v = r.u8();
       if (pass != 1) return;
       const uint64_t real = c.params.size();
-      const uint64_t list[10] = {
-          0,         8, real - 4, real - 8,          real + 8,
-          real + 64, v, real / 2, uint64_t{1} << 40, std::numeric_limits<uint64_t>::max()};
+      // real - 1 and real - 3 end inside the last field (every field is 4 or 8 bytes): refused.
+      const uint64_t list[12] = {
+          0,         8,       real - 4, real - 8,          real + 8,
+          real + 64, v,       real / 2, uint64_t{1} << 40, std::numeric_limits<uint64_t>::max(),
+          real - 1,  real - 3};
       c.struct_size_set = true;
-      c.struct_size = list[v % 10];
+      c.struct_size = list[v % 12];
       return;
     }
     case 13:  // NULL params

@@ -472,6 +472,7 @@ def gen_op_table_inc(enums, structs, ops):
         o.append(f"const param_struct k_struct_{n} = {{\"{n}\", {size_macro(s, 0 if 0 in s['minors'] else s['minors'][0])}, "
                  f"sizeof({n}), k_fields_{n}, {len(s['fields'])}}};")
         o.append(f"static_assert(sizeof({n}) == {s['size']}, \"{n}: layout differs from the table\");")
+        o.append(f"static_assert(sizeof({n}) <= k_max_params_bytes, \"{n}: larger than plugin_params holds\");")
     o.append("")
     dt = {"float": "dtype_rule::float_common", "int64": "dtype_rule::int64",
           "uint8": "dtype_rule::uint8", "same_as_input0": "dtype_rule::same_as_input0",

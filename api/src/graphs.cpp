@@ -55,7 +55,7 @@ void record_op(nnp_graph& g, int32_t op_kind, const void* params, size_t n_input
   call.kind = op_kind;
   if (params != nullptr) {
     size_t size;
-    std::memcpy(&size, params, sizeof size);  // validated: >= the 1.0 size of the struct
+    std::memcpy(&size, params, sizeof size);  // plugin_params: <= sizeof the struct here
     call.params.resize((size + 7) / 8);
     std::memcpy(call.params.data(), params, size);
     call.has_params = true;

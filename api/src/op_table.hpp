@@ -51,6 +51,10 @@ struct param_field {
   double default_value;
 };
 
+// The largest params struct of the table, in bytes (pinned for every struct by op_table.inc):
+// the size of the copy a plugin receives (validate.hpp, plugin_params).
+constexpr size_t k_max_params_bytes = 512;
+
 struct param_struct {
   const char* name;
   size_t size_1_0;  // the smallest struct_size accepted (1.0 size, or the first minor's)

@@ -1,5 +1,6 @@
 // Op dispatch of libnnplug: nnp_op_execute / nnp_op_supported validate the call (validate.cpp,
-// driven by the op table), check it against the plugin's ABI minor, and forward it to the
+// driven by the op table), check it against the plugin's ABI minor, and forward it with a
+// bounded, zero-extended copy of its params (plugin_params) to the
 // plugin of the stream's (device's) device; nnp_op_infer_shapes; the typed wrappers of
 // nnplug_op_wrappers.h (generated: api/src/generated/op_wrappers.inc).
 #include "internal.hpp"
@@ -38,6 +39,8 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* handle, int32_t op_kind, const voi
   if (nnp_status st = validate_op(op_kind, params, n_inputs, inputs, n_outputs, outputs, dev->dl,
                                   /*require_data=*/true))
     return st;
+  const plugin_params plugin_copy(op_kind, params);  // what plugins and recordings see
+  params = plugin_copy.get();
   // Collectives run through their communicator's transport (comm.cpp), also without elements:
   // every rank must take part.
   if (is_collective(op_kind)) {
@@ -76,6 +79,8 @@ NNP_API nnp_status nnp_op_supported(const nnp_device* handle, int32_t op_kind, c
   if (nnp_status st = validate_op(op_kind, params, n_inputs, inputs, n_outputs, outputs, device->dl,
                                   /*require_data=*/false))
     return st;
+  const plugin_params plugin_copy(op_kind, params);
+  params = plugin_copy.get();
   if (is_collective(op_kind))
     return collective_supported(device, op_kind, params, n_inputs, inputs, n_outputs, outputs);
   const nnp_plugin* p = device->plugin;

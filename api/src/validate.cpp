@@ -12,6 +12,7 @@
 #include "internal.hpp"
 #include "validate_call.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -374,13 +375,39 @@ std::string number(double v, field_type t) {
   return nnp::format("%.0f", v);
 }
 
+// Bytes of field f.
+size_t field_bytes(const param_field& f) {
+  return f.type == field_type::a   ? sizeof(int32_t) * NNP_MAX_DIMS
+         : f.type == field_type::L ? sizeof(int64_t) * NNP_MAX_DIMS
+         : f.type == field_type::i ? sizeof(int32_t)
+                                   : 8;
+}
+
 // The caller's struct_size covers field f.
 bool covers(size_t struct_size, const param_field& f) {
-  const size_t size = f.type == field_type::a   ? sizeof(int32_t) * NNP_MAX_DIMS
-                      : f.type == field_type::L ? sizeof(int64_t) * NNP_MAX_DIMS
-                      : f.type == field_type::i ? sizeof(int32_t)
-                                                : 8;
-  return struct_size >= f.offset + size;
+  return struct_size >= f.offset + field_bytes(f);
+}
+
+// The params struct_size rule (docs/security.md): a size at least the struct's 1.0 size that
+// ends exactly where a field ends, or at least sizeof the struct as compiled into libnnplug.
+// A size ending inside a field would leave that field half given: validation would treat it as
+// absent while a plugin reading the struct by its own sizeof would see its first bytes.
+void check_struct_size(const call& c, const param_struct& ps, size_t size) {
+  if (size < ps.size_1_0)
+    c.fail(std::string("params->struct_size: expected >= ") + std::to_string(ps.size_1_0) +
+           " (sizeof(" + ps.name + ")), got " + std::to_string(size));
+  if (size >= ps.size) return;
+  for (size_t i = 0; i < ps.n_fields; ++i)
+    if (ps.fields[i].offset + field_bytes(ps.fields[i]) == size) return;
+  const param_field* inside = nullptr;
+  for (size_t i = 0; i < ps.n_fields && inside == nullptr; ++i)
+    if (ps.fields[i].offset < size && size < ps.fields[i].offset + field_bytes(ps.fields[i]))
+      inside = &ps.fields[i];
+  c.fail(std::string("params->struct_size: ") + std::to_string(size) + " ends inside " +
+         (inside != nullptr ? std::string("field '") + inside->name + "'" : "the struct") +
+         "; expected the end of a field (the NNP_..._STRUCT_SIZE_1_<minor> of some ABI minor) "
+         "or >= " +
+         std::to_string(ps.size) + " (sizeof(" + ps.name + "))");
 }
 
 void check_params(const call& c, const void* params) {
@@ -392,9 +419,7 @@ void check_params(const call& c, const void* params) {
   }
   size_t size;
   std::memcpy(&size, params, sizeof size);
-  if (size < ps->size_1_0)
-    c.fail(std::string("params->struct_size: expected >= ") + std::to_string(ps->size_1_0) +
-           " (sizeof(" + ps->name + ")), got " + std::to_string(size));
+  check_struct_size(c, *ps, size);
   for (size_t i = 0; i < ps->n_fields; ++i) {
     const param_field& f = ps->fields[i];
     if (f.kind == check::shape || !covers(size, f)) continue;
@@ -508,6 +533,19 @@ nnp_status validate_op(int32_t op_kind, const void* params, size_t n_inputs,
            require_data ? call_mode::execute : call_mode::supported);
     run_checks(c, params);
   });
+}
+
+plugin_params::plugin_params(int32_t op_kind, const void* params) {
+  static_assert(sizeof bytes_ == k_max_params_bytes);
+  const op_desc* op = find_op(op_kind);
+  if (op == nullptr || op->params == nullptr || params == nullptr) return;
+  size_t size;
+  std::memcpy(&size, params, sizeof size);
+  size = std::min(size, op->params->size);
+  std::memset(bytes_, 0, sizeof bytes_);
+  std::memcpy(bytes_, params, size);
+  std::memcpy(bytes_, &size, sizeof size);
+  params_ = bytes_;
 }
 
 nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inputs,

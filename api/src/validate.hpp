@@ -28,6 +28,25 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inpu
                               const DLTensor* const* outputs, const char* plugin,
                               int32_t plugin_minor);
 
+// The params struct a plugin receives for a validated call (docs/security.md, "params"): the
+// caller's first struct_size bytes, at most sizeof the struct as compiled into libnnplug, in a
+// buffer of k_max_params_bytes whose other bytes are zero, with struct_size set to the bytes
+// taken. A plugin (and a graph recording) so never reads a byte the host did not validate,
+// whatever struct_size the caller wrote: validation accepts only sizes that end at a field's
+// end or reach the full struct. NULL for an op without a params struct, or for NULL params.
+class plugin_params {
+ public:
+  // `params` of a call that validate_op accepted for `op_kind`.
+  plugin_params(int32_t op_kind, const void* params);
+  plugin_params(const plugin_params&) = delete;
+  plugin_params& operator=(const plugin_params&) = delete;
+  const void* get() const { return params_; }
+
+ private:
+  alignas(std::max_align_t) unsigned char bytes_[512];
+  const void* params_ = nullptr;
+};
+
 // nnp_op_infer_shapes: the same checks on the inputs and params, then the output shapes.
 nnp_status infer_shapes(int32_t op_kind, const void* params, size_t n_inputs,
                         const DLTensor* const* inputs, size_t n_outputs, nnp_shape* out_shapes);

@@ -119,6 +119,47 @@ TEST_CASE("graphs: a capturing stream refuses what it cannot record, and recover
   }
 }
 
+// A params struct_size past the struct (4096, 2^63, SIZE_MAX) is recorded as the struct
+// libnnplug knows: the recording copies the host's bounded copy, never struct_size bytes of the
+// caller's (docs/security.md, "Params structs"), and the launches compute the same.
+TEST_CASE("graphs: a capture copies params by the validated size, not by struct_size") {
+  for (const char* name : {"reference", "cpu", "sim:0"}) {
+    nnp_device* dev = device_named(name);
+    if (dev == nullptr) continue;
+    CAPTURE(name);
+    constexpr int64_t n = 8;
+    int64_t shape[1] = {n};
+    void *dx = nullptr, *dy = nullptr;
+    REQUIRE(nnp_malloc(dev, n * sizeof(float), &dx) == NNP_STATUS_OK);
+    REQUIRE(nnp_malloc(dev, n * sizeof(float), &dy) == NNP_STATUS_OK);
+    const std::vector<float> host(n, 2.0f);
+    REQUIRE(nnp_memcpy(dev, dx, nullptr, host.data(), n * sizeof(float)) == NNP_STATUS_OK);
+    DLTensor x = vec(dx, dev, shape), y = vec(dy, dev, shape);
+    nnp_stream* s = nullptr;
+    REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
+    for (size_t size : {size_t{4096}, size_t{1} << 63, ~size_t{0}}) {
+      CAPTURE(size);
+      nnp_scale_params p{};
+      p.struct_size = size;
+      p.alpha = 1.5;
+      REQUIRE(nnp_stream_begin_capture(s) == NNP_STATUS_OK);
+      CHECK(nnp_scale(s, &p, &x, &y) == NNP_STATUS_OK);
+      nnp_graph* g = nullptr;
+      REQUIRE(nnp_stream_end_capture(s, &g) == NNP_STATUS_OK);
+      p.alpha = -7.0;  // the graph holds its own copy
+      REQUIRE(nnp_graph_launch(g, s) == NNP_STATUS_OK);
+      REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
+      std::vector<float> got(n, 0.0f);
+      REQUIRE(nnp_memcpy(nullptr, got.data(), dev, dy, n * sizeof(float)) == NNP_STATUS_OK);
+      CHECK(got == std::vector<float>(n, 3.0f));
+      CHECK(nnp_graph_destroy(g) == NNP_STATUS_OK);
+    }
+    CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
+    CHECK(nnp_free(dev, dx) == NNP_STATUS_OK);
+    CHECK(nnp_free(dev, dy) == NNP_STATUS_OK);
+  }
+}
+
 TEST_CASE("graphs: a graph runs only on streams of its device") {
   nnp_device* ref = device_named("reference");
   nnp_device* sim0 = device_named("sim:0");
