@@ -678,6 +678,26 @@ std::vector<double> output_floats(const op_call& c, const call_plan& p, const bo
   return v;
 }
 
+// NNPLUG_FUZZ_VERBOSE: the first 16 values of each float input, to reproduce a finding.
+void print_input_values(const op_call& c, const call_plan& p,
+                        const std::vector<std::vector<uint8_t>>& values) {
+  for (size_t i = 0; i < c.in.size() && i < c.n_in; ++i) {
+    const tensor_spec& s = c.tensor(i);
+    const tensor_plan& tp = p.tensors[i];
+    if (!s.present || tp.buffer < 0 || !is_float(s.dtype)) continue;
+    const std::vector<uint8_t>& buf = values[static_cast<size_t>(tp.buffer)];
+    if (buf.empty()) continue;
+    std::string line = "  in" + std::to_string(i) + " values:";
+    int n = 0;
+    for_each_element(c, p, i, [&](uint64_t at) {
+      char v[32];
+      std::snprintf(v, sizeof v, " %.9g", load_float(&buf[at], s.dtype));
+      if (n++ < 16) line += v;
+    });
+    std::fprintf(stderr, "%s%s\n", line.c_str(), n > 16 ? " ..." : "");
+  }
+}
+
 // Runs the call on one device: returns the status (execute, then synchronize).
 nnp_status execute(int d, const op_call& c, bound_call& b, std::string* msg) {
   nnp_status st = nnp_op_execute(g_stream[d], c.kind, b.params_ptr(), c.n_in, b.in.data(), c.n_out,
@@ -908,6 +928,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (g_verbose) std::fprintf(stderr, "%s\n%s\n", describe(c, p).c_str(), r.statuses().c_str());
   if (!p.executable) return 0;
+  if (g_verbose) print_input_values(c, p, values);
 
   // Execution on both devices, each on its own copy of the call's memory.
   r.executed = true;
