@@ -298,6 +298,9 @@ def execute(kind: int, params: Any, inputs: Sequence[Any], outputs: Sequence[Any
     (a single one unwrapped). With a device whose memory the host cannot address, numpy
     arguments are copied to the device and numpy outputs back (the call is synchronous then)."""
     import numpy as np
+    for i, x in enumerate(outputs):  # as the op functions do: before anything is written
+        if x is not None:
+            _check_writable("execute", f"outputs[{i}]", x)
     dev = stream.device if stream is not None else (_device(device) if device is not None
                                                      else None)
     staged: Dict[int, Any] = {}
@@ -314,6 +317,7 @@ def execute(kind: int, params: Any, inputs: Sequence[Any], outputs: Sequence[Any
                                ctypes.byref(params) if params is not None else None,
                                len(held_in), _tensor_array(held_in), len(held_out),
                                _tensor_array(held_out)))
+    st._keep_for_capture(call_in + call_out)
     if stream is None:
         st.synchronize()
     for x in outputs:
@@ -618,6 +622,7 @@ class _Op:
         check(lib().nnp_op_execute(st.handle, int(self.kind), pp, len(held_in),
                                    _tensor_array(held_in), len(held_out),
                                    _tensor_array(held_out)))
+        st._keep_for_capture(objs + outs)
         if stream is None:
             st.synchronize()
         if staged:  # copy staged numpy outputs back (after success only)

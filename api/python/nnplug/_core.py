@@ -5,7 +5,7 @@ import contextlib
 import ctypes
 import dataclasses
 from ctypes import byref, c_int32, c_int64, c_size_t, c_void_p
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from . import _abi
 from ._lib import lib
@@ -270,6 +270,9 @@ class Stream:
         self.device = device(dev)
         self._generation = _generation
         self._handle = c_void_p()
+        # While capturing: every array an op call used (scalars made 0-d arrays, allocated
+        # outputs), handed to the graph at end_capture so that what it recorded stays alive.
+        self._capture_keep: Optional[List[Any]] = None
         check(lib().nnp_stream_create(self.device.handle, byref(self._handle)))
 
     @property
@@ -287,25 +290,38 @@ class Stream:
     def destroy(self) -> None:
         if self._handle and self._generation == _generation:
             h, self._handle = self._handle, c_void_p()
+            self._capture_keep = None  # destroying a capturing stream discards the capture
             check(lib().nnp_stream_destroy(h))
 
     def begin_capture(self) -> None:
         """Records the work queued on this stream from now on instead of running it
-        (nnp_stream_begin_capture; nnplug.h, "graphs")."""
+        (nnp_stream_begin_capture; nnplug.h, "graphs"). The arrays nnplug makes for the
+        recorded calls (a Python scalar's 0-d array, an output it allocates) are kept alive by
+        the graph."""
         check(lib().nnp_stream_begin_capture(self.handle))
+        self._capture_keep = []
 
     def end_capture(self) -> "Graph":
         """Ends the capture and returns what it recorded (nnp_stream_end_capture)."""
         handle = c_void_p()
         check(lib().nnp_stream_end_capture(self.handle, byref(handle)))
-        return Graph(handle, self.device)
+        graph = Graph(handle, self.device)
+        graph._keep, self._capture_keep = self._capture_keep or [], None
+        return graph
+
+    def _keep_for_capture(self, objs: Iterable[Any]) -> None:
+        """After an op call queued on this stream: if it is capturing, the call's arrays live
+        as long as the graph."""
+        if self._capture_keep is not None:
+            self._capture_keep.extend(x for x in objs if x is not None)
 
     @contextlib.contextmanager
     def capture(self) -> Iterator["Capture"]:
         """``with stream.capture() as cap:`` records the ops queued with ``stream=stream`` in
-        the block; ``cap.graph.launch(stream)`` replays them. Keep every array the recorded
-        ops use alive (pass outputs with ``out=``): the graph holds their addresses. An
-        exception in the block discards the capture."""
+        the block; ``cap.graph.launch(stream)`` replays them. The graph holds addresses: keep
+        the arrays you pass alive (and pass outputs with ``out=`` to read them); the arrays
+        nnplug makes for the calls (a Python scalar's 0-d array, an allocated output) live as
+        long as the graph. An exception in the block discards the capture."""
         cap = Capture()
         self.begin_capture()
         try:
@@ -332,6 +348,7 @@ class Graph:
         self.device = dev
         self._generation = _generation
         self._handle = handle
+        self._keep: List[Any] = []  # arrays nnplug made for the recorded calls
 
     @property
     def handle(self) -> c_void_p:
@@ -347,6 +364,7 @@ class Graph:
         if self._handle and self._generation == _generation:
             h, self._handle = self._handle, c_void_p()
             check(lib().nnp_graph_destroy(h))
+        self._keep = []
 
     def __del__(self) -> None:
         try:

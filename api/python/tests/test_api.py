@@ -7,6 +7,7 @@ import gc
 import inspect
 import os
 import re
+import tempfile
 import tomllib
 import weakref
 import zlib
@@ -867,6 +868,47 @@ def test_graph_capture_and_launch(dev):
     graph.destroy()
     with pytest.raises(nnplug.InvalidArgumentError, match="destroyed"):
         graph.launch(s)
+
+
+def test_capture_keeps_the_arrays_it_made(dev):
+    """A Python scalar in a captured call becomes a 0-d array that the graph reads at every
+    launch: the graph keeps it alive (freed, its memory would be reused by the arrays below,
+    and the launch would add 1000). Host-memory devices: elsewhere a scalar passed with
+    stream= is a host tensor, refused."""
+    if not dev.is_cpu:
+        pytest.skip("scalars with stream= need a device that uses host memory")
+    s = dev.stream()
+    host = np.full(4, 2.0, dtype=np.float32)
+    x, y = dev.to_device(host), dev.empty(host.shape)
+    with s.capture() as cap:
+        nnplug.add(x, 1.0, out=y, stream=s)
+    gc.collect()
+    junk = [np.asarray(1000.0, dtype=np.float32) for _ in range(1000)]
+    for _ in range(2):
+        cap.graph.launch(s)
+        s.synchronize()
+        np.testing.assert_array_equal(y.numpy(), host + 1)
+    del junk
+    cap.graph.destroy()
+
+
+def test_execute_refuses_read_only_outputs():
+    """nnplug.execute checks its outputs as the op functions do: a read-only array (over an
+    immutable bytes object, or a read-only memmap) is refused and left unchanged."""
+    x = np.arange(4, dtype=np.float32)
+    p = nnplug._abi.nnp_scale_params(alpha=-2.0)
+    raw = bytes(16)
+    with pytest.raises(nnplug.InvalidArgumentError, match="outputs\\[0\\] is a read-only"):
+        nnplug.execute(nnplug.OpKind.SCALE, p, [x], [np.frombuffer(raw, dtype=np.float32)],
+                       device="cpu")
+    assert raw == bytes(16)
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(bytes(16))
+        f.flush()
+        mm = np.memmap(f.name, dtype=np.float32, mode="r", shape=(4,))
+        with pytest.raises(nnplug.InvalidArgumentError, match="read-only"):
+            nnplug.execute(nnplug.OpKind.SCALE, p, [x], [mm], device="cpu")
+        np.testing.assert_array_equal(mm, np.zeros(4, np.float32))
 
 
 def test_execute_low_level(dev):
