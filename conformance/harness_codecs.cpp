@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 
 namespace conf {
 
@@ -92,6 +93,17 @@ uint16_t f32_to_bf16(float value) {
 }
 float bf16_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
 
+// v as an integer of type I: truncated toward zero, saturated at I's range, NaN as 0 (a
+// plain cast of a value outside the range is undefined behaviour).
+template <typename I>
+I saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  // For int64_t the max rounds up to 2^63 as a double: every v below it converts.
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
+
 }  // namespace
 
 void encode(double v, DT t, uint8_t* dst) {
@@ -115,17 +127,17 @@ void encode(double v, DT t, uint8_t* dst) {
       break;
     }
     case DT::i64: {
-      const int64_t i = static_cast<int64_t>(v);
+      const int64_t i = saturate<int64_t>(v);
       std::memcpy(dst, &i, 8);
       break;
     }
     case DT::i32: {
-      const int32_t i = static_cast<int32_t>(v);
+      const int32_t i = saturate<int32_t>(v);
       std::memcpy(dst, &i, 4);
       break;
     }
     case DT::u8:
-      *dst = static_cast<uint8_t>(v);
+      *dst = saturate<uint8_t>(v);
       break;
   }
 }

@@ -6,9 +6,9 @@
 Reads the run's JUnit report (`ctest --output-junit JUNIT_XML`) for each test's time and
 `ctest --show-only=json-v1` for each test's TIMEOUT property (the ctest --timeout default where
 a test has none: pass it with --default-timeout). Prints the TOP slowest tests as
-"seconds  timeout  name", and a line for every test whose timeout is less than MARGIN times its
-measured time (the project's rule: docs/testing.md). Exit status 0 either way: timings on a
-shared machine vary, and CTest itself fails a test that runs out of time.
+"seconds  timeout  name", and a note for every test whose timeout is less than MARGIN times
+its measured time (the project's rule: README.md, "The two commands"). Exit status 0 either
+way: timings on a shared machine vary, and CTest itself fails a test that runs out of time.
 """
 import argparse
 import json

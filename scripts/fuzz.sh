@@ -11,9 +11,14 @@
 #                                     (default build-fuzz/corpus-new) for the next run
 #   scripts/fuzz.sh --seeds           rewrites fuzz/corpus: the seed inputs, one per op table
 #                                     example (api/ops/ops.toml) and dtype variant
+#   scripts/fuzz.sh --check           exits 0 when clang++ can build a libFuzzer target with ASan
+#                                     and UBSan here, 1 (with the reason) when not; builds nothing
+#   scripts/fuzz.sh --build-dir DIR ...  uses DIR, a build tree already configured with
+#                                     -DNNPLUG_FUZZ=ON (scripts/test.sh's sanitizer tree), instead
+#                                     of configuring build-fuzz/; only the fuzz target is built
 # Exits 0 with a message, doing nothing, when clang++ or its libFuzzer runtime is missing.
 # A finding stops the run (a forked run goes on and collects them); the inputs and the log are
-# kept in build-fuzz/findings/run.*/ and the script exits 1.
+# kept in build-fuzz/findings/run.*/ (DIR/findings with --build-dir) and the script exits 1.
 # Environment: NNPLUG_JOBS (build parallelism, default nproc).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +30,8 @@ seed=1
 fork=0
 corpus_out=""
 seeds=0
+bdir=""
+check=0
 extra=()
 while (($#)); do
   case "$1" in
@@ -34,6 +41,8 @@ while (($#)); do
     --fork) fork=$2; shift 2 ;;
     --corpus-out) corpus_out=$2; shift 2 ;;
     --seeds) seeds=1; shift ;;
+    --build-dir) bdir=$2; shift 2 ;;
+    --check) check=1; shift ;;
     --) shift; extra=("$@"); break ;;
     *) echo "fuzz.sh: unknown argument $1 (see the header of scripts/fuzz.sh)" >&2; exit 2 ;;
   esac
@@ -45,7 +54,7 @@ trap 'rm -rf "$tmp"' EXIT
 # clang++ with libFuzzer and the sanitizer runtimes (Debian: clang, libclang-rt-dev).
 if ! command -v clang++ >/dev/null || ! command -v clang >/dev/null; then
   echo "fuzz: skipped: clang/clang++ not found (Debian packages clang, libclang-rt-dev)"
-  exit 0
+  exit "$check"
 fi
 printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' \
   >"$tmp/probe.cpp"
@@ -53,20 +62,30 @@ if ! clang++ -fsanitize=fuzzer,address,undefined "$tmp/probe.cpp" -o "$tmp/probe
   echo "fuzz: skipped: clang++ cannot link a libFuzzer target (libFuzzer runtime missing?" \
        "Debian package libclang-rt-dev):"
   sed 's/^/  /' "$tmp/probe.log" | head -5
+  exit "$check"
+fi
+if ((check)); then
+  echo "fuzz: clang++ builds libFuzzer targets with ASan and UBSan here"
   exit 0
 fi
 
 # The fuzz build: libnnplug, the reference and cpu plugins and the target only.
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DNNPLUG_FUZZ=ON \
-  -DNNPLUG_WITH_CUDA=OFF -DNNPLUG_BUILD_CONFORMANCE=OFF -DNNPLUG_BUILD_EXAMPLES=OFF \
-  -DBUILD_TESTING=OFF >"$tmp/configure.log" || { cat "$tmp/configure.log"; exit 1; }
-cmake --build build-fuzz -j"$jobs" --target nnplug-fuzz-op-execute
+if [[ -z "$bdir" ]]; then
+  bdir=build-fuzz
+  cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DNNPLUG_FUZZ=ON \
+    -DNNPLUG_WITH_CUDA=OFF -DNNPLUG_BUILD_CONFORMANCE=OFF -DNNPLUG_BUILD_EXAMPLES=OFF \
+    -DBUILD_TESTING=OFF >"$tmp/configure.log" || { cat "$tmp/configure.log"; exit 1; }
+elif ! grep -q '^NNPLUG_FUZZ:BOOL=ON' "$bdir/CMakeCache.txt" 2>/dev/null; then
+  echo "fuzz.sh: $bdir is not a build tree configured with -DNNPLUG_FUZZ=ON" >&2
+  exit 2
+fi
+cmake --build "$bdir" -j"$jobs" --target nnplug-fuzz-op-execute
 
 if ((seeds)); then
   rm -rf fuzz/corpus
   mkdir -p fuzz/corpus
-  NNPLUG_FUZZ_WRITE_SEEDS=fuzz/corpus build-fuzz/bin/nnplug-fuzz-op-execute
+  NNPLUG_FUZZ_WRITE_SEEDS=fuzz/corpus "$bdir"/bin/nnplug-fuzz-op-execute
   exit 0
 fi
 
@@ -74,13 +93,13 @@ fi
 if [[ -n "$corpus_out" ]]; then
   new=$corpus_out
 elif ((runs < 0)); then
-  new=build-fuzz/corpus-new
+  new=$bdir/corpus-new
 else
   new=$tmp/new
 fi
-# Findings of this run: build-fuzz/findings/run.XXXXXX/ (kept when the run is interrupted).
-mkdir -p "$new" build-fuzz/findings
-artifacts=$(mktemp -d build-fuzz/findings/run.XXXXXX)
+# Findings of this run: $bdir/findings/run.XXXXXX/ (kept when the run is interrupted).
+mkdir -p "$new" "$bdir/findings"
+artifacts=$(mktemp -d "$bdir/findings/run.XXXXXX")
 flags=(-runs="$runs" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2560 -timeout=30
        -max_len=512 -print_final_stats=1 -dict=fuzz/op_execute.dict
        -artifact_prefix="$artifacts/")
@@ -98,7 +117,7 @@ fi
 echo "fuzz: nnplug-fuzz-op-execute ${flags[*]} ${extra[*]} ${read_from[*]}"
 status=0
 NNPLUG_PLUGIN_PATH= NNPLUG_BACKEND= UBSAN_OPTIONS=print_stacktrace=1 \
-  build-fuzz/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "${read_from[@]}" \
+  "$bdir"/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "${read_from[@]}" \
   >"$artifacts/fuzz.log" 2>&1 || status=$?
 grep -E '^(stat::|Done|INFO: (Running with|Loaded|seed|fuzzed for))|#[0-9]+:? +(INITED|DONE|cov)' \
   "$artifacts/fuzz.log" | tail -n 12 || true
@@ -106,7 +125,7 @@ if ((status != 0)) || compgen -G "$artifacts/*-*" >/dev/null; then
   tail -n 80 "$artifacts/fuzz.log"
   echo "fuzz: FAILED (libFuzzer exit status $status); inputs and log in $artifacts/:"
   ls "$artifacts"
-  echo "fuzz: replay one with build-fuzz/bin/nnplug-fuzz-op-execute FILE (docs/fuzzing.md)"
+  echo "fuzz: replay one with $bdir/bin/nnplug-fuzz-op-execute FILE (docs/fuzzing.md)"
   exit 1
 fi
 rm -rf "$artifacts"

@@ -6,12 +6,13 @@
 #  3. Python package: `pip install .` into a fresh virtual environment, then the installed
 #     package alone: its bundled libnnplug and plugins, `python -m nnplug`, a smoke test, the
 #     Python examples (scripts/python-package-test.sh; needs PyPI)
-#  4. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code + ctest; built
-#     without MPI (NNPLUG_WITH_MPI=OFF): the build and every test but the MPI ones pass on a
-#     machine without it
-#  5. fuzzing: clang build with ASan+UBSan and libFuzzer, the corpus and regression inputs
-#     replayed, then a bounded run of one op call per input on the reference and cpu
-#     devices, compared (scripts/fuzz.sh, docs/fuzzing.md; skipped without clang/libFuzzer)
+#  4. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code (clang with
+#     libFuzzer's coverage where it has its runtime, else g++; -O1) + ctest; built without MPI
+#     (NNPLUG_WITH_MPI=OFF): the build and every test but the MPI ones pass on a machine
+#     without it
+#  5. fuzzing: the libFuzzer target of that tree, the corpus and regression inputs replayed,
+#     then a bounded run of one op call per input on the reference and cpu devices, compared
+#     (scripts/fuzz.sh, docs/fuzzing.md; skipped without clang/libFuzzer)
 #  6. ThreadSanitizer build of libnnplug, the reference, cpu and sim plugins and the thread
 #     stress test only (NNPLUG_TSAN) + the stress tests (label "stress"; api/tests/tsan.supp)
 #  7. install + out-of-tree consumer and template-plugin build against the install tree
@@ -54,34 +55,55 @@ scripts/ctest-times.py build "$root/build/ctest-junit.xml" --default-timeout 900
 phase "Python package (pip install .)"
 NNPLUG_JOBS=$jobs scripts/python-package-test.sh
 
+# The sanitizer tree, built at -O1 (the level AddressSanitizer's documentation suggests) with
+# line tables only (a file and line in every report): the build is the longest phase, and this
+# is about a third of the compile time of g++ -O2 -g. With clang and its libFuzzer runtime
+# (Debian's clang and libclang-rt-dev) the tree is clang's and holds the fuzz target too
+# (NNPLUG_FUZZ=ON, which implies the sanitizers), so the fuzz phase needs no build of its own;
+# without libFuzzer's coverage in the libraries (NNPLUG_FUZZ_COVERAGE=OFF), which would make
+# the tests 3 times slower, the bounded run is guided by the target's code alone (long runs use
+# scripts/fuzz.sh's own, fully instrumented build-fuzz/). Without clang: g++, and no fuzzing.
+asan_tree=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_SANITIZE=ON -DNNPLUG_WITH_MPI=OFF)
+if scripts/fuzz.sh --check; then
+  fuzz_tree=1
+  asan_tree+=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DNNPLUG_FUZZ=ON
+              -DNNPLUG_FUZZ_COVERAGE=OFF "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
+              "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG")
+else
+  fuzz_tree=0
+  asan_tree+=("-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+              "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+fi
 if [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
   phase "ASan+UBSan build (no CUDA)"
-  # -O1 (the level AddressSanitizer's documentation suggests) with line tables only (-g1: a
-  # file and line in every report): about half the compile time of -O2 -g, the longest phase.
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_SANITIZE=ON \
-    -DNNPLUG_WITH_MPI=OFF -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+  cmake -S . -B build-asan "${asan_tree[@]}"
   cmake --build build-asan -j"$jobs"
   phase "ASan+UBSan tests"
   # Python loads libnnplug into an uninstrumented interpreter: those tests run in the release
   # build only (label "python"), as does the benchmark script's run (label "slow"); the training
-  # comparisons run a few small steps here (examples/c/CMakeLists.txt). allocator_may_return_null:
-  # the out-of-memory tests ask for absurd sizes and check for NNP_STATUS_OUT_OF_MEMORY.
+  # comparisons run a few small steps here (examples/c/CMakeLists.txt); the fuzz phase replays
+  # the fuzz inputs (label "fuzz"). allocator_may_return_null: the out-of-memory tests ask for
+  # absurd sizes and check for NNP_STATUS_OUT_OF_MEMORY.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE "python|slow" \
-    --output-junit "$root/build-asan/ctest-junit.xml"
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 \
+    -LE "python|slow|fuzz" --output-junit "$root/build-asan/ctest-junit.xml"
   scripts/ctest-times.py build-asan "$root/build-asan/ctest-junit.xml" --default-timeout 900
 fi
 
 if [[ "${NNPLUG_SKIP_FUZZ:-0}" != "1" ]]; then
   phase "fuzz: reference vs cpu under ASan+UBSan (libFuzzer, bounded run)"
-  NNPLUG_JOBS=$jobs scripts/fuzz.sh
+  if ((fuzz_tree)) && [[ "${NNPLUG_SKIP_ASAN:-0}" != "1" ]]; then
+    NNPLUG_JOBS=$jobs scripts/fuzz.sh --build-dir build-asan
+  else
+    NNPLUG_JOBS=$jobs scripts/fuzz.sh
+  fi
 fi
 
 if [[ "${NNPLUG_SKIP_TSAN:-0}" != "1" ]]; then
   phase "ThreadSanitizer build (libnnplug, host plugins, stress test)"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNPLUG_TSAN=ON \
-    -DNNPLUG_BUILD_CONFORMANCE=OFF -DNNPLUG_BUILD_EXAMPLES=OFF
+    -DNNPLUG_BUILD_CONFORMANCE=OFF -DNNPLUG_BUILD_EXAMPLES=OFF \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
   cmake --build build-tsan -j"$jobs" \
     --target nnplug nnplug-reference nnplug-cpu nnplug-sim nnplug_stress
   phase "ThreadSanitizer stress tests"

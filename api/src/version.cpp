@@ -1,6 +1,9 @@
 // Version and status queries of libnnplug.
 #include <nnplug/nnplug.h>
 
+#include <cstdint>
+#include <cstring>
+
 extern "C" {
 
 NNP_API void nnp_get_version(int32_t* major, int32_t* minor, int32_t* patch) {
@@ -12,7 +15,12 @@ NNP_API void nnp_get_version(int32_t* major, int32_t* minor, int32_t* patch) {
 NNP_API const char* nnp_version_string(void) { return NNP_VERSION_STRING; }
 
 NNP_API const char* nnp_status_string(nnp_status status) {
-  switch (status) {
+  // A C caller may pass any int: read it as one (an out-of-range value loaded as the enum type
+  // is undefined behaviour in C++).
+  int32_t code;
+  static_assert(sizeof code == sizeof status, "nnp_status is an int-sized enum");
+  std::memcpy(&code, &status, sizeof code);
+  switch (code) {
     case NNP_STATUS_OK:
       return "ok";
     case NNP_STATUS_INVALID_ARGUMENT:

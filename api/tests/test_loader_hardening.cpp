@@ -313,7 +313,9 @@ TEST_CASE("plugin files: a plugin file or folder writable by others is refused")
     const char* folder;
     unsigned mode;
   } open_folders[] = {{"open", 0777u}, {"open_sticky", 01777u}};
-  for (const auto& [folder, mode] : open_folders) {
+  for (const auto& open_folder : open_folders) {
+    const char* folder = open_folder.folder;
+    const unsigned mode = open_folder.mode;  // a plain variable: CAPTURE takes it in a lambda
     CAPTURE(mode);
     const fs::path open_dir = s.folder(folder);
     const fs::path file = open_dir / "libnnplug-fx_ok.so";
