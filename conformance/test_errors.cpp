@@ -1,11 +1,12 @@
 // test_errors.cpp — invalid calls, for every op kind (from the templates the family files
 // register) on every backend: rank above NNP_MAX_DIMS, rank one lower, mismatched shape, wrong
-// and mixed dtypes, tensor on another device, NULL data, negative and overflowing sizes, NULL
-// tensor, extra tensor, NULL params, too-small struct_size, a struct_size ending inside a field,
-// all-zero params (where 0 means undefined) and a non-zero reserved field. Each must return
-// NNP_STATUS_INVALID_ARGUMENT with a non-empty nnp_last_error_message() and leave every output byte
-// untouched, and nnp_op_supported must reject the same description (except NULL data, allowed
-// there). An unknown op kind must return NNP_STATUS_UNSUPPORTED.
+// and mixed dtypes, tensor on another device, NULL and misaligned data, negative and
+// overflowing sizes, NULL tensor, extra tensor, NULL params, too-small struct_size, a
+// struct_size ending inside a field, all-zero params (where 0 means undefined) and a non-zero
+// reserved field. Each must return NNP_STATUS_INVALID_ARGUMENT with a non-empty
+// nnp_last_error_message() and leave every output byte untouched, and nnp_op_supported must
+// reject the same description (except NULL and misaligned data, allowed there). An unknown op
+// kind must return NNP_STATUS_UNSUPPORTED.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -147,6 +148,16 @@ std::vector<ErrorCase> error_cases() {
          first_tensor(r)->data = nullptr;
          return true;
        }},
+      // Aligned to the element size: kernels load whole elements.
+      {"misaligned data",
+       [](const OpCall&, RawCall& r) {
+         DLTensor* t = first_tensor(r);
+         int64_t n = 1;
+         for (int d = 0; d < t->ndim; ++d) n *= t->shape[d];
+         if (t->data == nullptr || n == 0 || t->dtype.bits < 16) return false;
+         t->data = static_cast<char*>(t->data) + 1;
+         return true;
+       }},
       {"negative size",
        [](const OpCall&, RawCall& r) {
          DLTensor* t = first_tensor(r);
@@ -220,7 +231,9 @@ TEST_CASE("errors: invalid arguments") {
         bool applies = true;
         nnp_status supported = NNP_STATUS_OK;
         std::string supported_msg;
-        const bool data_case = std::string(e.name) == "NULL data";
+        // Data pointers are checked when a call runs, not by nnp_op_supported.
+        const bool data_case =
+            std::string(e.name) == "NULL data" || std::string(e.name) == "misaligned data";
         const RunResult r = run_op(*d, call, DT::f32, nullptr, [&](RawCall& raw) {
           applies = e.apply(call, raw);
           // nnp_op_supported must reject the same description (data may be NULL there).

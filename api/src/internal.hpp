@@ -25,7 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <map>
 #include <unordered_set>
 #include <vector>
 
@@ -218,7 +218,8 @@ struct registry {
   std::unordered_set<nnp_graph*> graphs;
 
   std::mutex allocations_mutex;
-  std::unordered_map<const void*, allocation> allocations;
+  // By address (ordered: nnp_memcpy finds the allocation a host-side pointer falls in).
+  std::map<const void*, allocation, std::less<>> allocations;
 };
 
 registry& get_registry();

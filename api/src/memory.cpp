@@ -17,6 +17,7 @@
 #include "internal.hpp"
 
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 using namespace nnp::host;
@@ -64,6 +65,21 @@ nnp_status sync_stream(nnp_stream* stream) {
 }
 
 bool is_host_memory_device(const nnp_device* d) { return d->dl.device_type == kDLCPU; }
+
+// The device of a live nnp_malloc allocation that holds address p, if that device's memory is
+// not the host's; else NULL.
+const nnp_device* device_owning(const void* p) {
+  registry& r = get_registry();
+  std::lock_guard<std::mutex> lock(r.allocations_mutex);
+  auto it = r.allocations.upper_bound(p);
+  if (it == r.allocations.begin()) return nullptr;
+  --it;
+  const auto base = reinterpret_cast<uintptr_t>(it->first);
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  if (at - base >= it->second.size_bytes || is_host_memory_device(it->second.device))
+    return nullptr;
+  return it->second.device;
+}
 
 nnp_status cross_device_copy(nnp_stream* stream, nnp_device* dst_dev, void* dst,
                              nnp_device* src_dev, const void* src, size_t size_bytes) {
@@ -121,6 +137,18 @@ nnp_status do_memcpy(const char* func, nnp_stream* stream, const nnp_device* dst
   if (src == nullptr)
     return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT, "%s: src is NULL with size_bytes %zu", func,
                            size_bytes);
+  // A pointer given as host memory (NULL device) that is a live allocation of a device whose
+  // memory the host cannot address: copying through it would fault.
+  for (const auto& [label, ptr, dev] :
+       {std::tuple<const char*, const void*, nnp_device*>{"dst", dst, dst_device},
+        std::tuple<const char*, const void*, nnp_device*>{"src", src, src_device}}) {
+    if (dev != nullptr) continue;
+    if (const nnp_device* owner = device_owning(ptr))
+      return set_last_errorf(NNP_STATUS_INVALID_ARGUMENT,
+                             "%s: %s %p is memory of %s (from nnp_malloc), which the host cannot "
+                             "address; pass that device as %s_device",
+                             func, label, ptr, owner->name.c_str(), label);
+  }
   if (stream != nullptr && is_capturing(stream)) return capture_copy(stream, dst, src, size_bytes);
 
   if (dst_device == nullptr && src_device == nullptr) {

@@ -109,6 +109,12 @@ void call::check_tensor(const arg_name& label, const DLTensor& t, bool allow_str
   if (t.byte_offset % static_cast<uint64_t>(item) != 0)
     fail(label + ": byte_offset " + std::to_string(t.byte_offset) +
          " is not a multiple of the element size (" + std::to_string(item) + " bytes)");
+  // Kernels load whole elements: data must be aligned to the element size as well (numpy's
+  // frombuffer at an odd offset makes such arrays; their elements would be misaligned loads).
+  if (mode_ == call_mode::execute && n > 0 &&
+      reinterpret_cast<uintptr_t>(t.data) % static_cast<uintptr_t>(item) != 0)
+    fail(label + ": data " + nnp::format("%p", t.data) + " is not aligned to the element size (" +
+         std::to_string(item) + " bytes)");
   if (t.strides != nullptr) {
     if (allow_strides) {
       for (int d = 0; d < t.ndim; ++d)

@@ -186,6 +186,30 @@ TEST_CASE("api: memory, copies and foreign pointers") {
   CHECK(nnp_stream_destroy(nullptr) == NNP_STATUS_OK);
 }
 
+// Memory of a device the host cannot address, passed to nnp_memcpy as host memory (a NULL
+// device): refused naming the device, for the allocation's first byte and an inner one; the
+// host memory of reference allocations stays usable that way.
+TEST_CASE("api: nnp_memcpy refuses device memory passed as host memory") {
+  nnp_device* sim = nullptr;
+  if (nnp_get_device("sim:0", &sim) != NNP_STATUS_OK) return;  // the sim plugin is optional
+  void* p = nullptr;
+  REQUIRE(nnp_malloc(sim, 64, &p) == NNP_STATUS_OK);
+  std::vector<float> host(16, 1.0f);
+  CHECK(nnp_memcpy(nullptr, host.data(), nullptr, p, 64) == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(contains(nnp_last_error_message(), "is memory of sim:0"));
+  CHECK(contains(nnp_last_error_message(), "src_device"));
+  void* inner = static_cast<char*>(p) + 32;
+  CHECK(nnp_memcpy(nullptr, inner, nullptr, host.data(), 32) == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(contains(nnp_last_error_message(), "dst_device"));
+  CHECK(host == std::vector<float>(16, 1.0f));
+  CHECK(nnp_memcpy(sim, p, nullptr, host.data(), 64) == NNP_STATUS_OK);  // with its device
+  CHECK(nnp_free(sim, p) == NNP_STATUS_OK);
+  nnp_device* ref = reference_device();
+  REQUIRE(nnp_malloc(ref, 64, &p) == NNP_STATUS_OK);
+  CHECK(nnp_memcpy(nullptr, host.data(), nullptr, p, 64) == NNP_STATUS_OK);  // host memory
+  CHECK(nnp_free(ref, p) == NNP_STATUS_OK);
+}
+
 TEST_CASE("api: ops run through nnp_op_execute and typed wrappers") {
   nnp_device* dev = reference_device();
   nnp_stream* s = nullptr;

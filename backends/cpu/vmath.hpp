@@ -4,7 +4,7 @@
 //            polynomial for e^r (relative error below 3e-6 on [-87.3, 88.3]), 2^n put into the
 //            exponent bits; x < -87.3 gives 0, x > 88.3 is clamped; NaN propagates.
 //  fast_erf: Abramowitz and Stegun 7.1.26, erf(|x|) = 1 - t (a1 + t (a2 + ... a5)) e^{-x^2},
-//            t = 1 / (1 + p |x|), absolute error below 1.5e-7 in exact arithmetic, 3e-7 in
+//            t = 1 / (1 + p |x|), absolute error below 1.5e-7 in exact arithmetic, 4e-7 in
 //            float (Handbook of Mathematical Functions, 1964), sign restored; NaN propagates.
 // Both vectorise only with -fno-trapping-math (CMakeLists.txt), which lets the compiler
 // evaluate both sides of the selects.
@@ -32,7 +32,10 @@ inline float fast_exp(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const int32_t e = (static_cast<int32_t>(n) + 127) << 23;
+  // For NaN x, n is NaN: converting it to int32_t is undefined, so it becomes 0 first (the
+  // result stays NaN through p); the shift is unsigned (n + 127 is in [1, 254] otherwise).
+  const float n_finite = n == n ? n : 0.0f;
+  const uint32_t e = static_cast<uint32_t>(static_cast<int32_t>(n_finite) + 127) << 23;
   float scale;
   std::memcpy(&scale, &e, sizeof scale);
   return x < lo ? 0.0f : p * scale;

@@ -4,9 +4,10 @@ message and exit status 1 (never a crash).
 
   check_bad_idx.py TRAIN_BINARY WORKDIR
 
-Makes three data folders under WORKDIR from tiny synthetic IDX files: one with a truncated
-image file, one with a wrong magic number, one with an out-of-range label, and checks train's
-exit status and stderr for each.
+Makes four data folders under WORKDIR from tiny synthetic IDX files: one with a truncated
+image file, one with a wrong magic number, one with an out-of-range label, one whose image file
+is a FIFO (no writer: train must not wait for one), and checks train's exit status and stderr
+for each.
 """
 import gzip
 import os
@@ -24,6 +25,9 @@ def write_idx(path, magic, dims, payload):
 
 def make_dir(root, name, images_magic=0x803, truncate=0, bad_label=False):
     d = os.path.join(root, name)
+    if os.path.isdir(d):  # a FIFO from the last run is replaced
+        for f in os.listdir(d):
+            os.remove(os.path.join(d, f))
     os.makedirs(d, exist_ok=True)
     n = 4
     for split in ("train", "t10k"):
@@ -39,7 +43,12 @@ def make_dir(root, name, images_magic=0x803, truncate=0, bad_label=False):
 
 def main():
     train, root = sys.argv[1], sys.argv[2]
+    fifo_dir = make_dir(root, "fifo")
+    fifo = os.path.join(fifo_dir, "train-images-idx3-ubyte.gz")
+    os.remove(fifo)
+    os.mkfifo(fifo)
     cases = [
+        (fifo_dir, "not a regular file"),
         (make_dir(root, "truncated", truncate=100), "truncated"),
         (make_dir(root, "bad_magic", images_magic=0x801), "not an IDX image file"),
         (make_dir(root, "bad_label", bad_label=True), "is not in [0, 9]"),

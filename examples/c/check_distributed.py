@@ -4,6 +4,11 @@
   check_distributed.py self   --train BIN --workdir DIR [--model M --limit N ...]
   check_distributed.py parity --train BIN --workdir DIR --mpiexec CMD [--ranks 2] [...]
   check_distributed.py fault  --train BIN --workdir DIR --mpiexec CMD --kind exit|error|mismatch
+  check_distributed.py flags  --train BIN --workdir DIR --mpiexec CMD --flag=--batch=32
+
+flags: two ranks started with different flags (rank 1 gets --flag on top of the others, with
+the launcher's `:` form) must both stop at start-up naming the flag, in bounded time: train
+gathers every rank's model, batch, seed, epochs, lr, bucket size and data sizes first.
 
 self: `--distributed self` (the distributed code path on one rank: buckets, the communication
 thread, the self communicator) gives the losses of `--distributed none` bit for bit
@@ -146,9 +151,27 @@ def check_fault(args):
     print("ok")
 
 
+def check_flags(args):
+    log = os.path.join(args.workdir, "dist_flags.csv")
+    common = train_args(args, log) + ["--threads", "1", "--distributed", "mpi"]
+    launcher = shlex.split(args.mpiexec)
+    cmd = (launcher + [args.np_flag, "1", args.train] + common + [":"] +
+           [args.np_flag, "1", args.train] + common + [args.flag])
+    r, seconds = run(cmd, BOUND * 2)
+    out = r.stdout + r.stderr
+    name = args.flag.split("=")[0]
+    print(f"exit status {r.returncode} after {seconds:.1f} s (bound {BOUND:.0f} s)")
+    assert r.returncode != 0, "the job ended with status 0"
+    assert seconds < BOUND, f"the job took {seconds:.1f} s to end"
+    said = [line for line in out.splitlines() if "the ranks disagree on" in line]
+    assert said and name in said[0], out[-2000:]
+    assert "epoch 1/" not in out, "the ranks trained before the check"
+    print("ok")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=["self", "parity", "fault"])
+    p.add_argument("mode", choices=["self", "parity", "fault", "flags"])
     p.add_argument("--train", required=True)
     p.add_argument("--workdir", required=True)
     p.add_argument("--mpiexec", default="mpiexec", help="the launcher and its flags, one string")
@@ -165,10 +188,12 @@ def main():
     p.add_argument("--rtol", type=float, default=RTOL)
     p.add_argument("--kind", choices=["exit", "error", "mismatch"], default="exit")
     p.add_argument("--step", type=int, default=3)
+    p.add_argument("--flag", default="--batch=32", help="flags: rank 1's extra flag")
     p.add_argument("--overlap", choices=["auto", "on", "off"], default="auto",
                    help="train's --overlap for the distributed run")
     args = p.parse_args()
-    {"self": check_self, "parity": check_parity, "fault": check_fault}[args.mode](args)
+    {"self": check_self, "parity": check_parity, "fault": check_fault,
+     "flags": check_flags}[args.mode](args)
 
 
 if __name__ == "__main__":

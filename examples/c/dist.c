@@ -155,6 +155,28 @@ void dist_init(dist* d, const char* requested) {
 #endif
 }
 
+void dist_check_agreement(const dist* d, const dist_setting* settings, int n) {
+  if (d->mode != DIST_MPI || d->size < 2 || n <= 0) return;
+#ifdef NNPLUG_EXAMPLE_HAVE_MPI
+  uint64_t* mine = malloc((size_t)n * sizeof *mine);
+  uint64_t* all = malloc((size_t)n * (size_t)d->size * sizeof *all);
+  if (!mine || !all) die("out of memory checking the ranks' settings");
+  for (int i = 0; i < n; ++i) mine[i] = settings[i].value;
+  if (MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, g_world) != MPI_SUCCESS)
+    die("MPI_Allgather of the ranks' settings failed");
+  for (int i = 0; i < n; ++i)
+    for (int r = 1; r < d->size; ++r)
+      if (all[(size_t)r * (size_t)n + (size_t)i] != all[i])
+        die("the ranks disagree on %s: rank 0 has %" PRIu64 ", rank %d has %" PRIu64
+            " (every rank must get the same flags and data)",
+            settings[i].name, all[i], r, all[(size_t)r * (size_t)n + (size_t)i]);
+  free(mine);
+  free(all);
+#else
+  (void)settings; /* mode mpi needs MPI: dist_init refused it */
+#endif
+}
+
 void dist_shard(size_t n, int rank, int size, size_t* first, size_t* count) {
   const size_t r = (size_t)rank, s = (size_t)size, q = n / s, extra = n % s;
   *first = r * q + (r < extra ? r : extra);

@@ -10,6 +10,7 @@
 #define NNPLUG_EXAMPLES_TRAIN_DIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
 
@@ -30,6 +31,18 @@ typedef struct dist {
    end the whole job with MPI_Abort. Dies when mpi is asked of a build without MPI. Call before
    any nnplug call. */
 void dist_init(dist* d, const char* requested);
+
+/* One setting every rank must share (a flag, or a size read from the data), as a number. */
+typedef struct dist_setting {
+  const char* name; /* as the message names it: "--batch", "the training set size" */
+  uint64_t value;
+} dist_setting;
+
+/* mpi: gathers every rank's settings (one MPI_Allgather) and dies on every rank, naming the
+   first setting that differs and the ranks' values, unless all ranks agree. Ranks that
+   disagree on the model, batch or data size would otherwise make collectives of different
+   sizes. Nothing in modes none and self. */
+void dist_check_agreement(const dist* d, const dist_setting* settings, int n);
 
 /* Rank `rank`'s contiguous share [*first, *first + *count) of n items: the first n % size
    ranks take one item more than the others. */

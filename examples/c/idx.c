@@ -6,10 +6,12 @@
 #include "idx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <zlib.h>
 
@@ -42,11 +44,20 @@ static uint8_t* read_idx(const char* dir, const char* file, uint32_t magic, size
   char path[4096];
   if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path)
     die("--data path too long");
-  gzFile gz = gzopen(path, "rb");
-  if (!gz)
+  /* Opened without blocking and checked to be a regular file before anything is read: a FIFO
+     or a device under the data set's name would otherwise wait for a writer forever. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     die("cannot open %s: %s\n  Install the data set with `apt-get install "
         "dataset-fashion-mnist`, or point --data at a folder with the four *-ubyte.gz files.",
-        path, errno ? strerror(errno) : "gzopen failed");
+        path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) die("%s: cannot stat: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode)) die("%s: not a regular file (a FIFO, device or folder)", path);
+  if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    die("%s: fcntl: %s", path, strerror(errno));
+  gzFile gz = gzdopen(fd, "rb");
+  if (!gz) die("%s: gzdopen failed", path);
   unsigned char header[16];
   const int ndims = magic == 0x803 ? 3 : 1;
   gz_read_exact(gz, path, header, 4 + 4 * (size_t)ndims, "the IDX header");

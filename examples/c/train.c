@@ -221,6 +221,23 @@ int main(int argc, char** argv) {
   /* Data first: a missing data set is the most likely mistake and needs no device. */
   dataset train = load_split(o.data_dir, "train", o.limit);
   dataset test = load_split(o.data_dir, "t10k", o.test_limit);
+  {
+    uint64_t lr_bits = 0;
+    memcpy(&lr_bits, &o.lr, sizeof lr_bits);
+    const dist_setting settings[] = {
+        {"--model", (uint64_t)(strcmp(o.model, "cnn") == 0   ? 1
+                               : strcmp(o.model, "vit") == 0 ? 2
+                                                             : 0)},
+        {"--batch", (uint64_t)o.batch},
+        {"--seed", o.seed},
+        {"--epochs", (uint64_t)o.epochs},
+        {"--lr (its bits)", lr_bits},
+        {"--bucket-kib", (uint64_t)o.bucket_kib},
+        {"the training set size (--limit, --data)", (uint64_t)train.n},
+        {"the test set size (--test-limit, --data)", (uint64_t)test.n},
+    };
+    dist_check_agreement(&d, settings, (int)(sizeof settings / sizeof settings[0]));
+  }
 
   net nt;
   memset(&nt, 0, sizeof nt);

@@ -223,9 +223,10 @@ NNP_API nnp_status nnp_free(nnp_device* device, void* ptr);
  * and unchanged until then (a cross-device copy synchronises the stream, then copies
  * synchronously). nnp_memcpy() is the synchronous form: it is ordered after all work already
  * queued on every stream of dst_device and src_device, and complete when it returns.
- * Returns OK, INVALID_ARGUMENT (NULL pointers with size > 0, stream of another device),
- * DEVICE_ERROR, OUT_OF_MEMORY (staging); nnp_memcpy() also returns the error of queued work
- * it waited for (then nothing is copied).
+ * Returns OK, INVALID_ARGUMENT (NULL pointers with size > 0, stream of another device, a
+ * pointer given with a NULL device that lies in a live nnp_malloc allocation of a device whose
+ * memory the host cannot address), DEVICE_ERROR, OUT_OF_MEMORY (staging); nnp_memcpy() also
+ * returns the error of queued work it waited for (then nothing is copied).
  */
 NNP_API nnp_status nnp_memcpy_async(nnp_stream* stream, nnp_device* dst_device, void* dst,
                                     nnp_device* src_device, const void* src, size_t size_bytes);

@@ -11,9 +11,10 @@
  *  - Tensors are DLTensor. `data + byte_offset` is the first element. Strides are in elements;
  *    ops require compact row-major tensors (strides NULL or equal to the compact strides);
  *    NNP_OP_COPY alone accepts arbitrary strides (>= 0; an output's strides must not make two
- *    indices address one element). byte_offset is a whole number of elements, and the tensor's
- *    bytes from data + byte_offset must not wrap the address space. Rank <= NNP_MAX_DIMS;
- *    every dimension >= 0.
+ *    indices address one element). byte_offset is a whole number of elements, data is aligned
+ *    to the element size (a tensor with elements: INVALID_ARGUMENT otherwise when it runs), and
+ *    the tensor's bytes from data + byte_offset must not wrap the address space. Rank <=
+ *    NNP_MAX_DIMS; every dimension >= 0.
  *  - Layouts: activations NCHW, filters OIHW = [K, C/groups, R, S].
  *  - All floating-point operands of one call share one dtype: float32 on every backend,
  *    float64 on the reference, float16/bfloat16 where a backend says so (nnp_op_supported).
