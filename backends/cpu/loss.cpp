@@ -290,7 +290,12 @@ void softmax_cross_entropy_loss_backward(const op_call& c) {
       int64_t cls;
       const float w = v.weight_of(n * v.D + d0 + dd, &cls);
       if (cls >= 0) {
-        dn[cls * v.D + dd] -= k[dd];
+        // dx_label = k (p_label - 1), which cancels in float32 when p_label is near 1: it is
+        // minus the sum of the other classes' dx (a row of softmax - onehot sums to 0).
+        float others = 0.0f;
+        for (int64_t cc = 0; cc < v.C; ++cc)
+          if (cc != cls) others += dn[cc * v.D + dd];
+        dn[cls * v.D + dd] = -others;
       } else {
         const float fillv = std::isnan(w) ? kNaN : 0.0f;
         for (int64_t cc = 0; cc < v.C; ++cc) dn[cc * v.D + dd] = fillv;

@@ -22,25 +22,12 @@ bool is_ignored(const nnp_softmax_cross_entropy_params& p, int64_t label) {
   return p.has_ignore_index != 0 && label == p.ignore_index;
 }
 
-// Row i's log-softmax into out[0..C): x - max - log(sum_c exp(x_c - max)). With a finite max
-// the sum is 1 (the first maximum's term) plus the rest, and its log is log1p(rest): when one
-// class holds nearly all the mass (rest ~ 1e-14), log(1 + rest) would keep only a few digits of
-// rest, and the backward's p - 1 for that class (expm1 below) would lose them too.
+// Row i's log-softmax into out[0..C): x - max - log(sum_c exp(x_c - max)).
 template <typename T>
 void log_softmax_row(const T* row, int64_t C, double* out) {
   double mx = -std::numeric_limits<double>::infinity();
   for (int64_t c = 0; c < C; ++c) mx = std::max(mx, double(row[c]));
-  double sum = 0.0, rest = 0.0;
-  bool first_max = true;
-  for (int64_t c = 0; c < C; ++c) {
-    const double e = std::exp(double(row[c]) - mx);
-    sum += e;
-    if (first_max && double(row[c]) == mx)
-      first_max = false;
-    else
-      rest += e;
-  }
-  const double log_sum = std::isfinite(mx) ? std::log1p(rest) : std::log(sum);
+  const double log_sum = log_sum_exp_shifted([row](int64_t c) { return double(row[c]); }, C, mx);
   for (int64_t c = 0; c < C; ++c) out[c] = double(row[c]) - mx - log_sum;
 }
 

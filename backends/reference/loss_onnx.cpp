@@ -73,9 +73,8 @@ std::vector<double> log_probs(const loss_view<T>& v, bool softmax) {
       }
       double mx = -std::numeric_limits<double>::infinity();
       for (int64_t c = 0; c < v.C; ++c) mx = std::max(mx, double(v.x[v.at(n, c, d)]));
-      double sum = 0.0;
-      for (int64_t c = 0; c < v.C; ++c) sum += std::exp(double(v.x[v.at(n, c, d)]) - mx);
-      const double log_sum = std::log(sum);
+      const double log_sum = log_sum_exp_shifted(
+          [&v, n, d](int64_t c) { return double(v.x[v.at(n, c, d)]); }, v.C, mx);
       for (int64_t c = 0; c < v.C; ++c)
         lp[size_t(v.at(n, c, d))] = (double(v.x[v.at(n, c, d)]) - mx) - log_sum;
     }
@@ -137,7 +136,8 @@ void backward_t(const op_args& args) {
         else if (cls < 0)
           out = kNaN;
         else if (Softmax)
-          out = (std::exp(lp[size_t(e)]) - (c == cls ? 1.0 : 0.0)) * k;
+          // softmax - onehot: exp(lp) - 1 for the label is expm1(lp), exact where p is near 1.
+          out = (c == cls ? std::expm1(lp[size_t(e)]) : std::exp(lp[size_t(e)])) * k;
         else
           out = c == cls ? -k : 0.0;
         dx[e] = static_cast<T>(out);

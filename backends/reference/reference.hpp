@@ -16,6 +16,7 @@
 #include <nnplug/kit/tensor.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -69,6 +70,26 @@ void map_unary(const op_args& a, F&& f) {
 }
 
 // Product of shape[begin, end) (1 for an empty range).
+// log(sum_{c < C} exp(x(c) - mx)) with mx = max_c x(c), for the log-softmax of the losses.
+// With a finite max the sum is 1 (the first maximum's term) plus the rest, and its log is
+// log1p(rest): when one class holds nearly all the mass (rest ~ 1e-16), log(1 + rest) would
+// keep few or none of rest's digits, and a label's p - 1 (expm1 of its log-probability) with
+// them. x: int64_t -> double.
+template <typename X>
+double log_sum_exp_shifted(const X& x, int64_t C, double mx) {
+  double sum = 0.0, rest = 0.0;
+  bool first_max = true;
+  for (int64_t c = 0; c < C; ++c) {
+    const double e = std::exp(x(c) - mx);
+    sum += e;
+    if (first_max && x(c) == mx)
+      first_max = false;
+    else
+      rest += e;
+  }
+  return std::isfinite(mx) ? std::log1p(rest) : std::log(sum);
+}
+
 inline int64_t dims_product(const DLTensor& t, int begin, int end) {
   int64_t n = 1;
   for (int i = begin; i < end; ++i) n *= t.shape[i];
