@@ -413,6 +413,9 @@ def _shape_tuple(shape: Any, what: str) -> Tuple[int, ...]:
                     f"{what}: a shape is a sequence of integers, got {shape!r}") from None
     if any(d < 0 for d in dims):
         raise Error(_abi.Status.INVALID_ARGUMENT, f"{what}: negative dimension in {dims}")
+    if any(d > 2**63 - 1 for d in dims):  # DLPack's int64_t: a larger value would wrap
+        raise Error(_abi.Status.INVALID_ARGUMENT,
+                    f"{what}: {dims} has a value above 2**63 - 1 (int64)")
     if len(dims) > _abi.MAX_DIMS:
         raise Error(_abi.Status.INVALID_ARGUMENT,
                     f"{what}: rank {len(dims)} exceeds NNP_MAX_DIMS = {_abi.MAX_DIMS}")

@@ -336,7 +336,9 @@ def test_device_array_view_bounds_and_reshape_errors(dev):
     a = dev.to_device(np.arange(12, dtype=np.float32))
     for shape, offset, strides in [((13,), 0, None), ((4,), 9, None), ((3,), 0, (6,)),
                                    ((1,), 12, None), ((2,), -1, None), ((2, 2), 0, (1,)),
-                                   ((2**40,), 0, None)]:
+                                   ((2**40,), 0, None), ((2**64 + 3,), 0, (0,)),
+                                   ((2,), 0, (2**64,))]:
+        # (a stride-0 view of 2**64 + 3 elements addresses one element, but would wrap to 3)
         with pytest.raises(nnplug.InvalidArgumentError):
             a.view(shape, offset, strides)
     v = a.view((2, 3), 6)  # the last 6 elements: a view's bounds are the base's memory
