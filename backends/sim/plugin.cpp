@@ -74,8 +74,10 @@ class queued_call {
     tensors_.reserve(c.n_inputs + c.n_outputs);
     dims_.reserve(c.n_inputs + c.n_outputs);
     try {
-      for (size_t i = 0; i < c.n_inputs; ++i) in_.push_back(copy(c.in(i), "input"));
-      for (size_t i = 0; i < c.n_outputs; ++i) out_.push_back(copy(c.out(i), "output"));
+      for (size_t i = 0; i < c.n_inputs; ++i)
+        in_.push_back(copy(c.in(i), "inputs[" + std::to_string(i) + "]"));
+      for (size_t i = 0; i < c.n_outputs; ++i)
+        out_.push_back(copy(c.out(i), "outputs[" + std::to_string(i) + "]"));
     } catch (...) {
       unpin();
       throw;
@@ -97,7 +99,8 @@ class queued_call {
 
  private:
   // A copy of *t with its own shape and strides and its data in the device's storage.
-  const DLTensor* copy(const DLTensor* t, const char* what) {
+  // `what` names the tensor in messages ("inputs[1]").
+  const DLTensor* copy(const DLTensor* t, const std::string& what) {
     if (t == nullptr) return nullptr;
     DLTensor d = *t;
     const size_t n = static_cast<size_t>(t->ndim);
@@ -119,14 +122,18 @@ class queued_call {
       contiguous *= dims[k];
     }
     if (d.data != nullptr) {
-      const int64_t elem = static_cast<int64_t>(element_bytes(t->dtype));
-      const char* first = static_cast<const char*>(t->data) + t->byte_offset;
-      const char* begin = empty ? first : first + lo * elem;
-      const size_t bytes = empty ? 0 : static_cast<size_t>((hi - lo + 1) * elem);
+      // Addresses as integers until resolve() has checked them: data + byte_offset may lie
+      // anywhere (2^63 past data is a valid request to refuse, not a pointer to form).
+      const auto elem = static_cast<uintptr_t>(element_bytes(t->dtype));
+      const auto data = reinterpret_cast<uintptr_t>(t->data);
+      const uintptr_t first = data + static_cast<uintptr_t>(t->byte_offset);
+      const uintptr_t begin = empty ? first : first + static_cast<uintptr_t>(lo) * elem;
+      const size_t bytes = empty ? 0 : static_cast<size_t>(hi - lo + 1) * elem;
       const bool pin = bytes > 0;
-      char* storage = memory_.resolve(begin, bytes, what, pin);
-      if (pin) pinned_.push_back(begin);
-      d.data = storage - (begin - static_cast<const char*>(t->data));
+      const auto* handle = reinterpret_cast<const char*>(begin);
+      char* storage = memory_.resolve(handle, bytes, what.c_str(), pin);
+      if (pin) pinned_.push_back(handle);
+      d.data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(storage) - (begin - data));
     }
     tensors_.push_back(d);
     return &tensors_.back();

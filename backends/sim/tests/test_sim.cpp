@@ -200,6 +200,28 @@ TEST_CASE("sim: copies between two devices and a device mismatch") {
   CHECK(fill(s0.s, b, 1.0) == NNP_STATUS_INVALID_ARGUMENT);
 }
 
+TEST_CASE("sim: memory errors name the tensor; a byte_offset of 2^63 is refused, not followed") {
+  sim_stream st;
+  device_vector x(st.dev), y(st.dev);
+  nnp_scale_params p{};
+  p.struct_size = sizeof p;
+  p.alpha = 2.0;
+  DLTensor tx = x.tensor(), ty = y.tensor();
+  std::vector<float> host(kN, -1.0f);
+  ty.data = host.data();  // host memory under the sim's device type
+  CHECK(nnp_scale(st.s, &p, &tx, &ty) == NNP_STATUS_INVALID_ARGUMENT);
+  std::string message = nnp_last_error_message();
+  CHECK_MESSAGE(message.find("outputs[0]: ") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("is not memory of sim:0") != std::string::npos, message);
+  CHECK(all_equal(host, -1.0f));
+  ty = y.tensor();
+  tx.byte_offset = uint64_t{1} << 63;  // below the top of the address space from the handle
+  CHECK(nnp_scale(st.s, &p, &tx, &ty) == NNP_STATUS_INVALID_ARGUMENT);
+  message = nnp_last_error_message();
+  CHECK_MESSAGE(message.find("inputs[0]: ") != std::string::npos, message);
+  NNP_OK(nnp_stream_synchronize(st.s));
+}
+
 TEST_CASE("sim: errors of queued work surface at the next synchronize, once") {
   scoped_env delay("NNPLUG_SIM_DELAY_US", "200");
   scoped_env fail_after("NNPLUG_SIM_FAIL_AFTER", "2");
