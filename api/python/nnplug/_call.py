@@ -275,16 +275,43 @@ def _pick_device(held: Sequence[Optional[_Held]], objs: Sequence[Any]) -> Device
     return device_for_dldevice(dl)
 
 
-def _stage(dev: Device, objs: List[Any], staged: Dict[int, Any]) -> List[Any]:
-    """numpy arrays among objs as device copies, one per distinct array (recorded in
+def _same_view(a: Any, b: Any) -> bool:
+    return bool(a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and
+                a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    import numpy as np
+    if not np.may_share_memory(a, b):
+        return False
+    too_hard = getattr(getattr(np, "exceptions", np), "TooHardError", ValueError)
+    try:
+        return bool(np.shares_memory(a, b, max_work=1_000_000))
+    except too_hard:
+        return True  # too costly to tell: treated as overlapping
+
+
+def _stage(dev: Device, objs: List[Any], staged: Dict[int, Any],
+           outputs: bool = False) -> List[Any]:
+    """numpy arrays among objs as device copies, one per distinct view of memory (recorded in
     staged: id(host) -> (host, device copy), the host kept alive so that its id is not reused
-    by a later array), so that an output that is also an input stays aliased."""
+    by a later array), so that an output that is also an input stays aliased. Copies would
+    hide any other overlap of an output with the arrays staged before it, which libnnplug
+    refuses for host memory: refused here the same way."""
     import numpy as np
     out = []
     for x in objs:
         if isinstance(x, np.ndarray):
             if id(x) not in staged:
-                staged[id(x)] = (x, dev.to_device(x))
+                twin = next((h for h, _ in staged.values() if _same_view(h, x)), None)
+                if twin is not None:
+                    staged[id(x)] = (x, staged[id(twin)][1])
+                else:
+                    if outputs and any(_overlap(h, x) for h, _ in staged.values()):
+                        raise _invalid("an output overlaps another argument in part (numpy "
+                                       "arrays over the same memory); outputs may only be "
+                                       "exactly an input (in-place ops) or apart from it")
+                    staged[id(x)] = (x, dev.to_device(x))
             x = staged[id(x)][1]
         out.append(x)
     return out
@@ -307,7 +334,7 @@ def execute(kind: int, params: Any, inputs: Sequence[Any], outputs: Sequence[Any
     call_in, call_out = list(inputs), list(outputs)
     if dev is not None and not dev.is_cpu and stream is None:
         call_in = _stage(dev, call_in, staged)
-        call_out = _stage(dev, call_out, staged)
+        call_out = _stage(dev, call_out, staged, outputs=True)
     held_in = [None if x is None else as_dltensor(x) for x in call_in]
     held_out = [None if x is None else as_dltensor(x) for x in call_out]
     if dev is None:
@@ -603,7 +630,7 @@ class _Op:
             if x is not None and not isinstance(x, _ShapeOnly):
                 _check_writable(self.name, label, x)
         if mode == "execute" and not dev.is_cpu and stream is None:
-            outs = _stage(dev, outs, staged)
+            outs = _stage(dev, outs, staged, outputs=True)
         held_out = [None if x is None else x.dltensor() if isinstance(x, _ShapeOnly)
                     else as_dltensor(x) for x in outs]
         pp = ctypes.byref(params) if params is not None else None

@@ -894,6 +894,19 @@ def test_capture_keeps_the_arrays_it_made(dev):
     cap.graph.destroy()
 
 
+def test_partly_overlapping_output_refused_on_every_device(dev):
+    """An output that overlaps an input in part is refused on every device: libnnplug checks
+    host memory, and the copies nnplug makes for a device the host cannot address must not
+    hide the overlap. The exact same view as input and output stays one array."""
+    buf = np.arange(20, dtype=np.float32)
+    with pytest.raises(nnplug.InvalidArgumentError, match="overlap"):
+        nnplug.scale(buf[:15], out=buf[5:20], alpha=2.0, device=dev)
+    np.testing.assert_array_equal(buf, np.arange(20, dtype=np.float32))
+    x = np.arange(6, dtype=np.float32)
+    nnplug.add(x, x[:], out=x[:], device=dev)  # three numpy objects over one view
+    np.testing.assert_array_equal(x, 2 * np.arange(6, dtype=np.float32))
+
+
 def test_execute_refuses_read_only_outputs():
     """nnplug.execute checks its outputs as the op functions do: a read-only array (over an
     immutable bytes object, or a read-only memmap) is refused and left unchanged."""
