@@ -507,9 +507,14 @@ class _Op:
 
     def _alloc(self, like: str, dev: Device, shape: Tuple[int, ...], dtype: str,
                torch_device: Any) -> Any:
+        too_big = Error(_abi.Status.OUT_OF_MEMORY,
+                        f"{self.name}: cannot allocate an output of shape {shape} ({dtype})")
         if like == "torch":
             import torch
-            return torch.empty(shape, dtype=getattr(torch, dtype), device=torch_device)
+            try:
+                return torch.empty(shape, dtype=getattr(torch, dtype), device=torch_device)
+            except (RuntimeError, MemoryError):  # torch's out-of-memory and size errors
+                raise too_big from None
         if like == "numpy":
             import numpy as np
             try:
@@ -517,6 +522,8 @@ class _Op:
             except TypeError:
                 raise _invalid(f"{self.name}: numpy has no dtype {dtype}; pass DeviceArrays or "
                                "PyTorch tensors") from None
+            except (ValueError, MemoryError):  # "array is too big", or no memory
+                raise too_big from None
         return dev.empty(shape, dtype)
 
     # -- the call -------------------------------------------------------------------------

@@ -821,7 +821,13 @@ def as_dltensor(obj: Any) -> _Held:
     if hasattr(obj, "__dlpack__"):
         if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
             obj = obj.detach()  # PyTorch refuses to export a tensor that requires grad
-        return _from_capsule(obj.__dlpack__(), obj)
+        try:
+            capsule = obj.__dlpack__()
+        except (RuntimeError, BufferError, TypeError, ValueError) as e:  # e.g. torch.bool
+            raise Error(_abi.Status.INVALID_ARGUMENT,
+                        f"cannot use a {type(obj).__name__} as a tensor: its __dlpack__ "
+                        f"refused: {e}") from None
+        return _from_capsule(capsule, obj)
     if type(obj).__name__ == "PyCapsule":
         return _from_capsule(obj, None)
     raise Error(_abi.Status.INVALID_ARGUMENT,

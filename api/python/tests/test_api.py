@@ -907,6 +907,18 @@ def test_partly_overlapping_output_refused_on_every_device(dev):
     np.testing.assert_array_equal(x, 2 * np.arange(6, dtype=np.float32))
 
 
+def test_failures_are_nnplug_errors():
+    """What numpy and PyTorch refuse comes back as nnplug.Error: an output too large to
+    allocate (OutOfMemoryError, numpy's ValueError before), a tensor whose __dlpack__ refuses
+    (torch.bool: InvalidArgumentError, torch's RuntimeError before)."""
+    for shape in [(2**31, 2**31), (2**40, 2**40)]:
+        with pytest.raises(nnplug.OutOfMemoryError, match="cannot allocate an output"):
+            nnplug.fill(out_shape=shape, value=0.0, device="cpu")
+    torch = pytest.importorskip("torch")
+    with pytest.raises(nnplug.InvalidArgumentError, match="__dlpack__ refused"):
+        nnplug.scale(torch.zeros(4, dtype=torch.bool), alpha=2.0, device="cpu")
+
+
 def test_execute_refuses_read_only_outputs():
     """nnplug.execute checks its outputs as the op functions do: a read-only array (over an
     immutable bytes object, or a read-only memmap) is refused and left unchanged."""
