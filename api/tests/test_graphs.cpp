@@ -31,6 +31,15 @@ DLTensor vec(void* data, nnp_device* dev, int64_t* shape) {
   return t;
 }
 
+// Float32 vectors *dx and *dy of n elements on dev, *dx holding `value` everywhere.
+void allocate_pair(nnp_device* dev, int64_t n, float value, void** dx, void** dy) {
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  REQUIRE(nnp_malloc(dev, bytes, dx) == NNP_STATUS_OK);
+  REQUIRE(nnp_malloc(dev, bytes, dy) == NNP_STATUS_OK);
+  const std::vector<float> host(static_cast<size_t>(n), value);
+  REQUIRE(nnp_memcpy(dev, *dx, nullptr, host.data(), bytes) == NNP_STATUS_OK);
+}
+
 // y = alpha * x, queued on s.
 nnp_status scale(nnp_stream* s, DLTensor* x, DLTensor* y, double alpha) {
   nnp_scale_params p{};
@@ -49,10 +58,8 @@ TEST_CASE("graphs: a capturing stream refuses what it cannot record, and recover
     constexpr int64_t n = 16;
     int64_t shape[1] = {n};
     void *dx = nullptr, *dy = nullptr;
-    REQUIRE(nnp_malloc(dev, n * sizeof(float), &dx) == NNP_STATUS_OK);
-    REQUIRE(nnp_malloc(dev, n * sizeof(float), &dy) == NNP_STATUS_OK);
+    allocate_pair(dev, n, 1.0f, &dx, &dy);
     std::vector<float> host(n, 1.0f), back(n, 0.0f);
-    REQUIRE(nnp_memcpy(dev, dx, nullptr, host.data(), n * sizeof(float)) == NNP_STATUS_OK);
     DLTensor x = vec(dx, dev, shape), y = vec(dy, dev, shape);
     nnp_stream* s = nullptr;
     REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
@@ -130,10 +137,7 @@ TEST_CASE("graphs: a capture copies params by the validated size, not by struct_
     constexpr int64_t n = 8;
     int64_t shape[1] = {n};
     void *dx = nullptr, *dy = nullptr;
-    REQUIRE(nnp_malloc(dev, n * sizeof(float), &dx) == NNP_STATUS_OK);
-    REQUIRE(nnp_malloc(dev, n * sizeof(float), &dy) == NNP_STATUS_OK);
-    const std::vector<float> host(n, 2.0f);
-    REQUIRE(nnp_memcpy(dev, dx, nullptr, host.data(), n * sizeof(float)) == NNP_STATUS_OK);
+    allocate_pair(dev, n, 2.0f, &dx, &dy);
     DLTensor x = vec(dx, dev, shape), y = vec(dy, dev, shape);
     nnp_stream* s = nullptr;
     REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
