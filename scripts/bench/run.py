@@ -29,8 +29,8 @@ MODELS = ("mlp", "cnn", "vit")
 # warm-up, the second is timed), per-op repetitions and the nnplug-comm-bench sizes.
 FULL = {"limit": {"mlp": 30000, "cnn": 12800, "vit": 12800}, "dist_limit": 12800,
         "test_limit": 1000, "reps": 20, "warmup": 3, "comm": []}
-QUICK = {"limit": {"mlp": 2560, "cnn": 512, "vit": 512}, "dist_limit": 512,
-         "test_limit": 100, "reps": 2, "warmup": 1,
+QUICK = {"limit": {"mlp": 1280, "cnn": 256, "vit": 256}, "dist_limit": 256,
+         "test_limit": 50, "reps": 2, "warmup": 1,
          "comm": ["--max-bytes", "1048576", "--reps", "5"]}
 # PyTorch's fastest settings on a 2-core CPU (the environment is set before it loads).
 TORCH_ENV = {"mlp": {"OMP_WAIT_POLICY": "passive"}, "cnn": {"OPENBLAS_NUM_THREADS": "1"},
