@@ -116,8 +116,15 @@ else
 fi
 echo "fuzz: nnplug-fuzz-op-execute ${flags[*]} ${extra[*]} ${read_from[*]}"
 status=0
+# A bounded run without address-space randomisation where setarch can turn it off: libFuzzer
+# learns values from the target's comparisons, some of them addresses, so a randomised layout
+# makes two runs of the same commit mutate differently.
+fixed_layout=()
+if ((runs >= 0)) && setarch "$(uname -m)" -R true 2>/dev/null; then
+  fixed_layout=(setarch "$(uname -m)" -R)
+fi
 NNPLUG_PLUGIN_PATH= NNPLUG_BACKEND= UBSAN_OPTIONS=print_stacktrace=1 \
-  "$bdir"/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "${read_from[@]}" \
+  "${fixed_layout[@]}" "$bdir"/bin/nnplug-fuzz-op-execute "${flags[@]}" "${extra[@]}" "${read_from[@]}" \
   >"$artifacts/fuzz.log" 2>&1 || status=$?
 grep -E '^(stat::|Done|INFO: (Running with|Loaded|seed|fuzzed for))|#[0-9]+:? +(INITED|DONE|cov)' \
   "$artifacts/fuzz.log" | tail -n 12 || true

@@ -160,8 +160,11 @@ void nll_loss_forward(const op_call& c) {
       const int64_t j = n * v.D + d0 + dd;
       int64_t cls;
       const float w = v.weight_of(j, &cls);
-      const float l = cls < 0 ? w : -(v.x[(n * v.C + cls) * v.D + d0 + dd] * w);
-      if (none) loss[j] = l;
+      // In double, as the sums: a subnormal weight times a float32 product would keep only a
+      // few bits of the loss, and the weighted mean divides them by the weights' sum.
+      const double l =
+          cls < 0 ? double(w) : -(double(v.x[(n * v.C + cls) * v.D + d0 + dd]) * double(w));
+      if (none) loss[j] = static_cast<float>(l);
       part->loss += l;
       part->weight += w;
     }
@@ -221,8 +224,10 @@ void softmax_cross_entropy_loss_forward(const op_call& c) {
       const int64_t j = n * v.D + d0 + dd;
       int64_t cls;
       const float w = v.weight_of(j, &cls);
-      const float l = cls < 0 ? w : -(((xn[cls * v.D + dd] - m[dd]) - ls[dd]) * w);
-      if (none) loss[j] = l;
+      // The product in double, as the sums (nll_loss_forward).
+      const double l =
+          cls < 0 ? double(w) : -(double((xn[cls * v.D + dd] - m[dd]) - ls[dd]) * double(w));
+      if (none) loss[j] = static_cast<float>(l);
       part->loss += l;
       part->weight += w;
     }
