@@ -3,8 +3,9 @@
 # (docs/fuzzing.md). Usage:
 #   scripts/fuzz.sh                   the bounded run of scripts/test.sh: replays fuzz/corpus and
 #                                     fuzz/regressions, then runs 100000 inputs from a fixed seed
-#                                     (deterministic for a given commit: a run that passes here
-#                                     passes in CI); new inputs go to a temporary folder
+#                                     (close to deterministic for a given commit, with the
+#                                     address layout fixed: docs/fuzzing.md); new inputs go to a
+#                                     temporary folder
 #   scripts/fuzz.sh --runs N [--seed S]  the same with N inputs
 #   scripts/fuzz.sh --time 3600 [--fork N] [--seed S] [--corpus-out DIR] [-- libFuzzer flags]
 #                                     a long run; new inputs are kept in DIR
