@@ -542,14 +542,13 @@ nnp_status validate_op(int32_t op_kind, const void* params, size_t n_inputs,
 }
 
 plugin_params::plugin_params(int32_t op_kind, const void* params) {
-  static_assert(sizeof bytes_ == k_max_params_bytes);
   const op_desc* op = find_op(op_kind);
   if (op == nullptr || op->params == nullptr || params == nullptr) return;
   size_t size;
   std::memcpy(&size, params, sizeof size);
   size = std::min(size, op->params->size);
-  std::memset(bytes_, 0, sizeof bytes_);
   std::memcpy(bytes_, params, size);
+  std::memset(bytes_ + size, 0, sizeof bytes_ - size);
   std::memcpy(bytes_, &size, sizeof size);
   params_ = bytes_;
 }

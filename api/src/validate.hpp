@@ -5,6 +5,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include "op_table.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -43,7 +45,7 @@ class plugin_params {
   const void* get() const { return params_; }
 
  private:
-  alignas(std::max_align_t) unsigned char bytes_[512];
+  alignas(std::max_align_t) unsigned char bytes_[k_max_params_bytes];
   const void* params_ = nullptr;
 };
 

@@ -126,18 +126,21 @@ void device_memory::release(void* handle) {
   free_.emplace(start, size);
 }
 
-char* device_memory::resolve(const void* handle, size_t size_bytes, const char* what, bool pin) {
+char* device_memory::resolve(const void* handle, size_t size_bytes, const char* what, bool pin,
+                             long index) {
+  // The name is formatted on the error paths only: this runs for every tensor of every op.
+  const auto name = [&] { return index >= 0 ? format("%s[%ld]", what, index) : std::string(what); };
   if (!owns(handle))
     fail(NNP_STATUS_INVALID_ARGUMENT,
-         format("%s: %p is not memory of sim:%d", what, handle, device_));
+         format("%s: %p is not memory of sim:%d", name().c_str(), handle, device_));
   const uint64_t offset = static_cast<uint64_t>(static_cast<const char*>(handle) - handles_);
   if (size_bytes == 0 && !pin) return storage_ + offset;  // an empty range touches nothing
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = find_block(offset);
   if (it == used_.end() || offset + size_bytes > it->first + it->second.size)
     fail(NNP_STATUS_INVALID_ARGUMENT,
-         format("%s: [%p, +%zu bytes) is not inside one allocation of sim:%d", what, handle,
-                size_bytes, device_));
+         format("%s: [%p, +%zu bytes) is not inside one allocation of sim:%d", name().c_str(),
+                handle, size_bytes, device_));
   if (pin) ++it->second.users;
   return storage_ + offset;
 }

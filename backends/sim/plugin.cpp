@@ -74,10 +74,8 @@ class queued_call {
     tensors_.reserve(c.n_inputs + c.n_outputs);
     dims_.reserve(c.n_inputs + c.n_outputs);
     try {
-      for (size_t i = 0; i < c.n_inputs; ++i)
-        in_.push_back(copy(c.in(i), "inputs[" + std::to_string(i) + "]"));
-      for (size_t i = 0; i < c.n_outputs; ++i)
-        out_.push_back(copy(c.out(i), "outputs[" + std::to_string(i) + "]"));
+      for (size_t i = 0; i < c.n_inputs; ++i) in_.push_back(copy(c.in(i), "inputs", i));
+      for (size_t i = 0; i < c.n_outputs; ++i) out_.push_back(copy(c.out(i), "outputs", i));
     } catch (...) {
       unpin();
       throw;
@@ -99,8 +97,8 @@ class queued_call {
 
  private:
   // A copy of *t with its own shape and strides and its data in the device's storage.
-  // `what` names the tensor in messages ("inputs[1]").
-  const DLTensor* copy(const DLTensor* t, const std::string& what) {
+  // `array` and `index` name the tensor in messages ("inputs[1]").
+  const DLTensor* copy(const DLTensor* t, const char* array, size_t index) {
     if (t == nullptr) return nullptr;
     DLTensor d = *t;
     const size_t n = static_cast<size_t>(t->ndim);
@@ -131,7 +129,7 @@ class queued_call {
       const size_t bytes = empty ? 0 : static_cast<size_t>(hi - lo + 1) * elem;
       const bool pin = bytes > 0;
       const auto* handle = reinterpret_cast<const char*>(begin);
-      char* storage = memory_.resolve(handle, bytes, what.c_str(), pin);
+      char* storage = memory_.resolve(handle, bytes, array, pin, static_cast<long>(index));
       if (pin) pinned_.push_back(handle);
       d.data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(storage) - (begin - data));
     }

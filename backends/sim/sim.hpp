@@ -57,9 +57,10 @@ class device_memory {
   // when queued work still uses it (libnnplug waits for that work before freeing).
   void release(void* handle);
   // The private address of [handle, handle + size_bytes), which must lie in one allocation
-  // (INVALID_ARGUMENT naming `what` otherwise; an empty range only needs its address in the
-  // device). With `pin` (size_bytes > 0), the allocation's use count goes up until unpin.
-  char* resolve(const void* handle, size_t size_bytes, const char* what, bool pin);
+  // (INVALID_ARGUMENT naming `what`, or `what[index]` with an index >= 0, otherwise; an empty
+  // range only needs its address in the device). With `pin` (size_bytes > 0), the
+  // allocation's use count goes up until unpin.
+  char* resolve(const void* handle, size_t size_bytes, const char* what, bool pin, long index = -1);
   void unpin(const void* handle);
   bool owns(const void* p) const;
 

@@ -221,13 +221,14 @@ int main(int argc, char** argv) {
   /* Data first: a missing data set is the most likely mistake and needs no device. */
   dataset train = load_split(o.data_dir, "train", o.limit);
   dataset test = load_split(o.data_dir, "t10k", o.test_limit);
+  const model_kind model = strcmp(o.model, "cnn") == 0   ? MODEL_CNN
+                           : strcmp(o.model, "vit") == 0 ? MODEL_VIT
+                                                         : MODEL_MLP;
   {
     uint64_t lr_bits = 0;
     memcpy(&lr_bits, &o.lr, sizeof lr_bits);
     const dist_setting settings[] = {
-        {"--model", (uint64_t)(strcmp(o.model, "cnn") == 0   ? 1
-                               : strcmp(o.model, "vit") == 0 ? 2
-                                                             : 0)},
+        {"--model", (uint64_t)model},
         {"--batch", (uint64_t)o.batch},
         {"--seed", o.seed},
         {"--epochs", (uint64_t)o.epochs},
@@ -247,9 +248,6 @@ int main(int argc, char** argv) {
   CHECK(nnp_device_get_dldevice(nt.dev, &g_dldevice));
   CHECK(nnp_stream_create(nt.dev, &nt.s));
 
-  const model_kind model = strcmp(o.model, "cnn") == 0   ? MODEL_CNN
-                           : strcmp(o.model, "vit") == 0 ? MODEL_VIT
-                                                         : MODEL_MLP;
   /* max_batch: the global batch; each rank holds buffers for its largest share of it. */
   int64_t max_batch = o.batch;
   if ((size_t)max_batch > train.n && train.n > 0) max_batch = (int64_t)train.n;
