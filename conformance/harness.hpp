@@ -46,6 +46,9 @@ struct Options {
   std::string filter;                        // --filter TEXT: numerics/gradient case names
   std::vector<std::string> tolerance_files;  // --tolerances FILE (after the default file)
   bool shutdown = false;                     // --shutdown: call nnp_shutdown() at the end
+  // --allow-missing-cases: a case family without a case file is a note instead of a failure
+  // (for a DIR of --cases that holds some families on purpose).
+  bool allow_missing_cases = false;
 };
 Options& options();
 // True if a numerics or gradient case of this name runs (--filter is a substring of it).

@@ -92,7 +92,8 @@ std::string exe_dir() {
 
 std::string data_dir() {
   static const std::string dir = [] {
-    if (const char* env = std::getenv("NNPLUG_CONFORMANCE_DATA"); env && is_dir(env))
+    // Set means chosen: a wrong folder fails loudly (load_cases) instead of falling back.
+    if (const char* env = std::getenv("NNPLUG_CONFORMANCE_DATA"); env && *env)
       return std::string(env);
     const std::string installed = exe_dir() + "/../share/nnplug/conformance";
     if (is_dir(installed + "/cases")) return installed;
@@ -127,7 +128,14 @@ std::vector<Case> load_cases(const std::string& family) {
     }
     return out;
   }
-  MESSAGE("no case file for '" << family << "' (looked for " << join(candidates, ", ") << ")");
+  // A missing list must not pass vacuously: the family's cases did not run.
+  if (options().allow_missing_cases)
+    MESSAGE("no case file for '" << family << "' (looked for " << join(candidates, ", ")
+                                 << "; --allow-missing-cases)");
+  else
+    FAIL_CHECK("no case file for '" << family << "' (looked for " << join(candidates, ", ")
+                                    << "); set NNPLUG_CONFORMANCE_DATA to the folder holding "
+                                       "cases/ and tolerances.txt, or pass --allow-missing-cases");
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include "harness.hpp"
 #include "harness_codecs.hpp"
 
+#include <nnplug/kit/half.hpp>
+
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -117,12 +119,13 @@ void encode(double v, DT t, uint8_t* dst) {
       std::memcpy(dst, &v, 8);
       break;
     case DT::f16: {
-      const uint16_t h = f32_to_f16(static_cast<float>(v));
+      // Rounded once from v (float rounded to odd, then to half: kit/half.hpp).
+      const uint16_t h = f32_to_f16(nnp::double_to_float_round_odd(v));
       std::memcpy(dst, &h, 2);
       break;
     }
     case DT::bf16: {
-      const uint16_t h = f32_to_bf16(static_cast<float>(v));
+      const uint16_t h = f32_to_bf16(nnp::double_to_float_round_odd(v));
       std::memcpy(dst, &h, 2);
       break;
     }

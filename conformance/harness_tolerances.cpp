@@ -56,7 +56,15 @@ bool load_tolerances() {
   bool ok = true;
   const std::string def = data_dir() + "/tolerances.txt";
   struct stat st;
-  if (stat(def.c_str(), &st) == 0) ok = read_tolerance_file(def) && ok;
+  if (stat(def.c_str(), &st) == 0) {
+    ok = read_tolerance_file(def) && ok;
+  } else if (!options().allow_missing_cases) {
+    std::fprintf(stderr,
+                 "nnplug-conformance: %s not found (set NNPLUG_CONFORMANCE_DATA to the folder "
+                 "holding cases/ and tolerances.txt, or pass --allow-missing-cases)\n",
+                 def.c_str());
+    return false;
+  }
   for (const auto& f : options().tolerance_files) ok = read_tolerance_file(f) && ok;
   return ok;
 }

@@ -24,7 +24,10 @@ void print_usage() {
       "                        (default: every loadable backend except the reference)\n"
       "  --reference NAME      the oracle backend (default: reference)\n"
       "  --seed N              seed of the random inputs (default 20240611; printed at start)\n"
-      "  --cases ci|full|DIR   case lists to run (default: ci)\n"
+      "  --cases ci|full|DIR   case lists to run (default: ci); a family whose case file\n"
+      "                        is missing fails, naming the paths tried\n"
+      "  --allow-missing-cases a missing case file is a note, not a failure (for a DIR\n"
+      "                        that holds some families on purpose)\n"
       "  --filter TEXT         run only numerics/gradient cases whose name contains TEXT,\n"
       "                        e.g. --filter 'conv2d_forward n2 c3 h7'\n"
       "  --tolerances FILE     extra 'op dtype nmse' rules, applied after tolerances.txt;\n"
@@ -88,6 +91,8 @@ int main(int argc, char** argv) {
       o.tolerance_files.push_back(v);
     } else if (std::strcmp(argv[i], "--shutdown") == 0) {
       o.shutdown = true;
+    } else if (std::strcmp(argv[i], "--allow-missing-cases") == 0) {
+      o.allow_missing_cases = true;
     } else {
       const std::string a = argv[i];
       if (a == "--help" || a == "-h" || a == "-?") help = true;
@@ -103,6 +108,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "[nnplug-conformance] seed %llu, cases %s, nnplug %s, ABI %d.%d\n",
                static_cast<unsigned long long>(o.seed), o.cases.c_str(), nnp_version_string(),
                NNP_ABI_VERSION_MAJOR, NNP_ABI_VERSION_MINOR);
+  std::fprintf(stderr, "[nnplug-conformance] data: %s\n", conf::data_dir().c_str());
   if (!conf::load_tolerances()) return 2;
   if (!conf::setup_devices()) return 1;
   std::fprintf(stderr, "[nnplug-conformance] reference: %s\n",

@@ -346,12 +346,14 @@ TEST_CASE("dropout: the step tensor is checked") {
       }
       // A step in host memory for a device whose memory is not the host's (sim, cuda).
       check_host_scalar_refused(*d, with_step(base, 1), 1, "step");
-      if (d->plugin != "reference" && d->plugin != "sim" && d->plugin != "cpu") continue;
-      for (double v : {-1.0, 0.5, std::numeric_limits<double>::infinity()}) {
+      // Refused when the op runs (cuda: by the kernel, reported at synchronize), y untouched.
+      for (double v : {-1.0, 0.5, std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::quiet_NaN(), 18446744073709551616.0}) {
         CAPTURE(d->name);
         CAPTURE(v);
         const RunResult r = run_op(*d, with_step(base, v), DT::f32);
         CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
+        CHECK(r.outputs_untouched);
         CHECK_MESSAGE(r.message.find("expected a whole number >= 0") != std::string::npos,
                       r.message);
       }

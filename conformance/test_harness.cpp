@@ -49,6 +49,21 @@ TEST_CASE("harness: float16 and bfloat16 rounding") {
   CHECK(std::isnan(quantize(std::nan(""), DT::bf16)));
   CHECK(quantize(0.1, DT::f32) == static_cast<double>(0.1f));
   CHECK(quantize(3.7, DT::i64) == 3.0);
+  // From float64, rounded once: just below a tie of float16 (2.8271484375, between 2.826171875
+  // and 2.828125) and of bfloat16 (1.01171875, between 1.0078125 and 1.015625), where rounding
+  // through float32 first would land on the tie and go to the even neighbour above.
+  const double below_f16_tie = 2.8271484375 - std::ldexp(1.0, -40);
+  CHECK(static_cast<double>(static_cast<float>(below_f16_tie)) == 2.8271484375);
+  CHECK(quantize(below_f16_tie, DT::f16) == 2.826171875);
+  CHECK(quantize(-below_f16_tie, DT::f16) == -2.826171875);
+  CHECK(quantize(2.8271484375 + std::ldexp(1.0, -40), DT::f16) == 2.828125);
+  CHECK(quantize(2.8271484375, DT::f16) == 2.828125);  // an exact tie: to even
+  const double below_bf16_tie = 1.01171875 - std::ldexp(1.0, -40);
+  CHECK(quantize(below_bf16_tie, DT::bf16) == 1.0078125);
+  CHECK(quantize(1.01171875, DT::bf16) == 1.015625);
+  CHECK(std::isinf(quantize(1e300, DT::f16)));
+  CHECK(quantize(std::ldexp(1.0, -25) + std::ldexp(1.0, -60), DT::f16) == std::ldexp(1.0, -24));
+  CHECK(quantize(std::ldexp(1.0, -25), DT::f16) == 0.0);  // the tie below the least subnormal
 }
 
 TEST_CASE("harness: case-file tokens") {

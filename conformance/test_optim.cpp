@@ -247,13 +247,17 @@ TEST_CASE("adam_update: step and lr tensors are checked") {
     }
     // A step in host memory for a device whose memory is not the host's (sim, cuda).
     check_host_scalar_refused(*d, call(int_tensor(DT::f32, {1}, {1}), absent_tensor()), 1, "step");
-    if (!bitwise_backend(*d)) continue;  // cuda reads such values as 1 (nnplug_ops.h)
-    for (double bad : {0.0, -1.0, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+    // Invalid values held in the step tensor: refused when the op runs (cuda: by the kernel,
+    // reported at the stream's synchronize), with param, m and v untouched.
+    for (double bad : {0.0, -1.0, 1.5, std::numeric_limits<double>::quiet_NaN(),
+                       std::numeric_limits<double>::infinity(), 18446744073709551616.0,
+                       static_cast<double>(std::numeric_limits<float>::denorm_min())}) {
       CAPTURE(d->name);
       CAPTURE(bad);
       const RunResult r =
           run_op(*d, call(int_tensor(DT::f32, {1}, {bad}), absent_tensor()), DT::f32);
       CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
+      CHECK(r.outputs_untouched);
       CHECK_MESSAGE(r.message.find("expected a whole number >= 1") != std::string::npos, r.message);
     }
   }

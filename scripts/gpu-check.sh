@@ -1,62 +1,67 @@
 #!/usr/bin/env bash
 # gpu-check.sh — the one command that checks nnplug's CUDA backend on a machine with an NVIDIA
-# GPU. Run it from the repository root. The documented way (docs/cuda-backend.md) builds on a
-# machine with the toolkit and runs, with nothing compiled, on the GPU machine:
+# GPU, sized for one short stretch of GPU time (docs/cuda-backend.md, "The GPU check"). It builds
+# on a machine with the CUDA toolkit (no GPU needed) into ONE folder to carry, and runs from that
+# folder, with nothing compiled, on the GPU machine:
 #
-#   CUDA_ARCHS=90 scripts/gpu-check.sh --build-only   # toolkit machine: configure + build only
-#   scripts/gpu-check.sh --prebuilt build-gpu         # GPU machine: run from that build's bin/ + lib/
+#   CUDA_ARCHS=90 scripts/gpu-check.sh --build-only   # toolkit machine: build, then fill the
+#                                                     # carry folder (default .device-carry)
+#   scripts/gpu-check.sh --prebuilt .device-carry     # GPU machine: every step, from that folder
 #   scripts/gpu-check.sh                              # both on one machine (toolkit + GPU)
-#   options: --build-dir DIR (default build-gpu), --out DIR, --cases LIST
+#   options: --build-dir DIR (default build-gpu), --carry DIR, --out DIR (default gpu-check-out),
+#            --cases LIST (default full), --bench (also the side-by-side PyTorch yardsticks),
+#            --budget SECONDS (the steps' whole time, default 420)
 #
-# Steps: (1) probe: the plugin's load test must see device cuda:0 (prints it, or the plugin's
-# reason, e.g. "cuDNN not found: ..."), and the reload test (load, nnp_shutdown, load again);
-# (1b) nccl: one NCCL rank on cuda:0 (nnplug-nccl-one-rank: all_reduce, broadcast, all_gather in
-# float32 and float16, exact results; skipped when the nccl plugin was not built);
-# (2) nnplug-conformance --backend cuda --cases full --report OUT/conformance-cuda.json (fails if
-# no cuda case ran); (3) nnplug-bench --backend cuda --json OUT/bench-cuda.json; (3b) train the
-# mlp, the cnn and the vit on cuda:0, eagerly and with --graph (GPU_CHECK_EPOCHS, default 1; the
-# JSON line of each into the summary; the build copies Fashion-MNIST from FASHION_MNIST_DIR, default
-# /usr/share/datasets/fashion-mnist, into BUILD/data so that it travels with it); (4) if PyTorch
-# with CUDA is importable: the PyTorch yardstick torch_ops.py --device cuda (from the folder
-# $TORCH_BENCH_DIR names; skipped when unset) into OUT/torch-ops-cuda.json.
-# The GPU machine needs only the NVIDIA driver, cuBLAS 13 and cuDNN 9 for CUDA 13 (the CUDA
-# runtime is linked into the plugin), and NCCL 2 for the nccl step: cuDNN / cuBLAS / NCCL of a
-# Python environment (site-packages/nvidia/{cudnn,cu13,cublas,nccl}/lib) are put on
-# LD_LIBRARY_PATH when a python answers; the plugins also find them themselves
-# (docs/cuda-backend.md, "Finding cuBLAS and cuDNN", "NCCL").
-# Prints a summary; exits non-zero if any step failed.
+# The carry folder holds bin/ and lib/ of the build (libnnplug, the plugins, the programs),
+# share/nnplug/conformance (case lists and tolerances), data/fashion-mnist, python/ (the nnplug
+# package and its op tests) and bench/ (the PyTorch yardsticks from TORCH_BENCH_DIR, when set);
+# --build-only fails if it is over 60 MiB.
 #
-# Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default "native"), OUT_DIR (default
-# gpu-check-out), NNPLUG_JOBS (build parallelism, default nproc), PYTHON (default python3),
-# GPU_CHECK_CASES (conformance case list, default full), NNPLUG_WITH_CPU (default OFF),
-# TORCH_BENCH_DIR (folder of the PyTorch yardstick scripts, holding torch_ops.py; no default),
-# FASHION_MNIST_DIR, GPU_CHECK_EPOCHS.
+# Steps (each under its own time limit, all within --budget; a step that ran nothing FAILS):
+#   probe      the plugin's load test sees cuda:0 (else its reason), and load/shutdown/reload
+#   nccl       one NCCL rank on cuda:0 (exact all_reduce, broadcast, all_gather)
+#   conformance  nnplug-conformance --backend cuda --cases LIST: fails on any failed check, and
+#              when no case ran or a case list is missing (the runner fails on that itself)
+#   python     the package's op tests on cuda (pytest; NNPLUG_TEST_BACKENDS=cuda, cuda required)
+#   bench      nnplug-bench --backend cuda: unsupported rows are listed, failed rows fail
+#   train      mlp, cnn, vit on cuda:0, eager and --graph, GPU_CHECK_EPOCHS epochs (default 2)
+#   yardstick  (--bench) the same models and ops in PyTorch on the same GPU, FP32 and TF32
+# Writes OUT/summary.txt (one line per step, the versions of GPU, driver, CUDA, cuBLAS, cuDNN and
+# PyTorch) and every step's log in OUT; exits non-zero if any step failed.
+#
+# Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default "native"), NNPLUG_JOBS (build
+# parallelism, default nproc), PYTHON (default python3), FASHION_MNIST_DIR (default
+# /usr/share/datasets/fashion-mnist), TORCH_BENCH_DIR (the yardstick scripts: torch_ops.py,
+# torch_fashion_mnist.py and their helpers), GPU_CHECK_EPOCHS, NNPLUG_WERROR (default OFF).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
 
 build_dir=build-gpu
+carry_dir=.device-carry
 prebuilt=""
 build_only=0
-out_dir=${OUT_DIR:-gpu-check-out}
-cases=${GPU_CHECK_CASES:-full}
+bench=0
+budget=420
+out_dir=gpu-check-out
+cases=full
 py=${PYTHON:-python3}
 data_src=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
-train_epochs=${GPU_CHECK_EPOCHS:-1}
+train_epochs=${GPU_CHECK_EPOCHS:-2}
 
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+need_value() { [[ $# -ge 2 ]] || { echo "gpu-check: $1 needs a value" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --prebuilt) prebuilt=$2; build_dir=$2; shift 2 ;;
-    --prebuilt=*) prebuilt=${1#*=}; build_dir=$prebuilt; shift ;;
+    --prebuilt) need_value "$@"; prebuilt=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
-    --build-dir) build_dir=$2; shift 2 ;;
-    --build-dir=*) build_dir=${1#*=}; shift ;;
-    --out) out_dir=$2; shift 2 ;;
-    --out=*) out_dir=${1#*=}; shift ;;
-    --cases) cases=$2; shift 2 ;;
-    --cases=*) cases=${1#*=}; shift ;;
+    --build-dir) need_value "$@"; build_dir=$2; shift 2 ;;
+    --carry) need_value "$@"; carry_dir=$2; shift 2 ;;
+    --out) need_value "$@"; out_dir=$2; shift 2 ;;
+    --cases) need_value "$@"; cases=$2; shift 2 ;;
+    --bench) bench=1; shift ;;
+    --budget) need_value "$@"; budget=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -65,264 +70,293 @@ if [[ -n "$prebuilt" && $build_only -eq 1 ]]; then
   echo "gpu-check: --prebuilt and --build-only exclude each other" >&2
   exit 2
 fi
+[[ "$budget" =~ ^[0-9]+$ ]] || { echo "gpu-check: --budget takes seconds" >&2; exit 2; }
 
 declare -a summary=()
 failed=0
 record() {  # record NAME STATUS DETAIL
-  summary+=("$(printf '%-14s %-5s %s' "$1" "$2" "$3")")
+  summary+=("$(printf '%-16s %-5s %s' "$1" "$2" "$3")")
   [[ "$2" == "FAIL" ]] && failed=1
   return 0
 }
 phase() { echo; echo "=== gpu-check: $*"; }
+summary_file=""
 print_summary() {
-  echo
-  echo "=== gpu-check summary${1:+ ($1)}"
-  for line in "${summary[@]}"; do echo "  $line"; done
-  if [[ $failed -ne 0 ]]; then
-    echo "gpu-check: FAILED"
-    exit 1
-  fi
-  echo "gpu-check: OK"
-  exit 0
+  {
+    echo "=== gpu-check summary${1:+ ($1)}"
+    for line in "${summary[@]}"; do echo "  $line"; done
+    if [[ $failed -ne 0 ]]; then echo "gpu-check: FAILED"; else echo "gpu-check: OK"; fi
+  } | if [[ -n "$summary_file" ]]; then tee -a "$summary_file"; else cat; fi
+  exit $((failed != 0))
 }
 
-# ---- build (not with --prebuilt) ----------------------------------------------------------------
+# ---- build and carry folder (not with --prebuilt) -----------------------------------------------
 if [[ -z "$prebuilt" ]]; then
   phase "configure + build in $build_dir (CUDA architectures ${CUDA_ARCHS:-native})"
   jobs=${NNPLUG_JOBS:-$(nproc)}
-  # NNPLUG_WERROR=OFF: another compiler's new warnings must not stop the check.
+  # NNPLUG_WERROR=OFF by default: another compiler's new warnings must not stop the check.
   if cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-native}" -DNNPLUG_WITH_CUDA=ON \
-       -DNNPLUG_WITH_CPU="${NNPLUG_WITH_CPU:-OFF}" -DNNPLUG_BUILD_CONFORMANCE=ON \
-       -DNNPLUG_BUILD_EXAMPLES=ON -DNNPLUG_WERROR=OFF &&
+       -DNNPLUG_WITH_CPU=OFF -DNNPLUG_BUILD_CONFORMANCE=ON -DNNPLUG_BUILD_EXAMPLES=ON \
+       -DNNPLUG_WERROR="${NNPLUG_WERROR:-OFF}" &&
      cmake --build "$build_dir" -j"$jobs"; then
     record build PASS "$build_dir"
   else
     record build FAIL "configure or build failed in $build_dir"
+    print_summary "build"
   fi
-  # The data set travels with the build (the GPU machine may have neither it nor a network).
-  if [[ -d "$data_src" && ! -d "$build_dir/data/fashion-mnist" ]]; then
-    mkdir -p "$build_dir/data/fashion-mnist" &&
-      cp "$data_src"/*-ubyte.gz "$build_dir/data/fashion-mnist/" &&
-      echo "data: Fashion-MNIST copied into $build_dir/data/fashion-mnist"
+  [[ -f "$build_dir/lib/nnplug/plugins/libnnplug-cuda.so" ]] ||
+    { record plugin FAIL "libnnplug-cuda.so was not built (nvcc found?)"; print_summary "build"; }
+  phase "carry folder $carry_dir"
+  rm -rf "$carry_dir"
+  mkdir -p "$carry_dir/share/nnplug" "$carry_dir/data" "$carry_dir/python"
+  cp -a "$build_dir/bin" "$build_dir/lib" "$carry_dir/" &&
+    cp -a "$build_dir/share/nnplug/conformance" "$carry_dir/share/nnplug/" &&
+    cp -a api/python/nnplug api/python/tests "$carry_dir/python/" ||
+    { record carry FAIL "copying the build into $carry_dir failed"; print_summary "build"; }
+  rm -rf "$carry_dir/python/tests/__pycache__" "$carry_dir/python/nnplug/__pycache__"
+  if [[ -f "$data_src/train-images-idx3-ubyte.gz" ]]; then
+    mkdir -p "$carry_dir/data/fashion-mnist" &&
+      cp "$data_src"/*-ubyte.gz "$carry_dir/data/fashion-mnist/"
+  else
+    echo "gpu-check: no Fashion-MNIST in $data_src: the train step will fail there" >&2
+  fi
+  if [[ -n "${TORCH_BENCH_DIR:-}" && -f "$TORCH_BENCH_DIR/torch_ops.py" ]]; then
+    mkdir -p "$carry_dir/bench" && cp "$TORCH_BENCH_DIR"/*.py "$carry_dir/bench/"
+  fi
+  git rev-parse HEAD >"$carry_dir/COMMIT" 2>/dev/null || echo unknown >"$carry_dir/COMMIT"
+  size_kib=$(du -sk "$carry_dir" | cut -f1)
+  if [[ $size_kib -gt $((60 * 1024)) ]]; then
+    record carry FAIL "$carry_dir is $((size_kib / 1024)) MiB, over 60 MiB"
+  else
+    record carry PASS "$carry_dir: $((size_kib / 1024)) MiB (commit $(cat "$carry_dir/COMMIT"))"
   fi
   if [[ $build_only -eq 1 ]]; then
-    if [[ -f "$build_dir/lib/nnplug/plugins/libnnplug-cuda.so" ]]; then
-      if [[ -f "$build_dir/lib/nnplug/plugins/libnnplug-comm-nccl.so" ]]; then
-        echo "nccl plugin: built"
-      else
-        echo "nccl plugin: not built (nccl.h not found; the nccl step will be skipped)"
-      fi
-      echo "carry $build_dir/bin and $build_dir/lib to the GPU machine, then run there:"
-      echo "  scripts/gpu-check.sh --prebuilt $build_dir"
-    else
-      record plugin FAIL "$build_dir/lib/nnplug/plugins/libnnplug-cuda.so was not built (nvcc found?)"
-    fi
+    echo "carry $carry_dir to the GPU machine and run there: scripts/gpu-check.sh --prebuilt $carry_dir"
     print_summary "build only"
   fi
-else
-  phase "prebuilt: using $build_dir (nothing is compiled)"
-  [[ -d "$build_dir/bin" && -d "$build_dir/lib" ]] ||
-    { echo "gpu-check: $build_dir/bin and $build_dir/lib are needed" >&2; exit 2; }
+  prebuilt=$carry_dir
 fi
-build_dir=$(cd "$build_dir" && pwd)
+
+dir=$(cd "$prebuilt" 2>/dev/null && pwd) ||
+  { echo "gpu-check: $prebuilt not found" >&2; exit 2; }
+[[ -d "$dir/bin" && -d "$dir/lib" ]] ||
+  { echo "gpu-check: $dir/bin and $dir/lib are needed (a folder of --build-only)" >&2; exit 2; }
 mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)
+summary_file="$out_dir/summary.txt"
+: >"$summary_file"
+start=$(date +%s)
+deadline=$((start + budget))
+# limit CAP: seconds a step may take, at most what is left of the budget (at least 1).
+limit() {
+  local left=$((deadline - $(date +%s)))
+  [[ $left -lt 1 ]] && left=1
+  echo $(($1 < left ? $1 : left))
+}
+left() { echo $((deadline - $(date +%s))); }
+# run_step LOG CAP CMD...: runs CMD under `timeout`, output to LOG and the terminal; returns its
+# status (124: out of time).
+run_step() {
+  local log=$1 cap
+  cap=$(limit "$2")
+  shift 2
+  timeout --kill-after=10 "$cap" "$@" 2>&1 | tee "$log"
+  return "${PIPESTATUS[0]}"
+}
+timed_out() { [[ $1 -eq 124 || $1 -eq 137 ]]; }
 
 # ---- environment -------------------------------------------------------------------------------
 phase "environment"
-if command -v nvidia-smi >/dev/null 2>&1; then
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-else
-  echo "nvidia-smi not found"
-fi
+{
+  echo "commit: $(cat "$dir/COMMIT" 2>/dev/null || echo unknown)"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)"
+    echo "cuda (driver): $(nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | head -n 1)"
+  else
+    echo "gpu: nvidia-smi not found"
+  fi
+} | tee -a "$summary_file"
 # The programs of a build made elsewhere carry that machine's absolute RUNPATH: find libnnplug
 # through LD_LIBRARY_PATH (the plugins are found next to it, in lib/nnplug/plugins).
-export LD_LIBRARY_PATH="$build_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-pylibs=""
-for cand in "$py" python3 /usr/bin/python3; do
-  command -v "$cand" >/dev/null 2>&1 || continue
-  found=$("$cand" - <<'PYEOF' 2>/dev/null
-import glob, os, site, sys
-dirs = []
+export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuDNN / cuBLAS / NCCL of a Python environment (site-packages/nvidia/*/lib): the plugins find
+# them themselves (docs/cuda-backend.md); the versions go into the summary.
+"$py" - <<'PYEOF' 2>/dev/null | tee -a "$summary_file"
+import importlib.metadata as md
+for name in ("torch", "nvidia-cublas", "nvidia-cudnn-cu13", "nvidia-nccl-cu13", "numpy", "onnxruntime"):
+    try:
+        print(f"{name}: {md.version(name)}")
+    except Exception:
+        pass
 try:
-    import nvidia
-    dirs += [os.path.dirname(p) for p in nvidia.__path__]
-except Exception:
-    pass
-try:
-    dirs += site.getsitepackages()
-except Exception:
-    pass
-try:
-    dirs.append(site.getusersitepackages())
-except Exception:
-    pass
-dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
-seen = []
-for d in dirs:
-    for sub in ("cudnn", "cu13", "cublas", "nccl"):
-        lib = os.path.realpath(os.path.join(d, "nvidia", sub, "lib"))
-        if os.path.isdir(lib) and lib not in seen:
-            seen.append(lib)
-print(":".join(seen))
+    import torch
+    print(f"torch cuda {torch.version.cuda}, cudnn {torch.backends.cudnn.version()}, "
+          f"device {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none'}")
+except Exception as e:
+    print(f"torch: not importable ({e.__class__.__name__})")
 PYEOF
-  )
-  [[ -n "$found" ]] && pylibs="${pylibs:+$pylibs:}$found"
-done
-if [[ -n "$pylibs" ]]; then
-  export LD_LIBRARY_PATH="$pylibs:$LD_LIBRARY_PATH"
-  echo "LD_LIBRARY_PATH += $pylibs (cuDNN / cuBLAS / NCCL wheels)"
-fi
-echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-plugin="$build_dir/lib/nnplug/plugins/libnnplug-cuda.so"
-if [[ -f "$plugin" ]]; then
-  echo "plugin: $plugin"
-  # Only libc/libstdc++ are linked; cuBLAS and cuDNN are opened at run time (see the probe).
-  for f in "$plugin" "$build_dir/lib/libnnplug.so" "$build_dir/bin/nnplug-conformance"; do
-    [[ -f "$f" ]] || continue
-    if ldd "$f" | grep -q "not found"; then
-      ldd "$f"
-      record libraries FAIL "$(basename "$f") has missing libraries (see ldd above)"
-    fi
-  done
-else
-  record plugin FAIL "$plugin not found (was the CUDA backend built?)"
-fi
+plugin="$dir/lib/nnplug/plugins/libnnplug-cuda.so"
+bin="$dir/bin"
 
 # ---- probe: is cuda:0 there? (tests/cuda_load_test.c: device props, a stream with TF32) ---------
 phase "probe"
-load_test="$build_dir/bin/nnplug-cuda-load-test"
 have_device=0
-if [[ -x "$load_test" && -f "$plugin" ]]; then
-  load_out=$("$load_test" "$plugin" --print-log 2>&1)
-  load_rc=$?
-  echo "$load_out"
-  if [[ $load_rc -eq 0 ]] && grep -q 'device(s); cuda:0 = ' <<<"$load_out"; then
+if [[ -x "$bin/nnplug-cuda-load-test" && -f "$plugin" ]]; then
+  run_step "$out_dir/probe.log" 60 env NNPLUG_LOG=info "$bin/nnplug-cuda-load-test" "$plugin" --print-log
+  rc=$?
+  if [[ $rc -eq 0 ]] && grep -q 'device(s); cuda:0 = ' "$out_dir/probe.log"; then
     have_device=1
-    record probe PASS "$(grep 'device(s); cuda:0 = ' <<<"$load_out" | head -n 1)"
-  elif [[ $load_rc -eq 0 ]]; then
-    record probe FAIL "$(grep '0 devices' <<<"$load_out" | head -n 1)"
+    record probe PASS "$(grep 'device(s); cuda:0 = ' "$out_dir/probe.log" | head -n 1)"
+    grep -E 'cuBLAS from|cuDNN from|cuBLAS [0-9]|cuDNN [0-9]' "$out_dir/probe.log" |
+      sed 's/^/  /' >>"$summary_file"
   else
-    record probe FAIL "$(tail -n 3 <<<"$load_out" | tr '\n' ' ')"
+    record probe FAIL "$(tail -n 3 "$out_dir/probe.log" | tr '\n' ' ')"
   fi
 else
-  record probe FAIL "$load_test not built"
+  record probe FAIL "$bin/nnplug-cuda-load-test or $plugin missing"
 fi
-reload_test="$build_dir/bin/nnplug-cuda-reload-test"
-if [[ -x "$reload_test" && -f "$plugin" ]]; then
-  if reload_out=$("$reload_test" "$plugin" 2>&1); then
-    record reload PASS "$(tail -n 2 <<<"$reload_out" | head -n 1)"
+if [[ -x "$bin/nnplug-cuda-reload-test" ]]; then
+  if run_step "$out_dir/reload.log" 60 "$bin/nnplug-cuda-reload-test" "$plugin"; then
+    record reload PASS "$(tail -n 2 "$out_dir/reload.log" | head -n 1)"
   else
-    echo "$reload_out"
-    record reload FAIL "$(tail -n 3 <<<"$reload_out" | tr '\n' ' ')"
+    record reload FAIL "$(tail -n 3 "$out_dir/reload.log" | tr '\n' ' ')"
   fi
 else
-  record reload SKIP "$reload_test not built"
+  record reload FAIL "$bin/nnplug-cuda-reload-test missing"
+fi
+if [[ $have_device -ne 1 ]]; then
+  record cuda FAIL "no cuda device: nothing else can run"
+  print_summary "outputs in $out_dir"
 fi
 
 # ---- NCCL: one rank on cuda:0 (comm/nccl/tests/nccl_one_rank.cpp) --------------------------------
 phase "nccl (one rank)"
-nccl_plugin="$build_dir/lib/nnplug/plugins/libnnplug-comm-nccl.so"
-nccl_test="$build_dir/bin/nnplug-nccl-one-rank"
-if [[ ! -f "$nccl_plugin" ]]; then
+if [[ ! -f "$dir/lib/nnplug/plugins/libnnplug-comm-nccl.so" ]]; then
   record nccl SKIP "libnnplug-comm-nccl.so was not built (no nccl.h where it was built)"
-elif [[ ! -x "$nccl_test" ]]; then
-  record nccl FAIL "$nccl_test not built"
-elif [[ $have_device -ne 1 ]]; then
-  record nccl SKIP "no cuda device (see the probe)"
+elif run_step "$out_dir/nccl.log" 60 env NNPLUG_LOG=info "$bin/nnplug-nccl-one-rank" &&
+     grep -qx 'PASS' "$out_dir/nccl.log"; then
+  record nccl PASS "$(grep '^communicator: ' "$out_dir/nccl.log" | head -n 1)"
 else
-  # NNPLUG_LOG=info: where the plugin found NCCL ("comm-nccl: NCCL from ...").
-  nccl_out=$(NNPLUG_LOG=info "$nccl_test" 2>&1)
-  nccl_rc=$?
-  echo "$nccl_out" | tee "$out_dir/nccl-one-rank.log"
-  if [[ $nccl_rc -eq 0 ]] && grep -qx 'PASS' <<<"$nccl_out"; then
-    record nccl PASS "$(grep '^communicator: ' <<<"$nccl_out" | head -n 1)"
-  else
-    record nccl FAIL "$(tail -n 3 <<<"$nccl_out" | tr '\n' ' ')"
-  fi
+  record nccl FAIL "$(tail -n 3 "$out_dir/nccl.log" | tr '\n' ' ')"
 fi
 
 # ---- conformance ---------------------------------------------------------------------------------
 phase "conformance (cases $cases)"
-conf_bin="$build_dir/bin/nnplug-conformance"
-if [[ -x "$conf_bin" ]]; then
-  if "$conf_bin" --backend cuda --cases "$cases" --report "$out_dir/conformance-cuda.json" \
-       2>&1 | tee "$out_dir/conformance-cuda.log"; then
-    # The runner succeeds when a backend has no device; a GPU check must not.
-    counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$out_dir/conformance-cuda.log" |
-               sed 's/^\[nnplug-conformance\] //' | tr '\n' ' ')
-    if grep -q 'cuda: no device' "$out_dir/conformance-cuda.log" ||
-       ! grep -qE 'cuda:0: [1-9][0-9]* passed' "$out_dir/conformance-cuda.log"; then
-      record conformance FAIL "no cuda case ran: ${counts:-see $out_dir/conformance-cuda.log}"
-    else
-      record conformance PASS "${counts}-> $out_dir/conformance-cuda.json"
-    fi
+export NNPLUG_CONFORMANCE_DATA="$dir/share/nnplug/conformance"
+run_step "$out_dir/conformance.log" 200 "$bin/nnplug-conformance" --backend cuda --cases "$cases" \
+  --report "$out_dir/conformance-cuda.json"
+rc=$?
+counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$out_dir/conformance.log" | tail -n 1 |
+           sed 's/^\[nnplug-conformance\] //')
+if timed_out $rc; then
+  record conformance FAIL "out of time ($(limit 200) s) ${counts}"
+elif ! grep -qE 'cuda:0: [1-9][0-9]* passed' <<<"$counts"; then
+  record conformance FAIL "no cuda case ran: ${counts:-see conformance.log}"
+elif [[ $rc -ne 0 ]]; then
+  record conformance FAIL "$counts (re-run lines in conformance.log)"
+else
+  record conformance PASS "$counts"
+fi
+
+# ---- the Python package's op tests on cuda -------------------------------------------------------
+phase "python op tests on cuda"
+if [[ -d "$dir/python/tests" ]]; then
+  run_step "$out_dir/python.log" 90 env NNPLUG_LIBRARY="$dir/lib/libnnplug.so.0" \
+    PYTHONPATH="$dir/python" NNPLUG_TEST_BACKENDS=cuda NNPLUG_TEST_REQUIRE=cuda \
+    "$py" -m pytest -q -p no:cacheprovider -rs "$dir/python/tests/test_ops.py"
+  rc=$?
+  line=$(grep -E '[0-9]+ (passed|failed)' "$out_dir/python.log" | tail -n 1)
+  if [[ $rc -eq 0 ]] && grep -qE '[1-9][0-9]* passed' <<<"$line"; then
+    record python PASS "$line"
   else
-    record conformance FAIL "see $out_dir/conformance-cuda.log and .json"
+    record python FAIL "${line:-rc $rc, see python.log}"
   fi
 else
-  record conformance FAIL "$conf_bin not found"
+  record python FAIL "$dir/python/tests missing"
 fi
 
 # ---- benchmark ------------------------------------------------------------------------------------
 phase "benchmark"
-bench_bin="$build_dir/bin/nnplug-bench"
-if [[ -x "$bench_bin" ]]; then
-  if "$bench_bin" --backend cuda --json "$out_dir/bench-cuda.json" 2>&1 |
-       tee "$out_dir/bench-cuda.log"; then
-    record bench PASS "$out_dir/bench-cuda.json"
-  else
-    record bench FAIL "see $out_dir/bench-cuda.log"
-  fi
+run_step "$out_dir/bench.log" 60 "$bin/nnplug-bench" --backend cuda --reps 10 \
+  --json "$out_dir/bench-cuda.json"
+rc=$?
+line=$(grep -E '^nnplug-bench: [0-9]+ rows measured' "$out_dir/bench.log" | tail -n 1)
+if [[ $rc -eq 0 ]] && grep -qE ' [1-9][0-9]* rows measured' <<<"$line"; then
+  record bench PASS "$line"
 else
-  record bench FAIL "$bench_bin not found"
+  record bench FAIL "${line:-rc $rc, see bench.log}"
 fi
 
 # ---- training ------------------------------------------------------------------------------------
-phase "train mlp, cnn, vit on cuda:0 ($train_epochs epoch(s) each)"
-train_bin="$build_dir/bin/train"
-data_dir=""
-for d in "$build_dir/data/fashion-mnist" "$data_src"; do
-  if [[ -f "$d/train-images-idx3-ubyte.gz" ]]; then data_dir=$d; break; fi
-done
-if [[ ! -x "$train_bin" ]]; then
-  record train FAIL "$train_bin not found"
-elif [[ -z "$data_dir" ]]; then
-  record train SKIP "no Fashion-MNIST (FASHION_MNIST_DIR, or $build_dir/data/fashion-mnist from the build)"
+phase "train mlp, cnn, vit on cuda:0 ($train_epochs epochs each, eager and --graph)"
+data_dir="$dir/data/fashion-mnist"
+train_json() { grep '^{"model"' "$1" | tail -n 1; }
+if [[ ! -f "$data_dir/train-images-idx3-ubyte.gz" ]]; then
+  record train FAIL "no Fashion-MNIST in $data_dir"
 else
   for model in mlp cnn vit; do
-    # Eagerly, then with the step captured into a CUDA graph (train --graph, docs/graphs.md).
     for mode in eager graph; do
-      flag=""
-      [[ $mode == graph ]] && flag="--graph"
-      log="$out_dir/train-$model-cuda-$mode.log"
-      if "$train_bin" --model "$model" --backend cuda --epochs "$train_epochs" --data "$data_dir" \
-           $flag 2>&1 | tee "$log"; then
-        record "train $model $mode" PASS "$(tail -n 1 "$log")"
+      flag=()
+      [[ $mode == graph ]] && flag=(--graph)
+      log="$out_dir/train-$model-$mode.log"
+      run_step "$log" 40 "$bin/train" --model "$model" --backend cuda --epochs "$train_epochs" \
+        --data "$data_dir" "${flag[@]}"
+      rc=$?
+      if [[ $rc -eq 0 && -n "$(train_json "$log")" ]]; then
+        record "train $model $mode" PASS "$(train_json "$log")"
       else
-        record "train $model $mode" FAIL "see $log"
+        record "train $model $mode" FAIL "rc $rc: $(tail -n 2 "$log" | tr '\n' ' ')"
       fi
     done
   done
 fi
 
-# ---- PyTorch yardstick ----------------------------------------------------------------------------
-phase "PyTorch yardstick"
-torch_ops=""
-if [[ -n "${TORCH_BENCH_DIR:-}" && -f "$TORCH_BENCH_DIR/torch_ops.py" ]]; then
-  torch_ops="$TORCH_BENCH_DIR/torch_ops.py"
-fi
-if [[ -z "$torch_ops" ]]; then
-  record torch SKIP "torch_ops.py not found (set TORCH_BENCH_DIR to the yardstick scripts' folder)"
-elif ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
-       >/dev/null 2>&1; then
-  record torch SKIP "PyTorch with CUDA is not importable by $py"
-elif "$py" "$torch_ops" --device cuda 2>&1 | tee "$out_dir/torch-ops-cuda.log"; then
-  tail -n 1 "$out_dir/torch-ops-cuda.log" >"$out_dir/torch-ops-cuda.json"
-  record torch PASS "$out_dir/torch-ops-cuda.json"
-else
-  record torch FAIL "see $out_dir/torch-ops-cuda.log"
+# ---- PyTorch yardsticks, side by side (--bench) --------------------------------------------------
+if [[ $bench -eq 1 ]]; then
+  phase "yardsticks: nnplug and PyTorch on the same GPU (left: $(left) s)"
+  tb="$dir/bench"
+  if [[ ! -f "$tb/torch_ops.py" ]] || ! "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())'; then
+    record yardstick FAIL "no $tb/torch_ops.py, or no PyTorch with CUDA for $py"
+  else
+    ys="$out_dir/yardstick.txt"
+    : >"$ys"
+    # yard NAME CAP CMD...: one measurement; its last line (a JSON object) into yardstick.txt.
+    yard() {
+      local name=$1 cap=$2
+      shift 2
+      if [[ $(left) -lt 15 ]]; then
+        echo "$name SKIP out of time" >>"$ys"
+        return
+      fi
+      run_step "$out_dir/y-$name.log" "$cap" "$@" >/dev/null
+      echo "$name $(grep '^{' "$out_dir/y-$name.log" | tail -n 1)" >>"$ys"
+    }
+    tfm=(--data-dir "$data_dir" --device cuda --epochs 2)
+    for model in mlp cnn vit; do
+      yard "torch-$model-graph-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
+        "${tfm[@]}" --cuda-graph --no-tf32
+    done
+    yard "torch-ops-fp32" 40 "$py" "$tb/torch_ops.py" --device cuda --no-tf32
+    yard "torch-ops-tf32" 40 "$py" "$tb/torch_ops.py" --device cuda
+    yard "torch-cnn-graph-tf32" 40 "$py" "$tb/torch_fashion_mnist.py" --model cnn "${tfm[@]}" \
+      --cuda-graph
+    yard "nnplug-cnn-graph-tf32" 40 "$bin/train" --model cnn --backend cuda --epochs 2 \
+      --data "$data_dir" --graph --tf32
+    for model in cnn vit; do
+      yard "nnplug-$model-b1024" 40 "$bin/train" --model "$model" --backend cuda --epochs 2 \
+        --batch 1024 --data "$data_dir"
+      yard "torch-$model-b1024-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
+        "${tfm[@]}" --batch 1024 --no-tf32
+    done
+    for model in mlp cnn vit; do
+      yard "torch-$model-eager-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
+        "${tfm[@]}" --no-tf32
+    done
+    yard "nnplug-bench-large" 60 "$bin/nnplug-bench" --backend cuda --set large --reps 10
+    record yardstick PASS "$(grep -vc 'SKIP' "$ys") measurements, $(grep -c 'SKIP' "$ys") skipped -> yardstick.txt"
+  fi
 fi
 
+echo "elapsed: $(($(date +%s) - start)) s of a $budget s budget" | tee -a "$summary_file"
 print_summary "outputs in $out_dir"

@@ -446,11 +446,9 @@ void store_from_double(const DLDataType& t, void* p, int64_t i, double v) {
   } else if (is_f32(t)) {
     static_cast<float*>(p)[i] = static_cast<float>(v);
   } else if (is_f16(t)) {
-    // Through float: exact for float16/bfloat16/float32 sources; a float64 source may be
-    // rounded twice (documented in docs/cpu-backend.md).
-    static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(v));
+    static_cast<uint16_t*>(p)[i] = double_to_half(v);  // rounded once (kit/half.hpp)
   } else {
-    static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v));
+    static_cast<uint16_t*>(p)[i] = double_to_bf16(v);
   }
 }
 

@@ -1,10 +1,13 @@
 // context.cpp — device discovery (once per process), device memory from a stream-ordered pool
 // per device, and the stream object: lazily created cuBLAS/cuDNN handles bound to the stream,
 // grow-only scratch (no allocation per op once warm), and a ring of pinned staging buffers so
-// copies from pageable host memory stay asynchronous for the caller.
+// copies from pageable host memory stay asynchronous for the caller. Also the records kernels
+// report errors to (context.hpp): one per stream and one per device, in mapped pinned memory.
 #include "context.hpp"
 
 #include "lib_loader.hpp"
+
+#include <nnplug/kit/step.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -87,6 +90,12 @@ struct device_memory {
   cudaError_t init_error = cudaSuccess;
   cudaMemPool_t pool = nullptr;
   cudaStream_t stream = nullptr;
+  std::atomic<uint64_t> frees{0};  // device_free calls so far (device_free_count)
+  // The device's kernel error record (context.hpp), allocated by the first create_stream.
+  std::once_flag errors_once;
+  cudaError_t errors_error = cudaSuccess;
+  kernel_error_record* errors_host = nullptr;
+  kernel_error_record* errors_device = nullptr;
 };
 
 std::atomic<bool> g_memory_used{false};
@@ -149,6 +158,46 @@ cudaError_t alloc_on(device_memory& m, size_t bytes, cudaStream_t stream, void**
   return cudaMallocFromPoolAsync(p, bytes, m.pool, stream);
 }
 
+// A zeroed kernel error record in mapped pinned host memory (portable: pinned for every
+// context) and its device address; on failure nothing stays allocated.
+cudaError_t alloc_error_record(kernel_error_record** host, kernel_error_record** dev) {
+  void* p = nullptr;
+  cudaError_t e =
+      cudaHostAlloc(&p, sizeof(kernel_error_record), cudaHostAllocMapped | cudaHostAllocPortable);
+  if (e != cudaSuccess) return e;
+  std::memset(p, 0, sizeof(kernel_error_record));
+  void* d = nullptr;
+  e = cudaHostGetDevicePointer(&d, p, 0);
+  if (e != cudaSuccess) {
+    (void)cudaFreeHost(p);
+    return e;
+  }
+  *host = static_cast<kernel_error_record*>(p);
+  *dev = static_cast<kernel_error_record*>(d);
+  return cudaSuccess;
+}
+
+// Throws the error a kernel recorded: INVALID_ARGUMENT with the message of nnp::checked_step,
+// the check of the cpu and reference backends, for the value the kernel refused.
+[[noreturn]] void throw_kernel_error(int code, double value) {
+  const float step = static_cast<float>(value);  // a float read as double: exact
+  switch (code) {
+    case kKernelErrorAdamStep:
+      (void)nnp::checked_step("adam_update", step, 1.0f);
+      break;
+    case kKernelErrorDropoutForwardStep:
+      (void)nnp::checked_step("dropout_forward", step, 0.0f);
+      break;
+    case kKernelErrorDropoutBackwardStep:
+      (void)nnp::checked_step("dropout_backward", step, 0.0f);
+      break;
+    default:
+      fail(NNP_STATUS_INTERNAL, format("a kernel recorded the unknown error code %d", code));
+  }
+  fail(NNP_STATUS_INTERNAL,
+       format("a kernel refused the step %.9g, which is valid (error code %d)", value, code));
+}
+
 }  // namespace
 
 const device_registry& devices() {
@@ -174,6 +223,8 @@ void* device_alloc(int32_t device, size_t bytes) {
 
 void device_free(int32_t device, void* ptr) {
   device_memory& m = memory_of(device);
+  // Checked pointers (stream::known_device_pointer) may name this memory: stale from now on.
+  m.frees.fetch_add(1, std::memory_order_acq_rel);
   if (m.pool == nullptr) {
     NNP_CUDA_CHECK(cudaFree(ptr));
     return;
@@ -205,12 +256,69 @@ void use_device(int32_t index) {
   NNP_CUDA_CHECK(cudaSetDevice(index));
 }
 
+uint64_t device_free_count(int32_t device) {
+  return all_memory()[device].frees.load(std::memory_order_acquire);
+}
+
 stream* create_stream(int32_t device) {
   use_device(device);
+  device_memory& m = all_memory()[device];
+  std::call_once(m.errors_once, [&] {
+    m.errors_error = alloc_error_record(&m.errors_host, &m.errors_device);
+    if (m.errors_error != cudaSuccess) (void)cudaGetLastError();
+  });
+  if (m.errors_error != cudaSuccess)
+    throw_cuda(m.errors_error, "allocating the device's kernel error record", __FILE__, __LINE__);
   auto s = std::make_unique<stream>();
   s->device = device;
-  NNP_CUDA_CHECK(cudaStreamCreateWithFlags(&s->handle, cudaStreamNonBlocking));
+  s->device_errors_ = m.errors_device;
+  s->device_errors_host_ = m.errors_host;
+  NNP_CUDA_CHECK(alloc_error_record(&s->stream_errors_host_, &s->stream_errors_));
+  const cudaError_t e = cudaStreamCreateWithFlags(&s->handle, cudaStreamNonBlocking);
+  if (e != cudaSuccess) {
+    (void)cudaFreeHost(s->stream_errors_host_);
+    NNP_CUDA_CHECK(e);
+  }
   return s.release();
+}
+
+void stream::synchronize() {
+  // Launches counted now are complete once cudaStreamSynchronize returns; later ones (from
+  // another thread) stay counted for the next synchronisation.
+  const uint64_t launches = graph_launches_.load(std::memory_order_acquire);
+  NNP_CUDA_CHECK(cudaStreamSynchronize(handle));
+  if (launches != 0) graph_launches_.fetch_sub(launches, std::memory_order_acq_rel);
+  kernel_error_record* const device_record = launches != 0 ? device_errors_host_ : nullptr;
+  for (kernel_error_record* r : {stream_errors_host_, device_record}) {
+    if (r == nullptr) continue;
+    // The exchange hands an error to one caller (synchronisations may run on several threads).
+    const int code = __atomic_exchange_n(&r->code, 0, __ATOMIC_ACQ_REL);
+    if (code == kKernelErrorNone) continue;
+    double value = 0;
+    __atomic_load(&r->value, &value, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&r->claimed, 0, __ATOMIC_RELEASE);  // open for the next error
+    // A graph's error waiting behind the stream's own: the next synchronisation reports it.
+    if (r != device_record && device_record != nullptr &&
+        __atomic_load_n(&device_record->code, __ATOMIC_ACQUIRE) != kKernelErrorNone)
+      graph_launches_.fetch_add(launches, std::memory_order_acq_rel);
+    throw_kernel_error(code, value);
+  }
+}
+
+bool stream::known_device_pointer(const void* p) {
+  const uint64_t frees = device_free_count(device);
+  if (frees != checked_frees_) {
+    checked_pointers_.clear();
+    checked_frees_ = frees;
+    return false;
+  }
+  return checked_pointers_.count(p) != 0;
+}
+
+void stream::remember_device_pointer(const void* p) {
+  constexpr size_t kMaxCheckedPointers = 4096;
+  if (checked_pointers_.size() >= kMaxCheckedPointers) checked_pointers_.clear();
+  checked_pointers_.insert(p);
 }
 
 cublasHandle_t stream::blas() {
@@ -437,6 +545,7 @@ void launch_graph(const stream::graph& g, stream& s) {
     fail(NNP_STATUS_INVALID_ARGUMENT,
          format("graph of cuda:%d launched on a stream of cuda:%d", g.device, s.device));
   NNP_CUDA_CHECK(cudaGraphLaunch(g.exec, s.handle));
+  s.graph_launches_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void destroy_graph(stream::graph* g) {
@@ -492,6 +601,10 @@ void stream::destroy() {
   }
   if (handle != nullptr) keep(cudaStreamDestroy(handle));
   handle = nullptr;
+  // An error still in the record is dropped with the stream (it was never synchronised).
+  if (stream_errors_host_ != nullptr) keep(cudaFreeHost(stream_errors_host_));
+  stream_errors_host_ = nullptr;
+  stream_errors_ = nullptr;
   if (first != cudaSuccess) {
     (void)cudaGetLastError();
     fail(status_of(first),

@@ -9,15 +9,29 @@
 // Device memory (mem_alloc, scratch) comes from one stream-ordered memory pool per device that
 // keeps freed memory (release threshold UINT64_MAX): cudaMallocFromPoolAsync / cudaFreeAsync,
 // never the device-synchronising cudaFree (docs/cuda-backend.md, "Memory").
+//
+// Errors found by kernels (kernel_error_record below): a value an op reads on the device when
+// it runs (the step input of adam_update and dropout, ABI 1.4) may be invalid; the kernel then
+// writes nothing and records the error in mapped pinned host memory, and stream_synchronize
+// reports it (INVALID_ARGUMENT, the text of the cpu and reference backends). Kernels launched
+// directly record into their stream's record; kernels recorded in a graph record into their
+// device's record, because a graph may be launched on any stream of its device and may outlive
+// the stream that captured it. stream::synchronize checks the stream's record and, when the
+// stream has launched graphs since its last check, the device's: an error of a graph is
+// reported by the next synchronisation of a stream of that device that launched a graph (the
+// launching stream's unless several streams launch graphs at once). Streams that launch no
+// graphs (e.g. libnnplug's internal copy streams) never report a graph's error.
 #pragma once
 
 #include "errors.hpp"
 
 #include <nnplug/nnplug_plugin.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace nnp::cuda {
@@ -47,6 +61,52 @@ void device_free(int32_t device, void* ptr);
 // Hands the cached memory of every pool back to the driver (plugin shutdown).
 void trim_device_pools();
 
+// Every device_free bumps its device's count: caches of pointers checked to be memory of the
+// device (stream::known_device_pointer) are stale from then on.
+uint64_t device_free_count(int32_t device);
+
+// ---- errors found by kernels --------------------------------------------------------------------
+// What a kernel found wrong (kernel_error_record::code); each names the op and the rule, and
+// check_kernel_errors turns it into the message of the cpu and reference backends.
+enum kernel_error : int {
+  kKernelErrorNone = 0,
+  kKernelErrorAdamStep = 1,             // adam_update: step not a whole number >= 1
+  kKernelErrorDropoutForwardStep = 2,   // dropout_forward: step not a whole number >= 0
+  kKernelErrorDropoutBackwardStep = 3,  // dropout_backward: step not a whole number >= 0
+};
+
+// In mapped pinned host memory (cudaHostAlloc, cudaHostAllocMapped): written by kernels through
+// its device address, read and cleared by the host after cudaStreamSynchronize. The first error
+// wins: a kernel claims the record (atomicCAS on `claimed`), writes `value`, fences, then writes
+// `code`; the host reads `code`, then `value`, then clears `code` and `claimed`. A kernel that
+// finds the record claimed drops its error (an earlier one is pending). Host-side accesses are
+// atomic (__atomic builtins); device atomics on host memory are atomic among the GPU's threads
+// only, so an error of work queued after a synchronisation began, landing while that
+// synchronisation reads the record, may be reported late or dropped (never invented).
+struct kernel_error_record {
+  int claimed;   // 0, or 1 once a kernel owns the record
+  int code;      // kernel_error; 0 until the owner has written value
+  double value;  // the offending value (a float step read as double: exact)
+};
+
+#ifdef __CUDACC__
+// Records an error from device code (any one thread; the others may call it too). `r` may be
+// NULL (no record: the error is dropped).
+__device__ inline void report_kernel_error(kernel_error_record* r, int code, double value) {
+  if (r == nullptr || atomicCAS(&r->claimed, 0, 1) != 0) return;
+  *reinterpret_cast<volatile double*>(&r->value) = value;
+  __threadfence_system();
+  *reinterpret_cast<volatile int*>(&r->code) = code;
+  __threadfence_system();
+}
+
+// A step counter as the cpu and reference backends accept it (nnp::checked_step of
+// nnplug/kit/step.hpp): a whole number >= lowest and below 2^64 (NaN and infinities fail).
+__device__ inline bool valid_step(float step, float lowest) {
+  return isfinite(step) && step >= lowest && step < 18446744073709551616.0f && floorf(step) == step;
+}
+#endif
+
 // Scratch slots of a stream; one op may use several at once, each for one purpose.
 enum scratch_slot : int {
   kScratchWorkspace = 0,  // cuDNN workspace
@@ -70,6 +130,22 @@ struct stream {
   // algorithm with a smaller workspace).
   void* try_scratch(int slot, size_t bytes);
   void set_allow_tf32(bool on);
+  // The device address of the record that kernels queued now report errors to: the stream's,
+  // or while capturing the device's (see the file comment). Never NULL after create_stream.
+  kernel_error_record* kernel_errors() const {
+    return capturing_ ? device_errors_ : stream_errors_;
+  }
+  // cudaStreamSynchronize, then the errors kernels recorded (see the file comment): throws
+  // INVALID_ARGUMENT (cpu's message) for an error in the stream's record, else in the device's
+  // when graphs launched on this stream before the synchronisation began; the record read is
+  // cleared. May run on another thread than the stream's user (libnnplug waits for a device's
+  // streams on behalf of nnp_free and nnp_memcpy).
+  void synchronize();
+  // Whether data pointer p was found to be memory of this device before (by the caller, with
+  // cudaPointerGetAttributes) and no device memory was freed since; remember_device_pointer
+  // adds one (the cache is bounded: it is emptied when full).
+  bool known_device_pointer(const void* p);
+  void remember_device_pointer(const void* p);
   // Copies in stream order; pageable host memory is staged through pinned memory.
   void memcpy_async(void* dst, const void* src, size_t bytes, int32_t kind);
   // Waits for queued work and releases everything (first error is thrown after cleanup). A
@@ -117,6 +193,22 @@ struct stream {
   cudaError_t stop_capture(cudaGraph_t* recorded, std::vector<void*>* buffers);
   // cudaSuccess, cudaErrorMemoryAllocation, or another error (thrown by the callers).
   cudaError_t grow_scratch(int slot, size_t bytes);
+  // Error records (device addresses, equal to the host's under unified addressing): the
+  // stream's own (cudaHostAlloc, freed by destroy) and its device's (lives with the process).
+  kernel_error_record* stream_errors_ = nullptr;
+  kernel_error_record* stream_errors_host_ = nullptr;
+  kernel_error_record* device_errors_ = nullptr;
+  kernel_error_record* device_errors_host_ = nullptr;
+  // Data pointers found to be memory of this device, valid while device_free_count(device)
+  // equals checked_frees_.
+  std::unordered_set<const void*> checked_pointers_;
+  uint64_t checked_frees_ = 0;
+  // Graph launches on this stream whose errors (in the device's record) no synchronisation has
+  // checked yet: launch_graph adds, synchronize subtracts those queued before it began.
+  std::atomic<uint64_t> graph_launches_{0};
+
+  friend stream* create_stream(int32_t device);
+  friend void launch_graph(const graph& g, stream& s);
 };
 
 stream* create_stream(int32_t device);

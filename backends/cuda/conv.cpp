@@ -1,33 +1,159 @@
-// conv.cpp — 2-D convolution forward, backward-data and backward-filter through cuDNN's
-// convolution API (cross-correlation, dilation, groups), float32/float16/bfloat16 with float32
-// accumulation; backward-bias is our channel reduction (reduce.cu). Speed comes from cuDNN's
-// algorithm choice: heuristics (cudnnGet*Algorithm_v7) on the first call of a shape; the
-// candidates are tried in cuDNN's order, and one that cuDNN refuses (NOT_SUPPORTED, BAD_PARAM) or
-// whose workspace does not fit in memory is skipped for the next. The first that runs becomes the
-// shape's *plan* — descriptors, algorithm, math type, workspace size — cached in a process-wide
-// map keyed by kind, dtype, math mode, device and every shape and parameter, so a later call
-// creates no descriptor and asks cuDNN nothing before running. The workspace is the stream's
-// grow-only scratch.
+// conv.cpp — convolution on cuDNN: N-d (ONNX Conv, NNP_OP_CONV_*; ONNX ConvTranspose,
+// NNP_OP_CONV_TRANSPOSE_*; 1 to 3 spatial dimensions) and 2-D (NNP_OP_CONV2D_*, mapped to the
+// same N-d path), forward, backward-data and backward-filter, float32/float16/bfloat16 with
+// float32 accumulation; backward-bias is our channel reduction (reduce.cu).
+//
+// Every op is one of three directions on the geometry of nnplug/kit/conv_nd.hpp (input
+// [n, ci, in..] -> output [n, co, out..], filter [co, ci/groups, kernel..]):
+//   conv forward = forward, conv backward-data = backward-data, backward-filter = backward-filter;
+//   conv-transpose forward = backward-data + bias (its y is the geometry's input, its x the
+//   output), its backward-data = forward (dy -> dx), its backward-filter = backward-filter with
+//   dy as the input and x as the output gradient.
+// cuDNN sees 4-d tensors for 1 and 2 spatial dimensions (1-d: a unit height) and 5-d for 3, set
+// with its Nd descriptors (resolved from cuDNN here: cudnn_loader.cpp's list has the 4-d ones).
+//
+// Speed comes from cuDNN's algorithm choice, made once per *plan*. Outside graph capture the
+// first call of a shape measures cuDNN's algorithms (cudnnFind*AlgorithmEx, as PyTorch's
+// cudnn.benchmark, within the workspace the heuristics' candidates need and memory allows);
+// during capture it takes cuDNN's heuristics (cudnnGet*Algorithm_v7). The candidates are tried
+// in that order, and one that cuDNN refuses (NOT_SUPPORTED, BAD_PARAM) or whose workspace does
+// not fit in memory is skipped for the next. The first that runs becomes the shape's plan —
+// descriptors, algorithm, math type, workspace size — cached in a process-wide map keyed by
+// direction, dtype, math mode, device and the whole geometry, so a later call creates no
+// descriptor and asks cuDNN nothing before running. The workspace is the stream's grow-only
+// scratch.
 // 16-bit fallback: cuDNN's legacy API may refuse a float16/bfloat16 convolution (e.g. grouped or
-// dilated backward-filter) only when asked to run it, after op_supported said yes. Then the
-// operands are converted to float32 in scratch, the convolution runs in float32 (tensor-op math
-// allowed: 16-bit values are exact in TF32) and the result is converted back; the plan remembers
-// it.
-// cuDNN has only symmetric padding: an asymmetric call zero-pads x explicitly into scratch
-// (forward, backward-filter) or computes the padded dx in scratch and crops it (backward-data).
+// dilated backward-filter) only when asked to run it. Then the operands are converted to float32
+// in scratch, the convolution runs in float32 (tensor-op math allowed: 16-bit values are exact in
+// TF32) and the result is converted back; the plan remembers it.
+// Padding: cuDNN pads symmetrically. An axis whose begin pad, used on both sides, gives another
+// output size (asymmetric pads, ConvTranspose's output_padding beyond what the stride absorbs,
+// the negative pads of its output_shape) is handed to cuDNN explicitly zero-padded and cropped
+// to what the outputs read (forward, backward-filter: launch_conv_window into scratch), or cuDNN
+// computes that window of dx in scratch and it is cropped back (backward-data).
+// Direct kernels (conv_direct.cu): where cuDNN cannot take the call (an operand or padded input
+// beyond its 32-bit sizes), where it ran none of its algorithms in either type, and where an
+// operand is empty (the result is then bias, zeros, or NaN from 0 * inf at padding) the result
+// comes from the direct kernels alone, which compute the reference formula exactly.
+//
+// Non-finite values (docs/ops.md, "Non-finite values"): Winograd and FFT algorithms mix the
+// elements of a tile, so an Inf or NaN in an operand can spread to outputs it does not reach,
+// cancel to a finite value, or an Inf become NaN; nor do cuDNN's algorithms always multiply the
+// padding zeros by the filter (0 * inf = NaN). The rule: after cuDNN's result (and the bias) is
+// queued, a flag in scratch is zeroed (cudaMemsetAsync), one kernel sets it when any element of
+// the op's two inputs (x and w, dy and w, or x and dy) is ±inf or NaN (16-byte loads, one
+// launch for both), and the direct kernel is launched with a pointer to the flag: it returns at
+// once when the flag is 0, and otherwise recomputes the whole result with the reference's
+// formula, overwriting cuDNN's. The finite case pays one memory-bound read of the inputs and
+// one wave of empty blocks; nothing comes back to the host, so it works under graph capture.
+//
 // TF32: float32 uses CUDNN_FMA_MATH unless the stream allows TF32.
+#include "lib_loader.hpp"
 #include "ops.hpp"
 
+#include <nnplug/kit/conv_nd.hpp>
+
 #include <array>
+#include <atomic>
 #include <climits>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <vector>
 
 namespace nnp::cuda {
 namespace {
+
+using nnp::conv_nd_geometry;
+using nnp::kConvMaxSpatial;
+
+// ---- cuDNN functions beyond cudnn_loader.cpp's list ---------------------------------------------
+// The Nd descriptor setters and the Find functions, resolved from the cuDNN library the loader
+// opened (dlsym on first use). A symbol it lacks reads as NOT_SUPPORTED: the call goes to the
+// direct kernels (descriptors) or to the heuristics (Find).
+void* cudnn_symbol(std::atomic<void*>& slot, const char* name) {
+  void* p = slot.load(std::memory_order_acquire);
+  if (p == nullptr) {
+    p = library_symbol(cudnn_library(), name);
+    if (p != nullptr) slot.store(p, std::memory_order_release);
+  }
+  return p;
+}
+
+// Calls the symbol `name` as an Fn; NOT_SUPPORTED when cuDNN lacks it.
+template <typename Fn, typename... Args>
+cudnnStatus_t call_cudnn(std::atomic<void*>& slot, const char* name, Args... args) {
+  void* p = cudnn_symbol(slot, name);
+  return p == nullptr ? CUDNN_STATUS_NOT_SUPPORTED : reinterpret_cast<Fn>(p)(args...);
+}
+
+cudnnStatus_t set_tensor_nd(cudnnTensorDescriptor_t d, cudnnDataType_t t, int nb, const int* dims,
+                            const int* strides) {
+  using fn =
+      cudnnStatus_t (*)(cudnnTensorDescriptor_t, cudnnDataType_t, int, const int*, const int*);
+  static std::atomic<void*> slot{nullptr};
+  return call_cudnn<fn>(slot, "cudnnSetTensorNdDescriptor", d, t, nb, dims, strides);
+}
+cudnnStatus_t set_filter_nd(cudnnFilterDescriptor_t d, cudnnDataType_t t, int nb, const int* dims) {
+  using fn = cudnnStatus_t (*)(cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t, int,
+                               const int*);
+  static std::atomic<void*> slot{nullptr};
+  return call_cudnn<fn>(slot, "cudnnSetFilterNdDescriptor", d, t, CUDNN_TENSOR_NCHW, nb, dims);
+}
+cudnnStatus_t set_convolution_nd(cudnnConvolutionDescriptor_t d, int n, const int* pads,
+                                 const int* strides, const int* dilations) {
+  using fn = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t, int, const int*, const int*,
+                               const int*, cudnnConvolutionMode_t, cudnnDataType_t);
+  static std::atomic<void*> slot{nullptr};
+  return call_cudnn<fn>(slot, "cudnnSetConvolutionNdDescriptor", d, n, pads, strides, dilations,
+                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+}
+cudnnStatus_t find_forward(cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void* x,
+                           cudnnFilterDescriptor_t wd, const void* w,
+                           cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, void* y,
+                           int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf,
+                           void* ws, size_t ws_size) {
+  using fn = cudnnStatus_t (*)(cudnnHandle_t, cudnnTensorDescriptor_t, const void*,
+                               cudnnFilterDescriptor_t, const void*, cudnnConvolutionDescriptor_t,
+                               cudnnTensorDescriptor_t, void*, int, int*,
+                               cudnnConvolutionFwdAlgoPerf_t*, void*, size_t);
+  static std::atomic<void*> slot{nullptr};
+  return call_cudnn<fn>(slot, "cudnnFindConvolutionForwardAlgorithmEx", h, xd, x, wd, w, cd, yd, y,
+                        requested, returned, perf, ws, ws_size);
+}
+cudnnStatus_t find_backward_data(cudnnHandle_t h, cudnnFilterDescriptor_t wd, const void* w,
+                                 cudnnTensorDescriptor_t dyd, const void* dy,
+                                 cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t dxd,
+                                 void* dx, int requested, int* returned,
+                                 cudnnConvolutionBwdDataAlgoPerf_t* perf, void* ws,
+                                 size_t ws_size) {
+  using fn = cudnnStatus_t (*)(cudnnHandle_t, cudnnFilterDescriptor_t, const void*,
+                               cudnnTensorDescriptor_t, const void*, cudnnConvolutionDescriptor_t,
+                               cudnnTensorDescriptor_t, void*, int, int*,
+                               cudnnConvolutionBwdDataAlgoPerf_t*, void*, size_t);
+  static std::atomic<void*> slot{nullptr};
+  return call_cudnn<fn>(slot, "cudnnFindConvolutionBackwardDataAlgorithmEx", h, wd, w, dyd, dy, cd,
+                        dxd, dx, requested, returned, perf, ws, ws_size);
+}
+cudnnStatus_t find_backward_filter(cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void* x,
+                                   cudnnTensorDescriptor_t dyd, const void* dy,
+                                   cudnnConvolutionDescriptor_t cd, cudnnFilterDescriptor_t dwd,
+                                   void* dw, int requested, int* returned,
+                                   cudnnConvolutionBwdFilterAlgoPerf_t* perf, void* ws,
+                                   size_t ws_size) {
+  using fn = cudnnStatus_t (*)(cudnnHandle_t, cudnnTensorDescriptor_t, const void*,
+                               cudnnTensorDescriptor_t, const void*, cudnnConvolutionDescriptor_t,
+                               cudnnFilterDescriptor_t, void*, int, int*,
+                               cudnnConvolutionBwdFilterAlgoPerf_t*, void*, size_t);
+  static std::atomic<void*> slot{nullptr};
+  return call_cudnn<fn>(slot, "cudnnFindConvolutionBackwardFilterAlgorithmEx", h, xd, x, dyd, dy,
+                        cd, dwd, dw, requested, returned, perf, ws, ws_size);
+}
+
+void check_cudnn(cudnnStatus_t st, const char* call) {
+  if (st != CUDNN_STATUS_SUCCESS) throw_cudnn(st, call, __FILE__, __LINE__);
+}
 
 // ---- RAII descriptors ---------------------------------------------------------------------------
 // A cuDNN descriptor made by Create and released by Destroy when the object goes (also when the
@@ -41,35 +167,106 @@ struct cudnn_descriptor {
   cudnn_descriptor& operator=(const cudnn_descriptor&) = delete;
 };
 
+// Sizes cuDNN takes: [a, b, spatial[0..nsp)] as int (the caller checked they fit).
+struct nd_dims {
+  int nb = 0;
+  int v[2 + kConvMaxSpatial] = {};
+  nd_dims(int64_t a, int64_t b, const int64_t* spatial3, int nsp) : nb(2 + nsp) {
+    v[0] = static_cast<int>(a);
+    v[1] = static_cast<int>(b);
+    for (int i = 0; i < nsp; ++i) v[2 + i] = static_cast<int>(spatial3[kConvMaxSpatial - nsp + i]);
+  }
+};
+
 struct tensor_desc : cudnn_descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
                                       cudnnDestroyTensorDescriptor> {
-  tensor_desc(cudnnDataType_t dt, int64_t n, int64_t c, int64_t h, int64_t w) {
-    NNP_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, dt, static_cast<int>(n),
-                                               static_cast<int>(c), static_cast<int>(h),
-                                               static_cast<int>(w)));
+  tensor_desc(cudnnDataType_t dt, const nd_dims& dims) {
+    int strides[2 + kConvMaxSpatial];
+    strides[dims.nb - 1] = 1;
+    for (int i = dims.nb - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims.v[i + 1];
+    check_cudnn(set_tensor_nd(d, dt, dims.nb, dims.v, strides), "cudnnSetTensorNdDescriptor");
   }
 };
 
 struct filter_desc : cudnn_descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
                                       cudnnDestroyFilterDescriptor> {
-  filter_desc(cudnnDataType_t dt, int64_t k, int64_t c, int64_t r, int64_t s) {
-    NNP_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d, dt, CUDNN_TENSOR_NCHW, static_cast<int>(k),
-                                               static_cast<int>(c), static_cast<int>(r),
-                                               static_cast<int>(s)));
+  filter_desc(cudnnDataType_t dt, const nd_dims& dims) {
+    check_cudnn(set_filter_nd(d, dt, dims.nb, dims.v), "cudnnSetFilterNdDescriptor");
   }
 };
+
+// ---- what cuDNN sees ----------------------------------------------------------------------------
+enum class dir { forward, backward_data, backward_filter };
+
+// cuDNN's view of a geometry: its last nsp axes (2 for 1-d and 2-d, 3 for 3-d) and, per
+// geometry axis, the input extent cuDNN takes and its symmetric pad. An axis where the begin pad
+// used on both sides gives another output size (or the pad is negative) is windowed: cuDNN gets
+// the zero-padded input cropped to what the outputs read, extent (out-1)*stride +
+// dilation*(kernel-1) + 1 starting at -pad, and pads it by 0.
+struct cudnn_view {
+  int nsp = 2;
+  bool windowed = false;                // some axis is
+  int64_t in[kConvMaxSpatial] = {};     // cuDNN's input extents
+  int64_t shift[kConvMaxSpatial] = {};  // windowed axes: the begin pad; else 0
+  int64_t pad[kConvMaxSpatial] = {};    // cuDNN's symmetric pads
+  bool fits = true;                     // every size within cuDNN's int (2^31 - 1 elements)
+};
+
+// Whether the product of the factors (each >= 1) is at most INT_MAX.
+bool product_fits_int(std::initializer_list<int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors) {
+    if (f < 1 || f > INT_MAX / p) return false;
+    p *= f;
+  }
+  return true;
+}
+
+// The geometry of a call whose operands are all non-empty.
+cudnn_view view_of(const conv_nd_geometry& g) {
+  cudnn_view v;
+  v.nsp = g.spatial == 3 ? 3 : 2;
+  for (int a = 0; a < kConvMaxSpatial; ++a) {
+    const nnp::wide_int span = nnp::wide_int{g.dilation[a]} * (g.kernel[a] - 1) + 1;
+    const nnp::wide_int p = g.pad[a];
+    const nnp::wide_int padded = nnp::wide_int{g.in[a]} + 2 * p;
+    const bool symmetric =
+        p >= 0 && p <= INT_MAX && padded >= span && (padded - span) / g.stride[a] + 1 == g.out[a];
+    if (symmetric) {
+      v.in[a] = g.in[a];
+      v.pad[a] = g.pad[a];
+    } else {
+      const nnp::wide_int extent = nnp::wide_int{g.out[a] - 1} * g.stride[a] + span;
+      v.in[a] = extent > INT_MAX ? INT_MAX + int64_t{1} : static_cast<int64_t>(extent);
+      v.shift[a] = g.pad[a];
+      v.windowed = true;
+    }
+    if (span > INT_MAX || g.stride[a] > INT_MAX || g.dilation[a] > INT_MAX) v.fits = false;
+  }
+  v.fits = v.fits && product_fits_int({g.n, g.ci, v.in[0], v.in[1], v.in[2]}) &&
+           product_fits_int({g.n, g.co, g.out[0], g.out[1], g.out[2]}) &&
+           product_fits_int({g.co, g.cig(), g.kernel[0], g.kernel[1], g.kernel[2]}) &&
+           g.groups <= INT_MAX;
+  return v;
+}
 
 struct conv_desc : cudnn_descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                                     cudnnDestroyConvolutionDescriptor> {
-  conv_desc(int pad_h, int pad_w, const nnp_conv2d_params& p) {
-    NNP_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d, pad_h, pad_w, p.stride_h, p.stride_w,
-                                                    p.dilation_h, p.dilation_w,
-                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    if (p.groups > 1) NNP_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, p.groups));
+  conv_desc(const conv_nd_geometry& g, const cudnn_view& v) {
+    int pads[kConvMaxSpatial], strides[kConvMaxSpatial], dilations[kConvMaxSpatial];
+    for (int i = 0; i < v.nsp; ++i) {
+      const int a = kConvMaxSpatial - v.nsp + i;
+      pads[i] = static_cast<int>(v.pad[a]);
+      strides[i] = static_cast<int>(g.stride[a]);
+      dilations[i] = static_cast<int>(g.dilation[a]);
+    }
+    check_cudnn(set_convolution_nd(d, v.nsp, pads, strides, dilations),
+                "cudnnSetConvolutionNdDescriptor");
+    if (g.groups > 1) NNP_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, static_cast<int>(g.groups)));
   }
 };
 
-// ---- plans -------------------------------------------------------------------------------------
+// ---- plans --------------------------------------------------------------------------------------
 struct algo_choice {
   int algo;
   cudnnMathType_t math;
@@ -78,18 +275,10 @@ struct algo_choice {
 constexpr size_t kMaxWorkspace = size_t{1} << 30;  // skip algorithms that want more than 1 GiB
 
 cudnnDataType_t cudnn_type(elem t) {
-  return float_code(t, CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, "conv2d");
+  return float_code(t, CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, "conv");
 }
 
 size_t elem_size(elem t) { return t == elem::f32 ? 4 : 2; }
-
-// What cuDNN sees of one call: x [N, C, Hc, Wc] (padded explicitly when the padding is
-// asymmetric), w [K, C/groups, R, S], y [N, K, P, Q], symmetric padding pad_h / pad_w.
-struct conv_geom {
-  int64_t N, C, Hc, Wc, K, R, S, P, Q;
-  int pad_h, pad_w;
-  nnp_conv2d_params p;
-};
 
 // A convolution ready to run: descriptors in the compute type, the algorithm, whose math type is
 // set on cd, and its workspace size. Immutable once in the cache (cuDNN descriptors are only read
@@ -103,37 +292,42 @@ struct conv_plan {
   int algo = 0;
   size_t ws_size = 0;
 
-  conv_plan(const conv_geom& g, elem ct, cudnnMathType_t math)
+  conv_plan(const conv_nd_geometry& g, const cudnn_view& v, elem ct, cudnnMathType_t math)
       : compute(ct),
-        xd(cudnn_type(ct), g.N, g.C, g.Hc, g.Wc),
-        wd(cudnn_type(ct), g.K, g.C / g.p.groups, g.R, g.S),
-        yd(cudnn_type(ct), g.N, g.K, g.P, g.Q),
-        cd(g.pad_h, g.pad_w, g.p) {
+        xd(cudnn_type(ct), nd_dims(g.n, g.ci, v.in, v.nsp)),
+        wd(cudnn_type(ct), nd_dims(g.co, g.cig(), g.kernel, v.nsp)),
+        yd(cudnn_type(ct), nd_dims(g.n, g.co, g.out, v.nsp)),
+        cd(g, v) {
     NNP_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, math));
   }
 };
 
-using plan_key = std::array<int64_t, 20>;
+// direction, dtype, TF32, device, spatial, n, ci, co, groups, then in, kernel, out, stride,
+// dilation, pad of the 3 axes.
+using plan_key = std::array<int64_t, 9 + 6 * kConvMaxSpatial>;
 std::mutex g_plans_mutex;
+// A null plan: cuDNN ran none of its algorithms for this key; the direct kernels compute it.
 std::map<plan_key, std::shared_ptr<const conv_plan>> g_plans;
 
-std::shared_ptr<const conv_plan> find_plan(const plan_key& k) {
+bool find_plan(const plan_key& k, std::shared_ptr<const conv_plan>* plan) {
   std::lock_guard<std::mutex> lock(g_plans_mutex);
   auto it = g_plans.find(k);
-  return it == g_plans.end() ? nullptr : it->second;
+  if (it == g_plans.end()) return false;
+  *plan = it->second;
+  return true;
 }
 void store_plan(const plan_key& k, std::shared_ptr<const conv_plan> plan) {
   std::lock_guard<std::mutex> lock(g_plans_mutex);
   g_plans[k] = std::move(plan);
 }
 
-// The usable heuristic results in cuDNN's order of preference: succeeded, within the workspace
-// limit and, for strict float32, without tensor-op math. perf is an array of *AlgoPerf_t.
+// The usable results in cuDNN's order of preference: succeeded, within the workspace limit and,
+// for strict float32, without tensor-op math. perf is an array of *AlgoPerf_t.
 template <typename Perf>
-std::vector<algo_choice> usable(const Perf* perf, int n, bool strict_fp32) {
+std::vector<algo_choice> usable(const Perf* perf, int n, bool strict_fp32, size_t max_ws) {
   std::vector<algo_choice> out;
   for (int i = 0; i < n; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > max_ws) continue;
     if (strict_fp32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
                         perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
       continue;
@@ -143,6 +337,17 @@ std::vector<algo_choice> usable(const Perf* perf, int n, bool strict_fp32) {
   return out;
 }
 
+// The largest workspace among the usable results (what Find is given).
+template <typename Perf>
+size_t largest_workspace(const Perf* perf, int n) {
+  size_t m = 0;
+  for (int i = 0; i < n; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace &&
+        perf[i].memory > m)
+      m = perf[i].memory;
+  return m;
+}
+
 // cuDNN declines this configuration (BAD_PARAM 2xxx, NOT_SUPPORTED 3xxx): try something else.
 bool is_refusal(cudnnStatus_t st) {
   const int group = static_cast<int>(st) / 1000;
@@ -150,117 +355,113 @@ bool is_refusal(cudnnStatus_t st) {
 }
 bool is_out_of_memory(cudnnStatus_t st) { return status_of(st) == NNP_STATUS_OUT_OF_MEMORY; }
 
-void check_int(const DLTensor& t, const char* what) {
-  if (numel(t) > INT_MAX)
-    unsupported(format("conv2d: %s has %lld elements, more than cuDNN's 32-bit limit (2^31 - 1)",
-                       what,
-                       static_cast<long long>(numel(t))));
-}
-
-// Device pointers of one call as cuDNN sees them (compute type, padded x).
-struct conv_operands {
-  const void* x = nullptr;  // forward, backward-filter
-  const void* w = nullptr;  // forward, backward-data
-  const void* y = nullptr;  // backward-data, backward-filter (dy)
-  void* out = nullptr;      // y, dx (padded when asymmetric) or dw
-  void* out32 = nullptr;    // float32 fallback: the unpadded float32 result, converted back last
+// ---- one call -----------------------------------------------------------------------------------
+// A call in the geometry's terms: its input (in), filter (w) and output (out) tensors, one of
+// which the direction computes (forward: out, backward-data: in, backward-filter: w), the others
+// read; bias (NULL: none) is added to the result's channels.
+struct conv_job {
+  dir d;
+  elem t;
+  conv_nd_geometry g;
+  cudnn_view v;
+  void* in;
+  void* w;
+  void* out;
+  const void* bias;
+  int64_t n_in, n_w, n_out;  // element counts
+  int64_t n_in_cudnn;        // of the input as cuDNN sees it (windowed)
 };
 
-// The call in nnplug's terms.
-struct conv_args {
-  int32_t kind;
-  elem t;  // the operands' type
-  bool symmetric;
-  const DLTensor* x;  // [N, C, H, W]
-  const DLTensor* w;  // [K, C/g, R, S]
-  const DLTensor* y;  // [N, K, P, Q]
-  int64_t H, W;
-  nnp_conv2d_params p;
-  conv_geom g;
+void* result_of(const conv_job& j) {
+  return j.d == dir::forward ? j.out : j.d == dir::backward_data ? j.in : j.w;
+}
+int64_t result_count(const conv_job& j) {
+  return j.d == dir::forward ? j.n_out : j.d == dir::backward_data ? j.n_in : j.n_w;
+}
+
+// Device pointers of one call as cuDNN sees them (compute type, windowed input).
+struct conv_operands {
+  const void* in = nullptr;   // forward, backward-filter
+  const void* w = nullptr;    // forward, backward-data
+  const void* out = nullptr;  // backward-data, backward-filter (the output gradient)
+  void* result = nullptr;     // out, the (windowed) in, or w
+  void* result32 = nullptr;   // float32 fallback: the float32 result, converted back last
 };
 
 size_t align256(size_t n) { return (n + 255) & ~size_t{255}; }
 
 // Queues what the compute type ct needs before cuDNN runs: float32 copies of the inputs (ct
-// differs from the operands' type) in kScratchTemp1, the explicitly padded x in kScratchTemp0;
+// differs from the operands' type) in kScratchTemp1, the windowed input in kScratchTemp0;
 // returns the pointers cuDNN works on.
-conv_operands stage(stream& s, const conv_args& a, elem ct) {
-  const bool convert = ct != a.t;
-  const conv_geom& g = a.g;
-  const int64_t nx = numel(*a.x), nw = numel(*a.w), ny = numel(*a.y);
-  const int64_t nx_padded = g.N * g.C * g.Hc * g.Wc;
+conv_operands stage(stream& s, const conv_job& j, elem ct) {
+  const bool convert = ct != j.t;
   char* f32 = nullptr;
   size_t used = 0;
-  if (convert)  // room for each of x, w, y once, whichever are inputs or the output
-    f32 = static_cast<char*>(s.scratch(kScratchTemp1, align256(static_cast<size_t>(nx) * 4) +
-                                                          align256(static_cast<size_t>(nw) * 4) +
-                                                          align256(static_cast<size_t>(ny) * 4)));
+  if (convert)  // room for each of in, w, out once, whichever are inputs or the result
+    f32 = static_cast<char*>(
+        s.scratch(kScratchTemp1, align256(static_cast<size_t>(j.n_in) * 4) +
+                                     align256(static_cast<size_t>(j.n_w) * 4) +
+                                     align256(static_cast<size_t>(j.n_out) * 4)));
   auto take = [&](int64_t n) {
     void* p = f32 + used;
     used += align256(static_cast<size_t>(n) * 4);
     return p;
   };
-  auto input = [&](const DLTensor& t) -> const void* {
-    if (!convert) return data_ptr<const void>(t);
-    void* p = take(numel(t));
-    launch_cast(s, a.t, data_ptr<const void>(t), elem::f32, p, numel(t));
-    return p;
+  auto input = [&](const void* p, int64_t n) -> const void* {
+    if (!convert) return p;
+    void* q = take(n);
+    launch_cast(s, j.t, p, elem::f32, q, n);
+    return q;
   };
-  auto padded = [&](const void* x) -> const void* {
-    if (a.symmetric) return x;
-    void* xp = s.scratch(kScratchTemp0, static_cast<size_t>(nx_padded) * elem_size(ct));
-    launch_pad2d(s, ct, x, xp, g.N * g.C, a.H, a.W, a.p.pad_top, a.p.pad_bottom, a.p.pad_left,
-                 a.p.pad_right);
-    return xp;
+  auto windowed = [&](const void* x) -> const void* {
+    if (!j.v.windowed) return x;
+    void* xw = s.scratch(kScratchTemp0, static_cast<size_t>(j.n_in_cudnn) * elem_size(ct));
+    launch_conv_window(s, ct, x, j.g.in, xw, j.v.in, j.v.shift, j.g.n * j.g.ci);
+    return xw;
   };
   conv_operands o;
-  switch (a.kind) {
-    case NNP_OP_CONV2D_FORWARD:
-      o.x = padded(input(*a.x));
-      o.w = input(*a.w);
-      o.out = convert ? (o.out32 = take(ny)) : data_ptr<void>(*a.y);
+  switch (j.d) {
+    case dir::forward:
+      o.in = windowed(input(j.in, j.n_in));
+      o.w = input(j.w, j.n_w);
+      o.result = convert ? (o.result32 = take(j.n_out)) : j.out;
       break;
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-      o.x = padded(input(*a.x));
-      o.y = input(*a.y);
-      o.out = convert ? (o.out32 = take(nw)) : data_ptr<void>(*a.w);
+    case dir::backward_filter:
+      o.in = windowed(input(j.in, j.n_in));
+      o.out = input(j.out, j.n_out);
+      o.result = convert ? (o.result32 = take(j.n_w)) : j.w;
       break;
-    default:  // backward data
-      o.w = input(*a.w);
-      o.y = input(*a.y);
-      if (convert) o.out32 = take(nx);
-      o.out = !a.symmetric
-                  ? s.scratch(kScratchTemp0, static_cast<size_t>(nx_padded) * elem_size(ct))
-                  : (convert ? o.out32 : data_ptr<void>(*a.x));
+    case dir::backward_data:
+      o.w = input(j.w, j.n_w);
+      o.out = input(j.out, j.n_out);
+      if (convert) o.result32 = take(j.n_in);
+      o.result = j.v.windowed
+                     ? s.scratch(kScratchTemp0, static_cast<size_t>(j.n_in_cudnn) * elem_size(ct))
+                     : (convert ? o.result32 : j.in);
       break;
   }
   return o;
 }
 
-// Queues what follows cuDNN: the crop of the padded dx, the conversion back from float32.
-void finish(stream& s, const conv_args& a, elem ct, const conv_operands& o) {
-  const bool convert = ct != a.t;
-  void* result = o.out;
-  if (a.kind == NNP_OP_CONV2D_BACKWARD_DATA && !a.symmetric) {
-    void* dst = convert ? o.out32 : data_ptr<void>(*a.x);
-    launch_crop2d(s, ct, o.out, dst, a.g.N * a.g.C, a.H, a.W, a.p.pad_top, a.p.pad_bottom,
-                  a.p.pad_left, a.p.pad_right);
+// Queues what follows cuDNN: the crop of the windowed dx, the conversion back from float32.
+void finish(stream& s, const conv_job& j, elem ct, const conv_operands& o) {
+  const bool convert = ct != j.t;
+  void* result = o.result;
+  if (j.d == dir::backward_data && j.v.windowed) {
+    void* dst = convert ? o.result32 : j.in;
+    int64_t back[kConvMaxSpatial];
+    for (int a = 0; a < kConvMaxSpatial; ++a) back[a] = -j.v.shift[a];
+    launch_conv_window(s, ct, o.result, j.v.in, dst, j.g.in, back, j.g.n * j.g.ci);
     result = dst;
   }
-  if (convert) {
-    const DLTensor& out = a.kind == NNP_OP_CONV2D_FORWARD         ? *a.y
-                          : a.kind == NNP_OP_CONV2D_BACKWARD_DATA ? *a.x
-                                                                  : *a.w;
-    launch_cast(s, elem::f32, result, a.t, data_ptr<void>(out), numel(out));
-  }
+  if (convert) launch_cast(s, elem::f32, result, j.t, result_of(j), result_count(j));
 }
 
-cudnnStatus_t workspace_size(cudnnHandle_t h, int32_t kind, const conv_plan& pl, int algo,
-                             size_t* ws) {
-  if (kind == NNP_OP_CONV2D_FORWARD)
+cudnnStatus_t workspace_size(cudnnHandle_t h, dir d, const conv_plan& pl, int algo, size_t* ws) {
+  if (d == dir::forward)
     return cudnnGetConvolutionForwardWorkspaceSize(
         h, pl.xd.d, pl.wd.d, pl.cd.d, pl.yd.d, static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws);
-  if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
+  if (d == dir::backward_data)
     return cudnnGetConvolutionBackwardDataWorkspaceSize(
         h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo),
         ws);
@@ -270,90 +471,126 @@ cudnnStatus_t workspace_size(cudnnHandle_t h, int32_t kind, const conv_plan& pl,
 }
 
 // Queues the convolution with `algo` (its math type already set on pl.cd); cuDNN's status.
-cudnnStatus_t execute(cudnnHandle_t h, int32_t kind, const conv_plan& pl, int algo, void* ws,
+cudnnStatus_t execute(cudnnHandle_t h, dir d, const conv_plan& pl, int algo, void* ws,
                       size_t ws_size, const conv_operands& o) {
   const float one = 1.0f, zero = 0.0f;
-  if (kind == NNP_OP_CONV2D_FORWARD)
-    return cudnnConvolutionForward(h, &one, pl.xd.d, o.x, pl.wd.d, o.w, pl.cd.d,
+  if (d == dir::forward)
+    return cudnnConvolutionForward(h, &one, pl.xd.d, o.in, pl.wd.d, o.w, pl.cd.d,
                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, ws_size, &zero,
-                                   pl.yd.d, o.out);
-  if (kind == NNP_OP_CONV2D_BACKWARD_DATA)
-    return cudnnConvolutionBackwardData(h, &one, pl.wd.d, o.w, pl.yd.d, o.y, pl.cd.d,
+                                   pl.yd.d, o.result);
+  if (d == dir::backward_data)
+    return cudnnConvolutionBackwardData(h, &one, pl.wd.d, o.w, pl.yd.d, o.out, pl.cd.d,
                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws,
-                                        ws_size, &zero, pl.xd.d, o.out);
-  return cudnnConvolutionBackwardFilter(h, &one, pl.xd.d, o.x, pl.yd.d, o.y, pl.cd.d,
+                                        ws_size, &zero, pl.xd.d, o.result);
+  return cudnnConvolutionBackwardFilter(h, &one, pl.xd.d, o.in, pl.yd.d, o.out, pl.cd.d,
                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws,
-                                        ws_size, &zero, pl.wd.d, o.out);
+                                        ws_size, &zero, pl.wd.d, o.result);
 }
 
-// cuDNN's heuristic candidates for pl; *st is the heuristics' status.
-std::vector<algo_choice> candidates(cudnnHandle_t h, int32_t kind, const conv_plan& pl,
-                                    bool strict_fp32, cudnnStatus_t* st) {
+// Measures cuDNN's algorithms on the call's operands (cudnnFind*AlgorithmEx; it runs them and
+// waits for the device, so never during graph capture) with the workspace `heuristic` says the
+// largest candidate needs, or as much of it as memory gives. Candidates fastest first; false
+// when Find could not run (the caller keeps the heuristics' order).
+template <typename Perf, typename FindFn>
+bool measured(stream& s, const Perf* heuristic, int n_heuristic, bool strict_fp32, int count,
+              FindFn&& find, std::vector<algo_choice>* out) {
+  size_t ws_size = largest_workspace(heuristic, n_heuristic);
+  void* ws = nullptr;
+  while (ws_size > 0 && (ws = s.try_scratch(kScratchWorkspace, ws_size)) == nullptr) ws_size /= 2;
+  std::vector<Perf> perf(static_cast<size_t>(count));
   int returned = 0;
-  if (kind == NNP_OP_CONV2D_FORWARD) {
+  if (find(count, &returned, perf.data(), ws, ws_size) != CUDNN_STATUS_SUCCESS) return false;
+  *out = usable(perf.data(), returned, strict_fp32, ws_size);
+  return !out->empty();
+}
+
+// cuDNN's candidates for pl, measured on o when the stream is not capturing, else from the
+// heuristics; *st is the heuristics' status.
+std::vector<algo_choice> candidates(stream& s, dir d, const conv_plan& pl, bool strict_fp32,
+                                    const conv_operands& o, cudnnStatus_t* st) {
+  cudnnHandle_t h = s.dnn();
+  const bool measure = !s.capturing();
+  int returned = 0;
+  std::vector<algo_choice> found;
+  if (d == dir::forward) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     *st = cudnnGetConvolutionForwardAlgorithm_v7(h, pl.xd.d, pl.wd.d, pl.cd.d, pl.yd.d,
                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf);
-    return *st == CUDNN_STATUS_SUCCESS ? usable(perf, returned, strict_fp32)
-                                       : std::vector<algo_choice>{};
+    if (*st != CUDNN_STATUS_SUCCESS) return {};
+    if (measure && measured(
+                       s, perf, returned, strict_fp32, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                       [&](int n, int* r, cudnnConvolutionFwdAlgoPerf_t* p, void* ws, size_t wss) {
+                         return find_forward(h, pl.xd.d, o.in, pl.wd.d, o.w, pl.cd.d, pl.yd.d,
+                                             o.result, n, r, p, ws, wss);
+                       },
+                       &found))
+      return found;
+    return usable(perf, returned, strict_fp32, kMaxWorkspace);
   }
-  if (kind == NNP_OP_CONV2D_BACKWARD_DATA) {
+  if (d == dir::backward_data) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     *st = cudnnGetConvolutionBackwardDataAlgorithm_v7(h, pl.wd.d, pl.yd.d, pl.cd.d, pl.xd.d,
                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                       &returned, perf);
-    return *st == CUDNN_STATUS_SUCCESS ? usable(perf, returned, strict_fp32)
-                                       : std::vector<algo_choice>{};
+    if (*st != CUDNN_STATUS_SUCCESS) return {};
+    if (measure &&
+        measured(
+            s, perf, returned, strict_fp32, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+            [&](int n, int* r, cudnnConvolutionBwdDataAlgoPerf_t* p, void* ws, size_t wss) {
+              return find_backward_data(h, pl.wd.d, o.w, pl.yd.d, o.out, pl.cd.d, pl.xd.d, o.result,
+                                        n, r, p, ws, wss);
+            },
+            &found))
+      return found;
+    return usable(perf, returned, strict_fp32, kMaxWorkspace);
   }
   cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   *st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, pl.xd.d, pl.yd.d, pl.cd.d, pl.wd.d,
                                                       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                                                       &returned, perf);
-  return *st == CUDNN_STATUS_SUCCESS ? usable(perf, returned, strict_fp32)
-                                     : std::vector<algo_choice>{};
+  if (*st != CUDNN_STATUS_SUCCESS) return {};
+  if (measure &&
+      measured(
+          s, perf, returned, strict_fp32, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+          [&](int n, int* r, cudnnConvolutionBwdFilterAlgoPerf_t* p, void* ws, size_t wss) {
+            return find_backward_filter(h, pl.xd.d, o.in, pl.yd.d, o.out, pl.cd.d, pl.wd.d,
+                                        o.result, n, r, p, ws, wss);
+          },
+          &found))
+    return found;
+  return usable(perf, returned, strict_fp32, kMaxWorkspace);
 }
 
-// What the search met, for the error message when nothing ran.
-struct search_log {
-  size_t tried = 0;
-  bool out_of_memory = false;
-  std::string last = "no candidate";
-};
-
-const char* kind_call(int32_t kind) {
-  return kind == NNP_OP_CONV2D_FORWARD         ? "cudnnConvolutionForward"
-         : kind == NNP_OP_CONV2D_BACKWARD_DATA ? "cudnnConvolutionBackwardData"
-                                               : "cudnnConvolutionBackwardFilter";
+const char* dir_call(dir d) {
+  return d == dir::forward         ? "cudnnConvolutionForward"
+         : d == dir::backward_data ? "cudnnConvolutionBackwardData"
+                                   : "cudnnConvolutionBackwardFilter";
 }
 
 // Runs the convolution on o with the first of cuDNN's candidates for pl that works, and records
 // it in pl (algorithm, math type on pl.cd, workspace size). Refusals and out-of-memory (for the
-// workspace, or inside cuDNN) move on to the next candidate; other errors are thrown. Returns
-// false when none ran.
-bool search_and_run(stream& s, int32_t kind, conv_plan& pl, bool strict_fp32,
-                    const conv_operands& o, search_log* log) {
+// workspace, or inside cuDNN; *oom is set) move on to the next candidate; other errors are
+// thrown. Returns false when none ran.
+bool search_and_run(stream& s, dir d, conv_plan& pl, bool strict_fp32, const conv_operands& o,
+                    bool* oom) {
   cudnnHandle_t h = s.dnn();
   cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-  const std::vector<algo_choice> cands = candidates(h, kind, pl, strict_fp32, &st);
+  const std::vector<algo_choice> cands = candidates(s, d, pl, strict_fp32, o, &st);
   if (st != CUDNN_STATUS_SUCCESS) {
     if (!is_refusal(st)) throw_cudnn(st, "cudnnGetConvolution*Algorithm_v7", __FILE__, __LINE__);
-    log->last = format("heuristics: %s", cudnnGetErrorString(st));
     return false;
   }
   for (const algo_choice& c : cands) {
-    ++log->tried;
     st = cudnnSetConvolutionMathType(pl.cd.d, c.math);
     size_t ws_size = 0;
-    if (st == CUDNN_STATUS_SUCCESS) st = workspace_size(h, kind, pl, c.algo, &ws_size);
+    if (st == CUDNN_STATUS_SUCCESS) st = workspace_size(h, d, pl, c.algo, &ws_size);
     if (st == CUDNN_STATUS_SUCCESS) {
       void* ws = ws_size > 0 ? s.try_scratch(kScratchWorkspace, ws_size) : nullptr;
       if (ws_size > 0 && ws == nullptr) {
-        log->out_of_memory = true;
-        log->last =
-            format("algorithm %d: out of memory for its %zu-byte workspace", c.algo, ws_size);
+        *oom = true;
         continue;
       }
-      st = execute(h, kind, pl, c.algo, ws, ws_size, o);
+      st = execute(h, d, pl, c.algo, ws, ws_size, o);
       if (st == CUDNN_STATUS_SUCCESS) {
         pl.algo = c.algo;
         pl.ws_size = ws_size;
@@ -361,188 +598,268 @@ bool search_and_run(stream& s, int32_t kind, conv_plan& pl, bool strict_fp32,
       }
     }
     if (is_out_of_memory(st)) {
-      log->out_of_memory = true;
+      *oom = true;
     } else if (!is_refusal(st)) {
-      throw_cudnn(st, kind_call(kind), __FILE__, __LINE__);
+      throw_cudnn(st, dir_call(d), __FILE__, __LINE__);
     }
-    log->last = format("algorithm %d: %s", c.algo, cudnnGetErrorString(st));
   }
   return false;
 }
 
-// A plan for compute type ct, or NULL (with the reason in log) when cuDNN refuses even the
-// descriptors of a 16-bit type.
-std::shared_ptr<conv_plan> new_plan(const conv_geom& g, elem ct, cudnnMathType_t math,
-                                    search_log* log) {
+// A plan for compute type ct, or NULL when cuDNN refuses its descriptors.
+std::shared_ptr<conv_plan> new_plan(const conv_job& j, elem ct, cudnnMathType_t math) {
   try {
-    return std::make_shared<conv_plan>(g, ct, math);
+    return std::make_shared<conv_plan>(j.g, j.v, ct, math);
   } catch (const nnp::error& e) {
-    if (ct == elem::f32 ||
-        (e.status() != NNP_STATUS_UNSUPPORTED && e.status() != NNP_STATUS_INVALID_ARGUMENT))
-      throw;
-    log->last = e.what();
+    if (e.status() != NNP_STATUS_UNSUPPORTED && e.status() != NNP_STATUS_INVALID_ARGUMENT) throw;
     return nullptr;
   }
 }
 
-// x [N,C,H,W], w [K,C/g,R,S], y [N,K,P,Q] of a conv2d call, whichever are inputs or outputs.
-struct conv_tensors {
-  const DLTensor *x, *w, *y;
-};
-conv_tensors conv_tensors_of(const op_call& c) {
-  switch (c.kind) {
-    case NNP_OP_CONV2D_FORWARD:
-      return {c.in(0), c.in(1), c.out(0)};
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-      return {c.out(0), c.in(1), c.in(0)};
-    default:  // NNP_OP_CONV2D_BACKWARD_FILTER
-      return {c.in(0), c.out(0), c.in(1)};
+// Queues the call on cuDNN (see the top of the file); false when cuDNN runs nothing for it (the
+// direct kernels then compute it).
+bool run_cudnn(stream& s, const conv_job& j) {
+  const conv_nd_geometry& g = j.g;
+  const bool strict_fp32 = j.t == elem::f32 && !s.allow_tf32;
+  const cudnnMathType_t math_request = j.t == elem::f32
+                                           ? (s.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
+                                           : CUDNN_TENSOR_OP_MATH;
+  cudnnHandle_t h = s.dnn();
+  const plan_key key = {static_cast<int64_t>(j.d),
+                        static_cast<int64_t>(j.t),
+                        s.allow_tf32 ? 1 : 0,
+                        s.device,
+                        g.spatial,
+                        g.n,
+                        g.ci,
+                        g.co,
+                        g.groups,
+                        g.in[0],
+                        g.in[1],
+                        g.in[2],
+                        g.kernel[0],
+                        g.kernel[1],
+                        g.kernel[2],
+                        g.out[0],
+                        g.out[1],
+                        g.out[2],
+                        g.stride[0],
+                        g.stride[1],
+                        g.stride[2],
+                        g.dilation[0],
+                        g.dilation[1],
+                        g.dilation[2],
+                        g.pad[0],
+                        g.pad[1],
+                        g.pad[2]};
+
+  bool keep_plan = true;
+  std::shared_ptr<const conv_plan> cached;
+  if (find_plan(key, &cached)) {
+    if (cached == nullptr) return false;  // cuDNN ran nothing for this shape before
+    // The shape's plan: no descriptor to create, no question to cuDNN before running.
+    const conv_operands o = stage(s, j, cached->compute);
+    void* ws = cached->ws_size > 0 ? s.try_scratch(kScratchWorkspace, cached->ws_size) : nullptr;
+    cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    if (cached->ws_size == 0 || ws != nullptr)
+      st = execute(h, j.d, *cached, cached->algo, ws, cached->ws_size, o);
+    if (st == CUDNN_STATUS_SUCCESS) {
+      finish(s, j, cached->compute, o);
+      return true;
+    }
+    if (!is_out_of_memory(st) && !is_refusal(st))
+      throw_cudnn(st, dir_call(j.d), __FILE__, __LINE__);
+    // No memory for its workspace now, or refused for these pointers (alignment): search again
+    // for this call, and keep the cached plan for the next.
+    keep_plan = false;
+  }
+  // First call of this shape: cuDNN's candidates in order, in the operands' type; for 16-bit
+  // types, when cuDNN runs none of them, in float32 (see the top of the file).
+  bool oom = false;
+  elem ct = j.t;
+  std::shared_ptr<conv_plan> plan = new_plan(j, j.t, math_request);
+  conv_operands o;
+  bool ran = false;
+  if (plan != nullptr) {
+    o = stage(s, j, j.t);
+    ran = search_and_run(s, j.d, *plan, strict_fp32, o, &oom);
+  }
+  if (!ran && j.t != elem::f32) {
+    ct = elem::f32;
+    plan = new_plan(j, elem::f32, CUDNN_DEFAULT_MATH);
+    if (plan != nullptr) {
+      o = stage(s, j, elem::f32);
+      ran = search_and_run(s, j.d, *plan, /*strict_fp32=*/false, o, &oom);
+    }
+  }
+  if (!ran) {
+    // Remembered unless memory was short (another call may find it).
+    if (keep_plan && !oom) store_plan(key, nullptr);
+    return false;
+  }
+  if (keep_plan) store_plan(key, plan);
+  finish(s, j, ct, o);
+  return true;
+}
+
+// The direct kernel of the job's direction (flag: see launch_conv_direct_*).
+void run_direct(stream& s, const conv_job& j, const int* flag) {
+  switch (j.d) {
+    case dir::forward:
+      launch_conv_direct_forward(s, j.t, j.g, j.in, j.w, j.bias, j.out, flag);
+      return;
+    case dir::backward_data:
+      launch_conv_direct_backward_data(s, j.t, j.g, j.out, j.w, j.bias, j.in, flag);
+      return;
+    case dir::backward_filter:
+      launch_conv_direct_backward_filter(s, j.t, j.g, j.in, j.out, j.w, flag);
+      return;
   }
 }
 
-// Whether op_conv2d hands the call to cuDNN (an empty operand gives zeros without it).
-bool runs_cudnn(const op_call& c, const conv_tensors& t) {
-  return numel(*c.out(0)) > 0 && numel(*t.x) > 0 && numel(*t.w) > 0 && numel(*t.y) > 0;
+// Runs direction d on geometry g with its input, filter and output tensors (the one d computes
+// is written) and the optional bias of the result's channels.
+void run_conv(stream& s, dir d, const conv_nd_geometry& g, const DLTensor* in, const DLTensor* w,
+              const DLTensor* out, const DLTensor* bias) {
+  const DLTensor& result = d == dir::forward ? *out : d == dir::backward_data ? *in : *w;
+  conv_job j{};
+  j.d = d;
+  j.t = elem_of(result.dtype);
+  j.g = g;
+  j.in = data_ptr<void>(*in);
+  j.w = data_ptr<void>(*w);
+  j.out = data_ptr<void>(*out);
+  j.bias = bias != nullptr ? data_ptr<const void>(*bias) : nullptr;
+  j.n_in = numel(*in);
+  j.n_w = numel(*w);
+  j.n_out = numel(*out);
+  if (numel(result) == 0) return;
+  if (j.n_in == 0 || j.n_w == 0 || j.n_out == 0) {
+    // An empty sum: bias or zeros, or NaN where a padding tap meets an infinite weight.
+    run_direct(s, j, nullptr);
+    return;
+  }
+  j.v = view_of(g);
+  if (!j.v.fits) {  // beyond cuDNN's 32-bit sizes
+    run_direct(s, j, nullptr);
+    return;
+  }
+  j.n_in_cudnn = g.n * g.ci * j.v.in[0] * j.v.in[1] * j.v.in[2];
+  if (!run_cudnn(s, j)) {
+    run_direct(s, j, nullptr);
+    return;
+  }
+  if (j.bias != nullptr) {
+    if (d == dir::forward)
+      launch_bias_add(s, j.t, j.out, j.bias, g.n, g.co, g.out_size());
+    else if (d == dir::backward_data)
+      launch_bias_add(s, j.t, j.in, j.bias, g.n, g.ci, g.in_size());
+  }
+  // The non-finite rule (top of the file). The flag reuses kScratchTemp0: whatever cuDNN's
+  // path queued on it before is done by the time the memset runs (stream order).
+  int* flag = static_cast<int*>(s.scratch(kScratchTemp0, sizeof(int)));
+  NNP_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), s.handle));
+  if (d == dir::forward)
+    launch_nonfinite_flag(s, j.t, j.in, j.n_in, j.w, j.n_w, flag);
+  else if (d == dir::backward_data)
+    launch_nonfinite_flag(s, j.t, j.out, j.n_out, j.w, j.n_w, flag);
+  else
+    launch_nonfinite_flag(s, j.t, j.in, j.n_in, j.out, j.n_out, flag);
+  run_direct(s, j, flag);
+}
+
+// ---- geometries of the ops ----------------------------------------------------------------------
+// NNP_OP_CONV2D_*: x [N, C, H, W], w [K, C/groups, R, S], y [N, K, P, Q] as a 2-d geometry.
+conv_nd_geometry geometry_of_conv2d(const nnp_conv2d_params& p, const DLTensor& x,
+                                    const DLTensor& w, const DLTensor& y) {
+  conv_nd_geometry g{};
+  g.spatial = 2;
+  g.n = x.shape[0];
+  g.ci = x.shape[1];
+  g.co = w.shape[0];
+  g.groups = p.groups;
+  const int64_t in[3] = {1, x.shape[2], x.shape[3]};
+  const int64_t kernel[3] = {1, w.shape[2], w.shape[3]};
+  const int64_t out[3] = {1, y.shape[2], y.shape[3]};
+  const int64_t stride[3] = {1, p.stride_h, p.stride_w};
+  const int64_t dilation[3] = {1, p.dilation_h, p.dilation_w};
+  const int64_t pad[3] = {0, p.pad_top, p.pad_left};
+  for (int a = 0; a < kConvMaxSpatial; ++a) {
+    g.in[a] = in[a];
+    g.kernel[a] = kernel[a];
+    g.out[a] = out[a];
+    g.stride[a] = stride[a];
+    g.dilation[a] = dilation[a];
+    g.pad[a] = pad[a];
+  }
+  return g;
 }
 
 }  // namespace
 
-void check_conv2d_limits(const op_call& c) {
-  if (c.kind == NNP_OP_CONV2D_BACKWARD_BIAS) return;  // own kernel, 64-bit sizes
-  const conv_tensors t = conv_tensors_of(c);
-  if (!runs_cudnn(c, t)) return;
-  check_int(*t.x, "x");
-  check_int(*t.w, "w");
-  check_int(*t.y, "y");
-  const auto p = read_params<nnp_conv2d_params>(c.params);
-  const bool symmetric = p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
-  if (symmetric) return;
-  // cuDNN then sees the explicitly padded x (each factor below 2^31: no overflow in int64)
-  const int64_t hc = t.x->shape[2] + p.pad_top + p.pad_bottom;
-  const int64_t wc = t.x->shape[3] + p.pad_left + p.pad_right;
-  const int64_t nc = t.x->shape[0] * t.x->shape[1];
-  if (nc > INT_MAX / hc || nc * hc > INT_MAX / wc)
-    unsupported("conv2d: the padded input exceeds cuDNN's 32-bit limit (2^31 - 1 elements)");
+// ---- the ops ------------------------------------------------------------------------------------
+void op_conv2d_forward(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv2d_params>();
+  run_conv(s, dir::forward, geometry_of_conv2d(p, *c.in(0), *c.in(1), *c.out(0)), c.in(0), c.in(1),
+           c.out(0), c.in(2));
 }
 
-void op_conv2d(stream& s, const op_call& c) {
-  if (c.kind == NNP_OP_CONV2D_BACKWARD_BIAS) {
-    const DLTensor& dy = *c.in(0);
-    const DLTensor& db = *c.out(0);
-    if (numel(db) == 0) return;
-    launch_sum_keep_axis(s, elem_of(dy.dtype), data_ptr<const void>(dy), data_ptr<void>(db),
-                         dy.shape, dy.ndim, 1);
-    return;
-  }
-  const auto p = read_params<nnp_conv2d_params>(c.params);
-  const conv_tensors ct = conv_tensors_of(c);
-  const DLTensor *x = ct.x, *w = ct.w, *y = ct.y;
-  const DLTensor& out = *c.out(0);
-  const elem t = elem_of(out.dtype);
-  const size_t es = dtype_size(out.dtype);
-  if (numel(out) == 0) return;
-  if (!runs_cudnn(c, ct)) {
-    // An empty sum: zeros (plus bias for forward).
-    NNP_CUDA_CHECK(cudaMemsetAsync(data_ptr<void>(out), 0, numel(out) * es, s.handle));
-    if (c.kind == NNP_OP_CONV2D_FORWARD && c.in(2) != nullptr)
-      launch_bias_add(s, t, data_ptr<void>(out), data_ptr<const void>(*c.in(2)), y->shape[0],
-                      y->shape[1], y->shape[2] * y->shape[3]);
-    return;
-  }
-  check_conv2d_limits(c);  // the row check did this already; kept beside the casts it guards
+void op_conv2d_backward_data(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv2d_params>();
+  run_conv(s, dir::backward_data, geometry_of_conv2d(p, *c.out(0), *c.in(1), *c.in(0)), c.out(0),
+           c.in(1), c.in(0), nullptr);
+}
 
-  const int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
-  const int64_t K = w->shape[0], R = w->shape[2], S = w->shape[3];
-  const int64_t P = y->shape[2], Q = y->shape[3];
-  const bool symmetric = p.pad_top == p.pad_bottom && p.pad_left == p.pad_right;
-  // cuDNN sees x (symmetric padding) or the explicitly padded xp (padding 0).
-  const int64_t Hc = symmetric ? H : H + p.pad_top + p.pad_bottom;
-  const int64_t Wc = symmetric ? W : W + p.pad_left + p.pad_right;
-  const int pad_h = symmetric ? p.pad_top : 0, pad_w = symmetric ? p.pad_left : 0;
+void op_conv2d_backward_filter(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv2d_params>();
+  run_conv(s, dir::backward_filter, geometry_of_conv2d(p, *c.in(0), *c.out(0), *c.in(1)), c.in(0),
+           c.out(0), c.in(1), nullptr);
+}
 
-  const conv_args a{
-      c.kind, t, symmetric, x, w,
-      y,      H, W,         p, conv_geom{N, C, Hc, Wc, K, R, S, P, Q, pad_h, pad_w, p}};
-  const bool strict_fp32 = t == elem::f32 && !s.allow_tf32;
-  const cudnnMathType_t math_request =
-      t == elem::f32 ? (s.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
-  cudnnHandle_t h = s.dnn();
-  const plan_key key = {c.kind,
-                        static_cast<int64_t>(t),
-                        s.allow_tf32 ? 1 : 0,
-                        s.device,
-                        N,
-                        C,
-                        Hc,
-                        Wc,
-                        K,
-                        R,
-                        S,
-                        P,
-                        Q,
-                        pad_h,
-                        pad_w,
-                        p.stride_h,
-                        p.stride_w,
-                        p.dilation_h,
-                        p.dilation_w,
-                        p.groups};
+void op_conv_forward(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv_params>();
+  run_conv(s, dir::forward, nnp::conv_nd_of_conv(p, *c.in(0), *c.in(1), *c.out(0)), c.in(0),
+           c.in(1), c.out(0), c.in(2));
+}
 
-  bool done = false;
-  bool keep_plan = true;
-  if (std::shared_ptr<const conv_plan> plan = find_plan(key)) {
-    // The shape's plan: no descriptor to create, no question to cuDNN before running.
-    const conv_operands o = stage(s, a, plan->compute);
-    void* ws = plan->ws_size > 0 ? s.try_scratch(kScratchWorkspace, plan->ws_size) : nullptr;
-    cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
-    if (plan->ws_size == 0 || ws != nullptr)
-      st = execute(h, c.kind, *plan, plan->algo, ws, plan->ws_size, o);
-    if (st == CUDNN_STATUS_SUCCESS) {
-      finish(s, a, plan->compute, o);
-      done = true;
-    } else if (is_out_of_memory(st) || is_refusal(st)) {
-      // No memory for its workspace now, or refused for these pointers (alignment): search
-      // again for this call, and keep the cached plan for the next.
-      keep_plan = false;
-    } else {
-      throw_cudnn(st, kind_call(c.kind), __FILE__, __LINE__);
-    }
-  }
-  if (!done) {
-    // First call of this shape: cuDNN's candidates in order, in the operands' type; for 16-bit
-    // types, when cuDNN runs none of them, in float32 (see the top of the file).
-    search_log log;
-    elem ct = t;
-    std::shared_ptr<conv_plan> plan = new_plan(a.g, t, math_request, &log);
-    conv_operands o;
-    bool ran = false;
-    if (plan != nullptr) {
-      o = stage(s, a, t);
-      ran = search_and_run(s, c.kind, *plan, strict_fp32, o, &log);
-    }
-    if (!ran && t != elem::f32) {
-      ct = elem::f32;
-      plan = new_plan(a.g, elem::f32, CUDNN_DEFAULT_MATH, &log);
-      o = stage(s, a, elem::f32);
-      ran = search_and_run(s, c.kind, *plan, /*strict_fp32=*/false, o, &log);
-    }
-    if (!ran) {
-      const std::string what = format(
-          "conv2d: cuDNN ran no algorithm for x [%lld, %lld, %lld, %lld], "
-          "w [%lld, %lld, %lld, %lld], groups %d, %s%s (%zu tried; last: %s)",
-          static_cast<long long>(N), static_cast<long long>(C), static_cast<long long>(H),
-          static_cast<long long>(W), static_cast<long long>(K),
-          static_cast<long long>(C / p.groups), static_cast<long long>(R),
-          static_cast<long long>(S), p.groups, dtype_name(out.dtype).c_str(),
-          t != elem::f32 ? " (also in float32)" : "", log.tried, log.last.c_str());
-      fail(log.out_of_memory ? NNP_STATUS_OUT_OF_MEMORY : NNP_STATUS_UNSUPPORTED, what);
-    }
-    if (keep_plan) store_plan(key, plan);
-    finish(s, a, ct, o);
-  }
+void op_conv_backward_data(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv_params>();
+  run_conv(s, dir::backward_data, nnp::conv_nd_of_conv(p, *c.out(0), *c.in(1), *c.in(0)), c.out(0),
+           c.in(1), c.in(0), nullptr);
+}
 
-  if (c.kind == NNP_OP_CONV2D_FORWARD && c.in(2) != nullptr)
-    launch_bias_add(s, t, data_ptr<void>(*y), data_ptr<const void>(*c.in(2)), N, K, P * Q);
+void op_conv_backward_filter(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv_params>();
+  run_conv(s, dir::backward_filter, nnp::conv_nd_of_conv(p, *c.in(0), *c.out(0), *c.in(1)), c.in(0),
+           c.out(0), c.in(1), nullptr);
+}
+
+// db[m] = sum over n and every position of dy[n, m, ...] (both families, and conv2d's).
+void op_conv_backward_bias(stream& s, const op_call& c) {
+  const DLTensor& dy = *c.in(0);
+  const DLTensor& db = *c.out(0);
+  if (numel(db) == 0) return;
+  launch_sum_keep_axis(s, elem_of(dy.dtype), data_ptr<const void>(dy), data_ptr<void>(db), dy.shape,
+                       dy.ndim, 1);
+}
+
+// ConvTranspose: x [N, C, D..] is the geometry's output, y [N, K, O..] its input.
+void op_conv_transpose_forward(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv_transpose_params>();
+  run_conv(s, dir::backward_data, nnp::conv_nd_of_transpose(p, *c.in(0), *c.in(1), *c.out(0)),
+           c.out(0), c.in(1), c.in(0), c.in(2));
+}
+
+void op_conv_transpose_backward_data(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv_transpose_params>();
+  run_conv(s, dir::forward, nnp::conv_nd_of_transpose(p, *c.out(0), *c.in(1), *c.in(0)), c.in(0),
+           c.in(1), c.out(0), nullptr);
+}
+
+void op_conv_transpose_backward_filter(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_conv_transpose_params>();
+  run_conv(s, dir::backward_filter, nnp::conv_nd_of_transpose(p, *c.in(0), *c.out(0), *c.in(1)),
+           c.in(1), c.out(0), c.in(0), nullptr);
 }
 
 }  // namespace nnp::cuda

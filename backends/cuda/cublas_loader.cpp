@@ -37,7 +37,15 @@
      cudaDataType Ctype, int ldc, long long int strideC, int batchCount,                           \
      cublasComputeType_t computeType, cublasGemmAlgo_t algo),                                      \
     (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, \
-     C, Ctype, ldc, strideC, batchCount, computeType, algo))
+     C, Ctype, ldc, strideC, batchCount, computeType, algo))                                      \
+  X(cublasStatus_t, cublasGemmBatchedEx,                                                           \
+    (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,      \
+     int k, const void* alpha, const void* const Aarray[], cudaDataType Atype, int lda,           \
+     const void* const Barray[], cudaDataType Btype, int ldb, const void* beta,                   \
+     void* const Carray[], cudaDataType Ctype, int ldc, int batchCount,                           \
+     cublasComputeType_t computeType, cublasGemmAlgo_t algo),                                      \
+    (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, \
+     Ctype, ldc, batchCount, computeType, algo))
 
 #define NNP_CUBLAS_TEXT_FUNCTIONS(X)                                                               \
   X(const char*, cublasGetStatusName, (cublasStatus_t status), (status))                           \

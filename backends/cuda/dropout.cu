@@ -4,9 +4,11 @@
 // 4 elements (one Philox block), memory-bound.
 //
 // The optional step input (a float32 device scalar, ABI 1.4) is read by the kernel when it
-// runs, never copied to the host: the counter offset is offset + step * offset_per_step. A
-// kernel cannot refuse a step that is not a whole number >= 0: it reads it as
-// nnp::dropout_step_value says (nnplug/kit/step.hpp).
+// runs, never copied to the host: the counter offset is offset + step * offset_per_step. A step
+// that is not a whole number >= 0 below 2^64 (-1, 1.5, NaN, Inf, 2^64, ...) is refused as the
+// cpu backend refuses it: every thread checks it, none writes anything, and the error goes to
+// the stream's kernel error record (context.hpp), reported by stream_synchronize with cpu's
+// message.
 #include "common.cuh"
 
 #include <nnplug/kit/philox.hpp>
@@ -18,9 +20,17 @@ namespace {
 template <typename T>
 __global__ void dropout_kernel(const T* x, T* y, uint8_t* mask, int64_t n, uint64_t seed,
                                uint64_t offset, uint32_t threshold, T scale, const float* step_in,
-                               uint64_t offset_per_step) {
-  if (step_in != nullptr)
-    offset = nnp::dropout_step_offset(offset, offset_per_step, nnp::dropout_step_value(*step_in));
+                               uint64_t offset_per_step, int error_code,
+                               kernel_error_record* errors) {
+  if (step_in != nullptr) {
+    const float step = *step_in;
+    if (!valid_step(step, 0.0f)) {  // the same in every thread: none writes
+      if (blockIdx.x == 0 && threadIdx.x == 0)
+        report_kernel_error(errors, error_code, static_cast<double>(step));
+      return;
+    }
+    offset = nnp::dropout_step_offset(offset, offset_per_step, static_cast<uint64_t>(step));
+  }
   const int64_t blocks = (n + 3) / 4;
   const float sc = to_f(scale);
   for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < blocks;
@@ -46,16 +56,21 @@ void op_dropout(stream& s, const op_call& c) {
   const DLTensor& y = *c.out(0);
   const DLTensor* mask = c.kind == NNP_OP_DROPOUT_FORWARD ? c.out(1) : nullptr;
   const int64_t n = numel(x);
-  if (n == 0) return;
-  const uint32_t threshold = nnp::dropout_threshold(p.ratio);
   const DLTensor* step = c.in(1);
+  // Without elements there is nothing to write, but a step input is still checked (the
+  // reference refuses an invalid one whatever the size): one block that only checks.
+  if (n == 0 && step == nullptr) return;
+  const uint32_t threshold = nnp::dropout_threshold(p.ratio);
+  const int error_code = c.kind == NNP_OP_DROPOUT_FORWARD ? kKernelErrorDropoutForwardStep
+                                                          : kKernelErrorDropoutBackwardStep;
   dispatch_float(elem_of(x.dtype), [&](auto tg) {
     using T = typename decltype(tg)::type;
     const T scale = nnp::dropout_scale<T>(p.ratio);
     dropout_kernel<<<grid_for((n + 3) / 4), kThreads, 0, s.handle>>>(
         data_ptr<const T>(x), data_ptr<T>(y), mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr,
         n, p.seed, p.offset, threshold, scale,
-        step != nullptr ? data_ptr<const float>(*step) : nullptr, p.offset_per_step);
+        step != nullptr ? data_ptr<const float>(*step) : nullptr, p.offset_per_step, error_code,
+        s.kernel_errors());
   });
   NNP_CUDA_CHECK_LAUNCH();
 }

@@ -1,8 +1,10 @@
-// elementwise.cu — own kernels for binary ops with numpy broadcasting, scale, fill, strided copy,
-// transpose, cast, gather (ONNX Gather, rows moved in the widest aligned unit, up to 16 bytes),
-// and the small helpers GEMM and convolution borrow (C broadcast, bias add,
-// explicit zero padding). Memory-bound: speed comes from grid-stride loops with coalesced
-// accesses, a fast path when no broadcasting is needed, and float32 arithmetic for 16-bit types.
+// elementwise.cu — own kernels for binary ops (add, sub, mul, div, pow) with numpy
+// broadcasting, scale, fill, strided copy, transpose, cast (every pair of float types rounded
+// once, from double: cvt.rn.f16.f64 / cvt.rn.bf16.f64), gather (ONNX Gather, rows moved in the
+// widest aligned unit, up to 16 bytes), and the small helpers GEMM and convolution borrow (C
+// broadcast, bias add, explicit zero padding). Memory-bound: speed comes from grid-stride loops
+// with coalesced accesses, a fast path when no broadcasting is needed, and float32 arithmetic
+// for 16-bit types (pow: double, as the reference).
 #include "common.cuh"
 
 #include <cstring>
@@ -50,6 +52,10 @@ __device__ __forceinline__ float apply_binary(int op, float a, float b) {
       return a - b;
     case NNP_BINARY_MUL:
       return a * b;
+    case NNP_BINARY_POW:
+      // C pow in double, rounded once to float (as the reference): pow(x, 0) = 1 for every x,
+      // NaN included; pow(1, y) = 1; a negative base with a non-integer exponent gives NaN.
+      return static_cast<float>(pow(static_cast<double>(a), static_cast<double>(b)));
     default:
       return a / b;
   }

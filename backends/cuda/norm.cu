@@ -1,7 +1,11 @@
 // norm.cu — own kernels for batch normalisation (training, inference, backward; per channel over
-// N, H, W as cuDNN's spatial mode) and layer normalisation (forward, backward; ONNX). Statistics
-// are two-pass (mean, then centred variance) in float32 with one block per channel (batch norm)
-// or per row (layer norm) and shuffle-tree reductions; outputs are written in the same kernel.
+// N, H, W as cuDNN's spatial mode; both running-variance rules of running_var_rule) and layer
+// normalisation (forward, backward; ONNX). Statistics are two-pass (mean, then centred variance)
+// in float32 with one block per channel (batch norm) or per row (layer norm) and shuffle-tree
+// reductions; outputs are written in the same kernel. The formulas keep the reference's terms
+// (backends/reference/norm.cpp), so non-finite inputs give its classes: y = (x - mean) * a + bias,
+// never x * a + (bias - mean * a), which is inf - inf = NaN for an infinite scale; and the
+// layer-norm gradient's g - mean(g) cancels exactly where it should (products rounded once).
 #include "common.cuh"
 
 #include <cmath>
@@ -20,10 +24,12 @@ struct channel_view {
 };
 
 // One channel of batch-norm training, by the whole block.
+// running_var_rule (var_rule): 0 updates the running variance with the unbiased var * M / (M - 1)
+// (M = 1: var), 1 with the population var (ONNX).
 __device__ void bn_train_channel(const float* x, const float* scale, const float* bias, float* y,
                                  float* running_mean, float* running_var, float* saved_mean,
                                  float* saved_inv_std, channel_view v, float eps, float momentum,
-                                 int64_t c) {
+                                 int var_rule, int64_t c) {
   const int64_t M = v.M();
   float sum = 0.0f;
   for (int64_t j = threadIdx.x; j < M; j += blockDim.x) sum += x[v.at(c, j)];
@@ -35,15 +41,19 @@ __device__ void bn_train_channel(const float* x, const float* scale, const float
   }
   const float var = block_reduce(sq, sum_op(), 0.0f) / static_cast<float>(M);
   const float inv_std = 1.0f / sqrtf(var + eps);
-  const float a = scale[c] * inv_std, b = bias[c] - mean * a;
+  // (x - mean) * (scale * inv_std) + bias: the formula's terms. Folding the mean into the bias
+  // (x * a + (bias - mean * a)) gives inf - inf = NaN for an infinite scale where the formula
+  // gives +-inf.
+  const float a = scale[c] * inv_std, b = bias[c];
   for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
     const int64_t k = v.at(c, j);
-    y[k] = x[k] * a + b;
+    y[k] = (x[k] - mean) * a + b;
   }
   if (threadIdx.x == 0) {
     saved_mean[c] = mean;
     saved_inv_std[c] = inv_std;
-    const float unbiased = M > 1 ? var * static_cast<float>(M) / static_cast<float>(M - 1) : var;
+    const float unbiased =
+        M > 1 && var_rule == 0 ? var * static_cast<float>(M) / static_cast<float>(M - 1) : var;
     running_mean[c] = momentum * running_mean[c] + (1.0f - momentum) * mean;
     running_var[c] = momentum * running_var[c] + (1.0f - momentum) * unbiased;
   }
@@ -52,10 +62,11 @@ __device__ void bn_train_channel(const float* x, const float* scale, const float
 // Channels in a grid-stride loop (one block per channel; C may pass the grid's limit).
 __global__ void bn_train_kernel(const float* x, const float* scale, const float* bias, float* y,
                                 float* running_mean, float* running_var, float* saved_mean,
-                                float* saved_inv_std, channel_view v, float eps, float momentum) {
+                                float* saved_inv_std, channel_view v, float eps, float momentum,
+                                int var_rule) {
   for (int64_t c = blockIdx.x; c < v.C; c += gridDim.x)
     bn_train_channel(x, scale, bias, y, running_mean, running_var, saved_mean, saved_inv_std, v,
-                     eps, momentum, c);
+                     eps, momentum, var_rule, c);
 }
 
 __global__ void bn_inference_kernel(const float* x, const float* scale, const float* bias,
@@ -129,7 +140,10 @@ __global__ void ln_forward_kernel(const float* x, const float* scale, const floa
   }
 }
 
-// dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)), g = dy * scale
+// dx = inv_std * ((g - mean(g)) - xhat * mean(g * xhat)), g = dy * scale. g is rounded once
+// (__fmul_rn: never contracted into an FMA) and the same in both loops, so g - mean(g) is exactly
+// 0 where the row's g are all equal (a row of one element: dx = 0 exactly, as the reference);
+// an FMA of dy * scale - mean(g) would leave the product's rounding error, times inv_std.
 __global__ void ln_backward_dx_kernel(const float* x, const float* dy, const float* scale,
                                       const float* mean, const float* inv_std, float* dx,
                                       int64_t rows, int64_t I) {
@@ -137,15 +151,16 @@ __global__ void ln_backward_dx_kernel(const float* x, const float* dy, const flo
     const float mu = mean[r], is = inv_std[r];
     float sg = 0.0f, sgx = 0.0f;
     for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
-      const float g = dy[r * I + j] * scale[j];
+      const float g = __fmul_rn(dy[r * I + j], scale[j]);
       sg += g;
-      sgx += g * (x[r * I + j] - mu) * is;
+      sgx += g * ((x[r * I + j] - mu) * is);
     }
     const float mg = block_reduce(sg, sum_op(), 0.0f) / static_cast<float>(I);
     const float mgx = block_reduce(sgx, sum_op(), 0.0f) / static_cast<float>(I);
     for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
       const float xhat = (x[r * I + j] - mu) * is;
-      dx[r * I + j] = is * (dy[r * I + j] * scale[j] - mg - xhat * mgx);
+      const float g = __fmul_rn(dy[r * I + j], scale[j]);
+      dx[r * I + j] = is * ((g - mg) - xhat * mgx);
     }
   }
 }
@@ -193,22 +208,21 @@ void op_batch_norm(stream& s, const op_call& c) {
       // M = 0 runs too: the kernel's sums over no element give 0/0 = NaN statistics and running
       // values (docs/ops.md), and its loops over M do nothing.
       bn_train_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
-          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)),
-          f32(c.out(2)), f32(c.out(3)), f32(c.out(4)), v, eps,
-          static_cast<float>(p.momentum));
+          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)),
+          f32(c.out(3)), f32(c.out(4)), v, eps, static_cast<float>(p.momentum), p.running_var_rule);
       break;
     case NNP_OP_BATCH_NORM_FORWARD_INFERENCE: {
       const int64_t n = numel(x);
       if (n == 0) return;
       bn_inference_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
-          f32(c.out(0)), n, v.C, v.HW, eps);
+          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)), n,
+          v.C, v.HW, eps);
       break;
     }
     default:  // NNP_OP_BATCH_NORM_BACKWARD
       bn_backward_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
-          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
-          f32(c.out(0)), f32(c.out(1)), f32(c.out(2)), v);
+          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)),
+          f32(c.out(1)), f32(c.out(2)), v);
       break;
   }
   NNP_CUDA_CHECK_LAUNCH();
@@ -238,18 +252,17 @@ void op_layer_norm(stream& s, const op_call& c) {
   const unsigned blocks = static_cast<unsigned>(rows < (1 << 20) ? rows : (1 << 20));
   if (c.kind == NNP_OP_LAYER_NORM_FORWARD) {
     ln_forward_kernel<<<blocks, kThreads, 0, s.handle>>>(
-        f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)),
-        f32(c.out(2)), rows, I, static_cast<float>(p.epsilon));
+        f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)), rows,
+        I, static_cast<float>(p.epsilon));
     NNP_CUDA_CHECK_LAUNCH();
     return;
   }
   ln_backward_dx_kernel<<<blocks, kThreads, 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
-      f32(c.out(0)), rows, I);
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)), rows, I);
   NNP_CUDA_CHECK_LAUNCH();
   ln_backward_params_kernel<<<grid_for(I), kThreads, 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(3)), f32(c.in(4)), f32(c.out(1)),
-      f32(c.out(2)), rows, I);
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(3)), f32(c.in(4)), f32(c.out(1)), f32(c.out(2)), rows,
+      I);
   NNP_CUDA_CHECK_LAUNCH();
 }
 

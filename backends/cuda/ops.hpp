@@ -7,6 +7,10 @@
 #include <nnplug/kit/plugin.hpp>
 #include <nnplug/kit/tensor.hpp>
 
+namespace nnp {
+struct conv_nd_geometry;  // nnplug/kit/conv_nd.hpp
+}  // namespace nnp
+
 namespace nnp::cuda {
 
 // The arguments of one validated op call (the plugin kit's; c.stream is this backend's stream).
@@ -42,12 +46,9 @@ Code float_code(elem t, Code f32, Code f16, Code bf16, const char* op) {
 void op_gemm(stream& s, const op_call& c);  // gemm.cpp (cuBLAS)
 // cuBLAS's and cuDNN's 32-bit sizes, checked by op_supported and op_execute alike (row checks):
 // UNSUPPORTED, naming the limit, for a call that would need a larger one.
-void check_gemm_limits(const op_call& c);    // gemm.cpp
-void check_conv2d_limits(const op_call& c);  // conv.cpp
+void check_gemm_limits(const op_call& c);  // gemm.cpp
 // Attention's grid and shared-memory limits (UNSUPPORTED beyond them), the same way.
 void check_attention_limits(const op_call& c);       // attention.cu
-void op_conv2d(stream& s, const op_call& c);         // conv.cpp (cuDNN)
-void op_pool2d(stream& s, const op_call& c);         // pool.cu
 void op_activation(stream& s, const op_call& c);     // activation.cu
 void op_softmax(stream& s, const op_call& c);        // softmax.cu
 void op_cross_entropy(stream& s, const op_call& c);  // softmax.cu
@@ -66,6 +67,36 @@ void op_reduce(stream& s, const op_call& c);         // reduce.cu
 void op_sgd(stream& s, const op_call& c);            // optim.cu
 void op_adam(stream& s, const op_call& c);           // optim.cu
 void op_attention(stream& s, const op_call& c);      // attention.cu (forward and backward)
+
+// One function per op kind (the kernel rows reach the kernel directly).
+void op_matmul(stream& s, const op_call& c);                          // gemm.cpp (cuBLAS)
+void check_matmul(const op_call& c);                                  // gemm.cpp
+void op_conv_forward(stream& s, const op_call& c);                    // conv.cpp (cuDNN N-d)
+void op_conv_backward_data(stream& s, const op_call& c);              // conv.cpp
+void op_conv_backward_filter(stream& s, const op_call& c);            // conv.cpp
+void op_conv_backward_bias(stream& s, const op_call& c);              // conv.cpp
+void op_conv_transpose_forward(stream& s, const op_call& c);          // conv.cpp
+void op_conv_transpose_backward_data(stream& s, const op_call& c);    // conv.cpp
+void op_conv_transpose_backward_filter(stream& s, const op_call& c);  // conv.cpp
+void op_conv2d_forward(stream& s, const op_call& c);                  // conv.cpp (the N-d path)
+void op_conv2d_backward_data(stream& s, const op_call& c);            // conv.cpp
+void op_conv2d_backward_filter(stream& s, const op_call& c);          // conv.cpp
+void op_pool2d_forward(stream& s, const op_call& c);                  // pool.cu (own kernels)
+void op_pool2d_backward(stream& s, const op_call& c);                 // pool.cu
+void op_pool_forward(stream& s, const op_call& c);                    // pool.cu (N-d)
+void op_pool_backward(stream& s, const op_call& c);                   // pool.cu
+void op_concat(stream& s, const op_call& c);                          // data.cu
+void op_split(stream& s, const op_call& c);                           // data.cu
+void op_slice(stream& s, const op_call& c);                           // data.cu
+void op_slice_backward(stream& s, const op_call& c);                  // data.cu
+void op_gather_backward(stream& s, const op_call& c);                 // data.cu
+void op_where(stream& s, const op_call& c);                           // data.cu
+void op_unary_forward(stream& s, const op_call& c);                   // unary.cu
+void op_unary_backward(stream& s, const op_call& c);                  // unary.cu
+void op_nll_loss_forward(stream& s, const op_call& c);                // loss.cu
+void op_nll_loss_backward(stream& s, const op_call& c);               // loss.cu
+void op_sce_loss_forward(stream& s, const op_call& c);                // loss.cu
+void op_sce_loss_backward(stream& s, const op_call& c);               // loss.cu
 
 // ---- launchers shared between families (elementwise.cu, reduce.cu) ----------------------------
 // y[i] = c[i % n_c] for i < n_y (GEMM's C broadcast over rows and batch).
@@ -86,5 +117,51 @@ void launch_cast(stream& s, elem tx, const void* x, elem ty, void* y, int64_t n)
 // Sum over every axis but `axis` of a compact tensor: y[j] = sum x[..., j, ...].
 void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
                           int axis);
+
+// ---- convolution helpers (conv_direct.cu), on nnplug/kit/conv_nd.hpp's geometry ---------------
+// Direct convolution: one thread per result element sums its window in float32 in a fixed order,
+// with every IEEE product the reference takes (padding taps of forward and backward-filter are
+// zeros that take part: 0 * inf = NaN); 64-bit indices. bias (optional, NULL: none) is added to
+// the result's channels. flag NULL: always runs; else the kernel returns at once unless
+// *flag != 0 (conv.cpp's non-finite rule).
+void launch_conv_direct_forward(stream& s, elem t, const nnp::conv_nd_geometry& g, const void* in,
+                                const void* w, const void* bias, void* out, const int* flag);
+void launch_conv_direct_backward_data(stream& s, elem t, const nnp::conv_nd_geometry& g,
+                                      const void* out, const void* w, const void* bias, void* in,
+                                      const int* flag);
+void launch_conv_direct_backward_filter(stream& s, elem t, const nnp::conv_nd_geometry& g,
+                                        const void* in, const void* out, void* w, const int* flag);
+// dst [nc, dst_ext[0..3)] from src [nc, src_ext[0..3)]: dst[c, e] = src[c, e - shift] where that
+// lies inside src, else 0 (zero-pads where shift > 0, crops where shift < 0, per axis).
+void launch_conv_window(stream& s, elem t, const void* src, const int64_t* src_ext, void* dst,
+                        const int64_t* dst_ext, const int64_t* shift, int64_t nc);
+// Sets *flag = 1 when any of the na elements at a or the nb at b is ±inf or NaN (a or b may be
+// NULL with a count of 0); never clears it: zero it first (cudaMemsetAsync).
+void launch_nonfinite_flag(stream& s, elem t, const void* a, int64_t na, const void* b, int64_t nb,
+                           int* flag);
+
+// ---- gemm_kernels.cu (gemm.cpp's device helpers) ----------------------------------------------
+// A shape with one element stride per dimension (0: broadcast), passed by value to a kernel.
+struct broadcast_geometry {
+  int rank;
+  int64_t shape[NNP_MAX_DIMS];
+  int64_t stride[NNP_MAX_DIMS];
+};
+// y[i] = c[sum_d idx_d(i) * g.stride[d]] for i < n, idx(i) row-major over g.shape (GEMM's C
+// broadcast into Y, any ONNX unidirectional form); elem_bytes 2, 4 or 8.
+void launch_broadcast_strided(stream& s, size_t elem_bytes, const void* c, void* y, int64_t n,
+                              const broadcast_geometry& g);
+// A batch shape with BYTE strides of two operands (0: broadcast), passed by value to a kernel.
+struct batch_geometry {
+  int rank;
+  int64_t shape[NNP_MAX_DIMS];
+  int64_t a_stride[NNP_MAX_DIMS];
+  int64_t b_stride[NNP_MAX_DIMS];
+};
+// The pointer arrays of cublasGemmBatchedEx, on the device: ptrs[i] = a + offset_a(i),
+// ptrs[batch + i] = b + offset_b(i), ptrs[2 batch + i] = y + i * y_step (bytes) for i < batch,
+// i row-major over g.shape. ptrs holds 3 * batch pointers (device memory).
+void launch_batch_pointers(stream& s, const void* a, const void* b, void* y, int64_t y_step,
+                           int64_t batch, const batch_geometry& g, void** ptrs);
 
 }  // namespace nnp::cuda

@@ -32,12 +32,57 @@ void check_device(int32_t index) {
 }
 
 // ---- what is implemented ------------------------------------------------------------------------
+// What cudaPointerGetAttributes says a pointer is, for messages.
+const char* memory_type_name(cudaMemoryType type) {
+  switch (type) {
+    case cudaMemoryTypeUnregistered:
+      return "unregistered host memory";
+    case cudaMemoryTypeHost:
+      return "pinned host memory";
+    case cudaMemoryTypeDevice:
+      return "device memory";
+    case cudaMemoryTypeManaged:
+      return "managed memory";
+  }
+  return "unknown memory";
+}
+
+// libnnplug checked that every tensor is labelled with the stream's device (kDLCUDA, its index);
+// a kernel given host memory so labelled would fault and poison the CUDA context (a sticky
+// error), so the data pointers are checked too: device memory of the stream's device, or
+// managed memory (any device may access it). Pointers once found good are cached in the stream
+// until memory of its device is freed (stream::known_device_pointer): in the steady state a
+// tensor costs one hash lookup. Tensors without elements (whose data may be NULL) are skipped.
+void check_tensor_memory(stream& s, const DLTensor* t, const char* role, size_t index) {
+  if (t == nullptr || t->data == nullptr || numel(*t) == 0) return;
+  const void* p = t->data;
+  if (s.known_device_pointer(p)) return;
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // CUDA < 11 refused host pointers with an error
+    attr.type = cudaMemoryTypeUnregistered;
+  }
+  const bool ok = (attr.type == cudaMemoryTypeDevice && attr.device == s.device) ||
+                  attr.type == cudaMemoryTypeManaged;
+  if (!ok) {
+    std::string what = memory_type_name(attr.type);
+    if (attr.type == cudaMemoryTypeDevice) what += format(" of cuda:%d", attr.device);
+    fail(NNP_STATUS_INVALID_ARGUMENT,
+         format("%s %zu: data %p is not memory of cuda:%d (cudaPointerGetAttributes says %s)", role,
+                index, const_cast<void*>(p), s.device, what.c_str()));
+  }
+  s.remember_device_pointer(p);
+}
+
 // The row kernel of a family: runs `family` on the call's stream (op_execute's c.stream), with
-// the stream's device current.
+// the stream's device current, once every tensor's data is known to be memory of that device.
 template <void (*family)(stream&, const op_call&)>
 void on_stream(const op_call& c) {
   stream& s = *static_cast<stream*>(c.stream);
   use_device(s.device);
+  for (size_t i = 0; i < c.n_inputs; ++i) check_tensor_memory(s, c.in(i), "input", i);
+  for (size_t i = 0; i < c.n_outputs; ++i) check_tensor_memory(s, c.out(i), "output", i);
   family(s, c);
 }
 
@@ -63,59 +108,32 @@ void check_element_size(const op_call& c) {
                dtype_name(x->dtype).c_str()));
 }
 
-// batch norm training: the running variance rule of nnp_batch_norm_params.running_var_rule
-// (ABI 1.2): norm.cu implements the default unbiased rule (0) only, not ONNX's population
-// variance (1).
-void check_batch_norm_training(const op_call& c) {
-  const auto p = c.params_as<nnp_batch_norm_params>();
-  if (p.running_var_rule != 0)
-    unsupported(
-        format("batch_norm_forward_training: running_var_rule = %d (ONNX population "
-               "variance) is not implemented by the cuda backend (implemented: 0, the "
-               "unbiased rule)",
-               p.running_var_rule));
-}
+// batch norm training: norm.cu implements both running variance rules of
+// nnp_batch_norm_params.running_var_rule (ABI 1.2: 0 unbiased, 1 ONNX's population variance),
+// so nothing is refused.
+void check_batch_norm_training(const op_call&) {}
 
-// gemm: C is broadcast into Y by tiling its elements over Y (launch_broadcast_tail), which is
-// right when C's shape without leading 1s is a suffix of Y's shape (rank 0, [1], [N], [1, N],
-// [M, N], [batch, M, N]); other ONNX forms ([M, 1], [batch, 1, N], ...) are not implemented.
-void check_gemm(const op_call& c) {
-  check_gemm_limits(c);
-  const DLTensor* C = c.in(2);
-  const DLTensor* Y = c.out(0);
-  if (C == nullptr || Y == nullptr || c.params_as<nnp_gemm_params>().beta == 0.0) return;
-  int lead = 0;
-  while (lead < C->ndim && C->shape[lead] == 1) ++lead;
-  const int rest = C->ndim - lead;
-  bool suffix = rest <= Y->ndim;
-  for (int i = 0; suffix && i < rest; ++i)
-    suffix = C->shape[C->ndim - 1 - i] == Y->shape[Y->ndim - 1 - i];
-  if (!suffix)
-    unsupported(
-        format("gemm: the cuda backend broadcasts C only when its shape without leading "
-               "1s ends Y's shape (e.g. [N], [1, N], [M, N]); C %s against Y %s is not "
-               "implemented",
-               shape_string(*C).c_str(), shape_string(*Y).c_str()));
-}
+// gemm: cuBLAS's 32-bit sizes (C broadcasts into Y in every ONNX unidirectional form).
+void check_gemm(const op_call& c) { check_gemm_limits(c); }
 
-// binary: add, sub, mul, div (ABI 1.0); newer ops (POW) are not implemented.
+// binary: add, sub, mul, div (ABI 1.0) and pow (ABI 1.2); later ops are not implemented.
 void check_binary(const op_call& c) {
   const int32_t op = c.params_as<nnp_binary_params>().op;
-  if (op < NNP_BINARY_ADD || op > NNP_BINARY_DIV)
+  if (op < NNP_BINARY_ADD || op > NNP_BINARY_POW)
     unsupported(
         format("binary op %d is not implemented by the cuda backend (implemented: ADD, "
-               "SUB, MUL, DIV)",
+               "SUB, MUL, DIV, POW)",
                op));
 }
 
-// reduce: sum, mean, max (ABI 1.0); newer ops (MIN, L2, L1, SUM_SQUARE, LOG_SUM_EXP) are not
-// implemented.
+// reduce: sum, mean, max (ABI 1.0), min, l2, l1, sum_square, log_sum_exp (ABI 1.2); later ops
+// are not implemented.
 void check_reduce(const op_call& c) {
   const int32_t op = c.params_as<nnp_reduce_params>().op;
-  if (op < NNP_REDUCE_SUM || op > NNP_REDUCE_MAX)
+  if (op < NNP_REDUCE_SUM || op > NNP_REDUCE_LOG_SUM_EXP)
     unsupported(
         format("reduce op %d is not implemented by the cuda backend (implemented: SUM, "
-               "MEAN, MAX)",
+               "MEAN, MAX, MIN, L2, L1, SUM_SQUARE, LOG_SUM_EXP)",
                op));
 }
 
@@ -125,12 +143,12 @@ constexpr uint32_t kAllFloats = nnp::kit::all_floats;
 // clang-format off
 const op_row kRows[] = {
     {NNP_OP_GEMM,                           kHalfFloats, on_stream<op_gemm>,      check_gemm},
-    {NNP_OP_CONV2D_FORWARD,                 kHalfFloats, on_stream<op_conv2d>,    check_conv2d_limits},
-    {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d>,    check_conv2d_limits},
-    {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d>,    check_conv2d_limits},
-    {NNP_OP_CONV2D_BACKWARD_BIAS,           kHalfFloats, on_stream<op_conv2d>},
-    {NNP_OP_POOL2D_FORWARD,                 kHalfFloats, on_stream<op_pool2d>},
-    {NNP_OP_POOL2D_BACKWARD,                kHalfFloats, on_stream<op_pool2d>},
+    {NNP_OP_CONV2D_FORWARD,                 kHalfFloats, on_stream<op_conv2d_forward>},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d_backward_data>},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d_backward_filter>},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           kHalfFloats, on_stream<op_conv_backward_bias>},
+    {NNP_OP_POOL2D_FORWARD,                 kHalfFloats, on_stream<op_pool2d_forward>},
+    {NNP_OP_POOL2D_BACKWARD,                kHalfFloats, on_stream<op_pool2d_backward>},
     {NNP_OP_ACTIVATION_FORWARD,             kHalfFloats, on_stream<op_activation>},
     {NNP_OP_ACTIVATION_BACKWARD,            kHalfFloats, on_stream<op_activation>},
     {NNP_OP_SOFTMAX_FORWARD,                kHalfFloats, on_stream<op_softmax>},
@@ -157,6 +175,28 @@ const op_row kRows[] = {
     {NNP_OP_CLIP,                           kHalfFloats, on_stream<op_clip>},
     {NNP_OP_ATTENTION_FORWARD,              f32,         on_stream<op_attention>, check_attention_limits},
     {NNP_OP_ATTENTION_BACKWARD,             f32,         on_stream<op_attention>, check_attention_limits},
+    {NNP_OP_MATMUL,                         kHalfFloats, on_stream<op_matmul>, check_matmul},
+    {NNP_OP_CONV_FORWARD,                   kHalfFloats, on_stream<op_conv_forward>},
+    {NNP_OP_CONV_BACKWARD_DATA,             kHalfFloats, on_stream<op_conv_backward_data>},
+    {NNP_OP_CONV_BACKWARD_FILTER,           kHalfFloats, on_stream<op_conv_backward_filter>},
+    {NNP_OP_CONV_BACKWARD_BIAS,             kHalfFloats, on_stream<op_conv_backward_bias>},
+    {NNP_OP_CONV_TRANSPOSE_FORWARD,         kHalfFloats, on_stream<op_conv_transpose_forward>},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA,   kHalfFloats, on_stream<op_conv_transpose_backward_data>},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER, kHalfFloats, on_stream<op_conv_transpose_backward_filter>},
+    {NNP_OP_POOL_FORWARD,                   kHalfFloats, on_stream<op_pool_forward>},
+    {NNP_OP_POOL_BACKWARD,                  kHalfFloats, on_stream<op_pool_backward>},
+    {NNP_OP_CONCAT,                         any,         on_stream<op_concat>,   check_element_size},
+    {NNP_OP_SPLIT,                          any,         on_stream<op_split>,    check_element_size},
+    {NNP_OP_SLICE,                          any,         on_stream<op_slice>,    check_element_size},
+    {NNP_OP_SLICE_BACKWARD,                 any,         on_stream<op_slice_backward>, check_element_size},
+    {NNP_OP_GATHER_BACKWARD,                kAllFloats,  on_stream<op_gather_backward>},
+    {NNP_OP_WHERE,                          kAllFloats,  on_stream<op_where>},
+    {NNP_OP_UNARY_FORWARD,                  kHalfFloats, on_stream<op_unary_forward>},
+    {NNP_OP_UNARY_BACKWARD,                 kHalfFloats, on_stream<op_unary_backward>},
+    {NNP_OP_NLL_LOSS_FORWARD,               f32,         on_stream<op_nll_loss_forward>},
+    {NNP_OP_NLL_LOSS_BACKWARD,              f32,         on_stream<op_nll_loss_backward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD,  f32,    on_stream<op_sce_loss_forward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, f32,    on_stream<op_sce_loss_backward>},
 };
 // clang-format on
 constexpr nnp::kit::op_rows kOps = nnp::kit::make_op_rows("cuda", kRows, check_device);
@@ -224,7 +264,9 @@ nnp_status stream_synchronize(void* handle) {
   return guard([&] {
     stream* s = as_stream(handle);
     use_device(s->device);
-    NNP_CUDA_CHECK(cudaStreamSynchronize(s->handle));
+    // Also reports the errors kernels found in the values they read (an invalid step input):
+    // INVALID_ARGUMENT with the cpu backend's message (context.hpp, kernel_error_record).
+    s->synchronize();
   });
 }
 

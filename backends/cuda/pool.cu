@@ -1,149 +1,397 @@
-// pool.cu — own kernels for 2-D max / average pooling, forward and backward, with nnplug's exact
-// semantics: asymmetric padding, PyTorch's ceil_mode rule, count_include_pad with the window
-// clipped to the padded extent, and max backward to the FIRST maximum in row-major window order
-// (cuDNN expresses neither asymmetric padding nor that tie rule). Forward: one thread per output.
-// Backward: one thread per input element gathering from the windows that cover it, so no atomics
-// and a deterministic result.
+// pool.cu — own kernels for max / average pooling, forward and backward: N-D pooling
+// (NNP_OP_POOL_FORWARD / _BACKWARD, nnp_pool_params: ONNX MaxPool / AveragePool /
+// GlobalMaxPool / GlobalAveragePool with dilations, asymmetric pads, auto_pad, ceil_mode,
+// count_include_pad and ONNX's Indices in either storage order; geometry nnp::resolve_pool_nd)
+// and 2-D pooling (NNP_OP_POOL2D_*, nnp_pool2d_params), which is the same window geometry with
+// dilation 1 and runs on the same kernels. cuDNN pooling expresses neither dilation, ceil_mode,
+// asymmetric padding, Indices nor nnplug's first-maximum / first-NaN rule, hence own kernels.
+// Every call runs as 3-D (leading unit dimensions), with the semantics of the reference
+// (backends/reference/pool_nd.cpp): the first maximum in row-major window order wins ties, the
+// first NaN wins outright, padding never wins, an empty window gives -inf (Indices -1) or 0/0.
+//
+// Speed: forward runs one thread per output element (max / average over its window's taps
+// inside x); a window covering a whole plane (global pooling) runs one warp per plane instead,
+// reading the plane coalesced and reducing with shuffles. Backward runs one thread per input
+// element gathering dy over the windows that hold it as a tap, in the reference's window order,
+// so no atomics and a deterministic result; max backward first writes each window's first
+// maximum (its offset in the plane) to scratch, so the maxima are found once per window.
 #include "common.cuh"
+
+#include <nnplug/kit/pool_nd.hpp>
 
 #include <cmath>
 
 namespace nnp::cuda {
 namespace {
 
-struct pool_geom {
-  int64_t NC, H, W, P, Q;
-  int64_t wh, ww, sh, sw, pt, pb, pl, pr;
-  int max_mode, include_pad;
+// One spatial dimension (nnp::pool_dim, copied for device code).
+struct dim_g {
+  int64_t in, out, kernel, stride, dilation, pad_begin, pad_end;
 };
 
-// Window of output (p, q): rows [h0, h1) x cols [w0, w1) inside the input, and the divisor.
-struct window {
-  int64_t h0, h1, w0, w1;
-  float divisor;
+// The geometry of one call as 3 spatial dimensions; planes = N * C.
+struct geom {
+  dim_g d[3];
+  int64_t planes, in_plane, out_plane;
+  int max_mode, include_pad, column_major;
 };
 
-__device__ __forceinline__ window window_of(const pool_geom& g, int64_t p, int64_t q) {
-  const int64_t hs = p * g.sh - g.pt, ws = q * g.sw - g.pl;
-  const int64_t he = min(hs + g.wh, g.H + g.pb), we = min(ws + g.ww, g.W + g.pr);
-  window w;
-  w.h0 = max(hs, int64_t{0});
-  w.w0 = max(ws, int64_t{0});
-  w.h1 = min(he, g.H);
-  w.w1 = min(we, g.W);
-  const int64_t count = g.include_pad ? (he - hs) * (we - ws) : (w.h1 - w.h0) * (w.w1 - w.w0);
-  w.divisor = static_cast<float>(count);
-  return w;
+// First tap of window o along d (negative: in the begin padding).
+__device__ __forceinline__ int64_t start_of(const dim_g& d, int64_t o) {
+  return o * d.stride - d.pad_begin;
 }
 
-// Index (h * W + w) of the first maximum of window w in plane x; padding never wins.
-template <typename T>
-__device__ __forceinline__ int64_t argmax_of(const T* x, const pool_geom& g, const window& w,
-                                             float* best_out) {
-  float best = -INFINITY;
-  int64_t best_i = -1;
-  for (int64_t h = w.h0; h < w.h1; ++h)
-    for (int64_t c = w.w0; c < w.w1; ++c) {
-      const float v = to_f(x[h * g.W + c]);
-      if (best_i < 0 || v > best || (isnan(v) && !isnan(best))) {
-        best = v;
-        best_i = h * g.W + c;
-      }
-    }
-  *best_out = best;
-  return best_i;
+// Taps j in [*j0, *j1) of window o along d lie inside x (empty when *j0 >= *j1).
+__device__ __forceinline__ void inside(const dim_g& d, int64_t o, int64_t* j0, int64_t* j1) {
+  const int64_t s = start_of(d, o);
+  const int64_t a = s < 0 ? (-s + d.dilation - 1) / d.dilation : 0;
+  const int64_t b = d.in - s <= 0 ? 0 : (d.in - s + d.dilation - 1) / d.dilation;
+  *j0 = min(a, d.kernel);
+  *j1 = min(b, d.kernel);
 }
 
+// Window o's share of the average divisor along d: its taps inside x, or with count_include_pad
+// its taps inside the padded extent [-pad_begin, in + pad_end).
+__device__ __forceinline__ int64_t divisor_part(const dim_g& d, int64_t o, int include_pad) {
+  if (include_pad) {
+    const int64_t s = start_of(d, o), end = d.in + d.pad_end;
+    if (s >= end) return 0;
+    return min(d.kernel, (end - s + d.dilation - 1) / d.dilation);
+  }
+  int64_t j0, j1;
+  inside(d, o, &j0, &j1);
+  return j1 > j0 ? j1 - j0 : 0;
+}
+
+// ONNX's Indices of row-major offset `off` in plane `plane`: row-major, or column-major within
+// the spatial dimensions (t0 + t1*D0 + t2*D0*D1); -1 stays -1.
+__device__ __forceinline__ int64_t onnx_index(const geom& g, int64_t plane, int64_t off) {
+  if (off < 0) return -1;
+  int64_t sp = off;
+  if (g.column_major) {
+    const int64_t in0 = g.d[0].in, in1 = g.d[1].in, in2 = g.d[2].in;
+    const int64_t t2 = off % in2, t01 = off / in2;
+    const int64_t t1 = t01 % in1, t0 = t01 / in1;
+    sp = t0 + t1 * in0 + t2 * in0 * in1;
+  }
+  return plane * g.in_plane + sp;
+}
+
+// Output element i: its window position o[3] and its plane.
+__device__ __forceinline__ int64_t split_output(const geom& g, int64_t i, int64_t o[3]) {
+  int64_t r = i;
+  o[2] = r % g.d[2].out;
+  r /= g.d[2].out;
+  o[1] = r % g.d[1].out;
+  r /= g.d[1].out;
+  o[0] = r % g.d[0].out;
+  return r / g.d[0].out;
+}
+
+// Max forward, one thread per output: y (may be NULL), indices (ONNX's, may be NULL) and arg
+// (the row-major offset in the plane of the first maximum, -1 for an empty window; may be NULL).
 template <typename T>
-__global__ void pool_forward_kernel(const T* x, T* y, pool_geom g) {
-  const int64_t total = g.NC * g.P * g.Q;
+__global__ void max_forward_kernel(const T* x, T* y, int64_t* indices, int64_t* arg, geom g) {
+  const int64_t total = g.planes * g.out_plane;
+  const int64_t in1 = g.d[1].in, in2 = g.d[2].in;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t q = i % g.Q, p = (i / g.Q) % g.P, plane = i / (g.P * g.Q);
-    const T* xp = x + plane * g.H * g.W;
-    const window w = window_of(g, p, q);
-    float out;
-    if (g.max_mode) {
-      argmax_of(xp, g, w, &out);
-    } else {
-      float sum = 0.0f;
-      for (int64_t h = w.h0; h < w.h1; ++h)
-        for (int64_t c = w.w0; c < w.w1; ++c) sum += to_f(xp[h * g.W + c]);
-      out = sum / w.divisor;
+    int64_t o[3], j0[3], j1[3], st[3];
+    const int64_t plane = split_output(g, i, o);
+    for (int a = 0; a < 3; ++a) {
+      inside(g.d[a], o[a], &j0[a], &j1[a]);
+      st[a] = start_of(g.d[a], o[a]);
     }
-    y[i] = from_f<T>(out);
+    const T* xp = x + plane * g.in_plane;
+    float best = -INFINITY;
+    int64_t best_off = -1;
+    for (int64_t a0 = j0[0]; a0 < j1[0]; ++a0) {
+      const int64_t t0 = st[0] + a0 * g.d[0].dilation;
+      for (int64_t a1 = j0[1]; a1 < j1[1]; ++a1) {
+        const int64_t row = (t0 * in1 + st[1] + a1 * g.d[1].dilation) * in2;
+        for (int64_t a2 = j0[2]; a2 < j1[2]; ++a2) {
+          const int64_t off = row + st[2] + a2 * g.d[2].dilation;
+          const float v = to_f(xp[off]);
+          // Strictly greater replaces, so ties keep the first; once a NaN is kept nothing
+          // beats it.
+          if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
+            best = v;
+            best_off = off;
+          }
+        }
+      }
+    }
+    if (y != nullptr) y[i] = from_f<T>(best);
+    if (indices != nullptr) indices[i] = onnx_index(g, plane, best_off);
+    if (arg != nullptr) arg[i] = best_off;
   }
 }
 
+// Average forward, one thread per output: the sum of the taps inside x / the divisor.
 template <typename T>
-__global__ void pool_backward_kernel(const T* x, const T* dy, T* dx, pool_geom g) {
-  const int64_t total = g.NC * g.H * g.W;
+__global__ void avg_forward_kernel(const T* x, T* y, geom g) {
+  const int64_t total = g.planes * g.out_plane;
+  const int64_t in1 = g.d[1].in, in2 = g.d[2].in;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t c = i % g.W, h = (i / g.W) % g.H, plane = i / (g.H * g.W);
-    const T* xp = x + plane * g.H * g.W;
-    const T* dyp = dy + plane * g.P * g.Q;
-    // Outputs whose window covers row h: p*sh - pt <= h < p*sh - pt + wh.
-    const int64_t hp = h + g.pt, wp = c + g.pl;
-    const int64_t p0 = hp < g.wh ? 0 : (hp - g.wh) / g.sh + 1;
-    const int64_t p1 = min(hp / g.sh + 1, g.P);
-    const int64_t q0 = wp < g.ww ? 0 : (wp - g.ww) / g.sw + 1;
-    const int64_t q1 = min(wp / g.sw + 1, g.Q);
-    float acc = 0.0f;
-    for (int64_t p = p0; p < p1; ++p)
-      for (int64_t q = q0; q < q1; ++q) {
-        const window w = window_of(g, p, q);
-        if (g.max_mode) {
-          float best;
-          if (argmax_of(xp, g, w, &best) == h * g.W + c) acc += to_f(dyp[p * g.Q + q]);
-        } else {
-          acc += to_f(dyp[p * g.Q + q]) / w.divisor;
+    int64_t o[3], j0[3], j1[3], st[3];
+    const int64_t plane = split_output(g, i, o);
+    int64_t divisor = 1;
+    for (int a = 0; a < 3; ++a) {
+      inside(g.d[a], o[a], &j0[a], &j1[a]);
+      st[a] = start_of(g.d[a], o[a]);
+      divisor *= divisor_part(g.d[a], o[a], g.include_pad);
+    }
+    const T* xp = x + plane * g.in_plane;
+    float sum = 0.0f;
+    for (int64_t a0 = j0[0]; a0 < j1[0]; ++a0) {
+      const int64_t t0 = st[0] + a0 * g.d[0].dilation;
+      for (int64_t a1 = j0[1]; a1 < j1[1]; ++a1) {
+        const int64_t row = (t0 * in1 + st[1] + a1 * g.d[1].dilation) * in2;
+        for (int64_t a2 = j0[2]; a2 < j1[2]; ++a2)
+          sum += to_f(xp[row + st[2] + a2 * g.d[2].dilation]);
+      }
+    }
+    y[i] = from_f<T>(sum / static_cast<float>(divisor));  // empty window: 0/0 = NaN
+  }
+}
+
+// (v, o) beats (bv, bo) in the first-maximum order: a NaN beats any number, a larger number a
+// smaller one, and equal values (two NaNs included) go to the smaller offset, i.e. the earlier
+// tap in window order; offset -1 (nothing yet) loses to anything. A total order, so any
+// reduction tree picks what the reference's sequential scan picks.
+__device__ __forceinline__ bool beats(float v, int64_t o, float bv, int64_t bo) {
+  if (o < 0) return false;
+  if (bo < 0) return true;
+  const bool n = isnan(v), bn = isnan(bv);
+  if (n != bn) return n;
+  if (!n && v != bv) return v > bv;
+  return o < bo;
+}
+
+// Whole-plane windows (global pooling, or a window equal to the plane): one warp per plane.
+// Outputs as max_forward_kernel (max) or the plane's mean (average; y non-NULL).
+template <typename T>
+__global__ void plane_forward_kernel(const T* x, T* y, int64_t* indices, int64_t* arg, geom g) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = blockDim.x >> 5;
+  for (int64_t w = blockIdx.x * warps + (threadIdx.x >> 5); w < g.planes;
+       w += int64_t{gridDim.x} * warps) {
+    const T* xp = x + w * g.in_plane;
+    if (g.max_mode) {
+      float best = -INFINITY;
+      int64_t best_off = -1;
+      for (int64_t e = lane; e < g.in_plane; e += 32) {
+        const float v = to_f(xp[e]);
+        if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
+          best = v;
+          best_off = e;
         }
       }
+      for (int m = 16; m > 0; m >>= 1) {
+        const float ov = __shfl_xor_sync(0xffffffffu, best, m);
+        const long long oo = __shfl_xor_sync(0xffffffffu, static_cast<long long>(best_off), m);
+        if (beats(ov, oo, best, best_off)) {
+          best = ov;
+          best_off = oo;
+        }
+      }
+      if (lane == 0) {
+        if (y != nullptr) y[w] = from_f<T>(best);
+        if (indices != nullptr) indices[w] = onnx_index(g, w, best_off);
+        if (arg != nullptr) arg[w] = best_off;
+      }
+    } else {
+      float sum = 0.0f;
+      for (int64_t e = lane; e < g.in_plane; e += 32) sum += to_f(xp[e]);
+      sum = warp_reduce(sum, sum_op{});
+      if (lane == 0) y[w] = from_f<T>(sum / static_cast<float>(g.in_plane));
+    }
+  }
+}
+
+// Backward, one thread per input element: dx = the sum, over the windows holding the element as
+// a tap (in row-major window order, as the reference), of dy (max: where the window's first
+// maximum arg is this element) or dy / divisor (average; arg NULL).
+template <typename T>
+__global__ void backward_kernel(const T* dy, const int64_t* arg, T* dx, geom g) {
+  const int64_t total = g.planes * g.in_plane;
+  const int64_t out1 = g.d[1].out, out2 = g.d[2].out;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t t[3], lo[3], hi[3];
+    int64_t r = i;
+    t[2] = r % g.d[2].in;
+    r /= g.d[2].in;
+    t[1] = r % g.d[1].in;
+    r /= g.d[1].in;
+    t[0] = r % g.d[0].in;
+    const int64_t plane = r / g.d[0].in;
+    const int64_t off = i - plane * g.in_plane;
+    // Window o holds tap t when t = o*stride - pad_begin + j*dilation, 0 <= j < kernel:
+    // o*stride in [t + pad_begin - (kernel-1)*dilation, t + pad_begin].
+    for (int a = 0; a < 3; ++a) {
+      const dim_g& d = g.d[a];
+      const int64_t p = t[a] + d.pad_begin;
+      const int64_t v = p - (d.kernel - 1) * d.dilation;
+      lo[a] = v <= 0 ? 0 : (v + d.stride - 1) / d.stride;
+      hi[a] = min(p / d.stride + 1, d.out);
+    }
+    const T* dyp = dy + plane * g.out_plane;
+    const int64_t* ap = arg != nullptr ? arg + plane * g.out_plane : nullptr;
+    float acc = 0.0f;
+    for (int64_t o0 = lo[0]; o0 < hi[0]; ++o0) {
+      if ((t[0] + g.d[0].pad_begin - o0 * g.d[0].stride) % g.d[0].dilation != 0) continue;
+      const int64_t div0 = ap != nullptr ? 1 : divisor_part(g.d[0], o0, g.include_pad);
+      for (int64_t o1 = lo[1]; o1 < hi[1]; ++o1) {
+        if ((t[1] + g.d[1].pad_begin - o1 * g.d[1].stride) % g.d[1].dilation != 0) continue;
+        const int64_t div1 = ap != nullptr ? 1 : div0 * divisor_part(g.d[1], o1, g.include_pad);
+        for (int64_t o2 = lo[2]; o2 < hi[2]; ++o2) {
+          if ((t[2] + g.d[2].pad_begin - o2 * g.d[2].stride) % g.d[2].dilation != 0) continue;
+          const int64_t j = (o0 * out1 + o1) * out2 + o2;
+          if (ap != nullptr) {
+            if (ap[j] == off) acc += to_f(dyp[j]);
+          } else {
+            const int64_t div = div1 * divisor_part(g.d[2], o2, g.include_pad);
+            acc += to_f(dyp[j]) / static_cast<float>(div);
+          }
+        }
+      }
+    }
     dx[i] = from_f<T>(acc);
   }
 }
 
-}  // namespace
+geom geom_of(const pool_nd_geometry& pg, bool max_mode, bool include_pad, bool column_major) {
+  geom g{};
+  for (int a = 0; a < 3; ++a) {
+    const pool_dim& d = pg.d[a];
+    g.d[a] = dim_g{d.in, d.out, d.kernel, d.stride, d.dilation, d.pad_begin, d.pad_end};
+  }
+  g.planes = pg.planes;
+  g.in_plane = pg.in_plane();
+  g.out_plane = pg.out_plane();
+  g.max_mode = max_mode ? 1 : 0;
+  g.include_pad = include_pad ? 1 : 0;
+  g.column_major = column_major ? 1 : 0;
+  return g;
+}
 
-void op_pool2d(stream& s, const op_call& c) {
-  const auto p = read_params<nnp_pool2d_params>(c.params);
-  const DLTensor& x = *c.in(0);
-  const pool_window pw = resolve_pool_window(p, x.shape[2], x.shape[3]);
-  pool_geom g{};
-  g.NC = x.shape[0] * x.shape[1];
-  g.H = x.shape[2];
-  g.W = x.shape[3];
-  g.P = pool_out_dim(g.H, pw.window_h, pw.stride_h, pw.pad_top, pw.pad_bottom, pw.ceil_mode);
-  g.Q = pool_out_dim(g.W, pw.window_w, pw.stride_w, pw.pad_left, pw.pad_right, pw.ceil_mode);
-  g.wh = pw.window_h;
-  g.ww = pw.window_w;
-  g.sh = pw.stride_h;
-  g.sw = pw.stride_w;
-  g.pt = pw.pad_top;
-  g.pb = pw.pad_bottom;
-  g.pl = pw.pad_left;
-  g.pr = pw.pad_right;
-  g.max_mode = p.mode == NNP_POOL_MAX;
-  g.include_pad = p.count_include_pad != 0;
-  if (p.mode != NNP_POOL_MAX && p.mode != NNP_POOL_AVERAGE)
-    unsupported(format("pool mode %d is not implemented by the cuda backend", p.mode));
-  dispatch_float(elem_of(x.dtype), [&](auto tg) {
+// The geometry of a 2-D call (nnp_pool2d_params): the N-D one with dilation 1; P, Q from the
+// output (forward) or dy (backward).
+geom geom_of_2d(const nnp_pool2d_params& p, const DLTensor& x, const DLTensor& y) {
+  const pool_window w = resolve_pool_window(p, x.shape[2], x.shape[3]);
+  pool_nd_geometry pg;
+  pg.k = 2;
+  pg.planes = x.shape[0] * x.shape[1];
+  pg.d[0] = pool_dim{1, 1, 1, 1, 1, 0, 0};
+  pg.d[1] = pool_dim{x.shape[2], y.shape[2], w.window_h, w.stride_h, 1, w.pad_top, w.pad_bottom};
+  pg.d[2] = pool_dim{x.shape[3], y.shape[3], w.window_w, w.stride_w, 1, w.pad_left, w.pad_right};
+  return geom_of(pg, p.mode == NNP_POOL_MAX, p.count_include_pad != 0 && !p.global, false);
+}
+
+void check_mode(int32_t mode) {
+  if (mode != NNP_POOL_MAX && mode != NNP_POOL_AVERAGE)
+    unsupported(
+        format("pool mode %d is not implemented by the cuda backend (implemented: MAX, "
+               "AVERAGE)",
+               mode));
+}
+
+// Every window is the whole plane (one output per plane, window = extents, no padding), and the
+// plane is large enough for a warp.
+bool whole_plane(const geom& g) {
+  for (const dim_g& d : g.d)
+    if (d.out != 1 || d.kernel != d.in || (d.dilation != 1 && d.kernel > 1) || d.pad_begin != 0 ||
+        d.pad_end != 0)
+      return false;
+  return g.in_plane >= 16;
+}
+
+// Forward: y, and for max pooling optionally indices (ONNX's) and arg (row-major plane offsets
+// of the first maxima); y may be NULL when arg is wanted alone.
+void launch_forward(stream& s, const geom& g, elem t, const void* x, void* y, int64_t* indices,
+                    int64_t* arg) {
+  if (g.planes == 0) return;  // no elements; the extents' products may not fit int64
+  const int64_t n = g.planes * g.out_plane;
+  if (n == 0) return;
+  dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
-    if (c.kind == NNP_OP_POOL2D_FORWARD) {
-      const int64_t n = g.NC * g.P * g.Q;
-      if (n == 0) return;
-      pool_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const T>(x),
-                                                                  data_ptr<T>(*c.out(0)), g);
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    if (whole_plane(g)) {
+      plane_forward_kernel<<<grid_for(g.planes * 32), kThreads, 0, s.handle>>>(xt, yt, indices, arg,
+                                                                               g);
+    } else if (g.max_mode) {
+      max_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(xt, yt, indices, arg, g);
     } else {
-      // inputs {x, y, dy}; y is not needed here.
-      const int64_t n = g.NC * g.H * g.W;
-      if (n == 0) return;
-      pool_backward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<const T>(*c.in(2)), data_ptr<T>(*c.out(0)), g);
+      avg_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(xt, yt, g);
     }
   });
   NNP_CUDA_CHECK_LAUNCH();
+}
+
+// Backward: dx from x and dy (the forward's y is not needed: max recomputes its first maxima).
+void launch_backward(stream& s, const geom& g, elem t, const void* x, const void* dy, void* dx) {
+  if (g.planes == 0) return;
+  const int64_t n = g.planes * g.in_plane;
+  if (n == 0) return;  // dx has no elements
+  const int64_t n_out = g.planes * g.out_plane;
+  int64_t* arg = nullptr;
+  if (g.max_mode) {
+    arg = static_cast<int64_t*>(
+        s.scratch(kScratchTemp0, sizeof(int64_t) * static_cast<size_t>(n_out > 0 ? n_out : 1)));
+    launch_forward(s, g, t, x, nullptr, nullptr, arg);
+  }
+  dispatch_float(t, [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    backward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(static_cast<const T*>(dy), arg,
+                                                            static_cast<T*>(dx), g);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+const void* cdata(const DLTensor& t) { return data_ptr<const char>(t); }
+void* mdata(const DLTensor& t) { return data_ptr<char>(t); }
+
+}  // namespace
+
+void op_pool2d_forward(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_pool2d_params>();
+  check_mode(p.mode);
+  const DLTensor& x = *c.in(0);
+  const DLTensor& y = *c.out(0);
+  launch_forward(s, geom_of_2d(p, x, y), elem_of(x.dtype), cdata(x), mdata(y), nullptr, nullptr);
+}
+
+void op_pool2d_backward(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_pool2d_params>();
+  check_mode(p.mode);
+  const DLTensor& x = *c.in(0);
+  const DLTensor& dy = *c.in(2);  // inputs {x, y, dy}; y is not needed here
+  launch_backward(s, geom_of_2d(p, x, dy), elem_of(x.dtype), cdata(x), cdata(dy), mdata(*c.out(0)));
+}
+
+void op_pool_forward(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_pool_params>();
+  check_mode(p.mode);
+  const DLTensor& x = *c.in(0);
+  const bool max_mode = p.mode == NNP_POOL_MAX;
+  const geom g =
+      geom_of(resolve_pool_nd(p, x), max_mode, p.count_include_pad != 0, p.storage_order == 1);
+  const DLTensor* indices = max_mode ? c.out(1) : nullptr;
+  launch_forward(s, g, elem_of(x.dtype), cdata(x), mdata(*c.out(0)),
+                 indices != nullptr ? data_ptr<int64_t>(*indices) : nullptr, nullptr);
+}
+
+void op_pool_backward(stream& s, const op_call& c) {
+  const auto p = c.params_as<nnp_pool_params>();
+  check_mode(p.mode);
+  const DLTensor& x = *c.in(0);
+  const geom g = geom_of(resolve_pool_nd(p, x), p.mode == NNP_POOL_MAX, p.count_include_pad != 0,
+                         p.storage_order == 1);
+  // inputs {x, y, dy}; y is not needed here
+  launch_backward(s, g, elem_of(x.dtype), cdata(x), cdata(*c.in(2)), mdata(*c.out(0)));
 }
 
 }  // namespace nnp::cuda

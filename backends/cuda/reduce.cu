@@ -1,7 +1,15 @@
-// reduce.cu — own reduction kernels: sum / mean / max over any set of axes (ONNX ReduceSum,
-// ReduceMean, ReduceMax), also used for convolution's bias gradient. One block per output with a
-// shuffle tree when the reduced extent is large, one thread per output when it is small;
-// accumulation in float32; max propagates NaN.
+// reduce.cu — own reduction kernels over any set of axes: sum, mean, max, min, l2, l1,
+// sum_square, log_sum_exp (ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2, ReduceL1,
+// ReduceSumSquare, ReduceLogSumExp), with the reference's semantics (backends/reference/
+// reduce.cpp): max and min propagate NaN; an empty reduction gives 0 (sum, l1, l2, sum_square),
+// NaN (mean), -inf (max, log_sum_exp) or +inf (min); log_sum_exp is m + log(sum(exp(x - m)))
+// with m = max(x) (a first pass), m taken as 0 when it is infinite or NaN. Also convolution's
+// bias gradient (launch_sum_keep_axis). Accumulation in float32.
+// Speed: one block per output with a shuffle tree when the reduced extent is large, one thread
+// per output when it is small. launch_sum_keep_axis (x [outer, K, inner] summed to [K]) has its
+// own kernel: a grid of K x parts blocks, each summing one contiguous chunk of its channel's
+// outer * inner elements with coalesced loads (division-free index stepping), then a warp per
+// channel adds the parts in a fixed order: deterministic, no atomics.
 #include "common.cuh"
 
 #include <cmath>
@@ -27,39 +35,108 @@ __device__ __forceinline__ int64_t decompose(int64_t i, int n, const int64_t* sh
   return off;
 }
 
-__device__ __forceinline__ float finish(int op, float acc, int64_t count) {
-  if (op == NNP_REDUCE_MEAN) return acc / static_cast<float>(count);  // 0/0 = NaN when empty
-  return acc;
+// min that propagates NaN
+struct min_op {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return (isnan(a) || isnan(b)) ? (a + b) : fminf(a, b);
+  }
+};
+
+// The accumulator's start (and an empty reduction's value before finish): -inf for max, +inf for
+// min, 0 for the sums (log_sum_exp: its sum of exp(x - m)).
+__device__ __forceinline__ float identity_of(int op) {
+  if (op == NNP_REDUCE_MAX) return -INFINITY;
+  if (op == NNP_REDUCE_MIN) return INFINITY;
+  return 0.0f;
+}
+
+// acc with element v added; m is log_sum_exp's shift.
+__device__ __forceinline__ float accumulate(int op, float acc, float v, float m) {
+  switch (op) {
+    case NNP_REDUCE_MAX:
+      return max_op()(acc, v);
+    case NNP_REDUCE_MIN:
+      return min_op()(acc, v);
+    case NNP_REDUCE_L1:
+      return acc + fabsf(v);
+    case NNP_REDUCE_L2:
+    case NNP_REDUCE_SUM_SQUARE:
+      return acc + v * v;
+    case NNP_REDUCE_LOG_SUM_EXP:
+      return acc + expf(v - m);
+    default:  // SUM, MEAN
+      return acc + v;
+  }
+}
+
+// Combines the accumulators of the block's threads (every thread gets the result).
+__device__ __forceinline__ float block_combine(int op, float acc) {
+  if (op == NNP_REDUCE_MAX) return block_reduce(acc, max_op(), -INFINITY);
+  if (op == NNP_REDUCE_MIN) return block_reduce(acc, min_op(), INFINITY);
+  return block_reduce(acc, sum_op(), 0.0f);
+}
+
+// log_sum_exp's shift: the max, or 0 when the max is infinite or NaN (the result is then the
+// max itself: all -inf gives log(0) = -inf, any +inf gives +inf, any NaN gives NaN).
+__device__ __forceinline__ float lse_shift(float max) { return isfinite(max) ? max : 0.0f; }
+
+__device__ __forceinline__ float finish(int op, float acc, int64_t count, float m) {
+  switch (op) {
+    case NNP_REDUCE_MEAN:
+      return acc / static_cast<float>(count);  // 0/0 = NaN when empty
+    case NNP_REDUCE_L2:
+      return sqrtf(acc);
+    case NNP_REDUCE_LOG_SUM_EXP:
+      // log and the shift in double, rounded once (log(2) + 1000 is float(1000 + log(2))).
+      return count == 0
+                 ? -INFINITY
+                 : static_cast<float>(log(static_cast<double>(acc)) + static_cast<double>(m));
+    default:
+      return acc;
+  }
 }
 
 template <typename T>
 __global__ void reduce_block_kernel(const T* x, T* y, int64_t n_out, reduce_plan p, int op) {
-  const bool is_max = op == NNP_REDUCE_MAX;
-  const float identity = is_max ? -INFINITY : 0.0f;
+  const float identity = identity_of(op);
   for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
     const int64_t base = decompose(o, p.n_kept, p.kept_shape, p.kept_stride);
+    float m = 0.0f;
+    if (op == NNP_REDUCE_LOG_SUM_EXP) {
+      float mx = -INFINITY;
+      for (int64_t r = threadIdx.x; r < p.red_count; r += blockDim.x)
+        mx = max_op()(mx, to_f(x[base + decompose(r, p.n_red, p.red_shape, p.red_stride)]));
+      m = lse_shift(block_reduce(mx, max_op(), -INFINITY));
+    }
     float acc = identity;
     for (int64_t r = threadIdx.x; r < p.red_count; r += blockDim.x) {
       const float v = to_f(x[base + decompose(r, p.n_red, p.red_shape, p.red_stride)]);
-      acc = is_max ? max_op()(acc, v) : acc + v;
+      acc = accumulate(op, acc, v, m);
     }
-    acc = is_max ? block_reduce(acc, max_op(), identity) : block_reduce(acc, sum_op(), identity);
-    if (threadIdx.x == 0) y[o] = from_f<T>(finish(op, acc, p.red_count));
+    acc = block_combine(op, acc);
+    if (threadIdx.x == 0) y[o] = from_f<T>(finish(op, acc, p.red_count, m));
   }
 }
 
 template <typename T>
 __global__ void reduce_thread_kernel(const T* x, T* y, int64_t n_out, reduce_plan p, int op) {
-  const bool is_max = op == NNP_REDUCE_MAX;
+  const float identity = identity_of(op);
   for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < n_out;
        o += int64_t{gridDim.x} * blockDim.x) {
     const int64_t base = decompose(o, p.n_kept, p.kept_shape, p.kept_stride);
-    float acc = is_max ? -INFINITY : 0.0f;
+    float m = 0.0f;
+    if (op == NNP_REDUCE_LOG_SUM_EXP) {
+      float mx = -INFINITY;
+      for (int64_t r = 0; r < p.red_count; ++r)
+        mx = max_op()(mx, to_f(x[base + decompose(r, p.n_red, p.red_shape, p.red_stride)]));
+      m = lse_shift(mx);
+    }
+    float acc = identity;
     for (int64_t r = 0; r < p.red_count; ++r) {
       const float v = to_f(x[base + decompose(r, p.n_red, p.red_shape, p.red_stride)]);
-      acc = is_max ? max_op()(acc, v) : acc + v;
+      acc = accumulate(op, acc, v, m);
     }
-    y[o] = from_f<T>(finish(op, acc, p.red_count));
+    y[o] = from_f<T>(finish(op, acc, p.red_count, m));
   }
 }
 
@@ -100,13 +177,101 @@ void launch_reduce(stream& s, elem t, const void* x, void* y, const int64_t* sha
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// ---- channel sums: y[k] = sum x[n, k, i] over x [outer, K, inner] (compact) --------------------
+// Block (k, part) sums elements [part * chunk, min(total, (part + 1) * chunk)) of channel k's
+// total = outer * inner elements, numbered j = n * inner + i; consecutive threads take
+// consecutive j (consecutive addresses within a row). With parts == 1 the block writes y[k];
+// else partial[k * parts + part].
+template <typename T>
+__global__ void channel_sum_kernel(const T* __restrict__ x, float* __restrict__ partial,
+                                   T* __restrict__ y, int64_t k_count, int64_t inner, int64_t total,
+                                   int64_t chunk, int parts) {
+  const int64_t k = blockIdx.x;
+  const int part = static_cast<int>(blockIdx.y);
+  const int64_t begin = part * chunk;
+  const int64_t end = begin + chunk < total ? begin + chunk : total;
+  float acc = 0.0f;
+  int64_t j = begin + threadIdx.x;
+  if (j < end) {  // inner > 0 here
+    int64_t n = j / inner, i = j - n * inner;
+    const int64_t step = blockDim.x;
+    const int64_t dn = step / inner, di = step - dn * inner;  // j += step as (n, i) += (dn, di)
+    const int64_t row_stride = k_count * inner;
+    const T* xk = x + k * inner;
+    for (; j < end; j += step) {
+      acc += to_f(xk[n * row_stride + i]);
+      n += dn;
+      i += di;
+      if (i >= inner) {
+        i -= inner;
+        ++n;
+      }
+    }
+  }
+  acc = block_reduce(acc, sum_op(), 0.0f);
+  if (threadIdx.x == 0) {
+    if (parts == 1)
+      y[k] = from_f<T>(acc);
+    else
+      partial[k * parts + part] = acc;
+  }
+}
+
+// y[k] = the sum of partial[k * parts + 0 .. parts), one warp per k (a fixed order).
+template <typename T>
+__global__ void channel_sum_parts_kernel(const float* __restrict__ partial, T* __restrict__ y,
+                                         int64_t k_count, int parts) {
+  const int lane = threadIdx.x & 31;
+  const int64_t k = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
+  if (k >= k_count) return;  // the whole warp (k is the same for its 32 lanes)
+  float acc = 0.0f;
+  for (int p = lane; p < parts; p += 32) acc += partial[k * parts + p];
+  acc = warp_reduce(acc, sum_op());
+  if (lane == 0) y[k] = from_f<T>(acc);
+}
+
 }  // namespace
 
+// Uses scratch slot kScratchTemp0 (K * parts floats, parts <= 1024, only when parts > 1).
 void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
                           int axis) {
-  bool reduced[NNP_MAX_DIMS];
-  for (int d = 0; d < rank; ++d) reduced[d] = d != axis;
-  launch_reduce(s, t, x, y, shape, rank, reduced, NNP_REDUCE_SUM);
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape[d];
+  for (int d = axis + 1; d < rank; ++d) inner *= shape[d];
+  const int64_t k_count = shape[axis];
+  if (k_count == 0) return;
+  if (k_count > INT32_MAX) {  // beyond a grid's x extent: the general kernels
+    bool reduced[NNP_MAX_DIMS];
+    for (int d = 0; d < rank; ++d) reduced[d] = d != axis;
+    launch_reduce(s, t, x, y, shape, rank, reduced, NNP_REDUCE_SUM);
+    return;
+  }
+  const int64_t total = outer * inner;  // elements per channel (0: y = 0)
+  // Parts per channel: about 8 elements per thread, at most 1024 blocks in all unless K alone
+  // is more (then one block per channel).
+  constexpr int64_t kPerBlock = 8 * kThreads;
+  int64_t parts = (total + kPerBlock - 1) / kPerBlock;
+  const int64_t max_parts = k_count >= 1024 ? 1 : 1024 / k_count;
+  if (parts > max_parts) parts = max_parts;
+  if (parts < 1) parts = 1;
+  const int64_t chunk = parts == 1 ? total : (total + parts - 1) / parts;
+  float* partial = parts > 1
+                       ? static_cast<float*>(s.scratch(
+                             kScratchTemp0, sizeof(float) * static_cast<size_t>(k_count * parts)))
+                       : nullptr;
+  const dim3 grid(static_cast<unsigned>(k_count), static_cast<unsigned>(parts));
+  dispatch_float(t, [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    channel_sum_kernel<<<grid, kThreads, 0, s.handle>>>(static_cast<const T*>(x), partial,
+                                                        static_cast<T*>(y), k_count, inner, total,
+                                                        chunk, static_cast<int>(parts));
+    NNP_CUDA_CHECK_LAUNCH();
+    if (parts > 1) {
+      channel_sum_parts_kernel<<<grid_for(k_count * 32), kThreads, 0, s.handle>>>(
+          partial, static_cast<T*>(y), k_count, static_cast<int>(parts));
+      NNP_CUDA_CHECK_LAUNCH();
+    }
+  });
 }
 
 void op_reduce(stream& s, const op_call& c) {

@@ -46,10 +46,16 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+// A failed nnplug call, with its status (measure() reports UNSUPPORTED rows and goes on).
+struct call_error : std::runtime_error {
+  nnp_status status;
+  call_error(nnp_status s, const std::string& what) : std::runtime_error(what), status(s) {}
+};
+
 void check(nnp_status s, const char* what) {
   if (s != NNP_STATUS_OK)
-    throw std::runtime_error(std::string(what) + ": " + nnp_status_string(s) + ": " +
-                             nnp_last_error_message());
+    throw call_error(s, std::string(what) + ": " + nnp_status_string(s) + ": " +
+                            nnp_last_error_message());
 }
 
 DLDataType f32() { return DLDataType{kDLFloat, 32, 1}; }
@@ -157,6 +163,9 @@ double process_cpu_us() {
 }
 
 std::vector<row> g_rows;
+// Rows that could not be measured: UNSUPPORTED by the backend (reported, not a failure) and
+// failed (any other error; the exit status is 1).
+std::vector<std::pair<std::string, std::string>> g_unsupported, g_failed;
 int g_reps = 20, g_warmup = 3;
 std::string g_filter;
 
@@ -201,8 +210,18 @@ timings time_calls(int reps, const std::function<void()>& fn) {
 void measure(const std::string& name, const std::string& shape, double flops, double bytes,
              const std::function<void()>& fn) {
   if (!g_filter.empty() && name.find(g_filter) == std::string::npos) return;
-  for (int i = 0; i < g_warmup; ++i) fn();
-  const timings t = time_calls(g_reps, fn);
+  timings t;
+  try {
+    for (int i = 0; i < g_warmup; ++i) fn();
+    t = time_calls(g_reps, fn);
+  } catch (const call_error& e) {
+    const bool unsupported = e.status == NNP_STATUS_UNSUPPORTED;
+    std::printf("%-34s %-28s %s: %s\n", name.c_str(), shape.c_str(),
+                unsupported ? "unsupported" : "FAILED", e.what());
+    std::fflush(stdout);
+    (unsupported ? g_unsupported : g_failed).emplace_back(name, e.what());
+    return;
+  }
   const std::vector<double>& us = t.wall_us;
   row r{name, shape, median(us), *std::min_element(us.begin(), us.end()), 0, "", median(t.cpu_us)};
   if (flops > 0) {
@@ -541,17 +560,9 @@ void bench_ops(context& ctx) {
 
   // N-D convolution and transposed convolution (ABI 1.2): a 1-D and a 3-D conv, a 2-D conv
   // transpose (stride 2, the decoder's upsampling). A backend without them (UNSUPPORTED) gets
-  // a note instead of rows.
+  // a note instead of rows (measure()).
   const auto measure_nd = [&](const std::string& name, const std::string& shape, double flops,
                               const std::function<nnp_status()>& call) {
-    if (!g_filter.empty() && name.find(g_filter) == std::string::npos) return;
-    const nnp_status s = call();
-    if (s == NNP_STATUS_UNSUPPORTED) {
-      std::printf("%-40s (unsupported by this backend)\n", name.c_str());
-      return;
-    }
-    check(s, name.c_str());
-    ctx.sync();
     measure(name, shape, flops, 0, [&] {
       check(call(), name.c_str());
       ctx.sync();
@@ -1199,8 +1210,17 @@ int main(int argc, char** argv) {
                              {"rate", r.rate},
                              {"unit", r.unit},
                              {"cpu_us", r.cpu_us}});
+      j["unsupported"] = nlohmann::json::array();
+      for (const auto& [name, why] : g_unsupported)
+        j["unsupported"].push_back({{"name", name}, {"error", why}});
+      j["failed"] = nlohmann::json::array();
+      for (const auto& [name, why] : g_failed)
+        j["failed"].push_back({{"name", name}, {"error", why}});
       std::ofstream(json_path) << j.dump(2) << "\n";
     }
+    std::printf("nnplug-bench: %zu rows measured, %zu unsupported, %zu failed\n", g_rows.size(),
+                g_unsupported.size(), g_failed.size());
+    if (!g_failed.empty()) rc = 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nnplug-bench: %s\n", e.what());
     rc = 1;

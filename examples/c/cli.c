@@ -112,6 +112,9 @@ void usage(FILE* f) {
           "      --graph              capture one full training step into a graph (nnplug.h,\n"
           "                           \"graphs\") after a first eager step, and launch it for\n"
           "                           every full batch (one process; needs the gather op)\n"
+          "      --tf32               let float32 GEMMs and convolutions use TF32 tensor cores\n"
+          "                           (NNP_STREAM_ATTR_ALLOW_TF32; devices that have them,\n"
+          "                           e.g. cuda; default: exact float32)\n"
           "  -h, --help               this text\n");
 }
 
@@ -144,7 +147,8 @@ void parse_options(int argc, char** argv, options* o) {
     OPT_DISTRIBUTED,
     OPT_BUCKET,
     OPT_OVERLAP,
-    OPT_GRAPH
+    OPT_GRAPH,
+    OPT_TF32
   };
   static const struct option longopts[] = {
       {"model", required_argument, NULL, 'm'},
@@ -163,6 +167,7 @@ void parse_options(int argc, char** argv, options* o) {
       {"bucket-kib", required_argument, NULL, OPT_BUCKET},
       {"overlap", required_argument, NULL, OPT_OVERLAP},
       {"graph", no_argument, NULL, OPT_GRAPH},
+      {"tf32", no_argument, NULL, OPT_TF32},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c;
@@ -212,6 +217,9 @@ void parse_options(int argc, char** argv, options* o) {
         break;
       case OPT_GRAPH:
         o->graph = 1;
+        break;
+      case OPT_TF32:
+        o->tf32 = 1;
         break;
       case OPT_LR: {
         char* end = NULL;

@@ -31,6 +31,7 @@ typedef struct options {
   long bucket_kib;           /* gradient bucket size of distributed runs, KiB */
   const char* overlap;       /* "auto", "on" or "off": bucket all-reduces during backward */
   int graph;                 /* 1: capture one training step into a graph and replay it */
+  int tf32;                  /* 1: NNP_STREAM_ATTR_ALLOW_TF32 on the training stream */
 } options;
 
 /* Prints the --help text to f. */

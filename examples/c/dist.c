@@ -38,9 +38,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef NNPLUG_EXAMPLE_HAVE_MPI
-#include <mpi.h>
-#endif
+#include <dlfcn.h>
+
+#include "dist_mpi.h"
 
 #include "cli.h"
 #include "layers.h"
@@ -86,10 +86,38 @@ struct dist_state {
 };
 
 #ifdef NNPLUG_EXAMPLE_HAVE_MPI
-static MPI_Comm g_world; /* MPI_COMM_WORLD, in a variable: nnp_comm_config takes its address */
+static const dist_mpi_api* g_mpi; /* libnnplug-train-mpi.so's table, once loaded */
 static char g_rank_name[64];
 
-static void mpi_abort(int status) { MPI_Abort(MPI_COMM_WORLD, status); }
+/* Opens libnnplug-train-mpi.so (next to this executable, or NNPLUG_TRAIN_MPI_MODULE), which
+   links MPI: train itself does not, so it starts where MPI is not installed. */
+static const dist_mpi_api* load_mpi(void) {
+  char path[4096];
+  const char* env = getenv("NNPLUG_TRAIN_MPI_MODULE");
+  if (env && *env) {
+    snprintf(path, sizeof path, "%s", env);
+  } else {
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0) die("--distributed mpi: cannot find this executable's folder (/proc/self/exe)");
+    path[n] = '\0';
+    char* slash = strrchr(path, '/');
+    const size_t dir = slash ? (size_t)(slash - path) : 0;
+    if (dir + 1 + strlen(DIST_MPI_MODULE_NAME) + 1 > sizeof path)
+      die("--distributed mpi: this executable's path is too long");
+    snprintf(path + dir, sizeof path - dir, "/%s", DIST_MPI_MODULE_NAME);
+  }
+  void* h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (!h)
+    die("--distributed mpi: cannot load %s: %s (it links MPI: is MPI installed? Debian: "
+        "apt-get install openmpi-bin)",
+        path, dlerror());
+  dist_mpi_api_fn fn = (dist_mpi_api_fn)dlsym(h, DIST_MPI_API_SYMBOL);
+  const dist_mpi_api* api = fn ? fn() : NULL;
+  if (!api || api->version != DIST_MPI_API_VERSION)
+    die("--distributed mpi: %s is not train's MPI module of this build (no %s version %d)", path,
+        DIST_MPI_API_SYMBOL, DIST_MPI_API_VERSION);
+  return api;
+}
 #endif
 
 /* The environment variable by which an MPI launcher announced this process, or NULL. */
@@ -135,19 +163,12 @@ void dist_init(dist* d, const char* requested) {
   }
   if (d->mode != DIST_MPI) return;
 #ifdef NNPLUG_EXAMPLE_HAVE_MPI
-  int provided = MPI_THREAD_SINGLE;
-  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
-    die("MPI_Init_thread failed");
-  if (provided < MPI_THREAD_SERIALIZED)
-    die("this MPI gives thread level %d, below MPI_THREAD_SERIALIZED (%d), which the "
-        "communication thread needs",
-        provided, MPI_THREAD_SERIALIZED);
-  g_world = MPI_COMM_WORLD;
-  MPI_Comm_rank(g_world, &d->rank);
-  MPI_Comm_size(g_world, &d->size);
+  g_mpi = load_mpi();
+  char err[256] = "";
+  if (g_mpi->init(&d->rank, &d->size, err, sizeof err) != 0) die("%s", err);
   d->name = "mpi";
   snprintf(g_rank_name, sizeof g_rank_name, "train: rank %d of %d", d->rank, d->size);
-  set_fatal_exit(g_rank_name, mpi_abort);
+  set_fatal_exit(g_rank_name, g_mpi->abort);
 #else
   die("--distributed mpi: this train was built without MPI (CMake found no MPI for C, or "
       "NNPLUG_WITH_MPI=OFF; Debian: apt-get install libopenmpi-dev openmpi-bin, then "
@@ -162,8 +183,7 @@ void dist_check_agreement(const dist* d, const dist_setting* settings, int n) {
   uint64_t* all = malloc((size_t)n * (size_t)d->size * sizeof *all);
   if (!mine || !all) die("out of memory checking the ranks' settings");
   for (int i = 0; i < n; ++i) mine[i] = settings[i].value;
-  if (MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, g_world) != MPI_SUCCESS)
-    die("MPI_Allgather of the ranks' settings failed");
+  if (g_mpi->allgather_u64(mine, n, all) != 0) die("MPI_Allgather of the ranks' settings failed");
   for (int i = 0; i < n; ++i)
     for (int r = 1; r < d->size; ++r)
       if (all[(size_t)r * (size_t)n + (size_t)i] != all[i])
@@ -338,7 +358,7 @@ void dist_start(dist* d, net* nt, size_t bucket_bytes, const char* overlap) {
 #ifdef NNPLUG_EXAMPLE_HAVE_MPI
   if (d->mode == DIST_MPI) {
     cfg.transport = NNP_COMM_TRANSPORT_MPI;
-    cfg.mpi_comm = &g_world;
+    cfg.mpi_comm = g_mpi->world();
   }
 #endif
   CHECK(nnp_comm_create(nt->dev, &cfg, &st->comm));
@@ -498,7 +518,7 @@ void dist_stop(dist* d) {
 
 void dist_finalize(dist* d) {
 #ifdef NNPLUG_EXAMPLE_HAVE_MPI
-  if (d->mode == DIST_MPI) MPI_Finalize();
+  if (d->mode == DIST_MPI && g_mpi) g_mpi->finalize();
 #else
   (void)d;
 #endif

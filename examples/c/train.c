@@ -247,6 +247,12 @@ int main(int argc, char** argv) {
   CHECK(nnp_device_get_props(nt.dev, &props));
   CHECK(nnp_device_get_dldevice(nt.dev, &g_dldevice));
   CHECK(nnp_stream_create(nt.dev, &nt.s));
+  if (o.tf32) {
+    const nnp_status st = nnp_stream_set_attribute(nt.s, NNP_STREAM_ATTR_ALLOW_TF32, 1);
+    if (st != NNP_STATUS_OK)
+      die("--tf32: %s does not take NNP_STREAM_ATTR_ALLOW_TF32: %s: %s", props.name,
+          nnp_status_string(st), nnp_last_error_message());
+  }
 
   /* max_batch: the global batch; each rank holds buffers for its largest share of it. */
   int64_t max_batch = o.batch;
@@ -330,7 +336,7 @@ int main(int argc, char** argv) {
   float* host_logits = xmalloc((size_t)nt.max_batch * NUM_CLASSES * sizeof *host_logits);
   uint64_t shuffle_rng = o.seed ^ 0x53687566666C6521ull;
   const int tty = isatty(fileno(stderr));
-  double train_seconds = 0.0, final_loss = NAN, test_acc = NAN;
+  double train_seconds = 0.0, last_epoch_seconds = 0.0, final_loss = NAN, test_acc = NAN;
   int64_t global_step = 0;
 
   /* --graph: the first step runs eagerly (it warms up what the backend caches per shape, and
@@ -422,6 +428,7 @@ int main(int argc, char** argv) {
     }
     double seconds = now_seconds() - t0;
     train_seconds += seconds;
+    last_epoch_seconds = seconds;
     final_loss = loss_sum / (double)train.n;
     double train_acc = (double)correct / (double)train.n;
     double test_correct[1] = {
@@ -452,10 +459,10 @@ int main(int argc, char** argv) {
         "\"batch\": %" PRId64
         ", \"train_seconds\": %.3f, \"images_per_second\": %.1f, "
         "\"test_accuracy\": %.4f, \"final_loss\": %.6f, \"ranks\": %d, "
-        "\"distributed\": \"%s\", \"graph\": %s}\n",
+        "\"distributed\": \"%s\", \"graph\": %s, \"tf32\": %s, \"last_epoch_seconds\": %.3f}\n",
         o.model, props.plugin_name, props.name, o.epochs, max_batch, train_seconds,
         (double)train.n * o.epochs / train_seconds, test_acc, final_loss, d.size, d.name,
-        graph != NULL ? "true" : "false");
+        graph != NULL ? "true" : "false", o.tf32 ? "true" : "false", last_epoch_seconds);
   }
 
   close_log(log, "--log", o.log_path);

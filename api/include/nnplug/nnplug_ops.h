@@ -811,11 +811,11 @@ typedef struct nnp_layer_norm_params {
  * of a training step and adam_update's bias corrections: with offset_per_step = the counter
  * blocks a layer draws per step, a step replayed with the same params draws exactly the masks of
  * calls whose offset was advanced by hand (bit for bit). step must hold a whole number >= 0
- * (float32 holds every whole number up to 2^24 exactly): the reference backend (also under sim,
- * reported at the stream's next synchronize) and the cpu backend refuse other values with
- * NNP_STATUS_INVALID_ARGUMENT when the op runs; cuda, which cannot refuse from a kernel, reads
- * NaN and values below 0 as 0, drops a fraction, and reads values from 2^64 on as 2^64 - 1.
- * Without a step tensor offset_per_step is not used (any value is accepted).
+ * (float32 holds every whole number up to 2^24 exactly): every backend refuses other values
+ * with NNP_STATUS_INVALID_ARGUMENT and leaves y and the mask untouched: the reference and cpu
+ * backends when the op runs; sim and cuda, whose kernels read the value on the device, at the
+ * stream's next synchronize. Without a step tensor offset_per_step is not used (any value is
+ * accepted).
  *
  * NNP_OP_DROPOUT_FORWARD (dropout_forward, 70)
  *   inputs:  [0] x
@@ -1085,10 +1085,10 @@ typedef struct nnp_sgd_params {
  *   replaces params->step in the bias corrections (params->step is then not read), and lr's
  *   value replaces params->lr (in the update and in AdamW's decay). step is float32 whatever the
  *   call's dtype: it counts whole steps exactly up to 2^24. Its value must be a whole number >= 1:
- *   the reference backend (also under sim, reported at the stream's next synchronize) and the cpu
- *   backend refuse others with NNP_STATUS_INVALID_ARGUMENT when the op runs; cuda, which cannot
- *   refuse from a kernel, reads values below 1 (and NaN) as 1 and uses others as they are. lr's
- *   value is used as it is.
+ *   every backend refuses others with NNP_STATUS_INVALID_ARGUMENT and leaves param, m and v
+ *   untouched: the reference and cpu backends when the op runs; sim and cuda, whose kernels read
+ *   the value on the device, at the stream's next synchronize (or graph launch's). lr's value is
+ *   used as it is.
  */
 typedef struct nnp_adam_params {
   size_t struct_size; /**< sizeof as compiled by the caller */

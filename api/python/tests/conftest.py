@@ -4,6 +4,10 @@ libnnplug comes from $NNPLUG_LIBRARY (CTest sets it to the build's library) or t
 `dev` runs a test once per device that is present: reference, cpu when its plugin is built, and
 sim:0 (the simulated accelerator, whose memory the host cannot address: numpy arguments are
 staged to it, and tests of host-memory zero-copy skip it).
+
+NNPLUG_TEST_BACKENDS (comma-separated) replaces that list, e.g. "reference,cuda" on a GPU
+machine; NNPLUG_TEST_REQUIRE (comma-separated, default "reference") names the backends whose
+absence fails a test instead of skipping it (scripts/gpu-check.sh requires cuda).
 """
 import os
 import sys
@@ -14,15 +18,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import nnplug  # noqa: E402
 
-BACKENDS = ["reference", "cpu", "sim"]
+BACKENDS = [b for b in os.environ.get("NNPLUG_TEST_BACKENDS", "reference,cpu,sim").split(",") if b]
+# The reference backend is always built: its absence is a failure.
+REQUIRED = {b for b in os.environ.get("NNPLUG_TEST_REQUIRE", "reference").split(",") if b}
 
 
 def _device_or_skip(name):
     try:
         return nnplug.device(name)
     except nnplug.Error as e:
-        if name == "reference":
-            raise  # the reference backend is always built: its absence is a failure
+        if name in REQUIRED:
+            raise
         pytest.skip(f"no {name} device: {e}")
     except OSError as e:
         pytest.skip(f"libnnplug not found: {e}")

@@ -65,4 +65,30 @@ inline uint16_t float_to_bf16(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
+// float64 -> float rounded to odd (truncate toward zero, then set the last bit if inexact):
+// rounding that float again to a format of at most 22 significant bits (float16, bfloat16) gives
+// the value rounded once from the double (Boldo & Melquiond, "Emulation of FMA and correctly
+// rounded sums: proved algorithms using rounding to odd", IEEE TC 2008). Values beyond float's
+// range become +-inf, which float16 and bfloat16 round the same way.
+inline float double_to_float_round_odd(double d) {
+  const float f = static_cast<float>(d);  // to nearest even
+  if (!std::isfinite(f) || static_cast<double>(f) == d) return f;
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  // |f| > |d|: the truncation is one unit below f (in magnitude); |f| < |d|: f itself.
+  // An odd f above stays (its unit below is even, and setting that one's last bit gives f).
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) {
+    if ((bits & 1u) == 0) --bits;
+  } else {
+    bits |= 1u;
+  }
+  float r;
+  std::memcpy(&r, &bits, 4);
+  return r;
+}
+
+// float64 -> float16 / bfloat16, rounded once to nearest even (not twice through float32).
+inline uint16_t double_to_half(double d) { return float_to_half(double_to_float_round_odd(d)); }
+inline uint16_t double_to_bf16(double d) { return float_to_bf16(double_to_float_round_odd(d)); }
+
 }  // namespace nnp
