@@ -172,6 +172,8 @@ using Mutation = std::function<void(RawCall&)>;
 // Allocates every tensor with guard bytes on `dev`, uploads, executes on `stream` (default:
 // the device's), synchronises, downloads and checks guards and untouched inputs.
 // `dtype` is the case's float dtype.
+// The dtype tensor t has in a call of case dtype case_dtype.
+DT spec_dtype(const TensorSpec& t, DT case_dtype);
 RunResult run_op(Device& dev, const OpCall& call, DT dtype, nnp_stream* stream = nullptr,
                  const Mutation& mutate = {});
 // On a device whose memory is not the host's (sim, cuda): `call` (float32) with its input

@@ -131,7 +131,7 @@ void make_dltensor(DLTensor& t, const Buffer& b, const TensorSpec& s, DT dt, Dev
 }
 }  // namespace
 
-static DT spec_dtype(const TensorSpec& t, DT case_dtype) {
+DT spec_dtype(const TensorSpec& t, DT case_dtype) {
   return t.follows_case_dtype ? case_dtype : t.dtype;
 }
 

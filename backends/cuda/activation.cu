@@ -72,26 +72,44 @@ __global__ void act_backward_kernel(const T* x, const T* dy, T* dx, int64_t n, i
     dx[i] = from_f<T>(act_derivative(f, to_f(x[i]), alpha) * to_f(dy[i]));
 }
 
-}  // namespace
+// The params shared by forward and backward, with the element count of x (input 0).
+struct activation_call {
+  int function;
+  float alpha;
+  int64_t n;
+};
 
-void op_activation(stream& s, const op_call& c) {
+activation_call activation_call_of(const op_call& c) {
   const auto p = read_params<nnp_activation_params>(c.params);
   if (p.function < NNP_ACTIVATION_RELU || p.function > NNP_ACTIVATION_ELU)
     unsupported(
         format("activation function %d is not implemented by the cuda backend", p.function));
+  return {p.function, static_cast<float>(p.alpha), numel(*c.in(0))};
+}
+
+}  // namespace
+
+void op_activation_forward(stream& s, const op_call& c) {
+  const activation_call a = activation_call_of(c);
+  if (a.n == 0) return;
   const DLTensor& x = *c.in(0);
-  const int64_t n = numel(x);
-  if (n == 0) return;
-  const float alpha = static_cast<float>(p.alpha);
   dispatch_float(elem_of(x.dtype), [&](auto tg) {
     using T = typename decltype(tg)::type;
-    if (c.kind == NNP_OP_ACTIVATION_FORWARD)
-      act_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<T>(*c.out(0)), n, p.function, alpha);
-    else
-      act_backward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), n,
-          p.function, alpha);
+    act_forward_kernel<<<grid_for(a.n), kThreads, 0, s.handle>>>(
+        data_ptr<const T>(x), data_ptr<T>(*c.out(0)), a.n, a.function, a.alpha);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_activation_backward(stream& s, const op_call& c) {
+  const activation_call a = activation_call_of(c);
+  if (a.n == 0) return;
+  const DLTensor& x = *c.in(0);
+  dispatch_float(elem_of(x.dtype), [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    act_backward_kernel<<<grid_for(a.n), kThreads, 0, s.handle>>>(
+        data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), a.n, a.function,
+        a.alpha);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }

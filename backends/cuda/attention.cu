@@ -244,18 +244,15 @@ nnp::kit::attention_geometry geometry_of(const op_call& c) {
                                       *c.in(2), c.in(3));
 }
 
-}  // namespace
-
-void check_attention_limits(const op_call& c) {
-  const nnp::kit::attention_geometry g = geometry_of(c);
-  const char* op = c.kind == NNP_OP_ATTENTION_FORWARD ? "attention_forward" : "attention_backward";
+// The limits of `op` (attention_forward or attention_backward), whose kernels need `shared`
+// bytes of shared memory per block.
+void check_limits(const char* op, const nnp::kit::attention_geometry& g, size_t shared) {
   if (g.batch > 65535 || g.hq > 65535 || g.hkv > 65535)
     unsupported(
         format("%s: the cuda kernels take at most 65535 batches and heads (grid "
                "dimensions), got B = %lld, Hq = %lld, Hkv = %lld",
                op, static_cast<long long>(g.batch), static_cast<long long>(g.hq),
                static_cast<long long>(g.hkv)));
-  const size_t shared = c.kind == NNP_OP_ATTENTION_FORWARD ? forward_shared(g) : backward_shared(g);
   if (shared > kSharedLimit)
     unsupported(
         format("%s: Tk = %lld keys with D = %lld, Dv = %lld need %zu bytes of shared "
@@ -264,31 +261,62 @@ void check_attention_limits(const op_call& c) {
                static_cast<long long>(g.dv), shared, kSharedLimit));
 }
 
-void op_attention(stream& s, const op_call& c) {
+// What forward and backward share: the geometry, its kernels' form, the grid of one block per
+// query row, and the inputs q, k, v and the optional mask.
+struct attention_call {
+  nnp::kit::attention_geometry g;
+  attn_dims a;
+  dim3 rows;
+  bool any_rows;
+  const float *q, *k, *v, *mask;
+};
+
+attention_call attention_call_of(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
-  const attn_dims a = dims_of(g);
-  const dim3 rows(static_cast<unsigned>(g.tq), static_cast<unsigned>(g.hq),
-                  static_cast<unsigned>(g.batch));
-  const bool any_rows = g.tq > 0 && g.hq > 0 && g.batch > 0;
-  const float *q = opt_f32(c.in(0)), *k = opt_f32(c.in(1)), *v = opt_f32(c.in(2)),
-              *mask = opt_f32(c.in(3));
-  if (c.kind == NNP_OP_ATTENTION_FORWARD) {
-    if (!any_rows) return;
-    attention_forward_kernel<<<rows, kAttnThreads, forward_shared(g), s.handle>>>(
-        a, q, k, v, mask, data_ptr<float>(*c.out(0)),
-        c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr);
-    NNP_CUDA_CHECK_LAUNCH();
-    return;
-  }
+  return {g,
+          dims_of(g),
+          dim3(static_cast<unsigned>(g.tq), static_cast<unsigned>(g.hq),
+               static_cast<unsigned>(g.batch)),
+          g.tq > 0 && g.hq > 0 && g.batch > 0,
+          opt_f32(c.in(0)),
+          opt_f32(c.in(1)),
+          opt_f32(c.in(2)),
+          opt_f32(c.in(3))};
+}
+
+}  // namespace
+
+void check_attention_forward_limits(const op_call& c) {
+  const nnp::kit::attention_geometry g = geometry_of(c);
+  check_limits("attention_forward", g, forward_shared(g));
+}
+
+void check_attention_backward_limits(const op_call& c) {
+  const nnp::kit::attention_geometry g = geometry_of(c);
+  check_limits("attention_backward", g, backward_shared(g));
+}
+
+void op_attention_forward(stream& s, const op_call& c) {
+  const attention_call at = attention_call_of(c);
+  if (!at.any_rows) return;
+  attention_forward_kernel<<<at.rows, kAttnThreads, forward_shared(at.g), s.handle>>>(
+      at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)),
+      c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_attention_backward(stream& s, const op_call& c) {
+  const attention_call at = attention_call_of(c);
+  const nnp::kit::attention_geometry& g = at.g;
   float* dk = data_ptr<float>(*c.out(1));
   float* dv = data_ptr<float>(*c.out(2));
   const int64_t keys = g.batch * g.hkv * g.tk;
-  if (!any_rows || g.tk == 0) {  // no query rows: dK and dV are zero; no keys: dQ is zero
+  if (!at.any_rows || g.tk == 0) {  // no query rows: dK and dV are zero; no keys: dQ is zero
     if (keys > 0) {
       NNP_CUDA_CHECK(cudaMemsetAsync(dk, 0, sizeof(float) * nnp::numel(*c.out(1)), s.handle));
       NNP_CUDA_CHECK(cudaMemsetAsync(dv, 0, sizeof(float) * nnp::numel(*c.out(2)), s.handle));
     }
-    if (g.tk == 0 && any_rows)
+    if (g.tk == 0 && at.any_rows)
       NNP_CUDA_CHECK(cudaMemsetAsync(data_ptr<float>(*c.out(0)), 0,
                                      sizeof(float) * nnp::numel(*c.out(0)), s.handle));
     return;
@@ -296,14 +324,14 @@ void op_attention(stream& s, const op_call& c) {
   const size_t scores = static_cast<size_t>(g.batch * g.hq * g.tq * g.tk);
   float* pbuf = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float) * scores));
   float* dsbuf = static_cast<float*>(s.scratch(kScratchTemp1, sizeof(float) * scores));
-  attention_backward_rows_kernel<<<rows, kAttnThreads, backward_shared(g), s.handle>>>(
-      a, q, k, v, mask, opt_f32(c.in(4)), opt_f32(c.in(5)), opt_f32(c.in(6)),
+  attention_backward_rows_kernel<<<at.rows, kAttnThreads, backward_shared(g), s.handle>>>(
+      at.a, at.q, at.k, at.v, at.mask, opt_f32(c.in(4)), opt_f32(c.in(5)), opt_f32(c.in(6)),
       data_ptr<float>(*c.out(0)), pbuf, dsbuf);
   NNP_CUDA_CHECK_LAUNCH();
   const dim3 key_rows(static_cast<unsigned>(g.tk), static_cast<unsigned>(g.hkv),
                       static_cast<unsigned>(g.batch));
   attention_backward_keys_kernel<<<key_rows, kAttnThreads, sizeof(float) * kAttnThreads,
-                                   s.handle>>>(a, q, opt_f32(c.in(5)), pbuf, dsbuf, dk, dv);
+                                   s.handle>>>(at.a, at.q, opt_f32(c.in(5)), pbuf, dsbuf, dk, dv);
   NNP_CUDA_CHECK_LAUNCH();
 }
 

@@ -10,7 +10,7 @@
 //   output), its backward-data = forward (dy -> dx), its backward-filter = backward-filter with
 //   dy as the input and x as the output gradient.
 // cuDNN sees 4-d tensors for 1 and 2 spatial dimensions (1-d: a unit height) and 5-d for 3, set
-// with its Nd descriptors (resolved from cuDNN here: cudnn_loader.cpp's list has the 4-d ones).
+// with its Nd descriptors.
 //
 // Speed comes from cuDNN's algorithm choice, made once per *plan*. Outside graph capture the
 // first call of a shape measures cuDNN's algorithms (cudnnFind*AlgorithmEx, as PyTorch's
@@ -48,18 +48,18 @@
 // one wave of empty blocks; nothing comes back to the host, so it works under graph capture.
 //
 // TF32: float32 uses CUDNN_FMA_MATH unless the stream allows TF32.
-#include "lib_loader.hpp"
 #include "ops.hpp"
 
 #include <nnplug/kit/conv_nd.hpp>
 
 #include <array>
-#include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace nnp::cuda {
@@ -68,89 +68,19 @@ namespace {
 using nnp::conv_nd_geometry;
 using nnp::kConvMaxSpatial;
 
-// ---- cuDNN functions beyond cudnn_loader.cpp's list ---------------------------------------------
-// The Nd descriptor setters and the Find functions, resolved from the cuDNN library the loader
-// opened (dlsym on first use). A symbol it lacks reads as NOT_SUPPORTED: the call goes to the
-// direct kernels (descriptors) or to the heuristics (Find).
-void* cudnn_symbol(std::atomic<void*>& slot, const char* name) {
-  void* p = slot.load(std::memory_order_acquire);
-  if (p == nullptr) {
-    p = library_symbol(cudnn_library(), name);
-    if (p != nullptr) slot.store(p, std::memory_order_release);
-  }
-  return p;
-}
-
-// Calls the symbol `name` as an Fn; NOT_SUPPORTED when cuDNN lacks it.
-template <typename Fn, typename... Args>
-cudnnStatus_t call_cudnn(std::atomic<void*>& slot, const char* name, Args... args) {
-  void* p = cudnn_symbol(slot, name);
-  return p == nullptr ? CUDNN_STATUS_NOT_SUPPORTED : reinterpret_cast<Fn>(p)(args...);
-}
-
+// ---- cuDNN calls with the arguments this file always passes -------------------------------------
 cudnnStatus_t set_tensor_nd(cudnnTensorDescriptor_t d, cudnnDataType_t t, int nb, const int* dims,
                             const int* strides) {
-  using fn =
-      cudnnStatus_t (*)(cudnnTensorDescriptor_t, cudnnDataType_t, int, const int*, const int*);
-  static std::atomic<void*> slot{nullptr};
-  return call_cudnn<fn>(slot, "cudnnSetTensorNdDescriptor", d, t, nb, dims, strides);
+  return cudnnSetTensorNdDescriptor(d, t, nb, dims, strides);
 }
 cudnnStatus_t set_filter_nd(cudnnFilterDescriptor_t d, cudnnDataType_t t, int nb, const int* dims) {
-  using fn = cudnnStatus_t (*)(cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t, int,
-                               const int*);
-  static std::atomic<void*> slot{nullptr};
-  return call_cudnn<fn>(slot, "cudnnSetFilterNdDescriptor", d, t, CUDNN_TENSOR_NCHW, nb, dims);
+  return cudnnSetFilterNdDescriptor(d, t, CUDNN_TENSOR_NCHW, nb, dims);
 }
 cudnnStatus_t set_convolution_nd(cudnnConvolutionDescriptor_t d, int n, const int* pads,
                                  const int* strides, const int* dilations) {
-  using fn = cudnnStatus_t (*)(cudnnConvolutionDescriptor_t, int, const int*, const int*,
-                               const int*, cudnnConvolutionMode_t, cudnnDataType_t);
-  static std::atomic<void*> slot{nullptr};
-  return call_cudnn<fn>(slot, "cudnnSetConvolutionNdDescriptor", d, n, pads, strides, dilations,
-                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+  return cudnnSetConvolutionNdDescriptor(d, n, pads, strides, dilations, CUDNN_CROSS_CORRELATION,
+                                         CUDNN_DATA_FLOAT);
 }
-cudnnStatus_t find_forward(cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void* x,
-                           cudnnFilterDescriptor_t wd, const void* w,
-                           cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, void* y,
-                           int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* perf,
-                           void* ws, size_t ws_size) {
-  using fn = cudnnStatus_t (*)(cudnnHandle_t, cudnnTensorDescriptor_t, const void*,
-                               cudnnFilterDescriptor_t, const void*, cudnnConvolutionDescriptor_t,
-                               cudnnTensorDescriptor_t, void*, int, int*,
-                               cudnnConvolutionFwdAlgoPerf_t*, void*, size_t);
-  static std::atomic<void*> slot{nullptr};
-  return call_cudnn<fn>(slot, "cudnnFindConvolutionForwardAlgorithmEx", h, xd, x, wd, w, cd, yd, y,
-                        requested, returned, perf, ws, ws_size);
-}
-cudnnStatus_t find_backward_data(cudnnHandle_t h, cudnnFilterDescriptor_t wd, const void* w,
-                                 cudnnTensorDescriptor_t dyd, const void* dy,
-                                 cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t dxd,
-                                 void* dx, int requested, int* returned,
-                                 cudnnConvolutionBwdDataAlgoPerf_t* perf, void* ws,
-                                 size_t ws_size) {
-  using fn = cudnnStatus_t (*)(cudnnHandle_t, cudnnFilterDescriptor_t, const void*,
-                               cudnnTensorDescriptor_t, const void*, cudnnConvolutionDescriptor_t,
-                               cudnnTensorDescriptor_t, void*, int, int*,
-                               cudnnConvolutionBwdDataAlgoPerf_t*, void*, size_t);
-  static std::atomic<void*> slot{nullptr};
-  return call_cudnn<fn>(slot, "cudnnFindConvolutionBackwardDataAlgorithmEx", h, wd, w, dyd, dy, cd,
-                        dxd, dx, requested, returned, perf, ws, ws_size);
-}
-cudnnStatus_t find_backward_filter(cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void* x,
-                                   cudnnTensorDescriptor_t dyd, const void* dy,
-                                   cudnnConvolutionDescriptor_t cd, cudnnFilterDescriptor_t dwd,
-                                   void* dw, int requested, int* returned,
-                                   cudnnConvolutionBwdFilterAlgoPerf_t* perf, void* ws,
-                                   size_t ws_size) {
-  using fn = cudnnStatus_t (*)(cudnnHandle_t, cudnnTensorDescriptor_t, const void*,
-                               cudnnTensorDescriptor_t, const void*, cudnnConvolutionDescriptor_t,
-                               cudnnFilterDescriptor_t, void*, int, int*,
-                               cudnnConvolutionBwdFilterAlgoPerf_t*, void*, size_t);
-  static std::atomic<void*> slot{nullptr};
-  return call_cudnn<fn>(slot, "cudnnFindConvolutionBackwardFilterAlgorithmEx", h, xd, x, dyd, dy,
-                        cd, dwd, dw, requested, returned, perf, ws, ws_size);
-}
-
 void check_cudnn(cudnnStatus_t st, const char* call) {
   if (st != CUDNN_STATUS_SUCCESS) throw_cudnn(st, call, __FILE__, __LINE__);
 }
@@ -324,16 +254,21 @@ void store_plan(const plan_key& k, std::shared_ptr<const conv_plan> plan) {
 // The usable results in cuDNN's order of preference: succeeded, within the workspace limit and,
 // for strict float32, without tensor-op math. perf is an array of *AlgoPerf_t.
 template <typename Perf>
+// Deterministic algorithms (CUDNN_DETERMINISTIC: the same result bit for bit on every call)
+// come first, in cuDNN's order; the others (atomics: backward-data and backward-filter ALGO_0,
+// for instance) only after them, for a configuration no deterministic algorithm runs.
 std::vector<algo_choice> usable(const Perf* perf, int n, bool strict_fp32, size_t max_ws) {
-  std::vector<algo_choice> out;
+  std::vector<algo_choice> out, nondeterministic;
   for (int i = 0; i < n; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > max_ws) continue;
     if (strict_fp32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
                         perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
       continue;
-    out.push_back(algo_choice{static_cast<int>(perf[i].algo),
-                              strict_fp32 ? CUDNN_FMA_MATH : perf[i].mathType});
+    (perf[i].determinism == CUDNN_DETERMINISTIC ? out : nondeterministic)
+        .push_back(algo_choice{static_cast<int>(perf[i].algo),
+                               strict_fp32 ? CUDNN_FMA_MATH : perf[i].mathType});
   }
+  out.insert(out.end(), nondeterministic.begin(), nondeterministic.end());
   return out;
 }
 
@@ -520,8 +455,9 @@ std::vector<algo_choice> candidates(stream& s, dir d, const conv_plan& pl, bool 
     if (measure && measured(
                        s, perf, returned, strict_fp32, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                        [&](int n, int* r, cudnnConvolutionFwdAlgoPerf_t* p, void* ws, size_t wss) {
-                         return find_forward(h, pl.xd.d, o.in, pl.wd.d, o.w, pl.cd.d, pl.yd.d,
-                                             o.result, n, r, p, ws, wss);
+                         return cudnnFindConvolutionForwardAlgorithmEx(h, pl.xd.d, o.in, pl.wd.d,
+                                                                       o.w, pl.cd.d, pl.yd.d,
+                                                                       o.result, n, r, p, ws, wss);
                        },
                        &found))
       return found;
@@ -537,8 +473,8 @@ std::vector<algo_choice> candidates(stream& s, dir d, const conv_plan& pl, bool 
         measured(
             s, perf, returned, strict_fp32, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
             [&](int n, int* r, cudnnConvolutionBwdDataAlgoPerf_t* p, void* ws, size_t wss) {
-              return find_backward_data(h, pl.wd.d, o.w, pl.yd.d, o.out, pl.cd.d, pl.xd.d, o.result,
-                                        n, r, p, ws, wss);
+              return cudnnFindConvolutionBackwardDataAlgorithmEx(
+                  h, pl.wd.d, o.w, pl.yd.d, o.out, pl.cd.d, pl.xd.d, o.result, n, r, p, ws, wss);
             },
             &found))
       return found;
@@ -553,8 +489,8 @@ std::vector<algo_choice> candidates(stream& s, dir d, const conv_plan& pl, bool 
       measured(
           s, perf, returned, strict_fp32, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
           [&](int n, int* r, cudnnConvolutionBwdFilterAlgoPerf_t* p, void* ws, size_t wss) {
-            return find_backward_filter(h, pl.xd.d, o.in, pl.yd.d, o.out, pl.cd.d, pl.wd.d,
-                                        o.result, n, r, p, ws, wss);
+            return cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                h, pl.xd.d, o.in, pl.yd.d, o.out, pl.cd.d, pl.wd.d, o.result, n, r, p, ws, wss);
           },
           &found))
     return found;
@@ -757,6 +693,13 @@ void run_conv(stream& s, dir d, const conv_nd_geometry& g, const DLTensor* in, c
   }
   // The non-finite rule (top of the file). The flag reuses kScratchTemp0: whatever cuDNN's
   // path queued on it before is done by the time the memset runs (stream order).
+  // NNPLUG_CUDA_CONV_NONFINITE_GUARD=0 leaves the guard out, only to measure what it costs
+  // (docs/cuda-backend.md): non-finite inputs may then give results of another class.
+  static const bool guard = [] {
+    const char* e = std::getenv("NNPLUG_CUDA_CONV_NONFINITE_GUARD");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  if (!guard) return;
   int* flag = static_cast<int*>(s.scratch(kScratchTemp0, sizeof(int)));
   NNP_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), s.handle));
   if (d == dir::forward)

@@ -47,6 +47,45 @@
     (cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u, int v, int dilation_h,    \
      int dilation_w, cudnnConvolutionMode_t mode, cudnnDataType_t computeType),                    \
     (convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType))                     \
+  X(cudnnStatus_t, cudnnSetTensorNdDescriptor,                                                     \
+    (cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int nbDims, const int dimA[],   \
+     const int strideA[]),                                                                         \
+    (tensorDesc, dataType, nbDims, dimA, strideA))                                                 \
+  X(cudnnStatus_t, cudnnSetFilterNdDescriptor,                                                     \
+    (cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format,     \
+     int nbDims, const int filterDimA[]),                                                          \
+    (filterDesc, dataType, format, nbDims, filterDimA))                                            \
+  X(cudnnStatus_t, cudnnSetConvolutionNdDescriptor,                                                \
+    (cudnnConvolutionDescriptor_t convDesc, int arrayLength, const int padA[],                     \
+     const int filterStrideA[], const int dilationA[], cudnnConvolutionMode_t mode,                \
+     cudnnDataType_t computeType),                                                                 \
+    (convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType))                    \
+  X(cudnnStatus_t, cudnnFindConvolutionForwardAlgorithmEx,                                         \
+    (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void* x,                     \
+     const cudnnFilterDescriptor_t wDesc, const void* w,                                           \
+     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, void* y,    \
+     const int requestedAlgoCount, int* returnedAlgoCount,                                         \
+     cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace, size_t workSpaceSizeInBytes),    \
+    (handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount,        \
+     perfResults, workSpace, workSpaceSizeInBytes))                                                \
+  X(cudnnStatus_t, cudnnFindConvolutionBackwardDataAlgorithmEx,                                    \
+    (cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const void* w,                     \
+     const cudnnTensorDescriptor_t dyDesc, const void* dy,                                         \
+     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void* dx,  \
+     const int requestedAlgoCount, int* returnedAlgoCount,                                         \
+     cudnnConvolutionBwdDataAlgoPerf_t* perfResults, void* workSpace,                              \
+     size_t workSpaceSizeInBytes),                                                                 \
+    (handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount,    \
+     perfResults, workSpace, workSpaceSizeInBytes))                                                \
+  X(cudnnStatus_t, cudnnFindConvolutionBackwardFilterAlgorithmEx,                                  \
+    (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void* x,                     \
+     const cudnnTensorDescriptor_t dyDesc, const void* y,                                          \
+     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void* dw,  \
+     const int requestedAlgoCount, int* returnedAlgoCount,                                         \
+     cudnnConvolutionBwdFilterAlgoPerf_t* perfResults, void* workSpace,                            \
+     size_t workSpaceSizeInBytes),                                                                 \
+    (handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount,     \
+     perfResults, workSpace, workSpaceSizeInBytes))                                                \
   X(cudnnStatus_t, cudnnSetConvolutionGroupCount,                                                  \
     (cudnnConvolutionDescriptor_t convDesc, int groupCount), (convDesc, groupCount))               \
   X(cudnnStatus_t, cudnnSetConvolutionMathType,                                                    \

@@ -48,21 +48,18 @@ __global__ void dropout_kernel(const T* x, T* y, uint8_t* mask, int64_t n, uint6
   }
 }
 
-}  // namespace
-
-void op_dropout(stream& s, const op_call& c) {
+// Forward and backward differ only in the mask (forward's optional output 1; backward has none)
+// and in the error code of an invalid step.
+void run_dropout(stream& s, const op_call& c, const DLTensor* mask, int error_code) {
   const auto p = read_params<nnp_dropout_params>(c.params);
   const DLTensor& x = *c.in(0);
   const DLTensor& y = *c.out(0);
-  const DLTensor* mask = c.kind == NNP_OP_DROPOUT_FORWARD ? c.out(1) : nullptr;
   const int64_t n = numel(x);
   const DLTensor* step = c.in(1);
   // Without elements there is nothing to write, but a step input is still checked (the
   // reference refuses an invalid one whatever the size): one block that only checks.
   if (n == 0 && step == nullptr) return;
   const uint32_t threshold = nnp::dropout_threshold(p.ratio);
-  const int error_code = c.kind == NNP_OP_DROPOUT_FORWARD ? kKernelErrorDropoutForwardStep
-                                                          : kKernelErrorDropoutBackwardStep;
   dispatch_float(elem_of(x.dtype), [&](auto tg) {
     using T = typename decltype(tg)::type;
     const T scale = nnp::dropout_scale<T>(p.ratio);
@@ -73,6 +70,16 @@ void op_dropout(stream& s, const op_call& c) {
         s.kernel_errors());
   });
   NNP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void op_dropout_forward(stream& s, const op_call& c) {
+  run_dropout(s, c, c.out(1), kKernelErrorDropoutForwardStep);
+}
+
+void op_dropout_backward(stream& s, const op_call& c) {
+  run_dropout(s, c, nullptr, kKernelErrorDropoutBackwardStep);
 }
 
 }  // namespace nnp::cuda

@@ -2,7 +2,7 @@
 // broadcasting, scale, fill, strided copy, transpose, cast (every pair of float types rounded
 // once, from double: cvt.rn.f16.f64 / cvt.rn.bf16.f64), gather (ONNX Gather, rows moved in the
 // widest aligned unit, up to 16 bytes), and the small helpers GEMM and convolution borrow (C
-// broadcast, bias add, explicit zero padding). Memory-bound: speed comes from grid-stride loops
+// broadcast, bias add). Memory-bound: speed comes from grid-stride loops
 // with coalesced accesses, a fast path when no broadcasting is needed, and float32 arithmetic
 // for 16-bit types (pow: double, as the reference).
 #include "common.cuh"
@@ -195,28 +195,6 @@ void dispatch_any_float(elem t, F&& f) {
   dispatch_float(t, f);
 }
 
-// ---- pad / crop ---------------------------------------------------------------------------------
-template <typename U>
-__global__ void pad2d_kernel(const U* x, U* xp, int64_t total, int64_t h, int64_t w, int64_t hp,
-                             int64_t wp, int64_t top, int64_t left) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t col = i % wp, row = (i / wp) % hp, plane = i / (wp * hp);
-    const int64_t r = row - top, c = col - left;
-    xp[i] = (r >= 0 && r < h && c >= 0 && c < w) ? x[(plane * h + r) * w + c] : U(0);
-  }
-}
-
-template <typename U>
-__global__ void crop2d_kernel(const U* xp, U* y, int64_t total, int64_t h, int64_t w, int64_t hp,
-                              int64_t wp, int64_t top, int64_t left) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t c = i % w, r = (i / w) % h, plane = i / (w * h);
-    y[i] = xp[(plane * hp + r + top) * wp + c + left];
-  }
-}
-
 template <typename F>
 void dispatch_bits(elem t, F&& f) {
   if (t == elem::f32) return f(tag<uint32_t>{});
@@ -257,30 +235,6 @@ void launch_bias_add(stream& s, elem t, void* y, const void* b, int64_t n, int64
     using T = typename decltype(tg)::type;
     bias_add_kernel<<<grid_for(total), kThreads, 0, s.handle>>>(
         static_cast<T*>(y), static_cast<const T*>(b), total, k, inner);
-  });
-  NNP_CUDA_CHECK_LAUNCH();
-}
-
-void launch_pad2d(stream& s, elem t, const void* x, void* xp, int64_t nc, int64_t h, int64_t w,
-                  int64_t top, int64_t bottom, int64_t left, int64_t right) {
-  const int64_t hp = h + top + bottom, wp = w + left + right, total = nc * hp * wp;
-  if (total == 0) return;
-  dispatch_bits(t, [&](auto tg) {
-    using U = typename decltype(tg)::type;
-    pad2d_kernel<<<grid_for(total), kThreads, 0, s.handle>>>(
-        static_cast<const U*>(x), static_cast<U*>(xp), total, h, w, hp, wp, top, left);
-  });
-  NNP_CUDA_CHECK_LAUNCH();
-}
-
-void launch_crop2d(stream& s, elem t, const void* xp, void* y, int64_t nc, int64_t h, int64_t w,
-                   int64_t top, int64_t bottom, int64_t left, int64_t right) {
-  const int64_t hp = h + top + bottom, wp = w + left + right, total = nc * h * w;
-  if (total == 0) return;
-  dispatch_bits(t, [&](auto tg) {
-    using U = typename decltype(tg)::type;
-    crop2d_kernel<<<grid_for(total), kThreads, 0, s.handle>>>(
-        static_cast<const U*>(xp), static_cast<U*>(y), total, h, w, hp, wp, top, left);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }

@@ -248,8 +248,14 @@ void op_gemm(stream& s, const op_call& c) {
 
   const cudaDataType dt = cuda_type(t, "gemm");
   const cublasComputeType_t compute = compute_type(s, t);
-  const float alpha_f = static_cast<float>(p.alpha);
-  const float beta_f = static_cast<float>(beta);
+  // alpha = 0: cuBLAS would skip the product, losing 0 * inf = NaN (docs/ops.md, "Non-finite
+  // values"). The product goes to scratch, and Y = 0 * product + beta * Y follows.
+  const bool zero_alpha = p.alpha == 0.0;
+  void* y_out = zero_alpha
+                    ? s.scratch(kScratchTemp1, static_cast<size_t>(n_y) * dtype_size(Y.dtype))
+                    : data_ptr<void>(Y);
+  const float alpha_f = zero_alpha ? 1.0f : static_cast<float>(p.alpha);
+  const float beta_f = zero_alpha ? 0.0f : static_cast<float>(beta);
   cublasHandle_t h = blas_for(s, t);
   // A batched, untransposed A against one B: the batch folds into M (one [batch * M, K] GEMM;
   // Y's batch entries follow each other like A's).
@@ -258,15 +264,16 @@ void op_gemm(stream& s, const op_call& c) {
     const int n = checked_int(fold ? batch * M : M, "gemm", "M");
     NNP_CUBLAS_CHECK(cublasGemmEx(h, op_first, op_second, m, n, k, &alpha_f,
                                   data_ptr<const void>(B), dt, ld_first, data_ptr<const void>(A),
-                                  dt, ld_second, &beta_f, data_ptr<void>(Y), dt, m, compute,
+                                  dt, ld_second, &beta_f, y_out, dt, m, compute,
                                   CUBLAS_GEMM_DEFAULT));
   } else {
     NNP_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
         h, op_first, op_second, m, checked_int(M, "gemm", "M"), k, &alpha_f,
         data_ptr<const void>(B), dt, ld_first, stride_first, data_ptr<const void>(A), dt, ld_second,
-        stride_second, &beta_f, data_ptr<void>(Y), dt, m, stride_y,
-        checked_int(batch, "gemm", "batch"), compute, CUBLAS_GEMM_DEFAULT));
+        stride_second, &beta_f, y_out, dt, m, stride_y, checked_int(batch, "gemm", "batch"),
+        compute, CUBLAS_GEMM_DEFAULT));
   }
+  if (zero_alpha) launch_axpby(s, t, y_out, data_ptr<void>(Y), n_y, 0.0, beta);
 }
 
 void check_matmul(const op_call& c) {

@@ -43,7 +43,29 @@ __global__ void batch_pointers_kernel(const char* a, const char* b, char* y, int
   }
 }
 
+// y[i] = alpha * p[i] + beta * y[i] in float32 (beta = 0: y is not read), for alpha = 0,
+// which cuBLAS would not multiply (BLAS skips the product): 0 * inf and 0 * NaN stay NaN.
+template <typename T>
+__global__ void axpby_kernel(const T* p, T* y, int64_t n, float alpha, float beta) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const float v = alpha * to_f(p[i]);
+    y[i] = from_f<T>(beta == 0.0f ? v : v + beta * to_f(y[i]));
+  }
+}
+
 }  // namespace
+
+void launch_axpby(stream& s, elem t, const void* p, void* y, int64_t n, double alpha, double beta) {
+  if (n == 0) return;
+  dispatch_float(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    axpby_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
+        static_cast<const T*>(p), static_cast<T*>(y), n, static_cast<float>(alpha),
+        static_cast<float>(beta));
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
 
 void launch_broadcast_strided(stream& s, size_t elem_bytes, const void* c, void* y, int64_t n,
                               const broadcast_geometry& g) {

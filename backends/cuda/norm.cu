@@ -165,17 +165,51 @@ __global__ void ln_backward_dx_kernel(const float* x, const float* dy, const flo
   }
 }
 
-// dscale[j] = sum_r dy * xhat, dbias[j] = sum_r dy (one thread per column, coalesced over j).
-__global__ void ln_backward_params_kernel(const float* x, const float* dy, const float* mean,
-                                          const float* inv_std, float* dscale, float* dbias,
-                                          int64_t rows, int64_t I) {
+// dscale[j] = sum_r dy * xhat, dbias[j] = sum_r dy, in two deterministic passes (no atomics):
+// pass 1, a grid of (column tiles of 32) x (row chunks), block 32 x 8: each block sums its
+// chunk's rows for its 32 columns (coalesced over j; 8 rows in flight per column) and writes one
+// partial per column and chunk; pass 2 adds the chunks' partials per column in chunk order. A
+// single thread per column looping over all rows (rows = 2176 in the vit) was latency-bound.
+constexpr int kLnColumns = 32, kLnRowsInFlight = 8;
+__global__ void ln_backward_params_partial_kernel(const float* x, const float* dy,
+                                                  const float* mean, const float* inv_std,
+                                                  float* part_ds, float* part_db, int64_t rows,
+                                                  int64_t I, int64_t rows_per_chunk) {
+  __shared__ float sds[kLnRowsInFlight][kLnColumns + 1], sdb[kLnRowsInFlight][kLnColumns + 1];
+  const int64_t j = int64_t{blockIdx.x} * kLnColumns + threadIdx.x;
+  const int64_t chunk = blockIdx.y;
+  const int64_t r0 = chunk * rows_per_chunk;
+  const int64_t r1 = r0 + rows_per_chunk < rows ? r0 + rows_per_chunk : rows;
+  float ds = 0.0f, db = 0.0f;
+  if (j < I) {
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kLnRowsInFlight) {
+      const float g = dy[r * I + j];
+      ds += g * ((x[r * I + j] - mean[r]) * inv_std[r]);
+      db += g;
+    }
+  }
+  sds[threadIdx.y][threadIdx.x] = ds;
+  sdb[threadIdx.y][threadIdx.x] = db;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < I) {
+    for (int k = 1; k < kLnRowsInFlight; ++k) {
+      ds += sds[k][threadIdx.x];
+      db += sdb[k][threadIdx.x];
+    }
+    part_ds[chunk * I + j] = ds;
+    part_db[chunk * I + j] = db;
+  }
+}
+
+__global__ void ln_backward_params_final_kernel(const float* part_ds, const float* part_db,
+                                                float* dscale, float* dbias, int64_t chunks,
+                                                int64_t I) {
   for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < I;
        j += int64_t{gridDim.x} * blockDim.x) {
     float ds = 0.0f, db = 0.0f;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float g = dy[r * I + j];
-      ds += g * (x[r * I + j] - mean[r]) * inv_std[r];
-      db += g;
+    for (int64_t k = 0; k < chunks; ++k) {
+      ds += part_ds[k * I + j];
+      db += part_db[k * I + j];
     }
     dscale[j] = ds;
     if (dbias != nullptr) dbias[j] = db;
@@ -195,74 +229,113 @@ unsigned channel_blocks(int64_t C) {
   return static_cast<unsigned>(C < (int64_t{1} << 20) ? C : (int64_t{1} << 20));
 }
 
-}  // namespace
+// Layer norm's x as rows (the axes before p.axis) of I elements (the axes from p.axis on).
+struct ln_rows {
+  int64_t rows, I;
+};
 
-void op_batch_norm(stream& s, const op_call& c) {
-  const auto p = read_params<nnp_batch_norm_params>(c.params);
-  const DLTensor& x = *c.in(0);
-  const channel_view v = view_of(x);
-  const float eps = static_cast<float>(p.epsilon);
-  if (v.C == 0) return;
-  switch (c.kind) {
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-      // M = 0 runs too: the kernel's sums over no element give 0/0 = NaN statistics and running
-      // values (docs/ops.md), and its loops over M do nothing.
-      bn_train_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
-          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)),
-          f32(c.out(3)), f32(c.out(4)), v, eps, static_cast<float>(p.momentum), p.running_var_rule);
-      break;
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE: {
-      const int64_t n = numel(x);
-      if (n == 0) return;
-      bn_inference_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)), n,
-          v.C, v.HW, eps);
-      break;
-    }
-    default:  // NNP_OP_BATCH_NORM_BACKWARD
-      bn_backward_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
-          f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)),
-          f32(c.out(1)), f32(c.out(2)), v);
-      break;
-  }
-  NNP_CUDA_CHECK_LAUNCH();
-}
-
-void op_layer_norm(stream& s, const op_call& c) {
-  const auto p = read_params<nnp_layer_norm_params>(c.params);
-  const DLTensor& x = *c.in(0);
+ln_rows ln_rows_of(const DLTensor& x, const nnp_layer_norm_params& p) {
   const int axis = normalize_axis(p.axis, x.ndim);
   if (axis < 0)
     fail(NNP_STATUS_INVALID_ARGUMENT, format("layer norm axis %d out of range", p.axis));
-  int64_t rows = 1, I = 1;
-  for (int d = 0; d < axis; ++d) rows *= x.shape[d];
-  for (int d = axis; d < x.ndim; ++d) I *= x.shape[d];
-  // I = 0, forward: the kernel writes NaN statistics (0/0, docs/ops.md) and no y.
-  const bool nan_stats = c.kind == NNP_OP_LAYER_NORM_FORWARD && rows > 0 && I == 0 &&
-                         (c.out(1) != nullptr || c.out(2) != nullptr);
-  if ((rows == 0 || I == 0) && !nan_stats) {
+  ln_rows r{1, 1};
+  for (int d = 0; d < axis; ++d) r.rows *= x.shape[d];
+  for (int d = axis; d < x.ndim; ++d) r.I *= x.shape[d];
+  return r;
+}
+
+// Blocks for the per-row kernels: one per row up to 2^20 (they loop over the rest).
+unsigned ln_blocks(int64_t rows) {
+  return static_cast<unsigned>(rows < (1 << 20) ? rows : (1 << 20));
+}
+
+// One block per row, as many warps as the row fills (up to kThreads): a short row (the vit's
+// 64) leaves no idle warps waiting at the block reductions.
+int ln_threads(int64_t I) {
+  return I >= kThreads ? kThreads : I <= 32 ? 32 : static_cast<int>((I + 31) / 32 * 32);
+}
+
+}  // namespace
+
+void op_batch_norm_forward_training(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_batch_norm_params>(c.params);
+  const channel_view v = view_of(*c.in(0));
+  if (v.C == 0) return;
+  // M = 0 runs too: the kernel's sums over no element give 0/0 = NaN statistics and running
+  // values (docs/ops.md), and its loops over M do nothing.
+  bn_train_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)),
+      f32(c.out(3)), f32(c.out(4)), v, static_cast<float>(p.epsilon),
+      static_cast<float>(p.momentum), p.running_var_rule);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_batch_norm_forward_inference(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_batch_norm_params>(c.params);
+  const DLTensor& x = *c.in(0);
+  const channel_view v = view_of(x);
+  const int64_t n = numel(x);  // 0 also when C = 0
+  if (n == 0) return;
+  bn_inference_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)), n, v.C,
+      v.HW, static_cast<float>(p.epsilon));
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_batch_norm_backward(stream& s, const op_call& c) {
+  const channel_view v = view_of(*c.in(0));
+  if (v.C == 0) return;
+  bn_backward_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)),
+      f32(c.out(1)), f32(c.out(2)), v);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_layer_norm_forward(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_layer_norm_params>(c.params);
+  const auto [rows, I] = ln_rows_of(*c.in(0), p);
+  // I = 0: the kernel writes NaN statistics (0/0, docs/ops.md) and no y.
+  const bool nan_stats = rows > 0 && I == 0 && (c.out(1) != nullptr || c.out(2) != nullptr);
+  if ((rows == 0 || I == 0) && !nan_stats) return;  // nothing to normalise
+  ln_forward_kernel<<<ln_blocks(rows), ln_threads(I), 0, s.handle>>>(
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)), rows,
+      I, static_cast<float>(p.epsilon));
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_layer_norm_backward(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_layer_norm_params>(c.params);
+  const auto [rows, I] = ln_rows_of(*c.in(0), p);
+  if (rows == 0 || I == 0) {
     // Nothing to normalise; parameter gradients of an empty batch are zero.
-    if (c.kind == NNP_OP_LAYER_NORM_BACKWARD && I > 0) {
+    if (I > 0) {
       NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.out(1)), 0, sizeof(float) * I, s.handle));
       if (c.out(2) != nullptr)
         NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.out(2)), 0, sizeof(float) * I, s.handle));
     }
     return;
   }
-  const unsigned blocks = static_cast<unsigned>(rows < (1 << 20) ? rows : (1 << 20));
-  if (c.kind == NNP_OP_LAYER_NORM_FORWARD) {
-    ln_forward_kernel<<<blocks, kThreads, 0, s.handle>>>(
-        f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)), rows,
-        I, static_cast<float>(p.epsilon));
-    NNP_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  ln_backward_dx_kernel<<<blocks, kThreads, 0, s.handle>>>(
+  ln_backward_dx_kernel<<<ln_blocks(rows), ln_threads(I), 0, s.handle>>>(
       f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)), rows, I);
   NNP_CUDA_CHECK_LAUNCH();
-  ln_backward_params_kernel<<<grid_for(I), kThreads, 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(3)), f32(c.in(4)), f32(c.out(1)), f32(c.out(2)), rows,
-      I);
+  // Row chunks of at least 64 rows, at most 256 chunks, and at most 2^16 - 1 (gridDim.y).
+  int64_t chunks = rows / 64;
+  if (chunks < 1) chunks = 1;
+  if (chunks > 256) chunks = 256;
+  const int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+  const int64_t tiles = (I + kLnColumns - 1) / kLnColumns;
+  if (tiles > INT32_MAX) unsupported("layer_norm_backward: more than 2^31 column tiles");
+  float* part = static_cast<float*>(
+      s.scratch(kScratchTemp0, sizeof(float) * 2 * static_cast<size_t>(chunks * I)));
+  ln_backward_params_partial_kernel<<<dim3(static_cast<unsigned>(tiles),
+                                           static_cast<unsigned>(chunks)),
+                                      dim3(kLnColumns, kLnRowsInFlight), 0, s.handle>>>(
+      f32(c.in(0)), f32(c.in(1)), f32(c.in(3)), f32(c.in(4)), part, part + chunks * I, rows, I,
+      rows_per_chunk);
+  NNP_CUDA_CHECK_LAUNCH();
+  ln_backward_params_final_kernel<<<grid_for(I), kThreads, 0, s.handle>>>(
+      part, part + chunks * I, f32(c.out(1)), f32(c.out(2)), chunks, I);
   NNP_CUDA_CHECK_LAUNCH();
 }
 

@@ -46,27 +46,18 @@ Code float_code(elem t, Code f32, Code f16, Code bf16, const char* op) {
 void op_gemm(stream& s, const op_call& c);  // gemm.cpp (cuBLAS)
 // cuBLAS's and cuDNN's 32-bit sizes, checked by op_supported and op_execute alike (row checks):
 // UNSUPPORTED, naming the limit, for a call that would need a larger one.
-void check_gemm_limits(const op_call& c);  // gemm.cpp
-// Attention's grid and shared-memory limits (UNSUPPORTED beyond them), the same way.
-void check_attention_limits(const op_call& c);       // attention.cu
-void op_activation(stream& s, const op_call& c);     // activation.cu
-void op_softmax(stream& s, const op_call& c);        // softmax.cu
-void op_cross_entropy(stream& s, const op_call& c);  // softmax.cu
-void op_batch_norm(stream& s, const op_call& c);     // norm.cu
-void op_layer_norm(stream& s, const op_call& c);     // norm.cu
-void op_dropout(stream& s, const op_call& c);        // dropout.cu
-void op_binary(stream& s, const op_call& c);         // elementwise.cu
-void op_scale(stream& s, const op_call& c);          // elementwise.cu
-void op_clip(stream& s, const op_call& c);           // elementwise.cu
-void op_fill(stream& s, const op_call& c);           // elementwise.cu
-void op_copy(stream& s, const op_call& c);           // elementwise.cu
-void op_gather(stream& s, const op_call& c);         // elementwise.cu (ONNX Gather)
-void op_transpose(stream& s, const op_call& c);      // elementwise.cu
-void op_cast(stream& s, const op_call& c);           // elementwise.cu
-void op_reduce(stream& s, const op_call& c);         // reduce.cu
-void op_sgd(stream& s, const op_call& c);            // optim.cu
-void op_adam(stream& s, const op_call& c);           // optim.cu
-void op_attention(stream& s, const op_call& c);      // attention.cu (forward and backward)
+void check_gemm_limits(const op_call& c);        // gemm.cpp
+void op_binary(stream& s, const op_call& c);     // elementwise.cu
+void op_scale(stream& s, const op_call& c);      // elementwise.cu
+void op_clip(stream& s, const op_call& c);       // elementwise.cu
+void op_fill(stream& s, const op_call& c);       // elementwise.cu
+void op_copy(stream& s, const op_call& c);       // elementwise.cu
+void op_gather(stream& s, const op_call& c);     // elementwise.cu (ONNX Gather)
+void op_transpose(stream& s, const op_call& c);  // elementwise.cu
+void op_cast(stream& s, const op_call& c);       // elementwise.cu
+void op_reduce(stream& s, const op_call& c);     // reduce.cu
+void op_sgd(stream& s, const op_call& c);        // optim.cu
+void op_adam(stream& s, const op_call& c);       // optim.cu
 
 // One function per op kind (the kernel rows reach the kernel directly).
 void op_matmul(stream& s, const op_call& c);                          // gemm.cpp (cuBLAS)
@@ -97,24 +88,40 @@ void op_nll_loss_forward(stream& s, const op_call& c);                // loss.cu
 void op_nll_loss_backward(stream& s, const op_call& c);               // loss.cu
 void op_sce_loss_forward(stream& s, const op_call& c);                // loss.cu
 void op_sce_loss_backward(stream& s, const op_call& c);               // loss.cu
+void op_activation_forward(stream& s, const op_call& c);              // activation.cu
+void op_activation_backward(stream& s, const op_call& c);             // activation.cu
+void op_softmax_forward(stream& s, const op_call& c);                 // softmax.cu
+void op_softmax_backward(stream& s, const op_call& c);                // softmax.cu
+void op_softmax_cross_entropy_forward(stream& s, const op_call& c);   // softmax.cu
+void op_softmax_cross_entropy_backward(stream& s, const op_call& c);  // softmax.cu
+void op_batch_norm_forward_training(stream& s, const op_call& c);     // norm.cu
+void op_batch_norm_forward_inference(stream& s, const op_call& c);    // norm.cu
+void op_batch_norm_backward(stream& s, const op_call& c);             // norm.cu
+void op_layer_norm_forward(stream& s, const op_call& c);              // norm.cu
+void op_layer_norm_backward(stream& s, const op_call& c);             // norm.cu
+void op_dropout_forward(stream& s, const op_call& c);                 // dropout.cu
+void op_dropout_backward(stream& s, const op_call& c);                // dropout.cu
+void op_attention_forward(stream& s, const op_call& c);               // attention.cu
+void op_attention_backward(stream& s, const op_call& c);              // attention.cu
+// Attention's grid and shared-memory limits (UNSUPPORTED beyond them), checked by op_supported
+// and op_execute alike (row checks), one per direction.
+void check_attention_forward_limits(const op_call& c);   // attention.cu
+void check_attention_backward_limits(const op_call& c);  // attention.cu
 
 // ---- launchers shared between families (elementwise.cu, reduce.cu) ----------------------------
 // y[i] = c[i % n_c] for i < n_y (GEMM's C broadcast over rows and batch).
 void launch_broadcast_tail(stream& s, elem t, const void* c, int64_t n_c, void* y, int64_t n_y);
+// y[i] = alpha * p[i] + beta * y[i] (beta = 0: y not read), in float32 (gemm_kernels.cu).
+void launch_axpby(stream& s, elem t, const void* p, void* y, int64_t n, double alpha, double beta);
 // y[i] = alpha * x[i]; y may equal x.
 void launch_scale(stream& s, elem t, const void* x, void* y, int64_t n, double alpha);
 // y[n, k, :] += b[k] for y [N, K, inner].
 void launch_bias_add(stream& s, elem t, void* y, const void* b, int64_t n, int64_t k,
                      int64_t inner);
-// Zero-pads x [NC, H, W] into xp [NC, H + top + bottom, W + left + right].
-void launch_pad2d(stream& s, elem t, const void* x, void* xp, int64_t nc, int64_t h, int64_t w,
-                  int64_t top, int64_t bottom, int64_t left, int64_t right);
-// Crops x [NC, H + top + bottom, W + left + right] to y [NC, H, W] (inverse of pad2d).
-void launch_crop2d(stream& s, elem t, const void* xp, void* y, int64_t nc, int64_t h, int64_t w,
-                   int64_t top, int64_t bottom, int64_t left, int64_t right);
 // y[i] = x[i] converted from tx to ty (float types; round to nearest even), n elements.
 void launch_cast(stream& s, elem tx, const void* x, elem ty, void* y, int64_t n);
 // Sum over every axis but `axis` of a compact tensor: y[j] = sum x[..., j, ...].
+// Uses the stream's kScratchTemp0 for per-chunk partials: x must not live in that slot.
 void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
                           int axis);
 

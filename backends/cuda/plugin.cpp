@@ -108,11 +108,6 @@ void check_element_size(const op_call& c) {
                dtype_name(x->dtype).c_str()));
 }
 
-// batch norm training: norm.cu implements both running variance rules of
-// nnp_batch_norm_params.running_var_rule (ABI 1.2: 0 unbiased, 1 ONNX's population variance),
-// so nothing is refused.
-void check_batch_norm_training(const op_call&) {}
-
 // gemm: cuBLAS's 32-bit sizes (C broadcasts into Y in every ONNX unidirectional form).
 void check_gemm(const op_call& c) { check_gemm_limits(c); }
 
@@ -149,19 +144,19 @@ const op_row kRows[] = {
     {NNP_OP_CONV2D_BACKWARD_BIAS,           kHalfFloats, on_stream<op_conv_backward_bias>},
     {NNP_OP_POOL2D_FORWARD,                 kHalfFloats, on_stream<op_pool2d_forward>},
     {NNP_OP_POOL2D_BACKWARD,                kHalfFloats, on_stream<op_pool2d_backward>},
-    {NNP_OP_ACTIVATION_FORWARD,             kHalfFloats, on_stream<op_activation>},
-    {NNP_OP_ACTIVATION_BACKWARD,            kHalfFloats, on_stream<op_activation>},
-    {NNP_OP_SOFTMAX_FORWARD,                kHalfFloats, on_stream<op_softmax>},
-    {NNP_OP_SOFTMAX_BACKWARD,               kHalfFloats, on_stream<op_softmax>},
-    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  f32,         on_stream<op_cross_entropy>},
-    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, f32,         on_stream<op_cross_entropy>},
-    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,         on_stream<op_batch_norm>, check_batch_norm_training},
-    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   f32,         on_stream<op_batch_norm>},
-    {NNP_OP_BATCH_NORM_BACKWARD,            f32,         on_stream<op_batch_norm>},
-    {NNP_OP_LAYER_NORM_FORWARD,             f32,         on_stream<op_layer_norm>},
-    {NNP_OP_LAYER_NORM_BACKWARD,            f32,         on_stream<op_layer_norm>},
-    {NNP_OP_DROPOUT_FORWARD,                kHalfFloats, on_stream<op_dropout>},
-    {NNP_OP_DROPOUT_BACKWARD,               kHalfFloats, on_stream<op_dropout>},
+    {NNP_OP_ACTIVATION_FORWARD,             kHalfFloats, on_stream<op_activation_forward>},
+    {NNP_OP_ACTIVATION_BACKWARD,            kHalfFloats, on_stream<op_activation_backward>},
+    {NNP_OP_SOFTMAX_FORWARD,                kHalfFloats, on_stream<op_softmax_forward>},
+    {NNP_OP_SOFTMAX_BACKWARD,               kHalfFloats, on_stream<op_softmax_backward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  f32,         on_stream<op_softmax_cross_entropy_forward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, f32,         on_stream<op_softmax_cross_entropy_backward>},
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,         on_stream<op_batch_norm_forward_training>},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   f32,         on_stream<op_batch_norm_forward_inference>},
+    {NNP_OP_BATCH_NORM_BACKWARD,            f32,         on_stream<op_batch_norm_backward>},
+    {NNP_OP_LAYER_NORM_FORWARD,             f32,         on_stream<op_layer_norm_forward>},
+    {NNP_OP_LAYER_NORM_BACKWARD,            f32,         on_stream<op_layer_norm_backward>},
+    {NNP_OP_DROPOUT_FORWARD,                kHalfFloats, on_stream<op_dropout_forward>},
+    {NNP_OP_DROPOUT_BACKWARD,               kHalfFloats, on_stream<op_dropout_backward>},
     {NNP_OP_BINARY,                         kHalfFloats, on_stream<op_binary>,    check_binary},
     {NNP_OP_SCALE,                          kHalfFloats, on_stream<op_scale>},
     {NNP_OP_FILL,                           kAllFloats,  on_stream<op_fill>,      check_float_operands},
@@ -173,8 +168,8 @@ const op_row kRows[] = {
     {NNP_OP_SGD_UPDATE,                     f32,         on_stream<op_sgd>},
     {NNP_OP_ADAM_UPDATE,                    f32,         on_stream<op_adam>},
     {NNP_OP_CLIP,                           kHalfFloats, on_stream<op_clip>},
-    {NNP_OP_ATTENTION_FORWARD,              f32,         on_stream<op_attention>, check_attention_limits},
-    {NNP_OP_ATTENTION_BACKWARD,             f32,         on_stream<op_attention>, check_attention_limits},
+    {NNP_OP_ATTENTION_FORWARD,              f32,         on_stream<op_attention_forward>,  check_attention_forward_limits},
+    {NNP_OP_ATTENTION_BACKWARD,             f32,         on_stream<op_attention_backward>, check_attention_backward_limits},
     {NNP_OP_MATMUL,                         kHalfFloats, on_stream<op_matmul>, check_matmul},
     {NNP_OP_CONV_FORWARD,                   kHalfFloats, on_stream<op_conv_forward>},
     {NNP_OP_CONV_BACKWARD_DATA,             kHalfFloats, on_stream<op_conv_backward_data>},

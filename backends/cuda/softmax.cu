@@ -175,76 +175,105 @@ __global__ void ce_backward_kernel(const float* logits, const int64_t* labels, c
   }
 }
 
-}  // namespace
-
-void op_softmax(stream& s, const op_call& c) {
-  const auto p = read_params<nnp_softmax_params>(c.params);
-  const DLTensor& x = *c.in(0);
+// The rows of a softmax over p.axis of x (input 0; the same for forward and backward).
+rows softmax_rows(const DLTensor& x, const nnp_softmax_params& p) {
   const int axis = normalize_axis(p.axis, x.ndim);
   if (axis < 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("softmax axis %d out of range", p.axis));
   rows r{1, x.shape[axis], 1};
   for (int d = 0; d < axis; ++d) r.count *= x.shape[d];
   for (int d = axis + 1; d < x.ndim; ++d) r.I *= x.shape[d];
   r.count *= r.I;
+  return r;
+}
+
+// What forward and backward of the softmax cross-entropy share: the params, the geometry, the
+// logits (input 0), the labels (input 1) and the grid over the rows.
+struct cross_entropy_call {
+  nnp_softmax_cross_entropy_params p;
+  ce_args a;
+  const float* x;
+  const int64_t* lab;
+  unsigned grid;
+};
+
+cross_entropy_call cross_entropy_call_of(const op_call& c) {
+  const auto p = read_params<nnp_softmax_cross_entropy_params>(c.params);
+  const DLTensor& logits = *c.in(0);
+  const DLTensor& labels = *c.in(1);
+  const ce_args a{logits.shape[0], logits.shape[1], p.has_ignore_index, p.ignore_index};
+  return {p, a, data_ptr<const float>(logits), data_ptr<const int64_t>(labels), grid_for_rows(a.N)};
+}
+
+}  // namespace
+
+void op_softmax_forward(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_softmax_params>(c.params);
+  const DLTensor& x = *c.in(0);
+  const rows r = softmax_rows(x, p);
   if (r.count == 0 || r.C == 0) return;
   dispatch_float(elem_of(x.dtype), [&](auto tg) {
     using T = typename decltype(tg)::type;
-    if (c.kind == NNP_OP_SOFTMAX_FORWARD)
-      softmax_forward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<T>(*c.out(0)), r, p.log);
-    else
-      softmax_backward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
-          data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), r, p.log);
+    softmax_forward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
+        data_ptr<const T>(x), data_ptr<T>(*c.out(0)), r, p.log);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }
 
-void op_cross_entropy(stream& s, const op_call& c) {
-  const auto p = read_params<nnp_softmax_cross_entropy_params>(c.params);
-  const DLTensor& logits = *c.in(0);
-  const DLTensor& labels = *c.in(1);
-  ce_args a{logits.shape[0], logits.shape[1], p.has_ignore_index, p.ignore_index};
-  const float* x = data_ptr<const float>(logits);
-  const int64_t* lab = data_ptr<const int64_t>(labels);
-  const unsigned grid = grid_for_rows(a.N);
+void op_softmax_backward(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_softmax_params>(c.params);
+  const DLTensor& x = *c.in(0);
+  const rows r = softmax_rows(x, p);
+  if (r.count == 0 || r.C == 0) return;
+  dispatch_float(elem_of(x.dtype), [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    softmax_backward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
+        data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), r, p.log);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
 
-  if (c.kind == NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD) {
-    const DLTensor& loss = *c.out(0);
-    const DLTensor* log_prob = c.out(1);
-    float* lp = (log_prob != nullptr && a.C > 0) ? data_ptr<float>(*log_prob) : nullptr;
-    if (p.reduction == NNP_REDUCTION_NONE) {
-      if (a.N == 0) return;
-      ce_forward_rows_kernel<<<grid, kThreads, 0, s.handle>>>(x, lab, data_ptr<float>(loss),
-                                                              nullptr, lp, a);
-      NNP_CUDA_CHECK_LAUNCH();
-      return;
-    }
-    float* tmp = static_cast<float*>(s.scratch(kScratchTemp0, 2 * sizeof(float) * (a.N + 1)));
-    float* row_loss = tmp;
-    float* row_valid = tmp + a.N;
-    if (a.N > 0) {
-      ce_forward_rows_kernel<<<grid, kThreads, 0, s.handle>>>(x, lab, row_loss, row_valid, lp, a);
-      NNP_CUDA_CHECK_LAUNCH();
-    }
-    sum_ratio_kernel<<<1, kThreads, 0, s.handle>>>(
-        row_loss, p.reduction == NNP_REDUCTION_MEAN ? row_valid : nullptr, a.N,
-        data_ptr<float>(loss));
+void op_softmax_cross_entropy_forward(stream& s, const op_call& c) {
+  const cross_entropy_call ce = cross_entropy_call_of(c);
+  const ce_args& a = ce.a;
+  const DLTensor& loss = *c.out(0);
+  const DLTensor* log_prob = c.out(1);
+  float* lp = (log_prob != nullptr && a.C > 0) ? data_ptr<float>(*log_prob) : nullptr;
+  if (ce.p.reduction == NNP_REDUCTION_NONE) {
+    if (a.N == 0) return;
+    ce_forward_rows_kernel<<<ce.grid, kThreads, 0, s.handle>>>(ce.x, ce.lab, data_ptr<float>(loss),
+                                                               nullptr, lp, a);
     NNP_CUDA_CHECK_LAUNCH();
     return;
   }
+  float* tmp = static_cast<float*>(s.scratch(kScratchTemp0, 2 * sizeof(float) * (a.N + 1)));
+  float* row_loss = tmp;
+  float* row_valid = tmp + a.N;
+  if (a.N > 0) {
+    ce_forward_rows_kernel<<<ce.grid, kThreads, 0, s.handle>>>(ce.x, ce.lab, row_loss, row_valid,
+                                                               lp, a);
+    NNP_CUDA_CHECK_LAUNCH();
+  }
+  sum_ratio_kernel<<<1, kThreads, 0, s.handle>>>(
+      row_loss, ce.p.reduction == NNP_REDUCTION_MEAN ? row_valid : nullptr, a.N,
+      data_ptr<float>(loss));
+  NNP_CUDA_CHECK_LAUNCH();
+}
 
-  // backward
+void op_softmax_cross_entropy_backward(stream& s, const op_call& c) {
+  const cross_entropy_call ce = cross_entropy_call_of(c);
+  const ce_args& a = ce.a;
   const DLTensor& dloss = *c.in(2);
   const DLTensor& dlogits = *c.out(0);
   if (a.N == 0 || a.C == 0) return;
   float* count = nullptr;
-  if (p.reduction == NNP_REDUCTION_MEAN) {
+  if (ce.p.reduction == NNP_REDUCTION_MEAN) {
     count = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float)));
-    ce_count_kernel<<<1, kThreads, 0, s.handle>>>(lab, a, count);
+    ce_count_kernel<<<1, kThreads, 0, s.handle>>>(ce.lab, a, count);
     NNP_CUDA_CHECK_LAUNCH();
   }
-  ce_backward_kernel<<<grid, kThreads, 0, s.handle>>>(x, lab, data_ptr<const float>(dloss), count,
-                                                      data_ptr<float>(dlogits), a, p.reduction);
+  ce_backward_kernel<<<ce.grid, kThreads, 0, s.handle>>>(ce.x, ce.lab, data_ptr<const float>(dloss),
+                                                         count, data_ptr<float>(dlogits), a,
+                                                         ce.p.reduction);
   NNP_CUDA_CHECK_LAUNCH();
 }
 
