@@ -49,15 +49,26 @@ direct_geom direct_of(const nnp::conv_nd_geometry& g) {
   return d;
 }
 
-// Blocks for a grid-stride loop over n items, at most one full wave (8 blocks of kThreads per
-// multiprocessor): a guarded launch whose flag is 0 costs one wave of empty blocks.
+// Blocks for a grid-stride loop of `kernel` over n items, at most one full wave: as many blocks
+// of kThreads as the device's multiprocessors hold at once for this kernel (its occupancy, asked
+// once), so a guarded launch whose flag is 0 costs one wave of blocks that return at once.
+template <auto kernel>
 unsigned wave_blocks(const stream& s, int64_t n) {
+  static const int per_sm = [] {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kThreads, 0) != cudaSuccess ||
+        b < 1) {
+      (void)cudaGetLastError();  // not sticky; fall back to one block per multiprocessor
+      b = 1;
+    }
+    return b;
+  }();
   const auto& reg = devices();
   int64_t sms = 132;
   if (s.device >= 0 && static_cast<size_t>(s.device) < reg.devices.size() &&
       reg.devices[static_cast<size_t>(s.device)].multiprocessors > 0)
     sms = reg.devices[static_cast<size_t>(s.device)].multiprocessors;
-  const int64_t cap = sms * 8;
+  const int64_t cap = sms * per_sm;
   const int64_t b = grid_for(n);
   return static_cast<unsigned>(b < cap ? b : cap);
 }
@@ -299,8 +310,9 @@ void launch_conv_direct_forward(stream& s, elem t, const nnp::conv_nd_geometry& 
   if (total == 0) return;
   dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
-    direct_forward_kernel<T><<<wave_blocks(s, total), kThreads, 0, s.handle>>>(
-        g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), total, flag);
+    direct_forward_kernel<T>
+        <<<wave_blocks<direct_forward_kernel<T>>(s, total), kThreads, 0, s.handle>>>(
+            g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), total, flag);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }
@@ -313,8 +325,9 @@ void launch_conv_direct_backward_data(stream& s, elem t, const nnp::conv_nd_geom
   if (total == 0) return;
   dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
-    direct_backward_data_kernel<T><<<wave_blocks(s, total), kThreads, 0, s.handle>>>(
-        g, typed<T>(out), typed<T>(w), typed<T>(bias), static_cast<T*>(in), total, flag);
+    direct_backward_data_kernel<T>
+        <<<wave_blocks<direct_backward_data_kernel<T>>(s, total), kThreads, 0, s.handle>>>(
+            g, typed<T>(out), typed<T>(w), typed<T>(bias), static_cast<T*>(in), total, flag);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }
@@ -326,8 +339,9 @@ void launch_conv_direct_backward_filter(stream& s, elem t, const nnp::conv_nd_ge
   if (total == 0) return;
   dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
-    direct_backward_filter_kernel<T><<<wave_blocks(s, total), kThreads, 0, s.handle>>>(
-        g, typed<T>(in), typed<T>(out), static_cast<T*>(w), total, flag);
+    direct_backward_filter_kernel<T>
+        <<<wave_blocks<direct_backward_filter_kernel<T>>(s, total), kThreads, 0, s.handle>>>(
+            g, typed<T>(in), typed<T>(out), static_cast<T*>(w), total, flag);
   });
   NNP_CUDA_CHECK_LAUNCH();
 }
@@ -373,7 +387,8 @@ void launch_nonfinite_flag(stream& s, elem t, const void* a, int64_t na, const v
   const nf_span sb{static_cast<const unsigned char*>(b), b != nullptr ? nb : 0};
   // one 16-byte load per thread and pass: blocks for the larger span, at most one wave
   const int64_t work = (sa.n > sb.n ? sa.n : sb.n) * es / 16 + 1;
-  nonfinite_kernel<<<wave_blocks(s, work), kThreads, 0, s.handle>>>(sa, sb, es, mask16, flag);
+  nonfinite_kernel<<<wave_blocks<nonfinite_kernel>(s, work), kThreads, 0, s.handle>>>(sa, sb, es,
+                                                                                      mask16, flag);
   NNP_CUDA_CHECK_LAUNCH();
 }
 

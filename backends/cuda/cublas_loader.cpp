@@ -76,6 +76,17 @@ std::string check_cublas(void* handle) {
   return "";
 }
 
+std::string cublas_version(void* handle) {
+  using get_property_fn = cublasStatus_t (*)(libraryPropertyType, int*);
+  auto get = reinterpret_cast<get_property_fn>(dlsym(handle, "cublasGetProperty"));
+  int v[3] = {0, 0, 0};
+  if (get == nullptr || get(MAJOR_VERSION, &v[0]) != CUBLAS_STATUS_SUCCESS ||
+      get(MINOR_VERSION, &v[1]) != CUBLAS_STATUS_SUCCESS ||
+      get(PATCH_LEVEL, &v[2]) != CUBLAS_STATUS_SUCCESS)
+    return "unknown";
+  return format("%d.%d.%d", v[0], v[1], v[2]);
+}
+
 }  // namespace
 
 const loaded_library& cublas_library() {
@@ -84,7 +95,8 @@ const loaded_library& cublas_library() {
                                                               {"cu13/lib", "cublas/lib"},
                                                               NNPLUG_CUBLAS_BUILD_DIR,
                                                               kSymbols,
-                                                              check_cublas});
+                                                              check_cublas,
+                                                              cublas_version});
   return lib;
 }
 

@@ -190,11 +190,24 @@ std::string check_cudnn(void* handle) {
   return "";
 }
 
+std::string cudnn_version(void* handle) {
+  using version_fn = size_t (*)();
+  auto version = reinterpret_cast<version_fn>(dlsym(handle, "cudnnGetVersion"));
+  if (version == nullptr) return "unknown";
+  const size_t v = version();  // major * 10000 + minor * 100 + patch (cuDNN 9)
+  return format("%zu.%zu.%zu", v / 10000, v / 100 % 100, v % 100);
+}
+
 }  // namespace
 
 const loaded_library& cudnn_library() {
-  static const loaded_library lib = open_library(library_spec{
-      "cuDNN", "libcudnn.so.9", {"cudnn/lib"}, NNPLUG_CUDNN_BUILD_DIR, kSymbols, check_cudnn});
+  static const loaded_library lib = open_library(library_spec{"cuDNN",
+                                                              "libcudnn.so.9",
+                                                              {"cudnn/lib"},
+                                                              NNPLUG_CUDNN_BUILD_DIR,
+                                                              kSymbols,
+                                                              check_cudnn,
+                                                              cudnn_version});
   return lib;
 }
 

@@ -173,7 +173,8 @@ loaded_library open_library(const library_spec& spec) {
   auto found = [&](void* h, const std::string& what, const char* how) {
     lib.handle = h;
     lib.path = opened_path(h, what);
-    host_log(NNP_LOG_INFO, format("%s from %s (%s)", spec.title, lib.path.c_str(), how));
+    host_log(NNP_LOG_INFO, format("%s from %s (%s), version %s", spec.title, lib.path.c_str(), how,
+                                  spec.version(h).c_str()));
   };
   for (const std::string& step : steps) {
     std::string error;

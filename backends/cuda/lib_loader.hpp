@@ -36,6 +36,8 @@ struct library_spec {
   const char* const* symbols;            // every function the backend calls; NULL-terminated
   // Checks an opened candidate (versions): "" when usable, else why not.
   std::string (*check)(void* handle);
+  // The version of the library opened ("13.1.0"), for the log line that says where it was found.
+  std::string (*version)(void* handle);
 };
 
 // The result of a search. The handle is never dlclose'd (the plugin is linked -z nodelete).

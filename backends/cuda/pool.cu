@@ -88,42 +88,70 @@ __device__ __forceinline__ int64_t split_output(const geom& g, int64_t i, int64_
   return r / g.d[0].out;
 }
 
+// The first maximum of output element i's window: its row-major offset in the plane (-1 for an
+// empty window) and value (-inf then); *plane gets the element's plane.
+template <typename T>
+__device__ __forceinline__ int64_t window_first_max(const T* x, const geom& g, int64_t i,
+                                                    int64_t* plane, float* value) {
+  const int64_t in1 = g.d[1].in, in2 = g.d[2].in;
+  int64_t o[3], j0[3], j1[3], st[3];
+  *plane = split_output(g, i, o);
+  for (int a = 0; a < 3; ++a) {
+    inside(g.d[a], o[a], &j0[a], &j1[a]);
+    st[a] = start_of(g.d[a], o[a]);
+  }
+  const T* xp = x + *plane * g.in_plane;
+  float best = -INFINITY;
+  int64_t best_off = -1;
+  for (int64_t a0 = j0[0]; a0 < j1[0]; ++a0) {
+    const int64_t t0 = st[0] + a0 * g.d[0].dilation;
+    for (int64_t a1 = j0[1]; a1 < j1[1]; ++a1) {
+      const int64_t row = (t0 * in1 + st[1] + a1 * g.d[1].dilation) * in2;
+      for (int64_t a2 = j0[2]; a2 < j1[2]; ++a2) {
+        const int64_t off = row + st[2] + a2 * g.d[2].dilation;
+        const float v = to_f(xp[off]);
+        // Strictly greater replaces, so ties keep the first; once a NaN is kept nothing
+        // beats it.
+        if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
+          best = v;
+          best_off = off;
+        }
+      }
+    }
+  }
+  *value = best;
+  return best_off;
+}
+
 // Max forward, one thread per output: y (may be NULL), indices (ONNX's, may be NULL) and arg
 // (the row-major offset in the plane of the first maximum, -1 for an empty window; may be NULL).
 template <typename T>
 __global__ void max_forward_kernel(const T* x, T* y, int64_t* indices, int64_t* arg, geom g) {
   const int64_t total = g.planes * g.out_plane;
-  const int64_t in1 = g.d[1].in, in2 = g.d[2].in;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t o[3], j0[3], j1[3], st[3];
-    const int64_t plane = split_output(g, i, o);
-    for (int a = 0; a < 3; ++a) {
-      inside(g.d[a], o[a], &j0[a], &j1[a]);
-      st[a] = start_of(g.d[a], o[a]);
-    }
-    const T* xp = x + plane * g.in_plane;
-    float best = -INFINITY;
-    int64_t best_off = -1;
-    for (int64_t a0 = j0[0]; a0 < j1[0]; ++a0) {
-      const int64_t t0 = st[0] + a0 * g.d[0].dilation;
-      for (int64_t a1 = j0[1]; a1 < j1[1]; ++a1) {
-        const int64_t row = (t0 * in1 + st[1] + a1 * g.d[1].dilation) * in2;
-        for (int64_t a2 = j0[2]; a2 < j1[2]; ++a2) {
-          const int64_t off = row + st[2] + a2 * g.d[2].dilation;
-          const float v = to_f(xp[off]);
-          // Strictly greater replaces, so ties keep the first; once a NaN is kept nothing
-          // beats it.
-          if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
-            best = v;
-            best_off = off;
-          }
-        }
-      }
-    }
+    int64_t plane;
+    float best;
+    const int64_t best_off = window_first_max(x, g, i, &plane, &best);
     if (y != nullptr) y[i] = from_f<T>(best);
     if (indices != nullptr) indices[i] = onnx_index(g, plane, best_off);
     if (arg != nullptr) arg[i] = best_off;
+  }
+}
+
+// Max backward when no two windows share a tap (stride >= the dilated kernel extent along every
+// dimension, as the cnn's 2x2 stride-2 pooling): dx was zeroed, and one thread per output writes
+// its dy to the window's first maximum, which no other window can touch (deterministic, one
+// pass over the outputs instead of a gather over the inputs).
+template <typename T>
+__global__ void max_backward_scatter_kernel(const T* x, const T* dy, T* dx, geom g) {
+  const int64_t total = g.planes * g.out_plane;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t plane;
+    float best;
+    const int64_t best_off = window_first_max(x, g, i, &plane, &best);
+    if (best_off >= 0) dx[plane * g.in_plane + best_off] = from_f<T>(to_f(dy[i]));
   }
 }
 
@@ -331,12 +359,32 @@ void launch_forward(stream& s, const geom& g, elem t, const void* x, void* y, in
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// No two windows share a tap: along every dimension consecutive windows start at least one
+// dilated kernel extent apart.
+bool disjoint_windows(const geom& g) {
+  for (const dim_g& d : g.d)
+    if (d.out > 1 && d.stride < (d.kernel - 1) * d.dilation + 1) return false;
+  return true;
+}
+
 // Backward: dx from x and dy (the forward's y is not needed: max recomputes its first maxima).
 void launch_backward(stream& s, const geom& g, elem t, const void* x, const void* dy, void* dx) {
   if (g.planes == 0) return;
   const int64_t n = g.planes * g.in_plane;
   if (n == 0) return;  // dx has no elements
   const int64_t n_out = g.planes * g.out_plane;
+  if (g.max_mode && disjoint_windows(g)) {
+    const size_t es = t == elem::f32 ? 4 : 2;  // float32, float16, bfloat16
+    NNP_CUDA_CHECK(cudaMemsetAsync(dx, 0, static_cast<size_t>(n) * es, s.handle));
+    if (n_out == 0) return;
+    dispatch_float(t, [&](auto tg) {
+      using T = typename decltype(tg)::type;
+      max_backward_scatter_kernel<<<grid_for(n_out), kThreads, 0, s.handle>>>(
+          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), g);
+    });
+    NNP_CUDA_CHECK_LAUNCH();
+    return;
+  }
   int64_t* arg = nullptr;
   if (g.max_mode) {
     arg = static_cast<int64_t*>(

@@ -48,14 +48,28 @@ std::string check_nccl(void* handle) {
   return "";
 }
 
+std::string nccl_version(void* handle) {
+  auto get = reinterpret_cast<decltype(&::ncclGetVersion)>(dlsym(handle, "ncclGetVersion"));
+  int code = 0;
+  if (get == nullptr || get(&code) != ncclSuccess) return "unknown";
+  int major = 0, minor = 0, patch = 0;
+  decode_version(code, &major, &minor, &patch);
+  return format("%d.%d.%d", major, minor, patch);
+}
+
 template <typename F>
 void resolve(void* handle, const char* name, F* fn) {
   *fn = reinterpret_cast<F>(dlsym(handle, name));
 }
 
 library open_nccl() {
-  const cuda::loaded_library found = cuda::open_library(cuda::library_spec{
-      "NCCL", "libnccl.so.2", {"nccl/lib"}, NNPLUG_NCCL_BUILD_DIR, kSymbols, check_nccl});
+  const cuda::loaded_library found = cuda::open_library(cuda::library_spec{"NCCL",
+                                                                           "libnccl.so.2",
+                                                                           {"nccl/lib"},
+                                                                           NNPLUG_NCCL_BUILD_DIR,
+                                                                           kSymbols,
+                                                                           check_nccl,
+                                                                           nccl_version});
   library lib;
   lib.path = found.path;
   lib.reason = found.reason;
