@@ -2,7 +2,8 @@
 """check_train_output.py — CTest helper: a short `train` run prints one line per epoch and ends
 with the one-line JSON summary, and its --log CSV has the documented header and one row per
 epoch (appending a second run adds rows without a second header). A single process says
-"ranks": 1 and "distributed": "none", and an eager run "graph": false.
+"ranks": 1 and "distributed": "none", an eager run "graph": false, a run without --tf32
+"tf32": false, and "last_epoch_seconds" is the last epoch's share of "train_seconds".
 
   check_train_output.py TRAIN_BINARY WORKDIR BACKEND
 """
@@ -15,7 +16,8 @@ import sys
 HEADER = ["epoch", "model", "backend", "train_loss", "train_accuracy", "test_accuracy",
           "seconds", "images_per_second", "epochs"]
 KEYS = {"model", "backend", "device", "epochs", "batch", "train_seconds", "images_per_second",
-        "test_accuracy", "final_loss", "ranks", "distributed", "graph"}
+        "test_accuracy", "final_loss", "ranks", "distributed", "graph", "tf32",
+        "last_epoch_seconds"}
 
 
 def main():
@@ -35,7 +37,8 @@ def main():
         assert summary["model"] == "mlp" and summary["epochs"] == 2 and summary["batch"] == 64
         assert summary["backend"] == backend and summary["device"] == f"{backend}:0"
         assert summary["ranks"] == 1 and summary["distributed"] == "none", summary
-        assert summary["graph"] is False, summary
+        assert summary["graph"] is False and summary["tf32"] is False, summary
+        assert 0 < summary["last_epoch_seconds"] <= summary["train_seconds"], summary
         assert 0.0 <= summary["test_accuracy"] <= 1.0 and summary["final_loss"] > 0
         epoch_lines = [x for x in lines if x.startswith("epoch ")]
         assert len(epoch_lines) == 2 and "test accuracy" in epoch_lines[1], epoch_lines
