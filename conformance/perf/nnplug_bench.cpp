@@ -20,6 +20,10 @@
 // images/s and the implied seconds per 60000-image epoch.
 // Timings are wall-clock (steady_clock) around synchronised calls: fine for CPU backends and
 // for GPU ops of more than a few tens of microseconds.
+// A row the backend refuses (UNSUPPORTED) is printed as "unsupported: <message>" and the run
+// goes on; a row that fails otherwise is printed as "FAILED: <message>" and the run goes on too.
+// Both lists are in the JSON ("unsupported", "failed"); the last line counts the rows; the exit
+// status is 1 when a row failed (or the run could not start), else 0.
 #include <nnplug/nnplug.h>
 
 #include <CLI/CLI.hpp>
@@ -54,8 +58,8 @@ struct call_error : std::runtime_error {
 
 void check(nnp_status s, const char* what) {
   if (s != NNP_STATUS_OK)
-    throw call_error(s, std::string(what) + ": " + nnp_status_string(s) + ": " +
-                            nnp_last_error_message());
+    throw call_error(
+        s, std::string(what) + ": " + nnp_status_string(s) + ": " + nnp_last_error_message());
 }
 
 DLDataType f32() { return DLDataType{kDLFloat, 32, 1}; }

@@ -30,7 +30,7 @@ static int mpi_init(int* rank, int* size, char* err, size_t err_bytes) {
 
 static int mpi_allgather_u64(const uint64_t* mine, int n, uint64_t* all) {
   return MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, g_world) == MPI_SUCCESS ? 0
-                                                                                          : -1;
+                                                                                            : -1;
 }
 
 static void mpi_abort(int status) { MPI_Abort(MPI_COMM_WORLD, status); }
@@ -39,7 +39,7 @@ static void* mpi_world(void) { return &g_world; }
 
 __attribute__((visibility("default"))) const dist_mpi_api* nnplug_train_mpi_api(void);
 const dist_mpi_api* nnplug_train_mpi_api(void) {
-  static const dist_mpi_api api = {DIST_MPI_API_VERSION, mpi_init,     mpi_allgather_u64,
-                                    mpi_abort,            mpi_finalize, mpi_world};
+  static const dist_mpi_api api = {DIST_MPI_API_VERSION, mpi_init, mpi_allgather_u64, mpi_abort,
+                                   mpi_finalize,         mpi_world};
   return &api;
 }
