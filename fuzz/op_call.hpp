@@ -28,8 +28,9 @@ constexpr int kShapeSlots = 16;
 // Most bytes of tensor memory one call may need; a call whose valid description needs more is
 // validated (nnp_op_supported, nnp_op_infer_shapes) but not executed.
 constexpr uint64_t kMaxCallBytes = 1u << 20;
-// Most multiply-adds (estimated) of one call of a compute-heavy kind (GEMM, convolution,
-// pooling, attention): keeps one execution well under a second under the sanitizers.
+// Most multiply-adds (estimated) of one call of a compute-heavy kind (the table's `heavy`:
+// GEMM, convolution, pooling, attention): keeps one execution well under a second under the
+// sanitizers.
 constexpr double kMaxHeavyWork = 1 << 22;
 // Most tensor pointers in the inputs or outputs array (NNP_MAX_VARIADIC and a few more).
 constexpr size_t kMaxArray = NNP_MAX_VARIADIC + 8;
@@ -57,7 +58,8 @@ struct tensor_spec {
   int alias_of = -1;        // the tensor (index into all tensors) whose buffer this one shares
   int64_t alias_shift = 0;  // in elements, after that tensor's first element
   bool null_data = false;
-  bool wild = false;  // data near the top of the address space (used only when it must wrap)
+  bool wild = false;     // data near the top of the address space (used only when it must wrap)
+  uint8_t misalign = 0;  // bytes added to the buffer's address for data (1..7: unaligned loads)
 };
 
 struct op_call {
@@ -98,9 +100,8 @@ std::vector<uint8_t> params_buffer(const op_call& c);
 void strides_of(const tensor_spec& s, int64_t* strides /* kShapeSlots entries */);
 
 // The outputs api/ops/ops.toml marks `inplace = true` (read and written: running statistics,
-// optimiser state). They start with values rather than a sentinel. A new in-place output
-// missing here makes the bounded run fail at once on its example (the devices then start from
-// different bytes).
+// optimiser state), from the generated conf::table_ops(). They start with values rather than a
+// sentinel.
 bool inplace_output(int32_t kind, size_t output);
 
 // Element size in bytes of a dtype the library accepts (one lane of whole bytes), else 0.

@@ -389,12 +389,12 @@ void test_device(const device& d, int world_size) {
                   NNP_STATUS_INVALID_ARGUMENT, "expected shape");
   }
 
-  {  // NNPLUG_COMM_CHECK=1 when a communicator is created: its agreeing calls run; x shapes
-     // that differ by rank are refused on every rank
+  {  // The default collective check (NNPLUG_COMM_CHECK unset when a communicator is created):
+     // its agreeing calls run; x shapes that differ by rank are refused on every rank, never a
+     // collective of different sizes inside MPI
     nnp_comm* checked = nullptr;
-    setenv("NNPLUG_COMM_CHECK", "1", 1);
+    unsetenv("NNPLUG_COMM_CHECK");
     CHECK_OK(nnp_comm_create(d.handle, &config, &checked));
-    unsetenv("NNPLUG_COMM_CHECK");  // read by nnp_comm_create: stays on for `checked`
     nnp_all_reduce_params p{};
     p.struct_size = sizeof p;
     p.comm = checked;

@@ -400,12 +400,13 @@ NNP_API nnp_status nnp_graph_destroy(nnp_graph* graph);
  * Semantics shared by every transport:
  *  - Every rank of a communicator must issue the same collectives, in the same order, with
  *    the same op, params, dtype and element counts (all_gather: equal x shapes). A mismatch
- *    is the caller's error, as in MPI and NCCL: with NNPLUG_COMM_CHECK=1 in the environment
- *    when a communicator is created (nnp_comm_create reads it; later changes do not apply to
- *    that communicator), each of its collectives first compares its signature across ranks
- *    and a mismatch returns INVALID_ARGUMENT on every rank (one extra small collective per
- *    call); without it the transport's own behaviour applies (docs/distributed.md: an error,
- *    or a hang).
+ *    is the caller's error, as in MPI and NCCL. On a host-memory transport (mpi) each
+ *    collective first compares its signature (op, dtype, shape) across the ranks, and a
+ *    mismatch returns INVALID_ARGUMENT on every rank (one extra small collective per call),
+ *    unless NNPLUG_COMM_CHECK=0 was in the environment when the communicator was created
+ *    (nnp_comm_create reads it; later changes do not apply to that communicator); then, and
+ *    on device transports (nccl), the transport's own behaviour applies (docs/distributed.md:
+ *    an error, a crash inside the transport, or a hang).
  *  - Stream order: a collective starts after the work queued before it on its stream and
  *    later work on that stream sees its result. On devices with synchronous streams (cpu,
  *    reference) nnp_op_execute() returns when the collective is complete; on the sim device

@@ -4,6 +4,7 @@ conversion of array-like objects (numpy arrays, DLPack producers, nnplug arrays)
 import contextlib
 import ctypes
 import dataclasses
+import sys
 from ctypes import byref, c_int32, c_int64, c_size_t, c_void_p
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -737,12 +738,6 @@ _pycapsule_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _pycapsule_is_valid = ctypes.pythonapi.PyCapsule_IsValid
 _pycapsule_is_valid.restype = ctypes.c_int
 _pycapsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-# The same functions called with a raw PyObject* (from a capsule destructor, where the capsule
-# is being destroyed and must not be turned into a Python object again).
-_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", ctypes.pythonapi))
-_raw_get_pointer = ctypes.PYFUNCTYPE(c_void_p, c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi))
 _capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, c_void_p, ctypes.c_char_p, c_void_p)(
     ("PyCapsule_New", ctypes.pythonapi))
 _DLTENSOR_NAME = b"dltensor"  # PyCapsule_New keeps the pointer: a module constant outlives it
@@ -760,10 +755,15 @@ def _from_capsule(capsule: Any, owner: Any) -> _Held:
     return _Held(managed.dl_tensor, (capsule, owner))
 
 
-# Exported DLManagedTensors: address -> (struct, shape and strides arrays, the DeviceArray).
-# The deleter (called by the consumer, or by the capsule's destructor when nobody consumed it)
-# drops the entry, which releases the array.
-_exported: Dict[int, Any] = {}
+# Exported DLManagedTensors: address -> [struct, shape and strides arrays, the DeviceArray, the
+# capsule or None]. The DLPack deleter (called by the consumer that took the capsule) drops the
+# entry, which releases the array. The capsule has no destructor: a ctypes callback as one
+# runs Python code while the capsule is freed, which may happen with an exception pending (a
+# consumer that refused the capsule, e.g. numpy.from_dlpack of device memory) and then turns
+# that exception into a SystemError. Instead every export first sweeps the entries: a capsule
+# that was consumed (renamed by its consumer) is forgotten (its deleter will come), and one
+# that nobody but this table holds any more was dropped unconsumed: its entry goes.
+_exported: Dict[int, List[Any]] = {}
 
 
 def _dl_deleter(managed: Any) -> None:
@@ -773,15 +773,20 @@ def _dl_deleter(managed: Any) -> None:
 _dl_deleter_c = ctypes.CFUNCTYPE(None, ctypes.POINTER(_abi.DLManagedTensor))(_dl_deleter)
 
 
-def _capsule_destructor(capsule: Optional[int]) -> None:
-    if capsule and _raw_is_valid(capsule, _DLTENSOR_NAME):  # not consumed
-        _exported.pop(_raw_get_pointer(capsule, _DLTENSOR_NAME), None)
-
-
-_capsule_destructor_c = ctypes.CFUNCTYPE(None, c_void_p)(_capsule_destructor)
+def _sweep_exported() -> None:
+    for addr in list(_exported):
+        entry = _exported.get(addr)
+        if entry is None or entry[4] is None:
+            continue
+        capsule = entry[4]
+        if not _pycapsule_is_valid(capsule, _DLTENSOR_NAME):  # consumed: the deleter will come
+            entry[4] = None
+        elif sys.getrefcount(capsule) <= 3:  # this table, `capsule` and the call's argument
+            del _exported[addr]
 
 
 def _export_capsule(a: DeviceArray) -> Any:
+    _sweep_exported()
     m = _abi.DLManagedTensor()
     h = a.dltensor()
     m.dl_tensor = h.tensor  # a copy; its shape array is h's
@@ -791,9 +796,9 @@ def _export_capsule(a: DeviceArray) -> Any:
     m.manager_ctx = None
     m.deleter = _dl_deleter_c
     addr = ctypes.addressof(m)
-    _exported[addr] = (m, h, strides_arr, a)
-    return _capsule_new(addr, _DLTENSOR_NAME,
-                        ctypes.cast(_capsule_destructor_c, c_void_p).value)
+    capsule = _capsule_new(addr, _DLTENSOR_NAME, None)
+    _exported[addr] = [m, h, strides_arr, a, capsule]
+    return capsule
 
 
 def as_dltensor(obj: Any) -> _Held:

@@ -416,6 +416,25 @@ def test_numpy_from_dlpack_is_zero_copy(dev):
     np.testing.assert_array_equal(v, [0, -2, -4])
 
 
+def test_dlpack_refused_by_the_consumer_is_a_clean_error(dev):
+    """A consumer that refuses the capsule (numpy: memory of a device the host cannot address)
+    raises its own error: the capsule's release runs no Python code that could turn it into a
+    SystemError, and capsules dropped unconsumed release their arrays at the next export."""
+    from nnplug import _core
+    a = dev.to_device(np.arange(3, dtype=np.float32))
+    for _ in range(3):
+        if dev.is_cpu:
+            np.from_dlpack(a)  # host memory: accepted
+        else:
+            with pytest.raises((RuntimeError, BufferError)) as e:
+                np.from_dlpack(a)
+            assert not isinstance(e.value, SystemError)
+    for _ in range(5):
+        a.__dlpack__()  # dropped at once, never consumed
+    gc.collect()
+    assert len(_core._exported) <= 2  # the last export's entry (and a consumed one's, if alive)
+
+
 @needs_torch
 def test_dlpack_keeps_the_device_array_alive(dev):
     needs_host_memory(dev)
