@@ -45,7 +45,37 @@ struct table_field_case {
   const char* why;
 };
 
+// Bytes of a params struct that must hold 0 (a reserved field; the last entry of an array
+// whose unused entries must be 0).
+struct table_zero_field {
+  const char* name;  // "reserved0", "perm[7]"
+  size_t offset;
+  size_t size;
+};
+
+// One op kind's facts from the table, for the tests and the fuzzer that need more than the
+// example: every kind, collectives included.
+struct table_op {
+  int32_t kind;
+  const char* name;
+  bool collective;             // takes a communicator (the table's `collective`)
+  bool exact;                  // NaN/Inf positions agree exactly across backends (`exact`)
+  bool heavy;                  // arithmetic grows faster than the tensors (`heavy`)
+  uint32_t inplace_outputs;    // bit o: output o is read and written (the outputs' `inplace`)
+  bool zeroed_params_invalid;  // params of all zeros (struct_size kept) are refused
+  std::vector<table_zero_field> must_be_zero;
+  std::vector<size_t> double_fields;  // offsets of the params' double fields
+  bool inplace(size_t output) const { return output < 32 && ((inplace_outputs >> output) & 1u); }
+};
+
 #include "generated/op_cases.inc"
+
+// The facts of a kind, or nullptr for a kind the table lacks.
+inline const table_op* find_table_op(int32_t kind) {
+  for (const table_op& op : table_ops())
+    if (op.kind == kind) return &op;
+  return nullptr;
+}
 
 // An example's tensors as DLTensors on `device` with data from `alloc(bytes)` (nullptr data
 // when alloc is empty). float tensors get `float_dtype`; optional tensors are present.

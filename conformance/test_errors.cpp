@@ -2,18 +2,21 @@
 // register) on every backend: rank above NNP_MAX_DIMS, rank one lower, mismatched shape, wrong
 // and mixed dtypes, tensor on another device, NULL and misaligned data, negative and
 // overflowing sizes, NULL tensor, extra tensor, NULL params, too-small struct_size, a
-// struct_size ending inside a field, all-zero params (where 0 means undefined) and a non-zero
-// reserved field. Each must return NNP_STATUS_INVALID_ARGUMENT with a non-empty
+// struct_size ending inside a field, all-zero params (where the op table's checks refuse 0)
+// and each params field the table says must be 0 (reserved fields, unused array entries) set
+// to 1. Each must return NNP_STATUS_INVALID_ARGUMENT with a non-empty
 // nnp_last_error_message() and leave every output byte untouched, and nnp_op_supported must
 // reject the same description (except NULL and misaligned data, allowed there). An unknown op
 // kind must return NNP_STATUS_UNSUPPORTED.
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
+#include "op_table_cases.hpp"
 
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <string>
 
 namespace {
 using namespace conf;
@@ -34,73 +37,23 @@ int64_t* own_shape(RawCall& r, DLTensor* t) {
 }
 
 struct ErrorCase {
-  const char* name;
+  std::string name;
   // Returns false when the mutation does not apply to this op.
   std::function<bool(const OpCall&, RawCall&)> apply;
 };
 
-// Ops whose all-zero params (struct_size kept) are invalid: a zero stride, mode, function,
-// reduction, epsilon, binary/reduce op, perm or step (nnplug_ops.h; 0 = undefined).
-bool zero_params_invalid(int32_t kind) {
-  switch (kind) {
-    case NNP_OP_CONV2D_FORWARD:
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-    case NNP_OP_POOL2D_FORWARD:
-    case NNP_OP_POOL2D_BACKWARD:
-    case NNP_OP_POOL_FORWARD:
-    case NNP_OP_POOL_BACKWARD:
-    case NNP_OP_ACTIVATION_FORWARD:
-    case NNP_OP_ACTIVATION_BACKWARD:
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD:
-    case NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD:
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-    case NNP_OP_BATCH_NORM_BACKWARD:
-    case NNP_OP_BINARY:
-    case NNP_OP_REDUCE:
-    case NNP_OP_TRANSPOSE:
-    case NNP_OP_ADAM_UPDATE:
-      return true;
-    default:
-      return false;
-  }
-}
-// Byte offset of a field the header says "must be 0" (reserved0, unused perm entries), or 0.
-size_t must_be_zero_offset(int32_t kind) {
-  switch (kind) {
-    case NNP_OP_ACTIVATION_FORWARD:
-    case NNP_OP_ACTIVATION_BACKWARD:
-      return offsetof(nnp_activation_params, reserved0);
-    case NNP_OP_LAYER_NORM_FORWARD:
-    case NNP_OP_LAYER_NORM_BACKWARD:
-      return offsetof(nnp_layer_norm_params, reserved0);
-    case NNP_OP_SGD_UPDATE:
-      return offsetof(nnp_sgd_params, reserved0);
-    case NNP_OP_ADAM_UPDATE:
-      return offsetof(nnp_adam_params, reserved0);
-    case NNP_OP_TRANSPOSE:
-      return offsetof(nnp_transpose_params, perm) + (NNP_MAX_DIMS - 1) * 4;
-    default:
-      return 0;
-  }
-}
-
-std::vector<ErrorCase> error_cases() {
-  return {
+// The cases for a call of `kind`: those of every op, then one per params field the table says
+// must be 0 (reserved fields, unused array entries).
+std::vector<ErrorCase> error_cases(int32_t kind) {
+  std::vector<ErrorCase> cases = {
+      // The table says which: a field whose check refuses 0 (an enum whose 0 is UNDEFINED, a
+      // minimum >= 1, a positive epsilon, a permutation).
       {"all-zero params (struct_size kept)",
        [](const OpCall& c, RawCall& r) {
-         if (c.params.empty() || !zero_params_invalid(c.kind)) return false;
+         const table_op* op = find_table_op(c.kind);
+         if (c.params.empty() || op == nullptr || !op->zeroed_params_invalid) return false;
          std::memset(r.param_bytes.data() + sizeof(size_t), 0,
                      r.param_bytes.size() - sizeof(size_t));
-         return true;
-       }},
-      {"reserved params field not 0",
-       [](const OpCall& c, RawCall& r) {
-         const size_t off = must_be_zero_offset(c.kind);
-         if (c.params.empty() || off == 0) return false;
-         const int32_t one = 1;
-         std::memcpy(r.param_bytes.data() + off, &one, sizeof(one));
          return true;
        }},
       {"rank above NNP_MAX_DIMS",
@@ -213,6 +166,18 @@ std::vector<ErrorCase> error_cases() {
          return true;
        }},
   };
+  if (const table_op* op = find_table_op(kind))
+    for (const table_zero_field& z : op->must_be_zero)
+      cases.push_back(
+          {std::string("params->") + z.name + " not 0", [z](const OpCall& c, RawCall& r) {
+             if (c.params.empty() || z.offset + z.size > r.param_bytes.size()) return false;
+             const int64_t one64 = 1;
+             const int32_t one32 = 1;
+             std::memcpy(r.param_bytes.data() + z.offset,
+                         z.size == 8 ? static_cast<const void*>(&one64) : &one32, z.size);
+             return true;
+           }});
+  return cases;
 }
 
 }  // namespace
@@ -227,13 +192,12 @@ TEST_CASE("errors: invalid arguments") {
       const RunResult ok = run_op(*d, call, DT::f32);
       CHECK_MESSAGE((ok.status == NNP_STATUS_OK || ok.status == NNP_STATUS_UNSUPPORTED),
                     d->name << ": " << t.name << " template failed: " << ok.message);
-      for (const ErrorCase& e : error_cases()) {
+      for (const ErrorCase& e : error_cases(call.kind)) {
         bool applies = true;
         nnp_status supported = NNP_STATUS_OK;
         std::string supported_msg;
         // Data pointers are checked when a call runs, not by nnp_op_supported.
-        const bool data_case =
-            std::string(e.name) == "NULL data" || std::string(e.name) == "misaligned data";
+        const bool data_case = e.name == "NULL data" || e.name == "misaligned data";
         const RunResult r = run_op(*d, call, DT::f32, nullptr, [&](RawCall& raw) {
           applies = e.apply(call, raw);
           // nnp_op_supported must reject the same description (data may be NULL there).

@@ -257,8 +257,8 @@ TEST_CASE("gradient layer_norm") {
 // Known answers on every device (the reference included): batch-norm training statistics
 // and the running-stat update (ONNX momentum weights the old value). The running variance takes
 // the unbiased 5/3 by default (cuDNN/PyTorch) and the population variance 1.25 with
-// running_var_rule = 1 (ONNX BatchNormalization); devices that implement the unbiased rule
-// only (cuda) declare the second call unsupported and are skipped.
+// running_var_rule = 1 (ONNX BatchNormalization); a device that implemented the unbiased rule
+// only would declare the second call unsupported and be skipped.
 TEST_CASE("batch_norm_forward_training: known answers") {
   const double inv_std = 1 / std::sqrt(1.25 + 1e-5);
   for (const auto& [text, running_var] :

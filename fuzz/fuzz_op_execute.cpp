@@ -303,7 +303,7 @@ bound_call bind(const op_call& c, const call_plan& p,
     if (tp.wild_data != nullptr)
       t.data = tp.wild_data;
     else if (tp.buffer >= 0)
-      t.data = b.bufs[static_cast<size_t>(tp.buffer)]->p;
+      t.data = b.bufs[static_cast<size_t>(tp.buffer)]->p + s.misalign;
   }
   auto array = [&](size_t n, size_t first, size_t count, std::vector<const DLTensor*>& out) {
     out.assign(n, nullptr);
@@ -365,7 +365,7 @@ void for_each_element(const op_call& c, const call_plan& p, size_t i, F&& f) {
   for (int64_t n = 0; n < tp.elements; ++n) {
     int64_t off = 0;
     for (int d = 0; d < s.ndim; ++d) off += idx[d] * st[d];
-    f(tp.byte_offset + static_cast<uint64_t>(off) * item);
+    f(s.misalign + tp.byte_offset + static_cast<uint64_t>(off) * item);
     for (int d = s.ndim - 1; d >= 0; --d) {
       if (++idx[d] < s.shape[d]) break;
       idx[d] = 0;
@@ -576,60 +576,14 @@ bool params_underflow(const op_call& c) {
   if (t.code == kDLFloat && t.bits == 64) return false;
   const double smallest =
       t.code == kDLFloat && t.bits == 16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
-  // The double fields of every params struct (nnplug_ops.h).
-  std::vector<size_t> fields;
-  switch (c.kind) {
-    case NNP_OP_GEMM:
-      fields = {offsetof(nnp_gemm_params, alpha), offsetof(nnp_gemm_params, beta)};
-      break;
-    case NNP_OP_ACTIVATION_FORWARD:
-    case NNP_OP_ACTIVATION_BACKWARD:
-      fields = {offsetof(nnp_activation_params, alpha)};
-      break;
-    case NNP_OP_ATTENTION_FORWARD:
-    case NNP_OP_ATTENTION_BACKWARD:
-      fields = {offsetof(nnp_attention_params, scale)};
-      break;
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:
-    case NNP_OP_BATCH_NORM_FORWARD_INFERENCE:
-    case NNP_OP_BATCH_NORM_BACKWARD:
-      fields = {offsetof(nnp_batch_norm_params, epsilon),
-                offsetof(nnp_batch_norm_params, momentum)};
-      break;
-    case NNP_OP_LAYER_NORM_FORWARD:
-    case NNP_OP_LAYER_NORM_BACKWARD:
-      fields = {offsetof(nnp_layer_norm_params, epsilon)};
-      break;
-    case NNP_OP_DROPOUT_FORWARD:
-    case NNP_OP_DROPOUT_BACKWARD:
-      fields = {offsetof(nnp_dropout_params, ratio)};
-      break;
-    case NNP_OP_SCALE:
-      fields = {offsetof(nnp_scale_params, alpha)};
-      break;
-    case NNP_OP_FILL:
-      fields = {offsetof(nnp_fill_params, value)};
-      break;
-    case NNP_OP_CLIP:
-      fields = {offsetof(nnp_clip_params, min), offsetof(nnp_clip_params, max)};
-      break;
-    case NNP_OP_SGD_UPDATE:
-      fields = {offsetof(nnp_sgd_params, lr), offsetof(nnp_sgd_params, momentum),
-                offsetof(nnp_sgd_params, dampening), offsetof(nnp_sgd_params, weight_decay)};
-      break;
-    case NNP_OP_ADAM_UPDATE:
-      fields = {offsetof(nnp_adam_params, lr), offsetof(nnp_adam_params, beta1),
-                offsetof(nnp_adam_params, beta2), offsetof(nnp_adam_params, epsilon),
-                offsetof(nnp_adam_params, weight_decay)};
-      break;
-    default:
-      return false;
-  }
+  // The double fields of the op's params struct (generated from api/ops/ops.toml).
+  const conf::table_op* op = conf::find_table_op(c.kind);
+  if (op == nullptr || op->double_fields.empty()) return false;
   const std::vector<uint8_t> pb = params_buffer(c);
   if (pb.size() < 8) return false;
   uint64_t size;
   std::memcpy(&size, pb.data(), sizeof size);
-  for (size_t off : fields) {
+  for (size_t off : op->double_fields) {
     if (off + 8 > size || off + 8 > pb.size()) continue;
     double v;
     std::memcpy(&v, &pb[off], sizeof v);
@@ -639,34 +593,18 @@ bool params_underflow(const op_call& c) {
 }
 
 // How NaN and Inf positions must agree. Forward elementwise ops and data movement, whose every
-// output element is a fixed function of fixed input elements (IEEE semantics as C's <math.h>):
-// exactly. Other ops accumulate or combine many elements, where valid implementations differ:
-// with finite inputs, only in overflow (float32 intermediates of the cpu backend against
-// float64 ones of the reference); with NaN/Inf inputs, in many ways that change finite results
-// too (padding as absent taps or as zeros times Inf, BLAS skipping the product for alpha = 0,
-// a zero derivative or a dropped element as a select or as a multiplication by 0, Inf - Inf in
-// one formula of a variance and not in another): their values are not compared then.
+// output element is a fixed function of fixed input elements (IEEE semantics as C's <math.h>;
+// the table's `exact = true`): exactly. Other ops accumulate or combine many elements, where valid
+// implementations differ: with finite inputs, only in overflow (float32 intermediates of the cpu
+// backend against float64 ones of the reference); with NaN/Inf inputs, in many ways that change
+// finite results too (padding as absent taps or as zeros times Inf, BLAS skipping the product for
+// alpha = 0, a zero derivative or a dropped element as a select or as a multiplication by 0, Inf -
+// Inf in one formula of a variance and not in another): their values are not compared then.
 class_rule class_rule_of(const op_call& c) {
   if (params_underflow(c)) return class_rule::none;
-  switch (c.kind) {
-    case NNP_OP_ACTIVATION_FORWARD:
-    case NNP_OP_UNARY_FORWARD:
-    case NNP_OP_BINARY:
-    case NNP_OP_SCALE:
-    case NNP_OP_CLIP:
-    case NNP_OP_WHERE:
-    case NNP_OP_CAST:
-    case NNP_OP_COPY:
-    case NNP_OP_TRANSPOSE:
-    case NNP_OP_CONCAT:
-    case NNP_OP_SPLIT:
-    case NNP_OP_SLICE:
-    case NNP_OP_GATHER:
-    case NNP_OP_FILL:
-      return class_rule::exact;
-    default:
-      return (c.value_mode & 2) ? class_rule::none : class_rule::overflow;
-  }
+  const conf::table_op* op = conf::find_table_op(c.kind);
+  if (op != nullptr && op->exact) return class_rule::exact;  // the table's `exact`
+  return (c.value_mode & 2) ? class_rule::none : class_rule::overflow;
 }
 
 std::vector<double> output_floats(const op_call& c, const call_plan& p, const bound_call& b,

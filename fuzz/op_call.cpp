@@ -225,12 +225,15 @@ void apply(op_call& c, reader& r, int pass) {
         for (int i = 0; i < kShapeSlots / 2; ++i) t.strides[i] = stride_value(r.u8());
       return;
     }
-    case 3: {  // byte_offset
+    case 3: {  // byte_offset, or (16 of the 256 values) a data pointer off by 1..7 bytes
       const decoded_target d = target(c, r.u8());
       const uint8_t v = r.u8();
       if (!d.ok || pass != 2) return;
       tensor_spec& t = spec(c, d);
-      t.byte_offset = byte_offset_value(v, item_size(t.dtype));
+      if (v >= 232 && v < 248)
+        t.misalign = static_cast<uint8_t>(1 + v % 7);
+      else
+        t.byte_offset = byte_offset_value(v, item_size(t.dtype));
       return;
     }
     case 4: {  // dtype
@@ -379,16 +382,8 @@ const std::vector<conf::table_example>& examples() {
 }
 
 bool inplace_output(int32_t kind, size_t output) {
-  switch (kind) {
-    case NNP_OP_BATCH_NORM_FORWARD_TRAINING:  // running_mean, running_var
-      return output == 1 || output == 2;
-    case NNP_OP_SGD_UPDATE:  // param, momentum_buffer
-      return output <= 1;
-    case NNP_OP_ADAM_UPDATE:  // param, m, v
-      return output <= 2;
-    default:
-      return false;
-  }
+  const conf::table_op* op = conf::find_table_op(kind);  // the outputs' `inplace`
+  return op != nullptr && op->inplace(output);
 }
 
 size_t item_size(DLDataType t) {
@@ -525,7 +520,8 @@ call_plan plan(const op_call& c) {
     int64_t st[kShapeSlots];
     strides_of(s, st);
     __int128 span = 1;  // in elements
-    bool forward = tp.byte_offset % item == 0;
+    // A data pointer off the element size: the library must refuse it (nothing addressable).
+    bool forward = tp.byte_offset % item == 0 && s.misalign % item == 0;
     for (int d = 0; d < s.ndim; ++d)
       if (s.shape[d] > 1) {
         if (st[d] < 0) forward = false;
@@ -533,7 +529,8 @@ call_plan plan(const op_call& c) {
       }
     if (!forward) continue;
     tp.addressable = true;
-    tp.need = static_cast<u128>(tp.byte_offset) + static_cast<u128>(span) * item;
+    tp.need = static_cast<u128>(s.misalign) + static_cast<u128>(tp.byte_offset) +
+              static_cast<u128>(span) * item;
   }
   // Wild data only where data + byte_offset + extent must wrap: the library has to refuse.
   constexpr uint64_t kTop = ~uint64_t{0} - 63;
@@ -582,38 +579,18 @@ call_plan plan(const op_call& c) {
     p.executable = false;
     p.why_not = "the buffers exceed the byte limit";
   }
-  // Compute-heavy kinds: sqrt of the product of the three largest element counts estimates
-  // the multiply-adds (exact for GEMM: sqrt(MK * KN * MN)).
-  switch (c.kind) {
-    case NNP_OP_GEMM:
-    case NNP_OP_MATMUL:
-    case NNP_OP_CONV2D_FORWARD:
-    case NNP_OP_CONV2D_BACKWARD_DATA:
-    case NNP_OP_CONV2D_BACKWARD_FILTER:
-    case NNP_OP_CONV_FORWARD:
-    case NNP_OP_CONV_BACKWARD_DATA:
-    case NNP_OP_CONV_BACKWARD_FILTER:
-    case NNP_OP_CONV_TRANSPOSE_FORWARD:
-    case NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA:
-    case NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER:
-    case NNP_OP_POOL2D_FORWARD:
-    case NNP_OP_POOL2D_BACKWARD:
-    case NNP_OP_POOL_FORWARD:
-    case NNP_OP_POOL_BACKWARD:
-    case NNP_OP_ATTENTION_FORWARD:
-    case NNP_OP_ATTENTION_BACKWARD: {
-      std::vector<double> e;
-      for (const tensor_plan& tp : p.tensors) e.push_back(static_cast<double>(tp.elements));
-      std::sort(e.rbegin(), e.rend());
-      e.resize(3, 1.0);
-      if (p.executable && std::sqrt(e[0] * e[1] * std::max(e[2], 1.0)) > kMaxHeavyWork) {
-        p.executable = false;
-        p.why_not = "too much arithmetic";
-      }
-      break;
+  // Compute-heavy kinds (the table's `heavy`): sqrt of the product of the three largest
+  // element counts estimates the multiply-adds (exact for GEMM: sqrt(MK * KN * MN)).
+  const conf::table_op* op = conf::find_table_op(c.kind);
+  if (op != nullptr && op->heavy) {
+    std::vector<double> e;
+    for (const tensor_plan& tp : p.tensors) e.push_back(static_cast<double>(tp.elements));
+    std::sort(e.rbegin(), e.rend());
+    e.resize(3, 1.0);
+    if (p.executable && std::sqrt(e[0] * e[1] * std::max(e[2], 1.0)) > kMaxHeavyWork) {
+      p.executable = false;
+      p.why_not = "too much arithmetic";
     }
-    default:
-      break;
   }
   return p;
 }

@@ -67,6 +67,16 @@ def load(root):
         # through the communicator's transport; the generic harnesses (conformance examples,
         # the Python op functions) leave it to the communicator tests.
         op.setdefault("collective", False)
+        # Facts for the differential fuzzer (fuzz/fuzz_op_execute.cpp, fuzz/op_call.cpp):
+        # `exact`: every output element is a fixed function of fixed input elements (IEEE
+        # operations as C's <math.h>), so the backends agree on where NaN and Inf appear;
+        # `heavy`: the arithmetic grows faster than the tensors (GEMM, convolution, pooling,
+        # attention), so the fuzzer bounds the work before it runs a call.
+        op.setdefault("exact", False)
+        op.setdefault("heavy", False)
+        for key in ("collective", "exact", "heavy", "params_optional", "allow_strides", "infer"):
+            if not isinstance(op[key], bool):
+                raise SpecError(f"op {op['name']}: {key} is true or false")
         op["enum"] = "NNP_OP_" + op["name"].upper()
         if "params" in op and op["params"] not in structs:
             raise SpecError(f"op {op['name']}: unknown params struct {op['params']}")
@@ -187,6 +197,11 @@ def layout(s, enums, minor):
         if kind == "reserved" and not f["name"].startswith("reserved"):
             raise SpecError(f"{s['name']}.{f['name']}: reserved fields are named reserved*")
         f.setdefault("count_of", [])
+        # unused_zero: an array whose entries past those a call uses must be 0 (the op's shape
+        # rule refuses other values)
+        f.setdefault("unused_zero", False)
+        if f["unused_zero"] and not (f["type"].endswith("[NNP_MAX_DIMS]") and kind == "shape"):
+            raise SpecError(f"{s['name']}.{f['name']}: unused_zero is for arrays with check shape")
         if kind == "enum":
             f["enum"] = check.split(":")[1]
         if f.get("enum") and f["enum"] not in enums:
@@ -209,6 +224,54 @@ def layout(s, enums, minor):
 def enum_first_valid(e):
     """1 for an enum whose 0 is UNDEFINED (0 is refused); 0 when 0 names a value (ONNX NOTSET)."""
     return 1 if e["values"][0]["name"] == "UNDEFINED" else 0
+
+
+def zero_refused(f, enums):
+    """Whether field f's check refuses 0: an enum whose 0 is UNDEFINED, min >= 1, positive, an
+    interval above 0, a communicator (NULL), or a permutation (default identity: all zeros
+    repeat axis 0 for inputs of rank >= 2; the shape rule refuses it)."""
+    kind, _, arg = f["check"].partition(":")
+    if kind == "enum":
+        return enum_first_valid(enums[arg]) == 1
+    if kind == "min":
+        return int(arg) >= 1
+    if kind == "interval":
+        return float(re.fullmatch(r"\[([-0-9.e]+),.*", arg).group(1)) > 0
+    if kind == "shape":
+        return f["default"] == "identity"
+    return kind in ("positive", "comm")
+
+
+def op_zero_fields(op, structs):
+    """zero_fields of op's params. An op whose params are optional ignores them beyond the
+    table's checks (its shape rule reads none), so only its reserved fields must be 0."""
+    if not op["params"]:
+        return []
+    return [z[:4] for z in zero_fields(structs[op["params"]])
+            if not op["params_optional"] or not z[4]]
+
+
+def zeroed_params_invalid(op, structs, enums):
+    """Whether params of all zeros (struct_size kept) are refused for op's example."""
+    if not op["params"]:
+        return False
+    return any(zero_refused(f, enums) and (f["check"] != "shape" or not op["params_optional"])
+               for f in structs[op["params"]]["fields"])
+
+
+def zero_fields(s):
+    """[(name, field, bytes after the field's offset, size, whether the shape rule checks it)]
+    of the params bytes that must hold 0: every reserved field (the table's check), and the
+    last entry of each array whose unused entries must be 0 (the shape rule's; no example uses
+    all NNP_MAX_DIMS entries)."""
+    out = []
+    for f in s["fields"]:
+        if f["check"] == "reserved":
+            out.append((f["name"], f["name"], 0, f["size"], False))
+        elif f["unused_zero"]:
+            item = f["size"] // MAX_DIMS
+            out.append((f"{f['name']}[{MAX_DIMS - 1}]", f["name"], f["size"] - item, item, True))
+    return out
 
 
 def default_value(f, enums):
@@ -503,7 +566,8 @@ def gen_op_table_inc(enums, structs, ops):
                  f"{len(op['inputs'])}, {ins}, {len(op['outputs'])}, k_outputs_{n}, "
                  f"{len(op['alias_pairs'])}, {al}, {str(op['allow_strides']).lower()}, "
                  f"{str(op['infer']).lower()}, {str(op['variadic_inputs']).lower()}, "
-                 f"{str(op['variadic_outputs']).lower()}, shapes_{n}}},")
+                 f"{str(op['variadic_outputs']).lower()}, {str(op['collective']).lower()}, "
+                 f"shapes_{n}}},")
     o.append("};")
     o.append(f"static_assert(sizeof(k_ops) / sizeof(k_ops[0]) == NNP_OP_KIND_COUNT, \"one row per kind\");")
     return "\n".join(o) + "\n"
@@ -635,8 +699,9 @@ def bad_values(f, enums):
 
 def gen_conformance_cases(enums, structs, ops):
     o = [f"// op_cases.inc — {BANNER_C}",
-         "// One small valid call per op kind, and the params values each kind's checks must",
-         "// reject. Included by conformance/test_op_table.cpp (types defined there).", ""]
+         "// One small valid call per op kind, the params values each kind's checks must reject,",
+         "// and each kind's facts for the error tests and the fuzzer. Included by",
+         "// conformance/op_table_cases.hpp (types defined there).", ""]
     o.append("inline std::vector<table_example> table_examples() {")
     o.append("  std::vector<table_example> v;")
     letters = {"float": "'f'", "int64": "'l'", "uint8": "'u'", "same_as_input0": "'f'",
@@ -683,7 +748,55 @@ def gen_conformance_cases(enums, structs, ops):
                 o.append(f"      {{{op['enum']}, \"{op['name']}\", \"{f['name']}\", "
                          f"offsetof({s['name']}, {f['name']}), '{TYPES[f['type']][4]}', {val}, \"{why}\"}},")
     o.append("  };")
+    o.append("}\n")
+    o.append("inline const std::vector<table_op>& table_ops() {")
+    o.append("  static const std::vector<table_op> v = {")
+    for op in ops:
+        s = structs[op["params"]] if op["params"] else None
+        inplace = sum(1 << k for k, t in enumerate(op["outputs"]) if t["inplace"])
+        zeros = ", ".join(
+            f'{{"{n}", offsetof({s["name"]}, {field})' + (f" + {extra}" if extra else "") +
+            f", {size}}}" for n, field, extra, size in op_zero_fields(op, structs))
+        doubles = ", ".join(f"offsetof({s['name']}, {f['name']})" for f in s["fields"]
+                            if f["type"] == "double") if s else ""
+        o.append(f"      {{{op['enum']}, \"{op['name']}\", {str(op['collective']).lower()}, "
+                 f"{str(op['exact']).lower()}, {str(op['heavy']).lower()}, {inplace:#x}u, "
+                 f"{str(zeroed_params_invalid(op, structs, enums)).lower()}, {{{zeros}}}, "
+                 f"{{{doubles}}}}},")
+    o.append("  };")
+    o.append("  return v;")
     o.append("}")
+    return "\n".join(o) + "\n"
+
+
+# ------------------------------------------------------------------------- plugin kit --
+def gen_kit_op_kinds(ops):
+    o = ["// op_kinds.hpp — GENERATED from api/ops/ops.toml by api/ops/gen_ops.py: edit the",
+         "// table, not this file. Every op kind of nnplug_ops.h with its name (as",
+         "// nnp_op_kind_name) and whether it is a collective, for plugins' messages; header-only,",
+         "// as the rest of the plugin kit.",
+         "#pragma once", "",
+         "#include <nnplug/nnplug_ops.h>", "",
+         "#include <cstdint>", "",
+         "namespace nnp {",
+         "namespace kit {", "",
+         "struct op_kind_info {",
+         "  int32_t kind;      // nnp_op_kind",
+         "  const char* name;  // lower-case, as nnp_op_kind_name",
+         "  bool collective;   // takes a communicator: run by a communication plugin",
+         "};", "",
+         "inline constexpr op_kind_info k_op_kinds[] = {"]
+    for op in ops:
+        o.append(f"    {{{op['enum']}, \"{op['name']}\", {str(op['collective']).lower()}}},")
+    o += ["};", "",
+          "// The entry of a kind, or nullptr for a kind this header does not know.",
+          "inline const op_kind_info* find_op_kind(int32_t kind) {",
+          "  for (const op_kind_info& k : k_op_kinds)",
+          "    if (k.kind == kind) return &k;",
+          "  return nullptr;",
+          "}", "",
+          "}  // namespace kit",
+          "}  // namespace nnp"]
     return "\n".join(o) + "\n"
 
 
@@ -1048,6 +1161,7 @@ def outputs(root):
         "api/tests/generated/op_wrapper_symbols.inc": gen_symbols(ops),
         "api/python/tests/generated/op_abi_dump.inc": gen_abi_dump(enums, structs, ops),
         "conformance/generated/op_cases.inc": gen_conformance_cases(enums, structs, ops),
+        "plugins/kit/include/nnplug/kit/op_kinds.hpp": gen_kit_op_kinds(ops),
         "api/python/nnplug/_ops_generated.py": gen_python(spec, enums, structs, ops, minor),
         "api/python/nnplug/ops.py": gen_python_ops(enums, structs, ops),
     }

@@ -6,7 +6,8 @@ variadic rules refuse a variadic tensor that is not last, is optional or has a o
 example, the rules of tensors added to an op later (`since`) refuse one newer than the table's
 minor, a required one and one before older tensors, and variadic tensors, int64[NNP_MAX_DIMS]
 fields and later tensors reach the C header, wrappers, layout pins, libnnplug's rows, Python
-and the docs."""
+and the docs, and each op's facts (collective, exact, heavy, in-place outputs, zeroed params,
+fields that must be 0, double fields) reach libnnplug, the plugin kit and table_ops()."""
 import os
 import shutil
 import subprocess
@@ -165,6 +166,51 @@ def main():
     expect("step: Union[int, TensorLike] = 1," in ops_py and
            "step: Optional[TensorLike] = None," in ops_py,
            "Python: a tensor named as a params field shares its keyword; others are keywords")
+
+    # Each op's facts for the error tests and the fuzzer (conformance table_ops()), and the
+    # collectives for libnnplug and the plugin kit: all from the table.
+    cases = files["conformance/generated/op_cases.inc"]
+
+    def facts(name):
+        rows = cases.split("table_ops()", 1)[1]
+        return rows.split(f'"{name}", ', 1)[1].split("\n", 1)[0]
+    expect(facts("adam_update").startswith(
+        'false, false, false, 0x7u, true, {{"reserved0", offsetof(nnp_adam_params, reserved0), 4}}'),
+           "table_ops: adam's in-place outputs, zeroed params refused (step >= 1), reserved0")
+    expect(facts("unary_forward").startswith("false, true, false, 0x0u, true, "),
+           "table_ops: unary_forward is exact and its zeroed params are refused (UNDEFINED op)")
+    expect('{"perm[7]", offsetof(nnp_transpose_params, perm) + 28, 4}' in facts("transpose"),
+           "table_ops: an unused_zero array's last entry must be 0")
+    expect(facts("conv_backward_bias").startswith("false, false, false, 0x0u, false, {}, {}"),
+           "table_ops: optional params (ignored by the shape rule) have no unused_zero entries")
+    expect(facts("gemm").endswith("{offsetof(nnp_gemm_params, alpha), "
+                                  "offsetof(nnp_gemm_params, beta)}},")
+           and facts("gemm").startswith("false, false, true, "),
+           "table_ops: gemm is heavy, with its double fields")
+    expect(table.split('{NNP_OP_ALL_GATHER, "all_gather"', 1)[1].split("\n", 1)[0]
+           .endswith(", true, shapes_all_gather},") and
+           table.split('{NNP_OP_GEMM, "gemm"', 1)[1].split("\n", 1)[0]
+           .endswith(", false, shapes_gemm},"),
+           "libnnplug's rows mark the collectives")
+    kit = files["plugins/kit/include/nnplug/kit/op_kinds.hpp"]
+    expect('{NNP_OP_BROADCAST, "broadcast", true},' in kit and
+           '{NNP_OP_GEMM, "gemm", false},' in kit,
+           "the plugin kit's op kinds name every kind and mark the collectives")
+    bad_lines = [
+        ("unused_zero on a field that is not an array is refused",
+         '  { name = "axis", type = "int32", check = "shape", default = -1, doc = "in [-rank, '
+         'rank); ONNX default -1" },',
+         '  { name = "axis", type = "int32", check = "shape", unused_zero = true, default = -1 },',
+         "unused_zero is for arrays"),
+        ("an op's exact is true or false", 'name = "clip"\nexact = true',
+         'name = "clip"\nexact = 1', "true or false"),
+    ]
+    for what, old_text, new_text, message in bad_lines:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy_tree(tmp)
+            edit(os.path.join(tmp, "api/ops/ops.toml"), old_text, new_text)
+            r = run(tmp, "--check")
+            expect(r.returncode == 2 and message in r.stderr, what)
 
     print(f"test_gen_ops: {len(failures)} failure(s)")
     return 1 if failures else 0

@@ -8,6 +8,7 @@
 // nnp_comm_destroy (which takes the communicator's mutex) waits for the one in flight. The
 // plugins list is guarded by its own mutex; creation holds it while it loads a plugin.
 #include "internal.hpp"
+#include "op_table.hpp"
 
 #include <nnplug/nnplug_comm_plugin.h>
 
@@ -293,10 +294,11 @@ nnp_status drain(nnp_stream* s, const char* op) {
   return set_last_errorf(st, "%s: earlier work on the stream failed: %s", op, message.c_str());
 }
 
-// NNPLUG_COMM_CHECK=1 (read by nnp_comm_create: the environment is not scanned per call, which
-// would cost more than the rest of a small collective's dispatch): every rank contributes its
-// call's signature and its negation to one all-reduce MAX in float64; the ranks agree when
-// max(v) == -max(-v) everywhere.
+// Unless NNPLUG_COMM_CHECK=0 (read by nnp_comm_create: the environment is not scanned per call,
+// which would cost more than the rest of a small collective's dispatch): every rank contributes
+// its call's signature and its negation to one all-reduce MAX in float64; the ranks agree when
+// max(v) == -max(-v) everywhere. A HOST transport (MPI) would otherwise run collectives of
+// different sizes, which MPI implementations answer by crashing.
 nnp_status check_signature(comm_object& c, int32_t op_kind, const void* params, const DLTensor& x) {
   if (!c.check_calls) return NNP_STATUS_OK;
   if (c.plugin == nullptr || c.plugin->api->memory != NNP_COMM_MEMORY_HOST)
@@ -398,8 +400,8 @@ static_assert(offsetof(nnp_all_reduce_params, comm) == offsetof(nnp_all_gather_p
               "every collective's params hold comm at one offset");
 
 bool is_collective(int32_t op_kind) {
-  return op_kind == NNP_OP_ALL_REDUCE || op_kind == NNP_OP_BROADCAST ||
-         op_kind == NNP_OP_ALL_GATHER;
+  const op_desc* op = find_op(op_kind);  // the table's `collective`
+  return op != nullptr && op->collective;
 }
 
 std::string comm_param_problem(const void* handle) {
@@ -565,8 +567,10 @@ NNP_API nnp_status nnp_comm_create(nnp_device* device_handle, const nnp_comm_con
   auto c = std::make_unique<comm_object>();
   c->device = device;
   c->transport = cfg.transport;
+  // On unless NNPLUG_COMM_CHECK=0: ranks whose calls disagree must get an error, not a crash
+  // inside MPI (docs/distributed.md).
   const char* check = env_value("NNPLUG_COMM_CHECK");
-  c->check_calls = check != nullptr && std::strcmp(check, "1") == 0;
+  c->check_calls = check == nullptr || std::strcmp(check, "0") != 0;
   if (cfg.transport == NNP_COMM_TRANSPORT_SELF) {
     c->description = "self (one rank, built into libnnplug)";
   } else {

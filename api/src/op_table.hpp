@@ -96,6 +96,7 @@ struct op_desc {
   bool inferable;
   bool variadic_inputs;   // inputs[n_inputs - 1] is variadic
   bool variadic_outputs;  // outputs[n_outputs - 1] is variadic
+  bool collective;        // takes a communicator (params->comm): run by its transport
   shape_rule shapes;
 };
 

@@ -393,12 +393,33 @@ nnp_status comm_destroy(void* comm) {
   });
 }
 
+// The transport's kernel rows: one MPI collective per op kind. A kind without a row is
+// UNSUPPORTED in both slots.
+struct collective_row {
+  int32_t kind;
+  void (*run)(const communicator& s, const checked_call& c, const void* params);
+};
+const collective_row kRows[] = {
+    {NNP_OP_ALL_REDUCE, all_reduce},
+    {NNP_OP_BROADCAST, broadcast},
+    {NNP_OP_ALL_GATHER,
+     [](const communicator& s, const checked_call& c, const void*) { all_gather(s, c); }},
+};
+
+const collective_row& row_of(int32_t kind) {
+  for (const collective_row& row : kRows)
+    if (row.kind == kind) return row;
+  nnp::unsupported(
+      format("op kind %d is not a collective of the mpi transport", static_cast<int>(kind)));
+}
+
 nnp_status comm_supported(void* comm, int32_t op_kind, const void* params, size_t n_inputs,
                           const DLTensor* const* inputs, size_t n_outputs,
                           const DLTensor* const* outputs) {
   return guard([&] {
     if (comm == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "comm_supported: NULL communicator");
     check_call(op_kind, params, n_inputs, inputs, n_outputs, outputs);
+    (void)row_of(op_kind);
   });
 }
 
@@ -412,17 +433,7 @@ nnp_status comm_execute(void* comm, void* /*native_stream*/, int32_t op_kind, co
     if (mpi_finalized())
       fail(NNP_STATUS_INVALID_ARGUMENT,
            format("%s: MPI is finalised (MPI_Finalize was called before the collective)", c.op));
-    switch (op_kind) {
-      case NNP_OP_ALL_REDUCE:
-        all_reduce(s, c, params);
-        break;
-      case NNP_OP_BROADCAST:
-        broadcast(s, c, params);
-        break;
-      default:
-        all_gather(s, c);
-        break;
-    }
+    row_of(op_kind).run(s, c, params);
   });
 }
 

@@ -60,14 +60,6 @@ const library& opened() {
        format("%s: %s failed: %s", what, call, error_text(lib, result, comm).c_str()));
 }
 
-const char* op_name(int32_t kind) {
-  if (const char* name = nnp::kit::collective_name(kind)) return name;
-  unsupported(
-      format("op kind %d is not a collective of the nccl transport (all_reduce, "
-             "broadcast, all_gather)",
-             static_cast<int>(kind)));
-}
-
 ncclDataType_t nccl_type(const library& lib, const DLTensor& x, const char* op) {
   const DLDataType& t = x.dtype;
   if (t.lanes == 1 && t.code == kDLFloat && t.bits == 32) return ncclFloat32;
@@ -106,6 +98,59 @@ ncclRedOp_t nccl_op(const library& lib, const void* params) {
     default:
       unsupported(format("all_reduce: op %d is not SUM, MEAN, MAX or MIN", static_cast<int>(p.op)));
   }
+}
+
+// One collective's operands, as comm_execute has checked them.
+struct nccl_args {
+  const library& lib;
+  const void* x;
+  void* y;  // x == y: in place
+  size_t count;
+  ncclDataType_t type;
+  const void* params;
+  ncclComm_t comm;
+  cudaStream_t stream;
+};
+
+// The transport's kernel rows: one NCCL call per collective. A kind without a row is
+// UNSUPPORTED in both slots.
+struct collective_row {
+  int32_t kind;
+  const char* call;  // the NCCL function, for messages
+  ncclResult_t (*run)(const nccl_args& a);
+};
+const collective_row kRows[] = {
+    {NNP_OP_ALL_REDUCE, "ncclAllReduce",
+     [](const nccl_args& a) {
+       return a.lib.all_reduce(a.x, a.y, a.count, a.type, nccl_op(a.lib, a.params), a.comm,
+                               a.stream);
+     }},
+    {NNP_OP_BROADCAST, "ncclBroadcast",
+     [](const nccl_args& a) {
+       return a.lib.broadcast(a.x, a.y, a.count, a.type,
+                              read_params<nnp_broadcast_params>(a.params).root, a.comm, a.stream);
+     }},
+    // y = x of every rank in order
+    {NNP_OP_ALL_GATHER, "ncclAllGather",
+     [](const nccl_args& a) {
+       return a.lib.all_gather(a.x, a.y, a.count, a.type, a.comm, a.stream);
+     }},
+};
+
+// The row of a collective kind, or UNSUPPORTED.
+const collective_row& row_of(int32_t kind) {
+  for (const collective_row& row : kRows)
+    if (row.kind == kind) return row;
+  unsupported(
+      format("op kind %d is not a collective of the nccl transport (all_reduce, "
+             "broadcast, all_gather)",
+             static_cast<int>(kind)));
+}
+
+// The op's name (the table's, nnplug/kit/op_kinds.hpp) for messages; UNSUPPORTED without a row.
+const char* op_name(int32_t kind) {
+  (void)row_of(kind);
+  return nnp::kit::collective_name(kind);
 }
 
 // What every collective checks of its call: the op, x's dtype and layout; returns the NCCL type.
@@ -250,27 +295,17 @@ nnp_status comm_execute(void* comm, void* native_stream, int32_t op_kind, const 
     const char* op = op_name(op_kind);
     check_alive(lib, c, op);
     const auto stream = static_cast<cudaStream_t>(native_stream);
-    const void* x = data_ptr<const void>(*inputs[0]);
-    void* y = data_ptr<void>(*outputs[0]);
-    const auto count = static_cast<size_t>(numel(*inputs[0]));  // x == y: in place
-    ncclResult_t r = ncclSuccess;
-    const char* call = "";
-    switch (op_kind) {
-      case NNP_OP_ALL_REDUCE:
-        call = "ncclAllReduce";
-        r = lib.all_reduce(x, y, count, type, nccl_op(lib, params), c.comm, stream);
-        break;
-      case NNP_OP_BROADCAST:
-        call = "ncclBroadcast";
-        r = lib.broadcast(x, y, count, type, read_params<nnp_broadcast_params>(params).root, c.comm,
-                          stream);
-        break;
-      default:  // NNP_OP_ALL_GATHER (op_name refused the others): y = x of every rank in order
-        call = "ncclAllGather";
-        r = lib.all_gather(x, y, count, type, c.comm, stream);
-        break;
-    }
-    if (r != ncclSuccess) nccl_failed(lib, op, call, r, c.comm);
+    const nccl_args args{lib,
+                         data_ptr<const void>(*inputs[0]),
+                         data_ptr<void>(*outputs[0]),
+                         static_cast<size_t>(numel(*inputs[0])),
+                         type,
+                         params,
+                         c.comm,
+                         stream};
+    const collective_row& row = row_of(op_kind);
+    const ncclResult_t r = row.run(args);
+    if (r != ncclSuccess) nccl_failed(lib, op, row.call, r, c.comm);
   });
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <nnplug/kit/error.hpp>
+#include <nnplug/kit/op_kinds.hpp>
 #include <nnplug/kit/tensor.hpp>
 #include <nnplug/nnplug_plugin.h>
 
@@ -261,19 +262,12 @@ inline nnp_plugin_api table(const char* name, const char* version) {
   return t;
 }
 
-// The name of a collective op kind (all_reduce, broadcast, all_gather), or NULL for any other
-// kind: for communication plugins' messages (nnplug_comm_plugin.h).
+// The name of a collective op kind (all_reduce, broadcast, all_gather: the table's
+// `collective`, op_kinds.hpp), or NULL for any other kind: for communication plugins' messages
+// (nnplug_comm_plugin.h).
 inline const char* collective_name(int32_t op_kind) {
-  switch (op_kind) {
-    case NNP_OP_ALL_REDUCE:
-      return "all_reduce";
-    case NNP_OP_BROADCAST:
-      return "broadcast";
-    case NNP_OP_ALL_GATHER:
-      return "all_gather";
-    default:
-      return nullptr;
-  }
+  const op_kind_info* k = find_op_kind(op_kind);
+  return k != nullptr && k->collective ? k->name : nullptr;
 }
 
 }  // namespace kit
