@@ -465,10 +465,9 @@ class _Op:
         return given, wanted
 
     # -- shapes -------------------------------------------------------------------------
-    def _infer(self, params: Any, held_in: List[Optional[_Held]]
+    def _infer(self, params: Any, held_in: List[Optional[_Held]], n: int
                ) -> List[Tuple[Tuple[int, ...], Tuple[int, int]]]:
-        """(shape, dtype code) of every output, from nnp_op_infer_shapes."""
-        n = len(self.outputs)
+        """(shape, dtype code) of the first n outputs, from nnp_op_infer_shapes."""
         shapes = (_abi.nnp_shape * max(n, 1))()
         pp = ctypes.byref(params) if params is not None else None
         check(lib().nnp_op_infer_shapes(int(self.kind), pp, len(held_in), _tensor_array(held_in),
@@ -582,10 +581,18 @@ class _Op:
             float_dt = next((_dtype_name(x) for x, t in zip(objs, self._in_rules(a))
                              if t.dtype == "float" and x is not None), None)
             if self.infer:
-                inferred = self._infer(params, held_in)
+                # Only the outputs up to the last one wanted: a later optional output may not be
+                # inferable for this call (pool_forward's indices with average pooling).
+                n_inf = len(self.outputs)
+                if not any(t.variadic for t in self.outputs):
+                    n_inf = max(self.outputs.index(self.results[i]) for i in need) + 1
+                inferred = self._infer(params, held_in, n_inf)
                 for i in range(len(self.results)):
                     t = self.results[i]
                     k = self.outputs.index(t)
+                    if k >= n_inf:  # not wanted: never allocated
+                        shapes.append(((), "float32"))
+                        continue
                     shp, code = inferred[k]
                     dt = _DTYPE_NAMES.get(code) if code != (0, 0) else None
                     if dt is None:

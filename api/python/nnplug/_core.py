@@ -509,10 +509,11 @@ class DeviceArray:
 
     @property
     def is_contiguous(self) -> bool:
-        """Row-major compact (dimensions of extent 1 may have any stride)."""
+        """Row-major compact (dimensions of extent 1 may have any stride; an array without
+        elements is contiguous whatever its strides, as numpy says)."""
         c = self.__dict__.get("_contiguous")
         if c is None:
-            c = self._contiguous = all(d == 1 or st == cs for d, st, cs in zip(
+            c = self._contiguous = 0 in self.shape or all(d == 1 or st == cs for d, st, cs in zip(
                 self.shape, self.strides, _compact_strides(self.shape)))
         return c
 

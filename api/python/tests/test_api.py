@@ -332,6 +332,15 @@ def test_device_array_views(dev):
     np.testing.assert_array_equal(view.numpy(), [22.0, 23.0])
 
 
+def test_zero_size_arrays_are_contiguous(dev):
+    """numpy gives arrays without elements any strides and calls them C-contiguous; so does
+    nnplug: they reshape (issue found as a user would: asarray of np.empty((0, 3, 4)))."""
+    a = nnplug.asarray(np.empty((0, 3, 4), np.float32), device=dev)
+    assert a.is_contiguous
+    b = a.reshape(3, 4, 0)
+    assert b.shape == (3, 4, 0) and b.is_contiguous
+
+
 def test_device_array_view_bounds_and_reshape_errors(dev):
     a = dev.to_device(np.arange(12, dtype=np.float32))
     for shape, offset, strides in [((13,), 0, None), ((4,), 9, None), ((3,), 0, (6,)),

@@ -109,6 +109,22 @@ def test_global_average_pool(dev, rng):
     np.testing.assert_allclose(y, x.mean(axis=(2, 3), keepdims=True), rtol=RTOL, atol=ATOL)
 
 
+def test_pool_forward_allocates_average_output(dev):
+    """Average pooling allocates its output: the optional max-only indices output (not
+    inferable for average) is neither inferred nor allocated unless asked for."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    assert nnplug.supported("pool_forward", x, mode="average", kernel_shape=[2, 2],
+                            device=dev) is None
+    y = run(nnplug.pool_forward, x, mode="average", kernel_shape=[2, 2], device=dev)
+    y = y if isinstance(y, np.ndarray) else y.numpy()
+    expect = (x[:, :, :-1, :-1] + x[:, :, 1:, :-1] + x[:, :, :-1, 1:] + x[:, :, 1:, 1:]) / 4
+    np.testing.assert_allclose(y, expect, rtol=RTOL, atol=ATOL)
+    y, idx = run(nnplug.pool_forward, x, mode="max", kernel_shape=[2, 2], return_indices=True,
+                 device=dev)
+    idx = idx if isinstance(idx, np.ndarray) else idx.numpy()
+    assert idx.ravel().tolist() == [5, 6, 7, 9, 10, 11, 13, 14, 15]
+
+
 # ------------------------------------------------------------------------ activation --
 def _erf(v):
     import math
