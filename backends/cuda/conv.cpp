@@ -208,8 +208,6 @@ cudnnDataType_t cudnn_type(elem t) {
   return float_code(t, CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, "conv");
 }
 
-size_t elem_size(elem t) { return t == elem::f32 ? 4 : 2; }
-
 // A convolution ready to run: descriptors in the compute type, the algorithm, whose math type is
 // set on cd, and its workspace size. Immutable once in the cache (cuDNN descriptors are only read
 // by the calls that use them), so streams on any thread share it.

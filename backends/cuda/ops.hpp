@@ -26,6 +26,9 @@ inline elem elem_of(const DLDataType& t) {
   return elem::other;
 }
 
+// Bytes of one element of the float types our kernels compute in (f32, f16, bf16).
+inline size_t elem_size(elem t) { return t == elem::f32 ? 4 : 2; }
+
 // A library's code for the float element type t (cuBLAS's cudaDataType, cuDNN's
 // cudnnDataType_t): f32, f16 or bf16; any other type is UNSUPPORTED by `op`.
 template <typename Code>

@@ -77,15 +77,21 @@ __device__ __forceinline__ int64_t onnx_index(const geom& g, int64_t plane, int6
   return plane * g.in_plane + sp;
 }
 
+// Element i of a row-major [planes, e0, e1, e2] tensor: its position p[3] and its plane.
+__device__ __forceinline__ int64_t split_index(int64_t i, int64_t e0, int64_t e1, int64_t e2,
+                                               int64_t p[3]) {
+  int64_t r = i;
+  p[2] = r % e2;
+  r /= e2;
+  p[1] = r % e1;
+  r /= e1;
+  p[0] = r % e0;
+  return r / e0;
+}
+
 // Output element i: its window position o[3] and its plane.
 __device__ __forceinline__ int64_t split_output(const geom& g, int64_t i, int64_t o[3]) {
-  int64_t r = i;
-  o[2] = r % g.d[2].out;
-  r /= g.d[2].out;
-  o[1] = r % g.d[1].out;
-  r /= g.d[1].out;
-  o[0] = r % g.d[0].out;
-  return r / g.d[0].out;
+  return split_index(i, g.d[0].out, g.d[1].out, g.d[2].out, o);
 }
 
 // The first maximum of output element i's window: its row-major offset in the plane (-1 for an
@@ -248,13 +254,7 @@ __global__ void backward_kernel(const T* dy, const int64_t* arg, T* dx, geom g) 
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
     int64_t t[3], lo[3], hi[3];
-    int64_t r = i;
-    t[2] = r % g.d[2].in;
-    r /= g.d[2].in;
-    t[1] = r % g.d[1].in;
-    r /= g.d[1].in;
-    t[0] = r % g.d[0].in;
-    const int64_t plane = r / g.d[0].in;
+    const int64_t plane = split_index(i, g.d[0].in, g.d[1].in, g.d[2].in, t);
     const int64_t off = i - plane * g.in_plane;
     // Window o holds tap t when t = o*stride - pad_begin + j*dilation, 0 <= j < kernel:
     // o*stride in [t + pad_begin - (kernel-1)*dilation, t + pad_begin].
@@ -374,8 +374,7 @@ void launch_backward(stream& s, const geom& g, elem t, const void* x, const void
   if (n == 0) return;  // dx has no elements
   const int64_t n_out = g.planes * g.out_plane;
   if (g.max_mode && disjoint_windows(g)) {
-    const size_t es = t == elem::f32 ? 4 : 2;  // float32, float16, bfloat16
-    NNP_CUDA_CHECK(cudaMemsetAsync(dx, 0, static_cast<size_t>(n) * es, s.handle));
+    NNP_CUDA_CHECK(cudaMemsetAsync(dx, 0, static_cast<size_t>(n) * elem_size(t), s.handle));
     if (n_out == 0) return;
     dispatch_float(t, [&](auto tg) {
       using T = typename decltype(tg)::type;
