@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch_gpu_rows.py — PyTorch on the GPU at the shapes of nnplug-bench's GEMM, attention and
-layer-norm rows (conformance/perf/nnplug_bench.cpp), for side-by-side figures
+layer-norm rows (conformance/perf/bench_ops.cpp), for side-by-side figures
 (docs/benchmarks.md). Each row is timed as nnplug-bench times it: the call, then
 torch.cuda.synchronize(), wall clock, median of --reps after --warmup calls. Prints one JSON
 object (the last line).

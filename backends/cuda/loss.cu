@@ -5,7 +5,7 @@
 // types too, but a mean over many positions puts float16 gradients among the subnormals (about
 // 1e-6 for [16, 21, 32, 32]), too coarse for the conformance suite's float16 tolerance.
 //
-// The rules are the reference's (backends/reference/loss_onnx.cpp). The input is viewed as
+// The rules are the reference's (backends/reference/loss.cpp). The input is viewed as
 // [N, C, D] (D = d1*..*dk) and the targets as positions j = n*D + d; w_j is 0 for an ignored
 // target, NaN for one outside [0, C) that is not ignored, else weight[t] (1 without weights);
 // loss_j = -lp[n, t, d] * w_j (0 when ignored, NaN when out of range); mean = sum_j loss_j /
@@ -137,6 +137,28 @@ __global__ void finish_kernel(const double2* partial, int64_t count, int32_t red
 }
 
 // ---- nll_loss ---------------------------------------------------------------------------------
+// Position j's loss_j = -lp * w_j (w_j itself when cls < 0: 0 ignored, NaN out of range), lp()
+// giving the target class's log-probability: the product in double, as the sums (a subnormal
+// weight would keep few bits in float32). Stored to loss[j] (loss NULL: not) and added to the
+// thread's sums *sl (of loss_j) and *sw (of w_j).
+template <typename T, typename LogProb>
+__device__ __forceinline__ void add_position(int64_t j, int64_t cls, float w, LogProb lp, T* loss,
+                                             double* sl, double* sw) {
+  const double l =
+      cls < 0 ? static_cast<double>(w) : -(static_cast<double>(lp()) * static_cast<double>(w));
+  if (loss != nullptr) loss[j] = from_f<T>(static_cast<float>(l));
+  *sl += l;
+  *sw += w;
+}
+
+// The block's sums (sl, sw) to partial[blockIdx.x] (partial NULL: none). Every thread of the
+// block calls it.
+__device__ __forceinline__ void store_block_sums(double2* partial, double sl, double sw) {
+  if (partial == nullptr) return;
+  const double2 s = block_sum2(sl, sw);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
 // loss_j to loss (reduction none, else NULL) and the block's sums of loss_j and w_j to
 // partial[blockIdx.x] (NULL: none). A thread per position.
 template <typename T>
@@ -147,19 +169,10 @@ __global__ void nll_forward_kernel(loss_args a, const T* x, const T* weight, T* 
   for (int64_t j = it.first; j < a.P; j += it.step) {
     int64_t cls;
     const float w = weight_of(a, weight, j, &cls);
-    // The product in double, as the sums (a subnormal weight would keep few bits in float32).
-    const double l = cls < 0
-                         ? static_cast<double>(w)
-                         : -(static_cast<double>(to_f(x[(j / a.D * a.C + cls) * a.D + j % a.D])) *
-                             static_cast<double>(w));
-    if (loss != nullptr) loss[j] = from_f<T>(static_cast<float>(l));
-    sl += l;
-    sw += w;
+    add_position(
+        j, cls, w, [&] { return to_f(x[(j / a.D * a.C + cls) * a.D + j % a.D]); }, loss, &sl, &sw);
   }
-  if (partial != nullptr) {
-    const double2 s = block_sum2(sl, sw);
-    if (threadIdx.x == 0) partial[blockIdx.x] = s;
-  }
+  store_block_sums(partial, sl, sw);
 }
 
 // The block's sum of w_j (the mean's divisor) to partial[blockIdx.x].y.
@@ -171,8 +184,7 @@ __global__ void weight_sum_kernel(loss_args a, const T* weight, double2* partial
     int64_t cls;
     sw += weight_of(a, weight, j, &cls);
   }
-  const double2 s = block_sum2(0.0, sw);
-  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+  store_block_sums(partial, 0.0, sw);
 }
 
 // dx over its n = N*C*D elements: -k at the target's class, 0 elsewhere; ignored positions 0,
@@ -243,20 +255,12 @@ __global__ void sce_forward_kernel(loss_args a, const T* x, const T* weight, T* 
     if (it.lane == 0) {
       int64_t cls;
       const float w = weight_of(a, weight, j, &cls);
-      // The product in double, as the sums (nll_forward_kernel).
-      const double l =
-          cls < 0 ? static_cast<double>(w)
-                  : -(static_cast<double>((to_f(x[base + cls * a.D]) - st.m) - st.log_sum) *
-                      static_cast<double>(w));
-      if (loss != nullptr) loss[j] = from_f<T>(static_cast<float>(l));
-      sl += l;
-      sw += w;
+      add_position(
+          j, cls, w, [&] { return (to_f(x[base + cls * a.D]) - st.m) - st.log_sum; }, loss, &sl,
+          &sw);
     }
   }
-  if (partial != nullptr) {
-    const double2 s = block_sum2(sl, sw);
-    if (threadIdx.x == 0) partial[blockIdx.x] = s;
-  }
+  store_block_sums(partial, sl, sw);
 }
 
 // Per position: dx_c = p_c * k for the other classes, minus their sum for the target's class;

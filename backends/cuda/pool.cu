@@ -94,19 +94,22 @@ __device__ __forceinline__ int64_t split_output(const geom& g, int64_t i, int64_
   return split_index(i, g.d[0].out, g.d[1].out, g.d[2].out, o);
 }
 
-// The first maximum of output element i's window: its row-major offset in the plane (-1 for an
-// empty window) and value (-inf then); *plane gets the element's plane.
+// The first maximum of an output element's window: its plane, its row-major offset in the plane
+// (-1 for an empty window) and its value (-inf then).
+struct window_max {
+  int64_t plane, offset;
+  float value;
+};
 template <typename T>
-__device__ __forceinline__ int64_t window_first_max(const T* x, const geom& g, int64_t i,
-                                                    int64_t* plane, float* value) {
+__device__ __forceinline__ window_max window_first_max(const T* x, const geom& g, int64_t i) {
   const int64_t in1 = g.d[1].in, in2 = g.d[2].in;
   int64_t o[3], j0[3], j1[3], st[3];
-  *plane = split_output(g, i, o);
+  const int64_t plane = split_output(g, i, o);
   for (int a = 0; a < 3; ++a) {
     inside(g.d[a], o[a], &j0[a], &j1[a]);
     st[a] = start_of(g.d[a], o[a]);
   }
-  const T* xp = x + *plane * g.in_plane;
+  const T* xp = x + plane * g.in_plane;
   float best = -INFINITY;
   int64_t best_off = -1;
   for (int64_t a0 = j0[0]; a0 < j1[0]; ++a0) {
@@ -125,8 +128,7 @@ __device__ __forceinline__ int64_t window_first_max(const T* x, const geom& g, i
       }
     }
   }
-  *value = best;
-  return best_off;
+  return {plane, best_off, best};
 }
 
 // Max forward, one thread per output: y (may be NULL), indices (ONNX's, may be NULL) and arg
@@ -136,12 +138,10 @@ __global__ void max_forward_kernel(const T* x, T* y, int64_t* indices, int64_t* 
   const int64_t total = g.planes * g.out_plane;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t plane;
-    float best;
-    const int64_t best_off = window_first_max(x, g, i, &plane, &best);
-    if (y != nullptr) y[i] = from_f<T>(best);
-    if (indices != nullptr) indices[i] = onnx_index(g, plane, best_off);
-    if (arg != nullptr) arg[i] = best_off;
+    const window_max m = window_first_max(x, g, i);
+    if (y != nullptr) y[i] = from_f<T>(m.value);
+    if (indices != nullptr) indices[i] = onnx_index(g, m.plane, m.offset);
+    if (arg != nullptr) arg[i] = m.offset;
   }
 }
 
@@ -154,10 +154,8 @@ __global__ void max_backward_scatter_kernel(const T* x, const T* dy, T* dx, geom
   const int64_t total = g.planes * g.out_plane;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t plane;
-    float best;
-    const int64_t best_off = window_first_max(x, g, i, &plane, &best);
-    if (best_off >= 0) dx[plane * g.in_plane + best_off] = from_f<T>(to_f(dy[i]));
+    const window_max m = window_first_max(x, g, i);
+    if (m.offset >= 0) dx[m.plane * g.in_plane + m.offset] = from_f<T>(to_f(dy[i]));
   }
 }
 

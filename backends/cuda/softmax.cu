@@ -204,32 +204,34 @@ cross_entropy_call cross_entropy_call_of(const op_call& c) {
   return {p, a, data_ptr<const float>(logits), data_ptr<const int64_t>(labels), grid_for_rows(a.N)};
 }
 
-}  // namespace
-
-void op_softmax_forward(stream& s, const op_call& c) {
+// A softmax call's rows over input 0, and launch(type tag, rows, log, grid) in its dtype unless
+// there is nothing to do.
+template <typename Launch>
+void launch_rows(const op_call& c, Launch launch) {
   const auto p = read_params<nnp_softmax_params>(c.params);
-  const DLTensor& x = *c.in(0);
-  const rows r = softmax_rows(x, p);
+  const rows r = softmax_rows(*c.in(0), p);
   if (r.count == 0 || r.C == 0) return;
-  dispatch_float(elem_of(x.dtype), [&](auto tg) {
-    using T = typename decltype(tg)::type;
-    softmax_forward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
-        data_ptr<const T>(x), data_ptr<T>(*c.out(0)), r, p.log);
-  });
+  dispatch_float(elem_of(c.in(0)->dtype),
+                 [&](auto tg) { launch(tg, r, p.log, grid_for_rows(r.count)); });
   NNP_CUDA_CHECK_LAUNCH();
 }
 
-void op_softmax_backward(stream& s, const op_call& c) {
-  const auto p = read_params<nnp_softmax_params>(c.params);
-  const DLTensor& x = *c.in(0);
-  const rows r = softmax_rows(x, p);
-  if (r.count == 0 || r.C == 0) return;
-  dispatch_float(elem_of(x.dtype), [&](auto tg) {
+}  // namespace
+
+void op_softmax_forward(stream& s, const op_call& c) {
+  launch_rows(c, [&](auto tg, const rows& r, int32_t log, unsigned grid) {
     using T = typename decltype(tg)::type;
-    softmax_backward_kernel<<<grid_for_rows(r.count), kThreads, 0, s.handle>>>(
-        data_ptr<const T>(x), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), r, p.log);
+    softmax_forward_kernel<<<grid, kThreads, 0, s.handle>>>(data_ptr<const T>(*c.in(0)),
+                                                            data_ptr<T>(*c.out(0)), r, log);
   });
-  NNP_CUDA_CHECK_LAUNCH();
+}
+
+void op_softmax_backward(stream& s, const op_call& c) {
+  launch_rows(c, [&](auto tg, const rows& r, int32_t log, unsigned grid) {
+    using T = typename decltype(tg)::type;
+    softmax_backward_kernel<<<grid, kThreads, 0, s.handle>>>(
+        data_ptr<const T>(*c.in(0)), data_ptr<const T>(*c.in(1)), data_ptr<T>(*c.out(0)), r, log);
+  });
 }
 
 void op_softmax_cross_entropy_forward(stream& s, const op_call& c) {

@@ -20,7 +20,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-# nnplug-bench's model GEMMs (model_gemms in conformance/perf/nnplug_bench.cpp): the dense
+# nnplug-bench's model GEMMs (model_gemms in conformance/perf/bench_blas.cpp): the dense
 # layers at batch 128 (the vit's on 128 * 17 token rows, its embedding on 128 * 16 patches).
 LAYERS = [("mlp.fc1", 128, 784, 512), ("mlp.fc2", 128, 512, 512), ("mlp.fc3", 128, 512, 10),
           ("cnn.fc1", 128, 9216, 128), ("cnn.fc2", 128, 128, 10), ("vit.embed", 2048, 49, 64),
