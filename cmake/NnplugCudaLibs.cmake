@@ -1,7 +1,7 @@
 # NnplugCudaLibs.cmake — finds cuBLAS and cuDNN for the cuda backend.
 #
 # The backend compiles against their headers and opens the libraries with dlopen at run time
-# (backends/cuda/lib_loader.cpp), so the headers are REQUIRED (configure fails without them) and
+# (plugins/cuda_libs/library_search.cpp), so the headers are REQUIRED (configure fails without them) and
 # the library file is only looked for to tell the user and to give the run-time search a last
 # folder to try (the "build" step of NNPLUG_CUDA_LIB_SEARCH, docs/cuda-backend.md).
 #

@@ -4,7 +4,7 @@
 // extent of every tensor the call describes). docs/fuzzing.md describes the format.
 //
 // The format is built for mutation: the first byte picks one of the op table's example calls
-// (api/ops/ops.toml `example`, through conformance/op_table_cases.hpp), which is valid as it
+// (api/ops/ops.toml `example`, through testing/op_table_cases.hpp), which is valid as it
 // stands; every later byte group is one independent edit of that call ("set dim 2 of tensor 1
 // to 7", "make tensor 3 alias tensor 0", "set struct_size to sizeof - 4", ...). Output shapes
 // are recomputed with nnp_op_infer_shapes() after the edits to inputs and params, so most

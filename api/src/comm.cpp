@@ -90,16 +90,6 @@ const char* transport_hint(int32_t t) {
 }
 
 // ---------------------------------------------------------------- communication plugins --
-void comm_host_set_error(void* ctx, nnp_status status, const char* message) {
-  const auto* p = static_cast<const comm_plugin*>(ctx);
-  report_plugin_error(p != nullptr ? p->name.c_str() : "comm plugin", status, message);
-}
-
-void comm_host_log(void* ctx, int32_t level, const char* message) {
-  const auto* p = static_cast<const comm_plugin*>(ctx);
-  report_plugin_log(p != nullptr ? p->name.c_str() : "comm plugin", level, message);
-}
-
 // A transport that serves one device type (NCCL: cuda) asked for another device.
 nnp_status check_device_type(const char* func, const char* transport, const comm_plugin& p,
                              const nnp_device& device) {
@@ -170,12 +160,7 @@ nnp_status load_plugin_locked(comm_registry& r, int32_t transport, comm_plugin**
   p.transport = t;
   p.name = "comm-" + t;
   p.path = path;
-  p.host.struct_size = sizeof(nnp_host_api);
-  p.host.abi_version_major = NNP_ABI_VERSION_MAJOR;
-  p.host.abi_version_minor = NNP_ABI_VERSION_MINOR;
-  p.host.host_context = &p;
-  p.host.set_error = comm_host_set_error;
-  p.host.log = comm_host_log;
+  p.host = plugin_host_api(&p.name);
   namespace dll = boost::dll;
   std::error_code ec;
   dlerror();
@@ -487,28 +472,23 @@ nnp_status execute_collective(nnp_stream* s, int32_t op_kind, const void* params
 
 nnp_status destroy_all_comms() {
   comm_registry& r = comms();
-  nnp_status first = NNP_STATUS_OK;
-  std::vector<comm_object*> live;
-  {
-    std::lock_guard<std::mutex> lock(r.mutex);
-    live.assign(r.comms.begin(), r.comms.end());
-  }
-  for (comm_object* c : live) {
-    comm_lock held;
-    if (held.lock("nnp_shutdown", "comm", reinterpret_cast<const void*>(c->self)) != NNP_STATUS_OK)
-      continue;  // destroyed meanwhile
+  return destroy_all_of<comm_lock>(r.mutex, r.comms, "comm", [&r](comm_lock& held) {
+    comm_object* c = held.get();
+    nnp_status st = NNP_STATUS_OK;
     if (c->plugin != nullptr) {
       const comm_plugin& p = *c->plugin;
-      const nnp_status st = call_named_slot(p.name.c_str(), "comm_destroy",
-                                            [&] { return p.api->comm_destroy(c->state); });
-      if (st != NNP_STATUS_OK && first == NNP_STATUS_OK) first = st;
+      st = call_named_slot(p.name.c_str(), "comm_destroy",
+                           [&] { return p.api->comm_destroy(c->state); });
     }
     r.handles.remove(c->self);
-    std::lock_guard<std::mutex> lock(r.mutex);
-    r.comms.erase(c);
+    {
+      std::lock_guard<std::mutex> lock(r.mutex);
+      r.comms.erase(c);
+    }
+    held.unlock();
     delete c;
-  }
-  return first;
+    return st;
+  });
 }
 
 void unload_comm_plugins() {

@@ -1,6 +1,8 @@
 // The thread-local last error (nnp_last_error_message) and logging (NNPLUG_LOG) of libnnplug.
 #include "internal.hpp"
 
+#include <nnplug/geometry/error.hpp>  // nnp::vformat
+
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -13,16 +15,6 @@ namespace {
 
 thread_local std::string t_last_error;
 thread_local plugin_error t_plugin_error;
-
-std::string vformat(const char* fmt, va_list args) {
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
-  std::string out(n > 0 ? static_cast<size_t>(n) : 0u, '\0');
-  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, args);
-  return out;
-}
 
 // NNPLUG_LOG: error|warning|info|debug (or 1..4); anything else keeps the default, warning.
 int parse_log_level(const char* text) {
@@ -68,7 +60,7 @@ nnp_status set_last_errorf(nnp_status status, const char* fmt, ...) {
   va_start(args, fmt);
   std::string message;
   try {
-    message = vformat(fmt, args);
+    message = nnp::vformat(fmt, args);
   } catch (...) {
   }
   va_end(args);
@@ -107,7 +99,7 @@ void logf(int level, const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
   try {
-    log(level, vformat(fmt, args));
+    log(level, nnp::vformat(fmt, args));
   } catch (...) {
   }
   va_end(args);
@@ -122,6 +114,23 @@ void report_plugin_error(const char* name, nnp_status status, const char* messag
     set_last_error(status, std::string(name) + ": " + pe.message);
   } catch (...) {
   }
+}
+
+nnp_host_api plugin_host_api(const std::string* name) {
+  nnp_host_api host{};
+  host.struct_size = sizeof(nnp_host_api);
+  host.abi_version_major = NNP_ABI_VERSION_MAJOR;
+  host.abi_version_minor = NNP_ABI_VERSION_MINOR;
+  host.host_context = const_cast<std::string*>(name);
+  host.set_error = [](void* ctx, nnp_status status, const char* message) {
+    const auto* n = static_cast<const std::string*>(ctx);
+    report_plugin_error(n != nullptr ? n->c_str() : "plugin", status, message);
+  };
+  host.log = [](void* ctx, int32_t level, const char* message) {
+    const auto* n = static_cast<const std::string*>(ctx);
+    report_plugin_log(n != nullptr ? n->c_str() : "plugin", level, message);
+  };
+  return host;
 }
 
 void report_plugin_log(const char* name, int32_t level, const char* message) noexcept {

@@ -186,31 +186,15 @@ nnp_status capture_copy(nnp_stream* stream, void* dst, const void* src, size_t s
 
 nnp_status destroy_all_graphs() {
   registry& r = get_registry();
-  std::vector<uintptr_t> live;
-  {
-    std::lock_guard<std::mutex> lock(r.graphs_mutex);
-    live.reserve(r.graphs.size());
-    for (nnp_graph* g : r.graphs) live.push_back(g->self);
-  }
-  nnp_status first = NNP_STATUS_OK;
-  std::string first_message;
-  for (uintptr_t self : live) {
-    graph_lock held;
-    if (held.lock("nnp_shutdown", "graph", reinterpret_cast<nnp_graph*>(self)) != NNP_STATUS_OK)
-      continue;  // destroyed meanwhile
+  return destroy_all_of<graph_lock>(r.graphs_mutex, r.graphs, "graph", [&r](graph_lock& held) {
     nnp_graph* g = held.get();
     const nnp_status st = release_graph(g);
-    if (st != NNP_STATUS_OK && first == NNP_STATUS_OK) {
-      first = st;
-      first_message = nnp_last_error_message();
-    }
     forget_graph(g);
     r.graph_handles.remove(g->self);
     held.unlock();
     delete g;
-  }
-  if (first != NNP_STATUS_OK) return set_last_error(first, first_message);
-  return NNP_STATUS_OK;
+    return st;
+  });
 }
 
 }  // namespace nnp::host

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -123,6 +124,11 @@ plugin_error& thread_plugin_error();
 // prefix. Never throw.
 void report_plugin_error(const char* name, nnp_status status, const char* message) noexcept;
 void report_plugin_log(const char* name, int32_t level, const char* message) noexcept;
+// The nnp_host_api handed to a device plugin (loader.cpp) or a communication plugin (comm.cpp)
+// whose messages carry the prefix `*name`: the host's ABI version, and set_error / log as
+// report_plugin_error / report_plugin_log with host_context = name. `name` (the plugin
+// object's own member) must outlive every call the plugin makes through it.
+nnp_host_api plugin_host_api(const std::string* name);
 
 // A slot threw (what: the exception's what(), or NULL if it is not a std::exception): sets
 // the thread's plugin error and last error, "<plugin>: <slot> threw an exception: <what>",
@@ -253,6 +259,37 @@ class stream_lock : public slot_lock<nnp_stream, handle_kind::stream> {
     return slot_lock::lock(get_registry().stream_handles, func, arg, handle);
   }
 };
+
+// nnp_shutdown (gate closed): destroys every live object of one kind (streams, graphs,
+// communicators), each after the call in flight on it. `objects` is the set of live objects
+// (guarded by `mutex`); each is held with a Lock (a slot_lock of its kind: `arg` names it in
+// messages) while `destroy(held)` destroys it and returns its status; one destroyed meanwhile is
+// skipped. Returns the first error, its message set again as the thread's last error.
+template <typename Lock, typename Set, typename Destroy>
+nnp_status destroy_all_of(std::mutex& mutex, const Set& objects, const char* arg,
+                          Destroy&& destroy) {
+  using object = std::remove_pointer_t<typename Set::value_type>;
+  std::vector<uintptr_t> live;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    live.reserve(objects.size());
+    for (const object* o : objects) live.push_back(o->self);
+  }
+  nnp_status first = NNP_STATUS_OK;
+  std::string first_message;
+  for (uintptr_t self : live) {
+    Lock held;
+    if (held.lock("nnp_shutdown", arg, reinterpret_cast<const object*>(self)) != NNP_STATUS_OK)
+      continue;
+    const nnp_status st = destroy(held);
+    if (st != NNP_STATUS_OK && first == NNP_STATUS_OK) {
+      first = st;
+      first_message = nnp_last_error_message();
+    }
+  }
+  if (first != NNP_STATUS_OK) return set_last_error(first, first_message);
+  return NNP_STATUS_OK;
+}
 
 // Destroys a held stream (the plugin's stream, its handle, the object), waiting for its work;
 // returns the plugin's status (and with `take_error`, else OK, the stream's pending error).

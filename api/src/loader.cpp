@@ -36,17 +36,6 @@ registry& get_registry() { return *g_registry; }
 
 namespace {
 
-// ------------------------------------------------------------------------ host services --
-void host_set_error(void* host_context, nnp_status status, const char* message) {
-  const auto* plugin = static_cast<const nnp_plugin*>(host_context);
-  report_plugin_error(plugin != nullptr ? plugin->name.c_str() : "plugin", status, message);
-}
-
-void host_log(void* host_context, int32_t level, const char* message) {
-  const auto* plugin = static_cast<const nnp_plugin*>(host_context);
-  report_plugin_log(plugin != nullptr ? plugin->name.c_str() : "plugin", level, message);
-}
-
 // ----------------------------------------------------------------------------- verdicts --
 // The outcome of one decision: OK to go on, or the state/status/reason of the record.
 struct verdict {
@@ -404,12 +393,7 @@ nnp_status examine_candidate_locked(registry& r, const fs::path& path, bool expl
   nnp_plugin& plugin = *pending.plugin;
   plugin.name = name;
   plugin.path = rec.path;
-  plugin.host.struct_size = sizeof(nnp_host_api);
-  plugin.host.abi_version_major = NNP_ABI_VERSION_MAJOR;
-  plugin.host.abi_version_minor = NNP_ABI_VERSION_MINOR;
-  plugin.host.host_context = &plugin;
-  plugin.host.set_error = host_set_error;
-  plugin.host.log = host_log;
+  plugin.host = plugin_host_api(&plugin.name);
 
   nnp_plugin_get_api_fn entry = nullptr;
   v = open_library(plugin);

@@ -1,7 +1,7 @@
 // The op table as libnnplug sees it: one op_desc per op kind, generated from api/ops/ops.toml
 // (api/src/generated/op_table.inc, included by op_table.cpp). Validation (validate.cpp) runs
 // the generic checks from these rows (tensor counts, params fields, dtypes, aliasing) and then
-// the op's hand-written shape rule (validate_shapes.cpp).
+// the op's hand-written shape rule (validate_shapes_<family>.cpp; validate_call.hpp lists them).
 #pragma once
 
 #include <nnplug/nnplug_ops.h>

@@ -72,27 +72,9 @@ nnp_status destroy_stream(stream_lock& held, bool take_error) {
 
 nnp_status destroy_all_streams() {
   registry& r = get_registry();
-  std::vector<uintptr_t> live;
-  {
-    std::lock_guard<std::mutex> lock(r.streams_mutex);
-    live.reserve(r.streams.size());
-    for (nnp_stream* s : r.streams) live.push_back(s->self);
-  }
-  nnp_status first = NNP_STATUS_OK;
-  std::string first_message;
-  for (uintptr_t self : live) {
-    stream_lock held;
-    // Waits for the call in flight on the stream; a stream destroyed meanwhile is skipped.
-    if (held.lock("nnp_shutdown", "stream", reinterpret_cast<nnp_stream*>(self)) != NNP_STATUS_OK)
-      continue;
-    const nnp_status st = destroy_stream(held, /*take_error=*/false);
-    if (st != NNP_STATUS_OK && first == NNP_STATUS_OK) {
-      first = st;
-      first_message = nnp_last_error_message();
-    }
-  }
-  if (first != NNP_STATUS_OK) return set_last_error(first, first_message);
-  return NNP_STATUS_OK;
+  return destroy_all_of<stream_lock>(r.streams_mutex, r.streams, "stream", [](stream_lock& held) {
+    return destroy_stream(held, /*take_error=*/false);
+  });
 }
 
 }  // namespace nnp::host

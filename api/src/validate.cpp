@@ -4,7 +4,7 @@
 // Order of checks for a call: op kind known -> tensor counts -> params (NULL, struct_size,
 // each field's check from the table) -> each tensor (required present, rank, dims,
 // element-count and byte-size overflow, dtype, NULL data, compact strides, device) -> dtype
-// rules -> the op's shape rule (validate_shapes.cpp) -> aliasing (outputs must not overlap
+// rules -> the op's shape rule (validate_shapes_<family>.cpp) -> aliasing (outputs must not overlap
 // inputs or each other except the table's "may alias" pairs). The first failure throws an
 // nnp::error that becomes the thread's last error; nothing has been touched at that point.
 #include "validate.hpp"
@@ -550,6 +550,14 @@ plugin_params::plugin_params(int32_t op_kind, const void* params) {
   std::memcpy(bytes_, params, size);
   std::memset(bytes_ + size, 0, sizeof bytes_ - size);
   std::memcpy(bytes_, &size, sizeof size);
+  // nnp_conv2d_params: a stride, dilation or groups of 0 means 1 (nnplug_ops.h); plugins get the
+  // 1, so that no plugin (one built for ABI 1.0 included) ever sees a 0 there.
+  if (std::strcmp(op->params->name, "nnp_conv2d_params") == 0) {
+    nnp_conv2d_params p;
+    std::memcpy(&p, bytes_, sizeof p);
+    p = conv2d_with_defaults(p);
+    std::memcpy(bytes_, &p, sizeof p);
+  }
   params_ = bytes_;
 }
 

@@ -1,6 +1,7 @@
 // Validation of op calls (validate.cpp, driven by the op table; shape rules in
-// validate_shapes.cpp): the one place where libnnplug checks every op kind of nnplug_ops.h
-// before a plugin sees the call, and where nnp_op_infer_shapes gets its answers.
+// validate_shapes_<family>.cpp, listed in validate_call.hpp): the one place where libnnplug checks
+// every op kind of nnplug_ops.h before a plugin sees the call, and where nnp_op_infer_shapes gets
+// its answers.
 #pragma once
 
 #include <nnplug/nnplug.h>
@@ -35,7 +36,9 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inpu
 // buffer of k_max_params_bytes whose other bytes are zero, with struct_size set to the bytes
 // taken. A plugin (and a graph recording) so never reads a byte the host did not validate,
 // whatever struct_size the caller wrote: validation accepts only sizes that end at a field's
-// end or reach the full struct. NULL for an op without a params struct, or for NULL params.
+// end or reach the full struct. The zeros that mean a default are resolved: a stride, dilation
+// or groups of 0 in nnp_conv2d_params arrives as 1. NULL for an op without a params struct, or
+// for NULL params.
 class plugin_params {
  public:
   // `params` of a call that validate_op accepted for `op_kind`.

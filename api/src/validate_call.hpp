@@ -1,7 +1,22 @@
-// One op call under validation (validate.cpp drives it, the shape rules of
-// validate_shapes.cpp use it): the tensors with their table names, message helpers, and the
-// output shapes, which are either checked (nnp_op_execute, nnp_op_supported) or recorded
-// (nnp_op_infer_shapes).
+// One op call under validation (validate.cpp drives it, the shape rules use it): the tensors
+// with their table names, message helpers, and the output shapes, which are either checked
+// (nnp_op_execute, nnp_op_supported) or recorded (nnp_op_infer_shapes).
+//
+// The shape rules: one function per op kind, shapes_<name> (declared by the generated op
+// table), in one file per op family, validate_shapes_<family>.cpp:
+//   matrix (gemm, matmul), conv (conv2d_*, conv_*, conv_transpose_*), pool (pool2d_*, pool_*),
+//   activation (activation_*, softmax_*), norm (batch_norm_*, layer_norm_*), loss
+//   (softmax_cross_entropy_*, nll_loss_*, softmax_cross_entropy_loss_*), elem (binary, scale,
+//   fill, copy, cast, clip, unary_*, where, dropout_*), reduce, data (transpose, concat, split,
+//   slice*, gather*), optim (sgd_update, adam_update), attention, comm (the collectives).
+// They run after the table-driven checks of validate.cpp (tensor counts, params fields,
+// tensors, dtypes), so they may assume: required tensors are present, ranks are in
+// [0, NNP_MAX_DIMS], the params struct is there with its 1.0 fields and its checked fields in
+// range. They check what the table cannot say: shapes (nnplug_ops.h's formulas, with the
+// geometry of nnplug/geometry/ that the backends share), and the params fields marked
+// `check = "shape"` (conditional or shape-dependent ranges). Output shapes go through
+// c.output_shape(), which checks them or, for nnp_op_infer_shapes, records them. The helpers
+// they share are at the end of this file.
 //
 // Messages name the op, the argument, the expected and the actual value, e.g.
 //   conv2d_forward: inputs[1] (w): expected shape [K, C/groups=3, R, S] (C=6, groups=2),
@@ -10,13 +25,15 @@
 
 #include "op_table.hpp"
 
-#include <nnplug/kit/error.hpp>
-#include <nnplug/kit/tensor.hpp>
+#include <nnplug/geometry/error.hpp>
+#include <nnplug/geometry/tensor.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nnp::host {
@@ -184,5 +201,61 @@ class call {
   std::vector<shape_t> inferred_;
   std::vector<bool> inferred_set_;
 };
+
+// ---- helpers of the shape rules ------------------------------------------------------------
+// nnp_conv2d_params with a stride, dilation or groups of 0 read as 1 (nnplug_ops.h): what the
+// conv2d shape rules check and what plugins receive (plugin_params, validate.hpp); defined in
+// validate_shapes_conv.cpp.
+nnp_conv2d_params conv2d_with_defaults(const nnp_conv2d_params& p);
+
+template <typename P>
+const P& params_of(const void* params) {
+  return *static_cast<const P*>(params);
+}
+
+// params-><field> must be finite / >= lo; an axis in [-rank, rank), returned in [0, rank).
+inline void expect_finite(const call& c, const char* field, double v) {
+  if (!std::isfinite(v))
+    c.fail(std::string("params->") + field + ": expected a finite value, got " +
+           nnp::format("%g", v));
+}
+inline void expect_at_least(const call& c, const char* field, int64_t v, int64_t lo) {
+  if (v < lo)
+    c.fail(std::string("params->") + field + ": expected >= " + std::to_string(lo) + ", got " +
+           std::to_string(v));
+}
+inline int expect_axis(const call& c, const char* field, int32_t axis, int rank) {
+  const int a = nnp::normalize_axis(axis, rank);
+  if (a < 0)
+    c.fail(std::string("params->") + field + ": expected in [-rank, rank) = [" +
+           std::to_string(-rank) + ", " + std::to_string(rank) + "), got " + std::to_string(axis));
+  return a;
+}
+
+// An output size of the convolution or pooling formulas that does not fit int64 (possible only
+// with dimensions near INT64_MAX, which a tensor without elements may have): refused, naming the
+// output dimension and the operands of its formula.
+[[noreturn]] inline void size_overflow(
+    const call& c, const char* out,
+    std::initializer_list<std::pair<const char*, int64_t>> operands) {
+  std::string what;
+  for (const auto& [name, v] : operands)
+    what += (what.empty() ? "" : ", ") + std::string(name) + " = " + std::to_string(v);
+  c.fail(std::string("output size ") + out + " does not fit in int64 (" + what + ")");
+}
+
+// Ops whose every tensor has x's shape (x = input 0): checks the other inputs, sets outputs.
+inline void same_shape_as_x(call& c, std::initializer_list<size_t> other_inputs) {
+  c.same_shape_inputs(c.in(0), c.in_label(0), other_inputs);
+  for (size_t o = 0; o < c.op().n_outputs; ++o) c.output_shape(o, shape_of(c.in(0)), "(x's shape)");
+}
+
+// An optional input holding one value read on the device when the op runs (a step counter or
+// learning rate, ABI 1.4): shape [] or [1].
+inline void expect_one_element(const call& c, size_t i) {
+  const DLTensor* t = c.in(i);
+  if (t != nullptr && !(t->ndim == 0 || (t->ndim == 1 && t->shape[0] == 1)))
+    c.fail(c.in_label(i) + ": expected 1 element (shape [] or [1]), got " + nnp::shape_string(*t));
+}
 
 }  // namespace nnp::host

@@ -1,6 +1,6 @@
 // Shape rules of NNP_OP_ATTENTION_FORWARD / _BACKWARD (nnp_attention_params in nnplug_ops.h):
 // the rank-3 and rank-4 layouts of ONNX Attention, grouped-query heads, a mask broadcastable
-// to [B, Hq, Tq, Tk].
+// to [B, Hq, Tq, Tk]. The contract of a shape rule: validate_call.hpp.
 #include "internal.hpp"
 #include "validate_call.hpp"
 
@@ -91,13 +91,13 @@ shape_t y_shape(const attention_dims& d) {
 }  // namespace
 
 void shapes_attention_forward(call& c, const void* params) {
-  const attention_dims d = attention_shapes(c, *static_cast<const nnp_attention_params*>(params));
+  const attention_dims d = attention_shapes(c, params_of<nnp_attention_params>(params));
   c.output_shape(0, y_shape(d), d.packed ? "[B, Tq, Hq*Dv]" : "[B, Hq, Tq, Dv]");
   c.output_shape(1, {d.batch, d.hq, d.tq}, "[B, Hq, Tq]");
 }
 
 void shapes_attention_backward(call& c, const void* params) {
-  const attention_dims d = attention_shapes(c, *static_cast<const nnp_attention_params*>(params));
+  const attention_dims d = attention_shapes(c, params_of<nnp_attention_params>(params));
   const shape_t y = y_shape(d);
   c.expect_shape(c.in_label(4), c.in(4), y, "(the forward's Y)");
   c.expect_shape(c.in_label(5), c.in(5), y, "(Y's shape)");

@@ -1,6 +1,7 @@
 // Shape rules of the ABI 1.3 collectives: all_reduce, broadcast, all_gather (nnplug_ops.h).
-// Same contract as validate_shapes.cpp. The communicator itself was checked with the params
-// (a live handle); that it is bound to the stream's device is checked at dispatch (comm.cpp).
+// The contract of a shape rule: validate_call.hpp. The communicator itself was checked with the
+// params (a live handle); that it is bound to the stream's device is checked at dispatch
+// (comm.cpp).
 #include "internal.hpp"
 #include "validate_call.hpp"
 
@@ -9,7 +10,7 @@
 namespace nnp::host {
 
 void shapes_all_reduce(call& c, const void* params) {
-  const auto& p = *static_cast<const nnp_all_reduce_params*>(params);
+  const auto& p = params_of<nnp_all_reduce_params>(params);
   if (p.op != NNP_REDUCE_SUM && p.op != NNP_REDUCE_MEAN && p.op != NNP_REDUCE_MAX &&
       p.op != NNP_REDUCE_MIN)
     c.fail("params->op: expected SUM (1), MEAN (2), MAX (3) or MIN (4), got " +
@@ -18,7 +19,7 @@ void shapes_all_reduce(call& c, const void* params) {
 }
 
 void shapes_broadcast(call& c, const void* params) {
-  const auto& p = *static_cast<const nnp_broadcast_params*>(params);
+  const auto& p = params_of<nnp_broadcast_params>(params);
   const int32_t size = comm_size_of(p.comm);
   if (p.root < 0 || (size > 0 && p.root >= size))
     c.fail("params->root: expected a rank in [0, " + std::to_string(size) + "), got " +
@@ -27,7 +28,7 @@ void shapes_broadcast(call& c, const void* params) {
 }
 
 void shapes_all_gather(call& c, const void* params) {
-  const auto& p = *static_cast<const nnp_all_gather_params*>(params);
+  const auto& p = params_of<nnp_all_gather_params>(params);
   const DLTensor* x = c.in(0);
   if (x->ndim < 1)
     c.fail(c.in_label(0) + ": expected rank >= 1 (gathered along axis 0), got a scalar");

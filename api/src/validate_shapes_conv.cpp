@@ -1,17 +1,81 @@
-// Shape rules of the N-D convolution ops (NNP_OP_CONV_* with nnp_conv_params and
-// NNP_OP_CONV_TRANSPOSE_* with nnp_conv_transpose_params, ONNX Conv / ConvTranspose): the
-// params arrays (first k entries used, pads the first 2k, the rest 0), groups, the auto_pad /
-// output_shape rules and the output sizes of nnplug_ops.h, with the padding and size maths of
-// nnplug/kit/conv_nd.hpp that the backends share.
+// Shape rules of the convolution ops: NNP_OP_CONV2D_* (ABI 1.0, nnp_conv2d_params: NCHW / OIHW,
+// a stride, dilation or groups of 0 means 1) and the N-D ones (NNP_OP_CONV_* with
+// nnp_conv_params and NNP_OP_CONV_TRANSPOSE_* with nnp_conv_transpose_params, ONNX Conv /
+// ConvTranspose): the params arrays (first k entries used, pads the first 2k, the rest 0),
+// groups, the auto_pad / output_shape rules and the output sizes of nnplug_ops.h, with the
+// padding and size maths of nnplug/geometry/ that the backends share. The contract of a shape
+// rule: validate_call.hpp.
 #include "internal.hpp"
 #include "validate_call.hpp"
 
-#include <nnplug/kit/conv_nd.hpp>
+#include <nnplug/geometry/conv.hpp>
 
 #include <string>
 
 namespace nnp::host {
+
+nnp_conv2d_params conv2d_with_defaults(const nnp_conv2d_params& p) {
+  nnp_conv2d_params q = p;
+  for (int32_t* v : {&q.stride_h, &q.stride_w, &q.dilation_h, &q.dilation_w, &q.groups})
+    if (*v == 0) *v = 1;
+  return q;
+}
+
 namespace {
+
+// ---- conv2d ---------------------------------------------------------------------------------
+struct conv_geometry {
+  int64_t n, c, h, w, k, r, s, p, q;
+};
+
+// Checks x (NCHW) and w (OIHW) of a conv2d call and returns the geometry; P, Q >= 1. A stride,
+// dilation or groups of 0 means 1 (nnplug_ops.h): the rule reads the params with those
+// defaults, as the plugin will receive them (plugin_params, validate.cpp).
+conv_geometry conv_check_xw(const call& c, const nnp_conv2d_params& params, const arg_name& xl,
+                            const DLTensor* x, const arg_name& wl, const DLTensor* w) {
+  const nnp_conv2d_params p = conv2d_with_defaults(params);
+  c.expect_rank(xl, x, 4, "[N, C, H, W]");
+  c.expect_rank(wl, w, 4, "[K, C/groups, R, S]");
+  conv_geometry g{x->shape[0], x->shape[1], x->shape[2],
+                  x->shape[3], w->shape[0], w->shape[2],
+                  w->shape[3], 0,           0};
+  if (g.c % p.groups != 0)
+    c.fail(xl + ": expected C divisible by groups = " + std::to_string(p.groups) +
+           ", got C = " + std::to_string(g.c));
+  if (g.k % p.groups != 0)
+    c.fail(wl + ": expected K divisible by groups = " + std::to_string(p.groups) +
+           ", got K = " + std::to_string(g.k));
+  if (w->shape[1] != g.c / p.groups)
+    c.fail(wl + ": expected shape [K, C/groups=" + std::to_string(g.c / p.groups) +
+           ", R, S] (C=" + std::to_string(g.c) + ", groups=" + std::to_string(p.groups) +
+           "), got " + nnp::shape_string(*w));
+  g.p = nnp::conv_out_dim(g.h, g.r, p.stride_h, p.pad_top, p.pad_bottom, p.dilation_h);
+  g.q = nnp::conv_out_dim(g.w, g.s, p.stride_w, p.pad_left, p.pad_right, p.dilation_w);
+  if (g.p == nnp::kSizeOverflow)
+    size_overflow(c, "P",
+                  {{"H", g.h},
+                   {"R", g.r},
+                   {"stride_h", p.stride_h},
+                   {"pad_top", p.pad_top},
+                   {"pad_bottom", p.pad_bottom},
+                   {"dilation_h", p.dilation_h}});
+  if (g.q == nnp::kSizeOverflow)
+    size_overflow(c, "Q",
+                  {{"W", g.w},
+                   {"S", g.s},
+                   {"stride_w", p.stride_w},
+                   {"pad_left", p.pad_left},
+                   {"pad_right", p.pad_right},
+                   {"dilation_w", p.dilation_w}});
+  if (g.p < 1 || g.q < 1)
+    c.fail("output size P x Q = " + std::to_string(g.p) + " x " + std::to_string(g.q) +
+           ": expected P >= 1 and Q >= 1 (H=" + std::to_string(g.h) + ", W=" + std::to_string(g.w) +
+           ", R=" + std::to_string(g.r) + ", S=" + std::to_string(g.s) +
+           " with the given stride, padding and dilation)");
+  return g;
+}
+
+// ---- N-D convolution ------------------------------------------------------------------------
 
 std::string ints_str(const int32_t* a, int n) {
   std::string s = "[";
@@ -61,7 +125,7 @@ void check_magnitude(const call& c, const arg_name& wl, const DLTensor* x, const
   }
 }
 
-// Output size O_{i+1} or one of its pads does not fit int64 (the kit's formulas report it;
+// Output size O_{i+1} or one of its pads does not fit int64 (the geometry's formulas report it;
 // check_magnitude keeps the sizes it accepts well away from this).
 [[noreturn]] void size_overflow(const call& c, int i, const conv_axis& a, int32_t pad_begin,
                                 int32_t pad_end) {
@@ -182,54 +246,89 @@ shape_t conv_transpose_output(const call& c, const nnp_conv_transpose_params& p,
 
 }  // namespace
 
-// ========================================================================= N-D convolution ====
-void shapes_conv_forward(call& c, const void* params) {
-  const auto& p = *static_cast<const nnp_conv_params*>(params);
-  const shape_t y = conv_output(c, p, c.in_label(0), c.in(0), c.in_label(1), c.in(1));
+// ============================================================================== conv2d ====
+void shapes_conv2d_forward(call& c, const void* params) {
+  const auto& p = params_of<nnp_conv2d_params>(params);
+  const conv_geometry g = conv_check_xw(c, p, c.in_label(0), c.in(0), c.in_label(1), c.in(1));
+  c.expect_shape(c.in_label(2), c.in(2), {g.k}, "([K])");
+  c.output_shape(0, {g.n, g.k, g.p, g.q}, "([N, K, P, Q])");
+}
+
+void shapes_conv2d_backward_data(call& c, const void* params) {
+  if (c.inferring()) c.not_inferable(0, "dx has x's shape, and several H give one P");
+  const auto& p = params_of<nnp_conv2d_params>(params);
+  // dx has x's shape: the geometry comes from dx and w.
+  const conv_geometry g = conv_check_xw(c, p, c.out_label(0), c.out(0), c.in_label(1), c.in(1));
+  c.expect_shape(c.in_label(0), c.in(0), {g.n, g.k, g.p, g.q}, "([N, K, P, Q])");
+}
+
+void shapes_conv2d_backward_filter(call& c, const void* params) {
+  if (c.inferring()) c.not_inferable(0, "dw has w's shape, and several R give one P");
+  const auto& p = params_of<nnp_conv2d_params>(params);
+  const conv_geometry g = conv_check_xw(c, p, c.in_label(0), c.in(0), c.out_label(0), c.out(0));
+  c.expect_shape(c.in_label(1), c.in(1), {g.n, g.k, g.p, g.q}, "([N, K, P, Q])");
+}
+
+void shapes_conv2d_backward_bias(call& c, const void*) {
+  c.expect_rank(c.in_label(0), c.in(0), 4, "[N, K, P, Q]");
+  c.output_shape(0, {c.in(0)->shape[1]}, "([K])");
+}
+
+// ============================================== N-D convolution and transposed convolution ====
+// The forward, backward-data and backward-filter rules of both kinds: output(c, p, x, w) gives
+// y's shape [N, K, O1..Ok] from the tensor holding x's shape and the one holding w's.
+namespace {
+
+template <typename P, typename Output>
+void nd_forward(call& c, const void* params, Output output) {
+  const shape_t y = output(c, params_of<P>(params), c.in_label(0), c.in(0), c.in_label(1), c.in(1));
   c.expect_shape(c.in_label(2), c.in(2), {y[1]}, "([K])");
   c.output_shape(0, y, "([N, K, O1..Ok])");
 }
 
-void shapes_conv_backward_data(call& c, const void* params) {
-  if (c.inferring()) c.not_inferable(0, "dx has x's shape, and several D give one O");
-  const auto& p = *static_cast<const nnp_conv_params*>(params);
-  // dx has x's shape: the geometry comes from dx and w.
-  const shape_t y = conv_output(c, p, c.out_label(0), c.out(0), c.in_label(1), c.in(1));
+// dx has x's shape: the geometry comes from dx and w; `why` says why it is not inferable.
+template <typename P, typename Output>
+void nd_backward_data(call& c, const void* params, Output output, const char* why) {
+  if (c.inferring()) c.not_inferable(0, why);
+  const shape_t y =
+      output(c, params_of<P>(params), c.out_label(0), c.out(0), c.in_label(1), c.in(1));
   c.expect_shape(c.in_label(0), c.in(0), y, "([N, K, O1..Ok])");
 }
 
-void shapes_conv_backward_filter(call& c, const void* params) {
+template <typename P, typename Output>
+void nd_backward_filter(call& c, const void* params, Output output) {
   if (c.inferring()) c.not_inferable(0, "dw has w's shape, and several R give one O");
-  const auto& p = *static_cast<const nnp_conv_params*>(params);
-  const shape_t y = conv_output(c, p, c.in_label(0), c.in(0), c.out_label(0), c.out(0));
+  const shape_t y =
+      output(c, params_of<P>(params), c.in_label(0), c.in(0), c.out_label(0), c.out(0));
   c.expect_shape(c.in_label(1), c.in(1), y, "([N, K, O1..Ok])");
 }
 
+}  // namespace
+
+void shapes_conv_forward(call& c, const void* params) {
+  nd_forward<nnp_conv_params>(c, params, conv_output);
+}
+void shapes_conv_backward_data(call& c, const void* params) {
+  nd_backward_data<nnp_conv_params>(c, params, conv_output,
+                                    "dx has x's shape, and several D give one O");
+}
+void shapes_conv_backward_filter(call& c, const void* params) {
+  nd_backward_filter<nnp_conv_params>(c, params, conv_output);
+}
 void shapes_conv_backward_bias(call& c, const void*) {
   spatial_dims(c, c.in_label(0), c.in(0));
   c.output_shape(0, {c.in(0)->shape[1]}, "([K])");
 }
 
-// ============================================================== N-D transposed convolution ====
 void shapes_conv_transpose_forward(call& c, const void* params) {
-  const auto& p = *static_cast<const nnp_conv_transpose_params*>(params);
-  const shape_t y = conv_transpose_output(c, p, c.in_label(0), c.in(0), c.in_label(1), c.in(1));
-  c.expect_shape(c.in_label(2), c.in(2), {y[1]}, "([K])");
-  c.output_shape(0, y, "([N, K, O1..Ok])");
+  nd_forward<nnp_conv_transpose_params>(c, params, conv_transpose_output);
 }
-
 void shapes_conv_transpose_backward_data(call& c, const void* params) {
-  if (c.inferring()) c.not_inferable(0, "dx has x's shape, and the pads may depend on it");
-  const auto& p = *static_cast<const nnp_conv_transpose_params*>(params);
-  const shape_t y = conv_transpose_output(c, p, c.out_label(0), c.out(0), c.in_label(1), c.in(1));
-  c.expect_shape(c.in_label(0), c.in(0), y, "([N, K, O1..Ok])");
+  nd_backward_data<nnp_conv_transpose_params>(c, params, conv_transpose_output,
+                                              "dx has x's shape, and the pads may depend on it");
 }
-
 void shapes_conv_transpose_backward_filter(call& c, const void* params) {
-  if (c.inferring()) c.not_inferable(0, "dw has w's shape, and several R give one O");
-  const auto& p = *static_cast<const nnp_conv_transpose_params*>(params);
-  const shape_t y = conv_transpose_output(c, p, c.in_label(0), c.in(0), c.out_label(0), c.out(0));
-  c.expect_shape(c.in_label(1), c.in(1), y, "([N, K, O1..Ok])");
+  nd_backward_filter<nnp_conv_transpose_params>(c, params, conv_transpose_output);
 }
 
 }  // namespace nnp::host

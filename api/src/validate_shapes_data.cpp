@@ -1,29 +1,17 @@
-// Shape rules of the data-movement ops of ABI 1.2 (ONNX Concat, Split, Slice, Gather and the
-// backward ops of slice and gather); see validate_shapes.cpp for what a shape rule may assume.
+// Shape rules of the data-movement ops: transpose (ABI 1.0) and those of ABI 1.2 (ONNX Concat,
+// Split, Slice, Gather and the backward ops of slice and gather); validate_call.hpp says what a
+// shape rule may assume.
 // Concat takes a variadic input list and split a variadic output list: every tensor of the
 // list passed the table's checks (count, presence, rank, dtype) before the rule runs.
 #include "internal.hpp"
 #include "validate_call.hpp"
 
-#include <nnplug/kit/data_movement.hpp>
+#include <nnplug/geometry/slice.hpp>
 
 #include <string>
 
 namespace nnp::host {
 namespace {
-
-template <typename P>
-const P& params_of(const void* params) {
-  return *static_cast<const P*>(params);
-}
-
-int data_axis(const call& c, const char* field, int32_t axis, int rank) {
-  const int a = nnp::normalize_axis(axis, rank);
-  if (a < 0)
-    c.fail(std::string("params->") + field + ": expected in [-rank, rank) = [" +
-           std::to_string(-rank) + ", " + std::to_string(rank) + "), got " + std::to_string(axis));
-  return a;
-}
 
 // t must have ref's rank and dims except along axis.
 void expect_same_but_axis(const call& c, const arg_name& label, const DLTensor* t,
@@ -40,7 +28,7 @@ void expect_same_but_axis(const call& c, const arg_name& label, const DLTensor* 
 shape_t gather_shape(const call& c, const arg_name& data_label, const DLTensor* data,
                      const DLTensor* indices, int32_t axis_field) {
   if (data->ndim < 1) c.fail(data_label + ": expected rank >= 1 (ONNX Gather), got rank 0 []");
-  const int axis = data_axis(c, "axis", axis_field, data->ndim);
+  const int axis = expect_axis(c, "axis", axis_field, data->ndim);
   if (indices->ndim + data->ndim - 1 > NNP_MAX_DIMS)
     c.fail("the output rank rank(indices) + rank(data) - 1 = " +
            std::to_string(indices->ndim + data->ndim - 1) +
@@ -63,10 +51,35 @@ shape_t slice_shape(const call& c, const nnp_slice_params& p, const DLTensor* x)
 
 }  // namespace
 
+// =========================================================================== transpose ====
+void shapes_transpose(call& c, const void* params) {
+  const auto& p = params_of<nnp_transpose_params>(params);
+  const DLTensor* x = c.in(0);
+  bool seen[NNP_MAX_DIMS] = {};
+  shape_t y;
+  for (int i = 0; i < NNP_MAX_DIMS; ++i) {
+    const int32_t v = p.perm[i];
+    if (i >= x->ndim) {
+      if (v != 0)
+        c.fail("params->perm[" + std::to_string(i) + "]: expected 0 beyond rank " +
+               std::to_string(x->ndim) + ", got " + std::to_string(v));
+      continue;
+    }
+    if (v < 0 || v >= x->ndim || seen[v])
+      c.fail("params->perm: expected a permutation of 0.." + std::to_string(x->ndim - 1) +
+             ", got perm[" + std::to_string(i) + "] = " + std::to_string(v) +
+             (v >= 0 && v < x->ndim ? " (repeated)" : " (out of range)"));
+    seen[v] = true;
+    y.push_back(x->shape[v]);
+  }
+  c.output_shape(0, y, "(x.shape permuted by perm)");
+}
+
+// =========================================== concat, split, slice, gather (ABI 1.2) ====
 void shapes_concat(call& c, const void* params) {
   const DLTensor* x0 = c.in(0);
   if (x0->ndim < 1) c.fail(c.in_label(0) + ": expected rank >= 1 (ONNX Concat), got rank 0 []");
-  const int axis = data_axis(c, "axis", params_of<nnp_concat_params>(params).axis, x0->ndim);
+  const int axis = expect_axis(c, "axis", params_of<nnp_concat_params>(params).axis, x0->ndim);
   shape_t y = shape_of(x0);
   for (size_t i = 1; i < c.n_in(); ++i) {
     expect_same_but_axis(c, c.in_label(i), c.in(i), c.in_label(0), x0, axis);
@@ -83,7 +96,7 @@ void shapes_split(call& c, const void* params) {
   const auto& p = params_of<nnp_split_params>(params);
   const DLTensor* x = c.in(0);
   if (x->ndim < 1) c.fail(c.in_label(0) + ": expected rank >= 1 (ONNX Split), got rank 0 []");
-  const int axis = data_axis(c, "axis", p.axis, x->ndim);
+  const int axis = expect_axis(c, "axis", p.axis, x->ndim);
   const int64_t d = x->shape[axis];
   if (p.num_outputs < 0)
     c.fail(

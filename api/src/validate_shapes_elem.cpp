@@ -1,79 +1,42 @@
-// Shape rules of the ABI 1.2 elementwise and matrix ops: matmul (numpy matmul, ONNX MatMul),
-// unary_forward / unary_backward and where (ONNX Where). Same contract as validate_shapes.cpp:
-// they run after the table-driven checks and state each output's shape with c.output_shape().
+// Shape rules of the elementwise ops: binary (numpy broadcasting), scale, fill, copy, cast and
+// clip (ABI 1.0), unary_forward / unary_backward and where (ABI 1.2; ONNX Where), and dropout
+// (whose optional step counter, ABI 1.4, holds one value). The contract of a shape rule:
+// validate_call.hpp.
 #include "internal.hpp"
 #include "validate_call.hpp"
 
+#include <cmath>
 #include <string>
 
 namespace nnp::host {
-namespace {
 
-template <typename P>
-const P& params_of(const void* params) {
-  return *static_cast<const P*>(params);
-}
-
-// Every tensor of the call has x's shape (x = input 0).
-void same_shape_as_x(call& c, std::initializer_list<size_t> other_inputs) {
-  c.same_shape_inputs(c.in(0), c.in_label(0), other_inputs);
-  for (size_t o = 0; o < c.op().n_outputs; ++o) c.output_shape(o, shape_of(c.in(0)), "(x's shape)");
-}
-
-std::string dims_str(const int64_t* d, int n) {
-  std::string s = "[";
-  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-}  // namespace
-
-// ============================================================================== matmul ====
-void shapes_matmul(call& c, const void* params) {
-  const auto& p = params_of<nnp_matmul_params>(params);
+// ========================================================================= elementwise ====
+void shapes_binary(call& c, const void*) {
   const DLTensor *a = c.in(0), *b = c.in(1);
-  for (size_t i = 0; i < 2; ++i)
-    if (c.in(i)->ndim < 1)
-      c.fail(c.in_label(i) + ": expected rank >= 1 (ONNX MatMul refuses scalars), got rank 0");
-  // op(A) is [..., M, K], op(B) is [..., K, N]; a 1-D operand is a vector (trans ignored).
-  const int ra = a->ndim, rb = b->ndim;
-  int64_t m = 1, ka, kb, n = 1;
-  if (ra == 1) {
-    ka = a->shape[0];
-  } else {
-    m = p.trans_a ? a->shape[ra - 1] : a->shape[ra - 2];
-    ka = p.trans_a ? a->shape[ra - 2] : a->shape[ra - 1];
-  }
-  if (rb == 1) {
-    kb = b->shape[0];
-  } else {
-    kb = p.trans_b ? b->shape[rb - 1] : b->shape[rb - 2];
-    n = p.trans_b ? b->shape[rb - 2] : b->shape[rb - 1];
-  }
-  if (ka != kb)
-    c.fail(c.in_label(1) + ": expected K = " + std::to_string(ka) + " (from A " +
-           nnp::shape_string(*a) + ", trans_a=" + std::to_string(p.trans_a) +
-           "), got K = " + std::to_string(kb) + " (B " + nnp::shape_string(*b) +
-           ", trans_b=" + std::to_string(p.trans_b) + ")");
-  // Batch dimensions: all but the last two of each operand, broadcast (numpy rules).
-  const int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
-  const int batch_rank = ba > bb ? ba : bb;
-  int64_t batch[NNP_MAX_DIMS] = {};
-  for (int i = 0; i < batch_rank; ++i) {
-    const int ia = i - (batch_rank - ba), ib = i - (batch_rank - bb);
+  const int rank = std::max(a->ndim, b->ndim);
+  shape_t y(static_cast<size_t>(rank));
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - a->ndim), ib = i - (rank - b->ndim);
     const int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
     if (da != db && da != 1 && db != 1)
-      c.fail("inputs A " + nnp::shape_string(*a) + " and B " + nnp::shape_string(*b) +
-             ": batch dimensions " + dims_str(a->shape, ba) + " and " + dims_str(b->shape, bb) +
-             " do not broadcast (numpy rules): batch dimension " + std::to_string(i) + " is " +
+      c.fail("inputs a " + nnp::shape_string(*a) + " and b " + nnp::shape_string(*b) +
+             " do not broadcast (numpy rules): dimension " + std::to_string(i) + " is " +
              std::to_string(da) + " vs " + std::to_string(db));
-    batch[i] = da == 1 ? db : da;
+    y[static_cast<size_t>(i)] = da == 1 ? db : da;
   }
-  shape_t y;
-  for (int i = 0; i < batch_rank; ++i) y.push_back(batch[i]);
-  if (ra > 1) y.push_back(m);
-  if (rb > 1) y.push_back(n);
-  c.output_shape(0, y, "([broadcast batch..., M, N], M dropped for a 1-D A, N for a 1-D B)");
+  c.output_shape(0, y, "(the broadcast shape of a and b)");
+}
+
+void shapes_scale(call& c, const void*) { same_shape_as_x(c, {}); }
+void shapes_fill(call&, const void*) {}  // any output shape; not inferable
+void shapes_copy(call& c, const void*) { same_shape_as_x(c, {}); }
+void shapes_cast(call& c, const void*) { same_shape_as_x(c, {}); }
+
+void shapes_clip(call& c, const void* params) {
+  const auto& p = params_of<nnp_clip_params>(params);
+  if (p.has_min && std::isnan(p.min)) c.fail("params->min: expected a number, got NaN");
+  if (p.has_max && std::isnan(p.max)) c.fail("params->max: expected a number, got NaN");
+  same_shape_as_x(c, {});
 }
 
 // =============================================================================== unary ====
@@ -110,6 +73,17 @@ void shapes_where(call& c, const void*) {
     y[static_cast<size_t>(i)] = d;
   }
   c.output_shape(0, y, "(the broadcast shape of condition, x and y)");
+}
+
+// ============================================================================= dropout ====
+// Input 1, the optional step counter (ABI 1.4), holds one value.
+void shapes_dropout_forward(call& c, const void*) {
+  expect_one_element(c, 1);
+  same_shape_as_x(c, {});
+}
+void shapes_dropout_backward(call& c, const void*) {
+  expect_one_element(c, 1);
+  same_shape_as_x(c, {});
 }
 
 }  // namespace nnp::host

@@ -1,16 +1,68 @@
-// The shape rules of N-D pooling (NNP_OP_POOL_FORWARD / NNP_OP_POOL_BACKWARD, nnp_pool_params):
-// x's rank gives k, the per-dimension params arrays must use exactly their first k (pads 2k)
-// entries, and every output size must be >= 1. The geometry itself (auto_pad, ceil_mode,
-// dilations, global) is nnp::resolve_pool_nd, which the backends share.
+// The shape rules of pooling. NNP_OP_POOL2D_* (ABI 1.0, nnp_pool2d_params): x [N, C, H, W], the
+// window, stride and padding fields, PyTorch's ceil_mode rule. N-D pooling (NNP_OP_POOL_FORWARD
+// / NNP_OP_POOL_BACKWARD, nnp_pool_params): x's rank gives k, the per-dimension params arrays
+// must use exactly their first k (pads 2k) entries, and every output size must be >= 1. The
+// geometry itself (auto_pad, ceil_mode, dilations, global) is nnp::resolve_pool_nd of
+// nnplug/geometry/pool.hpp, which the backends share. The contract of a shape rule:
+// validate_call.hpp.
 #include "internal.hpp"
 #include "validate_call.hpp"
 
-#include <nnplug/kit/pool_nd.hpp>
+#include <nnplug/geometry/pool.hpp>
 
 #include <string>
 
 namespace nnp::host {
 namespace {
+
+// ---- pool2d ---------------------------------------------------------------------------------
+shape_t pool_output(const call& c, const nnp_pool2d_params& p, const DLTensor* x) {
+  if (!p.global) {
+    expect_at_least(c, "window_h", p.window_h, 1);
+    expect_at_least(c, "window_w", p.window_w, 1);
+    expect_at_least(c, "stride_h", p.stride_h, 1);
+    expect_at_least(c, "stride_w", p.stride_w, 1);
+    const struct {
+      const char* name;
+      int32_t pad, window;
+      const char* wname;
+    } pads[] = {{"pad_top", p.pad_top, p.window_h, "window_h"},
+                {"pad_bottom", p.pad_bottom, p.window_h, "window_h"},
+                {"pad_left", p.pad_left, p.window_w, "window_w"},
+                {"pad_right", p.pad_right, p.window_w, "window_w"}};
+    for (const auto& pd : pads)
+      if (pd.pad < 0 || pd.pad >= pd.window)
+        c.fail(std::string("params->") + pd.name + ": expected 0 <= pad < " + pd.wname + " = " +
+               std::to_string(pd.window) + ", got " + std::to_string(pd.pad));
+  }
+  c.expect_rank(c.in_label(0), x, 4, "[N, C, H, W]");
+  const nnp::pool_window pw = nnp::resolve_pool_window(p, x->shape[2], x->shape[3]);
+  const int64_t ph = nnp::pool_out_dim(x->shape[2], pw.window_h, pw.stride_h, pw.pad_top,
+                                       pw.pad_bottom, pw.ceil_mode);
+  const int64_t qw = nnp::pool_out_dim(x->shape[3], pw.window_w, pw.stride_w, pw.pad_left,
+                                       pw.pad_right, pw.ceil_mode);
+  if (ph == nnp::kSizeOverflow)
+    size_overflow(c, "P",
+                  {{"H", x->shape[2]},
+                   {"window_h", pw.window_h},
+                   {"stride_h", pw.stride_h},
+                   {"pad_top", pw.pad_top},
+                   {"pad_bottom", pw.pad_bottom}});
+  if (qw == nnp::kSizeOverflow)
+    size_overflow(c, "Q",
+                  {{"W", x->shape[3]},
+                   {"window_w", pw.window_w},
+                   {"stride_w", pw.stride_w},
+                   {"pad_left", pw.pad_left},
+                   {"pad_right", pw.pad_right}});
+  if (ph < 1 || qw < 1)
+    c.fail("output size P x Q = " + std::to_string(ph) + " x " + std::to_string(qw) +
+           ": expected P >= 1 and Q >= 1 (the window does not fit in x " + nnp::shape_string(*x) +
+           ")");
+  return shape_t{x->shape[0], x->shape[1], ph, qw};
+}
+
+// ---- N-D pooling ----------------------------------------------------------------------------
 
 std::string field(const char* name, int i) {
   return std::string("params->") + name + "[" + std::to_string(i) + "]";
@@ -96,8 +148,22 @@ shape_t pool_nd_output(const call& c, const nnp_pool_params& p) {
 
 }  // namespace
 
+// ============================================================================== pool2d ====
+void shapes_pool2d_forward(call& c, const void* params) {
+  c.output_shape(0, pool_output(c, params_of<nnp_pool2d_params>(params), c.in(0)),
+                 "([N, C, P, Q])");
+}
+
+void shapes_pool2d_backward(call& c, const void* params) {
+  const shape_t y = pool_output(c, params_of<nnp_pool2d_params>(params), c.in(0));
+  c.expect_shape(c.in_label(1), c.in(1), y, "([N, C, P, Q])");
+  c.expect_shape(c.in_label(2), c.in(2), y, "([N, C, P, Q])");
+  c.output_shape(0, shape_of(c.in(0)), "(x's shape)");
+}
+
+// ========================================================================= N-D pooling ====
 void shapes_pool_forward(call& c, const void* params) {
-  const auto& p = *static_cast<const nnp_pool_params*>(params);
+  const auto& p = params_of<nnp_pool_params>(params);
   const shape_t y = pool_nd_output(c, p);
   c.output_shape(0, y, "([N, C, O1..Ok])");
   if (p.mode == NNP_POOL_MAX) {
@@ -109,7 +175,7 @@ void shapes_pool_forward(call& c, const void* params) {
 }
 
 void shapes_pool_backward(call& c, const void* params) {
-  const shape_t y = pool_nd_output(c, *static_cast<const nnp_pool_params*>(params));
+  const shape_t y = pool_nd_output(c, params_of<nnp_pool_params>(params));
   c.expect_shape(c.in_label(1), c.in(1), y, "([N, C, O1..Ok])");
   c.expect_shape(c.in_label(2), c.in(2), y, "([N, C, O1..Ok])");
   c.output_shape(0, shape_of(c.in(0)), "(x's shape)");

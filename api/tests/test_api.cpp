@@ -289,6 +289,70 @@ TEST_CASE("api: conv2d validation message names shape, groups and C") {
   CHECK(contains(nnp_last_error_message(), "struct_size"));
 }
 
+TEST_CASE("api: zeroed nnp_conv2d_params mean stride, dilation and groups 1") {
+  nnp_device* dev = reference_device();
+  nnp_stream* s = nullptr;
+  REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
+  // x [1, 2, 5, 5], w [3, 2, 3, 3], y [1, 3, 3, 3]: stride 1, no padding, dilation 1, groups 1.
+  int64_t sx[4] = {1, 2, 5, 5}, sw[4] = {3, 2, 3, 3}, sy[4] = {1, 3, 3, 3};
+  std::vector<float> x(50), w(54), dy(27);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.5f - 1.0f;
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>(i % 4) - 1.5f;
+  DLTensor tx = make_tensor(x.data(), kF32, 4, sx), tw = make_tensor(w.data(), kF32, 4, sw),
+           tdy = make_tensor(dy.data(), kF32, 4, sy);
+
+  nnp_conv2d_params zero{};
+  zero.struct_size = sizeof(zero);
+  nnp_conv2d_params ones = zero;
+  ones.stride_h = ones.stride_w = ones.dilation_h = ones.dilation_w = ones.groups = 1;
+
+  // nnp_op_infer_shapes gives the stride-1 shape.
+  const DLTensor* in[] = {&tx, &tw};
+  nnp_shape shape{};
+  REQUIRE_MESSAGE(
+      nnp_op_infer_shapes(NNP_OP_CONV2D_FORWARD, &zero, 2, in, 1, &shape) == NNP_STATUS_OK,
+      nnp_last_error_message());
+  CHECK(shape.ndim == 4);
+  CHECK(shape.dims[2] == 3);
+  CHECK(shape.dims[3] == 3);
+
+  // Forward, backward data and backward filter: the zeroed call equals the explicit one.
+  std::vector<float> y0(27, -7.0f), y1(27, 7.0f), dx0(50, -7.0f), dx1(50, 7.0f), dw0(54, -7.0f),
+      dw1(54, 7.0f);
+  auto t = [](std::vector<float>& v, int64_t* shape) {
+    return make_tensor(v.data(), kF32, 4, shape);
+  };
+  DLTensor ty0 = t(y0, sy), ty1 = t(y1, sy), tdx0 = t(dx0, sx), tdx1 = t(dx1, sx),
+           tdw0 = t(dw0, sw), tdw1 = t(dw1, sw);
+  REQUIRE_MESSAGE(nnp_conv2d_forward(s, &zero, &tx, &tw, nullptr, &ty0) == NNP_STATUS_OK,
+                  nnp_last_error_message());
+  REQUIRE(nnp_conv2d_forward(s, &ones, &tx, &tw, nullptr, &ty1) == NNP_STATUS_OK);
+  REQUIRE_MESSAGE(nnp_conv2d_backward_data(s, &zero, &tdy, &tw, &tdx0) == NNP_STATUS_OK,
+                  nnp_last_error_message());
+  REQUIRE(nnp_conv2d_backward_data(s, &ones, &tdy, &tw, &tdx1) == NNP_STATUS_OK);
+  REQUIRE_MESSAGE(nnp_conv2d_backward_filter(s, &zero, &tx, &tdy, &tdw0) == NNP_STATUS_OK,
+                  nnp_last_error_message());
+  REQUIRE(nnp_conv2d_backward_filter(s, &ones, &tx, &tdy, &tdw1) == NNP_STATUS_OK);
+  REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
+  CHECK(y0 == y1);
+  CHECK(dx0 == dx1);
+  CHECK(dw0 == dw1);
+  // And the result is the stride-1 convolution: y[0, k, p, q] computed here.
+  for (int k = 0; k < 3; ++k)
+    for (int p = 0; p < 3; ++p)
+      for (int q = 0; q < 3; ++q) {
+        double acc = 0;
+        for (int c = 0; c < 2; ++c)
+          for (int r = 0; r < 3; ++r)
+            for (int u = 0; u < 3; ++u)
+              acc += double(x[static_cast<size_t>((c * 5 + p + r) * 5 + q + u)]) *
+                     w[static_cast<size_t>(((k * 2 + c) * 3 + r) * 3 + u)];
+        CHECK(y0[static_cast<size_t>((k * 3 + p) * 3 + q)] == doctest::Approx(acc));
+      }
+  REQUIRE(nnp_stream_destroy(s) == NNP_STATUS_OK);
+}
+
 TEST_CASE("api: the last error is per thread") {
   std::string seen_a, seen_b;
   std::thread a([&] {

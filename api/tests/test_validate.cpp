@@ -287,18 +287,30 @@ TEST_CASE("validate: conv2d forward/backward shapes and params") {
   CHECK_INVALID("conv2d_forward", W("P >= 1"), NNP_OP_CONV2D_FORWARD, &p, {d({2, 6, 2, 2}), w},
                 {d({2, 4, 1, 1})});
   auto s = p;
-  s.stride_h = 0;
-  CHECK_INVALID("conv2d_forward", W("params->stride_h: expected >= 1, got 0"),
+  s.stride_h = -1;
+  CHECK_INVALID("conv2d_forward", W("params->stride_h: expected >= 0, got -1"),
                 NNP_OP_CONV2D_FORWARD, &s, {x, w}, {y});
   s = p;
-  s.dilation_w = 0;
+  s.dilation_w = -1;
   CHECK_INVALID("conv2d_forward", W("params->dilation_w"), NNP_OP_CONV2D_FORWARD, &s, {x, w}, {y});
   s = p;
   s.pad_left = -1;
   CHECK_INVALID("conv2d_forward", W("params->pad_left"), NNP_OP_CONV2D_FORWARD, &s, {x, w}, {y});
   s = p;
-  s.groups = 0;
+  s.groups = -1;
   CHECK_INVALID("conv2d_forward", W("params->groups"), NNP_OP_CONV2D_FORWARD, &s, {x, w}, {y});
+  // A stride, dilation or groups of 0 means 1 (nnplug_ops.h): the shapes of stride 1, dilation 1.
+  s = p;
+  s.stride_h = s.stride_w = s.dilation_h = s.dilation_w = 0;
+  CHECK_VALID(NNP_OP_CONV2D_FORWARD, &s, {x, w}, {y});
+  CHECK_INVALID("conv2d_forward", W("outputs[0] (y): expected shape [2, 4, 5, 5]"),
+                NNP_OP_CONV2D_FORWARD, &s, {x, w}, {d({2, 4, 3, 3})});
+  // groups 0 is groups 1: w must then have C/groups = 6 channels.
+  s.groups = 0;
+  CHECK_INVALID("conv2d_forward",
+                W("inputs[1] (w): expected shape [K, C/groups=6, R, S]", "groups=1"),
+                NNP_OP_CONV2D_FORWARD, &s, {x, w}, {y});
+  CHECK_VALID(NNP_OP_CONV2D_FORWARD, &s, {x, d({4, 6, 3, 3})}, {y});
   // stride 2, pad 1, dilation 2: P = floor((7 + 2 - 2*2 - 1) / 2) + 1 = 3
   s = p;
   s.stride_h = s.stride_w = 2;

@@ -400,12 +400,8 @@ nnp_plugin_api make_table() {
   t.shutdown = shutdown;
   t.get_device_count = get_device_count;
   t.get_device_props = get_device_props;
-  t.mem_alloc = mem_alloc;
-  t.mem_free = mem_free;
-  t.stream_create = stream_create;
-  t.stream_destroy = stream_destroy;
-  t.stream_synchronize = stream_synchronize;
-  t.memcpy_async = memcpy_async;
+  kit::set_memory_slots(t, mem_alloc, mem_free, stream_create, stream_destroy, stream_synchronize,
+                        memcpy_async);
   t.op_supported = op_supported;
   t.op_execute = op_execute;
   t.stream_set_attribute = stream_set_attribute;

@@ -2,7 +2,7 @@
 // resolves the functions the plugin calls.
 #include "nccl_library.hpp"
 
-#include "lib_loader.hpp"  // backends/cuda: the run-time search
+#include <nnplug/cuda_libs/library_search.hpp>  // the run-time search
 
 #include <nnplug/kit/error.hpp>
 

@@ -1,7 +1,8 @@
 // nccl_library.hpp — NCCL is not linked: the plugin opens libnccl.so.2 with dlopen on first use
-// (the initialize slot), with the cuda backend's search (backends/cuda/lib_loader.hpp: the steps
-// of NNPLUG_CUDA_LIB_SEARCH — NNPLUG_CUDA_LIB_PATH folders, the soname, Python wheels
-// site-packages/nvidia/nccl/lib, the folder where CMake found NCCL). nccl.h gives the types and
+// (the initialize slot), with the cuda backend's search (nnplug_cuda_libs, plugins/cuda_libs:
+// nnplug/cuda_libs/library_search.hpp has the steps of NNPLUG_CUDA_LIB_SEARCH —
+// NNPLUG_CUDA_LIB_PATH folders, the soname, Python wheels site-packages/nvidia/nccl/lib, the
+// folder where CMake found NCCL). nccl.h gives the types and
 // the functions' signatures only; every call goes through a pointer resolved here.
 #pragma once
 

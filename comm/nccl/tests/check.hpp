@@ -3,6 +3,8 @@
 // main returns report().
 #pragma once
 
+#include <nnplug/nnplug.h>
+
 #include <cstdio>
 #include <string>
 
@@ -12,6 +14,17 @@ inline int failures = 0;
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// The config of a one-rank NCCL communicator whose unique id is *id.
+inline nnp_comm_config one_rank_config(nnp_comm_unique_id* id) {
+  nnp_comm_config cfg{};
+  cfg.struct_size = sizeof cfg;
+  cfg.transport = NNP_COMM_TRANSPORT_NCCL;
+  cfg.rank = 0;
+  cfg.size = 1;
+  cfg.unique_id = id;
+  return cfg;
 }
 
 // Prints PASS or FAIL; the exit status.

@@ -36,12 +36,7 @@ int main(int argc, char** argv) {
     CHECK(nnp_get_device("reference:0", &dev) == NNP_STATUS_OK);
     if (dev == nullptr) return 1;
     nnp_comm_unique_id id{};
-    nnp_comm_config cfg{};
-    cfg.struct_size = sizeof cfg;
-    cfg.transport = NNP_COMM_TRANSPORT_NCCL;
-    cfg.rank = 0;
-    cfg.size = 1;
-    cfg.unique_id = &id;
+    const nnp_comm_config cfg = nccl_test::one_rank_config(&id);
     nnp_comm* comm = nullptr;
     const nnp_status st = nnp_comm_create(dev, &cfg, &comm);
     const std::string message = nnp_last_error_message();

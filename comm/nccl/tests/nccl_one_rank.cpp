@@ -10,6 +10,8 @@
 #include <nnplug/kit/half.hpp>
 #include <nnplug/nnplug.h>
 
+#include "check.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -153,12 +155,7 @@ int main() {
   }
   nnp_comm_unique_id id{};
   CHECK_OK(nnp_comm_get_unique_id(dev, NNP_COMM_TRANSPORT_NCCL, &id));
-  nnp_comm_config cfg{};
-  cfg.struct_size = sizeof cfg;
-  cfg.transport = NNP_COMM_TRANSPORT_NCCL;
-  cfg.rank = 0;
-  cfg.size = 1;
-  cfg.unique_id = &id;
+  const nnp_comm_config cfg = nccl_test::one_rank_config(&id);
   nnp_comm* comm = nullptr;
   CHECK_OK(nnp_comm_create(dev, &cfg, &comm));
   if (comm == nullptr) {

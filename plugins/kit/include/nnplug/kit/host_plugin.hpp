@@ -214,12 +214,8 @@ nnp_plugin_api host_plugin_table() {
   t.shutdown = B.shutdown != nullptr ? hs::shutdown<B> : nullptr;
   t.get_device_count = hs::get_device_count<B>;
   t.get_device_props = hs::get_device_props<B>;
-  t.mem_alloc = hs::mem_alloc<B>;
-  t.mem_free = hs::mem_free<B>;
-  t.stream_create = hs::stream_create<B>;
-  t.stream_destroy = hs::stream_destroy<B>;
-  t.stream_synchronize = hs::stream_synchronize;
-  t.memcpy_async = hs::memcpy_async<B>;
+  set_memory_slots(t, hs::mem_alloc<B>, hs::mem_free<B>, hs::stream_create<B>,
+                   hs::stream_destroy<B>, hs::stream_synchronize, hs::memcpy_async<B>);
   t.op_supported = op_supported_slot<hs::kOps<B>>;
   t.op_execute = op_execute_slot<hs::kOps<B>>;
   t.stream_set_attribute = hs::stream_set_attribute<B>;

@@ -29,8 +29,8 @@ NNP_HD uint32_t philox_mulhilo(uint32_t a, uint32_t b, uint32_t* hi) {
 }
 
 // One Philox4x32-10 block: 10 rounds, the key bumped by the Weyl constants between rounds.
-NNP_HD philox_result philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
-                                   uint32_t k0, uint32_t k1) {
+NNP_HD philox_result philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0,
+                                   uint32_t k1) {
   constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
   constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {

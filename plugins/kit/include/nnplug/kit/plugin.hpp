@@ -6,7 +6,9 @@
 //  - accept_host: the entry handshake (host struct size, ABI major) for nnp_plugin_get_api.
 //  - op_call: the one struct an op kernel receives (kind, params, tensors, stream, device).
 //  - read_params<P>: the caller's params struct, whatever its struct_size.
-//  - Kernel rows: a backend lists {kind, dtypes, kernel, check} rows in an op_rows table;
+//  - Kernel rows: a backend lists {kind, dtypes, kernel, check} rows in an op_rows table —
+//    one array, or one op_row_list per kernel file (each file lists the rows of the kernels
+//    it defines, so adding an op to a family edits that family's file only);
 //    op_supported_slot / op_execute_slot serve the table's two op slots from those rows, with
 //    one lookup, so the two can never disagree: a kind with no row, or a dtype a row does not
 //    list, is UNSUPPORTED in both, with the reason.
@@ -142,6 +144,12 @@ struct op_call {
   P params_as() const {
     return read_params<P>(params);
   }
+  // The same call with other params (e.g. a 2-D op's as its N-D op's; `p` must outlive it).
+  op_call with_params(const void* p) const {
+    op_call r = *this;
+    r.params = p;
+    return r;
+  }
 };
 
 // ---- dtype sets of rows --------------------------------------------------------------------
@@ -195,18 +203,42 @@ struct op_row {
   void (*check)(const op_call&) = nullptr;
 };
 
-// A backend's op table: its name (for messages), its rows, and how it checks a device index.
+// The rows of one kernel file (a family: convolution, pooling, ...), defined beside its kernels:
+//   const nnp::kit::op_row kPoolRows[] = {{NNP_OP_POOL_FORWARD, f32, pool_forward}, ...};
+//   extern const nnp::kit::op_row_list pool_rows = nnp::kit::row_list(kPoolRows);
+struct op_row_list {
+  const op_row* rows;
+  size_t n_rows;
+};
+template <size_t N>
+constexpr op_row_list row_list(const op_row (&rows)[N]) {
+  return op_row_list{rows, N};
+}
+
+// A backend's op table: its name (for messages), its rows — one array (rows, n_rows) or the
+// row lists of its kernel files (lists, n_lists); the first row of a kind wins — and how it
+// checks a device index.
 struct op_rows {
   const char* backend;
   const op_row* rows;
   size_t n_rows;
   void (*check_device)(int32_t index);  // throws INVALID_ARGUMENT for a bad index
+  const op_row_list* const* lists = nullptr;
+  size_t n_lists = 0;
+
+  // The row of `kind`, or nullptr.
+  const op_row* row_of(int32_t kind) const {
+    for (size_t i = 0; i < n_rows; ++i)
+      if (rows[i].kind == kind) return &rows[i];
+    for (size_t l = 0; l < n_lists; ++l)
+      for (size_t i = 0; i < lists[l]->n_rows; ++i)
+        if (lists[l]->rows[i].kind == kind) return &lists[l]->rows[i];
+    return nullptr;
+  }
 
   // The row that runs `c`, or UNSUPPORTED with the reason: the one lookup behind both op slots.
   const op_row& find(const op_call& c) const {
-    const op_row* row = nullptr;
-    for (size_t i = 0; i < n_rows && row == nullptr; ++i)
-      if (rows[i].kind == c.kind) row = &rows[i];
+    const op_row* row = row_of(c.kind);
     if (row == nullptr)
       unsupported(format("op kind %d is not implemented by the %s backend", c.kind, backend));
     DLDataType dt{};
@@ -225,6 +257,12 @@ template <size_t N>
 constexpr op_rows make_op_rows(const char* backend, const op_row (&rows)[N],
                                void (*check_device)(int32_t)) {
   return op_rows{backend, rows, N, check_device};
+}
+// The table of a backend whose kernel files each define an op_row_list.
+template <size_t N>
+constexpr op_rows make_op_rows(const char* backend, const op_row_list* const (&lists)[N],
+                               void (*check_device)(int32_t)) {
+  return op_rows{backend, nullptr, 0, check_device, lists, N};
 }
 
 // The two op slots of a plugin with the op table `R` (an op_rows with static storage).
@@ -260,6 +298,20 @@ inline nnp_plugin_api table(const char* name, const char* version) {
   t.name = name;
   t.version = version;
   return t;
+}
+
+// The six memory and stream slots every device plugin fills (nnplug_plugin.h), in one call.
+inline void set_memory_slots(nnp_plugin_api& t, decltype(t.mem_alloc) mem_alloc,
+                             decltype(t.mem_free) mem_free, decltype(t.stream_create) stream_create,
+                             decltype(t.stream_destroy) stream_destroy,
+                             decltype(t.stream_synchronize) stream_synchronize,
+                             decltype(t.memcpy_async) memcpy_async) {
+  t.mem_alloc = mem_alloc;
+  t.mem_free = mem_free;
+  t.stream_create = stream_create;
+  t.stream_destroy = stream_destroy;
+  t.stream_synchronize = stream_synchronize;
+  t.memcpy_async = memcpy_async;
 }
 
 // The name of a collective op kind (all_reduce, broadcast, all_gather: the table's

@@ -1,6 +1,7 @@
-// The op table's test data for the conformance suite and the loader tests: one small valid
-// call per op kind and the params values each kind's checks must reject, generated from
-// api/ops/ops.toml (generated/op_cases.inc). Shapes here are literals of the table, not
+// The op table's test data for the conformance suite, the API tests and the fuzzer (the
+// test-support target nnplug_test_support, testing/): one small valid call per op kind and the
+// params values each kind's checks must reject, generated from api/ops/ops.toml
+// (generated/op_cases.inc). Shapes here are literals of the table, not
 // computed by the shape maths under test.
 #pragma once
 

@@ -1,10 +1,10 @@
-// lib_loader.cpp — the run-time search for a CUDA library: cuBLAS and cuDNN of the cuda backend,
-// NCCL of the nccl communication plugin (lib_loader.hpp has the order). Nothing here refers to
-// one library in particular, so comm/nccl compiles this file too.
+// library_search.cpp — the run-time search for a CUDA library (nnplug/cuda_libs/
+// library_search.hpp has the order): cuBLAS and cuDNN of the cuda backend, NCCL of the nccl
+// communication plugin. Nothing here refers to one library in particular.
 // Every dlopen is RTLD_NOW | RTLD_LOCAL: the libraries' symbols never leak into the process's
 // global scope, and a library that cannot resolve its own dependencies fails here, with the
 // dynamic linker's message, instead of at the first op.
-#include "lib_loader.hpp"
+#include <nnplug/cuda_libs/library_search.hpp>
 
 #include <nnplug/kit/error.hpp>
 #include <nnplug/kit/plugin.hpp>
@@ -104,7 +104,7 @@ std::string opened_path(void* h, const std::string& fallback) {
   return fallback;
 }
 
-// Prefixes under which a Python environment may keep wheels (lib_loader.hpp).
+// Prefixes under which a Python environment may keep wheels (library_search.hpp).
 std::vector<std::string> python_prefixes() {
   std::vector<std::string> out;
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {

@@ -1,5 +1,6 @@
 // param_bytes.hpp — an op's params struct as the bytes an op call carries, shared by the
-// harness's OpCall (harness.hpp) and the op table's examples (op_table_cases.hpp).
+// conformance harness's OpCall (conformance/harness.hpp) and the op table's examples
+// (op_table_cases.hpp).
 #pragma once
 
 #include <cstdint>
