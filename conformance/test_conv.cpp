@@ -1,10 +1,22 @@
-// test_conv.cpp — 2-D convolution (NCHW, OIHW): forward, backward-data, backward-filter,
-// backward-bias numerics against the reference, and the three backward ops against finite
-// differences of the forward op.
-// Cases: cases/<list>/conv2d.txt, benchdnn style: "n2 c3 h7 w7 k4 r3 s3 stride2 pad1", with
-// stride_h/stride_w, pad_t/pad_b/pad_l/pad_r, dil (dil_h/dil_w), g (groups), bias0 (no bias).
-// Output sizes are counted here (out_size) and pinned by literals (the known-size test), never
-// taken from the shape helpers that libnnplug's validator and the backends share.
+// test_conv.cpp — convolutions: the 2-D convolution of ABI 1.0 (NCHW, OIHW; NNP_OP_CONV2D_*),
+// N-D convolution (ONNX Conv, NNP_OP_CONV_*) and transposed convolution (ONNX ConvTranspose,
+// NNP_OP_CONV_TRANSPOSE_*), 1 to 3 spatial dimensions: every op against the reference, every
+// backward op against finite differences of its forward op, known answers (ONNX's own test
+// vectors where they exist), output sizes and argument errors.
+// Cases, conv2d: cases/<list>/conv2d.txt, benchdnn style: "n2 c3 h7 w7 k4 r3 s3 stride2 pad1",
+// with stride_h/stride_w, pad_t/pad_b/pad_l/pad_r, dil (dil_h/dil_w), g (groups), bias0 (no
+// bias).
+// Cases, N-D: cases/<list>/conv_nd.txt and conv_transpose.txt (numerics), conv_nd_grad.txt and
+// conv_transpose_grad.txt (gradients). A case line:
+//   n2 c4 x5x6x7 k6 r3x3x3 strides1,2,1 pads1,0,1,0,1,1 dil1,1,2 g2
+// x = spatial input dims (k = how many), r = kernel dims, k = output channels (Conv) or
+// K (ConvTranspose: w is [C, K/g, R..]), strides / pads (begins then ends) / dil lists of k
+// (2k) entries (missing: zeroed params, ONNX's defaults), g = group (0 = zeroed), bias0 = no
+// bias, auto=upper|lower|valid, ks1 = kernel_shape given; ConvTranspose also opad (output_padding)
+// and oshape (output_shape).
+// Output sizes are counted here (out_size, and ONNX's formulas for the N-D ops) and pinned by
+// literals (the known-size tests), never taken from the shape helpers that libnnplug's validator
+// and the backends share (nnplug/kit/conv_nd.hpp).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -232,5 +244,422 @@ TEST_CASE("conv2d_forward: output sizes (known answers)") {
     OpCall call = conv_forward(v, rng);
     call.outputs[0].shape = {1, 1, k.p, k.q};
     check_output_shape("conv2d_out_size", k.text, call);
+  }
+}
+
+namespace {
+using namespace conf;
+
+struct ConvNd {
+  bool transpose = false;
+  int64_t n = 1, c = 1, k = 1;   // k: output channels
+  std::vector<int64_t> x, r, y;  // spatial dims
+  int64_t group = 1;             // effective group
+  bool bias = true;
+  nnp_conv_params conv{};
+  nnp_conv_transpose_params convt{};
+};
+
+int64_t one_if_zero(int64_t v) { return v == 0 ? 1 : v; }
+
+// Fills the attributes both structs share from the case; returns k.
+template <typename P>
+void fill_common(const Case& cs, P& p, size_t k) {
+  const auto copy = [&](const char* key, int32_t* dst, size_t n) {
+    const std::vector<int64_t> v = cs.list(key);
+    REQUIRE_MESSAGE((v.empty() || v.size() == n), cs.text << ": " << key << " needs " << n);
+    for (size_t i = 0; i < v.size(); ++i) dst[i] = static_cast<int32_t>(v[i]);
+  };
+  copy("strides", p.strides, k);
+  copy("pads", p.pads, 2 * k);
+  copy("dil", p.dilations, k);
+  p.group = static_cast<int32_t>(cs.i("g", 1));
+  const std::string a = cs.s("auto", "");
+  p.auto_pad = a == "upper"   ? NNP_AUTO_PAD_SAME_UPPER
+               : a == "lower" ? NNP_AUTO_PAD_SAME_LOWER
+               : a == "valid" ? NNP_AUTO_PAD_VALID
+                              : NNP_AUTO_PAD_NOTSET;
+}
+
+ConvNd conv_nd(const Case& cs, bool transpose) {
+  ConvNd v;
+  v.transpose = transpose;
+  v.n = cs.i("n", 1);
+  v.c = cs.i("c", 1);
+  v.k = cs.i("k", 1);
+  v.x = cs.dims("x", {5});
+  v.r = cs.dims("r", std::vector<int64_t>(v.x.size(), 3));
+  v.bias = cs.i("bias", 1) != 0;
+  const size_t k = v.x.size();
+  if (!transpose) {
+    v.conv = make_params<nnp_conv_params>();
+    nnp_conv_params& p = v.conv;
+    fill_common(cs, p, k);
+    if (cs.i("ks", 0)) {
+      for (size_t i = 0; i < k; ++i) p.kernel_shape[i] = static_cast<int32_t>(v.r[i]);
+    }
+    v.group = one_if_zero(p.group);
+    for (size_t i = 0; i < k; ++i) {
+      const int64_t s = one_if_zero(p.strides[i]), d = one_if_zero(p.dilations[i]);
+      const int64_t span = d * (v.r[i] - 1) + 1;
+      int64_t pb = p.pads[i], pe = p.pads[k + i];
+      if (p.auto_pad == NNP_AUTO_PAD_VALID) pb = pe = 0;
+      if (p.auto_pad == NNP_AUTO_PAD_SAME_UPPER || p.auto_pad == NNP_AUTO_PAD_SAME_LOWER) {
+        // ONNX: output = ceil(in / stride); the odd pad goes to the end (UPPER) or the start
+        const int64_t out = (v.x[i] + s - 1) / s;
+        const int64_t total = std::max<int64_t>(0, (out - 1) * s + span - v.x[i]);
+        pb = p.auto_pad == NNP_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        pe = total - pb;
+      }
+      v.y.push_back(count_windows(pb + v.x[i] + pe, span, s));
+    }
+  } else {
+    v.convt = make_params<nnp_conv_transpose_params>();
+    nnp_conv_transpose_params& p = v.convt;
+    fill_common(cs, p, k);
+    if (cs.i("ks", 0)) {
+      for (size_t i = 0; i < k; ++i) p.kernel_shape[i] = static_cast<int32_t>(v.r[i]);
+    }
+    const std::vector<int64_t> opad = cs.list("opad"), oshape = cs.list("oshape");
+    for (size_t i = 0; i < opad.size() && i < k; ++i)
+      p.output_padding[i] = static_cast<int32_t>(opad[i]);
+    for (size_t i = 0; i < oshape.size() && i < k; ++i)
+      p.output_shape[i] = static_cast<int32_t>(oshape[i]);
+    v.group = one_if_zero(p.group);
+    for (size_t i = 0; i < k; ++i) {
+      const int64_t s = one_if_zero(p.strides[i]), d = one_if_zero(p.dilations[i]);
+      // ONNX: stride*(in-1) + output_padding + (kernel-1)*dilation + 1 - pads
+      const int64_t full = s * (v.x[i] - 1) + p.output_padding[i] + (v.r[i] - 1) * d + 1;
+      if (!oshape.empty()) {
+        v.y.push_back(oshape[i]);
+      } else if (p.auto_pad == NNP_AUTO_PAD_SAME_UPPER || p.auto_pad == NNP_AUTO_PAD_SAME_LOWER) {
+        v.y.push_back(v.x[i] * s);
+      } else if (p.auto_pad == NNP_AUTO_PAD_VALID) {
+        v.y.push_back(full);
+      } else {
+        v.y.push_back(full - p.pads[i] - p.pads[k + i]);
+      }
+    }
+  }
+  return v;
+}
+
+std::vector<int64_t> cat(std::vector<int64_t> a, const std::vector<int64_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+std::vector<int64_t> xs(const ConvNd& v) { return cat({v.n, v.c}, v.x); }
+std::vector<int64_t> ys(const ConvNd& v) { return cat({v.n, v.k}, v.y); }
+std::vector<int64_t> ws(const ConvNd& v) {
+  return v.transpose ? cat({v.c, v.k / v.group}, v.r) : cat({v.k, v.c / v.group}, v.r);
+}
+
+OpCall with_params(const ConvNd& v, int32_t kind, std::vector<TensorSpec> in,
+                   std::vector<TensorSpec> out) {
+  return v.transpose ? op_call(kind, v.convt, std::move(in), std::move(out))
+                     : op_call(kind, v.conv, std::move(in), std::move(out));
+}
+
+OpCall fwd(const ConvNd& v, Rng& rng) {
+  auto x = rng.uniform_vec(numel(xs(v)));
+  auto w = rng.uniform_vec(numel(ws(v)));
+  return with_params(v, v.transpose ? NNP_OP_CONV_TRANSPOSE_FORWARD : NNP_OP_CONV_FORWARD,
+                     {tensor(xs(v), std::move(x)), tensor(ws(v), std::move(w)),
+                      v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
+                     {tensor(ys(v))});
+}
+OpCall bwd_data(const ConvNd& v, const std::vector<double>& dy, const std::vector<double>& w) {
+  return with_params(v,
+                     v.transpose ? NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA : NNP_OP_CONV_BACKWARD_DATA,
+                     {tensor(ys(v), dy), tensor(ws(v), w)}, {tensor(xs(v))});
+}
+OpCall bwd_filter(const ConvNd& v, const std::vector<double>& x, const std::vector<double>& dy) {
+  return with_params(
+      v, v.transpose ? NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER : NNP_OP_CONV_BACKWARD_FILTER,
+      {tensor(xs(v), x), tensor(ys(v), dy)}, {tensor(ws(v))});
+}
+// Both families' bias gradient (params NULL).
+OpCall bwd_bias(const ConvNd& v, const std::vector<double>& dy) {
+  return op_call(NNP_OP_CONV_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
+}
+
+const ConvNd& conv_template() {
+  static const ConvNd v =
+      conv_nd(parse_case("n2 c4 x4x5x6 k6 r3x2x3 strides1,2,1 pads1,0,1,0,1,1 dil1,1,2 g2"), false);
+  return v;
+}
+const ConvNd& convt_template() {
+  static const ConvNd v =
+      conv_nd(parse_case("n2 c4 x3x4 k6 r3x2 strides2,1 pads1,0,0,1 opad1,0 g2"), true);
+  return v;
+}
+const RegisterTemplate reg_nd_fwd("conv_forward", [] {
+  Rng rng("template conv_nd");
+  return fwd(conv_template(), rng);
+});
+const RegisterTemplate reg_bd("conv_backward_data", [] {
+  Rng rng("template conv_nd bd");
+  const ConvNd& v = conv_template();
+  return bwd_data(v, rng.uniform_vec(numel(ys(v))), rng.uniform_vec(numel(ws(v))));
+});
+const RegisterTemplate reg_bf("conv_backward_filter", [] {
+  Rng rng("template conv_nd bf");
+  const ConvNd& v = conv_template();
+  return bwd_filter(v, rng.uniform_vec(numel(xs(v))), rng.uniform_vec(numel(ys(v))));
+});
+const RegisterTemplate reg_bb("conv_backward_bias", [] {
+  Rng rng("template conv_nd bb");
+  const ConvNd& v = conv_template();
+  return bwd_bias(v, rng.uniform_vec(numel(ys(v))));
+});
+const RegisterTemplate reg_tfwd("conv_transpose_forward", [] {
+  Rng rng("template conv_transpose");
+  return fwd(convt_template(), rng);
+});
+const RegisterTemplate reg_tbd("conv_transpose_backward_data", [] {
+  Rng rng("template conv_transpose bd");
+  const ConvNd& v = convt_template();
+  return bwd_data(v, rng.uniform_vec(numel(ys(v))), rng.uniform_vec(numel(ws(v))));
+});
+const RegisterTemplate reg_tbf("conv_transpose_backward_filter", [] {
+  Rng rng("template conv_transpose bf");
+  const ConvNd& v = convt_template();
+  return bwd_filter(v, rng.uniform_vec(numel(xs(v))), rng.uniform_vec(numel(ys(v))));
+});
+
+// The numerics of one family's four ops over its case list.
+void family_numerics(bool transpose) {
+  const std::string fam = transpose ? "conv_transpose" : "conv_nd";
+  const std::string pre = transpose ? "conv_transpose_" : "conv_";
+  check_numerics_cases(pre + "forward", fam, fam + " fwd",
+                       [=](const Case& c, Rng& rng) { return fwd(conv_nd(c, transpose), rng); });
+  check_numerics_cases(pre + "backward_data", fam, fam + " bwd_data", [=](const Case& c, Rng& rng) {
+    const ConvNd v = conv_nd(c, transpose);
+    const auto dy = rng.uniform_vec(numel(ys(v)));
+    return bwd_data(v, dy, rng.uniform_vec(numel(ws(v))));
+  });
+  check_numerics_cases(pre + "backward_filter", fam, fam + " bwd_filter",
+                       [=](const Case& c, Rng& rng) {
+                         const ConvNd v = conv_nd(c, transpose);
+                         const auto x = rng.uniform_vec(numel(xs(v)));
+                         return bwd_filter(v, x, rng.uniform_vec(numel(ys(v))));
+                       });
+  check_numerics_cases("conv_backward_bias", fam, fam + " bwd_bias", [=](const Case& c, Rng& rng) {
+    const ConvNd v = conv_nd(c, transpose);
+    return bwd_bias(v, rng.uniform_vec(numel(ys(v))));
+  });
+}
+
+void family_gradients(bool transpose) {
+  const std::string fam = transpose ? "conv_transpose" : "conv_nd";
+  const std::string pre = transpose ? "conv_transpose_" : "conv_";
+  for (const Case& c : load_cases(fam + "_grad")) {
+    const ConvNd v = conv_nd(c, transpose);
+    Rng rng("gradient " + fam + " " + c.text);
+    GradientCheck g;
+    g.case_text = c.text;
+    g.forward = fwd(v, rng);
+    g.name = pre + "backward_data";
+    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+      return bwd_data(v, r[0], f.inputs[1].data);
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
+    g.name = pre + "backward_filter";
+    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+      return bwd_filter(v, f.inputs[0].data, r[0]);
+    };
+    g.wrt = {{1, 0}};
+    check_gradient(g);
+    if (v.bias) {
+      g.name = "conv_backward_bias";
+      g.backward = [v](const OpCall&, const auto&, const auto& r) { return bwd_bias(v, r[0]); };
+      g.wrt = {{2, 0}};
+      check_gradient(g);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv_nd") { family_numerics(false); }
+TEST_CASE("conv_transpose") { family_numerics(true); }
+TEST_CASE("gradient conv_nd") { family_gradients(false); }
+TEST_CASE("gradient conv_transpose") { family_gradients(true); }
+
+// Known answers on every device (the reference included), by hand or from ONNX's backend tests.
+TEST_CASE("conv_nd: known answers") {
+  std::vector<double> x25(25);  // 5x5: 0 .. 24
+  for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i);
+  struct Known {
+    const char* text;
+    bool transpose;
+    std::vector<double> x, w, y;
+  };
+  const std::vector<Known> known{
+      // 1-D cross-correlation: y[o] = x[o] + 10 x[o+1] (no flip)
+      {"n1 c1 x4 k1 r2 bias0", false, {1, 2, 3, 4}, {1, 10}, {21, 32, 43}},
+      // 1-D, dilation 2, pads 1/0: y[o] = x[o-1] + 10 x[o+1]
+      {"n1 c1 x4 k1 r2 dil2 pads1,0 bias0", false, {1, 2, 3, 4}, {1, 10}, {20, 31, 42}},
+      // ONNX test_conv_with_autopad_same: 5x5, 3x3 ones, stride 2, SAME_LOWER
+      {"n1 c1 x5x5 k1 r3x3 strides2,2 auto=lower bias0",
+       false,
+       x25,
+       std::vector<double>(9, 1.0),
+       {12, 27, 24, 63, 108, 81, 72, 117, 84}},
+      // 3-D 2x2x2 box over 2x2x3: sums of two adjacent columns of both planes
+      {"n1 c1 x2x2x3 k1 r2x2x2 bias0",
+       false,
+       {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+       std::vector<double>(8, 1.0),
+       {1 + 2 + 4 + 5 + 7 + 8 + 10 + 11, 2 + 3 + 5 + 6 + 8 + 9 + 11 + 12}},
+      // depthwise, channel multiplier 2: channel 0 -> outputs 0, 1; channel 1 -> 2, 3
+      {"n1 c2 x2 k4 r1 g2 bias0", false, {1, 2, 3, 4}, {1, 2, 3, 4}, {1, 2, 2, 4, 9, 12, 12, 16}},
+      // ONNX test_convtranspose_1d: x [0, 1, 2], w ones [1, 2, 3]
+      {"n1 c1 x3 k2 r3 bias0",
+       true,
+       {0, 1, 2},
+       std::vector<double>(6, 1.0),
+       {0, 1, 3, 3, 2, 0, 1, 3, 3, 2}},
+      // ONNX test_convtranspose_pads: strides [3, 2], pads [1, 2, 1, 2]
+      {"n1 c1 x3x3 k2 r3x3 strides3,2 pads1,2,1,2 bias0",
+       true,
+       {0, 1, 2, 3, 4, 5, 6, 7, 8},
+       std::vector<double>(18, 1.0),
+       {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15,
+        1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15}},
+      // y[2i + r] += x[i] w[r]; output_shape 7 > 6: total padding -1, the extra at the end
+      {"n1 c1 x3 k1 r2 strides2 oshape7 bias0", true, {1, 2, 3}, {1, 10}, {1, 10, 2, 20, 3, 30, 0}},
+      // ... with SAME_UPPER the extra goes to the beginning (pad_begin = floor(-1/2) = -1)
+      {"n1 c1 x3 k1 r2 strides2 oshape7 auto=upper bias0",
+       true,
+       {1, 2, 3},
+       {1, 10},
+       {0, 1, 10, 2, 20, 3, 30}},
+      // SAME_UPPER / SAME_LOWER without output_shape: O = 2 * 3, total padding 1
+      {"n1 c1 x3 k1 r3 strides2 auto=upper bias0",
+       true,
+       {1, 2, 3},
+       {1, 10, 100},
+       {1, 10, 102, 20, 203, 30}},
+      {"n1 c1 x3 k1 r3 strides2 auto=lower bias0",
+       true,
+       {1, 2, 3},
+       {1, 10, 100},
+       {10, 102, 20, 203, 30, 300}},
+      // output_padding: one more output at the end, reached by no input
+      {"n1 c1 x2 k1 r1 strides2 opad1 bias0", true, {5, 7}, {2}, {10, 0, 14, 0}},
+  };
+  for (const Known& k : known) {
+    const ConvNd v = conv_nd(parse_case(k.text), k.transpose);
+    REQUIRE_MESSAGE(numel(ys(v)) == static_cast<int64_t>(k.y.size()), k.text);
+    Rng rng("known");
+    OpCall call = fwd(v, rng);
+    call.inputs[0].data = k.x;
+    call.inputs[1].data = k.w;
+    check_known_answer(k.transpose ? "conv_transpose" : "conv_nd", k.text, call, k.y);
+  }
+}
+
+// Output sizes as literals (the call with the literal shape is accepted, one larger or smaller
+// in any dimension refused, on every device).
+TEST_CASE("conv_nd: output sizes (known answers)") {
+  struct Known {
+    const char* text;
+    bool transpose;
+    std::vector<int64_t> y;
+  };
+  const std::vector<Known> known{
+      {"n1 c1 x7 k1 r3", false, {5}},
+      {"n1 c1 x7 k1 r3 strides2 pads2,1", false, {4}},
+      {"n1 c1 x9x8 k1 r3x3 dil2,1 pads1,0,2,1", false, {8, 7}},
+      {"n1 c1 x5x6x7 k1 r3x3x3 strides2,2,3 auto=upper", false, {3, 3, 3}},
+      {"n1 c1 x5x6x7 k1 r3x2x3 auto=valid", false, {3, 5, 5}},
+      {"n1 c1 x3x3 k1 r3x3 strides3,2", true, {9, 7}},
+      {"n1 c1 x3x3 k1 r3x3 strides3,2 oshape10,8", true, {10, 8}},
+      {"n1 c1 x3x4x2 k1 r2x3x3 strides2,1,2 dil1,2,1 pads0,1,1,1,0,0 opad1,0,1", true, {6, 7, 5}},
+      {"n1 c1 x4 k1 r3 strides3 auto=lower", true, {12}},
+  };
+  for (const Known& k : known) {
+    const ConvNd v = conv_nd(parse_case(k.text), k.transpose);
+    CHECK_MESSAGE(v.y == k.y, std::string(k.text) << ": computed " << shape_str(v.y));
+    Rng rng("known size");
+    OpCall call = fwd(v, rng);
+    call.outputs[0].shape = cat({1, 1}, k.y);
+    check_output_shape(k.transpose ? "conv_transpose_out_size" : "conv_nd_out_size", k.text, call);
+  }
+}
+
+// Bad arguments: NNP_STATUS_INVALID_ARGUMENT with a message naming the argument, on the reference
+// (libnnplug's shape rule answers before any backend runs).
+TEST_CASE("conv_nd: argument errors name the argument") {
+  struct Bad {
+    const char* text;
+    bool transpose;
+    std::function<void(OpCall&)> edit;
+    const char* needle;
+  };
+  const auto conv_p = [](OpCall& c) { return c.params_as<nnp_conv_params>(); };
+  const auto convt_p = [](OpCall& c) { return c.params_as<nnp_conv_transpose_params>(); };
+  const std::vector<Bad> bad{
+      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->strides[1] = 2; }, "strides[1]"},
+      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->pads[2] = 1; }, "pads[2]"},
+      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->dilations[0] = -1; }, "dilations[0]"},
+      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->kernel_shape[0] = 2; }, "kernel_shape"},
+      {"n1 c2 x5 k2 r3 pads1,1", false,
+       [&](OpCall& c) { conv_p(c)->auto_pad = NNP_AUTO_PAD_SAME_UPPER; }, "params->pads"},
+      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->group = 4; }, "group"},
+      {"n1 c2 x2 k2 r3", false, [](OpCall&) {}, "output size"},
+      {"n1 c2 x5 k2 r3", false,
+       [](OpCall& c) {
+         c.inputs[0].shape = {1, 2};
+       },
+       "inputs[0] (x)"},
+      {"n1 c2 x5x5x5x5 k2 r3x3x3x3", false, [](OpCall&) {}, "inputs[0] (x)"},
+      {"n1 c2 x5 k2 r3", false,
+       [](OpCall& c) {
+         c.inputs[1].shape = {2, 2, 3, 3};
+       },
+       "inputs[1] (w)"},
+      {"n1 c2 x5 k2 r3", false, [](OpCall& c) { c.inputs[2].shape = {3}; }, "inputs[2] (b)"},
+      // an empty filter with a huge kernel extent: refused before any size arithmetic overflows
+      // (the product of a tensor's nonzero dimensions must fit int64: 2 * 2^61)
+      {"n1 c2 x5 k2 r3 bias0", false,
+       [&](OpCall& c) {
+         c.inputs[1].shape = {0, 2, int64_t{1} << 61};
+         conv_p(c)->dilations[0] = 2;
+       },
+       "too large"},
+      {"n1 c2 x3 k2 r3 bias0", true,
+       [&](OpCall& c) {
+         c.inputs[1].shape = {2, 0, int64_t{1} << 61};
+         convt_p(c)->dilations[0] = 2;
+       },
+       "too large"},
+      {"n1 c2 x3 k2 r3", true, [&](OpCall& c) { convt_p(c)->output_padding[0] = -1; },
+       "output_padding[0]"},
+      {"n1 c2 x3 k2 r3 oshape5", true, [&](OpCall& c) { convt_p(c)->pads[0] = 1; }, "params->pads"},
+      {"n1 c2 x3x3 k2 r3x3 oshape5,5", true, [&](OpCall& c) { convt_p(c)->output_shape[1] = -2; },
+       "output_shape"},
+      {"n1 c2 x3 k2 r3 pads3,2", true, [](OpCall&) {}, "output size"},
+      {"n1 c2 x3 k2 r3", true,
+       [](OpCall& c) {
+         c.inputs[1].shape = {3, 2, 3};
+       },
+       "inputs[1] (w)"},
+  };
+  for (const Bad& b : bad) {
+    const ConvNd v = conv_nd(parse_case(b.text), b.transpose);
+    Rng rng("bad");
+    OpCall call = fwd(v, rng);
+    b.edit(call);
+    for (auto& t : call.inputs)
+      if (!t.absent) t.data.resize(static_cast<size_t>(std::max<int64_t>(0, numel(t.shape))));
+    const RunResult r = run_op(reference_device(), call, DT::f32);
+    CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, std::string(b.text)
+                                                               << ": status " << r.status);
+    CHECK_MESSAGE(r.message.find(b.needle) != std::string::npos,
+                  std::string(b.text)
+                      << ": message \"" << r.message << "\" does not name " << b.needle);
   }
 }

@@ -1,26 +1,34 @@
-// test_elementwise.cpp — elementwise and data-movement ops: binary add/sub/mul/div with numpy
-// broadcasting (in place included), scale, clip (ONNX Clip), fill, strided copy, transpose, cast
-// between float dtypes (also checked exactly against round-to-nearest-even on the host, and
-// against known float16/bfloat16 answers).
-// Cases: cases/<list>/{binary,scale,clip,fill,copy,transpose,cast}.txt.
+// test_elementwise.cpp — elementwise and data-movement ops: binary add/sub/mul/div/pow with
+// numpy broadcasting (in place included), unary_forward / unary_backward (ONNX Exp, Log, Sqrt,
+// Abs, Neg, Reciprocal, Floor, Ceil, Sin, Cos, Erf), where (ONNX Where), scale, clip (ONNX
+// Clip), fill, strided copy, transpose, cast between float dtypes (also checked exactly against
+// round-to-nearest-even on the host, and against known float16/bfloat16 answers): numerics
+// against the reference, every unary backward against finite differences of its forward, and
+// known answers for the IEEE / ONNX edge cases (log(0) = -inf, sqrt(-1) = NaN, 1/0 = inf,
+// abs'(0) = 0, pow(NaN, 0) = 1, ...).
+// Cases: cases/<list>/{binary,scale,clip,fill,copy,transpose,cast}.txt, unary.txt
+// ("fn=log x4x33 inplace1"), pow.txt ("a2x3 b3 inplace=a"), where.txt ("c2x1 x3 y2x3 inplace=x").
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
 
+#include <cmath>
 #include <limits>
 #include <map>
 
 namespace {
 using namespace conf;
 
-std::vector<int64_t> broadcast(std::vector<int64_t> a, std::vector<int64_t> b) {
-  if (a.size() < b.size()) std::swap(a, b);
-  std::vector<int64_t> out = a;
-  const size_t off = a.size() - b.size();
-  for (size_t i = 0; i < b.size(); ++i) {
-    const int64_t x = a[off + i], y = b[i];
-    out[off + i] = x == 1 ? y : x;
-  }
+// The numpy broadcast of shapes (aligned to the right; a dimension of 1 takes the other size).
+std::vector<int64_t> broadcast(std::vector<std::vector<int64_t>> shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto& s : shapes)
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[rank - s.size() + i];
+      if (s[i] != 1) o = s[i];
+    }
   return out;
 }
 
@@ -39,7 +47,7 @@ OpCall make_binary(const Case& c, Rng& rng) {
                         {tensor(a, std::move(a_data)),
                          tensor(b, p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2)
                                                           : rng.uniform_vec(numel(b)))},
-                        {tensor(broadcast(a, b))});
+                        {tensor(broadcast({a, b}))});
   const std::string inplace = c.s("inplace", "");
   if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
   if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
@@ -217,5 +225,250 @@ TEST_CASE("cast: float16 and bfloat16 known answers") {
           std::string("cast_known ") + dt_short(dt) + " to " + dt_short(call->outputs[0].dtype);
       check_exact_everywhere("cast_known", name, *call, dt, k.out);
     }
+  }
+}
+
+namespace {
+using namespace conf;
+
+// ---- unary ---------------------------------------------------------------------------------
+int32_t unary_op(const std::string& name) {
+  static const std::map<std::string, int32_t> ops{
+      {"exp", NNP_UNARY_EXP},     {"log", NNP_UNARY_LOG},   {"sqrt", NNP_UNARY_SQRT},
+      {"abs", NNP_UNARY_ABS},     {"neg", NNP_UNARY_NEG},   {"reciprocal", NNP_UNARY_RECIPROCAL},
+      {"floor", NNP_UNARY_FLOOR}, {"ceil", NNP_UNARY_CEIL}, {"sin", NNP_UNARY_SIN},
+      {"cos", NNP_UNARY_COS},     {"erf", NNP_UNARY_ERF}};
+  const auto it = ops.find(name);
+  return it == ops.end() ? NNP_UNARY_UNDEFINED : it->second;
+}
+
+nnp_unary_params unary_params(const Case& c) {
+  auto p = make_params<nnp_unary_params>();
+  p.op = unary_op(c.s("fn", "exp"));
+  return p;
+}
+
+bool has_backward(int32_t op) { return op != NNP_UNARY_FLOOR && op != NNP_UNARY_CEIL; }
+
+// Inputs in each function's domain, away from its singular points (log, sqrt: x > 0;
+// reciprocal: |x| >= 0.25; abs: |x| >= 0.05, away from the kink), else uniform in [-3, 3].
+std::vector<double> unary_x(int32_t op, int64_t n, Rng& rng) {
+  switch (op) {
+    case NNP_UNARY_LOG:
+    case NNP_UNARY_SQRT:
+      return rng.uniform_vec(n, 0.05, 4);
+    case NNP_UNARY_RECIPROCAL:
+      return rng.away_from_zero(n, 0.25, 3);
+    case NNP_UNARY_ABS:
+      return rng.away_from_zero(n, 0.05, 3);
+    default:
+      return rng.uniform_vec(n, -3, 3);
+  }
+}
+
+OpCall unary_fwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
+                 std::vector<double> x, bool inplace) {
+  return same_shape_call(NNP_OP_UNARY_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
+}
+OpCall unary_bwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
+                 std::vector<double> x, std::vector<double> dy, bool inplace) {
+  return same_shape_call(NNP_OP_UNARY_BACKWARD, p, shape, {std::move(x), std::move(dy)},
+                         inplace ? 1 : -1);
+}
+
+// ---- pow -----------------------------------------------------------------------------------
+
+// pow: a=SHAPE b=SHAPE inplace=a|b; base in [0.1, 3], exponent in [-2.5, 2.5]; intexp1: any
+// sign of base, integer exponents in [-3, 3] (a negative base is then defined).
+OpCall make_pow(const Case& c, Rng& rng) {
+  auto p = make_params<nnp_binary_params>();
+  p.op = NNP_BINARY_POW;
+  const auto a = c.dims("a", {3, 4}), b = c.dims("b", {3, 4});
+  const bool intexp = c.i("intexp", 0) != 0;
+  std::vector<double> base =
+      intexp ? rng.uniform_vec(numel(a), -2, 2) : rng.uniform_vec(numel(a), 0.1, 3);
+  std::vector<double> expo(static_cast<size_t>(numel(b)));
+  for (double& e : expo) e = intexp ? double(rng.integer(-3, 3)) : rng.uniform(-2.5, 2.5);
+  OpCall call = op_call(NNP_OP_BINARY, p, {tensor(a, std::move(base)), tensor(b, std::move(expo))},
+                        {tensor(broadcast({a, b}))});
+  const std::string inplace = c.s("inplace", "");
+  if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
+  if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
+  return call;
+}
+
+// ---- where ---------------------------------------------------------------------------------
+// where: c=SHAPE x=SHAPE y=SHAPE inplace=x|y; condition bytes 0 (half) or 1..255.
+OpCall make_where(const Case& c, Rng& rng) {
+  const auto cs = c.dims("c", {3, 4}), xs = c.dims("x", {3, 4}), ys = c.dims("y", {3, 4});
+  std::vector<double> cond(static_cast<size_t>(numel(cs)));
+  for (double& v : cond) v = rng.integer(0, 1) ? double(rng.integer(1, 255)) : 0.0;
+  OpCall call =
+      op_call(NNP_OP_WHERE,
+              {int_tensor(DT::u8, cs, std::move(cond)), tensor(xs, rng.uniform_vec(numel(xs))),
+               tensor(ys, rng.uniform_vec(numel(ys)))},
+              {tensor(broadcast({cs, xs, ys}))});
+  const std::string inplace = c.s("inplace", "");
+  if (inplace == "x" && call.outputs[0].shape == xs) call.outputs[0].alias_of = 1;
+  if (inplace == "y" && call.outputs[0].shape == ys) call.outputs[0].alias_of = 2;
+  return call;
+}
+
+const RegisterTemplate reg_unary_fwd("unary_forward", [] {
+  Rng rng("template unary");
+  return unary_fwd(unary_params(parse_case("fn=sin")), {3, 5}, rng.uniform_vec(15), false);
+});
+const RegisterTemplate reg_unary_bwd("unary_backward", [] {
+  Rng rng("template unary bwd");
+  return unary_bwd(unary_params(parse_case("fn=exp")), {3, 5}, rng.uniform_vec(15),
+                   rng.uniform_vec(15), false);
+});
+const RegisterTemplate reg_where("where", [] {
+  Rng rng("template where");
+  // condition has the output's rank (the error tests drop its leading dimension).
+  return make_where(parse_case("c2x3x4 x3x4 y3x1"), rng);
+});
+
+}  // namespace
+
+TEST_CASE("unary_forward") {
+  check_numerics_cases("unary_forward", "unary", "unary_fwd", [](const Case& c, Rng& rng) {
+    const auto p = unary_params(c);
+    const auto shape = c.dims("x", {4, 8});
+    return unary_fwd(p, shape, unary_x(p.op, numel(shape), rng), c.i("inplace", 0) != 0);
+  });
+}
+
+TEST_CASE("unary_backward") {
+  check_numerics_cases("unary_backward", "unary", "unary_bwd", [](const Case& c, Rng& rng) {
+    auto p = unary_params(c);
+    if (!has_backward(p.op)) p.op = NNP_UNARY_NEG;  // floor / ceil: none (tested below)
+    const auto shape = c.dims("x", {4, 8});
+    auto x = unary_x(p.op, numel(shape), rng);
+    return unary_bwd(p, shape, std::move(x), rng.uniform_vec(numel(shape)), c.i("inplace", 0) != 0);
+  });
+}
+
+TEST_CASE("gradient unary") {
+  for (const Case& c : load_cases("unary")) {
+    const auto p = unary_params(c);
+    if (!has_backward(p.op)) continue;
+    const auto shape = c.dims("x", {4, 8});
+    Rng rng("gradient unary " + c.text);
+    GradientCheck g;
+    g.name = "unary_backward";
+    g.case_text = c.text;
+    g.forward = unary_fwd(p, shape, unary_x(p.op, numel(shape), rng), false);
+    g.backward = [p, shape](const OpCall& f, const auto&, const auto& r) {
+      return unary_bwd(p, shape, f.inputs[0].data, r[0], false);
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
+  }
+}
+
+// Known answers on every device (the reference included): IEEE / ONNX values at the edges.
+TEST_CASE("unary: known answers") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::nan("");
+  struct Known {
+    const char* fn;
+    std::vector<double> x, y;
+  };
+  const std::vector<Known> known{
+      {"exp", {0, 1, -inf, inf, nan}, {1, double(float(std::exp(1.0))), 0, inf, nan}},
+      {"log", {1, 0, -0.0, -1, inf, nan}, {0, -inf, -inf, nan, inf, nan}},
+      {"sqrt", {4, 0, -1, inf, nan}, {2, 0, nan, inf, nan}},
+      {"abs", {-2, 0, 3, -inf, nan}, {2, 0, 3, inf, nan}},
+      {"neg", {-2, 0, 3, inf, nan}, {2, -0.0, -3, -inf, nan}},
+      {"reciprocal", {2, 0, -0.0, -4, inf}, {0.5, inf, -inf, -0.25, 0}},
+      {"floor", {1.5, -1.5, 2, -0.25, inf, nan}, {1, -2, 2, -1, inf, nan}},
+      {"ceil", {1.5, -1.5, 2, -0.25, -inf, nan}, {2, -1, 2, -0.0, -inf, nan}},
+      {"sin", {0, -inf, nan}, {0, nan, nan}},
+      {"cos", {0, inf, nan}, {1, nan, nan}},
+      {"erf", {0, inf, -inf, nan}, {0, 1, -1, nan}},
+  };
+  for (const Known& k : known) {
+    const auto n = static_cast<int64_t>(k.x.size());
+    const OpCall call =
+        unary_fwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x, false);
+    check_known_answer("unary", k.fn, call, k.y, 0);  // bit-exactly (NaN, inf, -0 included)
+  }
+  // Derivatives at the edges: abs'(0) = 0 (documented), sqrt'(0) = inf, log'(0) = inf,
+  // reciprocal'(0) = -inf, with dy = 1.
+  const std::vector<Known> grads{
+      {"abs", {-2, 0, 3}, {-1, 0, 1}}, {"sqrt", {0, 4}, {inf, 0.25}},
+      {"log", {0, 2}, {inf, 0.5}},     {"reciprocal", {0, 2}, {-inf, -0.25}},
+      {"neg", {0, 5}, {-1, -1}},
+  };
+  for (const Known& k : grads) {
+    const auto n = static_cast<int64_t>(k.x.size());
+    const OpCall call = unary_bwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x,
+                                  std::vector<double>(k.x.size(), 1.0), false);
+    check_known_answer("unary_backward", k.fn, call, k.y, 0);
+  }
+}
+
+TEST_CASE("pow") { check_numerics_cases("binary_pow", "pow", "pow", make_pow); }
+
+// Known answers (C pow, ONNX Pow): pow(x, 0) = 1 even for NaN x, pow(1, y) = 1 even for NaN y,
+// negative base with an integer exponent, with a non-integer one NaN, 0^-1 = inf.
+TEST_CASE("pow: known answers") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::nan("");
+  const std::vector<double> a{nan, 1, -2, -2, 0, 4, 2, -8, inf};
+  const std::vector<double> b{0, nan, 3, 0.5, -1, 0.5, -2, 1, -1};
+  const std::vector<double> want{1, 1, -8, nan, inf, 2, 0.25, -8, 0};
+  const int64_t n = static_cast<int64_t>(a.size());
+  Rng rng("known");
+  OpCall call = make_pow(parse_case("a" + std::to_string(n) + " b" + std::to_string(n)), rng);
+  call.inputs[0].data = a;
+  call.inputs[1].data = b;
+  check_known_answer("pow", "edge values", call, want, 0);
+  // Broadcasting: [2, 1] ^ [3].
+  OpCall bc = make_pow(parse_case("a2x1 b3"), rng);
+  bc.inputs[0].data = {2, 3};
+  bc.inputs[1].data = {0, 1, 2};
+  check_known_answer("pow", "broadcast a2x1 b3", bc, {1, 2, 4, 1, 3, 9}, 0);
+}
+
+TEST_CASE("where") { check_numerics_cases("where", make_where); }
+
+// Known answers: any nonzero byte is true; broadcasting of all three inputs.
+TEST_CASE("where: known answers") {
+  Rng rng("known");
+  OpCall call = make_where(parse_case("c4 x4 y4"), rng);
+  call.inputs[0].data = {0, 1, 255, 0};
+  call.inputs[1].data = {1, 2, 3, 4};
+  call.inputs[2].data = {-1, -2, -3, -4};
+  check_known_answer("where", "c4 x4 y4", call, {-1, 2, 3, -4}, 0);
+  OpCall bc = make_where(parse_case("c2x1 x3 y1"), rng);
+  bc.inputs[0].data = {7, 0};
+  bc.inputs[1].data = {1, 2, 3};
+  bc.inputs[2].data = {9};
+  check_known_answer("where", "c2x1 x3 y1", bc, {1, 2, 3, 9, 9, 9}, 0);
+  OpCall sc = make_where(parse_case("c=scalar x2x2 y2"), rng);
+  sc.inputs[0].data = {0};
+  sc.inputs[1].data = {1, 2, 3, 4};
+  sc.inputs[2].data = {5, 6};
+  check_known_answer("where", "c=scalar x2x2 y2", sc, {5, 6, 5, 6}, 0);
+}
+
+// Output shapes as literals, on every device.
+TEST_CASE("where: output shapes (known answers)") {
+  struct Known {
+    const char* text;
+    std::vector<int64_t> y;
+  };
+  const std::vector<Known> known{
+      {"c2x1x4 x3x4 y2x3x1", {2, 3, 4}},
+      {"c=scalar x5 y2x1", {2, 5}},
+      {"c4x1x1 x1x3x1 y1x1x2", {4, 3, 2}},
+  };
+  for (const Known& k : known) {
+    Rng rng("known shape");
+    OpCall call = make_where(parse_case(k.text), rng);
+    call.outputs[0].shape = k.y;
+    check_output_shape("where_out_shape", k.text, call);
   }
 }

@@ -1,5 +1,4 @@
-// Activations, softmax / log-softmax and softmax cross-entropy on the CPU
-// (NNP_OP_ACTIVATION_*, NNP_OP_SOFTMAX_*, NNP_OP_SOFTMAX_CROSS_ENTROPY_*).
+// Activations and softmax / log-softmax on the CPU (NNP_OP_ACTIVATION_*, NNP_OP_SOFTMAX_*).
 //
 // Speed: activations are one pass of branch-free float math over contiguous memory, split
 // into ~32k-element TBB tasks (the compiler vectorises relu / leaky relu / their backward).
@@ -9,8 +8,7 @@
 // the far negative tail, where GELU itself is below 1e-2 in magnitude).
 // Softmax works on rows when the axis is the last one (one read for the max, one pass for
 // exp and sum, one scaling pass, all in cache), else on [axis, inner] blocks with the inner
-// dimension vectorised; rows or blocks run in parallel. Cross-entropy fuses log-softmax, the
-// label pick and the per-row loss in one pass per row; sums are accumulated in double.
+// dimension vectorised; rows or blocks run in parallel.
 #include "cpu_backend.hpp"
 #include "vmath.hpp"
 
@@ -24,12 +22,6 @@ namespace {
 constexpr float kSqrt1_2 = 0.70710678118654752440f;
 constexpr float kSqrt2OverPi = 0.79788456080286535588f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
-
-// out[i] = f(i) over n elements, in parallel blocks (map_block: vectorised even in place).
-template <typename F>
-void map_elements(float* out, int64_t n, const F& f) {
-  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { map_block(out, b, e, f); });
-}
 
 }  // namespace
 
@@ -145,40 +137,15 @@ axis_split split_axis(const DLTensor& t, int axis) {
   return s;
 }
 
-// The shift m of exp(x - m) for one contiguous row: its maximum, or 0 when every element is
-// -inf (avoids inf - inf).
-float row_shift(const float* x, int64_t len) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < len; ++i) m = std::max(m, x[i]);
-  if (std::isinf(m) && m < 0) m = 0.0f;
-  return m;
-}
-
-// The shift m = row_shift and ls = log(sum exp(x - m)) of one contiguous row. Log-softmax is
-// (x - m) - ls, in that order: m + ls rounded to float first would lose the low bits of a
-// large shift (x near 1e5 has an ulp of 2^-7).
-struct log_sum {
-  float m, ls;
-};
-log_sum row_log_sum(const float* x, int64_t len) {
-  const float m = row_shift(x, len);
-  float sum = 0.0f;
-  for (int64_t i = 0; i < len; ++i) sum += std::exp(x[i] - m);
-  return log_sum{m, std::log(sum)};
-}
-
 // Softmax / log-softmax of one contiguous row.
 void softmax_row(const float* x, float* y, int64_t len, bool log) {
+  float m, sum;
   if (log) {
-    const log_sum l = row_log_sum(x, len);
-    for (int64_t i = 0; i < len; ++i) y[i] = (x[i] - l.m) - l.ls;
+    row_stats(x, len, &m, &sum);
+    const float ls = std::log(sum);
+    for (int64_t i = 0; i < len; ++i) y[i] = (x[i] - m) - ls;
   } else {
-    const float m = row_shift(x, len);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < len; ++i) {
-      y[i] = std::exp(x[i] - m);
-      sum += y[i];
-    }
+    row_stats(x, len, &m, &sum, y);
     const float inv = 1.0f / sum;
     for (int64_t i = 0; i < len; ++i) y[i] *= inv;
   }
@@ -259,102 +226,6 @@ void softmax_backward(const op_call& c) {
           const int64_t j = a * s.inner + i;
           dxo[j] = log ? dyo[j] - std::exp(yo[j]) * acc[i] : yo[j] * (dyo[j] - acc[i]);
         }
-    }
-  });
-}
-
-// ---- softmax cross-entropy
-// -------------------------------------------------------------------------
-namespace {
-
-bool ignored(const nnp_softmax_cross_entropy_params& p, int64_t label) {
-  return p.has_ignore_index != 0 && label == p.ignore_index;
-}
-
-}  // namespace
-
-void softmax_cross_entropy_forward(const op_call& c) {
-  const auto& p = c.params_as<nnp_softmax_cross_entropy_params>();
-  const DLTensor* L = c.in(0);
-  const int64_t n = L->shape[0], classes = L->shape[1];
-  const float* logits = f32(L);
-  const int64_t* labels = data_ptr<int64_t>(*c.in(1));
-  float* loss = f32(c.out(0));
-  float* log_prob = f32(c.out(1));
-  const bool none = p.reduction == NNP_REDUCTION_NONE;
-  // Per-row losses go to `loss` directly for reduction none, else to call-level scratch.
-  float* rows = none ? loss : scratch(kCallSlot0, static_cast<size_t>(std::max<int64_t>(n, 1)));
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, classes));
-  parallel_for(n, grain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const float* x = logits + i * classes;
-      const log_sum l = row_log_sum(x, classes);
-      if (log_prob != nullptr) {
-        float* lp = log_prob + i * classes;
-        for (int64_t j = 0; j < classes; ++j) lp[j] = (x[j] - l.m) - l.ls;
-      }
-      const int64_t label = labels[i];
-      if (ignored(p, label))
-        rows[i] = 0.0f;
-      else if (label < 0 || label >= classes)
-        rows[i] = std::numeric_limits<float>::quiet_NaN();
-      else
-        rows[i] = l.ls - (x[label] - l.m);
-    }
-  });
-  if (none) return;
-  double total = 0.0;
-  int64_t count = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    total += rows[i];
-    if (!ignored(p, labels[i])) ++count;
-  }
-  if (p.reduction == NNP_REDUCTION_MEAN) total /= static_cast<double>(count);  // 0/0 -> NaN
-  loss[0] = static_cast<float>(total);
-}
-
-void softmax_cross_entropy_backward(const op_call& c) {
-  const auto& p = c.params_as<nnp_softmax_cross_entropy_params>();
-  const DLTensor* L = c.in(0);
-  const int64_t n = L->shape[0], classes = L->shape[1];
-  const float* logits = f32(L);
-  const int64_t* labels = data_ptr<int64_t>(*c.in(1));
-  const float* dloss = f32(c.in(2));
-  float* dlogits = f32(c.out(0));
-  const bool none = p.reduction == NNP_REDUCTION_NONE;
-  float scale_all = none ? 1.0f : dloss[0];
-  if (p.reduction == NNP_REDUCTION_MEAN) {
-    int64_t count = 0;
-    for (int64_t i = 0; i < n; ++i) count += ignored(p, labels[i]) ? 0 : 1;
-    scale_all = count > 0 ? static_cast<float>(static_cast<double>(dloss[0]) / count) : 0.0f;
-  }
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, classes));
-  parallel_for(n, grain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const float* x = logits + i * classes;
-      float* dx = dlogits + i * classes;
-      const int64_t label = labels[i];
-      if (ignored(p, label)) {
-        std::fill(dx, dx + classes, 0.0f);
-        continue;
-      }
-      const float g = none ? dloss[i] : scale_all;
-      if (label < 0 || label >= classes) {
-        std::fill(dx, dx + classes, std::numeric_limits<float>::quiet_NaN());
-        continue;
-      }
-      // dx_j = g * p_j; dx_label = g * (p_label - 1) = -g * (sum of the other e_j) / sum:
-      // p_label - 1 in float32 cancels to a multiple of 2^-24 when p_label is near 1.
-      const float m = row_shift(x, classes);
-      float sum = 0.0f, others = 0.0f;
-      for (int64_t j = 0; j < classes; ++j) {
-        dx[j] = std::exp(x[j] - m);
-        sum += dx[j];
-        if (j != label) others += dx[j];
-      }
-      const float k = g / sum;
-      for (int64_t j = 0; j < classes; ++j) dx[j] *= k;
-      dx[label] = -(others * k);
     }
   });
 }

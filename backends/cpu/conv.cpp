@@ -1,144 +1,250 @@
-// 2-D convolution on the CPU (NNP_OP_CONV2D_*): forward, backward-data, backward-filter,
-// backward-bias; stride, per-side padding, dilation, groups (depthwise included).
+// Convolutions on the CPU, float32: N-D convolution (NNP_OP_CONV_*, ONNX Conv) and transposed
+// convolution (NNP_OP_CONV_TRANSPOSE_*, ONNX ConvTranspose), 1 to 3 spatial dimensions, and the
+// 2-D convolution of ABI 1.0 (NNP_OP_CONV2D_*), which is Conv with k = 2 (its params are read
+// as nnp_conv_params: pads [top, left, bottom, right], no auto_pad).
 //
-// Speed: im2col + OpenBLAS SGEMM. Per image and group, im2col unfolds the input into a column
-// matrix [C/g*R*S, P*Q] (plain row copies when stride_w = 1) in a per-thread scratch buffer
-// reused across calls, and one single-threaded SGEMM does the multiply-adds:
-//   forward          y_g  [K/g, PQ]      = w_g [K/g, CRS] . col [CRS, PQ]
-//   backward-data    col  [CRS, PQ]      = w_g^T . dy_g [K/g, PQ], then col2im (scatter-add)
-//   backward-filter  dw_g [K/g, CRS]    += dy_g . col^T   (per-chunk partial sums, then summed)
-// A 1x1, stride-1, unpadded convolution skips im2col (the input already is the column matrix).
-// 3x3 stride-1 convolutions with >= 16 channels in and out (the cnn's conv2) use Winograd
-// F(2x2, 3x3) instead, 2.25x fewer multiplies in the SGEMMs: forward as 16 SGEMMs
-// [K, C] . [C, tiles] per block of images, backward-data as a forward convolution of dy with the
-// flipped filter, backward-filter as 16 SGEMMs [K, tiles] . [tiles, C] per block into dU, then
-// dW = G^T dU G. A block is one image, or several side by side in the SGEMMs' tile dimension
-// when an image has fewer than 128 tiles (winograd_block). The transforms work a plane at a time
-// in unit-stride loops over whole padded rows or all tiles of a plane, with AVX2 clones
-// (target_clones; the plugin is built for plain x86-64), and the 16 xi planes of each
-// transform buffer lie an odd number of cache lines apart, so that the 16 streams a transform
-// reads or writes at once do not share L1 sets (wino_plane_stride). Measured on one thread
-// against the previous per-image version with 4-KiB-aligned planes, SSE2 transforms and
-// per-channel zeroing of the padded plane (docs/cpu-backend.md): forward, backward-data and
-// backward-filter of cnn.conv2 24.9 -> 20.5, 30.4 -> 26.4 and 29.3 -> 21.9 ms, the cnn training
-// step 1104 -> 1267 images/s.
-// Winograd runs only when its operands are all finite (all_finite: one vectorised pass over
-// each): its transforms would turn an infinity into NaN where the direct formula gives ±inf.
-// TBB runs images (and groups; Winograd: blocks) in parallel; backward-filter splits the batch into
-// four chunks per thread, each accumulating into its own partial dw (call-level scratch), summed at
-// the end.
-#include "cpu_backend.hpp"
+// Every op runs on one geometry (nnplug/kit/conv_nd.hpp): a convolution input
+// [n, ci, in..] -> output [n, co, out..] with filter [co, ci/groups, kernel..]. Conv maps x, y
+// to the input, output; ConvTranspose maps its y to the input and its x to the output, so that
+//   conv-transpose forward = backward-data (+ bias), its backward-data = forward,
+//   its backward-filter = backward-filter with dy as the input and x as the output gradient,
+// and every bias gradient is conv_backward_bias (it sums over any rank).
+//
+// Speed: each direction first offers the call to Winograd F(2x2, 3x3) (conv_winograd.cpp: 2-D
+// 3x3 stride-1 convolutions with >= 16 channels in and out, finite operands), else runs im2col
+// + OpenBLAS SGEMM. vol2col unfolds the input into a per-thread column buffer
+// [ci/groups * kernel volume, slab] reused across calls (a slab: as many output depth planes as
+// keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has one plane, so its slab is
+// its whole output: classic im2col, plain row copies when the last stride is 1), and one
+// single-threaded SGEMM per image, group and slab does the multiply-adds (V = slab here):
+//   forward          out_g [co/g, V]  = w_g [co/g, CK] . col [CK, V]
+//   backward-data    col   [CK, V]    = w_g^T . dout_g, then col2vol (scatter-add)
+//   backward-filter  dw_g  [co/g, CK] += dout_g . col^T  (per-chunk partial sums, then summed)
+// A 1x1(x1), stride-1, unpadded convolution skips vol2col (the input is the column matrix).
+// TBB runs (image, group) pairs in parallel; backward-filter splits the batch into four chunks
+// per thread, each accumulating into its own partial dw (call-level scratch), summed at the end.
+#include "conv.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
 #include <cstring>
 
 namespace nnp::cpu {
 namespace {
 
-struct conv_geom {
-  int64_t n, c, h, w, k, r, s, p, q, groups, cg, kg;
-  int64_t sh, sw, pt, pl, dh, dw;
-  int64_t crs() const { return cg * r * s; }
-  int64_t pq() const { return p * q; }
-  bool direct() const {  // 1x1, stride 1, no padding: col == input
-    return r == 1 && s == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && p == h && q == w;
-  }
-  // Offsets of group grp of image n in x (and dx) [n, c, h, w] and y (and dy) [n, k, p, q],
-  // and of group grp's filters in w (and dw) [k, cg, r, s].
-  int64_t x_group(int64_t img, int64_t grp) const { return (img * c + grp * cg) * h * w; }
-  int64_t y_group(int64_t img, int64_t grp) const { return (img * k + grp * kg) * pq(); }
-  int64_t w_group(int64_t grp) const { return grp * kg * crs(); }
-};
+// ---- im2col / vol2col + SGEMM -----------------------------------------------------------------
+// Sizes of one (image, group) of the geometry.
+int64_t col_rows(const conv_nd_geometry& g) { return g.cig() * g.kernel_size(); }
+bool direct(const conv_nd_geometry& g) {  // 1x1x1, stride 1, no padding: col == input
+  for (int a = 0; a < kConvMaxSpatial; ++a)
+    if (g.kernel[a] != 1 || g.stride[a] != 1 || g.pad[a] != 0 || g.in[a] != g.out[a]) return false;
+  return true;
+}
+int64_t in_group(const conv_nd_geometry& g, int64_t n, int64_t grp) {
+  return (n * g.ci + grp * g.cig()) * g.in_size();
+}
+int64_t out_group(const conv_nd_geometry& g, int64_t n, int64_t grp) {
+  return (n * g.co + grp * g.cog()) * g.out_size();
+}
+int64_t w_group(const conv_nd_geometry& g, int64_t grp) { return grp * g.cog() * col_rows(g); }
 
-conv_geom make_geom(const nnp_conv2d_params& prm, const DLTensor& x, const DLTensor& w,
-                    const DLTensor& y) {
-  conv_geom g{};
-  g.n = x.shape[0];
-  g.c = x.shape[1];
-  g.h = x.shape[2];
-  g.w = x.shape[3];
-  g.k = w.shape[0];
-  g.r = w.shape[2];
-  g.s = w.shape[3];
-  g.p = y.shape[2];
-  g.q = y.shape[3];
-  g.groups = prm.groups;
-  g.cg = g.c / g.groups;
-  g.kg = g.k / g.groups;
-  g.sh = prm.stride_h;
-  g.sw = prm.stride_w;
-  g.pt = prm.pad_top;
-  g.pl = prm.pad_left;
-  g.dh = prm.dilation_h;
-  g.dw = prm.dilation_w;
-  return g;
+// The output columns [q0, q1) of one row whose input column q*stride + off lies in [0, in).
+void column_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* q0, int64_t* q1) {
+  *q0 = off < 0 ? std::min<int64_t>(out, (-off + stride - 1) / stride) : 0;
+  const int64_t lim = in - off;  // need q*stride < lim
+  *q1 = lim <= 0 ? 0 : std::min<int64_t>(out, (lim + stride - 1) / stride);
+  if (*q1 < *q0) *q1 = *q0;
 }
 
-// Unfolds x_g [cg, h, w] into col [cg*r*s, p*q].
-void im2col(const conv_geom& g, const float* x, float* col) {
-  for (int64_t c = 0; c < g.cg; ++c) {
-    const float* xc = x + c * g.h * g.w;
-    for (int64_t r = 0; r < g.r; ++r) {
-      for (int64_t s = 0; s < g.s; ++s) {
-        float* row = col + ((c * g.r + r) * g.s + s) * g.pq();
-        const int64_t col_off = s * g.dw - g.pl;
-        // Output columns q whose input column iw = q*sw + col_off lies in [0, w).
-        int64_t q0 = 0, q1 = g.q;
-        if (col_off < 0) q0 = std::min<int64_t>(g.q, (-col_off + g.sw - 1) / g.sw);
-        const int64_t lim = g.w - col_off;  // need q*sw < lim
-        q1 = lim <= 0 ? 0 : std::min<int64_t>(g.q, (lim + g.sw - 1) / g.sw);
-        if (q1 < q0) q1 = q0;
-        for (int64_t p = 0; p < g.p; ++p) {
-          float* out = row + p * g.q;
-          const int64_t ih = p * g.sh - g.pt + r * g.dh;
-          if (ih < 0 || ih >= g.h) {
-            std::memset(out, 0, sizeof(float) * static_cast<size_t>(g.q));
-            continue;
+// Output depth slabs: vol2col unfolds [od0, od1) output planes at a time, so that the column
+// buffer stays near kColBudget floats (in cache between vol2col and the SGEMM) instead of
+// growing with the volume.
+constexpr int64_t kColBudget = int64_t{1} << 18;  // floats: 1 MiB
+int64_t slab_depth(const conv_nd_geometry& g) {
+  const int64_t plane = std::max<int64_t>(1, col_rows(g) * g.out[1] * g.out[2]);
+  return std::max<int64_t>(1, std::min<int64_t>(g.out[0], kColBudget / plane));
+}
+
+// Calls row(col_at, src, q0, q1, off) for every input channel c of the group, tap (kd, kh, kw)
+// and output row (od in [od0, od1), oh): col_at is the row's offset in the slab's column
+// buffer [cig * kernel volume, (od1 - od0) * OH * OW], src the offset in in_g of the input row
+// it reads (-1 in the padding), [q0, q1) the output columns inside the input and off the
+// input column of output column 0.
+template <typename F>
+void for_each_col_row(const conv_nd_geometry& g, int64_t od0, int64_t od1, const F& row) {
+  const int64_t OH = g.out[1], OW = g.out[2];
+  const int64_t ID = g.in[0], IH = g.in[1], IW = g.in[2];
+  int64_t tap = 0;
+  for (int64_t c = 0; c < g.cig(); ++c)
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw, ++tap) {
+          const int64_t off = kw * g.dilation[2] - g.pad[2];
+          int64_t q0, q1;
+          column_range(off, g.stride[2], IW, OW, &q0, &q1);
+          for (int64_t od = od0; od < od1; ++od) {
+            const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
+            for (int64_t oh = 0; oh < OH; ++oh) {
+              const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
+              const int64_t col_at = ((tap * (od1 - od0) + (od - od0)) * OH + oh) * OW;
+              if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
+                row(col_at, int64_t{-1}, q0, q1, off);
+              } else {
+                row(col_at, ((c * ID + id) * IH + ih) * IW, q0, q1, off);
+              }
+            }
           }
-          const float* xr = xc + ih * g.w + col_off;
-          for (int64_t qq = 0; qq < q0; ++qq) out[qq] = 0.0f;
-          if (g.sw == 1) {
-            // a plain loop, not memcpy: rows are short (tens of floats) and a libc call per
-            // row costs more than the copy
-            for (int64_t qq = q0; qq < q1; ++qq) out[qq] = xr[qq];
-          } else {
-            for (int64_t qq = q0; qq < q1; ++qq) out[qq] = xr[qq * g.sw];
-          }
-          for (int64_t qq = q1; qq < g.q; ++qq) out[qq] = 0.0f;
+        }
+}
+
+// Unfolds output planes [od0, od1) of in_g [cig, in..] into col [cig * kernel volume, slab].
+void vol2col(const conv_nd_geometry& g, const float* in, int64_t od0, int64_t od1, float* col) {
+  const int64_t OW = g.out[2], sw = g.stride[2];
+  for_each_col_row(g, od0, od1,
+                   [&](int64_t col_at, int64_t src, int64_t q0, int64_t q1, int64_t off) {
+                     float* out = col + col_at;
+                     if (src < 0) {
+                       std::memset(out, 0, sizeof(float) * static_cast<size_t>(OW));
+                       return;
+                     }
+                     const float* xr = in + src + off;
+                     for (int64_t q = 0; q < q0; ++q) out[q] = 0.0f;
+                     if (sw == 1) {
+                       for (int64_t q = q0; q < q1; ++q) out[q] = xr[q];
+                     } else {
+                       for (int64_t q = q0; q < q1; ++q) out[q] = xr[q * sw];
+                     }
+                     for (int64_t q = q1; q < OW; ++q) out[q] = 0.0f;
+                   });
+}
+
+// Folds a slab's col back, adding into in_g (which the caller zeroed).
+void col2vol(const conv_nd_geometry& g, const float* col, int64_t od0, int64_t od1, float* in) {
+  const int64_t sw = g.stride[2];
+  for_each_col_row(g, od0, od1,
+                   [&](int64_t col_at, int64_t src, int64_t q0, int64_t q1, int64_t off) {
+                     if (src < 0) return;
+                     const float* c = col + col_at;
+                     float* xr = in + src + off;
+                     if (sw == 1) {
+                       for (int64_t q = q0; q < q1; ++q) xr[q] += c[q];
+                     } else {
+                       for (int64_t q = q0; q < q1; ++q) xr[q * sw] += c[q];
+                     }
+                   });
+}
+
+float* col_scratch(const conv_nd_geometry& g) {
+  return direct(g)
+             ? nullptr
+             : scratch(kTaskSlot0,
+                       static_cast<size_t>(col_rows(g) * slab_depth(g) * g.out[1] * g.out[2]));
+}
+
+// Runs f(n, grp, col) for every image and group, the pairs in parallel.
+template <typename F>
+void for_each_image_group(const conv_nd_geometry& g, const F& f) {
+  parallel_for(g.n * g.groups, 1, [&](int64_t tb, int64_t te) {
+    float* col = col_scratch(g);
+    for (int64_t t = tb; t < te; ++t) f(t / g.groups, t % g.groups, col);
+  });
+}
+
+// rows[c, :] += b[c] for `channels` rows of `size` floats.
+void add_bias(float* rows, const float* b, int64_t channels, int64_t size) {
+  for (int64_t c = 0; c < channels; ++c) {
+    float* row = rows + c * size;
+    const float bc = b[c];
+    for (int64_t i = 0; i < size; ++i) row[i] += bc;
+  }
+}
+
+void gemm_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
+                  float* out) {
+  const int64_t V = g.out_size(), CK = col_rows(g), plane = g.out[1] * g.out[2];
+  const int64_t slab = slab_depth(g);
+  for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
+    const float* src = in + in_group(g, n, grp);
+    const float* wg = w + w_group(g, grp);
+    float* dst = out + out_group(g, n, grp);
+    if (direct(g)) {
+      sgemm_rm(false, false, g.cog(), V, CK, 1.0f, wg, CK, src, V, 0.0f, dst, V);
+    } else {
+      for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
+        const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
+        vol2col(g, src, od0, od1, col);
+        sgemm_rm(false, false, g.cog(), vs, CK, 1.0f, wg, CK, col, vs, 0.0f, dst + od0 * plane, V);
+      }
+    }
+    if (b != nullptr) add_bias(dst, b + grp * g.cog(), g.cog(), V);
+  });
+}
+
+void gemm_backward_data(const conv_nd_geometry& g, const float* dout, const float* w,
+                        const float* b, float* din) {
+  const int64_t V = g.out_size(), CK = col_rows(g), plane = g.out[1] * g.out[2];
+  const int64_t slab = slab_depth(g);
+  for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
+    float* dst = din + in_group(g, n, grp);
+    const float* dy = dout + out_group(g, n, grp);
+    const float* wg = w + w_group(g, grp);
+    if (direct(g)) {
+      sgemm_rm(true, false, CK, V, g.cog(), 1.0f, wg, CK, dy, V, 0.0f, dst, V);
+    } else {
+      std::memset(dst, 0, sizeof(float) * static_cast<size_t>(g.cig() * g.in_size()));
+      for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
+        const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
+        sgemm_rm(true, false, CK, vs, g.cog(), 1.0f, wg, CK, dy + od0 * plane, V, 0.0f, col, vs);
+        col2vol(g, col, od0, od1, dst);
+      }
+    }
+    if (b != nullptr) add_bias(dst, b + grp * g.cig(), g.cig(), g.in_size());
+  });
+}
+
+void gemm_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout,
+                          float* dw) {
+  const int64_t V = g.out_size(), CK = col_rows(g), wsize = g.co * CK;
+  const int64_t plane = g.out[1] * g.out[2], slab = slab_depth(g);
+  if (g.n == 0 || V == 0) {  // no image (valid with any other size): dw = 0
+    std::fill(dw, dw + wsize, 0.0f);
+    return;
+  }
+  sum_over_image_chunks(g.n, wsize, dw, [&](float* acc, int64_t n0, int64_t n1) {
+    float* col = col_scratch(g);
+    for (int64_t n = n0; n < n1; ++n) {
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const float* src = in + in_group(g, n, grp);
+        const float* dy = dout + out_group(g, n, grp);
+        float* dwg = acc + w_group(g, grp);
+        if (direct(g)) {
+          sgemm_rm(false, true, g.cog(), CK, V, 1.0f, dy, V, src, V, n == n0 ? 0.0f : 1.0f, dwg,
+                   CK);
+          continue;
+        }
+        for (int64_t od0 = 0; od0 < g.out[0]; od0 += slab) {
+          const int64_t od1 = std::min(g.out[0], od0 + slab), vs = (od1 - od0) * plane;
+          vol2col(g, src, od0, od1, col);
+          const float beta = n == n0 && od0 == 0 ? 0.0f : 1.0f;
+          sgemm_rm(false, true, g.cog(), CK, vs, 1.0f, dy + od0 * plane, V, col, vs, beta, dwg, CK);
         }
       }
     }
-  }
+  });
 }
 
-// Folds col [cg*r*s, p*q] back, adding into dx_g [cg, h, w] (which the caller zeroed).
-void col2im(const conv_geom& g, const float* col, float* dx) {
-  for (int64_t c = 0; c < g.cg; ++c) {
-    float* xc = dx + c * g.h * g.w;
-    for (int64_t r = 0; r < g.r; ++r) {
-      for (int64_t s = 0; s < g.s; ++s) {
-        const float* row = col + ((c * g.r + r) * g.s + s) * g.pq();
-        const int64_t col_off = s * g.dw - g.pl;
-        int64_t q0 = 0, q1 = g.q;
-        if (col_off < 0) q0 = std::min<int64_t>(g.q, (-col_off + g.sw - 1) / g.sw);
-        const int64_t lim = g.w - col_off;
-        q1 = lim <= 0 ? 0 : std::min<int64_t>(g.q, (lim + g.sw - 1) / g.sw);
-        for (int64_t p = 0; p < g.p; ++p) {
-          const int64_t ih = p * g.sh - g.pt + r * g.dh;
-          if (ih < 0 || ih >= g.h) continue;
-          const float* in = row + p * g.q;
-          float* xr = xc + ih * g.w + col_off;
-          if (g.sw == 1) {
-            for (int64_t qq = q0; qq < q1; ++qq) xr[qq] += in[qq];
-          } else {
-            for (int64_t qq = q0; qq < q1; ++qq) xr[qq * g.sw] += in[qq];
-          }
-        }
-      }
-    }
-  }
+// ---- the three directions: Winograd where it applies, else im2col / vol2col + SGEMM ----------
+void run_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
+                 float* out) {
+  if (!winograd_forward(g, in, w, b, out)) gemm_forward(g, in, w, b, out);
+}
+
+void run_backward_data(const conv_nd_geometry& g, const float* dout, const float* w, const float* b,
+                       float* din) {
+  if (!winograd_backward_data(g, dout, w, b, din)) gemm_backward_data(g, dout, w, b, din);
+}
+
+void run_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout, float* dw) {
+  if (!winograd_backward_filter(g, in, dout, dw)) gemm_backward_filter(g, in, dout, dw);
 }
 
 // Sum of a row with 8 independent float accumulators (vectorises without -ffast-math; each
@@ -154,505 +260,44 @@ inline double sum_row(const float* row, int64_t len) {
   return total;
 }
 
-// ---- Winograd F(2x2, 3x3) -----------------------------------------------------------------------
-// Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (CVPR 2016). For 3x3 filters
-// at stride 1 (dilation 1, one group) each 2x2 output tile costs 16 multiplies per (k, c)
-// instead of 36: Y = A^T [ (G g G^T) .* (B^T d B) ] A, the 16 elementwise products summed over
-// c as 16 SGEMMs [K, C] . [C, tiles]. Transforms use only 0, +-1 and +-1/2.
-
-constexpr int64_t kWinoMinChannels = 16;  // below this the SGEMMs' depth is too small to pay
-
-// u[xi][k][c] = (G g G^T)[xi] for g = w[k][c] (flip = 0) or, for backward-data as a forward
-// convolution, g[r][s] = w[c][k][2-r][2-s] with w of shape [C_out_of_this, K_of_this, 3, 3].
-void winograd_weights(const float* w, int64_t k_out, int64_t c_in, bool flip, float* u) {
-  const int64_t kc = k_out * c_in;
-  for (int64_t k = 0; k < k_out; ++k) {
-    for (int64_t c = 0; c < c_in; ++c) {
-      float g[3][3];
-      for (int r = 0; r < 3; ++r)
-        for (int s = 0; s < 3; ++s)
-          g[r][s] = flip ? w[((c * k_out + k) * 3 + (2 - r)) * 3 + (2 - s)]
-                         : w[((k * c_in + c) * 3 + r) * 3 + s];
-      float gg[4][3];  // G g
-      for (int s = 0; s < 3; ++s) {
-        gg[0][s] = g[0][s];
-        gg[1][s] = 0.5f * (g[0][s] + g[1][s] + g[2][s]);
-        gg[2][s] = 0.5f * (g[0][s] - g[1][s] + g[2][s]);
-        gg[3][s] = g[2][s];
-      }
-      for (int i = 0; i < 4; ++i) {  // (G g) G^T
-        const float t[4] = {gg[i][0], 0.5f * (gg[i][0] + gg[i][1] + gg[i][2]),
-                            0.5f * (gg[i][0] - gg[i][1] + gg[i][2]), gg[i][2]};
-        for (int j = 0; j < 4; ++j) u[(i * 4 + j) * kc + k * c_in + c] = t[j];
-      }
-    }
-  }
-}
-
-// The transforms below get an AVX2 clone where the CPU has it (the plugin is built for plain
-// x86-64; the default clone is SSE2): their loops are adds and subtracts over rows of tiles.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define NNP_WINO_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define NNP_WINO_CLONES
-#endif
-
-// Input transform of one plane for tp x tq tiles: v[xi * xs + ti * tq + tj] = (B^T d B)[xi] for
-// the 4x4 tile d at rows 2 ti.., columns 2 tj.. of `plane` (rows `ld` floats apart, at least
-// 2 tp + 2 rows of 2 tq + 2 columns, the padding already in place). Per row of tiles: B^T along
-// the four plane rows first (unit stride over the whole padded row), then B along each of the
-// four results (stride-2 reads), both loops vectorised. tmp holds 4 (2 tq + 2) floats.
-NNP_WINO_CLONES
-void winograd_input_plane(const float* __restrict plane, int64_t ld, int64_t tp, int64_t tq,
-                          float* __restrict v, int64_t xs, float* __restrict tmp) {
-  const int64_t wp = 2 * tq + 2;
-  float* __restrict b0 = tmp;
-  float* __restrict b1 = tmp + wp;
-  float* __restrict b2 = tmp + 2 * wp;
-  float* __restrict b3 = tmp + 3 * wp;
-  for (int64_t ti = 0; ti < tp; ++ti) {
-    const float* r0 = plane + 2 * ti * ld;
-    const float* r1 = r0 + ld;
-    const float* r2 = r1 + ld;
-    const float* r3 = r2 + ld;
-    for (int64_t j = 0; j < wp; ++j) {  // B^T d: rows d0 - d2, d1 + d2, d2 - d1, d1 - d3
-      b0[j] = r0[j] - r2[j];
-      b1[j] = r1[j] + r2[j];
-      b2[j] = r2[j] - r1[j];
-      b3[j] = r1[j] - r3[j];
-    }
-    for (int i = 0; i < 4; ++i) {  // (B^T d) B along each row
-      const float* __restrict d = tmp + i * wp;
-      float* __restrict v0 = v + (4 * i + 0) * xs + ti * tq;
-      float* __restrict v1 = v + (4 * i + 1) * xs + ti * tq;
-      float* __restrict v2 = v + (4 * i + 2) * xs + ti * tq;
-      float* __restrict v3 = v + (4 * i + 3) * xs + ti * tq;
-      for (int64_t t = 0; t < tq; ++t) {
-        v0[t] = d[2 * t] - d[2 * t + 2];
-        v1[t] = d[2 * t + 1] + d[2 * t + 2];
-        v2[t] = d[2 * t + 2] - d[2 * t + 1];
-        v3[t] = d[2 * t + 1] - d[2 * t + 3];
-      }
-    }
-  }
-}
-
-// Padded plane geometry of the input transform: x [h, w] with padding pad_top / pad_left, read
-// as a plane of hp = 2 tp + 2 rows and wp = 2 tq + 2 columns (zero outside x). When x already is
-// that plane (no padding, h = hp, w = wp) the transform reads x directly; otherwise each plane
-// is copied into a task buffer whose padding was zeroed once (the copied region is the same for
-// every plane, so the zeros stay).
-struct wino_plane {
-  int64_t h, w, tp, tq, pad_top, pad_left;
-  int64_t hp() const { return 2 * tp + 2; }
-  int64_t wp() const { return 2 * tq + 2; }
-  bool direct() const { return pad_top == 0 && pad_left == 0 && h == hp() && w == wp(); }
-  // Floats of task scratch the input transform needs: the padded plane and tmp.
-  int64_t work() const { return (direct() ? 0 : hp() * wp()) + 4 * wp(); }
-  // The plane the transform reads for x (rows `ld()` apart); pad from prepare().
-  const float* place(const float* x, float* pad) const {
-    if (direct()) return x;
-    const int64_t i0 = std::max<int64_t>(0, -pad_top), i1 = std::min(h, hp() - pad_top);
-    const int64_t j0 = std::max<int64_t>(0, -pad_left), j1 = std::min(w, wp() - pad_left);
-    for (int64_t i = i0; i < i1; ++i) {
-      const float* xr = x + i * w;
-      float* pr = pad + (i + pad_top) * wp() + pad_left;
-      for (int64_t j = j0; j < j1; ++j) pr[j] = xr[j];
-    }
-    return pad;
-  }
-  int64_t ld() const { return direct() ? w : wp(); }
-  // Zeroes the task's padded plane (once per task, before the first place()).
-  void prepare(float* pad) const {
-    if (!direct()) std::fill(pad, pad + hp() * wp(), 0.0f);
-  }
-};
-
-// Floats between the 16 xi planes of v, m or dyt holding `floats` each: a whole, odd number of
-// 64-byte lines, so that the 16 streams a transform reads or writes at once (one per plane)
-// fall in different L1 sets. Unpadded, a plane of [64, 144] floats is 9 x 4 KiB and all 16
-// streams land in one set of the 8-way L1 (padding the strides took the cnn conv2 forward from
-// 23.0 to 21.3 ms on one thread, process CPU time of nnplug-bench).
-int64_t wino_plane_stride(int64_t floats) {
-  int64_t lines = (floats + 15) / 16;
-  if (lines % 2 == 0) ++lines;
-  return lines * 16;
-}
-
-// Input transform of images [c_in, h, w] (nb of them, img_stride floats apart) into
-// v[xi * xs + c * ld_v + b * tiles + t], ld_v = nb * tiles: the images' tiles side by side, so
-// that one SGEMM per xi covers the whole block. work: pl.work() floats, prepared.
-NNP_WINO_CLONES
-void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_t c_in,
-                          const wino_plane& pl, float* v, int64_t xs, float* work) {
-  const int64_t tiles = pl.tp * pl.tq, ld_v = nb * tiles;
-  float* pad = work;
-  float* tmp = work + (pl.direct() ? 0 : pl.hp() * pl.wp());
-  for (int64_t b = 0; b < nb; ++b)
-    for (int64_t c = 0; c < c_in; ++c)
-      winograd_input_plane(pl.place(x + b * img_stride + c * pl.h * pl.w, pad), pl.ld(), pl.tp,
-                           pl.tq, v + c * ld_v + b * tiles, xs, tmp);
-}
-
-// Output transform, first half (A^T along the xi rows), over all tiles of a plane at once
-// (unit stride, long loops): s0[j][t] = m0 + m1 + m2 and s1[j][t] = m1 - m2 - m3 for
-// mi = m[(4 i + j) * ms + t]; s = s0 [4][tiles] then s1 [4][tiles].
-inline void winograd_output_cols(const float* __restrict m0, const float* __restrict m1,
-                                 const float* __restrict m2, const float* __restrict m3,
-                                 int64_t tiles, float* __restrict s0, float* __restrict s1) {
-  for (int64_t t = 0; t < tiles; ++t) {
-    s0[t] = m0[t] + m1[t] + m2[t];
-    s1[t] = m1[t] - m2[t] - m3[t];
-  }
-}
-
-// Output transform, second half (A along each row) for one row of tiles: out[2 t], out[2 t + 1]
-// = a0 + a1 + a2 + bias, a1 - a2 - a3 + bias for aj = a[j * tiles + t].
-inline void winograd_output_row(const float* __restrict a, int64_t tiles, int64_t tq, float bias,
-                                float* __restrict out) {
-  for (int64_t t = 0; t < tq; ++t) {
-    const float a0 = a[t], a1 = a[tiles + t], a2 = a[2 * tiles + t], a3 = a[3 * tiles + t];
-    out[2 * t] = a0 + a1 + a2 + bias;
-    out[2 * t + 1] = a1 - a2 - a3 + bias;
-  }
-}
-
-// Output transform of one plane: y [p, q] = A^T m A + bias per tile, m[xi] = m[xi * ms + t]
-// for tile t = ti * tq + tj, clipped at odd edges. work: 8 tiles + 4 tq floats.
-NNP_WINO_CLONES
-void winograd_output_plane(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
-                           float bias, float* y, float* work) {
-  const int64_t tiles = tp * tq;
-  float* s = work;                     // [2][4][tiles]
-  float* rows_out = work + 8 * tiles;  // two output rows of 2 tq floats
-  for (int j = 0; j < 4; ++j)
-    winograd_output_cols(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
-                         s + j * tiles, s + (4 + j) * tiles);
-  for (int64_t ti = 0; ti < tp; ++ti) {
-    const int64_t r0 = 2 * ti;
-    const bool fits = r0 + 1 < p && q % 2 == 0;  // direct when it fits
-    float* out0 = fits ? y + r0 * q : rows_out;
-    float* out1 = fits ? y + (r0 + 1) * q : rows_out + 2 * tq;
-    winograd_output_row(s + ti * tq, tiles, tq, bias, out0);
-    winograd_output_row(s + 4 * tiles + ti * tq, tiles, tq, bias, out1);
-    if (!fits) {
-      std::memcpy(y + r0 * q, out0, sizeof(float) * static_cast<size_t>(q));
-      if (r0 + 1 < p) std::memcpy(y + (r0 + 1) * q, out1, sizeof(float) * static_cast<size_t>(q));
-    }
-  }
-}
-
-// Images per block of the batched transforms and SGEMMs: enough that a block has at least
-// kWinoMinColumns tiles (the SGEMMs' N; small images would otherwise make SGEMMs too narrow to
-// run at speed), but no more: v and m of one cnn conv2 image (144 tiles) already take 885 KB,
-// most of a 1 MiB L2, and blocks of 2, 4 or 8 such images measured up to 10% slower. Fewer when
-// that leaves fewer than two blocks per thread (so that 2 threads still split the batch).
-constexpr int64_t kWinoMinColumns = 128;
-int64_t winograd_block(int64_t n, int64_t tiles) {
-  const int64_t want = (kWinoMinColumns + tiles - 1) / tiles;
-  const int64_t per = (n + 2 * num_threads() - 1) / (2 * num_threads());
-  return std::max<int64_t>(1, std::min(want, per));
-}
-
-// NNPLUG_CPU_WINOGRAD=0 turns the Winograd paths off (im2col everywhere), to measure them.
-bool winograd_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("NNPLUG_CPU_WINOGRAD");
-    return env == nullptr || std::strcmp(env, "0") != 0;
-  }();
-  return enabled;
-}
-
-// A batch of n images x [n, c_in, h, w] -> y [n, k_out, p, q] (+ bias), padding pad_top /
-// pad_left (the bottom and right padding follow from p and q), after one winograd_weights of wt
-// (flip as there) into call scratch. Blocks of winograd_block(n, tiles) images in parallel; per
-// block the input transform of its images into v [16][c_in][nb * tiles], 16 SGEMMs m[xi] [K, nb *
-// tiles] = u[xi] [K, C] . v[xi] [C, nb * tiles], and the output transform.
-void winograd_batch(int64_t n, const float* x, int64_t c_in, int64_t h, int64_t w, const float* wt,
-                    bool flip, int64_t k_out, int64_t p, int64_t q, int64_t pad_top,
-                    int64_t pad_left, const float* bias, float* y) {
-  float* u = scratch(kCallSlot1, static_cast<size_t>(16 * k_out * c_in));
-  winograd_weights(wt, k_out, c_in, flip, u);
-  const wino_plane pl{h, w, (p + 1) / 2, (q + 1) / 2, pad_top, pad_left};
-  const int64_t tiles = pl.tp * pl.tq;
-  const int64_t block = winograd_block(n, tiles), blocks = (n + block - 1) / block;
-  parallel_for(blocks, 1, [&](int64_t bb, int64_t be) {
-    const int64_t xs = wino_plane_stride(c_in * block * tiles), vsize = 16 * xs;
-    const int64_t ms = wino_plane_stride(k_out * block * tiles);
-    float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() + 8 * tiles + 4 * pl.tq));
-    float* work = v + vsize;
-    float* out_work = work + pl.work();
-    float* m = scratch(kTaskSlot1, static_cast<size_t>(16 * ms));
-    pl.prepare(work);
-    for (int64_t blk = bb; blk < be; ++blk) {
-      const int64_t i0 = blk * block, nb = std::min(block, n - i0), ld = nb * tiles;
-      winograd_input_block(x + i0 * c_in * h * w, nb, c_in * h * w, c_in, pl, v, xs, work);
-      for (int xi = 0; xi < 16; ++xi)
-        sgemm_rm(false, false, k_out, ld, c_in, 1.0f, u + xi * k_out * c_in, c_in, v + xi * xs, ld,
-                 0.0f, m + xi * ms, ld);
-      for (int64_t b = 0; b < nb; ++b)
-        for (int64_t k = 0; k < k_out; ++k)
-          winograd_output_plane(m + k * ld + b * tiles, ms, pl.tp, pl.tq, p, q,
-                                bias != nullptr ? bias[k] : 0.0f,
-                                y + ((i0 + b) * k_out + k) * p * q, out_work);
-    }
-  });
-}
-
-bool winograd_ok(const conv_geom& g) {
-  return winograd_enabled() && g.r == 3 && g.s == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
-         g.dw == 1 && g.groups == 1 && g.c >= kWinoMinChannels && g.k >= kWinoMinChannels;
-}
-
-// Whether n floats are all finite (no ±inf, no NaN): an OR over the exponent test of each
-// element's bits, which vectorises; chunks in parallel. Winograd's transforms add and subtract
-// inputs, so one infinity there becomes inf - inf = NaN in outputs where the direct formula
-// gives ±inf (docs/ops.md, "Non-finite values"): calls with a non-finite operand take the
-// im2col path. The scan reads each operand once, against Winograd's several passes.
-bool all_finite(const float* p, int64_t n) {
-  constexpr int64_t kChunk = int64_t{1} << 16;
-  std::atomic<bool> finite{true};
-  parallel_for((n + kChunk - 1) / kChunk, 1, [&](int64_t cb, int64_t ce) {
-    for (int64_t ch = cb; ch < ce && finite.load(std::memory_order_relaxed); ++ch) {
-      const float* q = p + ch * kChunk;
-      const int64_t len = std::min(kChunk, n - ch * kChunk);
-      uint32_t bad = 0;
-      for (int64_t i = 0; i < len; ++i) {
-        uint32_t u;
-        std::memcpy(&u, q + i, sizeof u);
-        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
-      }
-      if (bad != 0) finite.store(false, std::memory_order_relaxed);
-    }
-  });
-  return finite.load();
-}
-
-// Row i of (A d) A^T for a row of 2x2 dy tiles: with (a0, a1) = c0 * (e0, o0) + c1 * (e1, o1)
-// (even and odd columns of the two dy rows, read at stride 2), q0..q3 = a0, a0 + a1, a0 - a1,
-// -a1. c0, c1 are 0 or +-1, so the products are exact.
-inline void winograd_dy_row(const float* __restrict d0, const float* __restrict d1, float c0,
-                            float c1, int64_t tq, float* __restrict q0, float* __restrict q1,
-                            float* __restrict q2, float* __restrict q3) {
-  for (int64_t t = 0; t < tq; ++t) {
-    const float a0 = c0 * d0[2 * t] + c1 * d1[2 * t];
-    const float a1 = c0 * d0[2 * t + 1] + c1 * d1[2 * t + 1];
-    q0[t] = a0;
-    q1[t] = a0 + a1;
-    q2[t] = a0 - a1;
-    q3[t] = -a1;
-  }
-}
-
-// dy transform of one plane dy [p, q] for backward-filter: out[xi * ks + ti * tq + tj] =
-// (A d A^T)[xi] for the 2x2 dy tile d at rows 2 ti.., columns 2 tj.. (0 outside P x Q). Row i of
-// A d is (c0 * row0 + c1 * row1) with (c0, c1) = (1, 0), (1, 1), (1, -1), (0, -1); then (A d) A^T
-// maps a row (a0, a1) to [a0, a0 + a1, a0 - a1, -a1]. At odd edges the rows are read from
-// zero-padded copies in rows (4 tq floats).
-NNP_WINO_CLONES
-void winograd_dy_plane(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, float* out,
-                       int64_t ks, float* rows) {
-  static constexpr float kC0[4] = {1.0f, 1.0f, 1.0f, 0.0f};
-  static constexpr float kC1[4] = {0.0f, 1.0f, -1.0f, -1.0f};
-  for (int64_t ti = 0; ti < tp; ++ti) {
-    const float* d0 = dy + 2 * ti * q;
-    const float* d1 = d0 + q;
-    if (2 * ti + 1 >= p || q % 2 != 0) {  // a partial tile row or column
-      std::fill(rows, rows + 4 * tq, 0.0f);
-      for (int64_t j = 0; j < q; ++j) rows[j] = d0[j];
-      if (2 * ti + 1 < p)
-        for (int64_t j = 0; j < q; ++j) rows[2 * tq + j] = d1[j];
-      d0 = rows;
-      d1 = rows + 2 * tq;
-    }
-    for (int i = 0; i < 4; ++i) {
-      float* o = out + 4 * i * ks + ti * tq;
-      winograd_dy_row(d0, d1, kC0[i], kC1[i], tq, o, o + ks, o + 2 * ks, o + 3 * ks);
-    }
-  }
-}
-
-// Backward-filter by Winograd F(2x2, 3x3): the forward is y = A^T [(G g G^T) .* V] A per tile,
-// linear in g, so dg = G^T dU G with dU[xi] = sum over images and tiles of (A dy A^T)[xi] *
-// V[xi]. The batch splits into chunks (one with one thread, else four per thread, as in
-// sum_over_image_chunks), each accumulating its own dU; per block of winograd_block images the
-// input transform into v [16][C][nb * tiles], the dy transform into dyt [16][K][nb * tiles], and
-// 16 SGEMMs [K, nb * tiles] . [nb * tiles, C] into dU; then one 4x4 -> 3x3 transform per (k, c).
-void winograd_backward_filter(const conv_geom& g, const float* x, const float* dy, float* dw) {
-  const wino_plane pl{g.h, g.w, (g.p + 1) / 2, (g.q + 1) / 2, g.pt, g.pl};
-  const int64_t tp = pl.tp, tq = pl.tq, tiles = tp * tq;
-  const int64_t usize = 16 * g.k * g.c;
-  const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), g.n);
-  const int64_t block = std::min(winograd_block(g.n, tiles), (g.n + chunks - 1) / chunks);
-  float* du_all = scratch(kCallSlot0, static_cast<size_t>(chunks * usize));
-  parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
-    const int64_t xs = wino_plane_stride(g.c * block * tiles), vsize = 16 * xs;
-    const int64_t ks = wino_plane_stride(g.k * block * tiles);
-    float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work()));
-    float* work = v + vsize;
-    float* dyt = scratch(kTaskSlot1, static_cast<size_t>(16 * ks + 4 * tq));
-    float* rows = dyt + 16 * ks;
-    pl.prepare(work);
-    for (int64_t ch = cb; ch < ce; ++ch) {
-      float* du = du_all + ch * usize;
-      const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
-      for (int64_t i0 = n0; i0 < n1; i0 += block) {
-        const int64_t nb = std::min(block, n1 - i0), ld = nb * tiles;
-        winograd_input_block(x + i0 * g.c * g.h * g.w, nb, g.c * g.h * g.w, g.c, pl, v, xs, work);
-        for (int64_t b = 0; b < nb; ++b)
-          for (int64_t k = 0; k < g.k; ++k)
-            winograd_dy_plane(dy + ((i0 + b) * g.k + k) * g.pq(), g.p, g.q, tp, tq,
-                              dyt + k * ld + b * tiles, ks, rows);
-        const float beta = i0 == n0 ? 0.0f : 1.0f;
-        for (int xi = 0; xi < 16; ++xi)
-          sgemm_rm(false, true, g.k, g.c, ld, 1.0f, dyt + xi * ks, ld, v + xi * xs, ld, beta,
-                   du + xi * g.k * g.c, g.c);
-      }
-    }
-  });
-  // sum the chunks' dU, then dw[k][c] = G^T dU G
-  for (int64_t ch = 1; ch < chunks; ++ch) {
-    const float* part = du_all + ch * usize;
-    for (int64_t i = 0; i < usize; ++i) du_all[i] += part[i];
-  }
-  const int64_t kc = g.k * g.c;
-  for (int64_t k = 0; k < g.k; ++k) {
-    for (int64_t c = 0; c < g.c; ++c) {
-      float m[4][4];
-      for (int i = 0; i < 16; ++i) m[i / 4][i % 4] = du_all[i * kc + k * g.c + c];
-      float t[3][4];  // G^T m
-      for (int j = 0; j < 4; ++j) {
-        t[0][j] = m[0][j] + 0.5f * (m[1][j] + m[2][j]);
-        t[1][j] = 0.5f * (m[1][j] - m[2][j]);
-        t[2][j] = 0.5f * (m[1][j] + m[2][j]) + m[3][j];
-      }
-      float* out = dw + (k * g.c + c) * 9;
-      for (int i = 0; i < 3; ++i) {  // (G^T m) G
-        out[i * 3 + 0] = t[i][0] + 0.5f * (t[i][1] + t[i][2]);
-        out[i * 3 + 1] = 0.5f * (t[i][1] - t[i][2]);
-        out[i * 3 + 2] = 0.5f * (t[i][1] + t[i][2]) + t[i][3];
-      }
-    }
-  }
-}
-
-// The calling task's column buffer [crs, pq] (nullptr for a direct convolution: no im2col).
-float* col_scratch(const conv_geom& g) {
-  return g.direct() ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(g.crs() * g.pq()));
-}
-
-// Runs f(n, grp, col) for every image n and group grp, the pairs in parallel, col the running
-// task's column buffer (col_scratch).
-template <typename F>
-void for_each_image_group(const conv_geom& g, const F& f) {
-  parallel_for(g.n * g.groups, 1, [&](int64_t tb, int64_t te) {
-    float* col = col_scratch(g);
-    for (int64_t t = tb; t < te; ++t) f(t / g.groups, t % g.groups, col);
-  });
+// The NNP_OP_CONV_* call of NNP_OP_CONV2D_* call c: its params as nnp_conv_params (strides,
+// pads [top, left, bottom, right], dilations and groups in their ONNX places, no auto_pad) in q,
+// which the returned call points to; tensors and formulas are the same.
+op_call as_conv_nd(const op_call& c, nnp_conv_params* q) {
+  *q = nnp::conv_params_of_2d(c.params_as<nnp_conv2d_params>());
+  return c.with_params(q);
 }
 
 }  // namespace
 
-void conv2d_forward(const op_call& c) {
-  const auto& prm = c.params_as<nnp_conv2d_params>();
-  const DLTensor *X = c.in(0), *W = c.in(1), *B = c.in(2), *Y = c.out(0);
-  const conv_geom g = make_geom(prm, *X, *W, *Y);
-  const float *x = f32(X), *w = f32(W), *b = f32(B);
-  float* y = f32(Y);
-  if (winograd_ok(g) && all_finite(w, numel(*W)) && all_finite(x, numel(*X))) {
-    winograd_batch(g.n, x, g.c, g.h, g.w, w, false, g.k, g.p, g.q, g.pt, g.pl, b, y);
-    return;
-  }
-  for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
-    const float* xg = x + g.x_group(n, grp);
-    float* yg = y + g.y_group(n, grp);
-    const float* src = xg;
-    if (!g.direct()) {
-      im2col(g, xg, col);
-      src = col;
-    }
-    sgemm_rm(false, false, g.kg, g.pq(), g.crs(), 1.0f, w + g.w_group(grp), g.crs(), src, g.pq(),
-             0.0f, yg, g.pq());
-    if (b != nullptr) {
-      for (int64_t k = 0; k < g.kg; ++k) {
-        const float bk = b[grp * g.kg + k];
-        float* yk = yg + k * g.pq();
-        for (int64_t i = 0; i < g.pq(); ++i) yk[i] += bk;
-      }
-    }
-  });
+void conv_forward(const op_call& c) {
+  const auto p = c.params_as<nnp_conv_params>();
+  const conv_nd_geometry g = conv_nd_of_conv(p, *c.in(0), *c.in(1), *c.out(0));
+  run_forward(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)));
 }
 
-void conv2d_backward_data(const op_call& c) {
-  const auto& prm = c.params_as<nnp_conv2d_params>();
-  const DLTensor *DY = c.in(0), *W = c.in(1), *DX = c.out(0);
-  const conv_geom g = make_geom(prm, *DX, *W, *DY);
-  const float *dy = f32(DY), *w = f32(W);
-  float* dx = f32(DX);
-  // As a forward convolution of dy with the flipped, transposed filter (padding 2 - pad), by
-  // Winograd when it applies and every padding is at most 2.
-  if (winograd_ok(g) && prm.pad_top <= 2 && prm.pad_left <= 2 && prm.pad_bottom <= 2 &&
-      prm.pad_right <= 2 && all_finite(w, numel(*W)) && all_finite(dy, numel(*DY))) {
-    winograd_batch(g.n, dy, g.k, g.p, g.q, w, true, g.c, g.h, g.w, 2 - g.pt, 2 - g.pl, nullptr, dx);
-    return;
-  }
-  for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
-    float* dxg = dx + g.x_group(n, grp);
-    const float* dyg = dy + g.y_group(n, grp);
-    const float* wg = w + g.w_group(grp);
-    if (g.direct()) {
-      sgemm_rm(true, false, g.crs(), g.pq(), g.kg, 1.0f, wg, g.crs(), dyg, g.pq(), 0.0f, dxg,
-               g.pq());
-      return;
-    }
-    sgemm_rm(true, false, g.crs(), g.pq(), g.kg, 1.0f, wg, g.crs(), dyg, g.pq(), 0.0f, col, g.pq());
-    std::memset(dxg, 0, sizeof(float) * static_cast<size_t>(g.cg * g.h * g.w));
-    col2im(g, col, dxg);
-  });
+void conv_backward_data(const op_call& c) {
+  const auto p = c.params_as<nnp_conv_params>();
+  const conv_nd_geometry g = conv_nd_of_conv(p, *c.out(0), *c.in(1), *c.in(0));
+  run_backward_data(g, f32(c.in(0)), f32(c.in(1)), nullptr, f32(c.out(0)));
 }
 
-void conv2d_backward_filter(const op_call& c) {
-  const auto& prm = c.params_as<nnp_conv2d_params>();
-  const DLTensor *X = c.in(0), *DY = c.in(1), *DW = c.out(0);
-  const conv_geom g = make_geom(prm, *X, *DW, *DY);
-  const float *x = f32(X), *dy = f32(DY);
-  float* dw = f32(DW);
-  const int64_t wsize = g.k * g.crs();
-  if (g.n == 0) {
-    std::fill(dw, dw + wsize, 0.0f);
-    return;
-  }
-  if (winograd_ok(g) && all_finite(dy, numel(*DY)) && all_finite(x, numel(*X))) {
-    winograd_backward_filter(g, x, dy, dw);
-    return;
-  }
-  sum_over_image_chunks(g.n, wsize, dw, [&](float* acc, int64_t n0, int64_t n1) {
-    float* col = col_scratch(g);
-    for (int64_t n = n0; n < n1; ++n) {
-      const float beta = n == n0 ? 0.0f : 1.0f;
-      for (int64_t grp = 0; grp < g.groups; ++grp) {
-        const float* xg = x + g.x_group(n, grp);
-        const float* dyg = dy + g.y_group(n, grp);
-        const float* src = xg;
-        if (!g.direct()) {
-          im2col(g, xg, col);
-          src = col;
-        }
-        sgemm_rm(false, true, g.kg, g.crs(), g.pq(), 1.0f, dyg, g.pq(), src, g.pq(), beta,
-                 acc + g.w_group(grp), g.crs());
-      }
-    }
-  });
+void conv_backward_filter(const op_call& c) {
+  const auto p = c.params_as<nnp_conv_params>();
+  const conv_nd_geometry g = conv_nd_of_conv(p, *c.in(0), *c.out(0), *c.in(1));
+  run_backward_filter(g, f32(c.in(0)), f32(c.in(1)), f32(c.out(0)));
 }
 
-void conv2d_backward_bias(const op_call& c) {
+// db[k] = sum over n and every spatial position of dy [N, K, ...] (any rank; params unused):
+// channels in parallel, each image's plane summed in float (sum_row), the total in double.
+void conv_backward_bias(const op_call& c) {
   const DLTensor *DY = c.in(0), *DB = c.out(0);
   const int64_t n = DY->shape[0], k = DY->shape[1];
   int64_t pq = 1;
   for (int i = 2; i < DY->ndim; ++i) pq *= DY->shape[i];
   const float* dy = f32(DY);
   float* db = f32(DB);
-  if (n * pq == 0) {  // dy has no element (N or P*Q may be huge beside the 0)
+  if (n * pq == 0) {  // dy has no element (N or the plane may be huge beside the 0)
     std::fill(db, db + k, 0.0f);
     return;
   }
@@ -664,6 +309,39 @@ void conv2d_backward_bias(const op_call& c) {
                    db[kk] = static_cast<float>(sum);
                  }
                });
+}
+
+void conv_transpose_forward(const op_call& c) {
+  const auto p = c.params_as<nnp_conv_transpose_params>();
+  const conv_nd_geometry g = conv_nd_of_transpose(p, *c.in(0), *c.in(1), *c.out(0));
+  run_backward_data(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)));
+}
+
+void conv_transpose_backward_data(const op_call& c) {
+  const auto p = c.params_as<nnp_conv_transpose_params>();
+  const conv_nd_geometry g = conv_nd_of_transpose(p, *c.out(0), *c.in(1), *c.in(0));
+  run_forward(g, f32(c.in(0)), f32(c.in(1)), nullptr, f32(c.out(0)));
+}
+
+void conv_transpose_backward_filter(const op_call& c) {
+  const auto p = c.params_as<nnp_conv_transpose_params>();
+  const conv_nd_geometry g = conv_nd_of_transpose(p, *c.in(0), *c.out(0), *c.in(1));
+  run_backward_filter(g, f32(c.in(1)), f32(c.in(0)), f32(c.out(0)));
+}
+
+void conv2d_forward(const op_call& c) {
+  nnp_conv_params q;
+  conv_forward(as_conv_nd(c, &q));
+}
+
+void conv2d_backward_data(const op_call& c) {
+  nnp_conv_params q;
+  conv_backward_data(as_conv_nd(c, &q));
+}
+
+void conv2d_backward_filter(const op_call& c) {
+  nnp_conv_params q;
+  conv_backward_filter(as_conv_nd(c, &q));
 }
 
 }  // namespace nnp::cpu

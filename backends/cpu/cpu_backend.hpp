@@ -18,14 +18,16 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace nnp::cpu {
 
-// Dropout keep masks a stream generated recently (elementwise.cpp): dropout_backward with the
+// Dropout keep masks a stream generated recently (dropout.cpp): dropout_backward with the
 // params of a recent dropout_forward reads the mask instead of running Philox again. A mask
 // depends only on (seed, offset, ratio, numel), so an entry never goes stale.
 struct dropout_mask {
@@ -142,6 +144,34 @@ inline void map_block(float* out, int64_t begin, int64_t end, const F& f) {
 // little against their work and small tensors stay on the calling thread.
 constexpr int64_t kElementwiseGrain = 32768;
 
+// out[i] = f(i) for i in [0, n), in parallel blocks of about kElementwiseGrain elements through
+// map_block (vectorised even in place).
+template <typename F>
+void map_elements(float* out, int64_t n, const F& f) {
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { map_block(out, b, e, f); });
+}
+
+// The softmax statistics of one contiguous row x[0..C): the shift m = its maximum (0 when every
+// element is -inf: no inf - inf) and s = sum exp(x - m); with e, the exponentials go there too.
+// Log-softmax is (x - m) - log(s), in that order: m + log(s) rounded to float first would lose
+// the low bits of a large shift (x near 1e5 has an ulp of 2^-7).
+inline void row_stats(const float* x, int64_t C, float* m, float* s, float* e = nullptr) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t c = 0; c < C; ++c) mx = std::max(mx, x[c]);
+  if (mx == -std::numeric_limits<float>::infinity()) mx = 0.0f;
+  float sum = 0.0f;
+  if (e == nullptr) {
+    for (int64_t c = 0; c < C; ++c) sum += std::exp(x[c] - mx);
+  } else {
+    for (int64_t c = 0; c < C; ++c) {
+      e[c] = std::exp(x[c] - mx);
+      sum += e[c];
+    }
+  }
+  *m = mx;
+  *s = sum;
+}
+
 // Per-thread scratch buffer number `slot` (0..kScratchSlots-1) of at least n floats. Buffers
 // only grow and are reused across calls. The pointer stays valid until the same thread asks
 // for the same slot again. Slots kTaskSlot0/1 are for use inside one task body (fetched at the
@@ -180,61 +210,61 @@ void sum_over_image_chunks(int64_t images, int64_t wsize, float* dw, const F& bo
 
 // ---- op families -------------------------------------------------------------------------------
 void gemm(const op_call& c);
-void conv2d_forward(const op_call& c);
+void conv2d_forward(const op_call& c);  // conv.cpp (conv2d: conv with k = 2), conv_winograd.cpp
 void conv2d_backward_data(const op_call& c);
 void conv2d_backward_filter(const op_call& c);
-void conv2d_backward_bias(const op_call& c);
-void conv_forward(const op_call& c);  // conv_nd.cpp
+void conv_forward(const op_call& c);
 void conv_backward_data(const op_call& c);
 void conv_backward_filter(const op_call& c);
-void conv_backward_bias(const op_call& c);
+void conv_backward_bias(const op_call& c);  // also NNP_OP_CONV2D_BACKWARD_BIAS
 void conv_transpose_forward(const op_call& c);
 void conv_transpose_backward_data(const op_call& c);
 void conv_transpose_backward_filter(const op_call& c);
-void pool2d_forward(const op_call& c);
+void pool2d_forward(const op_call& c);  // pool.cpp (pool2d: pool with k = 2)
 void pool2d_backward(const op_call& c);
-void pool_forward(const op_call& c);   // pool_nd.cpp
-void pool_backward(const op_call& c);  //
-void pool_nd_check(const op_call& c);  // UNSUPPORTED beyond 2^31 - 1 taps per max window
-void activation_forward(const op_call& c);
+void pool2d_check(const op_call& c);  // UNSUPPORTED beyond 2^31 - 1 taps per max window
+void pool_forward(const op_call& c);
+void pool_backward(const op_call& c);
+void pool_nd_check(const op_call& c);       //
+void activation_forward(const op_call& c);  // activation.cpp
 void activation_backward(const op_call& c);
 void softmax_forward(const op_call& c);
 void softmax_backward(const op_call& c);
-void attention_forward(const op_call& c);
-void attention_backward(const op_call& c);
 void softmax_cross_entropy_forward(const op_call& c);
 void softmax_cross_entropy_backward(const op_call& c);
+void attention_forward(const op_call& c);  // attention.cpp
+void attention_backward(const op_call& c);
 void nll_loss_forward(const op_call& c);  // loss.cpp
 void nll_loss_backward(const op_call& c);
 void softmax_cross_entropy_loss_forward(const op_call& c);
 void softmax_cross_entropy_loss_backward(const op_call& c);
-void batch_norm_forward_training(const op_call& c);
+void batch_norm_forward_training(const op_call& c);  // norm.cpp
 void batch_norm_forward_inference(const op_call& c);
 void batch_norm_backward(const op_call& c);
 void layer_norm_forward(const op_call& c);
 void layer_norm_backward(const op_call& c);
-void dropout_forward(const op_call& c);
+void dropout_forward(const op_call& c);  // dropout.cpp
 void dropout_backward(const op_call& c);
-void binary(const op_call& c);
+void binary(const op_call& c);  // elementwise.cpp
+void unary_forward(const op_call& c);
+void unary_backward(const op_call& c);
+void where(const op_call& c);
 void scale(const op_call& c);
+void clip(const op_call& c);
 void fill(const op_call& c);
 void copy(const op_call& c);
 void transpose(const op_call& c);
+void cast(const op_call& c);
 void concat(const op_call& c);  // data_movement.cpp
 void split(const op_call& c);
 void slice(const op_call& c);
 void slice_backward(const op_call& c);
 void gather(const op_call& c);
 void gather_backward(const op_call& c);
-void cast(const op_call& c);
-void reduce(const op_call& c);
-void sgd_update(const op_call& c);
+void reduce(const op_call& c);      // reduce.cpp
+void sgd_update(const op_call& c);  // optim.cpp
 void adam_update(const op_call& c);
-void clip(const op_call& c);
-void matmul(const op_call& c);          // matmul.cpp
-void unary_forward(const op_call& c);   // elementwise_ext.cpp
-void unary_backward(const op_call& c);  //
-void where(const op_call& c);           //
+void matmul(const op_call& c);  // matmul.cpp
 
 // Single-threaded SGEMM on row-major operands (the OpenBLAS call; beta = 0 never reads C).
 void sgemm_rm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -218,32 +218,33 @@ void slice_scatter(const DLTensor& DX, const nnp::slice_dim* dims, char* dx, cha
 
 }  // namespace
 
-void concat(const op_call& c) {
-  const DLTensor& Y = *c.out(0);
-  const int axis = normalize_axis(c.params_as<nnp_concat_params>().axis, Y.ndim);
-  const int64_t outer = product(Y, 0, axis), inner = product(Y, axis + 1, Y.ndim);
-  const size_t size = dtype_size(Y.dtype);
+namespace {
+
+// Concat (the parts are the inputs, the whole the output) or split (the other way round): part k
+// covers rows [at, at + its extent) of the whole along the axis.
+void move_parts(const op_call& c, int32_t axis_param, bool to_part) {
+  const DLTensor& W = to_part ? *c.in(0) : *c.out(0);
+  const size_t parts = to_part ? c.n_outputs : c.n_inputs;
+  const int axis = normalize_axis(axis_param, W.ndim);
+  const int64_t outer = product(W, 0, axis), inner = product(W, axis + 1, W.ndim);
+  const size_t size = dtype_size(W.dtype);
   int64_t at = 0;
-  for (size_t k = 0; k < c.n_inputs; ++k) {
-    const DLTensor& X = *c.in(k);
-    move_part(bytes_of(Y), Y.shape[axis], bytes_of(X), X.shape[axis], at, outer, inner, size,
-              /*to_part=*/false);
-    at += X.shape[axis];
+  for (size_t k = 0; k < parts; ++k) {
+    const DLTensor& P = to_part ? *c.out(k) : *c.in(k);
+    move_part(bytes_of(W), W.shape[axis], bytes_of(P), P.shape[axis], at, outer, inner, size,
+              to_part);
+    at += P.shape[axis];
   }
 }
 
+}  // namespace
+
+void concat(const op_call& c) {
+  move_parts(c, c.params_as<nnp_concat_params>().axis, /*to_part=*/false);
+}
+
 void split(const op_call& c) {
-  const DLTensor& X = *c.in(0);
-  const int axis = normalize_axis(c.params_as<nnp_split_params>().axis, X.ndim);
-  const int64_t outer = product(X, 0, axis), inner = product(X, axis + 1, X.ndim);
-  const size_t size = dtype_size(X.dtype);
-  int64_t at = 0;
-  for (size_t k = 0; k < c.n_outputs; ++k) {
-    const DLTensor& Y = *c.out(k);
-    move_part(bytes_of(X), X.shape[axis], bytes_of(Y), Y.shape[axis], at, outer, inner, size,
-              /*to_part=*/true);
-    at += Y.shape[axis];
-  }
+  move_parts(c, c.params_as<nnp_split_params>().axis, /*to_part=*/true);
 }
 
 void slice(const op_call& c) {

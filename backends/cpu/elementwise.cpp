@@ -1,22 +1,19 @@
-// Elementwise ops and data movement on the CPU: dropout (NNP_OP_DROPOUT_*), binary ops with
-// numpy broadcasting, scale, fill, copy (any strides), transpose and cast.
+// Elementwise ops and data movement on the CPU, float32: binary ops with numpy broadcasting
+// (NNP_OP_BINARY), unary functions (NNP_OP_UNARY_FORWARD / _BACKWARD: ONNX Exp, Log, Sqrt, Abs,
+// Neg, Reciprocal, Floor, Ceil, Sin, Cos, Erf), where (NNP_OP_WHERE, ONNX Where), scale, clip,
+// fill, copy (any strides), transpose and cast.
 //
-// Speed: every op is one streaming pass split into ~32k-element TBB tasks. Broadcasting and
-// strided copies first coalesce dimensions (merging neighbours that are contiguous for every
-// operand, dropping size-1 dimensions), so the innermost loop is as long as possible and has
-// unit or zero strides that the compiler vectorises; the outer index is decoded once per row.
-// Dropout draws one Philox4x32-10 block per 4 elements (nnplug/kit/philox.hpp, the same
-// stream as the reference: bit-identical masks); blocks are independent, so it parallelises
-// with no shared state. The forward's keep mask stays in a per-stream cache (4 slots), so the
-// backward with the same params reads it instead of running Philox again. With the optional
-// step input (float32, ABI 1.4) the counter offset is offset + step * offset_per_step, step
-// read inside the call (the op runs there) and refused unless a whole number >= 0
-// (nnplug/kit/step.hpp); the cache is keyed by that offset.
+// Speed: every op is one streaming pass split into ~32k-element TBB tasks. Broadcasting (binary,
+// where) and strided copies first coalesce dimensions (merging neighbours that are contiguous
+// for every operand, dropping size-1 dimensions), so the innermost loop is as long as possible
+// and has unit or zero strides that the compiler vectorises; the outer index is decoded once
+// per row. Unary ops are one pass of float math, each function its own loop (the switch is
+// outside the loop), written through map_block so the loop vectorises even in place (abs, neg,
+// reciprocal, floor, ceil, sqrt and the backward products do; exp/log/sin/cos/erf call libm per
+// element); where is a branch-free select over unit or zero strides.
 #include "cpu_backend.hpp"
 
 #include <nnplug/kit/half.hpp>
-#include <nnplug/kit/philox.hpp>
-#include <nnplug/kit/step.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -25,168 +22,15 @@
 
 namespace nnp::cpu {
 
-// ---- dropout ------------------------------------------------------------------------------------
-namespace {
-
-// Philox4x32-10 for kLanes consecutive counters at once (the same arithmetic as
-// nnplug/kit/philox.hpp, lane by lane): written as loops over lanes so the compiler turns
-// the 32x32->64-bit products into SIMD multiplies (pmuludq) instead of one block at a time.
-constexpr int kLanes = 8;
-
-// AVX2 clone where the CPU has it (8 lanes of 32x32->64 multiplies per instruction pair).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void philox_keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold,
-                       uint32_t* keep /* [4 * kLanes]: all ones = keep, 0 = drop */) {
-  uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
-  for (int l = 0; l < kLanes; ++l) {
-    const uint64_t c = first_counter + static_cast<uint64_t>(l);
-    c0[l] = static_cast<uint32_t>(c);
-    c1[l] = static_cast<uint32_t>(c >> 32);
-    c2[l] = 0;
-    c3[l] = 0;
-  }
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    for (int l = 0; l < kLanes; ++l) {
-      const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0[l];
-      const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2[l];
-      const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
-      const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
-      const uint32_t n0 = hi1 ^ c1[l] ^ k0, n2 = hi0 ^ c3[l] ^ k1;
-      c0[l] = n0;
-      c1[l] = lo1;
-      c2[l] = n2;
-      c3[l] = lo0;
-    }
-  }
-  // element 4*l + w of the group takes word w of counter l
-  for (int l = 0; l < kLanes; ++l) {
-    keep[4 * l + 0] = 0u - static_cast<uint32_t>((c0[l] >> 8) >= threshold);
-    keep[4 * l + 1] = 0u - static_cast<uint32_t>((c1[l] >> 8) >= threshold);
-    keep[4 * l + 2] = 0u - static_cast<uint32_t>((c2[l] >> 8) >= threshold);
-    keep[4 * l + 3] = 0u - static_cast<uint32_t>((c3[l] >> 8) >= threshold);
-  }
-}
-
-// Forward: y = keep ? x * scale : 0 from Philox; the keep bytes go to `mask` (the optional
-// output) and/or `cache` (the stream's mask cache), either may be NULL.
-void dropout_generate(const nnp_dropout_params& p, const float* x, float* y, uint8_t* mask,
-                      uint8_t* cache, int64_t n) {
-  const uint32_t threshold = dropout_threshold(p.ratio);
-  const float scale = dropout_scale<float>(p.ratio);
-  constexpr int64_t kGroup = 4 * kLanes;  // elements per philox_keep_masks call
-  const int64_t groups = (n + kGroup - 1) / kGroup;
-  parallel_for(groups, kElementwiseGrain / kGroup, [&](int64_t gb, int64_t ge) {
-    alignas(64) uint32_t keep[kGroup];
-    alignas(64) uint32_t out[kGroup];
-    for (int64_t g = gb; g < ge; ++g) {
-      const int64_t i0 = g * kGroup, len = std::min(kGroup, n - i0);
-      philox_keep_masks(p.seed, p.offset + static_cast<uint64_t>(g * kLanes), threshold, keep);
-      // y = keep ? x * scale : 0 as a bit mask (dropped NaN/Inf inputs give 0, as the rule
-      // says), through a stack buffer so it vectorises even when y aliases x.
-      for (int64_t j = 0; j < len; ++j) {
-        const float v = x[i0 + j] * scale;
-        uint32_t bits;
-        std::memcpy(&bits, &v, 4);
-        out[j] = bits & keep[j];
-      }
-      std::memcpy(y + i0, out, static_cast<size_t>(len) * sizeof(float));
-      if (mask != nullptr)
-        for (int64_t j = 0; j < len; ++j) mask[i0 + j] = static_cast<uint8_t>(keep[j] & 1u);
-      if (cache != nullptr)
-        for (int64_t j = 0; j < len; ++j) cache[i0 + j] = static_cast<uint8_t>(keep[j] & 1u);
-    }
-  });
-}
-
-// y = keep ? x * scale : 0 from stored keep bytes (backward with a cached mask).
-void dropout_from_mask(const nnp_dropout_params& p, const float* x, float* y, const uint8_t* keep,
-                       int64_t n) {
-  const float scale = dropout_scale<float>(p.ratio);
-  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-    map_block(y, b, e, [=](int64_t i) {
-      const float v = x[i] * scale;
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      bits &= 0u - static_cast<uint32_t>(keep[i]);
-      float r;
-      std::memcpy(&r, &bits, 4);
-      return r;
-    });
-  });
-}
-
-// Masks up to this many elements are cached per stream (4 slots: 64 MiB at most).
-constexpr int64_t kMaxCachedMask = int64_t{16} << 20;
-
-bool same_mask(const dropout_mask& m, const nnp_dropout_params& p, int64_t n) {
-  return m.n == n && m.seed == p.seed && m.offset == p.offset && m.ratio == p.ratio;
-}
-
-// The call's params with the offset its step input gives (params unchanged without one).
-nnp_dropout_params params_at_step(const op_call& c, const char* op) {
-  auto p = c.params_as<nnp_dropout_params>();
-  if (const float* step = f32(c.in(1)))
-    p.offset = dropout_step_offset(p.offset, p.offset_per_step,
-                                   static_cast<uint64_t>(checked_step(op, *step, 0.0f)));
-  return p;
-}
-
-}  // namespace
-
-void dropout_forward(const op_call& c) {
-  const auto p = params_at_step(c, "dropout_forward");
-  const DLTensor* mask = c.out(1);
-  uint8_t* mask_out = mask != nullptr ? data_ptr<uint8_t>(*mask) : nullptr;
-  const int64_t n = numel(*c.in(0));
-  if (stream_of(c) == nullptr || n == 0 || n > kMaxCachedMask) {
-    dropout_generate(p, f32(c.in(0)), f32(c.out(0)), mask_out, nullptr, n);
-    return;
-  }
-  // Keep the mask for the backward pass, in the least recently used slot.
-  stream_state& st = *stream_of(c);
-  dropout_mask* slot = &st.masks[0];
-  for (dropout_mask& m : st.masks)
-    if (m.last_use < slot->last_use) slot = &m;
-  slot->n = -1;  // invalid until filled
-  slot->keep.resize(static_cast<size_t>(n));
-  dropout_generate(p, f32(c.in(0)), f32(c.out(0)), mask_out, slot->keep.data(), n);
-  slot->seed = p.seed;
-  slot->offset = p.offset;
-  slot->ratio = p.ratio;
-  slot->n = n;
-  slot->last_use = ++st.clock;
-}
-
-void dropout_backward(const op_call& c) {
-  const auto p = params_at_step(c, "dropout_backward");
-  const int64_t n = numel(*c.in(0));
-  if (stream_of(c) != nullptr) {
-    for (dropout_mask& m : stream_of(c)->masks) {
-      if (same_mask(m, p, n)) {
-        m.last_use = ++stream_of(c)->clock;
-        dropout_from_mask(p, f32(c.in(0)), f32(c.out(0)), m.keep.data(), n);
-        return;
-      }
-    }
-  }
-  dropout_generate(p, f32(c.in(0)), f32(c.out(0)), nullptr, nullptr, n);
-}
-
 // ---- broadcasting binary ops --------------------------------------------------------------------
 namespace {
 
 // Up to NNP_MAX_DIMS dimensions with one stride per operand (0 = broadcast), coalesced.
+constexpr int kMaxOperands = 4;  // where: output, condition, x, y
 struct iter_shape {
   int rank = 0;
   int64_t dim[NNP_MAX_DIMS];
-  int64_t st[3][NNP_MAX_DIMS];  // strides of up to three operands, in elements
+  int64_t st[kMaxOperands][NNP_MAX_DIMS];  // strides of up to four operands, in elements
 };
 
 // Drops size-1 dimensions and merges dimension i into i+1 when every operand is contiguous
@@ -229,7 +73,7 @@ void for_each_row(const iter_shape& s, int operands, const F& body) {
   parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, len)),
                [&](int64_t b, int64_t e) {
                  for (int64_t r = b; r < e; ++r) {
-                   int64_t off[3] = {0, 0, 0};
+                   int64_t off[kMaxOperands] = {0, 0, 0, 0};
                    int64_t rem = r;
                    for (int i = last - 1; i >= 0; --i) {
                      const int64_t idx = rem % s.dim[i];
@@ -239,6 +83,25 @@ void for_each_row(const iter_shape& s, int operands, const F& body) {
                    body(off, len);
                  }
                });
+}
+
+// The coalesced iteration space of ops[0] (the output; compact) over which ops[1..] broadcast
+// (numpy: shapes aligned to the right, size-1 dimensions get stride 0).
+iter_shape broadcast_shape(const DLTensor* const* ops, int operands) {
+  const DLTensor& out = *ops[0];
+  iter_shape s;
+  s.rank = out.ndim;
+  int64_t acc[kMaxOperands] = {1, 1, 1, 1};
+  for (int i = out.ndim - 1; i >= 0; --i) {
+    s.dim[i] = out.shape[i];
+    for (int o = 0; o < operands; ++o) {
+      const int k = i - (out.ndim - ops[o]->ndim);
+      const int64_t d = k >= 0 ? ops[o]->shape[k] : 1;
+      s.st[o][i] = d == 1 ? 0 : acc[o];
+      acc[o] *= d;
+    }
+  }
+  return coalesce(s, operands);
 }
 
 template <typename Op>
@@ -253,22 +116,8 @@ void binary_run(const DLTensor& A, const DLTensor& B, const DLTensor& Y, Op op) 
     });
     return;
   }
-  // Strides of a, b and y in y's index space (numpy broadcasting: align to the right).
-  iter_shape s;
-  s.rank = Y.ndim;
-  int64_t sy = 1, sa = 1, sb = 1;
-  for (int i = Y.ndim - 1; i >= 0; --i) {
-    s.dim[i] = Y.shape[i];
-    const int ia = i - (Y.ndim - A.ndim), ib = i - (Y.ndim - B.ndim);
-    const int64_t da = ia >= 0 ? A.shape[ia] : 1, db = ib >= 0 ? B.shape[ib] : 1;
-    s.st[0][i] = sy;
-    s.st[1][i] = da == 1 ? 0 : sa;
-    s.st[2][i] = db == 1 ? 0 : sb;
-    sy *= Y.shape[i];
-    sa *= da;
-    sb *= db;
-  }
-  const iter_shape cs = coalesce(s, 3);
+  const DLTensor* ops[3] = {&Y, &A, &B};
+  const iter_shape cs = broadcast_shape(ops, 3);
   const int last = cs.rank - 1;
   const int64_t ta = cs.st[1][last], tb = cs.st[2][last];
   for_each_row(cs, 3, [&](const int64_t* off, int64_t len) {
@@ -309,13 +158,106 @@ void binary(const op_call& c) {
   }
 }
 
+// ---- unary functions and where -------------------------------------------------------------
+constexpr float kTwoOverSqrtPi = 1.12837916709551257390f;
+
+void unary_forward(const op_call& c) {
+  const int op = c.params_as<nnp_unary_params>().op;
+  const float* x = f32(c.in(0));
+  float* y = f32(c.out(0));
+  const int64_t n = numel(*c.in(0));
+  switch (op) {
+    case NNP_UNARY_EXP:
+      return map_elements(y, n, [=](int64_t i) { return std::exp(x[i]); });
+    case NNP_UNARY_LOG:
+      return map_elements(y, n, [=](int64_t i) { return std::log(x[i]); });
+    case NNP_UNARY_SQRT:
+      return map_elements(y, n, [=](int64_t i) { return std::sqrt(x[i]); });
+    case NNP_UNARY_ABS:
+      return map_elements(y, n, [=](int64_t i) { return std::fabs(x[i]); });
+    case NNP_UNARY_NEG:
+      return map_elements(y, n, [=](int64_t i) { return -x[i]; });
+    case NNP_UNARY_RECIPROCAL:
+      return map_elements(y, n, [=](int64_t i) { return 1.0f / x[i]; });
+    case NNP_UNARY_FLOOR:
+      return map_elements(y, n, [=](int64_t i) { return std::floor(x[i]); });
+    case NNP_UNARY_CEIL:
+      return map_elements(y, n, [=](int64_t i) { return std::ceil(x[i]); });
+    case NNP_UNARY_SIN:
+      return map_elements(y, n, [=](int64_t i) { return std::sin(x[i]); });
+    case NNP_UNARY_COS:
+      return map_elements(y, n, [=](int64_t i) { return std::cos(x[i]); });
+    case NNP_UNARY_ERF:
+      return map_elements(y, n, [=](int64_t i) { return std::erf(x[i]); });
+    default:
+      unsupported(format("unary op %d is not implemented by the cpu backend", op));
+  }
+}
+
+// dx = f'(x) * dy (dx may alias dy; map_block reads element i before it writes it).
+void unary_backward(const op_call& c) {
+  const int op = c.params_as<nnp_unary_params>().op;
+  const float* x = f32(c.in(0));
+  const float* dy = f32(c.in(1));
+  float* dx = f32(c.out(0));
+  const int64_t n = numel(*c.in(0));
+  switch (op) {
+    case NNP_UNARY_EXP:
+      return map_elements(dx, n, [=](int64_t i) { return std::exp(x[i]) * dy[i]; });
+    case NNP_UNARY_LOG:
+      return map_elements(dx, n, [=](int64_t i) { return dy[i] / x[i]; });
+    case NNP_UNARY_SQRT:
+      return map_elements(dx, n, [=](int64_t i) { return 0.5f * dy[i] / std::sqrt(x[i]); });
+    case NNP_UNARY_ABS:  // sign(x) * dy; 0 at x = 0, NaN for NaN x
+      return map_elements(dx, n, [=](int64_t i) {
+        const float v = x[i];
+        const float s = v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v * 0.0f);
+        return s * dy[i];
+      });
+    case NNP_UNARY_NEG:
+      return map_elements(dx, n, [=](int64_t i) { return -dy[i]; });
+    case NNP_UNARY_RECIPROCAL:
+      return map_elements(dx, n, [=](int64_t i) { return -dy[i] / (x[i] * x[i]); });
+    case NNP_UNARY_SIN:
+      return map_elements(dx, n, [=](int64_t i) { return std::cos(x[i]) * dy[i]; });
+    case NNP_UNARY_COS:
+      return map_elements(dx, n, [=](int64_t i) { return -std::sin(x[i]) * dy[i]; });
+    case NNP_UNARY_ERF:
+      return map_elements(
+          dx, n, [=](int64_t i) { return kTwoOverSqrtPi * std::exp(-x[i] * x[i]) * dy[i]; });
+    default:
+      unsupported(format("unary op %d has no backward in the cpu backend", op));
+  }
+}
+
+void where(const op_call& c) {
+  const DLTensor *C = c.in(0), *X = c.in(1), *Yv = c.in(2), *O = c.out(0);
+  if (numel(*O) == 0) return;
+  const uint8_t* cond = data_ptr<const uint8_t>(*C);
+  const float *x = f32(X), *y = f32(Yv);
+  float* out = f32(O);
+  const DLTensor* ops[4] = {O, C, X, Yv};
+  const iter_shape cs = broadcast_shape(ops, 4);
+  const int last = cs.rank - 1;
+  const int64_t tc = cs.st[1][last], tx = cs.st[2][last], ty = cs.st[3][last];
+  for_each_row(cs, 4, [&](const int64_t* off, int64_t len) {
+    const uint8_t* cr = cond + off[1];
+    const float *xr = x + off[2], *yr = y + off[3];
+    float* orow = out + off[0];
+    if (tc == 1 && tx == 1 && ty == 1) {
+      map_block(orow, 0, len, [=](int64_t i) { return cr[i] != 0 ? xr[i] : yr[i]; });
+    } else {
+      map_block(orow, 0, len, [=](int64_t i) { return cr[i * tc] != 0 ? xr[i * tx] : yr[i * ty]; });
+    }
+  });
+}
+
+// ---- scale, clip, fill -------------------------------------------------------------------------
 void scale(const op_call& c) {
   const float alpha = static_cast<float>(c.params_as<nnp_scale_params>().alpha);
   const float* x = f32(c.in(0));
   float* y = f32(c.out(0));
-  parallel_for(numel(*c.in(0)), kElementwiseGrain, [&](int64_t b, int64_t e) {
-    map_block(y, b, e, [&](int64_t i) { return alpha * x[i]; });
-  });
+  map_elements(y, numel(*c.in(0)), [&](int64_t i) { return alpha * x[i]; });
 }
 
 // ONNX Clip: one pass, vectorisable compares; a bound that is not given is +-inf, so NaN
@@ -326,12 +268,10 @@ void clip(const op_call& c) {
   const float hi = p.has_max ? static_cast<float>(p.max) : std::numeric_limits<float>::infinity();
   const float* x = f32(c.in(0));
   float* y = f32(c.out(0));
-  parallel_for(numel(*c.in(0)), kElementwiseGrain, [&](int64_t b, int64_t e) {
-    map_block(y, b, e, [&](int64_t i) {
-      float v = x[i];
-      v = v < lo ? lo : v;
-      return v > hi ? hi : v;
-    });
+  map_elements(y, numel(*c.in(0)), [&](int64_t i) {
+    float v = x[i];
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
   });
 }
 

@@ -1,7 +1,11 @@
-// ONNX losses on the CPU (ABI 1.2): NNP_OP_NLL_LOSS_* (ONNX NegativeLogLikelihoodLoss) and
-// NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_* (ONNX SoftmaxCrossEntropyLoss), with class weights, every
-// reduction and ignore_index; the formulas are those of nnplug_ops.h (docs/ops.md).
+// Losses on the CPU, float32: softmax cross-entropy over [N, C] logits
+// (NNP_OP_SOFTMAX_CROSS_ENTROPY_*), and the ONNX losses of ABI 1.2, NNP_OP_NLL_LOSS_* (ONNX
+// NegativeLogLikelihoodLoss) and NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_* (ONNX
+// SoftmaxCrossEntropyLoss), with class weights, every reduction and ignore_index; the formulas
+// are those of nnplug_ops.h (docs/ops.md).
 //
+// Softmax cross-entropy fuses log-softmax, the label pick and the per-row loss in one pass per
+// row, rows in parallel; the reduction sums the rows' losses in double. For the ONNX losses,
 // input / scores are viewed as [N, C, D] (D = d1*..*dk) and the targets as positions
 // j = n*D + d. Positions are cut into fixed chunks of about 32k elements; chunks run as TBB
 // tasks and each returns its partial sums (loss and weight) in double, which the caller adds in
@@ -116,8 +120,10 @@ float shared_gradient(const loss_view& v, const float* dloss) {
 
 // Per-position max and sum of exp(x - max) over the classes of a segment of len positions,
 // into m[len] and s[len]; xn points at class 0 of its first position (class c is c*D further
-// on, positions are contiguous). An all -inf position shifts by 0 (no inf - inf).
-void segment_stats(const float* xn, int64_t C, int64_t D, int64_t len, float* m, float* s) {
+// on, positions are contiguous). An all -inf position shifts by 0 (no inf - inf). With e, the
+// exponentials go there too (e[c*D + i], the layout of xn).
+void segment_stats(const float* xn, int64_t C, int64_t D, int64_t len, float* m, float* s,
+                   float* e = nullptr) {
   std::fill(m, m + len, -kInf);
   std::fill(s, s + len, 0.0f);
   for (int64_t c = 0; c < C; ++c) {
@@ -128,19 +134,36 @@ void segment_stats(const float* xn, int64_t C, int64_t D, int64_t len, float* m,
     if (m[i] == -kInf) m[i] = 0.0f;
   for (int64_t c = 0; c < C; ++c) {
     const float* xc = xn + c * D;
-    for (int64_t i = 0; i < len; ++i) s[i] += std::exp(xc[i] - m[i]);
+    if (e == nullptr) {
+      for (int64_t i = 0; i < len; ++i) s[i] += std::exp(xc[i] - m[i]);
+      continue;
+    }
+    float* ec = e + c * D;
+    for (int64_t i = 0; i < len; ++i) {
+      ec[i] = std::exp(xc[i] - m[i]);
+      s[i] += ec[i];
+    }
   }
 }
 
-// Max of one contiguous row (0 when every element is -inf) and sum exp(x - max).
-void row_stats(const float* x, int64_t C, float* m, float* s) {
-  float mx = -kInf;
-  for (int64_t c = 0; c < C; ++c) mx = std::max(mx, x[c]);
-  if (mx == -kInf) mx = 0.0f;
-  float sum = 0.0f;
-  for (int64_t c = 0; c < C; ++c) sum += std::exp(x[c] - mx);
-  *m = mx;
-  *s = sum;
+// The losses of a segment's len positions (sample n, positions d0..): l_j = w_j when ignored
+// (0) or out of range (NaN), else -lp(dd, class) * w_j with lp the log-probability of the
+// position's class; added to part, and written to loss[j] for reduction none. The product is
+// in double, as the sums: a subnormal weight times a float32 product would keep only a few bits
+// of the loss, and the weighted mean divides them by the weights' sum.
+template <typename LogProb>
+void add_losses(const loss_view& v, int64_t n, int64_t d0, int64_t len, float* loss, sums* part,
+                const LogProb& lp) {
+  const bool none = v.reduction == NNP_REDUCTION_NONE;
+  for (int64_t dd = 0; dd < len; ++dd) {
+    const int64_t j = n * v.D + d0 + dd;
+    int64_t cls;
+    const float w = v.weight_of(j, &cls);
+    const double l = cls < 0 ? double(w) : -(double(lp(dd, cls)) * double(w));
+    if (none) loss[j] = static_cast<float>(l);
+    part->loss += l;
+    part->weight += w;
+  }
 }
 
 // Writes the loss of reduction sum / mean to loss[0] (none wrote per position).
@@ -154,20 +177,10 @@ void reduce_loss(const loss_view& v, const sums& s, float* loss) {
 void nll_loss_forward(const op_call& c) {
   const loss_view v = view_of<nnp_nll_loss_params>(c, 2);
   float* loss = f32(c.out(0));
-  const bool none = v.reduction == NNP_REDUCTION_NONE;
   const sums s = for_each_segment(v, [&](int64_t n, int64_t d0, int64_t len, sums* part) {
-    for (int64_t dd = 0; dd < len; ++dd) {
-      const int64_t j = n * v.D + d0 + dd;
-      int64_t cls;
-      const float w = v.weight_of(j, &cls);
-      // In double, as the sums: a subnormal weight times a float32 product would keep only a
-      // few bits of the loss, and the weighted mean divides them by the weights' sum.
-      const double l =
-          cls < 0 ? double(w) : -(double(v.x[(n * v.C + cls) * v.D + d0 + dd]) * double(w));
-      if (none) loss[j] = static_cast<float>(l);
-      part->loss += l;
-      part->weight += w;
-    }
+    const float* xn = v.x + n * v.C * v.D + d0;  // class 0 of the segment's first position
+    add_losses(v, n, d0, len, loss, part,
+               [&](int64_t dd, int64_t cls) { return xn[cls * v.D + dd]; });
   });
   reduce_loss(v, s, loss);
 }
@@ -197,7 +210,6 @@ void softmax_cross_entropy_loss_forward(const op_call& c) {
   const loss_view v = view_of<nnp_softmax_cross_entropy_loss_params>(c, 2);
   float* loss = f32(c.out(0));
   float* log_prob = f32(c.out(1));
-  const bool none = v.reduction == NNP_REDUCTION_NONE;
   const sums s = for_each_segment(v, [&](int64_t n, int64_t d0, int64_t len, sums* part) {
     const int64_t base = n * v.C * v.D + d0;  // class 0 of the segment's first position
     const float* xn = v.x + base;
@@ -220,17 +232,8 @@ void softmax_cross_entropy_loss_forward(const op_call& c) {
           for (int64_t i = 0; i < len; ++i) lc[i] = (xc[i] - m[i]) - ls[i];
         }
     }
-    for (int64_t dd = 0; dd < len; ++dd) {
-      const int64_t j = n * v.D + d0 + dd;
-      int64_t cls;
-      const float w = v.weight_of(j, &cls);
-      // The product in double, as the sums (nll_loss_forward).
-      const double l =
-          cls < 0 ? double(w) : -(double((xn[cls * v.D + dd] - m[dd]) - ls[dd]) * double(w));
-      if (none) loss[j] = static_cast<float>(l);
-      part->loss += l;
-      part->weight += w;
-    }
+    add_losses(v, n, d0, len, loss, part,
+               [&](int64_t dd, int64_t cls) { return (xn[cls * v.D + dd] - m[dd]) - ls[dd]; });
   });
   reduce_loss(v, s, loss);
 }
@@ -257,33 +260,12 @@ void softmax_cross_entropy_loss_backward(const op_call& c) {
     }
     // dx = exp(x - m) * (k / sum), exp stored on the way to the sum.
     if (v.D == 1) {
-      float mx = -kInf;
-      for (int64_t cc = 0; cc < v.C; ++cc) mx = std::max(mx, xn[cc]);
-      if (mx == -kInf) mx = 0.0f;
-      float sum = 0.0f;
-      for (int64_t cc = 0; cc < v.C; ++cc) {
-        dn[cc] = std::exp(xn[cc] - mx);
-        sum += dn[cc];
-      }
+      float mx, sum;
+      row_stats(xn, v.C, &mx, &sum, dn);
       const float q = k[0] / sum;
       for (int64_t cc = 0; cc < v.C; ++cc) dn[cc] *= q;
     } else {
-      std::fill(m, m + len, -kInf);
-      std::fill(s, s + len, 0.0f);
-      for (int64_t cc = 0; cc < v.C; ++cc) {
-        const float* xc = xn + cc * v.D;
-        for (int64_t i = 0; i < len; ++i) m[i] = std::max(m[i], xc[i]);
-      }
-      for (int64_t i = 0; i < len; ++i)
-        if (m[i] == -kInf) m[i] = 0.0f;
-      for (int64_t cc = 0; cc < v.C; ++cc) {
-        const float* xc = xn + cc * v.D;
-        float* dc = dn + cc * v.D;
-        for (int64_t i = 0; i < len; ++i) {
-          dc[i] = std::exp(xc[i] - m[i]);
-          s[i] += dc[i];
-        }
-      }
+      segment_stats(xn, v.C, v.D, len, m, s, dn);
       for (int64_t i = 0; i < len; ++i) s[i] = k[i] / s[i];
       for (int64_t cc = 0; cc < v.C; ++cc) {
         float* dc = dn + cc * v.D;
@@ -305,6 +287,100 @@ void softmax_cross_entropy_loss_backward(const op_call& c) {
         const float fillv = std::isnan(w) ? kNaN : 0.0f;
         for (int64_t cc = 0; cc < v.C; ++cc) dn[cc * v.D + dd] = fillv;
       }
+    }
+  });
+}
+
+// ---- softmax cross-entropy ([N, C], no weights) ----------------------------------------------
+namespace {
+
+bool ignored(const nnp_softmax_cross_entropy_params& p, int64_t label) {
+  return p.has_ignore_index != 0 && label == p.ignore_index;
+}
+
+}  // namespace
+
+void softmax_cross_entropy_forward(const op_call& c) {
+  const auto& p = c.params_as<nnp_softmax_cross_entropy_params>();
+  const DLTensor* L = c.in(0);
+  const int64_t n = L->shape[0], classes = L->shape[1];
+  const float* logits = f32(L);
+  const int64_t* labels = data_ptr<int64_t>(*c.in(1));
+  float* loss = f32(c.out(0));
+  float* log_prob = f32(c.out(1));
+  const bool none = p.reduction == NNP_REDUCTION_NONE;
+  // Per-row losses go to `loss` directly for reduction none, else to call-level scratch.
+  float* rows = none ? loss : scratch(kCallSlot0, static_cast<size_t>(std::max<int64_t>(n, 1)));
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, classes));
+  parallel_for(n, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float* x = logits + i * classes;
+      float m, ls;
+      row_stats(x, classes, &m, &ls);
+      ls = std::log(ls);
+      if (log_prob != nullptr) {
+        float* lp = log_prob + i * classes;
+        for (int64_t j = 0; j < classes; ++j) lp[j] = (x[j] - m) - ls;
+      }
+      const int64_t label = labels[i];
+      if (ignored(p, label))
+        rows[i] = 0.0f;
+      else if (label < 0 || label >= classes)
+        rows[i] = std::numeric_limits<float>::quiet_NaN();
+      else
+        rows[i] = ls - (x[label] - m);
+    }
+  });
+  if (none) return;
+  double total = 0.0;
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    total += rows[i];
+    if (!ignored(p, labels[i])) ++count;
+  }
+  if (p.reduction == NNP_REDUCTION_MEAN) total /= static_cast<double>(count);  // 0/0 -> NaN
+  loss[0] = static_cast<float>(total);
+}
+
+void softmax_cross_entropy_backward(const op_call& c) {
+  const auto& p = c.params_as<nnp_softmax_cross_entropy_params>();
+  const DLTensor* L = c.in(0);
+  const int64_t n = L->shape[0], classes = L->shape[1];
+  const float* logits = f32(L);
+  const int64_t* labels = data_ptr<int64_t>(*c.in(1));
+  const float* dloss = f32(c.in(2));
+  float* dlogits = f32(c.out(0));
+  const bool none = p.reduction == NNP_REDUCTION_NONE;
+  float scale_all = none ? 1.0f : dloss[0];
+  if (p.reduction == NNP_REDUCTION_MEAN) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i) count += ignored(p, labels[i]) ? 0 : 1;
+    scale_all = count > 0 ? static_cast<float>(static_cast<double>(dloss[0]) / count) : 0.0f;
+  }
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, classes));
+  parallel_for(n, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float* x = logits + i * classes;
+      float* dx = dlogits + i * classes;
+      const int64_t label = labels[i];
+      if (ignored(p, label)) {
+        std::fill(dx, dx + classes, 0.0f);
+        continue;
+      }
+      const float g = none ? dloss[i] : scale_all;
+      if (label < 0 || label >= classes) {
+        std::fill(dx, dx + classes, std::numeric_limits<float>::quiet_NaN());
+        continue;
+      }
+      // dx_j = g * p_j; dx_label = g * (p_label - 1) = -g * (sum of the other e_j) / sum:
+      // p_label - 1 in float32 cancels to a multiple of 2^-24 when p_label is near 1.
+      float m, sum, others = 0.0f;
+      row_stats(x, classes, &m, &sum, dx);
+      for (int64_t j = 0; j < classes; ++j)
+        if (j != label) others += dx[j];
+      const float k = g / sum;
+      for (int64_t j = 0; j < classes; ++j) dx[j] *= k;
+      dx[label] = -(others * k);
     }
   });
 }

@@ -1,65 +1,283 @@
-// 2-D max / average pooling on the CPU (NNP_OP_POOL2D_FORWARD / _BACKWARD), ONNX semantics
-// with PyTorch's ceil_mode rule (nnplug_ops.h).
+// Max / average pooling on the CPU, float32: N-D pooling (NNP_OP_POOL_FORWARD / _BACKWARD,
+// nnp_pool_params) with the semantics of nnplug_ops.h (ONNX MaxPool / AveragePool opset 22;
+// geometry nnp::resolve_pool_nd), and the 2-D pooling of ABI 1.0 (NNP_OP_POOL2D_*), which is
+// the same with k = 2, no dilation and no Indices (its params are read as nnp_pool_params).
+// Every call runs as 3-D, a 1-D or 2-D call having leading unit dimensions.
 //
-// Speed: TBB runs (image, channel) planes in parallel; each plane is a small direct loop over
-// clipped windows (no padding branches inside the window loop). Max backward recomputes the
-// first maximum of each window from x (no index tensor), routing dy there; planes are
-// independent, so the scatter-add needs no atomics.
+// Speed: the unit of work is one output row (fixed plane, o0, o1; all o2). Its outputs split
+// into border windows (some tap of the last dimension outside x), computed one by one, and
+// interior windows, computed tap-outer / output-inner: for each tap (j0, j1, j2) one pass over
+// the row's outputs reads x at a fixed stride, with selects instead of branches, which the
+// compiler vectorises. Forward runs rows in parallel (TBB); backward runs (image, channel)
+// planes in parallel, since windows of one plane overlap, and scatters each row's dy after
+// computing its first maxima (max) or shares (average) the same way, so no atomics are needed.
+// 2-D max pooling with 2x2 windows at stride 2 and every window inside x (the cnn's) has its own
+// path in both directions: planes in parallel, each window's maximum from selects, and the
+// backward's first-maximum masks from compares and bit operations (no branches).
 #include "cpu_backend.hpp"
+
+#include <nnplug/kit/pool_nd.hpp>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace nnp::cpu {
 namespace {
 
-struct pool_geom {
-  int64_t planes, h, w, p, q;
-  pool_window win;
-  bool max;
-  bool include_pad;
+struct geom {
+  pool_nd_geometry g;
+  bool max, include_pad, column_major;
+  int64_t in1, in2, in_plane, out_plane;
+  int64_t lo, hi;  // outputs o2 in [lo, hi) have every tap of dimension 2 inside x
 };
 
-pool_geom make_geom(const nnp_pool2d_params& prm, const DLTensor& x, const DLTensor& y) {
-  pool_geom g{};
-  g.planes = x.shape[0] * x.shape[1];
-  g.h = x.shape[2];
-  g.w = x.shape[3];
-  g.p = y.shape[2];
-  g.q = y.shape[3];
-  g.win = resolve_pool_window(prm, g.h, g.w);
-  g.max = prm.mode == NNP_POOL_MAX;
-  g.include_pad = prm.count_include_pad != 0;
-  return g;
+geom make_geom(const nnp_pool_params& p, const DLTensor& x) {
+  geom G{};
+  G.g = resolve_pool_nd(p, x);
+  G.max = p.mode == NNP_POOL_MAX;
+  G.include_pad = p.count_include_pad != 0;
+  G.column_major = p.storage_order == 1;
+  G.in1 = G.g.d[1].in;
+  G.in2 = G.g.d[2].in;
+  G.in_plane = G.g.in_plane();
+  G.out_plane = G.g.out_plane();
+  const pool_dim& d = G.g.d[2];
+  // first o with start(o) >= 0; last o with start(o) + (kernel-1)*dilation <= in-1
+  const int64_t lo = (d.pad_begin + d.stride - 1) / d.stride;
+  const int64_t num = d.in - 1 + d.pad_begin - (d.kernel - 1) * d.dilation;
+  const int64_t hi = num >= 0 ? num / d.stride + 1 : 0;
+  G.hi = std::min(hi, d.out);
+  G.lo = std::min(lo, G.hi);
+  return G;
 }
 
-struct window_span {
-  int64_t h0, h1, w0, w1;  // clipped to the input
-  int64_t count;           // divisor for average pooling
+// Calls f(o2) for the border outputs of a row: [0, lo) and [hi, out).
+template <typename F>
+inline void for_border(const geom& G, int64_t out, const F& f) {
+  for (int64_t o = 0; o < G.lo; ++o) f(o);
+  for (int64_t o = G.hi; o < out; ++o) f(o);
+}
+
+// Per-thread buffers for one row (only grow; no allocation on the hot path once warm).
+struct row_buffers {
+  std::vector<float> val;
+  std::vector<int64_t> arg;
+  std::vector<int32_t> code;
+  void reserve(int64_t n) {
+    if (static_cast<int64_t>(val.size()) < n) {
+      val.resize(static_cast<size_t>(n));
+      arg.resize(static_cast<size_t>(n));
+      code.resize(static_cast<size_t>(n));
+    }
+  }
 };
-
-// Max pooling with 2x2 windows at stride 2 and no top / left padding, every window inside the
-// input: the fast path of both directions (no clipping).
-bool is_plain_2x2_max(const pool_geom& g) {
-  const pool_window& wn = g.win;
-  return g.max && wn.window_h == 2 && wn.window_w == 2 && wn.stride_h == 2 && wn.stride_w == 2 &&
-         wn.pad_top == 0 && wn.pad_left == 0 && 2 * g.p <= g.h && 2 * g.q <= g.w;
+row_buffers& buffers(int64_t n) {
+  thread_local row_buffers b;
+  b.reserve(n);
+  return b;
 }
 
-window_span span_of(const pool_geom& g, int64_t p, int64_t q) {
-  const pool_window& wn = g.win;
-  int64_t hs = p * wn.stride_h - wn.pad_top, ws = q * wn.stride_w - wn.pad_left;
-  int64_t he = std::min(hs + wn.window_h, g.h + wn.pad_bottom);
-  int64_t we = std::min(ws + wn.window_w, g.w + wn.pad_right);
-  window_span s{};
-  const int64_t padded = (he - hs) * (we - ws);
-  s.h0 = std::max<int64_t>(hs, 0);
-  s.w0 = std::max<int64_t>(ws, 0);
-  s.h1 = std::min(he, g.h);
-  s.w1 = std::min(we, g.w);
-  s.count = g.include_pad ? padded : (s.h1 - s.h0) * (s.w1 - s.w0);
-  return s;
+// Taps of dimensions 0 and 1 inside x for row (o0, o1), and the row's part of the divisor.
+struct row_span {
+  int64_t a0, a1, b0, b1;  // j0 in [a0, a1), j1 in [b0, b1)
+  int64_t s0, s1;          // first taps (may be negative)
+  float div01;
+};
+row_span span_of(const geom& G, int64_t o0, int64_t o1) {
+  const pool_dim &d0 = G.g.d[0], &d1 = G.g.d[1];
+  row_span r{};
+  d0.inside(o0, &r.a0, &r.a1);
+  d1.inside(o1, &r.b0, &r.b1);
+  r.s0 = d0.start(o0);
+  r.s1 = d1.start(o1);
+  const int64_t c0 = std::max<int64_t>(r.a1 - r.a0, 0), c1 = std::max<int64_t>(r.b1 - r.b0, 0);
+  r.div01 = G.include_pad ? static_cast<float>(d0.padded_taps(o0) * d1.padded_taps(o1))
+                          : static_cast<float>(c0 * c1);
+  return r;
+}
+// Offset in the plane of row j0, j1 of the window (tap coordinates s0 + j0*d0, s1 + j1*d1).
+inline int64_t row_offset(const geom& G, const row_span& r, int64_t j0, int64_t j1) {
+  return ((r.s0 + j0 * G.g.d[0].dilation) * G.in1 + (r.s1 + j1 * G.g.d[1].dilation)) * G.in2;
+}
+// Divisor of output o2 of a row.
+inline float divisor(const geom& G, const row_span& r, int64_t o2) {
+  const pool_dim& d = G.g.d[2];
+  if (G.include_pad) return r.div01 * static_cast<float>(d.padded_taps(o2));
+  int64_t c0, c1;
+  d.inside(o2, &c0, &c1);
+  return r.div01 * static_cast<float>(std::max<int64_t>(c1 - c0, 0));
+}
+
+// Max over the windows of one row: m[o2] = the maximum, arg[o2] = the row-major offset in the
+// plane of the first maximum in window order (first NaN wins), -1 for a window without taps
+// inside x (m = -inf). With want_arg = false only m is computed.
+// A per-thread table of n int64 (only grows).
+int64_t* tap_table(int64_t n) {
+  thread_local std::vector<int64_t> table;
+  if (static_cast<int64_t>(table.size()) < n) table.resize(static_cast<size_t>(n));
+  return table.data();
+}
+
+// One tap of the interior outputs: m = max(m, v) with NaN propagating (ST: the stride when a
+// compile-time 1 or 2, else 0 and `st` at run time).
+template <int ST>
+inline void max_pass(const float* src, int64_t st, int64_t n, float* __restrict m) {
+  const int64_t step = ST ? ST : st;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = src[i * step], cur = m[i];
+    m[i] = ((v > cur) | (v != v)) ? v : cur;
+  }
+}
+// Same, recording `ordinal` where the tap wins: strictly greater keeps the first maximum; a NaN
+// wins unless one already did.
+template <int ST>
+inline void max_pass_arg(const float* src, int64_t st, int64_t n, float* __restrict m,
+                         int32_t* __restrict code, int32_t ordinal) {
+  const int64_t step = ST ? ST : st;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = src[i * step], cur = m[i];
+    const bool take = (v > cur) | ((v != v) & (cur == cur));
+    m[i] = take ? v : cur;
+    code[i] = take ? ordinal : code[i];
+  }
+}
+
+// The taps of a window inside x must fit max_row's int32 ordinals (pool_nd_check).
+template <bool want_arg>
+void max_row(const geom& G, const float* plane, const row_span& r, float* __restrict m,
+             int64_t* __restrict arg, int32_t* __restrict code) {
+  const pool_dim& d = G.g.d[2];
+  const int64_t out = d.out, k = d.kernel, dil = d.dilation, st = d.stride;
+  for (int64_t o = 0; o < out; ++o) {
+    m[o] = -std::numeric_limits<float>::infinity();
+    if (want_arg) arg[o] = -1;
+  }
+  for (int64_t j0 = r.a0; j0 < r.a1; ++j0)
+    for (int64_t j1 = r.b0; j1 < r.b1; ++j1) {
+      const int64_t row = row_offset(G, r, j0, j1);
+      const float* xr = plane + row;
+      // border windows, one by one
+      for_border(G, out, [&](int64_t o) {
+        int64_t c0, c1;
+        d.inside(o, &c0, &c1);
+        const int64_t s = d.start(o);
+        for (int64_t j = c0; j < c1; ++j) {
+          const int64_t t = s + j * dil;
+          const float v = xr[t];
+          const bool take = want_arg ? (arg[o] < 0 || v > m[o] || (v != v && m[o] == m[o]))
+                                     : (v > m[o] || v != v);
+          if (take) {
+            m[o] = v;
+            if (want_arg) arg[o] = row + t;
+          }
+        }
+      });
+      // interior windows: tap-outer, output-inner, branch-free selects. Their first tap in
+      // window order, (a0, b0, 0), initialises them, so no "nothing taken yet" test is needed.
+      // The winner is kept as the tap's ordinal in the window (the same for every output of a
+      // pass, and as wide as a float, so the selects vectorise) and turned into an offset at
+      // the end.
+      const int64_t n = G.hi - G.lo;
+      if (n <= 0) continue;
+      float* __restrict mi = m + G.lo;
+      const int64_t s0 = d.start(G.lo);
+      const bool first_row = j0 == r.a0 && j1 == r.b0;
+      for (int64_t j = 0; j < k; ++j) {
+        const float* src = xr + s0 + j * dil;
+        const int32_t ordinal =
+            static_cast<int32_t>(((j0 - r.a0) * (r.b1 - r.b0) + (j1 - r.b0)) * k + j);
+        if (first_row && j == 0) {
+          for (int64_t i = 0; i < n; ++i) mi[i] = src[i * st];
+          if (want_arg) std::fill(code, code + n, 0);
+        } else if (want_arg) {
+          if (st == 1)
+            max_pass_arg<1>(src, st, n, mi, code, ordinal);
+          else if (st == 2)
+            max_pass_arg<2>(src, st, n, mi, code, ordinal);
+          else
+            max_pass_arg<0>(src, st, n, mi, code, ordinal);
+        } else {
+          if (st == 1)
+            max_pass<1>(src, st, n, mi);
+          else if (st == 2)
+            max_pass<2>(src, st, n, mi);
+          else
+            max_pass<0>(src, st, n, mi);
+        }
+      }
+    }
+  if (want_arg && G.hi > G.lo && r.a1 > r.a0 && r.b1 > r.b0) {
+    // ordinal -> offset of the tap in the plane, less the output's start: a table, not divisions
+    const int64_t taps = (r.a1 - r.a0) * (r.b1 - r.b0) * k;
+    int64_t* table = tap_table(taps);
+    int64_t t = 0;
+    for (int64_t j0 = r.a0; j0 < r.a1; ++j0)
+      for (int64_t j1 = r.b0; j1 < r.b1; ++j1)
+        for (int64_t j = 0; j < k; ++j) table[t++] = row_offset(G, r, j0, j1) + j * dil;
+    for (int64_t i = 0; i < G.hi - G.lo; ++i) arg[G.lo + i] = table[code[i]] + d.start(G.lo + i);
+  }
+  // A window whose rows 0/1 have no tap inside x never ran the loops above: m = -inf, arg -1.
+}
+
+// Sums over the windows of one row: s[o2] = the sum of the taps inside x.
+void sum_row(const geom& G, const float* plane, const row_span& r, float* __restrict s) {
+  const pool_dim& d = G.g.d[2];
+  const int64_t out = d.out, k = d.kernel, dil = d.dilation, st = d.stride;
+  std::fill(s, s + out, 0.0f);
+  for (int64_t j0 = r.a0; j0 < r.a1; ++j0)
+    for (int64_t j1 = r.b0; j1 < r.b1; ++j1) {
+      const float* xr = plane + row_offset(G, r, j0, j1);
+      for_border(G, out, [&](int64_t o) {
+        int64_t c0, c1;
+        d.inside(o, &c0, &c1);
+        const int64_t t0 = d.start(o);
+        float acc = s[o];
+        for (int64_t j = c0; j < c1; ++j) acc += xr[t0 + j * dil];
+        s[o] = acc;
+      });
+      const int64_t n = G.hi - G.lo;
+      if (n <= 0) continue;
+      float* __restrict si = s + G.lo;
+      const int64_t s0 = d.start(G.lo);
+      for (int64_t j = 0; j < k; ++j) {
+        const float* src = xr + s0 + j * dil;
+        if (st == 1) {
+          for (int64_t i = 0; i < n; ++i) si[i] += src[i];
+        } else {
+          for (int64_t i = 0; i < n; ++i) si[i] += src[i * st];
+        }
+      }
+    }
+}
+
+// ONNX's Indices from a row-major offset in the plane.
+inline int64_t to_storage_order(const geom& G, int64_t off) {
+  if (!G.column_major || off < 0) return off;
+  const int64_t t2 = off % G.in2, t01 = off / G.in2;
+  const int64_t t1 = t01 % G.in1, t0 = t01 / G.in1;
+  const int64_t in0 = G.g.d[0].in;
+  return t0 + t1 * in0 + t2 * in0 * G.in1;
+}
+
+int64_t row_cost(const geom& G) {
+  const auto& d = G.g.d;
+  return std::max<int64_t>(1, d[2].out * d[0].kernel * d[1].kernel * d[2].kernel);
+}
+
+// ---- 2-D max pooling, 2x2 windows at stride 2 ------------------------------------------------
+// Whether G is 2-D max pooling (leading dimension of extent 1) with 2x2 windows at stride 2, no
+// dilation, no begin padding and every window inside x: the fast path of both directions (no
+// clipping).
+bool is_plain_2x2_max(const geom& G) {
+  const pool_dim* d = G.g.d;
+  if (!G.max || d[0].in != 1 || d[0].kernel != 1) return false;
+  for (int a = 1; a < 3; ++a)
+    if (d[a].kernel != 2 || d[a].stride != 2 || d[a].dilation != 1 || d[a].pad_begin != 0 ||
+        2 * d[a].out > d[a].in)
+      return false;
+  return true;
 }
 
 // max of a 2x2 window; NaN propagates (a NaN anywhere gives NaN), as the reference. The
@@ -119,140 +337,223 @@ void maxpool2_backward_row(const float* __restrict r0, const float* __restrict r
   }
 }
 
-int64_t grain_for(const pool_geom& g) {
-  const int64_t per_plane = std::max<int64_t>(1, g.h * g.w);
-  return std::max<int64_t>(1, kElementwiseGrain / per_plane);
+// Forward of one plane x [h, w] -> y [p, q] (is_plain_2x2_max).
+void maxpool2_forward_plane(const float* xp, int64_t w, int64_t p, int64_t q, float* yp) {
+  for (int64_t i = 0; i < p; ++i) {
+    const float* r0 = xp + 2 * i * w;
+    const float* r1 = r0 + w;
+    float* out = yp + i * q;
+    for (int64_t j = 0; j < q; ++j)
+      out[j] = max4(r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]);
+  }
+}
+
+// Backward of one plane: each window writes its four dx entries (dy at the first maximum, 0
+// elsewhere) with selects instead of unpredictable branches.
+void maxpool2_backward_plane(const float* xp, const float* dyp, int64_t h, int64_t w, int64_t p,
+                             int64_t q, float* dxp) {
+  if (2 * p != h || 2 * q != w) std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(h * w));
+  for (int64_t i = 0; i < p; ++i) {
+    const float* r0 = xp + 2 * i * w;
+    const float* r1 = r0 + w;
+    float* d0 = dxp + 2 * i * w;
+    float* d1 = d0 + w;
+    const float* dyr = dyp + i * q;
+    if (q <= kRowBlock && !rows_have_nan(r0, r1, 2 * q)) {
+      maxpool2_backward_row(r0, r1, dyr, q, d0, d1);
+      continue;
+    }
+    for (int64_t j = 0; j < q; ++j) {
+      const float a = r0[2 * j], bb = r0[2 * j + 1], cc = r1[2 * j], dd = r1[2 * j + 1];
+      // The first element equal to the maximum (row-major a, b, c, d) from selects, not
+      // unpredictable branches; a window holding a NaN (rare) routes to its first NaN.
+      uint32_t ta, tb, tc;  // 1 where that element is the maximum
+      if (!any_nan(a, bb, cc, dd)) {
+        const float ab = bb > a ? bb : a, cd = dd > cc ? dd : cc;
+        const float m = cd > ab ? cd : ab;
+        ta = a == m;
+        tb = bb == m;
+        tc = cc == m;
+      } else {
+        ta = a != a;
+        tb = bb != bb;
+        tc = cc != cc;
+      }
+      // first maximum only: masks of all ones or zeros, applied to dy's bits
+      const uint32_t ma = 0u - ta, mb = (0u - tb) & ~ma, mc = (0u - tc) & ~ma & ~mb;
+      const uint32_t md = ~(ma | mb | mc);
+      uint32_t dbits;
+      std::memcpy(&dbits, dyr + j, 4);
+      const uint32_t wv[4] = {dbits & ma, dbits & mb, dbits & mc, dbits & md};
+      std::memcpy(d0 + 2 * j, wv, 8);
+      std::memcpy(d1 + 2 * j, wv + 2, 8);
+    }
+  }
+}
+
+// Both directions of the fast path over every plane, planes in parallel.
+void maxpool2_forward(const geom& G, const float* x, float* y) {
+  const pool_dim* d = G.g.d;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, G.in_plane));
+  parallel_for(G.g.planes, grain, [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl)
+      maxpool2_forward_plane(x + pl * G.in_plane, d[2].in, d[1].out, d[2].out,
+                             y + pl * G.out_plane);
+  });
+}
+
+void maxpool2_backward(const geom& G, const float* x, const float* dy, float* dx) {
+  const pool_dim* d = G.g.d;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, G.in_plane));
+  parallel_for(G.g.planes, grain, [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl)
+      maxpool2_backward_plane(x + pl * G.in_plane, dy + pl * G.out_plane, d[1].in, d[2].in,
+                              d[1].out, d[2].out, dx + pl * G.in_plane);
+  });
+}
+
+// The NNP_OP_POOL_* call of NNP_OP_POOL2D_* call c: its params as nnp_pool_params (window,
+// strides and pads [top, left, bottom, right] in their ONNX places, no auto_pad, dilation 1;
+// ceil_mode, count_include_pad and global mean the same there) in q, which the returned call
+// points to.
+op_call as_pool_nd(const op_call& c, nnp_pool_params* q) {
+  *q = nnp::pool_params_of_2d(c.params_as<nnp_pool2d_params>());
+  return c.with_params(q);
 }
 
 }  // namespace
 
-void pool2d_forward(const op_call& c) {
-  const auto& prm = c.params_as<nnp_pool2d_params>();
-  const DLTensor *X = c.in(0), *Y = c.out(0);
-  const pool_geom g = make_geom(prm, *X, *Y);
-  const float* x = f32(X);
-  float* y = f32(Y);
-  const bool fast2x2 = is_plain_2x2_max(g);
-  parallel_for(g.planes, grain_for(g), [&](int64_t b, int64_t e) {
-    for (int64_t pl = b; pl < e; ++pl) {
-      const float* xp = x + pl * g.h * g.w;
-      float* yp = y + pl * g.p * g.q;
-      if (fast2x2) {  // the cnn's max-pool: every window fully inside, no clipping
-        for (int64_t p = 0; p < g.p; ++p) {
-          const float* r0 = xp + 2 * p * g.w;
-          const float* r1 = r0 + g.w;
-          float* out = yp + p * g.q;
-          for (int64_t q = 0; q < g.q; ++q) {
-            out[q] = max4(r0[2 * q], r0[2 * q + 1], r1[2 * q], r1[2 * q + 1]);
-          }
+void pool_nd_check(const op_call& c) {
+  const auto prm = c.params_as<nnp_pool_params>();
+  if (prm.mode != NNP_POOL_MAX) return;
+  const pool_nd_geometry g = resolve_pool_nd(prm, *c.in(0));
+  // Each factor is below 2^31 (kernel_shape is int32) and the product is checked after each
+  // step, so it cannot overflow.
+  int64_t taps = 1;
+  for (const pool_dim& d : g.d) {
+    taps *= std::min(d.kernel, d.in);
+    if (taps > std::numeric_limits<int32_t>::max()) break;
+  }
+  if (taps > std::numeric_limits<int32_t>::max())
+    unsupported(
+        "max pooling windows of 2^31 or more taps inside x: the cpu backend supports up to "
+        "2^31 - 1");
+}
+
+void pool_forward(const op_call& c) {
+  const auto prm = c.params_as<nnp_pool_params>();
+  const geom G = make_geom(prm, *c.in(0));
+  if (G.g.planes == 0) return;  // no elements; the extents' products may not fit int64
+  const float* x = f32(c.in(0));
+  float* y = f32(c.out(0));
+  int64_t* indices = c.out(1) != nullptr ? data_ptr<int64_t>(*c.out(1)) : nullptr;
+  if (indices == nullptr && is_plain_2x2_max(G)) {
+    maxpool2_forward(G, x, y);
+    return;
+  }
+  const auto& d = G.g.d;
+  const int64_t rows_per_plane = d[0].out * d[1].out, out2 = d[2].out;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / row_cost(G));
+  parallel_for(G.g.planes * rows_per_plane, grain, [&](int64_t b, int64_t e) {
+    row_buffers& buf = buffers(out2);
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t pl = row / rows_per_plane, rr = row % rows_per_plane;
+      const row_span r = span_of(G, rr / d[1].out, rr % d[1].out);
+      const float* plane = x + pl * G.in_plane;
+      float* yr = y + row * out2;
+      if (G.max && indices != nullptr) {
+        max_row<true>(G, plane, r, yr, buf.arg.data(), buf.code.data());
+        int64_t* ir = indices + row * out2;
+        const int64_t base = pl * G.in_plane;
+        for (int64_t o = 0; o < out2; ++o) {
+          const int64_t a = buf.arg[static_cast<size_t>(o)];
+          ir[o] = a < 0 ? -1 : base + to_storage_order(G, a);
         }
-        continue;
-      }
-      for (int64_t p = 0; p < g.p; ++p) {
-        for (int64_t q = 0; q < g.q; ++q) {
-          const window_span s = span_of(g, p, q);
-          if (g.max) {
-            float m = -std::numeric_limits<float>::infinity();
-            for (int64_t i = s.h0; i < s.h1; ++i)
-              for (int64_t j = s.w0; j < s.w1; ++j) {
-                const float v = xp[i * g.w + j];
-                if (v > m || (v != v && m == m)) m = v;
-              }
-            yp[p * g.q + q] = m;
-          } else {
-            float sum = 0.0f;
-            for (int64_t i = s.h0; i < s.h1; ++i)
-              for (int64_t j = s.w0; j < s.w1; ++j) sum += xp[i * g.w + j];
-            // a window with no input element: 0/0 = NaN (docs/ops.md)
-            yp[p * g.q + q] = sum / static_cast<float>(s.count);
-          }
-        }
+      } else if (G.max) {
+        max_row<false>(G, plane, r, yr, nullptr, nullptr);
+      } else {
+        sum_row(G, plane, r, yr);
+        for (int64_t o = 0; o < out2; ++o) yr[o] = yr[o] / divisor(G, r, o);
       }
     }
   });
 }
 
-void pool2d_backward(const op_call& c) {
-  const auto& prm = c.params_as<nnp_pool2d_params>();
-  const DLTensor *X = c.in(0), *DY = c.in(2), *DX = c.out(0);
-  const pool_geom g = make_geom(prm, *X, *DY);
-  const float *x = f32(X), *dy = f32(DY);
-  float* dx = f32(DX);
-  const bool fast2x2 = is_plain_2x2_max(g);
-  parallel_for(g.planes, grain_for(g), [&](int64_t b, int64_t e) {
+void pool_backward(const op_call& c) {
+  const auto prm = c.params_as<nnp_pool_params>();
+  const geom G = make_geom(prm, *c.in(0));
+  if (G.g.planes == 0) return;  // no elements; the extents' products may not fit int64
+  const float* x = f32(c.in(0));
+  const float* dy = f32(c.in(2));  // inputs {x, y, dy}; the maxima are recomputed from x
+  float* dx = f32(c.out(0));
+  if (is_plain_2x2_max(G)) {
+    maxpool2_backward(G, x, dy, dx);
+    return;
+  }
+  const auto& d = G.g.d;
+  const int64_t out2 = d[2].out, k2 = d[2].kernel, dil = d[2].dilation, st = d[2].stride;
+  const int64_t plane_cost = std::max<int64_t>(1, d[0].out * d[1].out) * row_cost(G);
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / plane_cost);
+  parallel_for(G.g.planes, grain, [&](int64_t b, int64_t e) {
+    row_buffers& buf = buffers(out2);
+    float* __restrict val = buf.val.data();
     for (int64_t pl = b; pl < e; ++pl) {
-      const float* xp = x + pl * g.h * g.w;
-      const float* dyp = dy + pl * g.p * g.q;
-      float* dxp = dx + pl * g.h * g.w;
-      if (fast2x2) {
-        // The cnn's max-pool: each window writes its four dx entries (dy at the first maximum,
-        // 0 elsewhere) with selects instead of unpredictable branches.
-        if (2 * g.p != g.h || 2 * g.q != g.w)
-          std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(g.h * g.w));
-        for (int64_t p = 0; p < g.p; ++p) {
-          const float* r0 = xp + 2 * p * g.w;
-          const float* r1 = r0 + g.w;
-          float* d0 = dxp + 2 * p * g.w;
-          float* d1 = d0 + g.w;
-          const float* dyr = dyp + p * g.q;
-          if (g.q <= kRowBlock && !rows_have_nan(r0, r1, 2 * g.q)) {
-            maxpool2_backward_row(r0, r1, dyr, g.q, d0, d1);
+      const float* plane = x + pl * G.in_plane;
+      float* dxp = dx + pl * G.in_plane;
+      std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(G.in_plane));
+      for (int64_t o0 = 0; o0 < d[0].out; ++o0)
+        for (int64_t o1 = 0; o1 < d[1].out; ++o1) {
+          const row_span r = span_of(G, o0, o1);
+          const float* dyr = dy + ((pl * d[0].out + o0) * d[1].out + o1) * out2;
+          if (G.max) {
+            int64_t* arg = buf.arg.data();
+            max_row<true>(G, plane, r, val, arg, buf.code.data());
+            for (int64_t o = 0; o < out2; ++o)
+              if (arg[o] >= 0) dxp[arg[o]] += dyr[o];
             continue;
           }
-          for (int64_t q = 0; q < g.q; ++q) {
-            const float a = r0[2 * q], bb = r0[2 * q + 1], cc = r1[2 * q], dd = r1[2 * q + 1];
-            // The first element equal to the maximum (row-major a, b, c, d) from selects,
-            // not unpredictable branches; a window holding a NaN (rare) routes to its first NaN.
-            uint32_t ta, tb, tc;  // 1 where that element is the maximum
-            if (!any_nan(a, bb, cc, dd)) {
-              const float ab = bb > a ? bb : a, cd = dd > cc ? dd : cc;
-              const float m = cd > ab ? cd : ab;
-              ta = a == m;
-              tb = bb == m;
-              tc = cc == m;
-            } else {
-              ta = a != a;
-              tb = bb != bb;
-              tc = cc != cc;
-            }
-            // first maximum only: masks of all ones or zeros, applied to dy's bits
-            const uint32_t ma = 0u - ta, mb = (0u - tb) & ~ma, mc = (0u - tc) & ~ma & ~mb;
-            const uint32_t md = ~(ma | mb | mc);
-            uint32_t dbits;
-            std::memcpy(&dbits, dyr + q, 4);
-            const uint32_t w[4] = {dbits & ma, dbits & mb, dbits & mc, dbits & md};
-            std::memcpy(d0 + 2 * q, w, 8);
-            std::memcpy(d1 + 2 * q, w + 2, 8);
-          }
-        }
-        continue;
-      }
-      std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(g.h * g.w));
-      for (int64_t p = 0; p < g.p; ++p) {
-        for (int64_t q = 0; q < g.q; ++q) {
-          const window_span s = span_of(g, p, q);
-          const float d = dyp[p * g.q + q];
-          if (g.max) {
-            int64_t arg = -1;
-            float m = -std::numeric_limits<float>::infinity();
-            for (int64_t i = s.h0; i < s.h1; ++i)
-              for (int64_t j = s.w0; j < s.w1; ++j) {
-                const float v = xp[i * g.w + j];
-                if (arg < 0 || v > m || (v != v && m == m)) {  // first maximum; NaN wins
-                  m = v;
-                  arg = i * g.w + j;
+          // average: dy / divisor to every tap inside x
+          for (int64_t o = 0; o < out2; ++o) val[o] = dyr[o] / divisor(G, r, o);
+          for (int64_t j0 = r.a0; j0 < r.a1; ++j0)
+            for (int64_t j1 = r.b0; j1 < r.b1; ++j1) {
+              float* dr = dxp + row_offset(G, r, j0, j1);
+              for_border(G, out2, [&](int64_t o) {
+                int64_t c0, c1;
+                d[2].inside(o, &c0, &c1);
+                const int64_t t0 = d[2].start(o);
+                for (int64_t j = c0; j < c1; ++j) dr[t0 + j * dil] += val[o];
+              });
+              const int64_t n = G.hi - G.lo;
+              if (n <= 0) continue;
+              const float* __restrict vi = val + G.lo;
+              const int64_t s0 = d[2].start(G.lo);
+              for (int64_t j = 0; j < k2; ++j) {
+                float* dst = dr + s0 + j * dil;
+                if (st == 1) {
+                  for (int64_t i = 0; i < n; ++i) dst[i] += vi[i];
+                } else {
+                  for (int64_t i = 0; i < n; ++i) dst[i * st] += vi[i];
                 }
               }
-            if (arg >= 0) dxp[arg] += d;
-          } else if (s.count > 0) {
-            const float share = d / static_cast<float>(s.count);
-            for (int64_t i = s.h0; i < s.h1; ++i)
-              for (int64_t j = s.w0; j < s.w1; ++j) dxp[i * g.w + j] += share;
-          }
+            }
         }
-      }
     }
   });
+}
+
+void pool2d_check(const op_call& c) {
+  nnp_pool_params q;
+  pool_nd_check(as_pool_nd(c, &q));
+}
+
+void pool2d_forward(const op_call& c) {
+  nnp_pool_params q;
+  pool_forward(as_pool_nd(c, &q));
+}
+
+void pool2d_backward(const op_call& c) {
+  nnp_pool_params q;
+  pool_backward(as_pool_nd(c, &q));
 }
 
 }  // namespace nnp::cpu

@@ -5,7 +5,7 @@
 //   slice_backward   dx = 0 except dx[.., start + j*step, ..] = dy[.., j, ..]
 //   gather_backward  dx = 0, then dx[.., idx(j), ..] += dy[.., j, ..] in the order of j
 //   where            output = condition ? x : y, numpy broadcasting of all three
-// with the semantics of the reference (backends/reference/data_movement.cpp, elementwise_ext.cpp).
+// with the semantics of the reference (backends/reference/data_movement.cpp, elementwise.cpp).
 // concat, split, slice, slice_backward and where move whole elements as raw units (any 1-, 2-,
 // 4- or 8-byte dtype; bit patterns, NaN payloads included, are kept).
 //

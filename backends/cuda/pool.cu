@@ -6,7 +6,7 @@
 // dilation 1 and runs on the same kernels. cuDNN pooling expresses neither dilation, ceil_mode,
 // asymmetric padding, Indices nor nnplug's first-maximum / first-NaN rule, hence own kernels.
 // Every call runs as 3-D (leading unit dimensions), with the semantics of the reference
-// (backends/reference/pool_nd.cpp): the first maximum in row-major window order wins ties, the
+// (backends/reference/pool.cpp): the first maximum in row-major window order wins ties, the
 // first NaN wins outright, padding never wins, an empty window gives -inf (Indices -1) or 0/0.
 //
 // Speed: forward runs one thread per output element (max / average over its window's taps

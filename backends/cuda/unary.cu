@@ -49,7 +49,7 @@ __device__ __forceinline__ double unary_f(double x) {
   return x;  // not reached (unary_op_dispatch instantiates the ops above only)
 }
 
-// f'(x), as backends/reference/elementwise_ext.cpp.
+// f'(x), as backends/reference/elementwise.cpp.
 template <int Op>
 __device__ __forceinline__ double unary_df(double x) {
   if constexpr (Op == NNP_UNARY_EXP) return exp(x);

@@ -1,195 +1,226 @@
-// conv.cpp — reference 2-D convolution, NCHW activations and OIHW filters (cuDNN / ONNX Conv:
-// cross-correlation, no filter flip): forward, backward-data, backward-filter, backward-bias.
-// Each output element is one gather loop with double accumulation:
-//   y[n,k,p,q]  = b[k] + sum_{c,r,s} x[n, g*Cg + c, h(p,r), w(q,s)] * w[k,c,r,s]
-//   dx[n,c,h,w] = sum_{k in group, r, s : h = p*sh - pt + r*dh, w = q*sw - pl + s*dw} dy * w
-//   dw[k,c,r,s] = sum_{n,p,q} x[n, g*Cg + c, h(p,r), w(q,s)] * dy[n,k,p,q]
-//   db[k]       = sum_{n,p,q} dy[n,k,p,q]
-// with h(p,r) = p*stride_h - pad_top + r*dilation_h (likewise w), g = k / (K/groups),
-// Cg = C/groups, and reads outside the input being 0: padding taps are zeros that take part in
-// the products (0 * inf = NaN, as PyTorch; docs/ops.md, "Non-finite values").
+// conv.cpp — reference convolutions, float32 and float64, plain gather loops with double
+// accumulation: N-D convolution (ONNX Conv, NNP_OP_CONV_*), transposed convolution (ONNX
+// ConvTranspose, NNP_OP_CONV_TRANSPOSE_*), both with 1 to 3 spatial dimensions, and the 2-D
+// convolution of ABI 1.0 (NNP_OP_CONV2D_*), which is Conv with k = 2 (its params are read as
+// nnp_conv_params: pads [top, left, bottom, right], no auto_pad).
+//
+// Every op runs on one geometry (nnplug/kit/conv_nd.hpp, conv_nd_geometry): a convolution
+// input [n, ci, in..] -> output [n, co, out..], filter [co, ci/groups, kernel..], output
+// position o reading input position i = o*stride - pad + r*dilation through tap r (3 spatial
+// axes, leading ones of extent 1). With it,
+//   conv                     forward(x, w, b) -> y
+//   conv backward-data       backward_data(dy, w) -> dx
+//   conv backward-filter     backward_filter(x, dy) -> dw
+//   conv-transpose forward   backward_data(x, w) + b -> y     (its y is the geometry's input)
+//   conv-transpose bwd-data  forward(dy, w) -> dx
+//   conv-transpose bwd-filt  backward_filter(dy, x) -> dw
+//   bias gradient            db[m] = sum over n and positions of dy[n, m, ...] (every family)
+// where
+//   forward:         out[n,m,o] = b[m] + sum_{c,r} in[n, g*Cig + c, o*s - p + r*d] * w[m,c,r]
+//   backward_data:   in[n,ic,i] = b[ic] + sum_{m in group, r; i = o*s - p + r*d} out[n,m,o] *
+//                                 w[m,c,r]
+//   backward_filter: w[m,c,r]   = sum_{n,o} in[n, g*Cig + c, o*s - p + r*d] * out[n,m,o]
+// with g = m / Cog (m's group), Cig = ci/groups, Cog = co/groups; reads outside the input are 0,
+// zeros that take part in the products (0 * inf = NaN; docs/ops.md, "Non-finite values").
 #include "reference.hpp"
+
+#include <nnplug/kit/conv_nd.hpp>
 
 namespace ref {
 namespace {
 
-// Every size of one convolution, taken from x [N,C,H,W], w [K,Cg,R,S], y [N,K,P,Q].
-struct conv_geometry {
-  int64_t N, C, H, W, K, Cg, R, S, P, Q, Kg;
-  int64_t sh, sw, pt, pl, dh, dw;
+using nnp::conv_nd_geometry;
+using nnp::kConvMaxSpatial;
 
-  // Element indices in x (and dx), w (and dw), y (and dy).
-  int64_t x_at(int64_t n, int64_t c, int64_t h, int64_t w) const {
-    return ((n * C + c) * H + h) * W + w;
-  }
-  int64_t w_at(int64_t k, int64_t c, int64_t r, int64_t s) const {
-    return ((k * Cg + c) * R + r) * S + s;
-  }
-  int64_t y_at(int64_t n, int64_t k, int64_t p, int64_t q) const {
-    return ((n * K + k) * P + p) * Q + q;
-  }
-  // The input row h(p, r) and column w(q, s) that output (p, q) reads through filter tap (r, s);
-  // outside [0, H) x [0, W) when it falls in the padding.
-  int64_t in_row(int64_t p, int64_t r) const { return p * sh - pt + r * dh; }
-  int64_t in_col(int64_t q, int64_t s) const { return q * sw - pl + s * dw; }
-};
+// Element offsets in the geometry's input (channel-major then spatial), output and filter.
+int64_t in_at(const conv_nd_geometry& g, int64_t n, int64_t c, const int64_t* i) {
+  return (((n * g.ci + c) * g.in[0] + i[0]) * g.in[1] + i[1]) * g.in[2] + i[2];
+}
+int64_t out_at(const conv_nd_geometry& g, int64_t n, int64_t m, const int64_t* o) {
+  return (((n * g.co + m) * g.out[0] + o[0]) * g.out[1] + o[1]) * g.out[2] + o[2];
+}
+int64_t w_at(const conv_nd_geometry& g, int64_t m, int64_t c, const int64_t* r) {
+  return (((m * g.cig() + c) * g.kernel[0] + r[0]) * g.kernel[1] + r[1]) * g.kernel[2] + r[2];
+}
 
-conv_geometry geometry(const nnp_conv2d_params& p, const DLTensor& x, const DLTensor& w,
-                       const DLTensor& y) {
-  conv_geometry g{};
-  g.N = x.shape[0];
-  g.C = x.shape[1];
-  g.H = x.shape[2];
-  g.W = x.shape[3];
-  g.K = w.shape[0];
-  g.Cg = w.shape[1];
-  g.R = w.shape[2];
-  g.S = w.shape[3];
-  g.P = y.shape[2];
-  g.Q = y.shape[3];
-  g.Kg = g.K / p.groups;  // output channels per group
-  g.sh = p.stride_h;
-  g.sw = p.stride_w;
-  g.pt = p.pad_top;
-  g.pl = p.pad_left;
-  g.dh = p.dilation_h;
-  g.dw = p.dilation_w;
-  return g;
+// Calls f(idx) for every multi-index idx of the box [0, ext[0]) x [0, ext[1]) x [0, ext[2]).
+template <typename F>
+void for_box(const int64_t* ext, const F& f) {
+  int64_t idx[kConvMaxSpatial];
+  for (idx[0] = 0; idx[0] < ext[0]; ++idx[0])
+    for (idx[1] = 0; idx[1] < ext[1]; ++idx[1])
+      for (idx[2] = 0; idx[2] < ext[2]; ++idx[2]) f(static_cast<const int64_t*>(idx));
+}
+
+// The input position that output o reads through tap r; false in the padding.
+bool input_of(const conv_nd_geometry& g, const int64_t* o, const int64_t* r, int64_t* i) {
+  for (int a = 0; a < kConvMaxSpatial; ++a) {
+    i[a] = o[a] * g.stride[a] - g.pad[a] + r[a] * g.dilation[a];
+    if (i[a] < 0 || i[a] >= g.in[a]) return false;
+  }
+  return true;
+}
+
+// The output position that reads input i through tap r; false when there is none.
+bool output_of(const conv_nd_geometry& g, const int64_t* i, const int64_t* r, int64_t* o) {
+  for (int a = 0; a < kConvMaxSpatial; ++a) {
+    const int64_t t = i[a] + g.pad[a] - r[a] * g.dilation[a];  // = o * stride
+    if (t < 0 || t % g.stride[a] != 0) return false;
+    o[a] = t / g.stride[a];
+    if (o[a] >= g.out[a]) return false;
+  }
+  return true;
 }
 
 template <typename T>
-void forward_t(const op_args& args) {
-  const auto p = read_params<nnp_conv2d_params>(args.params);
-  const DLTensor& X = *args.in(0);
-  const DLTensor& Wt = *args.in(1);
-  const DLTensor& Y = *args.out(0);
-  const conv_geometry g = geometry(p, X, Wt, Y);
-  const T* x = nnp::data_ptr<const T>(X);
-  const T* w = nnp::data_ptr<const T>(Wt);
-  const T* b = opt_in<T>(args, 2);
-  T* y = nnp::data_ptr<T>(Y);
-
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t k = 0; k < g.K; ++k) {
-      const int64_t group = k / g.Kg;
-      for (int64_t oh = 0; oh < g.P; ++oh)
-        for (int64_t ow = 0; ow < g.Q; ++ow) {
-          double acc = b != nullptr ? double(b[k]) : 0.0;
-          for (int64_t c = 0; c < g.Cg; ++c)
-            for (int64_t r = 0; r < g.R; ++r) {
-              const int64_t ih = g.in_row(oh, r);
-              const bool row_inside = ih >= 0 && ih < g.H;
-              for (int64_t s = 0; s < g.S; ++s) {
-                const int64_t iw = g.in_col(ow, s);
-                const double wv = double(w[g.w_at(k, c, r, s)]);
-                if (!row_inside || iw < 0 || iw >= g.W) {
-                  acc += 0.0 * wv;  // padding: a zero that takes part (0 * inf = NaN)
-                  continue;
-                }
-                const int64_t ic = group * g.Cg + c;
-                acc += double(x[g.x_at(n, ic, ih, iw)]) * wv;
-              }
+void forward(const conv_nd_geometry& g, const T* in, const T* w, const T* b, T* out) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t m = 0; m < g.co; ++m) {
+      const int64_t grp = m / g.cog();
+      for_box(g.out, [&](const int64_t* o) {
+        double acc = b != nullptr ? double(b[m]) : 0.0;
+        for (int64_t c = 0; c < g.cig(); ++c)
+          for_box(g.kernel, [&](const int64_t* r) {
+            int64_t i[kConvMaxSpatial];
+            const double wv = double(w[w_at(g, m, c, r)]);
+            if (!input_of(g, o, r, i)) {
+              acc += 0.0 * wv;  // padding: a zero that takes part (0 * inf = NaN)
+              return;
             }
-          y[g.y_at(n, k, oh, ow)] = static_cast<T>(acc);
-        }
+            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * wv;
+          });
+        out[out_at(g, n, m, o)] = static_cast<T>(acc);
+      });
     }
 }
 
 template <typename T>
-void backward_data_t(const op_args& args) {
-  const auto p = read_params<nnp_conv2d_params>(args.params);
-  const DLTensor& DY = *args.in(0);
-  const DLTensor& Wt = *args.in(1);
-  const DLTensor& DX = *args.out(0);
-  const conv_geometry g = geometry(p, DX, Wt, DY);
-  const T* dy = nnp::data_ptr<const T>(DY);
-  const T* w = nnp::data_ptr<const T>(Wt);
-  T* dx = nnp::data_ptr<T>(DX);
-
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t ic = 0; ic < g.C; ++ic) {
-      const int64_t group = ic / g.Cg, c = ic % g.Cg;
-      for (int64_t ih = 0; ih < g.H; ++ih)
-        for (int64_t iw = 0; iw < g.W; ++iw) {
-          double acc = 0.0;
-          for (int64_t k = group * g.Kg; k < (group + 1) * g.Kg; ++k)
-            for (int64_t r = 0; r < g.R; ++r) {
-              // ih = oh*sh - pt + r*dh  <=>  oh = (ih + pt - r*dh) / sh, when it divides.
-              const int64_t th = ih + g.pt - r * g.dh;
-              if (th < 0 || th % g.sh != 0) continue;
-              const int64_t oh = th / g.sh;
-              if (oh >= g.P) continue;
-              for (int64_t s = 0; s < g.S; ++s) {
-                const int64_t tw = iw + g.pl - s * g.dw;
-                if (tw < 0 || tw % g.sw != 0) continue;
-                const int64_t ow = tw / g.sw;
-                if (ow >= g.Q) continue;
-                acc += double(dy[g.y_at(n, k, oh, ow)]) * double(w[g.w_at(k, c, r, s)]);
-              }
-            }
-          dx[g.x_at(n, ic, ih, iw)] = static_cast<T>(acc);
-        }
+void backward_data(const conv_nd_geometry& g, const T* out, const T* w, const T* b, T* in) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t ic = 0; ic < g.ci; ++ic) {
+      const int64_t grp = ic / g.cig(), c = ic % g.cig();
+      for_box(g.in, [&](const int64_t* i) {
+        double acc = b != nullptr ? double(b[ic]) : 0.0;
+        for (int64_t m = grp * g.cog(); m < (grp + 1) * g.cog(); ++m)
+          for_box(g.kernel, [&](const int64_t* r) {
+            int64_t o[kConvMaxSpatial];
+            if (!output_of(g, i, r, o)) return;
+            acc += double(out[out_at(g, n, m, o)]) * double(w[w_at(g, m, c, r)]);
+          });
+        in[in_at(g, n, ic, i)] = static_cast<T>(acc);
+      });
     }
 }
 
 template <typename T>
-void backward_filter_t(const op_args& args) {
-  const auto p = read_params<nnp_conv2d_params>(args.params);
-  const DLTensor& X = *args.in(0);
-  const DLTensor& DY = *args.in(1);
-  const DLTensor& DW = *args.out(0);
-  const conv_geometry g = geometry(p, X, DW, DY);
-  const T* x = nnp::data_ptr<const T>(X);
-  const T* dy = nnp::data_ptr<const T>(DY);
-  T* dw = nnp::data_ptr<T>(DW);
-
-  for (int64_t k = 0; k < g.K; ++k) {
-    const int64_t group = k / g.Kg;
-    for (int64_t c = 0; c < g.Cg; ++c)
-      for (int64_t r = 0; r < g.R; ++r)
-        for (int64_t s = 0; s < g.S; ++s) {
-          double acc = 0.0;
-          const int64_t ic = group * g.Cg + c;
-          for (int64_t n = 0; n < g.N; ++n)
-            for (int64_t oh = 0; oh < g.P; ++oh) {
-              const int64_t ih = g.in_row(oh, r);
-              const bool row_inside = ih >= 0 && ih < g.H;
-              for (int64_t ow = 0; ow < g.Q; ++ow) {
-                const int64_t iw = g.in_col(ow, s);
-                const double d = double(dy[g.y_at(n, k, oh, ow)]);
-                if (!row_inside || iw < 0 || iw >= g.W) {
-                  acc += 0.0 * d;  // padding: a zero that takes part (0 * inf = NaN)
-                  continue;
-                }
-                acc += double(x[g.x_at(n, ic, ih, iw)]) * d;
-              }
+void backward_filter(const conv_nd_geometry& g, const T* in, const T* out, T* w) {
+  for (int64_t m = 0; m < g.co; ++m) {
+    const int64_t grp = m / g.cog();
+    for (int64_t c = 0; c < g.cig(); ++c)
+      for_box(g.kernel, [&](const int64_t* r) {
+        double acc = 0.0;
+        for (int64_t n = 0; n < g.n; ++n)
+          for_box(g.out, [&](const int64_t* o) {
+            int64_t i[kConvMaxSpatial];
+            const double d = double(out[out_at(g, n, m, o)]);
+            if (!input_of(g, o, r, i)) {
+              acc += 0.0 * d;  // padding: a zero that takes part (0 * inf = NaN)
+              return;
             }
-          dw[g.w_at(k, c, r, s)] = static_cast<T>(acc);
-        }
+            acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * d;
+          });
+        w[w_at(g, m, c, r)] = static_cast<T>(acc);
+      });
   }
 }
 
+// ---- the ops ------------------------------------------------------------------------------------
 template <typename T>
-void backward_bias_t(const op_args& args) {
-  const DLTensor& DY = *args.in(0);
-  const DLTensor& DB = *args.out(0);
-  const int64_t N = DY.shape[0], K = DY.shape[1], PQ = DY.shape[2] * DY.shape[3];
+void conv_forward_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.in(0), *a.in(1), *a.out(0));
+  forward<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)), opt_in<T>(a, 2),
+             nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_backward_data_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.out(0), *a.in(1), *a.in(0));
+  backward_data<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+                   static_cast<const T*>(nullptr), nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_backward_filter_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.in(0), *a.out(0), *a.in(1));
+  backward_filter<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+                     nnp::data_ptr<T>(*a.out(0)));
+}
+
+// db[k] = sum over n and every spatial position of dy [N, K, ...] (any rank; params unused).
+template <typename T>
+void conv_backward_bias_t(const op_args& a) {
+  const DLTensor& DY = *a.in(0);
+  const int64_t N = DY.shape[0], K = DY.shape[1], S = dims_product(DY, 2, DY.ndim);
   const T* dy = nnp::data_ptr<const T>(DY);
-  T* db = nnp::data_ptr<T>(DB);
-  const int64_t images = N * PQ == 0 ? 0 : N;  // no element: no loop over N (it may be huge)
+  T* db = nnp::data_ptr<T>(*a.out(0));
+  const int64_t images = N * S == 0 ? 0 : N;  // no element: no loop over N (it may be huge)
   for (int64_t k = 0; k < K; ++k) {
     double acc = 0.0;
     for (int64_t n = 0; n < images; ++n)
-      for (int64_t i = 0; i < PQ; ++i) acc += double(dy[(n * K + k) * PQ + i]);
+      for (int64_t i = 0; i < S; ++i) acc += double(dy[(n * K + k) * S + i]);
     db[k] = static_cast<T>(acc);
   }
 }
 
+// ConvTranspose: x [N, C, D..] is the geometry's output, y [N, K, O..] its input.
+template <typename T>
+void conv_transpose_forward_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_transpose_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_transpose(p, *a.in(0), *a.in(1), *a.out(0));
+  backward_data<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+                   opt_in<T>(a, 2), nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_transpose_backward_data_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_transpose_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_transpose(p, *a.out(0), *a.in(1), *a.in(0));
+  forward<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+             static_cast<const T*>(nullptr), nnp::data_ptr<T>(*a.out(0)));
+}
+
+template <typename T>
+void conv_transpose_backward_filter_t(const op_args& a) {
+  const auto p = read_params<nnp_conv_transpose_params>(a.params);
+  const conv_nd_geometry g = nnp::conv_nd_of_transpose(p, *a.in(0), *a.out(0), *a.in(1));
+  backward_filter<T>(g, nnp::data_ptr<const T>(*a.in(1)), nnp::data_ptr<const T>(*a.in(0)),
+                     nnp::data_ptr<T>(*a.out(0)));
+}
+
+// Runs NNP_OP_CONV2D_* call a as the NNP_OP_CONV_* op `nd` with k = 2: its params as
+// nnp_conv_params (strides, pads [top, left, bottom, right], dilations and groups in their ONNX
+// places, no auto_pad); tensors and formulas are the same.
+void as_conv_nd(const op_args& a, void (*nd)(const op_args&)) {
+  const nnp_conv_params q = nnp::conv_params_of_2d(read_params<nnp_conv2d_params>(a.params));
+  nd(a.with_params(&q));
+}
+
 }  // namespace
 
-REF_FLOAT_OP(conv2d_forward, forward_t, in(0))
-REF_FLOAT_OP(conv2d_backward_data, backward_data_t, in(0))
-REF_FLOAT_OP(conv2d_backward_filter, backward_filter_t, in(0))
-REF_FLOAT_OP(conv2d_backward_bias, backward_bias_t, in(0))
+REF_FLOAT_OP(conv_forward, conv_forward_t, in(0))
+REF_FLOAT_OP(conv_backward_data, conv_backward_data_t, in(0))
+REF_FLOAT_OP(conv_backward_filter, conv_backward_filter_t, in(0))
+REF_FLOAT_OP(conv_backward_bias, conv_backward_bias_t, in(0))
+REF_FLOAT_OP(conv_transpose_forward, conv_transpose_forward_t, in(0))
+REF_FLOAT_OP(conv_transpose_backward_data, conv_transpose_backward_data_t, in(0))
+REF_FLOAT_OP(conv_transpose_backward_filter, conv_transpose_backward_filter_t, in(0))
+
+void conv2d_forward(const op_args& a) { as_conv_nd(a, conv_forward); }
+void conv2d_backward_data(const op_args& a) { as_conv_nd(a, conv_backward_data); }
+void conv2d_backward_filter(const op_args& a) { as_conv_nd(a, conv_backward_filter); }
+void conv2d_backward_bias(const op_args& a) { conv_backward_bias(a); }
 
 }  // namespace ref

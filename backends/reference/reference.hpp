@@ -69,7 +69,6 @@ void map_unary(const op_args& a, F&& f) {
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(f(double(x[i])));
 }
 
-// Product of shape[begin, end) (1 for an empty range).
 // log(sum_{c < C} exp(x(c) - mx)) with mx = max_c x(c), for the log-softmax of the losses.
 // With a finite max the sum is 1 (the first maximum's term) plus the rest, and its log is
 // log1p(rest): when one class holds nearly all the mass (rest ~ 1e-16), log(1 + rest) would
@@ -90,6 +89,7 @@ double log_sum_exp_shifted(const X& x, int64_t C, double mx) {
   return std::isfinite(mx) ? std::log1p(rest) : std::log(sum);
 }
 
+// Product of shape[begin, end) (1 for an empty range).
 inline int64_t dims_product(const DLTensor& t, int begin, int end) {
   int64_t n = 1;
   for (int i = begin; i < end; ++i) n *= t.shape[i];
@@ -99,20 +99,20 @@ inline int64_t dims_product(const DLTensor& t, int begin, int end) {
 // ---- op entry points (one per nnp_op_kind) ---------------------------------------------------
 void gemm(const op_args& a);                            // gemm.cpp
 void matmul(const op_args& a);                          // matmul.cpp
-void conv2d_forward(const op_args& a);                  // conv.cpp
+void conv2d_forward(const op_args& a);                  // conv.cpp (conv2d: conv with k = 2)
 void conv2d_backward_data(const op_args& a);            //
 void conv2d_backward_filter(const op_args& a);          //
 void conv2d_backward_bias(const op_args& a);            //
-void conv_forward(const op_args& a);                    // conv_nd.cpp
+void conv_forward(const op_args& a);                    //
 void conv_backward_data(const op_args& a);              //
 void conv_backward_filter(const op_args& a);            //
 void conv_backward_bias(const op_args& a);              //
 void conv_transpose_forward(const op_args& a);          //
 void conv_transpose_backward_data(const op_args& a);    //
 void conv_transpose_backward_filter(const op_args& a);  //
-void pool2d_forward(const op_args& a);                  // pool.cpp
+void pool2d_forward(const op_args& a);                  // pool.cpp (pool2d: pool with k = 2)
 void pool2d_backward(const op_args& a);                 //
-void pool_forward(const op_args& a);                    // pool_nd.cpp
+void pool_forward(const op_args& a);                    //
 void pool_backward(const op_args& a);                   //
 void activation_forward(const op_args& a);              // activation.cpp
 void activation_backward(const op_args& a);             //
@@ -122,7 +122,7 @@ void attention_forward(const op_args& a);               // attention.cpp
 void attention_backward(const op_args& a);              //
 void softmax_cross_entropy_forward(const op_args& a);   // loss.cpp
 void softmax_cross_entropy_backward(const op_args& a);  //
-void nll_loss_forward(const op_args& a);                // loss_onnx.cpp
+void nll_loss_forward(const op_args& a);                //
 void nll_loss_backward(const op_args& a);               //
 void sce_loss_forward(const op_args& a);                // softmax_cross_entropy_loss_*
 void sce_loss_backward(const op_args& a);               //
@@ -134,23 +134,23 @@ void layer_norm_backward(const op_args& a);             //
 void dropout_forward(const op_args& a);                 // dropout.cpp
 void dropout_backward(const op_args& a);                //
 void binary(const op_args& a);                          // elementwise.cpp
+void unary_forward(const op_args& a);                   //
+void unary_backward(const op_args& a);                  //
+void where(const op_args& a);                           //
 void scale(const op_args& a);                           //
+void clip(const op_args& a);                            //
 void fill(const op_args& a);                            //
 void copy(const op_args& a);                            //
 void transpose(const op_args& a);                       //
+void cast(const op_args& a);                            //
 void concat(const op_args& a);                          // data_movement.cpp
 void split(const op_args& a);                           //
 void slice(const op_args& a);                           //
 void slice_backward(const op_args& a);                  //
 void gather(const op_args& a);                          //
 void gather_backward(const op_args& a);                 //
-void cast(const op_args& a);                            //
 void reduce(const op_args& a);                          // reduce.cpp
 void sgd_update(const op_args& a);                      // optimizer.cpp
 void adam_update(const op_args& a);                     //
-void clip(const op_args& a);                            // elementwise.cpp
-void unary_forward(const op_args& a);                   // elementwise_ext.cpp
-void unary_backward(const op_args& a);                  //
-void where(const op_args& a);                           //
 
 }  // namespace ref

@@ -1,0 +1,31 @@
+// conv.hpp — the convolution algorithms of the CPU backend that conv.cpp (im2col / vol2col +
+// SGEMM, every op of the family) hands a call to when they apply: Winograd F(2x2, 3x3)
+// (conv_winograd.cpp). Every algorithm takes its sizes from the one N-D geometry of
+// nnplug/kit/conv_nd.hpp (conv_nd_geometry, in "forward" terms: input [n, ci, in..] -> output
+// [n, co, out..], filter [co, ci/groups, kernel..]; compact float32 tensors).
+#pragma once
+
+#include "cpu_backend.hpp"
+
+#include <nnplug/kit/conv_nd.hpp>
+
+namespace nnp::cpu {
+
+using nnp::conv_nd_geometry;
+
+// Each returns false, touching nothing, when Winograd does not apply to g (2-D, 3x3, stride 1,
+// dilation 1, one group, >= 16 channels in and out; backward-data also every padding <= 2) or
+// an operand it reads is not all finite (its transforms would turn an infinity into NaN where
+// the direct formula gives +-inf); else it writes the result and returns true.
+//   forward          out = conv(in, w) + b (b optional)
+//   backward_data    din = dL/din of the forward for dL/dout = dout, + b (b optional, per input
+//                    channel: ConvTranspose's bias)
+//   backward_filter  dw = dL/dw of the forward for input in and dL/dout = dout
+bool winograd_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
+                      float* out);
+bool winograd_backward_data(const conv_nd_geometry& g, const float* dout, const float* w,
+                            const float* b, float* din);
+bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout,
+                              float* dw);
+
+}  // namespace nnp::cpu
