@@ -552,7 +552,7 @@ def gen_op_table_inc(enums, structs, ops):
             o.append(f"const alias_pair k_alias_{n}[] = {{" + ", ".join(
                 f"{{{a}, {b}}}" for a, b in op["alias_pairs"]) + "};")
     o.append("")
-    o.append("// Hand-written shape rules, one per op (validate_shapes.cpp).")
+    o.append("// Hand-written shape rules, one per op (validate_shapes_<family>.cpp).")
     for op in ops:
         o.append(f"void shapes_{op['name']}(call& c, const void* params);")
     o.append("")
@@ -701,7 +701,7 @@ def gen_conformance_cases(enums, structs, ops):
     o = [f"// op_cases.inc — {BANNER_C}",
          "// One small valid call per op kind, the params values each kind's checks must reject,",
          "// and each kind's facts for the error tests and the fuzzer. Included by",
-         "// conformance/op_table_cases.hpp (types defined there).", ""]
+         "// testing/op_table_cases.hpp (types defined there).", ""]
     o.append("inline std::vector<table_example> table_examples() {")
     o.append("  std::vector<table_example> v;")
     letters = {"float": "'f'", "int64": "'l'", "uint8": "'u'", "same_as_input0": "'f'",
@@ -881,6 +881,16 @@ def gen_python(spec, enums, structs, ops, minor):
 PY_TYPES = {"int32": "int", "int64": "int", "uint64": "int", "double": "float",
             "int32[NNP_MAX_DIMS]": "Sequence[int]", "int64[NNP_MAX_DIMS]": "Sequence[int]"}
 PY_RESERVED = {"out", "stream", "device", "dtype", "out_shape"}
+# The per-spatial-axis arrays of the N-D conv and pool params (k = the first input's rank - 2):
+# 1 = k entries, 2 = 2k (pads: begins then ends). The Python functions check their lengths
+# against k and take PyTorch's short forms (nnplug._call._spatial_list).
+PY_SPATIAL = {"kernel_shape": 1, "strides": 1, "dilations": 1, "output_padding": 1,
+              "output_shape": 1, "pads": 2}
+
+
+def py_spatial(p):
+    """1 or 2 for a per-spatial-axis array keyword (PY_SPATIAL), else 0."""
+    return PY_SPATIAL.get(p[1], 0) if p[2] == "int32[NNP_MAX_DIMS]" else 0
 
 
 def py_ident(name):
@@ -935,6 +945,7 @@ def py_doc_lines(text, indent="    "):
 
 
 def gen_python_ops(enums, structs, ops):
+    param_docs = {}  # params struct -> (first op, its params lines)
     o = ['"""nnplug.ops — one function per op of nnplug_ops.h. ' + BANNER_C,
          "",
          "Every function takes the op's inputs positionally in the C API's order (optional inputs",
@@ -953,8 +964,11 @@ def gen_python_ops(enums, structs, ops):
          "float32 everywhere, float64 on the reference backend, float16/bfloat16 where a backend",
          "says so); labels and indices are int64, masks uint8.",
          "",
-         "Failures raise nnplug.Error (a subclass per status, e.g. nnplug.InvalidArgumentError),",
-         "before any output is written. nnplug.supported(op, ...) takes the same arguments.",
+         "Failures raise nnplug.Error, before any output is written: a subclass per status —",
+         "nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message names the",
+         "argument), nnplug.UnsupportedError (the device lacks this op, dtype or case),",
+         "nnplug.OutOfMemoryError, nnplug.DeviceError. nnplug.supported(op, ...) takes the same",
+         "arguments.",
          '"""',
          "# ruff: noqa: E501",
          "from typing import Any, Optional, Sequence, Union",
@@ -999,7 +1013,8 @@ def gen_python_ops(enums, structs, ops):
             return (f"_T({t['name']!r}, {t['optional']}, {t['dtype']!r}, {t['variadic']}, "
                     f"{t['inplace']})")
         pspecs = [f"_P({p[0]!r}, {p[1]!r}, {p[2]!r}, {('_g.' + p[3]) if p[3] else None}, "
-                  f"{p[4]!r}, {p[5]!r})" for p in params]
+                  f"{p[4]!r}, {p[5]!r}" + (f", {py_spatial(p)})" if py_spatial(p) else ")")
+                  for p in params]
         pcls = f"_g.{op['params']}" if op["params"] else "None"
         o.append("")
         o.append(f"_{op['name']} = _Op({op['name']!r}, OpKind.{op['name'].upper()}, {pcls}, "
@@ -1015,21 +1030,31 @@ def gen_python_ops(enums, structs, ops):
         args = [f"{t['name']}: {tann(t)}" for t in req_in + req_inplace]
         kw = [f"{t['name']}: Optional[TensorLike] = None" for t in opt_in + opt_inplace]
         for p in params:
-            ann = f"Union[{p[6]}, TensorLike]" if p[0] in shared else p[6]
+            ann = f"Union[{p[6]}, TensorLike]" if p[0] in shared else \
+                "Union[int, Sequence[int]]" if py_spatial(p) else p[6]
             kw.append(f"{p[0]}: {ann}" + ("" if p[7] is None else f" = {p[7]}"))
         kw += [f"{n}: {a} = {d}" for n, a, d in extra]
         kw += ["out: OutLike = None", "stream: StreamLike = None", "device: DeviceLike = None"]
+        # The signature packed into lines of at most 140 characters (ops sharing a params
+        # struct would otherwise repeat a line per keyword).
         o.append(f"def {op['name']}(")
-        for a in args:
-            o.append(f"    {a},")
-        o.append("    *,")
-        for a in kw:
-            o.append(f"    {a},")
+        line = "   "
+        for a in args + ["*"] + kw:
+            if len(line) + len(a) + 2 > 140:
+                o.append(line)
+                line = "   "
+            line += f" {a},"
+        o.append(line)
         o.append(") -> Any:")
         # the docstring
         d = [f'    """NNP_OP_{op["name"].upper()} ({op["value"]}; ABI 1.{op["since"]}): see nnplug_ops.h and docs/ops.md.']
-        if s is not None and s.get("doc"):
+        # The params struct's text (its formulas) once, in the first op that takes it; the
+        # others point there.
+        first = next(u for u in ops if u["params"] == op["params"]) if s is not None else op
+        if s is not None and s.get("doc") and first is op:
             d += [""] + py_doc_lines(s["doc"])
+        elif s is not None and s.get("doc"):
+            d += ["", f"    The formulas and params ({op['params']}): see nnplug.{first['name']}."]
         if op["doc"]:
             d += [""] + py_doc_lines(op["doc"])
 
@@ -1054,7 +1079,7 @@ def gen_python_ops(enums, structs, ops):
                  [tdoc(t, f" (optional: return_{t['name']}=True or out=)" if t["optional"] else "")
                   for t in results]
         if params:
-            d += ["", "    Params (keyword-only; the C struct's fields):"]
+            plines = []
             for p in params:
                 f = p[8]
                 c = check_text(f)
@@ -1069,7 +1094,23 @@ def gen_python_ops(enums, structs, ops):
                     c += f"; its length sets {p[5]}"
                 if p[0] in shared:
                     c += f"; a tensor instead is the input {p[0]} (the field keeps its default)"
-                d.append(f"        {p[0]} ({p[6]}): {c}")
+                if py_spatial(p) == 1:
+                    c += ("; k entries (one per spatial axis), or an int for all k; () = all 0; "
+                          "other lengths are refused")
+                elif py_spatial(p) == 2:
+                    c += ("; 2k entries [begins..., ends...] (ONNX), k entries (begin = end on "
+                          "each axis, as PyTorch's padding), or an int for every begin and end; "
+                          "() = all 0; other lengths are refused")
+                ann = "Union[int, Sequence[int]]" if py_spatial(p) else p[6]
+                plines.append(f"        {p[0]} ({ann}): {c}")
+            # Each field's text once per params struct: an op whose lines are those of an
+            # earlier op with the same struct names them and points there.
+            earlier = param_docs.setdefault(op["params"], (op["name"], plines))
+            if earlier[0] != op["name"] and earlier[1] == plines:
+                d += ["", f"    Params (keyword-only; the C struct's fields): "
+                          f"{', '.join(p[0] for p in params)}, as in nnplug.{earlier[0]}."]
+            else:
+                d += ["", "    Params (keyword-only; the C struct's fields):"] + plines
         if extra:
             d += ["", "    Other keywords:"]
             for n, _, _ in extra:
@@ -1090,9 +1131,7 @@ def gen_python_ops(enums, structs, ops):
                    "unwrapped.")
         d += ["", f"    Returns: {ret}",
               "",
-              "    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message",
-              "    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or",
-              "    case), nnplug.OutOfMemoryError, nnplug.DeviceError.",
+              "    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.",
               '    """']
         o += d
         o.append(f"    return _{op['name']}.run(locals())")
@@ -1160,7 +1199,7 @@ def outputs(root):
         "api/tests/generated/op_layout_pins.inc": gen_layout_pins(enums, structs, ops),
         "api/tests/generated/op_wrapper_symbols.inc": gen_symbols(ops),
         "api/python/tests/generated/op_abi_dump.inc": gen_abi_dump(enums, structs, ops),
-        "conformance/generated/op_cases.inc": gen_conformance_cases(enums, structs, ops),
+        "testing/generated/op_cases.inc": gen_conformance_cases(enums, structs, ops),
         "plugins/kit/include/nnplug/kit/op_kinds.hpp": gen_kit_op_kinds(ops),
         "api/python/nnplug/_ops_generated.py": gen_python(spec, enums, structs, ops, minor),
         "api/python/nnplug/ops.py": gen_python_ops(enums, structs, ops),

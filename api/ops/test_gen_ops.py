@@ -84,7 +84,8 @@ def main():
         toml = os.path.join(tmp, "api/ops/ops.toml")
         # nnp_conv2d_params without its reserved0 (anchored on its last real field, so that
         # structs added after it do not move the anchor)
-        groups = '  { name = "groups", type = "int32", check = "min:1", default = 1 },\n'
+        groups = ('  { name = "groups", type = "int32", check = "min:0", default = 1, '
+                  'doc = "0 means 1" },\n')
         edit(toml, groups + '  { name = "reserved0", type = "int32", check = "reserved", '
              'default = 0, since = 1 },\n]\n', groups + ']\n')
         r = run(tmp, "--check")
@@ -169,7 +170,7 @@ def main():
 
     # Each op's facts for the error tests and the fuzzer (conformance table_ops()), and the
     # collectives for libnnplug and the plugin kit: all from the table.
-    cases = files["conformance/generated/op_cases.inc"]
+    cases = files["testing/generated/op_cases.inc"]
 
     def facts(name):
         rows = cases.split("table_ops()", 1)[1]

@@ -235,7 +235,9 @@ typedef struct nnp_gemm_params {
  *   y[n,k,p,q] = b[k] + sum_{c,r,s} x[n, g*C/groups + c, p*stride_h - pad_top + r*dilation_h,
  *                                    q*stride_w - pad_left + s*dilation_w] * w[k,c,r,s]
  *   where g = k / (K/groups) and out-of-range x reads are 0.
- * C and K must be divisible by groups; P >= 1 and Q >= 1.
+ * C and K must be divisible by groups; P >= 1 and Q >= 1. A stride, dilation or groups of 0
+ * means 1, so zeroed params (struct_size set) are a dense, unpadded, ungrouped convolution with
+ * stride 1; plugins receive the 1.
  *
  * NNP_OP_CONV2D_FORWARD (conv2d_forward, 10)
  *   inputs:  [0] x: [N, C, H, W]
@@ -260,15 +262,15 @@ typedef struct nnp_gemm_params {
  */
 typedef struct nnp_conv2d_params {
   size_t struct_size; /**< sizeof as compiled by the caller */
-  int32_t stride_h; /**< >= 1; default 1 */
-  int32_t stride_w; /**< >= 1; default 1 */
+  int32_t stride_h; /**< >= 0; 0 means 1; default 1 */
+  int32_t stride_w; /**< >= 0; 0 means 1; default 1 */
   int32_t pad_top; /**< >= 0; default 0 */
   int32_t pad_bottom; /**< >= 0; default 0 */
   int32_t pad_left; /**< >= 0; default 0 */
   int32_t pad_right; /**< >= 0; default 0 */
-  int32_t dilation_h; /**< >= 1; 1 = dense; default 1 */
-  int32_t dilation_w; /**< >= 1; 1 = dense; default 1 */
-  int32_t groups; /**< >= 1; default 1 */
+  int32_t dilation_h; /**< >= 0; 1 = dense; 0 means 1; default 1 */
+  int32_t dilation_w; /**< >= 0; 1 = dense; 0 means 1; default 1 */
+  int32_t groups; /**< >= 0; 0 means 1; default 1 */
   int32_t reserved0; /**< reserved, must be 0; ABI 1.1 */
 } nnp_conv2d_params;
 #define NNP_CONV2D_PARAMS_STRUCT_SIZE_1_0 (offsetof(nnp_conv2d_params, groups) + sizeof(int32_t))
@@ -378,12 +380,12 @@ typedef struct nnp_conv_params {
  */
 typedef struct nnp_conv_transpose_params {
   size_t struct_size; /**< sizeof as compiled by the caller */
-  int32_t group; /**< >= 0; ONNX group; 0 means 1; default 1; ABI 1.2 */
-  int32_t auto_pad; /**< nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2 */
-  int32_t kernel_shape[NNP_MAX_DIMS]; /**< ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2 */
-  int32_t strides[NNP_MAX_DIMS]; /**< ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2 */
-  int32_t pads[NNP_MAX_DIMS]; /**< ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2 */
-  int32_t dilations[NNP_MAX_DIMS]; /**< ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2 */
+  int32_t group; /**< >= 0; ONNX group: C and K in group groups; 0 means 1; default 1; ABI 1.2 */
+  int32_t auto_pad; /**< nnp_auto_pad; ONNX auto_pad (SAME_*: output = input * stride); not NOTSET: pads must be 0; default NOTSET; ABI 1.2 */
+  int32_t kernel_shape[NNP_MAX_DIMS]; /**< ONNX kernel_shape: all 0 = w's R1..Rk, else must equal them; default 0; ABI 1.2 */
+  int32_t strides[NNP_MAX_DIMS]; /**< ONNX strides, >= 0 (0 means 1): the output step per input position; default 0; ABI 1.2 */
+  int32_t pads[NNP_MAX_DIMS]; /**< ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k], removed from the full output; default 0; ABI 1.2 */
+  int32_t dilations[NNP_MAX_DIMS]; /**< ONNX dilations of w, >= 0 (0 means 1); default 0; ABI 1.2 */
   int32_t output_padding[NNP_MAX_DIMS]; /**< ONNX output_padding, >= 0: extra output rows at the end of each axis; default 0; ABI 1.2 */
   int32_t output_shape[NNP_MAX_DIMS]; /**< ONNX output_shape (spatial O1..Ok): all 0 = not given; else every entry >= 1 and it sets the pads; default 0; ABI 1.2 */
 } nnp_conv_transpose_params;

@@ -15,11 +15,17 @@ returned or written into out=. Tensors: numpy arrays (host memory), nnplug.Devic
 object with __dlpack__ (PyTorch, CuPy) on its own device; inputs may also be Python or numpy
 scalars. nnplug.supported(op, ...) asks whether a device runs a call. Every failure raises
 nnplug.Error (InvalidArgumentError, UnsupportedError, ... by status) before any output is
-written. `python -m nnplug` prints the libraries, plugins and devices found.
+written; PyTorch tensors that require grad make an op warn (nnplug.AutogradWarning: use
+nnplug.torch). DeviceArrays take + - * / ** (nnplug.binary on their device). A repeated call
+of the same signature reuses what the first one prepared (nnplug._call: call plans).
+nnplug.__version__ is libnnplug's version. `python -m nnplug` prints the libraries, plugins
+and devices found.
 
 libnnplug is found through $NNPLUG_LIBRARY, the package's bundled copy, the install or build
 tree around this package, or the system loader (see nnplug._lib).
 """
+from typing import Any, Optional
+
 from ._abi import (MAX_DIMS, Activation, BinaryOp, DLDataType, DLDevice, DLDeviceType,
                    DLManagedTensor, DLTensor, LoadState, OpKind, PoolMode, ReduceOp, Reduction,
                    Status, StreamAttribute)
@@ -32,6 +38,7 @@ from ._core import (Device, DeviceArray, DeviceError, Error, InvalidArgumentErro
 from ._comm import Communicator, communicator, nccl_unique_id
 from ._lib import lib_path
 from ._shortcuts import add, div, mul, sub
+from ._call import AutogradWarning
 from .ops import *  # noqa: F401,F403 — every op
 from .ops import __all__ as _ops_all
 
@@ -43,5 +50,22 @@ __all__ = [
     "InvalidArgumentError", "LoadRecord", "NotFoundError", "OutOfMemoryError", "Stream", "Graph",
     "Capture", "UnavailableError", "UnsupportedError", "as_dltensor", "asarray", "device", "devices",
     "get_version", "load_plugin", "load_records", "memcpy", "op_kind_name", "shutdown",
-    "status_string", "version", "lib_path", "add", "sub", "mul", "div",
+    "status_string", "version", "lib_path", "add", "sub", "mul", "div", "AutogradWarning",
 ] + list(_ops_all)
+
+_version: "Optional[str]" = None
+
+
+def __getattr__(name: str) -> Any:
+    """nnplug.__version__: libnnplug's version as run (nnplug.version(); the project's
+    version, project(nnplug VERSION ...) in CMakeLists.txt), read on first use. Without a
+    loadable libnnplug it is an AttributeError that says why."""
+    global _version
+    if name == "__version__":
+        if _version is None:
+            try:
+                _version = version()
+            except OSError as e:
+                raise AttributeError(f"nnplug.__version__: {e}") from None
+        return _version
+    raise AttributeError(f"module 'nnplug' has no attribute {name!r}")

@@ -9,12 +9,18 @@ import ctypes
 import inspect
 import numbers
 import operator
+import os
+import re
+import sys
+import threading
+import warnings
 from typing import (TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol,
                     Sequence, Tuple, Union)
 
-from . import _abi
-from ._core import (Device, DeviceArray, Error, Stream, _Held, _dtype_code, _dtype_name_of,
-                    _DTYPE_NAMES, as_dltensor, check, device as _device, device_for_dldevice)
+from . import _abi, _core
+from ._core import (Device, DeviceArray, Error, InvalidArgumentError, Stream, _Held,
+                    _dtype_code, _dtype_name_of, _DTYPE_NAMES, as_dltensor, check,
+                    device as _device, device_for_dldevice)
 from ._lib import lib
 from ._ops_generated import MAX_VARIADIC
 
@@ -51,13 +57,15 @@ class _T(NamedTuple):
 class _P(NamedTuple):
     """A Python keyword of a params struct: its name, the C field, the kind (flag, enum,
     int32, int64, uint64, double, int32[NNP_MAX_DIMS], int64[NNP_MAX_DIMS], comm), the enum class,
-    the has_* field it sets, the count field it sets."""
+    the has_* field it sets, the count field it sets, and for a per-spatial-axis array of the
+    N-D conv and pool params 1 (k entries) or 2 (pads: 2k), k = the first input's rank - 2."""
     py: str
     c: str
     kind: str
     enum: Any
     has: Optional[str]
     counter: Optional[str]
+    spatial: int = 0
 
 
 _INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1),
@@ -67,6 +75,66 @@ _INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1),
 
 def _invalid(message: str) -> Error:
     return Error(_abi.Status.INVALID_ARGUMENT, message)
+
+
+class AutogradWarning(UserWarning):
+    """An nnplug op was called on PyTorch tensors that require grad while autograd records:
+    the op is not recorded, so its result has no grad_fn and no gradient flows through it.
+    nnplug.torch has autograd twins (conv2d, linear, layer_norm, scaled_dot_product_attention,
+    cross_entropy, nll_loss); call under torch.no_grad() or on .detach()ed tensors when no
+    gradient is wanted."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """warnings.warn's stacklevel that points at the first frame outside this package (the
+    user's call site), for the function that calls this one."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and \
+            os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def _warn_requires_grad(op: str, objs: Sequence[Any]) -> None:
+    """AutogradWarning when a PyTorch tensor argument requires grad and autograd records (an
+    op of nnplug.ops is not an autograd Function: its result would silently have no
+    grad_fn)."""
+    for x in objs:
+        if x is not None and getattr(x, "requires_grad", False) is True and \
+                _kind(x) == "torch":
+            import torch
+            if torch.is_grad_enabled():
+                warnings.warn(AutogradWarning(
+                    f"nnplug.{op}: a PyTorch tensor argument requires grad, but nnplug.{op} is "
+                    "not recorded by autograd: its result has no grad_fn and no gradient flows "
+                    "through it. Use the autograd twins of nnplug.torch (conv2d, linear, "
+                    "layer_norm, scaled_dot_product_attention, cross_entropy, nll_loss), or "
+                    "call it under torch.no_grad() or on .detach()ed tensors"),
+                    stacklevel=_user_stacklevel())
+            return
+
+
+_LABEL = re.compile(r"\b(inputs|outputs)\[(\d+)\] \((\w+)\)")
+
+
+def _strides_hint(op: str, message: str) -> str:
+    """What to do about a strided tensor an op takes only compact (libnnplug's "expected
+    compact row-major strides"): a transposed operand of gemm/matmul is its compact array with
+    trans_a/trans_b; anything else is made compact first."""
+    m = _LABEL.search(message)
+    name = m.group(3) if m else "the tensor"
+    compact = ("make it compact first: numpy.ascontiguousarray(a), t.contiguous() (PyTorch) or "
+               "nnplug.copy into a contiguous DeviceArray")
+    if op in ("gemm", "matmul") and name in ("A", "B"):
+        flag = "trans_a" if name == "A" else "trans_b"
+        return (f"; {name} is a strided view: for a transpose (a.T, t.t()), pass the compact "
+                f"array it views and {flag}=True (no copy); otherwise {compact}")
+    return f"; {name} is a strided view, and {op} takes compact tensors: {compact}"
 
 
 # ----------------------------------------------------------------------------- params --
@@ -109,7 +177,45 @@ def _enum_value(op: str, name: str, cls: Any, value: Any) -> int:
         raise _invalid(f"{op}: {name} = {v} is not one of {names}") from None
 
 
-def _params_struct(op: "_Op", args: Dict[str, Any]) -> Any:
+def _spatial_list(op: str, p: _P, value: Any, k: int, x_label: str) -> Any:
+    """A per-spatial-axis array keyword (conv and pool: kernel_shape, strides, pads,
+    dilations, output_padding, output_shape) as the C field's k (pads: 2k) entries. The C
+    struct takes the first k entries and zero-fills the rest, so a short list would silently
+    mean 0 (ONNX's default) on the axes it leaves out: only these forms are accepted:
+      - an int: that value on every spatial axis (pads: every begin and end);
+      - k entries, one per axis; for pads also 2k, ONNX's [begin_1..begin_k, end_1..end_k],
+        and k meaning begin = end on each axis (PyTorch's padding);
+      - an empty sequence: every entry 0 (the C default: ONNX's defaults).
+    Anything else raises INVALID_ARGUMENT naming the keyword, the length given and the lengths
+    accepted."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return [value] * (k * p.spatial)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        try:
+            value = list(value)
+        except TypeError:
+            raise _invalid(f"{op}: {p.py} must be an integer or a sequence of integers, got "
+                           f"{type(value).__name__}") from None
+    n = len(value)
+    if n == 0 or n == k * p.spatial:
+        return value
+    if p.spatial == 2 and n == k:
+        return list(value) + list(value)
+    axes = f"{x_label} has {k} spatial ax{'is' if k == 1 else 'es'} (rank {k + 2})"
+    if p.spatial == 2:
+        accepted = (f"{2 * k} ([begins..., ends...], ONNX), {k} (begin = end on each axis) or "
+                    "a single integer")
+    else:
+        accepted = f"{k} (one per axis) or a single integer"
+    raise _invalid(f"{op}: {p.py} has {n} entr{'y' if n == 1 else 'ies'} {list(value)!r}; "
+                   f"{axes}, so {p.py} takes {accepted}")
+
+
+def _params_struct(op: "_Op", args: Dict[str, Any], spatial_rank: int = 0,
+                   x_label: str = "x") -> Any:
+    """The C params struct of a call, every value range-checked first. spatial_rank: k for the
+    per-spatial-axis arrays (0: the first input's rank is outside 3..5, which the library
+    refuses; the arrays are then passed as given)."""
     if op.params_cls is None or op.params_optional:
         return None
     fields: Dict[str, Any] = {}
@@ -137,6 +243,9 @@ def _params_struct(op: "_Op", args: Dict[str, Any]) -> Any:
         elif p.kind.endswith("]"):
             if value is None:
                 raise _invalid(f"{op.name}: {p.py} is required (a sequence of integers)")
+            if p.spatial:
+                value = _spatial_list(op.name, p, value, spatial_rank, x_label) \
+                    if spatial_rank else [value] if isinstance(value, numbers.Integral) else value
             if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
                 try:
                     value = list(value)
@@ -181,6 +290,14 @@ def _dtype_name(x: Any) -> Optional[str]:
         return None
     name = getattr(dt, "name", None) or str(dt)
     return name.replace("torch.", "")
+
+
+def _ndim(x: Any) -> int:
+    """The rank of a tensor argument (numpy, DeviceArray, PyTorch, any DLPack producer)."""
+    shape = getattr(x, "shape", None)
+    if isinstance(shape, tuple):  # numpy, DeviceArray, torch.Size
+        return len(shape)
+    return int(as_dltensor(x).tensor.ndim)
 
 
 def _kind(x: Any) -> str:
@@ -369,6 +486,16 @@ class _Op:
         # lr, ABI 1.4: a device tensor that replaces the field): see split_shared.
         self.shared = {t.name for t in inputs if t.optional and not t.variadic} & \
             {p.py for p in params}
+        # The params have per-spatial-axis arrays (conv, pool): k comes from the first input.
+        self.spatial = any(p.spatial for p in params)
+        # Calls of the same signature reuse a plan (see _Plan): ops whose tensors are all
+        # fixed in number and allocated from nnp_op_infer_shapes.
+        self.fastable = infer and not self.shared and \
+            not any(t.variadic or t.inplace for t in inputs + outputs) and \
+            not any(p.kind == "comm" for p in params) and bool(self.results)
+        self._in_names = tuple(t.name for t in inputs)
+        self._arrays = any(p.kind.endswith("]") for p in params)
+        self._other: Optional[Tuple[str, ...]] = None  # the keywords that are not tensors
 
     def split_shared(self, a: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
         """The arguments as the inputs see them and as the params see them. A shared keyword
@@ -527,9 +654,129 @@ class _Op:
 
     # -- the call -------------------------------------------------------------------------
     def run(self, a: Dict[str, Any], mode: str = "execute") -> Any:
+        """The call with the generated function's arguments `a` (its locals()): executes it
+        ("execute") or asks nnp_op_supported ("supported")."""
+        if mode == "execute" and self.fastable:
+            fk = self._fast_key(a)
+            if fk is not None:
+                key, addrs, grad = fk
+                plans = getattr(_tls, "plans", None)
+                if plans is None or _tls.epoch != _core._epoch:
+                    plans = _plans()
+                try:
+                    plan = plans.get(key)
+                except TypeError:  # an unhashable keyword value: no plan
+                    return self._run_hinted(a, mode, None)
+                # A plan serves unless this thread is in it already (an op called from a
+                # finaliser during a call) or its stream was destroyed or is capturing (the
+                # full path handles those).
+                if plan is not None and not plan.busy and \
+                        plan.stream._handle is plan.stream_handle and \
+                        plan.stream._capture_keep is None:
+                    if grad:
+                        _warn_requires_grad(self.name, [a[n] for n in self._in_names])
+                    return plan.call(self, a, addrs)
+                return self._run_hinted(a, mode, key)
+            if _refresh_fast_types():  # PyTorch was imported since: try again
+                return self.run(a, mode)
+        return self._run_hinted(a, mode, None)
+
+    def _run_hinted(self, a: Dict[str, Any], mode: str, key: Any) -> Any:
+        """_run, with a hint added to libnnplug's refusal of a strided view (which
+        nnp_op_infer_shapes may give before nnp_op_execute runs)."""
+        try:
+            return self._run(a, mode, key)
+        except InvalidArgumentError as e:
+            if "expected compact row-major strides" not in e.message:
+                raise
+            raise Error(e.status, e.message + _strides_hint(self.name, e.message)) from None
+
+    def _fast_key(self, a: Dict[str, Any]) -> Optional[Tuple[Any, List[Any], bool]]:
+        """The call's signature (op, per tensor its kind, shape, strides, dtype and device,
+        every other keyword's value and type), the data of its tensors (inputs, then out=: an
+        address, or for a DeviceArray its pointer and byte offset), and whether a PyTorch
+        tensor requires grad; None when the call cannot use a plan (a stream, an argument of
+        another kind, a freed or read-only array, ...)."""
+        if a["stream"] is not None:
+            return None
+        types = _FAST_TYPES
+        sig: List[Any] = []
+        addrs: List[Any] = []
+        grad = False
+        generation = _core._generation
+        try:
+            for name in self._in_names:
+                x = a[name]
+                if x is None:
+                    sig.append(None)
+                    continue
+                k = types.get(type(x))
+                if k == _DA:
+                    p = x.ptr
+                    if x._generation != generation or (p is None and x.nbytes):
+                        return None  # freed: the slow path says so
+                    sig.append(x._sig)
+                    addrs.append((p, x.byte_offset))  # as DeviceArray.dltensor() gives them
+                elif k == _NP:
+                    sig.append((1, x.shape, x.strides, x.dtype))
+                    addrs.append(_np_address(x))
+                elif k == _TORCH:
+                    sig.append((2, x.shape, x.stride(), x.dtype, x.device))
+                    addrs.append(x.data_ptr())
+                    grad = grad or x.requires_grad
+                elif type(x) is float:
+                    sig.append((3, x.hex()))  # hex: -0.0 and 0.0 differ
+                elif type(x) is int:
+                    sig.append((4, x))
+                else:
+                    return None
+            out = a["out"]
+            if out is not None:
+                k = types.get(type(out))
+                if k == _DA:
+                    p = out.ptr
+                    if (p is None and out.nbytes) or out._generation != generation:
+                        return None
+                    base = out._base
+                    while isinstance(base, DeviceArray):
+                        base = base._base
+                    if base is not None and \
+                            getattr(getattr(base, "flags", None), "writeable", True) is False:
+                        return None
+                    sig.append((5, out._sig))
+                    addrs.append((p, out.byte_offset))
+                elif k == _NP:
+                    if not out.flags.writeable:
+                        return None
+                    sig.append((6, out.shape, out.strides, out.dtype))
+                    addrs.append(_np_address(out))
+                elif k == _TORCH:
+                    sig.append((7, out.shape, out.stride(), out.dtype, out.device))
+                    addrs.append(out.data_ptr())
+                    grad = grad or out.requires_grad
+                else:
+                    return None  # a tuple, or another kind
+        except (RuntimeError, AttributeError):  # e.g. a sparse torch tensor has no strides
+            return None
+        other = self._other
+        if other is None:
+            other = self._other = tuple(n for n in a if n not in self._in_names and n != "out")
+        vals = [a[n] for n in other]
+        kinds = tuple(map(type, vals))
+        if self._arrays:
+            vals = [(tuple(v), tuple(map(type, v))) if type(v) in (list, tuple) else v
+                    for v in vals]
+        return (self.kind, tuple(sig), tuple(vals), kinds), addrs, grad
+
+    def _run(self, a: Dict[str, Any], mode: str, key: Any) -> Any:
+        """The call in full: every argument converted and checked in Python, then libnnplug.
+        With a key (from _fast_key), a successful call leaves a plan for the next ones."""
         import numpy as np
+        original = a
         a, params_args = self.split_shared(a)
         objs, in_labels = self._inputs(a)
+        if mode == "execute":
+            _warn_requires_grad(self.name, objs)
         inplace = [(t, a.get(t.name)) for t in self.outputs if t.inplace]
         for t, x in inplace:
             if x is None and not t.optional:
@@ -563,7 +810,11 @@ class _Op:
                 dev = _pick_device(held, objs + user_outs)
             else:
                 dev = _device("auto")
-        params = _params_struct(self, params_args)
+        k = 0
+        if self.spatial and objs and objs[0] is not None:
+            rank = _ndim(objs[0])
+            k = rank - 2 if 3 <= rank <= 5 else 0
+        params = _params_struct(self, params_args, k, in_labels[0] if in_labels else "x")
         # shape-only description for nnp_op_supported: numpy arguments stand for tensors of
         # the device
         staged: Dict[int, Any] = {}
@@ -660,9 +911,11 @@ class _Op:
             check(status)
             return None
         st = stream if stream is not None else dev.default_stream()
-        check(lib().nnp_op_execute(st.handle, int(self.kind), pp, len(held_in),
-                                   _tensor_array(held_in), len(held_out),
-                                   _tensor_array(held_out)))
+        status = lib().nnp_op_execute(st.handle, int(self.kind), pp, len(held_in),
+                                      _tensor_array(held_in), len(held_out),
+                                      _tensor_array(held_out))
+        if status:
+            raise self._error(status, original, dev, stream is not None)
         st._keep_for_capture(objs + outs)
         if stream is None:
             st.synchronize()
@@ -671,16 +924,255 @@ class _Op:
             for x in host_outs:
                 if isinstance(x, np.ndarray) and id(x) in staged:
                     np.copyto(x, staged[id(x)][1].numpy())
+        # A plan, unless the user's numpy arrays were staged to the device (a scalar's 0-d
+        # array staged there is kept by the plan)
+        if key is not None and stream is None and st._capture_keep is None and \
+                not any(id(original[n]) in staged for n in self._in_names + ("out",)):
+            plans = _plans()
+            if len(plans) >= _MAX_PLANS:
+                plans.clear()
+            plans[key] = _Plan(self, original, dev, st, params, objs, held_in, held_out, given,
+                               wanted, like, torch_device)
         computed = [x for x, w in zip(results, wanted) if w]
         if not computed:
             return None
         return computed[0] if len(computed) == 1 else tuple(computed)
+
+    def _error(self, status: int, a: Dict[str, Any], dev: Device, on_stream: bool) -> Error:
+        """The Error of a failed nnp_op_execute, with a hint where one helps: for UNSUPPORTED
+        the other devices present that run the same call (nnp_op_supported; e.g. float64 on
+        the reference device)."""
+        message = (lib().nnp_last_error_message() or b"").decode(errors="replace")
+        if status == _abi.Status.UNSUPPORTED:
+            from ._core import devices
+            able = []
+            for d in devices():
+                if d == dev:
+                    continue
+                try:
+                    if self.run(dict(a, device=d, stream=None), mode="supported") is None:
+                        able.append(d.name)
+                except Error:
+                    pass
+            if able:
+                names = ", ".join(able)
+                how = f'device="{able[0]}"' + (" (or a stream of that device)" if on_stream
+                                                else "")
+                message += f"; devices present that run this call: {names}: pass {how}"
+            else:
+                message += "; no other device present runs this call either"
+        return Error(status, message)
 
     def _c_outputs(self, a: Dict[str, Any], results: List[Any]) -> List[Any]:
         flat: List[Any] = []
         for x in results:
             flat += x if isinstance(x, list) else [x]
         return flat + [a.get(t.name) for t in self.outputs if t.inplace]
+
+
+# ------------------------------------------------------------------------ call plans --
+# A call whose signature was seen before (the same op, the same kinds, shapes, strides, dtypes
+# and devices of tensors, the same keyword values) skips the conversions and Python checks of
+# _Op._run: its plan holds what they produced (the device and its stream, the params struct,
+# the shapes of the outputs from nnp_op_infer_shapes, DLTensors with their shape and strides
+# arrays), and a call fills in the tensors' data addresses, allocates the outputs and calls
+# nnp_op_execute, which checks the call in full as always. Plans are per thread (their
+# DLTensors are written by each call) and dropped by nnplug.shutdown() and load_plugin().
+_DA, _NP, _TORCH = 0, 1, 2
+_FAST_TYPES: Dict[type, int] = {DeviceArray: _DA}
+_MAX_PLANS = 512  # per thread; the cache starts over when full
+_tls = threading.local()
+
+
+def _np_address_interface(x: Any) -> int:
+    """The address of a numpy array's first element."""
+    return int(x.__array_interface__["data"][0])
+
+
+class _PyArrayInterface(ctypes.Structure):
+    """numpy's __array_struct__ (the array interface, C side): its data field is read without
+    building __array_interface__'s dict."""
+    _fields_ = [("two", ctypes.c_int), ("nd", ctypes.c_int), ("typekind", ctypes.c_char),
+                ("itemsize", ctypes.c_int), ("flags", ctypes.c_int),
+                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("data", ctypes.c_void_p)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_DATA_OFFSET = _PyArrayInterface.data.offset
+_void_at = ctypes.c_void_p.from_address
+
+
+def _np_address_struct(x: Any) -> Optional[int]:
+    """The address of a numpy array's first element, from __array_struct__ (the same value
+    as _np_address_interface, about twice as fast)."""
+    return _void_at(_capsule_pointer(x.__array_struct__, None) + _DATA_OFFSET).value
+
+
+_np_address: Callable[[Any], Optional[int]] = _np_address_interface
+
+
+def _refresh_fast_types() -> bool:
+    """Registers numpy's and (once it is imported) PyTorch's array types; True if any was
+    new."""
+    global _np_address
+    added = False
+    np = sys.modules.get("numpy")
+    if np is not None and getattr(np, "ndarray", None) is not None and \
+            np.ndarray not in _FAST_TYPES:
+        probe = np.arange(3.0)[1:]
+        try:  # the array interface's layout, checked once
+            if _np_address_struct(probe) == _np_address_interface(probe):
+                _np_address = _np_address_struct
+        except (AttributeError, ValueError, TypeError):
+            pass
+        _FAST_TYPES[np.ndarray] = _NP
+        added = True
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None) if torch is not None else None
+    if tensor is not None and tensor not in _FAST_TYPES:
+        param = getattr(getattr(torch, "nn", None), "Parameter", None)
+        if param is None:
+            return added  # torch is still being imported
+        _FAST_TYPES[tensor] = _TORCH
+        _FAST_TYPES[param] = _TORCH
+        added = True
+    return added
+
+
+def _plans() -> Dict[Any, "_Plan"]:
+    plans: Optional[Dict[Any, _Plan]] = getattr(_tls, "plans", None)
+    if plans is None or _tls.epoch != _core._epoch:
+        plans = _tls.plans = {}
+        _tls.epoch = _core._epoch
+    return plans
+
+
+def _clone_dltensor(t: Any) -> Tuple[Any, Any]:
+    """A DLTensor with t's device, dtype, shape and strides (in arrays of its own), no data."""
+    n = t.ndim
+    shape = (ctypes.c_int64 * max(n, 1))(*t.shape[:n])
+    strides = (ctypes.c_int64 * max(n, 1))(*t.strides[:n]) if t.strides else None
+    c = _abi.DLTensor()
+    c.device = _abi.DLDevice(t.device.device_type, t.device.device_id)
+    c.ndim = n
+    c.dtype = _abi.DLDataType(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+    c.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    if strides is not None:
+        c.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+    c.byte_offset = 0
+    return c, (shape, strides)
+
+
+class _Plan:
+    """What a call of one signature needs again (see above)."""
+
+    def __init__(self, op: _Op, a: Dict[str, Any], dev: Device, st: Stream, params: Any,
+                 objs: List[Any], held_in: List[Optional[_Held]],
+                 held_out: List[Optional[_Held]], given: List[Any], wanted: List[bool],
+                 like: str, torch_device: Any):
+        import numpy as np
+        self.busy = False
+        self.dev, self.stream, self.params = dev, st, params
+        self.stream_handle = st.handle
+        self.pp = ctypes.byref(params) if params is not None else None
+        self.kind = int(op.kind)
+        self.execute = lib().nnp_op_execute
+        self.synchronize = lib().nnp_stream_synchronize
+        self.keep: List[Any] = []  # shape arrays, 0-d arrays of scalars
+        self.patch: List[Any] = []  # DLTensors whose data each call sets, in _fast_key's order
+        n_in, n_out = len(held_in), len(held_out)
+        self.n_in, self.n_out = n_in, n_out
+        self.arr_in = (ctypes.POINTER(_abi.DLTensor) * max(n_in, 1))()
+        self.arr_out = (ctypes.POINTER(_abi.DLTensor) * max(n_out, 1))()
+        for i, (name, h) in enumerate(zip(op._in_names, held_in)):
+            if h is None:
+                continue
+            t, arrays = _clone_dltensor(h.tensor)
+            self.keep.append(arrays)
+            self.arr_in[i] = ctypes.pointer(t)
+            if type(a[name]) in (float, int):  # the 0-d array of the scalar: fixed
+                t.data, t.byte_offset = h.tensor.data, h.tensor.byte_offset
+                self.keep.append(objs[i])
+            else:
+                self.patch.append(t)
+        # outputs: (index among results, how to allocate, shape, dtype, its DLTensor)
+        self.allocs: List[Tuple[str, Tuple[int, ...], Any, Any]] = []
+        self.wanted = wanted
+        self.given_at = -1  # the index among the returned outputs of out= (-1: none)
+        for j, h in enumerate(held_out):
+            if h is None or not wanted[j]:
+                continue
+            t, arrays = _clone_dltensor(h.tensor)
+            self.keep.append(arrays)
+            self.arr_out[j] = ctypes.pointer(t)
+            if given[j] is not None:
+                self.given_at = sum(wanted[:j])
+                self.patch.append(t)
+                continue
+            shape = tuple(h.tensor.shape[d] for d in range(h.tensor.ndim))
+            code = (h.tensor.dtype.code, h.tensor.dtype.bits)
+            dtype = _DTYPE_NAMES[code]
+            if like == "torch":
+                import torch
+                spec: Any = (getattr(torch, dtype), torch_device)
+            elif like == "numpy":
+                spec = np.dtype(dtype)
+            else:
+                spec = DeviceArray._fresh_attrs(dev, shape, dtype)
+            self.allocs.append((like, shape, spec, t))
+
+    def call(self, op: _Op, a: Dict[str, Any], addrs: List[Any]) -> Any:
+        self.busy = True
+        try:
+            for t, p in zip(self.patch, addrs):
+                if p.__class__ is tuple:  # a DeviceArray's pointer and byte offset
+                    t.data, t.byte_offset = p
+                else:
+                    t.data = p
+            outs = []
+            for like, shape, spec, t in self.allocs:
+                if like == "numpy":
+                    try:
+                        y = _np_empty(shape, spec)
+                    except (ValueError, MemoryError):  # as _Op._alloc says it
+                        raise Error(_abi.Status.OUT_OF_MEMORY, f"{op.name}: cannot allocate "
+                                    f"an output of shape {shape} ({spec})") from None
+                    t.data = _np_address(y)
+                elif like == "torch":
+                    try:
+                        y = _torch_empty(shape, spec)
+                    except (RuntimeError, MemoryError):
+                        raise Error(_abi.Status.OUT_OF_MEMORY, f"{op.name}: cannot allocate "
+                                    f"an output of shape {shape} ({spec[0]})") from None
+                    t.data = y.data_ptr()
+                else:
+                    y = DeviceArray._fresh(spec)
+                    t.data = y.ptr
+                outs.append(y)
+            status = self.execute(self.stream_handle, self.kind, self.pp, self.n_in,
+                                  self.arr_in, self.n_out, self.arr_out)
+            if status:
+                raise op._error(status, a, self.dev, False)
+            check(self.synchronize(self.stream_handle))
+        finally:
+            self.busy = False
+        if self.given_at >= 0:
+            outs.insert(self.given_at, a["out"])
+        # the outputs wanted, in the order of the results; a single one unwrapped
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _np_empty(shape: Tuple[int, ...], dtype: Any) -> Any:
+    import numpy as np
+    return np.empty(shape, dtype)
+
+
+def _torch_empty(shape: Tuple[int, ...], spec: Any) -> Any:
+    import torch
+    return torch.empty(shape, dtype=spec[0], device=spec[1])
 
 
 class _ShapeOnly:
@@ -695,10 +1187,11 @@ class _ShapeOnly:
                               None)
 
 
-def supported(op: Any, *args: Any, **kwargs: Any) -> Optional[str]:
+def supported(op: Any, /, *args: Any, **kwargs: Any) -> Optional[str]:
     """nnp_op_supported with an op's own arguments: None when the device (the one the call
     would run on, or device=) runs `op(*args, **kwargs)` as described, else the reason
-    (UNSUPPORTED). `op` is a function of nnplug.ops, its name, or an nnplug.OpKind. Outputs
+    (UNSUPPORTED). `op` is a function of nnplug.ops, its name, or an nnplug.OpKind; it is
+    positional-only, so the ops' own `op=` keyword (binary, unary, reduce) passes through. Outputs
     need not exist: their shapes come from nnp_op_infer_shapes. Raises nnplug.Error for an
     invalid description (INVALID_ARGUMENT, as the op itself would)."""
     from . import ops

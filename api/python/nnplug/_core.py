@@ -115,8 +115,12 @@ class LoadRecord:
 
 def load_plugin(path: Any) -> str:
     """Loads the plugin at `path`; returns its name."""
+    global _epoch
     handle = c_void_p()
-    check(lib().nnp_load_plugin(str(path).encode(), byref(handle)))
+    try:
+        check(lib().nnp_load_plugin(str(path).encode(), byref(handle)))
+    finally:
+        _epoch += 1  # the automatic device may change
     return _s(lib().nnp_plugin_name(handle))
 
 
@@ -139,6 +143,9 @@ def load_records() -> "List[LoadRecord]":
 
 # ---------------------------------------------------------------------------- devices --
 _generation = 0  # bumped by shutdown(): handles and memory of older generations are dead
+# Bumped by shutdown() and load_plugin(): what the op calls cached (devices chosen, streams,
+# call plans of nnplug._call) is dropped when it changes.
+_epoch = 0
 
 
 def _generation_now() -> int:
@@ -179,8 +186,10 @@ class Device:
         return self.dldevice[0] == _abi.DLDeviceType.kDLCPU
 
     def default_stream(self) -> "Stream":
-        """The stream ops use when called without stream= (created on first use)."""
-        if self._stream is None or self._stream._generation != _generation:
+        """The stream ops use when called without stream= (created on first use, and again
+        after it was destroyed)."""
+        if self._stream is None or self._stream._generation != _generation or \
+                not self._stream._handle:
             self._stream = Stream(self)
         return self._stream
 
@@ -257,8 +266,9 @@ _lookup_device = device  # for functions whose `device` argument shadows device(
 def shutdown() -> None:
     """nnp_shutdown(): frees every stream and allocation and unloads the plugins. Devices,
     streams and DeviceArrays made before become invalid; the library reloads on next use."""
-    global _generation
+    global _generation, _epoch
     _generation += 1
+    _epoch += 1
     _devices_by_handle.clear()
     check(lib().nnp_shutdown())
 
@@ -484,6 +494,7 @@ class DeviceArray:
             check(lib().nnp_malloc(self.device.handle, nbytes, byref(ptr)))
         self.ptr: Optional[int] = ptr.value
         self._owns = bool(nbytes)
+        self._sig = (0, self.shape, self.strides, self.dtype, self.device._handle.value)
 
     @classmethod
     def _wrap(cls, dev: "Device", ptr: Optional[int], shape: Tuple[int, ...], dtype: str,
@@ -500,6 +511,36 @@ class DeviceArray:
         a.byte_offset, a._span, a._base = byte_offset, span, base
         a._generation = _generation
         a.ptr, a._owns = ptr, False
+        a._sig = (0, shape, strides, dtype, dev._handle.value)
+        return a
+
+    @staticmethod
+    def _fresh_attrs(dev: "Device", shape: Tuple[int, ...], dtype: str) -> Dict[str, Any]:
+        """The attributes of a new compact array of that shape and dtype on dev, but its
+        memory: computed once for _fresh (an op call's plan allocates its outputs so)."""
+        dltype = _dtype_code(dtype)
+        size = 1
+        for d in shape:
+            size *= d
+        strides = _compact_strides(shape)
+        nbytes = size * dltype[1] // 8
+        return dict(device=dev, shape=shape, dtype=dtype, _dltype=dltype,
+                    itemsize=dltype[1] // 8, strides=strides, size=size, nbytes=nbytes,
+                    byte_offset=0, _span=nbytes, _base=None, _generation=_generation,
+                    ptr=None, _owns=False, _sig=(0, shape, strides, dtype, dev._handle.value))
+
+    @classmethod
+    def _fresh(cls, attrs: Dict[str, Any]) -> "DeviceArray":
+        """A new array with the attributes of _fresh_attrs and memory from nnp_malloc."""
+        a = cls.__new__(cls)
+        a.__dict__.update(attrs)
+        nbytes = attrs["nbytes"]
+        if nbytes:
+            ptr = c_void_p()
+            status = lib().nnp_malloc(attrs["device"]._handle, nbytes, byref(ptr))
+            if status:
+                check(status)
+            a.ptr, a._owns = ptr.value, True
         return a
 
     # -- properties -----------------------------------------------------------------------
@@ -526,6 +567,68 @@ class DeviceArray:
         if not self.shape:
             raise TypeError("len() of a 0-d DeviceArray")
         return self.shape[0]
+
+    # -- arithmetic -----------------------------------------------------------------------
+    # a + b, a - b, a * b, a / b, a ** b with another DeviceArray, a numpy array or a Python
+    # or numpy scalar (a 0-d tensor of this array's dtype), numpy broadcasting: nnplug.binary
+    # on this array's device (the result is a DeviceArray there); a += b and the others write
+    # into a (out=a: the broadcast shape must be a's). Other operands: NotImplemented (so
+    # Python raises TypeError, or tries the other operand's method).
+    def _binary(self, other: Any, op: str, reverse: bool = False, inplace: bool = False
+                ) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        from .ops import binary
+        a, b = (other, self) if reverse else (self, other)
+        return binary(a, b, op=op, out=self if inplace else None, device=self.device)
+
+    def __add__(self, other: Any) -> Any:
+        return self._binary(other, "add")
+
+    def __radd__(self, other: Any) -> Any:
+        return self._binary(other, "add", reverse=True)
+
+    def __iadd__(self, other: Any) -> Any:
+        return self._binary(other, "add", inplace=True)
+
+    def __sub__(self, other: Any) -> Any:
+        return self._binary(other, "sub")
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._binary(other, "sub", reverse=True)
+
+    def __isub__(self, other: Any) -> Any:
+        return self._binary(other, "sub", inplace=True)
+
+    def __mul__(self, other: Any) -> Any:
+        return self._binary(other, "mul")
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._binary(other, "mul", reverse=True)
+
+    def __imul__(self, other: Any) -> Any:
+        return self._binary(other, "mul", inplace=True)
+
+    def __truediv__(self, other: Any) -> Any:
+        return self._binary(other, "div")
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return self._binary(other, "div", reverse=True)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return self._binary(other, "div", inplace=True)
+
+    def __pow__(self, other: Any) -> Any:
+        return self._binary(other, "pow")
+
+    def __rpow__(self, other: Any) -> Any:
+        return self._binary(other, "pow", reverse=True)
+
+    def __ipow__(self, other: Any) -> Any:
+        return self._binary(other, "pow", inplace=True)
+
+    def __neg__(self) -> Any:
+        return self._binary(-1, "mul")
 
     # -- views ----------------------------------------------------------------------------
     def view(self, shape: Any, offset: int = 0, strides: Optional[Sequence[int]] = None
@@ -676,8 +779,9 @@ class DeviceArray:
 
     def __del__(self) -> None:
         try:
-            if getattr(self, "_owns", False):
-                self.free()
+            if self.__dict__.get("_owns") and self.ptr and self._generation == _generation:
+                p, self.ptr = self.ptr, None
+                lib().nnp_free(self.device._handle, p)  # (free(), without its checks)
         except Exception:  # noqa: BLE001 — never raise from a finaliser
             pass
 
@@ -685,6 +789,15 @@ class DeviceArray:
         view = "" if self._owns else ", view"
         return (f"<nnplug.DeviceArray {self.shape} {self.dtype} on {self.device.name}"
                 f"{'' if self.is_contiguous else f', strides {self.strides}'}{view}>")
+
+
+def _is_operand(x: Any) -> bool:
+    """Whether DeviceArray arithmetic takes x: a DeviceArray, a numpy array or a real scalar."""
+    import numbers
+    if isinstance(x, (DeviceArray, numbers.Real)):
+        return True
+    import numpy as np
+    return isinstance(x, (np.ndarray, np.generic)) and not isinstance(x, np.complexfloating)
 
 
 def _dtype_name_of(dtype: Any) -> str:

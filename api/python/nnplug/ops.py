@@ -16,8 +16,11 @@ Dtypes: the float tensors of a call share one dtype ("the call's float dtype":
 float32 everywhere, float64 on the reference backend, float16/bfloat16 where a backend
 says so); labels and indices are int64, masks uint8.
 
-Failures raise nnplug.Error (a subclass per status, e.g. nnplug.InvalidArgumentError),
-before any output is written. nnplug.supported(op, ...) takes the same arguments.
+Failures raise nnplug.Error, before any output is written: a subclass per status —
+nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message names the
+argument), nnplug.UnsupportedError (the device lacks this op, dtype or case),
+nnplug.OutOfMemoryError, nnplug.DeviceError. nnplug.supported(op, ...) takes the same
+arguments.
 """
 # ruff: noqa: E501
 from typing import Any, Optional, Sequence, Union
@@ -39,17 +42,8 @@ _gemm = _Op('gemm', OpKind.GEMM, _g.nnp_gemm_params, False, True,
 
 
 def gemm(
-    A: TensorLike,
-    B: TensorLike,
-    *,
-    C: Optional[TensorLike] = None,
-    trans_a: bool = False,
-    trans_b: bool = False,
-    alpha: float = 1.0,
-    beta: float = 1.0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    A: TensorLike, B: TensorLike, *, C: Optional[TensorLike] = None, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
+    beta: float = 1.0, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_GEMM (1; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -76,9 +70,7 @@ def gemm(
 
     Returns: Y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _gemm.run(locals())
 
@@ -90,13 +82,7 @@ _matmul = _Op('matmul', OpKind.MATMUL, _g.nnp_matmul_params, False, True,
 
 
 def matmul(
-    A: TensorLike,
-    B: TensorLike,
-    *,
-    trans_a: bool = False,
-    trans_b: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    A: TensorLike, B: TensorLike, *, trans_a: bool = False, trans_b: bool = False, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_MATMUL (2; ABI 1.2): see nnplug_ops.h and docs/ops.md.
@@ -125,9 +111,7 @@ def matmul(
 
     Returns: Y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _matmul.run(locals())
 
@@ -139,22 +123,9 @@ _conv2d_forward = _Op('conv2d_forward', OpKind.CONV2D_FORWARD, _g.nnp_conv2d_par
 
 
 def conv2d_forward(
-    x: TensorLike,
-    w: TensorLike,
-    *,
-    b: Optional[TensorLike] = None,
-    stride_h: int = 1,
-    stride_w: int = 1,
-    pad_top: int = 0,
-    pad_bottom: int = 0,
-    pad_left: int = 0,
-    pad_right: int = 0,
-    dilation_h: int = 1,
-    dilation_w: int = 1,
-    groups: int = 1,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, w: TensorLike, *, b: Optional[TensorLike] = None, stride_h: int = 1, stride_w: int = 1, pad_top: int = 0,
+    pad_bottom: int = 0, pad_left: int = 0, pad_right: int = 0, dilation_h: int = 1, dilation_w: int = 1, groups: int = 1,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV2D_FORWARD (10; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -167,7 +138,9 @@ def conv2d_forward(
       y[n,k,p,q] = b[k] + sum_{c,r,s} x[n, g*C/groups + c, p*stride_h - pad_top + r*dilation_h,
                                        q*stride_w - pad_left + s*dilation_w] * w[k,c,r,s]
       where g = k / (K/groups) and out-of-range x reads are 0.
-    C and K must be divisible by groups; P >= 1 and Q >= 1.
+    C and K must be divisible by groups; P >= 1 and Q >= 1. A stride, dilation or groups of 0
+    means 1, so zeroed params (struct_size set) are a dense, unpadded, ungrouped convolution with
+    stride 1; plugins receive the 1.
 
     Inputs:
         x: [N, C, H, W] (the call's float dtype)
@@ -178,21 +151,19 @@ def conv2d_forward(
         y: [N, K, P, Q] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
-        stride_h (int): >= 1; default 1
-        stride_w (int): >= 1; default 1
+        stride_h (int): >= 0; 0 means 1; default 1
+        stride_w (int): >= 0; 0 means 1; default 1
         pad_top (int): >= 0; default 0
         pad_bottom (int): >= 0; default 0
         pad_left (int): >= 0; default 0
         pad_right (int): >= 0; default 0
-        dilation_h (int): >= 1; 1 = dense; default 1
-        dilation_w (int): >= 1; 1 = dense; default 1
-        groups (int): >= 1; default 1
+        dilation_h (int): >= 0; 1 = dense; 0 means 1; default 1
+        dilation_w (int): >= 0; 1 = dense; 0 means 1; default 1
+        groups (int): >= 0; 0 means 1; default 1
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv2d_forward.run(locals())
 
@@ -204,35 +175,13 @@ _conv2d_backward_data = _Op('conv2d_backward_data', OpKind.CONV2D_BACKWARD_DATA,
 
 
 def conv2d_backward_data(
-    dy: TensorLike,
-    w: TensorLike,
-    *,
-    stride_h: int = 1,
-    stride_w: int = 1,
-    pad_top: int = 0,
-    pad_bottom: int = 0,
-    pad_left: int = 0,
-    pad_right: int = 0,
-    dilation_h: int = 1,
-    dilation_w: int = 1,
-    groups: int = 1,
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    dy: TensorLike, w: TensorLike, *, stride_h: int = 1, stride_w: int = 1, pad_top: int = 0, pad_bottom: int = 0, pad_left: int = 0,
+    pad_right: int = 0, dilation_h: int = 1, dilation_w: int = 1, groups: int = 1, out_shape: Optional[Sequence[Any]] = None,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV2D_BACKWARD_DATA (11; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Convolution parameters, shared by the four NNP_OP_CONV2D_* kinds (cuDNN / ONNX Conv;
-    cross-correlation, no filter flip).
-
-    Shapes: x [N, C, H, W], w [K, C/groups, R, S], b [K], y [N, K, P, Q] with
-      P = floor((H + pad_top + pad_bottom - dilation_h*(R-1) - 1) / stride_h) + 1
-      Q = floor((W + pad_left + pad_right - dilation_w*(S-1) - 1) / stride_w) + 1
-      y[n,k,p,q] = b[k] + sum_{c,r,s} x[n, g*C/groups + c, p*stride_h - pad_top + r*dilation_h,
-                                       q*stride_w - pad_left + s*dilation_w] * w[k,c,r,s]
-      where g = k / (K/groups) and out-of-range x reads are 0.
-    C and K must be divisible by groups; P >= 1 and Q >= 1.
+    The formulas and params (nnp_conv2d_params): see nnplug.conv2d_forward.
 
     Inputs:
         dy: [N, K, P, Q] (the call's float dtype)
@@ -241,16 +190,7 @@ def conv2d_backward_data(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape [N, C, H, W] (not inferable: several H give one P) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        stride_h (int): >= 1; default 1
-        stride_w (int): >= 1; default 1
-        pad_top (int): >= 0; default 0
-        pad_bottom (int): >= 0; default 0
-        pad_left (int): >= 0; default 0
-        pad_right (int): >= 0; default 0
-        dilation_h (int): >= 1; 1 = dense; default 1
-        dilation_w (int): >= 1; 1 = dense; default 1
-        groups (int): >= 1; default 1
+    Params (keyword-only; the C struct's fields): stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right, dilation_h, dilation_w, groups, as in nnplug.conv2d_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -258,9 +198,7 @@ def conv2d_backward_data(
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv2d_backward_data.run(locals())
 
@@ -272,35 +210,13 @@ _conv2d_backward_filter = _Op('conv2d_backward_filter', OpKind.CONV2D_BACKWARD_F
 
 
 def conv2d_backward_filter(
-    x: TensorLike,
-    dy: TensorLike,
-    *,
-    stride_h: int = 1,
-    stride_w: int = 1,
-    pad_top: int = 0,
-    pad_bottom: int = 0,
-    pad_left: int = 0,
-    pad_right: int = 0,
-    dilation_h: int = 1,
-    dilation_w: int = 1,
-    groups: int = 1,
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, dy: TensorLike, *, stride_h: int = 1, stride_w: int = 1, pad_top: int = 0, pad_bottom: int = 0, pad_left: int = 0,
+    pad_right: int = 0, dilation_h: int = 1, dilation_w: int = 1, groups: int = 1, out_shape: Optional[Sequence[Any]] = None,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV2D_BACKWARD_FILTER (12; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Convolution parameters, shared by the four NNP_OP_CONV2D_* kinds (cuDNN / ONNX Conv;
-    cross-correlation, no filter flip).
-
-    Shapes: x [N, C, H, W], w [K, C/groups, R, S], b [K], y [N, K, P, Q] with
-      P = floor((H + pad_top + pad_bottom - dilation_h*(R-1) - 1) / stride_h) + 1
-      Q = floor((W + pad_left + pad_right - dilation_w*(S-1) - 1) / stride_w) + 1
-      y[n,k,p,q] = b[k] + sum_{c,r,s} x[n, g*C/groups + c, p*stride_h - pad_top + r*dilation_h,
-                                       q*stride_w - pad_left + s*dilation_w] * w[k,c,r,s]
-      where g = k / (K/groups) and out-of-range x reads are 0.
-    C and K must be divisible by groups; P >= 1 and Q >= 1.
+    The formulas and params (nnp_conv2d_params): see nnplug.conv2d_forward.
 
     Inputs:
         x: [N, C, H, W] (the call's float dtype)
@@ -309,16 +225,7 @@ def conv2d_backward_filter(
     Outputs (returned; storage may be passed with out=, in this order):
         dw: w's shape [K, C/groups, R, S] (not inferable: several R give one P) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        stride_h (int): >= 1; default 1
-        stride_w (int): >= 1; default 1
-        pad_top (int): >= 0; default 0
-        pad_bottom (int): >= 0; default 0
-        pad_left (int): >= 0; default 0
-        pad_right (int): >= 0; default 0
-        dilation_h (int): >= 1; 1 = dense; default 1
-        dilation_w (int): >= 1; 1 = dense; default 1
-        groups (int): >= 1; default 1
+    Params (keyword-only; the C struct's fields): stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right, dilation_h, dilation_w, groups, as in nnplug.conv2d_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -326,9 +233,7 @@ def conv2d_backward_filter(
 
     Returns: dw.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv2d_backward_filter.run(locals())
 
@@ -340,11 +245,7 @@ _conv2d_backward_bias = _Op('conv2d_backward_bias', OpKind.CONV2D_BACKWARD_BIAS,
 
 
 def conv2d_backward_bias(
-    dy: TensorLike,
-    *,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    dy: TensorLike, *, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV2D_BACKWARD_BIAS (13; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -358,9 +259,7 @@ def conv2d_backward_bias(
 
     Returns: db.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv2d_backward_bias.run(locals())
 
@@ -368,23 +267,13 @@ def conv2d_backward_bias(
 _conv_forward = _Op('conv_forward', OpKind.CONV_FORWARD, _g.nnp_conv_params, False, True,
     (_T('x', False, 'float', False, False), _T('w', False, 'float', False, False), _T('b', True, 'float', False, False), ),
     (_T('y', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def conv_forward(
-    x: TensorLike,
-    w: TensorLike,
-    *,
-    b: Optional[TensorLike] = None,
-    group: int = 1,
-    auto_pad: Union[str, int] = 'notset',
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, w: TensorLike, *, b: Optional[TensorLike] = None, group: int = 1, auto_pad: Union[str, int] = 'notset',
+    kernel_shape: Union[int, Sequence[int]] = (), strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (),
+    dilations: Union[int, Sequence[int]] = (), out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_FORWARD (14; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -415,16 +304,14 @@ def conv_forward(
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
         auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
-        kernel_shape (Sequence[int]): ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2
+        kernel_shape (Union[int, Sequence[int]]): ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        strides (Union[int, Sequence[int]]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        pads (Union[int, Sequence[int]]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2; 2k entries [begins..., ends...] (ONNX), k entries (begin = end on each axis, as PyTorch's padding), or an int for every begin and end; () = all 0; other lengths are refused
+        dilations (Union[int, Sequence[int]]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv_forward.run(locals())
 
@@ -432,39 +319,17 @@ def conv_forward(
 _conv_backward_data = _Op('conv_backward_data', OpKind.CONV_BACKWARD_DATA, _g.nnp_conv_params, False, False,
     (_T('dy', False, 'float', False, False), _T('w', False, 'float', False, False), ),
     (_T('dx', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def conv_backward_data(
-    dy: TensorLike,
-    w: TensorLike,
-    *,
-    group: int = 1,
-    auto_pad: Union[str, int] = 'notset',
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    dy: TensorLike, w: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
+    strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
+    out_shape: Optional[Sequence[Any]] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_BACKWARD_DATA (15; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    N-D convolution parameters (ONNX Conv, opset 22; cross-correlation, no filter flip), shared
-    by the four NNP_OP_CONV_* kinds. k = 1, 2 or 3 spatial dimensions, taken from x's rank (3..5).
-    Each array's first k entries are used (pads: the first 2k) and the rest must be 0; zeroed
-    params are valid and mean ONNX's defaults (stride 1, no padding, dilation 1, group 1).
-
-    Shapes: x [N, C, D1..Dk], w [K, C/group, R1..Rk], b [K], y [N, K, O1..Ok] with
-      O_i = floor((D_i + pad_begin_i + pad_end_i - dilation_i*(R_i-1) - 1) / stride_i) + 1
-      y[n,m,o] = b[m] + sum_{c,r} x[n, g*C/group + c, o*stride - pad_begin + r*dilation] * w[m,c,r]
-      (o, r multi-indices, componentwise), g = m / (K/group), out-of-range x reads are 0.
-    auto_pad (ONNX): SAME_UPPER / SAME_LOWER give O_i = ceil(D_i / stride_i) with total padding
-    max(0, (O_i-1)*stride_i + dilation_i*(R_i-1) + 1 - D_i), split begin = floor(total/2) (UPPER)
-    or ceil(total/2) (LOWER); VALID is no padding; pads must then be all 0. C and K must be
-    divisible by group (group = C, K = m*C: depthwise with channel multiplier m); every O_i >= 1.
+    The formulas and params (nnp_conv_params): see nnplug.conv_forward.
 
     dx = dL/dx of NNP_OP_CONV_FORWARD: dx[n, g*C/group + c, d] = sum over m in group g, r and o
     with d = o*stride - pad_begin + r*dilation of dy[n,m,o] * w[m,c,r].
@@ -476,13 +341,7 @@ def conv_backward_data(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape [N, C, D1..Dk] (not inferable: several D give one O) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
-        auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
-        kernel_shape (Sequence[int]): ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, as in nnplug.conv_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -490,9 +349,7 @@ def conv_backward_data(
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv_backward_data.run(locals())
 
@@ -500,39 +357,17 @@ def conv_backward_data(
 _conv_backward_filter = _Op('conv_backward_filter', OpKind.CONV_BACKWARD_FILTER, _g.nnp_conv_params, False, False,
     (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), ),
     (_T('dw', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def conv_backward_filter(
-    x: TensorLike,
-    dy: TensorLike,
-    *,
-    group: int = 1,
-    auto_pad: Union[str, int] = 'notset',
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, dy: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
+    strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
+    out_shape: Optional[Sequence[Any]] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_BACKWARD_FILTER (16; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    N-D convolution parameters (ONNX Conv, opset 22; cross-correlation, no filter flip), shared
-    by the four NNP_OP_CONV_* kinds. k = 1, 2 or 3 spatial dimensions, taken from x's rank (3..5).
-    Each array's first k entries are used (pads: the first 2k) and the rest must be 0; zeroed
-    params are valid and mean ONNX's defaults (stride 1, no padding, dilation 1, group 1).
-
-    Shapes: x [N, C, D1..Dk], w [K, C/group, R1..Rk], b [K], y [N, K, O1..Ok] with
-      O_i = floor((D_i + pad_begin_i + pad_end_i - dilation_i*(R_i-1) - 1) / stride_i) + 1
-      y[n,m,o] = b[m] + sum_{c,r} x[n, g*C/group + c, o*stride - pad_begin + r*dilation] * w[m,c,r]
-      (o, r multi-indices, componentwise), g = m / (K/group), out-of-range x reads are 0.
-    auto_pad (ONNX): SAME_UPPER / SAME_LOWER give O_i = ceil(D_i / stride_i) with total padding
-    max(0, (O_i-1)*stride_i + dilation_i*(R_i-1) + 1 - D_i), split begin = floor(total/2) (UPPER)
-    or ceil(total/2) (LOWER); VALID is no padding; pads must then be all 0. C and K must be
-    divisible by group (group = C, K = m*C: depthwise with channel multiplier m); every O_i >= 1.
+    The formulas and params (nnp_conv_params): see nnplug.conv_forward.
 
     dw = dL/dw of NNP_OP_CONV_FORWARD:
     dw[m,c,r] = sum over n, o of x[n, g*C/group + c, o*stride - pad_begin + r*dilation] * dy[n,m,o]
@@ -545,13 +380,7 @@ def conv_backward_filter(
     Outputs (returned; storage may be passed with out=, in this order):
         dw: w's shape [K, C/group, R1..Rk] (not inferable: several R give one O) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
-        auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
-        kernel_shape (Sequence[int]): ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, as in nnplug.conv_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -559,9 +388,7 @@ def conv_backward_filter(
 
     Returns: dw.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv_backward_filter.run(locals())
 
@@ -573,11 +400,7 @@ _conv_backward_bias = _Op('conv_backward_bias', OpKind.CONV_BACKWARD_BIAS, _g.nn
 
 
 def conv_backward_bias(
-    dy: TensorLike,
-    *,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    dy: TensorLike, *, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_BACKWARD_BIAS (17; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -593,9 +416,7 @@ def conv_backward_bias(
 
     Returns: db.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv_backward_bias.run(locals())
 
@@ -603,25 +424,14 @@ def conv_backward_bias(
 _conv_transpose_forward = _Op('conv_transpose_forward', OpKind.CONV_TRANSPOSE_FORWARD, _g.nnp_conv_transpose_params, False, True,
     (_T('x', False, 'float', False, False), _T('w', False, 'float', False, False), _T('b', True, 'float', False, False), ),
     (_T('y', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), _P('output_padding', 'output_padding', 'int32[NNP_MAX_DIMS]', None, None, None), _P('output_shape', 'output_shape', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('output_padding', 'output_padding', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('output_shape', 'output_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def conv_transpose_forward(
-    x: TensorLike,
-    w: TensorLike,
-    *,
-    b: Optional[TensorLike] = None,
-    group: int = 1,
-    auto_pad: Union[str, int] = 'notset',
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    output_padding: Sequence[int] = (),
-    output_shape: Sequence[int] = (),
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, w: TensorLike, *, b: Optional[TensorLike] = None, group: int = 1, auto_pad: Union[str, int] = 'notset',
+    kernel_shape: Union[int, Sequence[int]] = (), strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (),
+    dilations: Union[int, Sequence[int]] = (), output_padding: Union[int, Sequence[int]] = (), output_shape: Union[int, Sequence[int]] = (),
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_TRANSPOSE_FORWARD (120; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -654,20 +464,18 @@ def conv_transpose_forward(
         y: [N, K, O1..Ok] (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
-        group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
-        auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
-        kernel_shape (Sequence[int]): ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2
-        output_padding (Sequence[int]): ONNX output_padding, >= 0: extra output rows at the end of each axis; default 0; ABI 1.2
-        output_shape (Sequence[int]): ONNX output_shape (spatial O1..Ok): all 0 = not given; else every entry >= 1 and it sets the pads; default 0; ABI 1.2
+        group (int): >= 0; ONNX group: C and K in group groups; 0 means 1; default 1; ABI 1.2
+        auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad (SAME_*: output = input * stride); not NOTSET: pads must be 0; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
+        kernel_shape (Union[int, Sequence[int]]): ONNX kernel_shape: all 0 = w's R1..Rk, else must equal them; default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        strides (Union[int, Sequence[int]]): ONNX strides, >= 0 (0 means 1): the output step per input position; default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        pads (Union[int, Sequence[int]]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k], removed from the full output; default 0; ABI 1.2; 2k entries [begins..., ends...] (ONNX), k entries (begin = end on each axis, as PyTorch's padding), or an int for every begin and end; () = all 0; other lengths are refused
+        dilations (Union[int, Sequence[int]]): ONNX dilations of w, >= 0 (0 means 1); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        output_padding (Union[int, Sequence[int]]): ONNX output_padding, >= 0: extra output rows at the end of each axis; default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        output_shape (Union[int, Sequence[int]]): ONNX output_shape (spatial O1..Ok): all 0 = not given; else every entry >= 1 and it sets the pads; default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv_transpose_forward.run(locals())
 
@@ -675,43 +483,18 @@ def conv_transpose_forward(
 _conv_transpose_backward_data = _Op('conv_transpose_backward_data', OpKind.CONV_TRANSPOSE_BACKWARD_DATA, _g.nnp_conv_transpose_params, False, False,
     (_T('dy', False, 'float', False, False), _T('w', False, 'float', False, False), ),
     (_T('dx', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), _P('output_padding', 'output_padding', 'int32[NNP_MAX_DIMS]', None, None, None), _P('output_shape', 'output_shape', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('output_padding', 'output_padding', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('output_shape', 'output_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def conv_transpose_backward_data(
-    dy: TensorLike,
-    w: TensorLike,
-    *,
-    group: int = 1,
-    auto_pad: Union[str, int] = 'notset',
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    output_padding: Sequence[int] = (),
-    output_shape: Sequence[int] = (),
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    dy: TensorLike, w: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
+    strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
+    output_padding: Union[int, Sequence[int]] = (), output_shape: Union[int, Sequence[int]] = (), out_shape: Optional[Sequence[Any]] = None,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA (121; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    N-D transposed convolution parameters (ONNX ConvTranspose, opset 22), shared by the
-    NNP_OP_CONV_TRANSPOSE_* kinds; the gradient of Conv with respect to its input, plus bias.
-    k = 1, 2 or 3 spatial dimensions, taken from x's rank (3..5). Each array's first k entries are
-    used (pads: the first 2k) and the rest must be 0; zeroed params are valid (ONNX's defaults).
-
-    Shapes: x [N, C, D1..Dk], w [C, K/group, R1..Rk] (ONNX's layout), b [K], y [N, K, O1..Ok] with
-      O_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - pad_begin_i - pad_end_i
-      y[n,m,o] = b[m] + sum over c in group g, d, r with o = d*stride - pad_begin + r*dilation of
-                 x[n,c,d] * w[c, m - g*K/group, r],   g = m / (K/group) = c / (C/group)
-    Padding, as ONNX says: output_shape given (its first k entries all >= 1): O = output_shape and
-    total_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - O_i (negative: outputs
-    that no input reaches, which get only b), split pad_begin = floor(total/2) for SAME_UPPER, else
-    pad_begin = total - floor(total/2) (pads must be 0). Otherwise SAME_UPPER / SAME_LOWER give
-    O_i = D_i * stride_i by the same split (pads must be 0); VALID is no padding; NOTSET uses pads.
-    C must be divisible by group; every O_i >= 1.
+    The formulas and params (nnp_conv_transpose_params): see nnplug.conv_transpose_forward.
 
     dx = dL/dx of NNP_OP_CONV_TRANSPOSE_FORWARD: the forward convolution of dy with w (as
     NNP_OP_CONV_FORWARD with w read as [C, K/group, R..]):
@@ -725,15 +508,7 @@ def conv_transpose_backward_data(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape [N, C, D1..Dk] (not inferable: the pads may depend on D) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
-        auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
-        kernel_shape (Sequence[int]): ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2
-        output_padding (Sequence[int]): ONNX output_padding, >= 0: extra output rows at the end of each axis; default 0; ABI 1.2
-        output_shape (Sequence[int]): ONNX output_shape (spatial O1..Ok): all 0 = not given; else every entry >= 1 and it sets the pads; default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, output_padding, output_shape, as in nnplug.conv_transpose_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -741,9 +516,7 @@ def conv_transpose_backward_data(
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv_transpose_backward_data.run(locals())
 
@@ -751,43 +524,18 @@ def conv_transpose_backward_data(
 _conv_transpose_backward_filter = _Op('conv_transpose_backward_filter', OpKind.CONV_TRANSPOSE_BACKWARD_FILTER, _g.nnp_conv_transpose_params, False, False,
     (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), ),
     (_T('dw', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), _P('output_padding', 'output_padding', 'int32[NNP_MAX_DIMS]', None, None, None), _P('output_shape', 'output_shape', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('output_padding', 'output_padding', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('output_shape', 'output_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def conv_transpose_backward_filter(
-    x: TensorLike,
-    dy: TensorLike,
-    *,
-    group: int = 1,
-    auto_pad: Union[str, int] = 'notset',
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    output_padding: Sequence[int] = (),
-    output_shape: Sequence[int] = (),
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, dy: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
+    strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
+    output_padding: Union[int, Sequence[int]] = (), output_shape: Union[int, Sequence[int]] = (), out_shape: Optional[Sequence[Any]] = None,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER (122; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    N-D transposed convolution parameters (ONNX ConvTranspose, opset 22), shared by the
-    NNP_OP_CONV_TRANSPOSE_* kinds; the gradient of Conv with respect to its input, plus bias.
-    k = 1, 2 or 3 spatial dimensions, taken from x's rank (3..5). Each array's first k entries are
-    used (pads: the first 2k) and the rest must be 0; zeroed params are valid (ONNX's defaults).
-
-    Shapes: x [N, C, D1..Dk], w [C, K/group, R1..Rk] (ONNX's layout), b [K], y [N, K, O1..Ok] with
-      O_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - pad_begin_i - pad_end_i
-      y[n,m,o] = b[m] + sum over c in group g, d, r with o = d*stride - pad_begin + r*dilation of
-                 x[n,c,d] * w[c, m - g*K/group, r],   g = m / (K/group) = c / (C/group)
-    Padding, as ONNX says: output_shape given (its first k entries all >= 1): O = output_shape and
-    total_i = stride_i*(D_i-1) + output_padding_i + dilation_i*(R_i-1) + 1 - O_i (negative: outputs
-    that no input reaches, which get only b), split pad_begin = floor(total/2) for SAME_UPPER, else
-    pad_begin = total - floor(total/2) (pads must be 0). Otherwise SAME_UPPER / SAME_LOWER give
-    O_i = D_i * stride_i by the same split (pads must be 0); VALID is no padding; NOTSET uses pads.
-    C must be divisible by group; every O_i >= 1.
+    The formulas and params (nnp_conv_transpose_params): see nnplug.conv_transpose_forward.
 
     dw = dL/dw of NNP_OP_CONV_TRANSPOSE_FORWARD:
     dw[c,m,r] = sum over n, d of x[n,c,d] * dy[n, g*K/group + m, d*stride - pad_begin + r*dilation]
@@ -800,15 +548,7 @@ def conv_transpose_backward_filter(
     Outputs (returned; storage may be passed with out=, in this order):
         dw: w's shape [C, K/group, R1..Rk] (not inferable: several R give one O) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
-        auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad; not NOTSET: pads must be 0; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
-        kernel_shape (Sequence[int]): ONNX kernel_shape: all 0 = taken from w, else must equal w's R1..Rk; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2
-        output_padding (Sequence[int]): ONNX output_padding, >= 0: extra output rows at the end of each axis; default 0; ABI 1.2
-        output_shape (Sequence[int]): ONNX output_shape (spatial O1..Ok): all 0 = not given; else every entry >= 1 and it sets the pads; default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, output_padding, output_shape, as in nnplug.conv_transpose_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -816,9 +556,7 @@ def conv_transpose_backward_filter(
 
     Returns: dw.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _conv_transpose_backward_filter.run(locals())
 
@@ -830,23 +568,9 @@ _pool2d_forward = _Op('pool2d_forward', OpKind.POOL2D_FORWARD, _g.nnp_pool2d_par
 
 
 def pool2d_forward(
-    x: TensorLike,
-    *,
-    mode: Union[str, int] = 'max',
-    window_h: int = 2,
-    window_w: int = 2,
-    stride_h: int = 2,
-    stride_w: int = 2,
-    pad_top: int = 0,
-    pad_bottom: int = 0,
-    pad_left: int = 0,
-    pad_right: int = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = False,
-    global_: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, mode: Union[str, int] = 'max', window_h: int = 2, window_w: int = 2, stride_h: int = 2, stride_w: int = 2,
+    pad_top: int = 0, pad_bottom: int = 0, pad_left: int = 0, pad_right: int = 0, ceil_mode: bool = False, count_include_pad: bool = False,
+    global_: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_POOL2D_FORWARD (20; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -884,9 +608,7 @@ def pool2d_forward(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _pool2d_forward.run(locals())
 
@@ -898,39 +620,13 @@ _pool2d_backward = _Op('pool2d_backward', OpKind.POOL2D_BACKWARD, _g.nnp_pool2d_
 
 
 def pool2d_backward(
-    x: TensorLike,
-    y: TensorLike,
-    dy: TensorLike,
-    *,
-    mode: Union[str, int] = 'max',
-    window_h: int = 2,
-    window_w: int = 2,
-    stride_h: int = 2,
-    stride_w: int = 2,
-    pad_top: int = 0,
-    pad_bottom: int = 0,
-    pad_left: int = 0,
-    pad_right: int = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = False,
-    global_: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, y: TensorLike, dy: TensorLike, *, mode: Union[str, int] = 'max', window_h: int = 2, window_w: int = 2, stride_h: int = 2,
+    stride_w: int = 2, pad_top: int = 0, pad_bottom: int = 0, pad_left: int = 0, pad_right: int = 0, ceil_mode: bool = False,
+    count_include_pad: bool = False, global_: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_POOL2D_BACKWARD (21; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Pooling (ONNX MaxPool / AveragePool, PyTorch's output-size rule for ceil_mode).
-      P = floor_or_ceil((H + pad_top + pad_bottom - window_h) / stride_h) + 1, and with ceil_mode
-      the last window must start inside the input or the top padding: if (P-1)*stride_h >=
-      H + pad_top then P -= 1. Likewise Q.
-    Max: padding never wins (acts as -inf); backward routes dy to the first maximum in
-    row-major window order. y is read by backends that need it (cuDNN) and must be the
-    forward's output.
-    Average: window clipped to [-pad, H+pad_bottom) for the divisor when count_include_pad = 1,
-    to the input when 0; the sum always covers only input elements.
-    global = 1: window = (H, W), stride 1, padding 0; the other window fields are ignored.
-    Unless global: window >= 1, stride >= 1, 0 <= pad < window on each side.
+    The formulas and params (nnp_pool2d_params): see nnplug.pool2d_forward.
 
     Inputs:
         x: [N, C, H, W] (the call's float dtype)
@@ -940,25 +636,11 @@ def pool2d_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        mode (Union[str, int]): nnp_pool_mode; default MAX; one of max, average (or nnplug.PoolMode)
-        window_h (int): default 2
-        window_w (int): default 2
-        stride_h (int): default 2
-        stride_w (int): default 2
-        pad_top (int): default 0
-        pad_bottom (int): default 0
-        pad_left (int): default 0
-        pad_right (int): default 0
-        ceil_mode (bool): 0 or 1; default 0
-        count_include_pad (bool): 0 or 1; average only; default 0
-        global_ (bool): 0 or 1; default 0
+    Params (keyword-only; the C struct's fields): mode, window_h, window_w, stride_h, stride_w, pad_top, pad_bottom, pad_left, pad_right, ceil_mode, count_include_pad, global_, as in nnplug.pool2d_forward.
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _pool2d_backward.run(locals())
 
@@ -966,26 +648,14 @@ def pool2d_backward(
 _pool_forward = _Op('pool_forward', OpKind.POOL_FORWARD, _g.nnp_pool_params, False, True,
     (_T('x', False, 'float', False, False), ),
     (_T('y', False, 'float', False, False), _T('indices', True, 'int64', False, False), ),
-    (_P('mode', 'mode', 'enum', _g.PoolMode, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('ceil_mode', 'ceil_mode', 'flag', None, None, None), _P('count_include_pad', 'count_include_pad', 'flag', None, None, None), _P('global_', 'global', 'flag', None, None, None), _P('storage_order', 'storage_order', 'flag', None, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('mode', 'mode', 'enum', _g.PoolMode, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('ceil_mode', 'ceil_mode', 'flag', None, None, None), _P('count_include_pad', 'count_include_pad', 'flag', None, None, None), _P('global_', 'global', 'flag', None, None, None), _P('storage_order', 'storage_order', 'flag', None, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def pool_forward(
-    x: TensorLike,
-    *,
-    mode: Union[str, int] = 'max',
-    auto_pad: Union[str, int] = 'notset',
-    ceil_mode: bool = False,
-    count_include_pad: bool = False,
-    global_: bool = False,
-    storage_order: bool = False,
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    return_indices: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, mode: Union[str, int] = 'max', auto_pad: Union[str, int] = 'notset', ceil_mode: bool = False,
+    count_include_pad: bool = False, global_: bool = False, storage_order: bool = False, kernel_shape: Union[int, Sequence[int]] = (),
+    strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
+    return_indices: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_POOL_FORWARD (22; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -1033,19 +703,17 @@ def pool_forward(
         count_include_pad (bool): 0 or 1; ONNX count_include_pad; average only; default 0; ABI 1.2
         global_ (bool): 0 or 1; 1: ONNX GlobalMaxPool / GlobalAveragePool; default 0; ABI 1.2
         storage_order (bool): 0 or 1; ONNX storage_order for Indices: 0 row-major, 1 column-major; default 0; ABI 1.2
-        kernel_shape (Sequence[int]): ONNX kernel_shape (required unless global), k entries >= 1; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, 2k entries [b_1..b_k, e_1..e_k]; 0 <= pad < ek; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2
+        kernel_shape (Union[int, Sequence[int]]): ONNX kernel_shape (required unless global), k entries >= 1; default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        strides (Union[int, Sequence[int]]): ONNX strides, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        pads (Union[int, Sequence[int]]): ONNX pads, 2k entries [b_1..b_k, e_1..e_k]; 0 <= pad < ek; default 0; ABI 1.2; 2k entries [begins..., ends...] (ONNX), k entries (begin = end on each axis, as PyTorch's padding), or an int for every begin and end; () = all 0; other lengths are refused
+        dilations (Union[int, Sequence[int]]): ONNX dilations, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
 
     Other keywords:
         return_<name>: also compute and return that optional output
 
     Returns: the computed outputs among (y, indices) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _pool_forward.run(locals())
 
@@ -1053,52 +721,18 @@ def pool_forward(
 _pool_backward = _Op('pool_backward', OpKind.POOL_BACKWARD, _g.nnp_pool_params, False, True,
     (_T('x', False, 'float', False, False), _T('y', False, 'float', False, False), _T('dy', False, 'float', False, False), ),
     (_T('dx', False, 'float', False, False), ),
-    (_P('mode', 'mode', 'enum', _g.PoolMode, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('ceil_mode', 'ceil_mode', 'flag', None, None, None), _P('count_include_pad', 'count_include_pad', 'flag', None, None, None), _P('global_', 'global', 'flag', None, None, None), _P('storage_order', 'storage_order', 'flag', None, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None), ))
+    (_P('mode', 'mode', 'enum', _g.PoolMode, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('ceil_mode', 'ceil_mode', 'flag', None, None, None), _P('count_include_pad', 'count_include_pad', 'flag', None, None, None), _P('global_', 'global', 'flag', None, None, None), _P('storage_order', 'storage_order', 'flag', None, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
 
 
 def pool_backward(
-    x: TensorLike,
-    y: TensorLike,
-    dy: TensorLike,
-    *,
-    mode: Union[str, int] = 'max',
-    auto_pad: Union[str, int] = 'notset',
-    ceil_mode: bool = False,
-    count_include_pad: bool = False,
-    global_: bool = False,
-    storage_order: bool = False,
-    kernel_shape: Sequence[int] = (),
-    strides: Sequence[int] = (),
-    pads: Sequence[int] = (),
-    dilations: Sequence[int] = (),
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, y: TensorLike, dy: TensorLike, *, mode: Union[str, int] = 'max', auto_pad: Union[str, int] = 'notset',
+    ceil_mode: bool = False, count_include_pad: bool = False, global_: bool = False, storage_order: bool = False,
+    kernel_shape: Union[int, Sequence[int]] = (), strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (),
+    dilations: Union[int, Sequence[int]] = (), out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_POOL_BACKWARD (23; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    N-D pooling (ONNX MaxPool / AveragePool, opset 22; GlobalMaxPool / GlobalAveragePool with
-    global = 1), ABI 1.2. x is [N, C, D1..Dk] with k = rank(x) - 2 in {1, 2, 3}; the per-dimension
-    arrays use their first k entries (pads its first 2k), the rest must be 0.
-    Per spatial dimension i: effective kernel ek = dilations[i] * (kernel_shape[i] - 1) + 1,
-    output O_i, pads b_i = pads[i] (begin), e_i = pads[k + i] (end), stride s:
-      auto_pad NOTSET: O = floor((D + b + e - ek) / s) + 1 (ceil with ceil_mode; ONNX rule: a
-        last window that would start in the end padding is dropped: if (O-1)*s >= D + b, O -= 1)
-      SAME_UPPER / SAME_LOWER: O = ceil(D / s); total pad = max(0, (O-1)*s + ek - D), split
-        total/2 at the begin (UPPER; the extra at the end) or at the end (LOWER); pads must be 0
-      VALID: O = floor((D - ek) / s) + 1, no padding; pads must be 0
-      (with auto_pad, ceil_mode has no effect: ONNX's ceil and floor formulas agree there)
-    Window of output o: taps t_j = o*s - b + j*dilation, j = 0..kernel-1 (per dimension).
-    Max: y = the largest tap inside x (padding never wins); NaN propagates (the first NaN wins);
-    ties go to the first tap in row-major window order. Average: y = sum of the taps inside x /
-    divisor; divisor = the taps inside x (count_include_pad = 0) or the taps inside the padded
-    extent [-b, D + e) (count_include_pad = 1; a ceil_mode window running past it is clipped,
-    as PyTorch and ONNX Runtime). A window with no tap inside x (possible only with dilations)
-    gives -inf (max, Indices -1) or 0/0 = NaN (average without count_include_pad).
-    global = 1: window = (D1..Dk), stride 1, no padding, dilation 1; kernel_shape, strides,
-    pads, dilations, auto_pad and ceil_mode are ignored.
-    Unless global: kernel_shape >= 1, strides and dilations >= 0 (0 means 1),
-    0 <= pad < ek, and every O_i >= 1.
+    The formulas and params (nnp_pool_params): see nnplug.pool_forward.
 
     dx of N-D pooling (no ONNX op; PyTorch max_poolNd / avg_poolNd backward, cuDNN's
     cudnnPoolingBackward operands): the forward's params, x, its output y and dy. Max routes each
@@ -1116,23 +750,11 @@ def pool_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        mode (Union[str, int]): nnp_pool_mode; MAX (ONNX MaxPool) or AVERAGE (ONNX AveragePool); default MAX; ABI 1.2; one of max, average (or nnplug.PoolMode)
-        auto_pad (Union[str, int]): nnp_auto_pad; ONNX auto_pad; default NOTSET; ABI 1.2; one of notset, same_upper, same_lower, valid (or nnplug.AutoPad)
-        ceil_mode (bool): 0 or 1; ONNX ceil_mode, with ONNX's rule for the last window; default 0; ABI 1.2
-        count_include_pad (bool): 0 or 1; ONNX count_include_pad; average only; default 0; ABI 1.2
-        global_ (bool): 0 or 1; 1: ONNX GlobalMaxPool / GlobalAveragePool; default 0; ABI 1.2
-        storage_order (bool): 0 or 1; ONNX storage_order for Indices: 0 row-major, 1 column-major; default 0; ABI 1.2
-        kernel_shape (Sequence[int]): ONNX kernel_shape (required unless global), k entries >= 1; default 0; ABI 1.2
-        strides (Sequence[int]): ONNX strides, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2
-        pads (Sequence[int]): ONNX pads, 2k entries [b_1..b_k, e_1..e_k]; 0 <= pad < ek; default 0; ABI 1.2
-        dilations (Sequence[int]): ONNX dilations, k entries; 0 means 1 (the ONNX default); default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): mode, auto_pad, ceil_mode, count_include_pad, global_, storage_order, kernel_shape, strides, pads, dilations, as in nnplug.pool_forward.
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _pool_backward.run(locals())
 
@@ -1144,12 +766,7 @@ _activation_forward = _Op('activation_forward', OpKind.ACTIVATION_FORWARD, _g.nn
 
 
 def activation_forward(
-    x: TensorLike,
-    *,
-    function: Union[str, int] = 'relu',
-    alpha: float = 0.0,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    x: TensorLike, *, function: Union[str, int] = 'relu', alpha: float = 0.0, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_ACTIVATION_FORWARD (30; ABI 1.0): see nnplug_ops.h and docs/ops.md.
@@ -1168,9 +785,7 @@ def activation_forward(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _activation_forward.run(locals())
 
@@ -1182,18 +797,12 @@ _activation_backward = _Op('activation_backward', OpKind.ACTIVATION_BACKWARD, _g
 
 
 def activation_backward(
-    x: TensorLike,
-    dy: TensorLike,
-    *,
-    function: Union[str, int] = 'relu',
-    alpha: float = 0.0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, dy: TensorLike, *, function: Union[str, int] = 'relu', alpha: float = 0.0, out: OutLike = None,
+    stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_ACTIVATION_BACKWARD (31; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Activation: y = f(x) elementwise; all tensors have one shape, any rank.
+    The formulas and params (nnp_activation_params): see nnplug.activation_forward.
 
     dx = f'(x) * dy.
 
@@ -1204,15 +813,11 @@ def activation_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        function (Union[str, int]): nnp_activation; default RELU; one of relu, leaky_relu, sigmoid, tanh, gelu_erf, gelu_tanh, elu (or nnplug.Activation)
-        alpha (float): leaky_relu slope / elu scale (finite); ignored by the others; default 0.0
+    Params (keyword-only; the C struct's fields): function, alpha, as in nnplug.activation_forward.
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _activation_backward.run(locals())
 
@@ -1224,13 +829,7 @@ _softmax_forward = _Op('softmax_forward', OpKind.SOFTMAX_FORWARD, _g.nnp_softmax
 
 
 def softmax_forward(
-    x: TensorLike,
-    *,
-    axis: int = -1,
-    log: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, axis: int = -1, log: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SOFTMAX_FORWARD (40; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -1251,9 +850,7 @@ def softmax_forward(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _softmax_forward.run(locals())
 
@@ -1265,21 +862,12 @@ _softmax_backward = _Op('softmax_backward', OpKind.SOFTMAX_BACKWARD, _g.nnp_soft
 
 
 def softmax_backward(
-    y: TensorLike,
-    dy: TensorLike,
-    *,
-    axis: int = -1,
-    log: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    y: TensorLike, dy: TensorLike, *, axis: int = -1, log: bool = False, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SOFTMAX_BACKWARD (41; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Softmax / log-softmax along one axis (ONNX Softmax / LogSoftmax, opset 13).
-      log-softmax: y = (x - max) - log(sum exp(x - max)), in that order (no rounding of max + log)
-      softmax backward:     dx = y * (dy - sum_axis(dy * y))
-      log-softmax backward: dx = dy - exp(y) * sum_axis(dy)
+    The formulas and params (nnp_softmax_params): see nnplug.softmax_forward.
 
     Inputs:
         y: the forward's output (the call's float dtype)
@@ -1288,15 +876,11 @@ def softmax_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: y's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        axis (int): in [-rank, rank); negative counts from the end; default -1
-        log (bool): 0 or 1; 0 softmax, 1 log-softmax; default 0
+    Params (keyword-only; the C struct's fields): axis, log, as in nnplug.softmax_forward.
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _softmax_backward.run(locals())
 
@@ -1308,18 +892,8 @@ _attention_forward = _Op('attention_forward', OpKind.ATTENTION_FORWARD, _g.nnp_a
 
 
 def attention_forward(
-    Q: TensorLike,
-    K: TensorLike,
-    V: TensorLike,
-    *,
-    attn_mask: Optional[TensorLike] = None,
-    is_causal: bool = False,
-    q_num_heads: int = 0,
-    kv_num_heads: int = 0,
-    scale: float = 0.0,
-    return_softmax_lse: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    Q: TensorLike, K: TensorLike, V: TensorLike, *, attn_mask: Optional[TensorLike] = None, is_causal: bool = False, q_num_heads: int = 0,
+    kv_num_heads: int = 0, scale: float = 0.0, return_softmax_lse: bool = False, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_ATTENTION_FORWARD (130; ABI 1.2): see nnplug_ops.h and docs/ops.md.
@@ -1371,9 +945,7 @@ def attention_forward(
 
     Returns: the computed outputs among (Y, softmax_lse) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _attention_forward.run(locals())
 
@@ -1385,49 +957,13 @@ _attention_backward = _Op('attention_backward', OpKind.ATTENTION_BACKWARD, _g.nn
 
 
 def attention_backward(
-    Q: TensorLike,
-    K: TensorLike,
-    V: TensorLike,
-    Y: TensorLike,
-    dY: TensorLike,
-    softmax_lse: TensorLike,
-    *,
-    attn_mask: Optional[TensorLike] = None,
-    is_causal: bool = False,
-    q_num_heads: int = 0,
-    kv_num_heads: int = 0,
-    scale: float = 0.0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    Q: TensorLike, K: TensorLike, V: TensorLike, Y: TensorLike, dY: TensorLike, softmax_lse: TensorLike, *,
+    attn_mask: Optional[TensorLike] = None, is_causal: bool = False, q_num_heads: int = 0, kv_num_heads: int = 0, scale: float = 0.0,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_ATTENTION_BACKWARD (131; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    Scaled dot-product attention (ONNX Attention, opset 23; Vaswani et al., "Attention is all you
-    need", NeurIPS 2017), one op so that a backend can fuse it (FlashAttention, cuDNN SDPA).
-    Two layouts, chosen by the rank of Q (K, V and Y follow it):
-      rank 4: Q [B, Hq, Tq, D], K [B, Hkv, Tk, D], V [B, Hkv, Tk, Dv], Y [B, Hq, Tq, Dv];
-              q_num_heads / kv_num_heads are 0 or equal to Hq / Hkv.
-      rank 3: Q [B, Tq, Hq*D], K [B, Tk, Hkv*D], V [B, Tk, Hkv*Dv], Y [B, Tq, Hq*Dv] (the
-              heads side by side in the last dimension: the layout of a Linear's output and of the
-              output projection's input); q_num_heads and kv_num_heads are required.
-    Hq must be a multiple of Hkv (grouped-query attention: query head h reads kv head
-    h / (Hq/Hkv)). For every batch b and query head h, with s = scale (0: 1/sqrt(D), ONNX's
-    default):
-      S = s * Q K^T + mask     [Tq, Tk]  (mask: the optional additive attn_mask, broadcast
-                                          numpy-style from its shape to [B, Hq, Tq, Tk]; with
-                                          is_causal = 1, also -inf where j > i: ONNX's upper-left
-                                          aligned causal mask)
-      lse = log(sum_j exp(S - max_j S)) + max_j S   (per row; the optional softmax_lse output)
-      P = exp(S - lse)                   (softmax over the keys, computed as x - max - log(sum))
-      Y = P V
-    Backward (FlashAttention-2, Dao 2023), from Y, lse and dY:
-      dV = P^T dY;  dP = dY V^T;  delta_i = sum_d dY[i,d] Y[i,d];  dS = P * (dP - delta)
-      dQ = s * dS K;  dK = s * dS^T Q   (dK and dV summed over the query heads of a group)
-    A row whose every score is -inf (fully masked) gives Y = 0, lse = -inf and zero gradients,
-    where the plain composition gives NaN (nnplug differs from ONNX here on purpose, as fused
-    kernels do). No gradient flows to attn_mask. ONNX's softcap, qk_matmul_output_mode,
-    past/present key-value cache and softmax_precision are not covered (float32 accumulation).
+    The formulas and params (nnp_attention_params): see nnplug.attention_forward.
 
     The forward's params and mask; Y and softmax_lse are the forward's outputs.
 
@@ -1445,17 +981,11 @@ def attention_backward(
         dK: K's shape (the call's float dtype)
         dV: V's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        is_causal (bool): 0 or 1; 1: mask keys after the query (j > i), ONNX is_causal; default 0; ABI 1.2
-        q_num_heads (int): >= 0; Hq; required (>= 1) for rank-3 tensors, 0 or Hq for rank 4; default 0; ABI 1.2
-        kv_num_heads (int): >= 0; Hkv; required (>= 1) for rank-3 tensors, 0 or Hkv for rank 4; default 0; ABI 1.2
-        scale (float): >= 0, finite; multiplies Q K^T; 0 means 1/sqrt(D) (ONNX default); default 0.0; ABI 1.2
+    Params (keyword-only; the C struct's fields): is_causal, q_num_heads, kv_num_heads, scale, as in nnplug.attention_forward.
 
     Returns: the computed outputs among (dQ, dK, dV) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _attention_backward.run(locals())
 
@@ -1467,15 +997,8 @@ _softmax_cross_entropy_forward = _Op('softmax_cross_entropy_forward', OpKind.SOF
 
 
 def softmax_cross_entropy_forward(
-    logits: TensorLike,
-    labels: TensorLike,
-    *,
-    reduction: Union[str, int] = 'mean',
-    ignore_index: Optional[int] = None,
-    return_log_prob: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    logits: TensorLike, labels: TensorLike, *, reduction: Union[str, int] = 'mean', ignore_index: Optional[int] = None,
+    return_log_prob: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD (50; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -1503,9 +1026,7 @@ def softmax_cross_entropy_forward(
 
     Returns: the computed outputs among (loss, log_prob) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _softmax_cross_entropy_forward.run(locals())
 
@@ -1517,24 +1038,12 @@ _softmax_cross_entropy_backward = _Op('softmax_cross_entropy_backward', OpKind.S
 
 
 def softmax_cross_entropy_backward(
-    logits: TensorLike,
-    labels: TensorLike,
-    dloss: TensorLike,
-    *,
-    reduction: Union[str, int] = 'mean',
-    ignore_index: Optional[int] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    logits: TensorLike, labels: TensorLike, dloss: TensorLike, *, reduction: Union[str, int] = 'mean', ignore_index: Optional[int] = None,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD (51; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Softmax cross-entropy (ONNX SoftmaxCrossEntropyLoss without weights, 2-D).
-      loss_i = -log_softmax(logits_i)[labels_i]; 0 where labels_i == ignore_index.
-      mean divides by the count of non-ignored samples (0/0 gives NaN, as ONNX).
-      A label outside [0, C) that is not ignored contributes NaN.
-      backward: dlogits_i = (softmax(logits_i) - onehot(labels_i)) * dloss_i (/ count for mean);
-      rows with ignored labels are 0.
+    The formulas and params (nnp_softmax_cross_entropy_params): see nnplug.softmax_cross_entropy_forward.
 
     Inputs:
         logits: [N, C] (the call's float dtype)
@@ -1544,15 +1053,11 @@ def softmax_cross_entropy_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dlogits: [N, C] (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        reduction (Union[str, int]): nnp_reduction; default MEAN; one of mean, sum, none (or nnplug.Reduction)
-        ignore_index (Optional[int]): used when has_ignore_index = 1; default -100; None leaves has_ignore_index = 0
+    Params (keyword-only; the C struct's fields): reduction, ignore_index, as in nnplug.softmax_cross_entropy_forward.
 
     Returns: dlogits.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _softmax_cross_entropy_backward.run(locals())
 
@@ -1564,15 +1069,8 @@ _nll_loss_forward = _Op('nll_loss_forward', OpKind.NLL_LOSS_FORWARD, _g.nnp_nll_
 
 
 def nll_loss_forward(
-    input: TensorLike,
-    target: TensorLike,
-    *,
-    weight: Optional[TensorLike] = None,
-    reduction: Union[str, int] = 'mean',
-    ignore_index: Optional[int] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    input: TensorLike, target: TensorLike, *, weight: Optional[TensorLike] = None, reduction: Union[str, int] = 'mean',
+    ignore_index: Optional[int] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_NLL_LOSS_FORWARD (52; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -1602,9 +1100,7 @@ def nll_loss_forward(
 
     Returns: loss.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _nll_loss_forward.run(locals())
 
@@ -1616,30 +1112,12 @@ _nll_loss_backward = _Op('nll_loss_backward', OpKind.NLL_LOSS_BACKWARD, _g.nnp_n
 
 
 def nll_loss_backward(
-    input: TensorLike,
-    target: TensorLike,
-    dloss: TensorLike,
-    *,
-    weight: Optional[TensorLike] = None,
-    reduction: Union[str, int] = 'mean',
-    ignore_index: Optional[int] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    input: TensorLike, target: TensorLike, dloss: TensorLike, *, weight: Optional[TensorLike] = None, reduction: Union[str, int] = 'mean',
+    ignore_index: Optional[int] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_NLL_LOSS_BACKWARD (53; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    Negative log-likelihood loss (ONNX NegativeLogLikelihoodLoss, opset 22), ABI 1.2.
-    input holds log-probabilities [N, C, d1..dk] (k >= 0), target int64 [N, d1..dk], weight
-    optional [C] (absent: every weight 1). For every position j = (n, d1..dk), t = target[j]:
-      w_j = 0 if t == ignore_index (when has_ignore_index), else weight[t]
-      loss_j = -input[n, t, d1..dk] * w_j
-      none: loss = loss_j ([N, d1..dk]);  sum: sum_j loss_j;  mean: sum_j loss_j / sum_j w_j
-    (ONNX's weighted mean; without weight the divisor is the count of non-ignored positions; a
-    divisor of 0 gives 0/0 = NaN, as ONNX). A target outside [0, C) that is not ignored gives
-    loss_j = NaN and w_j = NaN (so sum and mean are NaN): devices cannot raise errors.
-    Backward: dinput[n, c, d] = -w_j * g_j where c == t, else 0; g_j = dloss[j] (none), dloss
-    (sum) or dloss / sum_j w_j (mean); ignored positions are 0, out-of-range ones NaN over c.
+    The formulas and params (nnp_nll_loss_params): see nnplug.nll_loss_forward.
 
     Inputs:
         input: [N, C, d1..dk], the forward's input (the call's float dtype)
@@ -1650,15 +1128,11 @@ def nll_loss_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dinput: input's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        reduction (Union[str, int]): an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2; one of mean, sum, none (or nnplug.Reduction)
-        ignore_index (Optional[int]): any value, negative or outside [0, C) included; used when has_ignore_index = 1; default -100; ABI 1.2; None leaves has_ignore_index = 0
+    Params (keyword-only; the C struct's fields): reduction, ignore_index, as in nnplug.nll_loss_forward.
 
     Returns: dinput.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _nll_loss_backward.run(locals())
 
@@ -1670,15 +1144,8 @@ _softmax_cross_entropy_loss_forward = _Op('softmax_cross_entropy_loss_forward', 
 
 
 def softmax_cross_entropy_loss_forward(
-    scores: TensorLike,
-    labels: TensorLike,
-    *,
-    weights: Optional[TensorLike] = None,
-    reduction: Union[str, int] = 'mean',
-    ignore_index: Optional[int] = None,
-    return_log_prob: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    scores: TensorLike, labels: TensorLike, *, weights: Optional[TensorLike] = None, reduction: Union[str, int] = 'mean',
+    ignore_index: Optional[int] = None, return_log_prob: bool = False, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD (54; ABI 1.2): see nnplug_ops.h and docs/ops.md.
@@ -1707,9 +1174,7 @@ def softmax_cross_entropy_loss_forward(
 
     Returns: the computed outputs among (loss, log_prob) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _softmax_cross_entropy_loss_forward.run(locals())
 
@@ -1721,24 +1186,12 @@ _softmax_cross_entropy_loss_backward = _Op('softmax_cross_entropy_loss_backward'
 
 
 def softmax_cross_entropy_loss_backward(
-    scores: TensorLike,
-    labels: TensorLike,
-    dloss: TensorLike,
-    *,
-    weights: Optional[TensorLike] = None,
-    reduction: Union[str, int] = 'mean',
-    ignore_index: Optional[int] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    scores: TensorLike, labels: TensorLike, dloss: TensorLike, *, weights: Optional[TensorLike] = None, reduction: Union[str, int] = 'mean',
+    ignore_index: Optional[int] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD (55; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    Softmax cross-entropy loss (ONNX SoftmaxCrossEntropyLoss, opset 13), ABI 1.2: the NLL loss
-    (nnp_nll_loss_params, the same formulas, weights, reductions and ignore rule) of
-      log_prob = log_softmax(scores, axis = 1) = x - max_c x - log(sum_c exp(x - max_c x))
-    (computed in that order). Backward: dscores[n, c, d] = (softmax(scores)[n, c, d] -
-    onehot(t)[c]) * w_j * g_j, g_j as for NLL; ignored positions are 0, out-of-range ones NaN.
+    The formulas and params (nnp_softmax_cross_entropy_loss_params): see nnplug.softmax_cross_entropy_loss_forward.
 
     Inputs:
         scores: [N, C, d1..dk], the forward's input (the call's float dtype)
@@ -1749,15 +1202,11 @@ def softmax_cross_entropy_loss_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dscores: scores' shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        reduction (Union[str, int]): an nnp_reduction value, or 0 (UNDEFINED) for MEAN, the ONNX default, so that zeroed params are valid; default MEAN; ABI 1.2; one of mean, sum, none (or nnplug.Reduction)
-        ignore_index (Optional[int]): any value, negative or outside [0, C) included; used when has_ignore_index = 1; default -100; ABI 1.2; None leaves has_ignore_index = 0
+    Params (keyword-only; the C struct's fields): reduction, ignore_index, as in nnplug.softmax_cross_entropy_loss_forward.
 
     Returns: dscores.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _softmax_cross_entropy_loss_backward.run(locals())
 
@@ -1769,18 +1218,8 @@ _batch_norm_forward_training = _Op('batch_norm_forward_training', OpKind.BATCH_N
 
 
 def batch_norm_forward_training(
-    x: TensorLike,
-    scale: TensorLike,
-    bias: TensorLike,
-    running_mean: TensorLike,
-    running_var: TensorLike,
-    *,
-    epsilon: float = 1e-05,
-    momentum: float = 0.9,
-    running_var_rule: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, scale: TensorLike, bias: TensorLike, running_mean: TensorLike, running_var: TensorLike, *, epsilon: float = 1e-05,
+    momentum: float = 0.9, running_var_rule: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_BATCH_NORM_FORWARD_TRAINING (60; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -1817,9 +1256,7 @@ def batch_norm_forward_training(
 
     Returns: the computed outputs among (y, saved_mean, saved_inv_std) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _batch_norm_forward_training.run(locals())
 
@@ -1831,32 +1268,12 @@ _batch_norm_forward_inference = _Op('batch_norm_forward_inference', OpKind.BATCH
 
 
 def batch_norm_forward_inference(
-    x: TensorLike,
-    scale: TensorLike,
-    bias: TensorLike,
-    mean: TensorLike,
-    var: TensorLike,
-    *,
-    epsilon: float = 1e-05,
-    momentum: float = 0.9,
-    running_var_rule: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, scale: TensorLike, bias: TensorLike, mean: TensorLike, var: TensorLike, *, epsilon: float = 1e-05, momentum: float = 0.9,
+    running_var_rule: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_BATCH_NORM_FORWARD_INFERENCE (61; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Batch normalisation over N (and H, W) per channel (ONNX BatchNormalization, cuDNN spatial
-    mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W.
-      mean_c = sum x / M;  var_c = sum (x - mean_c)^2 / M (biased);  inv_std = 1/sqrt(var + eps)
-      y = scale * (x - mean) * inv_std + bias
-    Training: running_mean = momentum * running_mean + (1 - momentum) * mean            (ONNX)
-              running_var  = momentum * running_var  + (1 - momentum) * var * M/(M-1)  (unbiased,
-              as cuDNN and PyTorch; M = 1 uses var); with running_var_rule = 1 the population
-              var (ONNX). saved_* are for backward.
-    Inference: inv_std = 1/sqrt(var + eps) from the given mean and var.
-    Backward: dbias = sum dy; dscale = sum dy * xhat;
-      dx = scale * inv_std / M * (M*dy - dbias - xhat * dscale), xhat = (x - mean) * inv_std
+    The formulas and params (nnp_batch_norm_params): see nnplug.batch_norm_forward_training.
 
     Inputs:
         x: see the op (the call's float dtype)
@@ -1868,16 +1285,11 @@ def batch_norm_forward_inference(
     Outputs (returned; storage may be passed with out=, in this order):
         y: x's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        epsilon (float): > 0, finite; > 0, ONNX default 1e-5; default 1e-05
-        momentum (float): in [0,1]; weight of the old running value; ONNX default 0.9; default 0.9
-        running_var_rule (bool): 0 or 1; training's running_var update: 0 (the default, today's rule and that of PyTorch and cuDNN, kept for ABI stability) the unbiased var * M/(M-1); 1 ONNX BatchNormalization's population var; default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): epsilon, momentum, running_var_rule, as in nnplug.batch_norm_forward_training.
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _batch_norm_forward_inference.run(locals())
 
@@ -1889,32 +1301,12 @@ _batch_norm_backward = _Op('batch_norm_backward', OpKind.BATCH_NORM_BACKWARD, _g
 
 
 def batch_norm_backward(
-    x: TensorLike,
-    dy: TensorLike,
-    scale: TensorLike,
-    saved_mean: TensorLike,
-    saved_inv_std: TensorLike,
-    *,
-    epsilon: float = 1e-05,
-    momentum: float = 0.9,
-    running_var_rule: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, dy: TensorLike, scale: TensorLike, saved_mean: TensorLike, saved_inv_std: TensorLike, *, epsilon: float = 1e-05,
+    momentum: float = 0.9, running_var_rule: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_BATCH_NORM_BACKWARD (62; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Batch normalisation over N (and H, W) per channel (ONNX BatchNormalization, cuDNN spatial
-    mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W.
-      mean_c = sum x / M;  var_c = sum (x - mean_c)^2 / M (biased);  inv_std = 1/sqrt(var + eps)
-      y = scale * (x - mean) * inv_std + bias
-    Training: running_mean = momentum * running_mean + (1 - momentum) * mean            (ONNX)
-              running_var  = momentum * running_var  + (1 - momentum) * var * M/(M-1)  (unbiased,
-              as cuDNN and PyTorch; M = 1 uses var); with running_var_rule = 1 the population
-              var (ONNX). saved_* are for backward.
-    Inference: inv_std = 1/sqrt(var + eps) from the given mean and var.
-    Backward: dbias = sum dy; dscale = sum dy * xhat;
-      dx = scale * inv_std / M * (M*dy - dbias - xhat * dscale), xhat = (x - mean) * inv_std
+    The formulas and params (nnp_batch_norm_params): see nnplug.batch_norm_forward_training.
 
     Inputs:
         x: see the op (the call's float dtype)
@@ -1928,16 +1320,11 @@ def batch_norm_backward(
         dscale: [C] (the call's float dtype)
         dbias: [C] (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        epsilon (float): > 0, finite; > 0, ONNX default 1e-5; default 1e-05
-        momentum (float): in [0,1]; weight of the old running value; ONNX default 0.9; default 0.9
-        running_var_rule (bool): 0 or 1; training's running_var update: 0 (the default, today's rule and that of PyTorch and cuDNN, kept for ABI stability) the unbiased var * M/(M-1); 1 ONNX BatchNormalization's population var; default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): epsilon, momentum, running_var_rule, as in nnplug.batch_norm_forward_training.
 
     Returns: the computed outputs among (dx, dscale, dbias) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _batch_norm_backward.run(locals())
 
@@ -1949,17 +1336,8 @@ _layer_norm_forward = _Op('layer_norm_forward', OpKind.LAYER_NORM_FORWARD, _g.nn
 
 
 def layer_norm_forward(
-    x: TensorLike,
-    scale: TensorLike,
-    *,
-    bias: Optional[TensorLike] = None,
-    axis: int = -1,
-    epsilon: float = 1e-05,
-    return_mean: bool = False,
-    return_inv_std: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, scale: TensorLike, *, bias: Optional[TensorLike] = None, axis: int = -1, epsilon: float = 1e-05,
+    return_mean: bool = False, return_inv_std: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_LAYER_NORM_FORWARD (65; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -1988,9 +1366,7 @@ def layer_norm_forward(
 
     Returns: the computed outputs among (y, mean, inv_std) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _layer_norm_forward.run(locals())
 
@@ -2002,26 +1378,12 @@ _layer_norm_backward = _Op('layer_norm_backward', OpKind.LAYER_NORM_BACKWARD, _g
 
 
 def layer_norm_backward(
-    x: TensorLike,
-    dy: TensorLike,
-    scale: TensorLike,
-    mean: TensorLike,
-    inv_std: TensorLike,
-    *,
-    axis: int = -1,
-    epsilon: float = 1e-05,
-    return_dbias: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, dy: TensorLike, scale: TensorLike, mean: TensorLike, inv_std: TensorLike, *, axis: int = -1, epsilon: float = 1e-05,
+    return_dbias: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_LAYER_NORM_BACKWARD (66; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Layer normalisation over the trailing dimensions [axis, rank) (ONNX LayerNormalization).
-    Outer shape O = x.shape[0:axis]; normalised shape I = x.shape[axis:]; stats tensors have
-    ONNX's shape: x's rank with 1 in the normalised dimensions (O + [1]*len(I)).
-      mean = sum x / |I|;  var = sum (x - mean)^2 / |I|;  inv_std = 1/sqrt(var + eps)
-      y = (x - mean) * inv_std * scale + bias
+    The formulas and params (nnp_layer_norm_params): see nnplug.layer_norm_forward.
 
     Inputs:
         x: see the op (the call's float dtype)
@@ -2035,18 +1397,14 @@ def layer_norm_backward(
         dscale: I (the call's float dtype)
         dbias (optional: return_dbias=True or out=): I (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        axis (int): in [-rank, rank); ONNX default -1; default -1
-        epsilon (float): >= 0, finite; default 1e-05
+    Params (keyword-only; the C struct's fields): axis, epsilon, as in nnplug.layer_norm_forward.
 
     Other keywords:
         return_<name>: also compute and return that optional output
 
     Returns: the computed outputs among (dx, dscale, dbias) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _layer_norm_backward.run(locals())
 
@@ -2058,17 +1416,8 @@ _dropout_forward = _Op('dropout_forward', OpKind.DROPOUT_FORWARD, _g.nnp_dropout
 
 
 def dropout_forward(
-    x: TensorLike,
-    *,
-    step: Optional[TensorLike] = None,
-    ratio: float = 0.5,
-    seed: int = 0,
-    offset: int = 0,
-    offset_per_step: int = 0,
-    return_mask: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, step: Optional[TensorLike] = None, ratio: float = 0.5, seed: int = 0, offset: int = 0, offset_per_step: int = 0,
+    return_mask: bool = False, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_DROPOUT_FORWARD (70; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2117,9 +1466,7 @@ def dropout_forward(
 
     Returns: the computed outputs among (y, mask) in that order; a single one unwrapped.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _dropout_forward.run(locals())
 
@@ -2131,44 +1478,12 @@ _dropout_backward = _Op('dropout_backward', OpKind.DROPOUT_BACKWARD, _g.nnp_drop
 
 
 def dropout_backward(
-    dy: TensorLike,
-    *,
-    step: Optional[TensorLike] = None,
-    ratio: float = 0.5,
-    seed: int = 0,
-    offset: int = 0,
-    offset_per_step: int = 0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    dy: TensorLike, *, step: Optional[TensorLike] = None, ratio: float = 0.5, seed: int = 0, offset: int = 0, offset_per_step: int = 0,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_DROPOUT_BACKWARD (71; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
-    Dropout with a counter-based mask, identical on every backend (Philox4x32-10, Salmon et al.,
-    "Parallel random numbers: as easy as 1, 2, 3", SC'11; the Random123 constants).
-
-    For element i (row-major linear index) the mask bit comes from
-      (r0, r1, r2, r3) = philox4x32_10(counter = {lo32(c), hi32(c), 0, 0},
-                                       key     = {lo32(seed), hi32(seed)}),  c = offset + i / 4
-      u = r_{i % 4} >> 8                   (24 random bits)
-      keep_i = u >= threshold,  threshold = (uint32_t)(ratio * 16777216.0)  (computed in double)
-      y_i = keep_i ? x_i * scale : 0,      scale = (T)(1.0 / (1.0 - ratio))  (T = x's dtype)
-    A caller that draws several masks from one seed advances offset by ceil(numel / 4) per call.
-    The backward op takes the same params: the mask is regenerated.
-
-    Step counter on the device (ABI 1.4): with the optional input `step` (float32, 1 element, on
-    the call's device) the counter offset is
-      offset + step * offset_per_step      (uint64 arithmetic, modulo 2^64)
-    with step's value read on the device when the op runs, in stream order: an op queued before
-    (binary ADD step += one, in place) may update it. One counter can so drive every dropout layer
-    of a training step and adam_update's bias corrections: with offset_per_step = the counter
-    blocks a layer draws per step, a step replayed with the same params draws exactly the masks of
-    calls whose offset was advanced by hand (bit for bit). step must hold a whole number >= 0
-    (float32 holds every whole number up to 2^24 exactly): every backend refuses other values
-    with NNP_STATUS_INVALID_ARGUMENT and leaves y and the mask untouched: the reference and cpu
-    backends when the op runs; sim and cuda, whose kernels read the value on the device, at the
-    stream's next synchronize. Without a step tensor offset_per_step is not used (any value is
-    accepted).
+    The formulas and params (nnp_dropout_params): see nnplug.dropout_forward.
 
     Inputs:
         dy: see the op (the call's float dtype)
@@ -2177,17 +1492,11 @@ def dropout_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: dy's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        ratio (float): in [0,1); probability of dropping an element; default 0.5
-        seed (int): default 0
-        offset (int): Philox counter offset, in units of 4 elements; default 0
-        offset_per_step (int): counter blocks added to offset per unit of the step input; not used without it; default 0; ABI 1.4
+    Params (keyword-only; the C struct's fields): ratio, seed, offset, offset_per_step, as in nnplug.dropout_forward.
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _dropout_backward.run(locals())
 
@@ -2199,13 +1508,7 @@ _binary = _Op('binary', OpKind.BINARY, _g.nnp_binary_params, False, True,
 
 
 def binary(
-    a: TensorLike,
-    b: TensorLike,
-    *,
-    op: Union[str, int] = 'add',
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    a: TensorLike, b: TensorLike, *, op: Union[str, int] = 'add', out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_BINARY (80; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2223,9 +1526,7 @@ def binary(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _binary.run(locals())
 
@@ -2237,12 +1538,7 @@ _scale = _Op('scale', OpKind.SCALE, _g.nnp_scale_params, False, True,
 
 
 def scale(
-    x: TensorLike,
-    *,
-    alpha: float = 1.0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, alpha: float = 1.0, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SCALE (81; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2259,9 +1555,7 @@ def scale(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _scale.run(locals())
 
@@ -2273,13 +1567,8 @@ _fill = _Op('fill', OpKind.FILL, _g.nnp_fill_params, False, False,
 
 
 def fill(
-    *,
-    value: float = 0.0,
-    out_shape: Optional[Sequence[Any]] = None,
-    dtype: Optional[str] = 'float32',
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    *, value: float = 0.0, out_shape: Optional[Sequence[Any]] = None, dtype: Optional[str] = 'float32', out: OutLike = None,
+    stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_FILL (82; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2300,9 +1589,7 @@ def fill(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _fill.run(locals())
 
@@ -2314,11 +1601,7 @@ _copy = _Op('copy', OpKind.COPY, None, True, True,
 
 
 def copy(
-    x: TensorLike,
-    *,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_COPY (83; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2333,9 +1616,7 @@ def copy(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _copy.run(locals())
 
@@ -2347,12 +1628,7 @@ _transpose = _Op('transpose', OpKind.TRANSPOSE, _g.nnp_transpose_params, False, 
 
 
 def transpose(
-    x: TensorLike,
-    *,
-    perm: Sequence[int],
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, perm: Sequence[int], out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_TRANSPOSE (84; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2370,9 +1646,7 @@ def transpose(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _transpose.run(locals())
 
@@ -2384,12 +1658,7 @@ _concat = _Op('concat', OpKind.CONCAT, _g.nnp_concat_params, False, True,
 
 
 def concat(
-    xs: Sequence[TensorLike],
-    *,
-    axis: int = 0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    xs: Sequence[TensorLike], *, axis: int = 0, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONCAT (86; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -2408,9 +1677,7 @@ def concat(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _concat.run(locals())
 
@@ -2422,14 +1689,8 @@ _split = _Op('split', OpKind.SPLIT, _g.nnp_split_params, False, False,
 
 
 def split(
-    x: TensorLike,
-    *,
-    axis: int = 0,
-    num_outputs: int = 0,
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, axis: int = 0, num_outputs: int = 0, out_shape: Optional[Sequence[Any]] = None, out: OutLike = None,
+    stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SPLIT (87; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -2459,9 +1720,7 @@ def split(
 
     Returns: ys (a list).
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _split.run(locals())
 
@@ -2473,15 +1732,8 @@ _slice = _Op('slice', OpKind.SLICE, _g.nnp_slice_params, False, True,
 
 
 def slice(
-    x: TensorLike,
-    *,
-    starts: Sequence[int] = (),
-    ends: Sequence[int] = (),
-    axes: Optional[Sequence[int]] = None,
-    steps: Optional[Sequence[int]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, starts: Sequence[int] = (), ends: Sequence[int] = (), axes: Optional[Sequence[int]] = None,
+    steps: Optional[Sequence[int]] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SLICE (88; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -2508,9 +1760,7 @@ def slice(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _slice.run(locals())
 
@@ -2522,13 +1772,7 @@ _gather = _Op('gather', OpKind.GATHER, _g.nnp_gather_params, False, True,
 
 
 def gather(
-    data: TensorLike,
-    indices: TensorLike,
-    *,
-    axis: int = 0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    data: TensorLike, indices: TensorLike, *, axis: int = 0, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_GATHER (89; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -2555,9 +1799,7 @@ def gather(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _gather.run(locals())
 
@@ -2569,27 +1811,13 @@ _slice_backward = _Op('slice_backward', OpKind.SLICE_BACKWARD, _g.nnp_slice_para
 
 
 def slice_backward(
-    dy: TensorLike,
-    *,
-    starts: Sequence[int] = (),
-    ends: Sequence[int] = (),
-    axes: Optional[Sequence[int]] = None,
-    steps: Optional[Sequence[int]] = None,
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    dy: TensorLike, *, starts: Sequence[int] = (), ends: Sequence[int] = (), axes: Optional[Sequence[int]] = None,
+    steps: Optional[Sequence[int]] = None, out_shape: Optional[Sequence[Any]] = None, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SLICE_BACKWARD (140; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    ONNX Slice (opset 13), with starts, ends, axes and steps as params (ONNX passes them as
-    int64 tensors). For i < n_axes: axis a = axes[i] (axes = 0..n_axes-1 when has_axes = 0),
-    step s = steps[i] (1 when has_steps = 0), d = x.shape[a]:
-      start = starts[i] (+ d if < 0), end = ends[i] (+ d if < 0), then clamped:
-      s > 0: start, end in [0, d];        s < 0: start in [0, d-1], end in [-1, d-1];
-      y.shape[a] = max(0, ceil((end - start) / s)),  y[.., j, ..] = x[.., start + j*s, ..].
-    INT64_MAX / INT64_MIN as end mean "to the end" (forward / backward). Axes not named keep
-    their extent. n_axes = 0 gives y = x. Repeated axes and zero steps are refused.
+    The formulas and params (nnp_slice_params): see nnplug.slice.
 
     dx = 0 except the elements the forward slice read, which get dy (params the forward's).
 
@@ -2599,11 +1827,7 @@ def slice_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: the forward's x shape (not inferable) (any dtype, that of the first input)
 
-    Params (keyword-only; the C struct's fields):
-        starts (Sequence[int]): ONNX starts; negative counts from the end; default 0; ABI 1.2; its length sets n_axes
-        ends (Sequence[int]): ONNX ends (exclusive); negative counts from the end; INT64_MAX / INT64_MIN = to the end; default 0; ABI 1.2; its length sets n_axes
-        axes (Optional[Sequence[int]]): ONNX axes, in [-rank, rank), no repeats; read when has_axes = 1; default 0; ABI 1.2; None leaves has_axes = 0; its length sets n_axes
-        steps (Optional[Sequence[int]]): ONNX steps, non-zero; read when has_steps = 1; default 0; ABI 1.2; None leaves has_steps = 0; its length sets n_axes
+    Params (keyword-only; the C struct's fields): starts, ends, axes, steps, as in nnplug.slice.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -2611,9 +1835,7 @@ def slice_backward(
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _slice_backward.run(locals())
 
@@ -2625,27 +1847,12 @@ _gather_backward = _Op('gather_backward', OpKind.GATHER_BACKWARD, _g.nnp_gather_
 
 
 def gather_backward(
-    dy: TensorLike,
-    indices: TensorLike,
-    *,
-    axis: int = 0,
-    out_shape: Optional[Sequence[Any]] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    dy: TensorLike, indices: TensorLike, *, axis: int = 0, out_shape: Optional[Sequence[Any]] = None, out: OutLike = None,
+    stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_GATHER_BACKWARD (141; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    ONNX Gather (opset 13): with a = axis, r = rank(data), q = rank(indices),
-      y.shape = data.shape[:a] + indices.shape + data.shape[a+1:]   (rank q + r - 1)
-      y[i_0..i_{a-1}, j_0..j_{q-1}, k_{a+1}..] = data[i_0..i_{a-1}, idx(j), k_{a+1}..],
-      idx(j) = indices[j] + (indices[j] < 0 ? data.shape[a] : 0).
-    An index outside [-data.shape[a], data.shape[a]) is an error in ONNX. The reference and cpu
-    backends check every index before writing and fail with NNP_STATUS_INVALID_ARGUMENT naming
-    the first bad one (outputs untouched). A device that cannot raise from a kernel writes zeros
-    for the slices of such indices (gather) and drops their rows of dy (gather_backward).
-    gather_backward scatter-adds dy into a zeroed dx of data's shape (deterministic: every element
-    of dx sums its contributions in the order of indices); it is the embedding-lookup gradient.
+    The formulas and params (nnp_gather_params): see nnplug.gather.
 
     dx = 0, then dx[.., idx(j), ..] += dy[.., j, ..] in the order of j (deterministic).
 
@@ -2656,8 +1863,7 @@ def gather_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: data's shape (not inferable: data.shape[axis] is not in dy) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        axis (int): in [-r, r); negative counts from the end; ONNX default 0; default 0; ABI 1.2
+    Params (keyword-only; the C struct's fields): axis, as in nnplug.gather.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -2665,9 +1871,7 @@ def gather_backward(
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _gather_backward.run(locals())
 
@@ -2679,12 +1883,7 @@ _cast = _Op('cast', OpKind.CAST, None, True, True,
 
 
 def cast(
-    x: TensorLike,
-    *,
-    dtype: Optional[str] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, dtype: Optional[str] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CAST (85; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2703,9 +1902,7 @@ def cast(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _cast.run(locals())
 
@@ -2717,15 +1914,8 @@ _reduce = _Op('reduce', OpKind.REDUCE, _g.nnp_reduce_params, False, True,
 
 
 def reduce(
-    x: TensorLike,
-    *,
-    op: Union[str, int] = 'sum',
-    keepdims: bool = True,
-    axes: Sequence[int] = (),
-    noop_with_empty_axes: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, op: Union[str, int] = 'sum', keepdims: bool = True, axes: Sequence[int] = (), noop_with_empty_axes: bool = False,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_REDUCE (90; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2750,9 +1940,7 @@ def reduce(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _reduce.run(locals())
 
@@ -2764,17 +1952,8 @@ _sgd_update = _Op('sgd_update', OpKind.SGD_UPDATE, _g.nnp_sgd_params, False, Tru
 
 
 def sgd_update(
-    grad: TensorLike,
-    param: TensorLike,
-    *,
-    momentum_buffer: Optional[TensorLike] = None,
-    lr: float = 0.01,
-    momentum: float = 0.0,
-    dampening: float = 0.0,
-    weight_decay: float = 0.0,
-    nesterov: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    grad: TensorLike, param: TensorLike, *, momentum_buffer: Optional[TensorLike] = None, lr: float = 0.01, momentum: float = 0.0,
+    dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_SGD_UPDATE (100; ABI 1.0): see nnplug_ops.h and docs/ops.md.
@@ -2804,9 +1983,7 @@ def sgd_update(
 
     Returns: None (the update is in place).
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _sgd_update.run(locals())
 
@@ -2818,21 +1995,9 @@ _adam_update = _Op('adam_update', OpKind.ADAM_UPDATE, _g.nnp_adam_params, False,
 
 
 def adam_update(
-    grad: TensorLike,
-    param: TensorLike,
-    m: TensorLike,
-    v: TensorLike,
-    *,
-    lr: Union[float, TensorLike] = 0.001,
-    beta1: float = 0.9,
-    beta2: float = 0.999,
-    epsilon: float = 1e-08,
-    weight_decay: float = 0.0,
-    step: Union[int, TensorLike] = 1,
-    adamw: bool = False,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    grad: TensorLike, param: TensorLike, m: TensorLike, v: TensorLike, *, lr: Union[float, TensorLike] = 0.001, beta1: float = 0.9,
+    beta2: float = 0.999, epsilon: float = 1e-08, weight_decay: float = 0.0, step: Union[int, TensorLike] = 1, adamw: bool = False,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_ADAM_UPDATE (101; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
@@ -2876,9 +2041,7 @@ def adam_update(
 
     Returns: None (the update is in place).
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _adam_update.run(locals())
 
@@ -2890,12 +2053,7 @@ _clip = _Op('clip', OpKind.CLIP, _g.nnp_clip_params, False, True,
 
 
 def clip(
-    x: TensorLike,
-    *,
-    min: Optional[float] = None,
-    max: Optional[float] = None,
-    out: OutLike = None,
-    stream: StreamLike = None,
+    x: TensorLike, *, min: Optional[float] = None, max: Optional[float] = None, out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CLIP (110; ABI 1.1): see nnplug_ops.h and docs/ops.md.
@@ -2917,9 +2075,7 @@ def clip(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _clip.run(locals())
 
@@ -2931,12 +2087,7 @@ _unary_forward = _Op('unary_forward', OpKind.UNARY_FORWARD, _g.nnp_unary_params,
 
 
 def unary_forward(
-    x: TensorLike,
-    *,
-    op: Union[str, int] = 'exp',
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, op: Union[str, int] = 'exp', out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_UNARY_FORWARD (111; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -2954,9 +2105,7 @@ def unary_forward(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _unary_forward.run(locals())
 
@@ -2968,18 +2117,12 @@ _unary_backward = _Op('unary_backward', OpKind.UNARY_BACKWARD, _g.nnp_unary_para
 
 
 def unary_backward(
-    x: TensorLike,
-    dy: TensorLike,
-    *,
-    op: Union[str, int] = 'exp',
-    out: OutLike = None,
-    stream: StreamLike = None,
+    x: TensorLike, dy: TensorLike, *, op: Union[str, int] = 'exp', out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_UNARY_BACKWARD (112; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
-    y = f(x) elementwise for f = op (nnp_unary_op: ONNX Exp, Log, Sqrt, Abs, Neg, Reciprocal,
-    Floor, Ceil, Sin, Cos, Erf). The backward is dx = f'(x) * dy, for the differentiable ops.
+    The formulas and params (nnp_unary_params): see nnplug.unary_forward.
 
     dx = f'(x) * dy for op EXP, LOG, SQRT, ABS, NEG, RECIPROCAL, SIN, COS, ERF (nnp_unary_op gives
     each f'); FLOOR and CEIL, piecewise constant, are refused (INVALID_ARGUMENT).
@@ -2991,14 +2134,11 @@ def unary_backward(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields):
-        op (Union[str, int]): nnp_unary_op; default EXP; ABI 1.2; one of exp, log, sqrt, abs, neg, reciprocal, floor, ceil, sin, cos, erf (or nnplug.UnaryOp)
+    Params (keyword-only; the C struct's fields): op, as in nnplug.unary_forward.
 
     Returns: dx.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _unary_backward.run(locals())
 
@@ -3010,13 +2150,7 @@ _where = _Op('where', OpKind.WHERE, None, True, True,
 
 
 def where(
-    condition: TensorLike,
-    x: TensorLike,
-    y: TensorLike,
-    *,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    condition: TensorLike, x: TensorLike, y: TensorLike, *, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_WHERE (114; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -3034,9 +2168,7 @@ def where(
 
     Returns: output.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _where.run(locals())
 
@@ -3048,12 +2180,7 @@ _all_reduce = _Op('all_reduce', OpKind.ALL_REDUCE, _g.nnp_all_reduce_params, Fal
 
 
 def all_reduce(
-    x: TensorLike,
-    *,
-    comm: Communicator,
-    op: Union[str, int] = 'sum',
-    out: OutLike = None,
-    stream: StreamLike = None,
+    x: TensorLike, *, comm: Communicator, op: Union[str, int] = 'sum', out: OutLike = None, stream: StreamLike = None,
     device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_ALL_REDUCE (150; ABI 1.3): see nnplug_ops.h and docs/ops.md.
@@ -3077,9 +2204,7 @@ def all_reduce(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _all_reduce.run(locals())
 
@@ -3091,13 +2216,7 @@ _broadcast = _Op('broadcast', OpKind.BROADCAST, _g.nnp_broadcast_params, False, 
 
 
 def broadcast(
-    x: TensorLike,
-    *,
-    comm: Communicator,
-    root: int = 0,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, comm: Communicator, root: int = 0, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_BROADCAST (151; ABI 1.3): see nnplug_ops.h and docs/ops.md.
 
@@ -3117,9 +2236,7 @@ def broadcast(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _broadcast.run(locals())
 
@@ -3131,12 +2248,7 @@ _all_gather = _Op('all_gather', OpKind.ALL_GATHER, _g.nnp_all_gather_params, Fal
 
 
 def all_gather(
-    x: TensorLike,
-    *,
-    comm: Communicator,
-    out: OutLike = None,
-    stream: StreamLike = None,
-    device: DeviceLike = None,
+    x: TensorLike, *, comm: Communicator, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_ALL_GATHER (152; ABI 1.3): see nnplug_ops.h and docs/ops.md.
 
@@ -3155,9 +2267,7 @@ def all_gather(
 
     Returns: y.
 
-    Raises: nnplug.InvalidArgumentError (shapes, dtypes, devices, params; the message
-    names the argument), nnplug.UnsupportedError (the device lacks this op, dtype or
-    case), nnplug.OutOfMemoryError, nnplug.DeviceError.
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _all_gather.run(locals())
 

@@ -726,7 +726,7 @@ def test_numpy_on_a_stream_of_a_device_without_host_memory_is_refused():
                                           stride_h=2**32 + 1, device=dev), "stride_h"),
     (lambda dev, y: nnplug.conv2d_forward(np.ones((1, 1, 4, 4), np.float32),
                                           np.ones((1, 1, 2, 2), np.float32), out=y,
-                                          stride_h=0, device=dev), "stride_h"),
+                                          stride_h=-1, device=dev), "stride_h"),
     (lambda dev, y: nnplug.softmax_forward(np.ones((1, 1, 3, 3), np.float32), out=y,
                                            axis=2**31, device=dev), "axis"),
     (lambda dev, y: nnplug.softmax_forward(np.ones((1, 1, 3, 3), np.float32), out=y,
