@@ -27,7 +27,8 @@ std::string open_cuda_libraries() {
 namespace {
 
 // The order of the checks decides the reason a machine without devices gets:
-//  1. the driver (cudaGetDeviceCount): no driver, a driver too old, or no GPU → that reason;
+//  1. the driver (cudaGetDeviceCount): no driver, a driver too old, or no GPU → that reason
+//     (discovery_failure_reason: "no NVIDIA driver found" without a driver);
 //  2. only then cuBLAS and cuDNN (lib_loader.hpp): a GPU but a library missing → its reason.
 // So a process on a machine without a GPU never maps cuBLAS/cuDNN (hundreds of MiB), and their
 // absence there is not what the user is told. NNPLUG_CUDA_PROBE_LIBRARIES=1 (diagnostics and the
@@ -44,7 +45,7 @@ device_registry discover() {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    reg.reason = cudaGetErrorString(e);
+    reg.reason = discovery_failure_reason(e);
     return reg;
   }
   if (count <= 0) {

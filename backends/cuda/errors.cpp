@@ -81,6 +81,28 @@ nnp_status status_of(cudnnStatus_t s) {
 }
 
 namespace {
+std::string cuda_version(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+}  // namespace
+
+std::string discovery_failure_reason(cudaError_t e) {
+  // The runtime loads the driver library (libcuda.so.1) itself; the plugin never links or opens
+  // it. Without it the runtime's error reads "CUDA driver version is insufficient for CUDA
+  // runtime version", which misleads on a machine that has no driver at all.
+  int driver = 0;
+  const bool known = cudaDriverGetVersion(&driver) == cudaSuccess;
+  (void)cudaGetLastError();
+  if (known && driver == 0) return "no NVIDIA driver found (libcuda.so.1 could not be loaded)";
+  std::string reason = cudaGetErrorString(e);
+  int runtime = 0;
+  if (e == cudaErrorInsufficientDriver && known && cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+    reason += " (the driver supports CUDA " + cuda_version(driver) + ", this plugin's runtime is " +
+              cuda_version(runtime) + ")";
+  return reason;
+}
+
+namespace {
 const char* base_name(const char* file) {
   const char* slash = std::strrchr(file, '/');
   return slash != nullptr ? slash + 1 : file;

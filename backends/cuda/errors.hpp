@@ -10,11 +10,18 @@
 
 #include <nnplug/kit/error.hpp>
 
+#include <string>
+
 namespace nnp::cuda {
 
 nnp_status status_of(cudaError_t e);
 nnp_status status_of(cublasStatus_t s);
 nnp_status status_of(cudnnStatus_t s);
+
+// The reason device discovery reports when cudaGetDeviceCount failed with e: "no NVIDIA driver
+// found" when there is no driver at all (cudaDriverGetVersion gives 0: libcuda.so.1 could not be
+// loaded), else the runtime's text for e, with both CUDA versions when the driver is too old.
+std::string discovery_failure_reason(cudaError_t e);
 
 [[noreturn]] void throw_cuda(cudaError_t e, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas(cublasStatus_t s, const char* call, const char* file, int line);

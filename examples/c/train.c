@@ -25,8 +25,9 @@
  *    forward/backward, dropout forward/backward (Philox, a fresh counter offset per call),
  *    softmax cross-entropy forward/backward (mean), reduce-sum for dense bias gradients and
  *    adam_update per parameter;
- *  - after each epoch evaluates the test set (no dropout) and prints loss, accuracies, seconds
- *    (training steps only) and images/s; ends with one JSON line of the results.
+ *  - after each epoch evaluates the test set (no dropout; its progress on stderr, as the
+ *    training's) and prints loss, accuracies, seconds (training steps only) and images/s; ends
+ *    with one JSON line of the results.
  * Train accuracy and loss are those of the training batches as they ran (dropout active), as
  * Keras reports them.
  *
@@ -72,6 +73,45 @@ static void shuffle(uint32_t* perm, size_t n, uint64_t* state) {
   }
 }
 
+/* ------------------------------------------------------------------------- progress -- */
+
+/* Progress of one pass over batches, on stderr: a bar redrawn in place on a terminal, else a
+   line every tenth of the steps. what is "step" (training, with the running loss) or "test"
+   (the evaluation after the epoch; loss < 0: none to show). */
+static void progress(int tty, int epoch, int epochs, const char* what, size_t step, size_t steps,
+                     double loss, double elapsed) {
+  const int training = strcmp(what, "step") == 0;
+  if (tty) {
+    static double last_draw = 0.0; /* redraw at most 10 times a second, and at the end */
+    double t = now_seconds();
+    if (step != steps && step != 1 && t - last_draw < 0.1) return;
+    last_draw = t;
+    char bar[31];
+    size_t fill = steps ? step * 30 / steps : 30;
+    for (size_t i = 0; i < 30; ++i) bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    double eta = step ? elapsed * (double)(steps - step) / (double)step : 0.0;
+    fprintf(stderr, "\repoch %d/%d%s [%s] %zu/%zu", epoch, epochs, training ? "" : " test", bar,
+            step, steps);
+    if (loss >= 0.0) fprintf(stderr, " loss %.4f", loss);
+    fprintf(stderr, "  %.1fs eta %.0fs ", elapsed, eta);
+    if (step == steps) fprintf(stderr, "\r%*s\r", 90, "");
+  } else {
+    size_t every = steps >= 10 ? steps / 10 : 1;
+    if (step % every == 0 || step == steps) {
+      fprintf(stderr, "epoch %d/%d %s %zu/%zu", epoch, epochs, what, step, steps);
+      if (loss >= 0.0) fprintf(stderr, " loss %.4f", loss);
+      fprintf(stderr, " %.1fs\n", elapsed);
+    }
+  }
+  fflush(stderr);
+}
+
+/* Where evaluate reports its progress (show: this rank prints it). */
+typedef struct {
+  int show, tty, epoch, epochs;
+} eval_progress;
+
 /* ------------------------------------------------------------------------- evaluation -- */
 
 /* Number of rows of logits[n, 10] (host) whose argmax equals the label. */
@@ -88,16 +128,22 @@ static size_t count_correct(const float* logits, const uint8_t* labels, const ui
   return correct;
 }
 
-/* Correct predictions among the n_test images at test_x (device) with these labels (host). */
+/* Correct predictions among the n_test images at test_x (device) with these labels (host);
+   progress on stderr as it goes (pr). */
 static size_t evaluate(net* nt, float* test_x, const uint8_t* labels, size_t n_test,
-                       float* host_logits) {
+                       float* host_logits, eval_progress pr) {
   size_t correct = 0;
+  const size_t steps = (n_test + (size_t)nt->max_batch - 1) / (size_t)nt->max_batch;
+  const double t0 = now_seconds();
   for (size_t start = 0; start < n_test; start += (size_t)nt->max_batch) {
     size_t n = n_test - start < (size_t)nt->max_batch ? n_test - start : (size_t)nt->max_batch;
     forward(nt, test_x, (uint64_t)(start * IMAGE_PIXELS * sizeof(float)), (int64_t)n, 0);
     CHECK(nnp_stream_synchronize(nt->s));
     CHECK(nnp_memcpy(NULL, host_logits, nt->dev, nt->logits, n * NUM_CLASSES * sizeof(float)));
     correct += count_correct(host_logits, labels + start, NULL, n);
+    if (pr.show)
+      progress(pr.tty, pr.epoch, pr.epochs, "test", start / (size_t)nt->max_batch + 1, steps, -1.0,
+               now_seconds() - t0);
   }
   return correct;
 }
@@ -151,32 +197,6 @@ static nnp_device* open_device(const char* name) {
   }
   print_available(stderr);
   exit(1);
-}
-
-/* ------------------------------------------------------------------------- progress -- */
-
-static void progress(int tty, int epoch, int epochs, size_t step, size_t steps, double loss,
-                     double elapsed) {
-  if (tty) {
-    static double last_draw = 0.0; /* redraw at most 10 times a second, and at the end */
-    double t = now_seconds();
-    if (step != steps && step != 1 && t - last_draw < 0.1) return;
-    last_draw = t;
-    char bar[31];
-    size_t fill = steps ? step * 30 / steps : 30;
-    for (size_t i = 0; i < 30; ++i) bar[i] = i < fill ? '#' : '.';
-    bar[30] = '\0';
-    double eta = step ? elapsed * (double)(steps - step) / (double)step : 0.0;
-    fprintf(stderr, "\repoch %d/%d [%s] %zu/%zu loss %.4f  %.1fs eta %.0fs ", epoch, epochs, bar,
-            step, steps, loss, elapsed, eta);
-    if (step == steps) fprintf(stderr, "\r%*s\r", 90, "");
-  } else {
-    size_t every = steps >= 10 ? steps / 10 : 1;
-    if (step % every == 0 || step == steps)
-      fprintf(stderr, "epoch %d/%d step %zu/%zu loss %.4f %.1fs\n", epoch, epochs, step, steps,
-              loss, elapsed);
-  }
-  fflush(stderr);
 }
 
 /* Queues one training step on nt->s (the batch's indices are in dev_index, its labels in
@@ -423,7 +443,7 @@ int main(int argc, char** argv) {
         write_log(loss_log, "--loss-log", o.loss_log_path, "%d,%zu,%.9g\n", epoch, step + 1,
                   step_loss);
       if (root)
-        progress(tty, epoch, o.epochs, step + 1, steps, loss_sum / (double)(start + n),
+        progress(tty, epoch, o.epochs, "step", step + 1, steps, loss_sum / (double)(start + n),
                  now_seconds() - t0);
     }
     double seconds = now_seconds() - t0;
@@ -431,8 +451,9 @@ int main(int argc, char** argv) {
     last_epoch_seconds = seconds;
     final_loss = loss_sum / (double)train.n;
     double train_acc = (double)correct / (double)train.n;
-    double test_correct[1] = {
-        (double)evaluate(&nt, test_x, test.labels + test_first, test_n, host_logits)};
+    double test_correct[1] = {(double)evaluate(&nt, test_x, test.labels + test_first, test_n,
+                                               host_logits,
+                                               (eval_progress){root, tty, epoch, o.epochs})};
     dist_sum(&d, test_correct, 1);
     test_acc = test_correct[0] / (double)test.n;
     if (!root) continue;

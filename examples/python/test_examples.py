@@ -1,4 +1,5 @@
-"""Tests of the Python examples: plot_runs.py (PNG from CSV logs, clear errors on bad input)
+"""Tests of the Python examples: plot_runs.py (PNG from --log and --loss-log CSV files, clear
+errors on bad input)
 and train.py (a short run that learns, the same losses on sim as on the reference, and clear
 errors on a bad backend or data folder; data-parallel runs: --distributed self gives the
 single-process losses bit for bit, two MPI ranks give them within float32 rounding, a failing
@@ -46,6 +47,29 @@ def test_plot_runs_writes_png(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "3 run(s)" in r.stdout
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_runs_plots_loss_log(tmp_path):
+    # the --loss-log format of train: epoch,step,loss, the step counted from 1 in each epoch
+    losses = tmp_path / "losses.csv"
+    rows = [(e, s, 2.3 / (1 + 0.1 * ((e - 1) * 40 + s))) for e in (1, 2) for s in range(1, 41)]
+    losses.write_text("epoch,step,loss\n" + "".join(f"{e},{s},{v:.9g}\n" for e, s, v in rows))
+    out = tmp_path / "losses.png"
+    r = run(os.path.join(HERE, "plot_runs.py"), str(losses), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "1 per-step run(s)" in r.stdout and "(0 run" not in r.stdout
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # both kinds at once: the per-epoch panels and the per-step one
+    epochs = tmp_path / "cpu.csv"
+    write_log(epochs, [[1, "mlp", "cpu", 0.6, 0.78, 0.83, 2.0, 30000]])
+    r = run(os.path.join(HERE, "plot_runs.py"), str(epochs), str(losses), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "1 run(s), 1 per-step run(s)" in r.stdout
+    # a malformed step row is an error naming the line
+    bad = tmp_path / "bad-steps.csv"
+    bad.write_text("epoch,step,loss\n1,1,0.5\n1,x,0.4\n")
+    r = run(os.path.join(HERE, "plot_runs.py"), str(bad), "-o", str(out))
+    assert r.returncode != 0 and "bad-steps.csv:3: malformed row" in r.stderr
 
 
 def test_plot_runs_rejects_bad_input(tmp_path):

@@ -2,14 +2,17 @@
 """report.py — writes benchmarks.md (from the template benchmarks.md.in, string.Template) and
 the PNG charts (matplotlib) from the raw results of scripts/benchmark.sh.
 
-  /usr/bin/python3 scripts/bench/report.py docs/benchmarks.json [--out docs]
+  /usr/bin/python3 scripts/bench/report.py build/benchmark/benchmarks.json [--out DIR]
 
-Only measured figures are written; a row without a PyTorch figure says why. A ratio above 1
-(nnplug slower) is marked and listed in the text.
+Only measured figures are written; a row without a PyTorch figure says why. Each comparison
+row has a noise threshold from its repeated rounds (noise()): its time ratio is called faster
+or slower only when it differs from 1 by more than that, "within noise" otherwise; a run of one
+round has no threshold and calls nothing.
 """
 import argparse
 import json
 import os
+import statistics
 import string
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,15 +31,63 @@ def fmt(x, digits=3):
     return f"{x:.{digits - 1}f}" if x >= 1 else f"{x:.{digits}f}"
 
 
-def is_slower(r):
-    """nnplug slower: the ratio is above 1 as printed (two decimals)."""
-    return r is not None and round(r, 2) > 1.0
+def spread(values):
+    """(largest - smallest) / median of one side's rounds (images/s or µs); None with fewer
+    than 2 rounds."""
+    values = [v for v in values if v is not None]
+    if len(values) < 2:
+        return None
+    med = statistics.median(values)
+    return (max(values) - min(values)) / med if med > 0 else None
 
 
-def ratio_cell(r):
-    if r is None:
+def noise(a, b):
+    """The noise threshold of a comparison of two sides' rounds (a, b: the figures of each
+    round): the larger of the two spreads; None when either side has one round."""
+    sa, sb = spread(a), spread(b)
+    return None if sa is None or sb is None else max(sa, sb)
+
+
+def verdict(ratio, thr):
+    """"faster", "slower", "within noise" or None (no ratio, or no threshold) for a time ratio
+    nnplug / PyTorch."""
+    if ratio is None or thr is None:
+        return None
+    if abs(ratio - 1.0) <= thr:
+        return "within noise"
+    return "faster" if ratio < 1.0 else "slower"
+
+
+def ratio_cell(ratio, thr):
+    if ratio is None:
         return "–"
-    return f"**{r:.2f} slower**" if is_slower(r) else f"{r:.2f}"
+    v = verdict(ratio, thr)
+    if v == "slower":
+        return f"**{ratio:.2f} slower**"
+    return f"{ratio:.2f} {v}" if v else f"{ratio:.2f}"
+
+
+def pct_range(values):
+    lo, hi = f"{100 * min(values):.0f}", f"{100 * max(values):.0f}"
+    return f"{lo}%" if lo == hi else f"{lo}–{hi}%"
+
+
+def noise_cell(thr):
+    return "–" if thr is None else f"±{100 * thr:.0f}%"
+
+
+def stamp(results):
+    """The line each chart carries: date, commit, CPU, cores and the SGEMM kernel."""
+    m = results["machine"]
+    lib = m.get("libraries", {})
+    gpu = m.get("gpu")
+    gpu_text = f"; GPU {gpu['nvidia_smi'][0].split(',')[0]}" if gpu and gpu.get("nvidia_smi") \
+        else ""
+    return (f"{m['date']} · commit {m['git']['commit'][:12]}"
+            f"{' (modified)' if m['git'].get('dirty') else ''} · {m['cpu'].get('model', '?')}, "
+            f"{m.get('usable_cpus')} cores · SGEMM kernel "
+            f"{lib.get('openblas_get_corename', '?')}{gpu_text}"
+            + (" · --quick" if results.get("quick") else ""))
 
 
 def table(header, rows):
@@ -77,48 +128,79 @@ def chart_training(results, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     tr = results["training"]
-    series = []
+    series = []  # (label, medians, rounds) per bar group
+
+    def rounds_of(v, who):
+        return [x["images_per_second"] for x in v.get(who, [])]
     for b in results["backends"]:
-        series.append((f"nnplug {b}", [tr.get(f"{m}/{b}", {}).get("nnplug_median") for m in MODELS]))
-        if any(tr.get(f"{m}/{b}", {}).get("torch_median") for m in MODELS):
+        vs = [tr.get(f"{m}/{b}", {}) for m in MODELS]
+        series.append((f"nnplug {b}", [v.get("nnplug_median") for v in vs],
+                       [rounds_of(v, "nnplug") for v in vs]))
+        if any(v.get("torch_median") for v in vs):
             several = len(results["machine"].get("torches") or []) > 1
             series.append((f"PyTorch {b}" + (" (the faster per model)" if several else ""),
-                           [tr[f"{m}/{b}"].get("torch_median") for m in MODELS]))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    width = 0.8 / len(series)
-    for i, (label, vals) in enumerate(series):
-        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(MODELS))]
-        bars = ax.bar([x for x, v in zip(xs, vals) if v], [v for v in vals if v], width,
-                      label=label)
-        ax.bar_label(bars, fmt="%.0f", fontsize=7)
-    ax.set_yscale("log")
-    ax.set_xticks(range(len(MODELS)))
-    ax.set_xticklabels(MODELS)
-    ax.set_ylabel("training images / s (log scale)")
-    ax.set_title(f"Fashion-MNIST training, batch 128, {results['threads']} threads "
-                 f"(medians of {results['rounds']} rounds)", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+                           [v.get("torch_median") for v in vs],
+                           [rounds_of(v, "torch") for v in vs]))
+    # one panel per model, each on its own linear axis from 0 (the models' speeds differ by
+    # an order of magnitude)
+    fig, axes = plt.subplots(1, len(MODELS), figsize=(8, 3.8))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for j, (ax, model) in enumerate(zip(axes, MODELS)):
+        for i, (label, vals, rounds) in enumerate(series):
+            if not vals[j]:
+                continue
+            lo, hi = min(rounds[j] or [vals[j]]), max(rounds[j] or [vals[j]])
+            # the whiskers span the slowest and the fastest round
+            bars = ax.bar([i], [vals[j]], 0.7, yerr=[[vals[j] - lo], [hi - vals[j]]],
+                          capsize=3, color=colors[i % len(colors)], label=label)
+            ax.bar_label(bars, fmt="%.0f", fontsize=7, padding=2)
+        ax.set_xticks([])
+        ax.set_title(model, fontsize=9)
+        ax.set_ylim(bottom=0)
+        ax.margins(y=0.12)
+        ax.tick_params(labelsize=7)
+    axes[0].set_ylabel("training images / s (higher is faster)", fontsize=8)
+    legend = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, h)
+    fig.legend(list(legend.values()), list(legend.keys()), loc="lower center", ncol=len(series),
+               fontsize=8,
+               bbox_to_anchor=(0.5, 0.04))
+    fig.suptitle(f"Fashion-MNIST training, batch 128, {results['threads']} threads: medians of "
+                 f"{results['rounds']} round{'s' if results['rounds'] != 1 else ''} (whiskers: slowest "
+                 "and fastest round)", fontsize=9)
+    fig.text(0.01, 0.01, stamp(results), fontsize=6, color="dimgray")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def chart_ratios(rows, path):
+def chart_ratios(results, rows, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = [r for r in rows if r["ratio"] is not None]
-    fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 1.2))
-    ys = range(len(rows))
-    ax.barh(list(ys), [r["ratio"] for r in rows],
-            color=["tab:red" if is_slower(r["ratio"]) else "tab:green" for r in rows])
-    ax.set_yticks(list(ys))
+    colors = {"faster": "tab:green", "slower": "tab:red"}
+    fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 1.6))
+    ys = list(range(len(rows)))
+    # the whiskers show each row's noise threshold around 1 ± noise, scaled to the ratio
+    has_noise = any(r["noise"] is not None for r in rows)
+    # whiskers (with several rounds): the row's noise threshold, as a share of its ratio
+    ax.barh(ys, [r["ratio"] for r in rows],
+            xerr=[r["ratio"] * (r["noise"] or 0) for r in rows] if has_noise else None,
+            color=[colors.get(verdict(r["ratio"], r["noise"]), "tab:gray") for r in rows],
+            error_kw={"elinewidth": 0.6, "capsize": 1.5})
+    ax.set_yticks(ys)
     ax.set_yticklabels([r["name"] for r in rows], fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlim(left=0)
     ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_xlabel("time nnplug / time PyTorch (log scale; < 1: nnplug faster)")
-    fig.tight_layout()
+    ax.set_xlabel("time nnplug / time PyTorch (< 1: nnplug faster); " +
+                  ("green faster, red slower, grey within noise (whiskers: the noise threshold)"
+                   if has_noise else "one round: no noise threshold, no verdict"), fontsize=7)
+    fig.text(0.01, 0.005, stamp(results), fontsize=6, color="dimgray")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -128,12 +210,12 @@ def training_md(results):
     gpu = "cuda" in bks
     several = len({ver for v in tr.values() for ver in v.get("torch_medians", {})}) > 1
     header = ["model", "backend", "images per epoch", "nnplug images/s (rounds → median)",
-              "PyTorch images/s (rounds → median)", "time nnplug ÷ PyTorch"]
+              "PyTorch images/s (rounds → median)", "noise", "time nnplug ÷ PyTorch"]
     if several:
-        header[4] = "fastest PyTorch: images/s (rounds → median)"
+        header[4] = "faster PyTorch: images/s (rounds → median)"
     if gpu:
         header.append("nnplug cuda ÷ cpu speed-up")
-    rows, slower, faster, others = [], [], [], []
+    rows, by_verdict, others, thresholds, any_ratio = [], {}, [], [], False
     for m in MODELS:
         for b in bks:
             v = tr.get(f"{m}/{b}")
@@ -143,13 +225,18 @@ def training_md(results):
             ts = [x["images_per_second"] for x in v["torch"]]
             nm, tm = v["nnplug_median"], v["torch_median"]
             ratio = tm / nm if (nm and tm) else None
-            if ratio is not None:
-                (slower if is_slower(ratio) else faster).append(f"{m} on {b} ({ratio:.2f})")
+            thr = noise(ns, ts) if ts else None
+            if thr is not None:
+                thresholds.append(thr)
+            any_ratio = any_ratio or ratio is not None
+            vd = verdict(ratio, thr)
+            if vd:
+                by_verdict.setdefault(vd, []).append(f"{m} on {b} ({ratio:.2f})")
             who = f"{v['torch_version']}: " if several and v.get("torch_version") else ""
             row = [m, b, v["images"],
                    " / ".join(fmt(x) for x in ns) + f" → **{fmt(nm)}**",
                    (who + " / ".join(fmt(x) for x in ts) + f" → **{fmt(tm)}**") if ts else
-                   "not run", ratio_cell(ratio)]
+                   "not run", noise_cell(thr), ratio_cell(ratio, thr)]
             if several:
                 others.extend(f"{m} on {b}: PyTorch {ver} {fmt(med)}"
                               for ver, med in v.get("torch_medians", {}).items()
@@ -159,50 +246,52 @@ def training_md(results):
                 row.append(f"{nm / c:.1f}×" if (b == "cuda" and c and nm) else "")
             rows.append(row)
     text = []
-    if faster or slower:
+    if any_ratio:
         text.append("Time ratio = PyTorch's images/s ÷ nnplug's (the same images in both): "
                     "below 1 nnplug is faster.")
-        if faster:
-            text.append("nnplug is faster or equal on: " + ", ".join(faster) + ".")
-        if slower:
-            text.append("**nnplug is slower** on: " + ", ".join(slower) + ".")
+        if thresholds:
+            text.append(f"Noise threshold per row: the larger of the two sides' spread between "
+                        f"rounds ((largest − smallest) ÷ median), here {pct_range(thresholds)}; "
+                        "a ratio "
+                        "is called faster or slower only when it differs from 1 by more.")
+            for vd, label in (("faster", "nnplug is faster on"),
+                              ("slower", "**nnplug is slower** on"),
+                              ("within noise", "Within noise on")):
+                if by_verdict.get(vd):
+                    text.append(f"{label}: " + ", ".join(by_verdict[vd]) + ".")
         else:
-            text.append("nnplug is slower on none of the measured models.")
+            text.append("With a single round per row there is no noise threshold, and no row "
+                        "is called faster or slower.")
     if others:
         text.append("Each row compares with the faster PyTorch for that model; the other's "
                     "medians (images/s): " + "; ".join(others) + ".")
     return table(header, rows), " ".join(text)
 
 
-# What is known about why nnplug's cpu backend is slower on a row, by row-name prefix. Each
-# text states facts of the implementation or measurements, and says where the cause is not
-# established; it is printed only for rows the run measured as slower.
+# What the cpu backend's implementation does on rows it is slower on, by row-name prefix: facts
+# of the implementation only, printed for the rows the run measured as slower beyond noise.
 WHY_SLOWER = [
     ("conv fwd cnn.conv1", "one input channel: im2col + SGEMM has a depth of C·R·S = 9, far "
-     "too shallow for the SGEMM kernel to reach its speed (PyTorch has oneDNN; which "
-     "algorithm it picks for this layer was not checked). A direct kernel for few input "
-     "channels is not written yet."),
+     "below the depth at which the SGEMM kernel reaches its speed."),
     ("conv bwd_filter cnn.conv1", "one input channel: per image dW [32, 9] = dY · colᵀ is an "
-     "SGEMM whose output has only C·R·S = 9 columns, far from the kernel's speed; a direct "
-     "kernel for few input channels is not written yet."),
+     "SGEMM whose output has only C·R·S = 9 columns."),
     ("gemm ", "nnplug splits a GEMM into one single-threaded SGEMM per thread (output panels or "
-     "K slices, each packing the whole other operand; docs/cpu-backend.md); against a direct "
-     "`cblas_sgemm` on the same shapes it is measured by `nnplug-bench --vs-blas 9`, which is "
-     "not part of this run. The cause of this row's gap to PyTorch is not established."),
+     "K slices, each packing the whole other operand; docs/cpu-backend.md); "
+     "`nnplug-bench --vs-blas 9` compares it with a direct `cblas_sgemm` on the same shapes."),
     ("relu ", "elementwise kernels are plain loops compiled for baseline x86-64 (SSE2, four "
      "floats per instruction); the plugin has AVX2 clones only for the Winograd transforms "
      "and dropout's Philox, while PyTorch's ATen kernels are built per CPU capability and "
-     "dispatched at run time (AVX2, AVX-512). How much of the gap this explains is not "
-     "measured."),
+     "dispatched at run time (AVX2, AVX-512)."),
     ("maxpool2 bwd", "the backward recomputes each window's maximum from x (no stored "
      "indices) and is compiled for baseline x86-64 (see relu)."),
     ("layer_norm ", "two passes over each row of 64 elements with per-row scalar work, "
-     "compiled for baseline x86-64 (see relu); rows this short leave little to vectorise."),
+     "compiled for baseline x86-64 (see relu)."),
     ("gelu ", "erf and exp through nnplug's own vectorised polynomials (backends/cpu/vmath.hpp), "
-     "compiled for baseline x86-64 (see relu). Not profiled further."),
-    ("attention ", "PyTorch 1.13 has no fused attention: its forward keeps the probabilities "
-     "and its backward reuses them, where nnplug's backward recomputes them from the "
-     "log-sum-exp (FlashAttention-2's formulation), doing more arithmetic for less memory."),
+     "compiled for baseline x86-64 (see relu)."),
+    ("attention ", "nnplug's backward recomputes the probabilities from the forward's "
+     "log-sum-exp (FlashAttention-2's formulation); PyTorch's row is autograd over "
+     "`scaled_dot_product_attention` (matmul, softmax, matmul where that does not exist) and "
+     "reuses the forward's saved tensors."),
 ]
 
 
@@ -213,7 +302,8 @@ def why_slower(names):
         if hit:
             lines.append(f"- **{', '.join(hit)}**: {text}")
             names = [n for n in names if n not in hit]
-    lines += [f"- **{n}**: not analysed yet." for n in names]
+    if names:
+        lines.append(f"- {', '.join(names)}.")
     return "\n".join(lines)
 
 
@@ -223,13 +313,17 @@ def ops_md(results, fig_dir, fig_rel):
     sg = [r["rate"] for n, r in limits.items() if n.startswith("limit sgemm")]
     peak = max(sg) if sg else None
     triad = limits.get("limit triad", {}).get("rate")
-    sections, all_rows, slower = [], [], []
+    several = len(ops.get("torch_all") or {}) > 1
+    sections, all_rows, by_verdict, thresholds = [], [], {}, []
     for b, data in ops["nnplug"].items():
         torch_rows = {r["name"]: r for r in ops["torch"].get(b, {}).get("rows", [])}
         rows = []
         for r in data["rows"]:
             t = torch_rows.get(r["name"])
             ratio = r["median_us"] / t["median_us"] if t and t["median_us"] > 0 else None
+            thr = noise(r.get("rounds_us", []), t.get("rounds_us", [])) if t else None
+            if thr is not None:
+                thresholds.append(thr)
             lim = ""
             if b == "cpu" and r["unit"] == "GFLOP/s":
                 n = r["name"].split()[-1]
@@ -241,35 +335,57 @@ def ops_md(results, fig_dir, fig_rel):
             elif b == "cpu" and r["unit"] == "GB/s" and triad:
                 lim = f"{100 * r['rate'] / triad:.0f}% of {fmt(triad)} (triad)"
             rate = f"{fmt(r['rate'])} {r['unit']}" if r["unit"] else ""
-            rows.append([r["name"], r["shape"], fmt(r["median_us"]), rate, lim,
-                         fmt(t["median_us"]) if t else "–", ratio_cell(ratio)])
+            t_cell = "–"
+            if t:
+                t_cell = fmt(t["median_us"]) + (f" ({t['torch']})" if several and t.get("torch")
+                                                 else "")
+            rows.append([r["name"], r["shape"], fmt(r["median_us"]), rate, lim, t_cell,
+                         noise_cell(thr), ratio_cell(ratio, thr)])
             if ratio is not None:
-                all_rows.append({"name": f"{r['name']} ({b})" if b != "cpu" else r["name"],
-                                 "ratio": ratio})
-                if is_slower(ratio):
-                    slower.append(r["name"] + (f" ({b})" if b != "cpu" else ""))
+                name = f"{r['name']} ({b})" if b != "cpu" else r["name"]
+                all_rows.append({"name": name, "ratio": ratio, "noise": thr})
+                vd = verdict(ratio, thr)
+                if vd:
+                    by_verdict.setdefault(vd, []).append(name)
         sections.append(f"### Backend `{b}` ({data.get('description', '')}, "
                         f"{data.get('num_threads')} threads)\n\n" +
                         table(["op", "shape", "nnplug µs", "nnplug rate", "of the limit",
-                               "PyTorch µs", "time nnplug ÷ PyTorch"], rows))
+                               "faster PyTorch µs" if several else "PyTorch µs", "noise",
+                               "time nnplug ÷ PyTorch"], rows))
     n_cmp = len(all_rows)
     if n_cmp:
-        text = (f"{n_cmp} rows have a PyTorch counterpart; nnplug is slower on {len(slower)} of "
-                f"them" + (": " + ", ".join(slower) + "." if slower else "."))
-        cpu_slower = [n for n in slower if not n.endswith(")")]
+        text = f"{n_cmp} rows have a PyTorch counterpart"
+        text += (", each compared with the faster PyTorch on that row (its version beside its "
+                 "time)." if several else ".")
+        if thresholds:
+            text += (" Noise threshold per row: the larger of the two sides' spread between "
+                     "rounds ((largest − smallest) ÷ median), here "
+                     f"{pct_range(thresholds)} (median "
+                     f"{100 * statistics.median(thresholds):.0f}%); a ratio is called faster or "
+                     "slower only when it differs from 1 by more. nnplug is faster on "
+                     f"{len(by_verdict.get('faster', []))}, slower on "
+                     f"{len(by_verdict.get('slower', []))} and within noise on "
+                     f"{len(by_verdict.get('within noise', []))} of them"
+                     + (": slower on " + ", ".join(by_verdict["slower"]) + "."
+                        if by_verdict.get("slower") else "."))
+        else:
+            text += (" With a single round per row there is no noise threshold, and no row is "
+                     "called faster or slower.")
+        cpu_slower = [n for n in by_verdict.get("slower", []) if not n.endswith(")")]
         if cpu_slower:
-            text += ("\n\nWhere the cpu backend is slower, and what is known of why:\n\n" +
+            text += ("\n\nWhat the cpu backend does on the rows it is slower on:\n\n" +
                      why_slower(cpu_slower) + "\n\n")
     else:
         text = "No PyTorch comparison (see above)."
     text += (" PyTorch rows left out have no counterpart doing the same work (N-D "
              "convolutions, pooling variants, bias gradients, dispatch). `of the limit` divides "
              "nnplug's rate by the measured SGEMM of the same size (square GEMMs) or the best "
-             "measured SGEMM (other compute rows), or by the triad bandwidth (memory-bound rows; the triad streams three 64 MiB arrays from "
-             "memory, so a row whose data stay in the caches can exceed it).")
+             "measured SGEMM (other compute rows), or by the triad bandwidth (memory-bound rows; "
+             "the triad streams three 64 MiB arrays from memory, so a row whose data stay in "
+             "the caches can exceed it).")
     fig = ""
     if all_rows:
-        chart_ratios(all_rows, os.path.join(fig_dir, "benchmarks_op_ratios.png"))
+        chart_ratios(results, all_rows, os.path.join(fig_dir, "benchmarks_op_ratios.png"))
         fig = f"![per-op time ratio nnplug / PyTorch]({fig_rel}/benchmarks_op_ratios.png)"
     lim_rows = [[r["name"], r["shape"], fmt(r["median_us"]), f"{fmt(r['rate'])} {r['unit']}"]
                 for r in limits.values()]
@@ -287,9 +403,10 @@ def distributed_md(results):
 
     def row(label, n, t, nr, tr_):
         ratio = t / n if (n and t) else None
+        thr = noise([x["images_per_second"] for x in nr], [x["images_per_second"] for x in tr_])
         return [label, " / ".join(fmt(x["images_per_second"]) for x in nr) + f" → **{fmt(n)}**",
                 (" / ".join(fmt(x["images_per_second"]) for x in tr_) + f" → **{fmt(t)}**")
-                if tr_ else "not run", ratio_cell(ratio)]
+                if tr_ else "not run", noise_cell(thr), ratio_cell(ratio, thr)]
     rows = [row("1 process × 2 threads (the training table's cnn/cpu runs)", nm1, tm1,
                 tr.get("nnplug", []), tr.get("torch", [])),
             row("2 ranks × 1 thread (nnplug `mpi` transport; PyTorch DDP over gloo)", nm2, tm2,
@@ -301,7 +418,8 @@ def distributed_md(results):
            + (f" on PyTorch {d['torch_version']} (the faster one for the cnn)"
               if d.get("torch_version") else "") + ".", "",
            table(["configuration", "nnplug images/s (rounds → median)",
-                  "PyTorch images/s (rounds → median)", "time nnplug ÷ PyTorch"], rows)]
+                  "PyTorch images/s (rounds → median)", "noise", "time nnplug ÷ PyTorch"],
+                 rows)]
     comm = d.get("comm", {})
     if comm.get("rows"):
         out += ["", "`nnplug-comm-bench`: nnplug's all-reduce (float32 SUM, in place, on `cpu:0`) "
@@ -310,7 +428,7 @@ def distributed_md(results):
                 table(["size", "reps", "nnplug µs", "MPI_Allreduce µs", "nnplug ÷ MPI",
                        "nnplug GB/s"],
                       [[c["size"], c["reps"], fmt(c["nnplug_us"]), fmt(c["mpi_us"]),
-                        ratio_cell(c["ratio"]), fmt(c["gb_per_s"])] for c in comm["rows"]])]
+                        f"{c['ratio']:.2f}", fmt(c["gb_per_s"])] for c in comm["rows"]])]
     return "\n".join(out)
 
 
@@ -328,8 +446,8 @@ def write(results, out_dir):
                     "empty." if ts else
                     "PyTorch " + ", ".join(f"{t['version']} (`{t.get('python')}`)"
                                            for t in torches) +
-                    ("; training compares with the faster of them per model, per-op times "
-                     f"with {torches[0]['version']}." if len(torches) > 1 else "."))
+                    ("; every row compares with the faster of them for that row." if
+                     len(torches) > 1 else "."))
     total = sum(p.get("seconds", 0) for p in results.get("phases", []))
     phases = ", ".join(f"{p['name']} {p['seconds']:.0f} s" for p in results.get("phases", [])
                        if "seconds" in p)

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """run.py — the phases of scripts/benchmark.sh after the build: records the machine, times the
-ops, trains the three models with nnplug and PyTorch alternately, runs the distributed
-comparison, writes the raw results (JSON) and then the document and charts (report.py).
-Standard library only; PyTorch runs in child processes of --torch-python.
+ops and trains the three models with nnplug and every PyTorch alternately (--rounds rounds of
+each), runs the distributed comparison, writes the raw results (JSON) and then the document and
+charts (report.py). Standard library only; PyTorch runs in child processes of --torch-python.
 
-  /usr/bin/python3 scripts/bench/run.py --build build --out docs [--quick] [--rounds 3]
-      [--torch-python /usr/bin/python3 [--torch-python venv/bin/python ...] | --no-torch]
+  /usr/bin/python3 scripts/bench/run.py --build build --out build/benchmark [--quick]
+      [--rounds 3] [--torch-python /usr/bin/python3 [--torch-python venv/bin/python ...] |
+      --no-torch]
 """
 import argparse
 import csv
@@ -193,7 +194,7 @@ def machine(r, torch_pythons):
         t["python"] = r.rel(py)
         t["path"] = py
         m["torches"].append(t)
-    # the first PyTorch that imports: the per-op yardstick, and the machine table's PyTorch row
+    # the first PyTorch that imports (the distributed phase falls back on it)
     m["torch"] = m["torches"][0] if m["torches"] else None
     git = ["git", "-C", ROOT]
     m["git"] = {
@@ -217,26 +218,67 @@ def backends(m):
 
 # ---- phases -----------------------------------------------------------------------------------
 
-def per_op(r, cfg, bks, torch_python, threads):
-    res = {"nnplug": {}, "torch": {}, "limits": None}
+def merge_rounds(runs):
+    """One result from the same per-op run repeated: each row's median_us is the median of the
+    rounds' medians, its rounds' values kept in rounds_us, its rate scaled to that median."""
+    if not runs:
+        return None
+    out = dict(runs[0])
+    rows = []
+    for row in runs[0]["rows"]:
+        us = [x["median_us"] for run in runs for x in run["rows"] if x["name"] == row["name"]]
+        med = statistics.median(us)
+        merged = dict(row, median_us=med, rounds_us=us)
+        if row.get("rate") and row["median_us"] > 0 and med > 0:
+            merged["rate"] = row["rate"] * row["median_us"] / med
+        rows.append(merged)
+    out["rows"] = rows
+    out["rounds"] = len(runs)
+    return out
+
+
+def per_op(r, cfg, bks, torches, threads):
+    """nnplug-bench on every backend and torch_ops.py with every PyTorch, alternated over the
+    rounds (the order rotating each round); each row's figure is the median of its rounds. Per
+    row, "torch" holds the fastest PyTorch's figure (its version in the row's "torch"), every
+    PyTorch's in "torch_all"."""
+    res = {"nnplug": {}, "torch": {}, "torch_all": {}, "limits": None}
     common = ["--reps", str(cfg["reps"]), "--warmup", str(cfg["warmup"])]
-    for b in bks:
-        out = os.path.join(r.tmp, f"ops-{b}.json")
-        r.run([r.bin("nnplug-bench"), "--backend", b, "--set", "all", *common, "--json", out])
-        with open(out) as f:
-            res["nnplug"][b] = json.load(f)
+    n_rounds, t_rounds = {b: [] for b in bks}, {}
+    contenders = ["nnplug"] + list(torches)
+    for rnd in range(r.args.rounds):
+        k = rnd % len(contenders)
+        for who in contenders[k:] + contenders[:k]:
+            if who == "nnplug":
+                for b in bks:
+                    out = os.path.join(r.tmp, f"ops-{b}.json")
+                    r.run([r.bin("nnplug-bench"), "--backend", b, "--set", "all", *common,
+                           "--json", out])
+                    with open(out) as f:
+                        n_rounds[b].append(json.load(f))
+                continue
+            devs = ["cpu"] + (["cuda"] if "cuda" in bks and who.get("cuda_available") else [])
+            for d in devs:
+                # all threads for PyTorch's BLAS here (single ops, no inter-op pool to share)
+                text = r.run([who["path"], os.path.join(HERE, "torch_ops.py"), "--threads",
+                              str(threads), "--set", "all", "--device", d, *common],
+                             env={"OPENBLAS_NUM_THREADS": str(threads)})
+                t_rounds.setdefault(who["version"], {}).setdefault(d, []).append(
+                    r.last_json(text))
+    res["nnplug"] = {b: merge_rounds(v) for b, v in n_rounds.items()}
+    res["torch_all"] = {ver: {d: merge_rounds(v) for d, v in devs.items()}
+                        for ver, devs in t_rounds.items()}
+    for d in sorted({d for devs in res["torch_all"].values() for d in devs}):
+        best = {}
+        for ver, devs in res["torch_all"].items():
+            for row in (devs.get(d) or {}).get("rows", []):
+                if row["name"] not in best or row["median_us"] < best[row["name"]]["median_us"]:
+                    best[row["name"]] = dict(row, torch=ver)
+        res["torch"][d] = {"rows": list(best.values())}
     out = os.path.join(r.tmp, "limits.json")
     r.run([r.bin("nnplug-bench"), "--backend", "cpu", "--limits", *common, "--json", out])
     with open(out) as f:
         res["limits"] = json.load(f)
-    if torch_python:
-        devs = ["cpu"] + (["cuda"] if "cuda" in bks and r.torch_cuda else [])
-        for d in devs:
-            # all threads for PyTorch's BLAS here (single ops, no inter-op pool to share with)
-            text = r.run([torch_python, os.path.join(HERE, "torch_ops.py"), "--threads",
-                          str(threads), "--set", "all", "--device", d, *common],
-                         env={"OPENBLAS_NUM_THREADS": str(threads)})
-            res["torch"]["cuda" if d == "cuda" else "cpu"] = r.last_json(text)
     return res
 
 
@@ -361,12 +403,12 @@ def distributed(r, cfg, torch_python):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
-    p.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    p.add_argument("--out", default=os.path.join(ROOT, "build", "benchmark"))
     p.add_argument("--quick", action="store_true")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--torch-python", action="append", default=None,
-                   help="a Python that imports PyTorch (repeatable: training compares with the "
-                        "fastest; per-op times use the first); default /usr/bin/python3")
+                   help="a Python that imports PyTorch (repeatable: every row compares with the "
+                        "fastest of them); default /usr/bin/python3")
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--command", default="", help="the command line to state in the document")
     args = p.parse_args()
@@ -395,8 +437,6 @@ def main():
     if pythons and not m["torches"]:
         torch_skipped = "PyTorch cannot be imported by " + ", ".join(pythons)
     torches = m["torches"]
-    torch_python = m["torch"]["path"] if m.get("torch") else None
-    r.torch_cuda = bool(torch_python and m["torch"].get("cuda_available"))
     bks = backends(m)
     results = {"machine": m, "quick": args.quick, "rounds": args.rounds, "backends": bks,
                "config": cfg, "torch_skipped": torch_skipped, "command": args.command}
@@ -408,7 +448,7 @@ def main():
     with open(probe) as f:
         threads = json.load(f)["num_threads"]
     results["threads"] = threads
-    results["ops"] = per_op(r, cfg, bks, torch_python, threads)
+    results["ops"] = per_op(r, cfg, bks, torches, threads)
 
     r.phase("training")
     results["training"] = training(r, cfg, bks, torches, threads)

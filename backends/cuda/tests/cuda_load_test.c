@@ -15,6 +15,9 @@
  *   --expect-mapped        cuBLAS and cuDNN are mapped after the device query
  *   --expect-not-mapped    neither is mapped after the device query
  *   --print-log            prints what the plugin logged (e.g. where it found cuBLAS and cuDNN)
+ *   --driver-reason        where this process cannot dlopen the driver (libcuda.so.1): 0
+ *                          devices and the reason says "no NVIDIA driver found"; where it can,
+ *                          the reason (if any) does not say so
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
   int n_reasons = 0, n_logs = 0;
   int mapped = -1; /* -1: by the device count; 0: must not be; 1: must be */
   int print_log = 0;
+  int driver_reason = 0;
   if (argc < 2) {
     fprintf(stderr, "usage: %s libnnplug-cuda.so [options]\n", argv[0]);
     return 2;
@@ -71,6 +75,8 @@ int main(int argc, char** argv) {
       mapped = 0;
     } else if (strcmp(argv[i], "--print-log") == 0) {
       print_log = 1;
+    } else if (strcmp(argv[i], "--driver-reason") == 0) {
+      driver_reason = 1;
     } else {
       fprintf(stderr, "unknown argument '%s'\n", argv[i]);
       return 2;
@@ -109,6 +115,20 @@ int main(int argc, char** argv) {
     if (n != 0 || reason == NULL || strstr(reason, reasons[i]) == NULL)
       fprintf(stderr, "expected the reason to contain '%s', got: %s\n", reasons[i],
               reason ? reason : "(null)");
+  }
+  if (driver_reason) {
+    /* Asked after the device query, so the plugin's discovery is not influenced. */
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    const int says_no_driver = reason != NULL && strstr(reason, "no NVIDIA driver found") != NULL;
+    if (driver == NULL) {
+      CHECK(n == 0 && says_no_driver);
+      if (n != 0 || !says_no_driver)
+        fprintf(stderr, "no libcuda.so.1 here: expected 'no NVIDIA driver found', got: %s\n",
+                reason ? reason : "(null)");
+    } else {
+      CHECK(!says_no_driver);
+      dlclose(driver);
+    }
   }
   for (int i = 0; i < n_logs; ++i) {
     CHECK(strstr(g_logs, logs[i]) != NULL);
