@@ -9,13 +9,16 @@
 # from PyPI). clang and libclang-rt-dev (libFuzzer and the sanitizer runtimes, only recommended
 # by clang) serve the fuzzing phase (scripts/fuzz.sh). libopenmpi-dev and openmpi-bin (mpiexec)
 # serve the MPI communication plugin, its tests and nnplug-comm-bench (comm/README.md);
-# python3-mpi4py the Python example's data-parallel training and its tests.
+# python3-mpi4py the Python example's data-parallel training and its tests. python3-onnx and
+# python3-torchvision serve nnplug.onnx (docs/onnx.md): reading ONNX models, and exporting the
+# test models (scripts/make_onnx_models.py, api/python/tests/test_onnx.py).
 set -euo pipefail
 packages=(build-essential cmake ccache pkg-config ninja-build clang libclang-rt-dev
           libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev
           nlohmann-json3-dev libcli11-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin
           python3 python3-numpy python3-pytest python3-matplotlib python3-torch python3-venv
-          python3-mpi4py mypy)
+          python3-mpi4py mypy
+          python3-onnx python3-torchvision)
 
 missing=()
 for p in "${packages[@]}"; do

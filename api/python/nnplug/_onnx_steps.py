@@ -1,0 +1,213 @@
+"""nnplug.onnx internals: the onnx package (imported on first use), what a plan knows of a value,
+and the steps a plan runs (an op call, a view, an Expand), with the pool of reusable buffers."""
+import importlib
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import ops as _ops
+from ._abi import Status
+from ._core import Device, DeviceArray, Error, Stream
+
+_onnx_module: Any = None
+
+
+def _onnx() -> Any:
+    """The onnx package (imported on first use, so that `import nnplug` never needs it)."""
+    global _onnx_module
+    if _onnx_module is None:
+        try:
+            for sub in ("helper", "numpy_helper", "shape_inference"):
+                importlib.import_module("onnx." + sub)
+            _onnx_module = importlib.import_module("onnx")
+        except ImportError as e:
+            raise ImportError("nnplug.onnx needs the onnx package (Debian: python3-onnx; "
+                              "PyPI: onnx)") from e
+    return _onnx_module
+
+
+class _Refuse(Exception):
+    """Raised by a mapping: the node cannot be mapped (the message is the reason)."""
+
+
+# ------------------------------------------------------------------------ tensor facts --
+class _Info:
+    """What the plan knows of a value: shape, numpy dtype, and its data when it is constant."""
+    __slots__ = ("shape", "dtype", "const")
+
+    def __init__(self, shape: Tuple[int, ...], dtype: Any, const: Optional[np.ndarray] = None):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.const = const
+
+
+def _np_dtype(elem_type: int) -> Any:
+    onnx = _onnx()
+    helper_fn = getattr(onnx.helper, "tensor_dtype_to_np_dtype", None)
+    if helper_fn is not None:
+        return np.dtype(helper_fn(elem_type))
+    return np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type])
+
+
+# ------------------------------------------------------------------------------ steps --
+class _Ref(NamedTuple):
+    """A tensor argument of a step: a value by name, seen with `view` as its shape (a reshape of
+    the compact tensor) and, for constants, converted to `dtype` when uploaded."""
+    name: str
+    view: Optional[Tuple[int, ...]] = None
+    dtype: Optional[str] = None
+
+    @property
+    def key(self) -> str:
+        """The run's name of the tensor (a converted constant has its own)."""
+        return self.name if self.dtype is None else f"{self.name}\0{self.dtype}"
+
+
+_Env = Dict[str, DeviceArray]
+
+
+def _nbytes(shape: Tuple[int, ...], dtype: str) -> int:
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+
+
+class _Pool:
+    """Device buffers no later step reads, by (bytes, dtype), for outputs of the same size.
+    Reuse is safe in stream order: the buffer's last reader was queued before the new writer."""
+
+    def __init__(self) -> None:
+        self.free: Dict[Tuple[int, str], List[DeviceArray]] = {}
+
+    def put(self, a: DeviceArray) -> None:
+        if a.nbytes:
+            self.free.setdefault((a.nbytes, a.dtype), []).append(a)
+
+    def merge(self, other: "_Pool") -> None:
+        for key, bufs in other.free.items():
+            self.free.setdefault(key, []).extend(bufs)
+
+    def take(self, shape: Tuple[int, ...], dtype: str, nbytes: int) -> Optional[DeviceArray]:
+        bufs = self.free.get((nbytes, dtype))
+        if not bufs:
+            return None
+        a = bufs.pop()
+        return a if a.shape == shape else a.reshape(shape)
+
+
+class _Step:
+    """One node as the run sees it."""
+    node = ""
+    op_type = ""
+    inputs: List[str] = []  # values read (for lifetimes)
+    outputs: List[str] = []  # values written ("" for outputs not computed)
+    owns_outputs = True  # False: the outputs are views or aliases of the first input
+
+    def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
+        return None
+
+    def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
+        raise NotImplementedError
+
+
+def _supported(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Optional[str]:
+    """nnplug.supported(fn, *args, **kwargs): None, or why the device refuses the call."""
+    result: Optional[str] = _ops.supported(fn, *args, **kwargs)
+    return result
+
+
+def _placeholder(info: _Info, ref: _Ref) -> np.ndarray:
+    """A numpy array standing for a tensor in nnplug.supported (only its shape and dtype
+    count; np.empty does not touch the memory)."""
+    return np.empty(ref.view if ref.view is not None else info.shape, dtype=ref.dtype or
+                    info.dtype)
+
+
+class _OpStep(_Step):
+    """One call of an nnplug op function. `args` are positional tensors (a list for a variadic
+    one), `tensors` keyword tensors (None = absent), `kwargs` the params; the call's results
+    are the node outputs `outputs` in order, each seen with `out_views[i]` as its shape when
+    set. `shapes` are the shapes the op itself returns (checked on every run)."""
+
+    def __init__(self, fn: Callable[..., Any], args: Sequence[Union[_Ref, List[_Ref]]],
+                 outputs: Sequence[str], shapes: Sequence[Tuple[int, ...]],
+                 dtypes: Sequence[str], tensors: Optional[Dict[str, Optional[_Ref]]] = None,
+                 out_views: Optional[Sequence[Optional[Tuple[int, ...]]]] = None,
+                 **kwargs: Any):
+        self.fn, self.args, self.kwargs = fn, list(args), kwargs
+        self.tensors = dict(tensors or {})
+        self.outputs = list(outputs)
+        self.shapes = [tuple(s) for s in shapes]
+        self.dtypes = list(dtypes)
+        self.out_views = list(out_views) if out_views is not None else [None] * len(outputs)
+        refs: List[_Ref] = []
+        for a in self.args:
+            refs += a if isinstance(a, list) else [a]
+        refs += [r for r in self.tensors.values() if r is not None]
+        self.refs = refs
+        self.inputs = [r.name for r in refs]
+        self.poolable = len(self.outputs) == 1 and "out_shape" not in kwargs
+        self.nbytes = _nbytes(self.shapes[0], self.dtypes[0]) if self.poolable else 0
+
+    def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
+        def ph(r: _Ref) -> np.ndarray:
+            return _placeholder(infos[r.name], r)
+        args = [[ph(r) for r in a] if isinstance(a, list) else ph(a) for a in self.args]
+        tensors = {k: (None if r is None else ph(r)) for k, r in self.tensors.items()}
+        try:
+            return _supported(self.fn, *args, **tensors, **self.kwargs, device=dev)
+        except Error as e:
+            return f"{self.fn.__name__}: {e.message}"
+
+    def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
+        def get(r: _Ref) -> DeviceArray:
+            a = env[r.key]
+            return a if r.view is None else a.reshape(r.view)
+        args = [[get(r) for r in a] if isinstance(a, list) else get(a) for a in self.args]
+        tensors = {k: (None if r is None else get(r)) for k, r in self.tensors.items()}
+        out = pool.take(self.shapes[0], self.dtypes[0], self.nbytes) if self.poolable else None
+        res = self.fn(*args, **tensors, **self.kwargs, out=out, stream=stream)
+        results = list(res) if isinstance(res, (tuple, list)) else [res]
+        for name, y, shape, view in zip(self.outputs, results, self.shapes, self.out_views):
+            if tuple(y.shape) != shape:
+                raise Error(Status.INVALID_ARGUMENT,
+                            f"node {self.node} ({self.op_type}): {self.fn.__name__} gave "
+                            f"shape {tuple(y.shape)}, ONNX shape inference {shape}")
+            env[name] = y if view is None else y.reshape(view)
+
+
+class _ViewStep(_Step):
+    """Reshape, Flatten, Squeeze, Unsqueeze: the same memory with another shape."""
+    owns_outputs = False
+
+    def __init__(self, src: str, dst: str, shape: Optional[Tuple[int, ...]]):
+        self.inputs, self.outputs, self.shape = [src], [dst], shape
+
+    def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
+        x = env[self.inputs[0]]
+        env[self.outputs[0]] = x if self.shape is None or self.shape == x.shape else \
+            x.reshape(self.shape)
+
+
+class _ExpandStep(_Step):
+    """Expand: a copy of a view whose broadcast dimensions have stride 0."""
+
+    def __init__(self, src: str, dst: str, in_shape: Tuple[int, ...],
+                 shape: Tuple[int, ...], dtype: str):
+        self.inputs, self.outputs = [src], [dst]
+        self.in_shape, self.shape, self.dtype = in_shape, shape, dtype
+        pad = (1,) * (len(shape) - len(in_shape)) + in_shape
+        compact = [int(np.prod(pad[i + 1:], dtype=np.int64)) for i in range(len(pad))]
+        self.strides = tuple(0 if d == 1 and t != 1 else s
+                             for d, t, s in zip(pad, shape, compact))
+
+    def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
+        x = np.empty(self.in_shape, dtype=self.dtype)
+        try:
+            return _supported(_ops.copy, np.broadcast_to(x, self.shape), device=dev)
+        except Error as e:
+            return f"copy: {e.message}"
+
+    def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
+        v = env[self.inputs[0]].view(self.shape, 0, self.strides)
+        out = pool.take(self.shape, self.dtype, _nbytes(self.shape, self.dtype))
+        env[self.outputs[0]] = _ops.copy(v, out=out, stream=stream)
+

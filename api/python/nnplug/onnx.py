@@ -1,0 +1,317 @@
+"""nnplug.onnx — runs ONNX models (opset 13 and later) on an nnplug device.
+
+    import numpy as np, nnplug.onnx
+    model = nnplug.onnx.load("resnet18.onnx", device="cpu")  # refuses unsupported nodes here
+    y = model.run({"input": np.random.rand(8, 3, 224, 224).astype(np.float32)})["logits"]
+
+    python -m nnplug.onnx run MODEL.onnx --backend cpu --input x=x.npy --output out.npz
+    python -m nnplug.onnx check MODEL.onnx --backend sim      # against onnxruntime or reference
+    python -m nnplug.onnx bench MODEL.onnx --backend cpu --batch 1,8,32
+
+Loading reads the model with the `onnx` package (Debian: python3-onnx), folds what is static
+(initializers, Constant nodes, Shape and Size of tensors of known shape, and any node whose
+inputs are all constants and that numpy can compute: the shape arithmetic of exported models),
+maps every other node to nnplug ops and asks the device, with nnplug.supported, whether it runs
+each of them with its shapes and dtypes. Any node without a mapping, or that the device does
+not run, refuses the whole model before anything runs: ModelRefusedError (an
+nnplug.UnsupportedError) lists every such node with its name, op type and reason.
+
+Running uploads the initializers a model needs once (they stay on the device with the Model),
+copies the inputs in, queues every node on one new stream per run with its tensors on the device
+(nnplug.DeviceArray; Reshape, Flatten, Squeeze and Unsqueeze are views; Identity and inference
+Dropout are the same array), synchronises once and copies the outputs back. Buffers whose last
+reader has been queued are reused, in stream order, for later outputs of the same size, and a
+finished run's buffers serve the next run of the same input shapes.
+
+load(..., graphs=True) makes every run after the first of given input shapes one launch of a
+graph captured from the steps (docs/graphs.md), without the cost of a Python call per node.
+
+Shapes: the inputs' shapes fix every other shape. ONNX shape inference gives each node's output
+shapes when the plan for a set of input shapes is made (once per set of shapes: a model with a
+dynamic batch dimension is planned again for each new batch size); the ops allocate their outputs
+from libnnplug's shape inference (nnp_op_infer_shapes) and the run checks that both agree.
+
+docs/onnx.md has the op list, what is refused, and how to add a mapping. This module holds the
+public names and the command line; the Model (loading, planning, running) is in _onnx_plan.py,
+the node-to-op mappings (_MAPPINGS) in _onnx_ops.py, constant folding in _onnx_fold.py and the
+steps a plan runs in _onnx_steps.py.
+"""
+import argparse
+import importlib
+import importlib.util
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._core import Error
+from ._onnx_ops import _MAPPINGS
+from ._onnx_plan import MIN_OPSET, Model, ModelRefusedError, Refusal
+
+__all__ = ["Model", "ModelRefusedError", "Refusal", "load", "main", "supported_op_types",
+           "MIN_OPSET"]
+
+for _public in (Model, ModelRefusedError, Refusal):  # defined in _onnx_plan, public here
+    _public.__module__ = "nnplug.onnx"  # also under `python -m nnplug.onnx` (__main__)
+
+
+def supported_op_types() -> List[str]:
+    """ONNX op types with a mapping to nnplug ops (the device decides per node)."""
+    return sorted(_MAPPINGS)
+
+
+def load(model: Any, device: Any = "auto",
+         input_shapes: Optional[Dict[str, Sequence[int]]] = None, graphs: bool = False
+         ) -> Model:
+    """Loads an ONNX model (a path, the bytes of one, or an onnx.ModelProto) for `device` (a
+    name such as "cpu", "sim", "cuda:0", "reference", or an nnplug.Device) and checks every
+    node against the device with the declared input shapes (symbolic dimensions taken as 1
+    unless input_shapes gives them). Raises ModelRefusedError listing every node the device
+    cannot run, and why.
+
+    graphs=True: from the second run with given input shapes on, a run is one launch of a
+    graph captured from the steps (nnplug's Stream.capture; docs/graphs.md), which saves the
+    Python and validation cost of every op call; the inputs are copied into, and the outputs
+    out of, buffers the graph keeps (runs of one Model are then serialised)."""
+    return Model(model, device, input_shapes, graphs)
+
+
+# -------------------------------------------------------------------------------- CLI --
+def _read_inputs(specs: Sequence[str], model: Model) -> Dict[str, np.ndarray]:
+    feeds: Dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            name, path = "", spec
+        data = np.load(path)
+        if isinstance(data, np.ndarray):
+            if not name:
+                if len(model.inputs) != 1:
+                    raise SystemExit(f"--input {spec}: the model has inputs "
+                                     f"{list(model.inputs)}; write NAME=FILE.npy")
+                name = next(iter(model.inputs))
+            feeds[name] = data
+        else:  # .npz: the arrays named as inputs
+            with data:
+                for k in data.files:
+                    if k in model.inputs and (not name or k == name):
+                        feeds[k] = data[k]
+    return feeds
+
+
+def _random_inputs(model: Model, batch: int, seed: int = 0) -> Dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, shape in model.default_shapes(batch=batch).items():
+        dtype = model.inputs[name][1]
+        feeds[name] = rng.standard_normal(shape).astype(dtype) if dtype.kind == "f" else \
+            np.zeros(shape, dtype)
+    return feeds
+
+
+def _inputs_for(args: argparse.Namespace, model: Model) -> Dict[str, np.ndarray]:
+    feeds: Dict[str, np.ndarray] = {}
+    expected = getattr(args, "expected", None)
+    if expected:
+        feeds.update(_read_inputs([expected], model))
+    if args.input:
+        feeds.update(_read_inputs(args.input, model))
+    rest = _random_inputs(model, args.batch) if len(feeds) < len(model.inputs) else {}
+    for k, v in rest.items():
+        feeds.setdefault(k, v)
+    return feeds
+
+
+def _ort_session(path: str, threads: Optional[int] = None) -> Any:
+    try:
+        ort = importlib.import_module("onnxruntime")
+    except ImportError:
+        return None
+    so = ort.SessionOptions()
+    if threads:
+        so.intra_op_num_threads = threads
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def _compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float
+             ) -> Tuple[bool, str]:
+    if got.shape != want.shape:
+        return False, f"{name}: shape {got.shape}, expected {want.shape}"
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    diff = np.abs(g - w)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    scale = float(np.abs(w).max()) if w.size else 0.0
+    rel = np.divide(diff, np.abs(w), out=np.zeros_like(diff), where=np.abs(w) > atol)
+    max_rel = float(rel.max()) if rel.size else 0.0
+    ok = bool(np.all(diff <= atol + rtol * np.abs(w)))
+    line = (f"{name}: shape {got.shape}, max abs diff {max_abs:.3g}, max rel diff "
+            f"{max_rel:.3g} (where |expected| > {atol:g}), max |expected| {scale:.3g}")
+    if got.ndim == 2 and got.shape[1] > 1:
+        agree = int(np.sum(got.argmax(1) == want.argmax(1)))
+        line += f", top-1 agrees {agree}/{got.shape[0]}"
+        ok = ok and agree == got.shape[0]
+    return ok, line + ("" if ok else f"  BEYOND rtol {rtol:g} / atol {atol:g}")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    model = load(args.model, args.backend)
+    feeds = _inputs_for(args, model)
+    out = model.run(feeds)
+    if args.output:
+        np.savez(args.output, **out)
+    for k, v in out.items():
+        line = f"{k}: {v.dtype} {tuple(v.shape)}"
+        if v.ndim == 2 and v.shape[1] > 1:
+            line += f", argmax {v.argmax(1).tolist()[:16]}"
+        print(line)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    model = load(args.model, args.backend)
+    feeds = _inputs_for(args, model)
+    got = model.run(feeds)
+    want: Dict[str, np.ndarray] = {}
+    against = args.against
+    if against == "auto":
+        against = "expected" if args.expected else \
+            "onnxruntime" if _ort_session_available() else "reference"
+    if against == "expected":
+        if not args.expected:
+            raise SystemExit("--against expected needs --expected FILE.npz")
+        with np.load(args.expected) as data:
+            want = {k[len("expected:"):]: data[k] for k in data.files
+                    if k.startswith("expected:")}
+        what = f"{args.expected} (expected outputs)"
+    elif against == "onnxruntime":
+        sess = _ort_session(args.model)
+        if sess is None:
+            raise SystemExit("onnxruntime is not installed")
+        want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+        what = "onnxruntime (CPU execution provider)"
+    else:
+        want = load(args.model, "reference").run(feeds)
+        what = "nnplug's reference backend"
+    print(f"{args.model} on {model.device.name} against {what}, inputs "
+          + ", ".join(f"{k} {tuple(v.shape)}" for k, v in feeds.items()))
+    ok = True
+    for name, v in got.items():
+        if name not in want:
+            print(f"{name}: no expected value")
+            continue
+        good, line = _compare(name, v, want[name], args.rtol, args.atol)
+        ok = ok and good
+        print(line)
+    return 0 if ok else 1
+
+
+def _ort_session_available() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def _time(fn: Callable[[], Any], warmup: int, repeat: int, min_seconds: float) -> List[float]:
+    for _ in range(warmup):
+        fn()
+    times: List[float] = []
+    start = time.perf_counter()
+    while len(times) < repeat or time.perf_counter() - start < min_seconds:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    model = load(args.model, args.backend, graphs=args.graphs)
+    sess = None if args.no_onnxruntime else _ort_session(args.model, args.threads)
+    batches = [int(b) for b in args.batch.split(",")]
+    print(f"{args.model} on {model.device.name} ({model.device.description}); median of "
+          f">= {args.repeat} runs after {args.warmup} warm-up, host arrays in and out"
+          f"{', graph launches' if args.graphs else ''}")
+    header = f"{'batch':>6} {'nnplug ms':>10} {'items/s':>10}"
+    if sess is not None:
+        header += f" {'onnxruntime ms':>15} {'items/s':>10} {'ratio':>6}"
+    print(header)
+    for b in batches:
+        feeds = _random_inputs(model, b)
+        t = statistics.median(_time(lambda: model.run(feeds), args.warmup, args.repeat,
+                                    args.min_time))
+        line = f"{b:>6} {t * 1e3:>10.3f} {b / t:>10.1f}"
+        if sess is not None:
+            s = sess
+            to = statistics.median(_time(lambda: s.run(None, feeds), args.warmup, args.repeat,
+                                         args.min_time))
+            line += f" {to * 1e3:>15.3f} {b / to:>10.1f} {t / to:>6.2f}"
+        print(line, flush=True)
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """`python -m nnplug.onnx {run,check,bench} MODEL.onnx ...`; --help for the options."""
+    ap = argparse.ArgumentParser(prog="python -m nnplug.onnx",
+                                 description="Run ONNX models on an nnplug device.")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("model", help="the .onnx file")
+        p.add_argument("--backend", default="auto",
+                       help="nnplug device: cpu, reference, sim, cuda:0, auto (default)")
+
+    def inputs(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                       help="an input from a .npy file (NAME= may be left out for a model of "
+                       "one input), or the arrays of an .npz named as inputs; repeatable. "
+                       "Inputs not given are random normal")
+        p.add_argument("--batch", type=int, default=1,
+                       help="symbolic (batch) dimensions of random inputs (default 1)")
+
+    p = sub.add_parser("run", help="run the model once")
+    common(p)
+    inputs(p)
+    p.add_argument("--output", metavar="FILE.npz", help="write the outputs (by name)")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("check", help="compare the outputs with another implementation and "
+                       "print the largest absolute and relative differences per output")
+    common(p)
+    inputs(p)
+    p.add_argument("--expected", metavar="FILE.npz",
+                   help="inputs and expected outputs ('expected:NAME' arrays), as "
+                   "scripts/make_onnx_models.py writes them")
+    p.add_argument("--against", choices=("auto", "onnxruntime", "reference", "expected"),
+                   default="auto", help="auto: --expected when given, else onnxruntime when "
+                   "installed, else nnplug's reference backend")
+    p.add_argument("--rtol", type=float, default=1e-3)
+    p.add_argument("--atol", type=float, default=1e-4)
+    p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("bench", help="median latency and throughput per batch size (against "
+                       "onnxruntime's CPU execution provider when installed)")
+    common(p)
+    p.add_argument("--batch", default="1,8,32", help="comma-separated batch sizes")
+    p.add_argument("--repeat", type=int, default=10, help="timed runs at least (default 10)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
+    p.add_argument("--min-time", type=float, default=1.0,
+                   help="time each batch size for at least this many seconds (default 1)")
+    p.add_argument("--threads", type=int, help="onnxruntime's intra-op threads")
+    p.add_argument("--no-onnxruntime", action="store_true", help="skip onnxruntime")
+    p.add_argument("--graphs", action="store_true",
+                   help="run as graph launches (nnplug.onnx.load(graphs=True); the first of "
+                   "the warm-up runs is eager, the second captures)")
+    p.set_defaults(func=_cmd_bench)
+
+    args = ap.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ModelRefusedError as e:
+        print(f"refused: {e.message}", file=sys.stderr)
+        return 2
+    except Error as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,333 @@
+"""nnplug.onnx: ONNX models exported from PyTorch (scripts/make_onnx_models.py, test-sized) run
+on every device of the `dev` fixture and give PyTorch's outputs (rtol 1e-3, atol 1e-4) and its
+top-1 classes; unsupported nodes are refused when the model is loaded, all of them by name; the
+tensors stay on the device between nodes. Skips without onnx, PyTorch or torchvision."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import nnplug
+import nnplug.onnx as nx
+
+MISSING = [m for m in ("onnx", "torch", "torchvision") if importlib.util.find_spec(m) is None]
+# a skip mark rather than importorskip: the module's tests are collected (and skipped), so that
+# pytest exits with 0, not "no tests collected"
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"needs {', '.join(MISSING)}")
+if not MISSING:
+    import onnx
+    import torch
+    from onnx import TensorProto, helper, numpy_helper
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+NAMES = ("mlp", "cnn", "vit", "resnet18", "mobilenet_v2", "vit_tiny")
+INPUT, OUTPUT = "input", "logits"
+BATCH = 2
+RTOL, ATOL = 1e-3, 1e-4
+_script = {}
+_cache = {}
+
+
+def mk():
+    """scripts/make_onnx_models.py as a module (it imports PyTorch)."""
+    if not _script:
+        spec = importlib.util.spec_from_file_location(
+            "make_onnx_models", os.path.join(REPO, "scripts", "make_onnx_models.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        assert mod.NAMES == NAMES and (mod.INPUT_NAME, mod.OUTPUT_NAME) == (INPUT, OUTPUT)
+        _script["mod"] = mod
+    return _script["mod"]
+
+
+def exported(name, opset=17, fold=True, batch=BATCH):
+    """(ONNX bytes, input batch, PyTorch's output) of the small model, made once per session."""
+    key = (name, opset, fold, batch)
+    if key not in _cache:
+        model, shape = mk().build(name, small=True)
+        x = torch.randn((batch,) + shape, generator=torch.Generator().manual_seed(7))
+        data = mk().export_bytes(model, x, opset, fold)
+        with torch.no_grad():
+            y = model(x).numpy()
+        _cache[key] = (data, x.numpy(), y)
+    return _cache[key]
+
+
+@pytest.fixture
+def cpu():
+    try:
+        return nnplug.device("cpu")
+    except nnplug.Error as e:
+        pytest.skip(f"no cpu device: {e}")
+
+
+def _close(got, want):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(got.argmax(1), want.argmax(1))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_model_matches_pytorch(dev, name):
+    data, x, want = exported(name)
+    model = nx.load(data, dev)
+    got = model.run({INPUT: x})
+    assert list(got) == [OUTPUT]
+    _close(got[OUTPUT], want)
+
+
+@pytest.mark.parametrize("name,opset,fold", [
+    ("resnet18", 13, False),  # BatchNormalization nodes, shape arithmetic left in the graph
+    ("vit", 13, True),        # layer norm decomposed (ReduceMean, Pow, Sqrt, Div), Split
+    ("vit_tiny", 13, False),  # MultiheadAttention's reshapes computed from Shape nodes
+])
+def test_other_opsets_and_unfolded_exports(cpu, name, opset, fold):
+    data, x, want = exported(name, opset, fold)
+    types = {n.op_type for n in onnx.load_from_string(data).graph.node}
+    if name == "resnet18":
+        assert "BatchNormalization" in types
+    if name == "vit":
+        assert "LayerNormalization" not in types and "ReduceMean" in types
+    _close(nx.load(data, cpu).run({INPUT: x})[OUTPUT], want)
+
+
+def test_dynamic_batch_is_planned_per_shape(cpu):
+    data, _, _ = exported("cnn")
+    model, _ = mk().build("cnn", small=True)
+    m = nx.load(data, cpu)
+    for i, batch in enumerate((1, 3, 3)):  # the second run of batch 3 reuses the first's buffers
+        x = np.random.default_rng(i).standard_normal((batch, 1, 28, 28), np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).numpy()
+        _close(m.run({INPUT: x})[OUTPUT], want)
+
+
+def test_graph_runs_match_eager_runs(dev):
+    data, x, want = exported("cnn")
+    model, _ = mk().build("cnn", small=True)
+    m = nx.load(data, dev, graphs=True)
+    rng = np.random.default_rng(3)
+    for i in range(3):  # eager, then captured and launched, then launched again
+        xi = x if i == 0 else rng.standard_normal(x.shape, np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(xi)).numpy()
+        got = m.run({INPUT: xi})
+        _close(got[OUTPUT], want)
+        plan = m.plan({INPUT: x.shape})  # the cached plan of this batch size
+        assert (plan.graph is not None) == (i > 0)
+    # outputs kept on the device are copies: the next launch does not overwrite them
+    first = m.run({INPUT: x}, as_numpy=False)[OUTPUT]
+    m.run({INPUT: xi})
+    with torch.no_grad():
+        _close(first.numpy(), model(torch.from_numpy(x)).numpy())
+
+
+def _graph_model(nodes, inputs, outputs, initializers=(), opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _t(name, shape, elem=None):
+    return helper.make_tensor_value_info(name, elem or TensorProto.FLOAT, shape)
+
+
+def _c(name, value):
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def _erf(v):
+    return torch.erf(torch.from_numpy(v)).numpy()
+
+
+# (name, nodes, inputs {name: shape}, initializers, numpy function of the inputs, opset):
+# mappings the exported models do not reach. One output "y".
+_OP_CASES = [
+    ("expand", [helper.make_node("Expand", ["x", "s"], ["y"])], {"x": (3, 1)},
+     [_c("s", np.array([2, 3, 4]))], lambda x: np.broadcast_to(x, (2, 3, 4)), 17),
+    ("slice_steps", [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])],
+     {"x": (4, 6)}, [_c("st", [5, 0]), _c("en", [-100, 3]), _c("ax", [1, 0]), _c("sp", [-2, 1])],
+     lambda x: x[0:3, 5::-2], 17),
+    ("gather_runtime_indices", [helper.make_node("Gather", ["x", "i"], ["y"], axis=1)],
+     {"x": (2, 5), "i": ((3,), TensorProto.INT64)}, [], lambda x, i: np.take(x, i, axis=1), 17),
+    ("where_clip_pow", [helper.make_node("Where", ["c", "x", "z"], ["w"]),
+                        helper.make_node("Clip", ["w", "lo", "hi"], ["p"]),
+                        helper.make_node("Pow", ["p", "e"], ["y"])],
+     {"x": (2, 3)}, [_c("c", np.array([[True, False, True]])), _c("z", np.float32(0.5)),
+                     _c("lo", np.float32(-0.2)), _c("hi", np.float32(0.7)), _c("e", np.int64(3))],
+     lambda x: np.clip(np.where([[True, False, True]], x, 0.5), -0.2, 0.7) ** 3, 17),
+    ("reduce_sum_axes_input", [helper.make_node("ReduceSum", ["x", "a"], ["y"], keepdims=0)],
+     {"x": (2, 3, 4)}, [_c("a", [0, 2])], lambda x: x.sum(axis=(0, 2)), 17),
+    ("reduce_l2_attr", [helper.make_node("ReduceL2", ["x"], ["y"], axes=[-1])], {"x": (2, 5)},
+     [], lambda x: np.sqrt((x * x).sum(-1, keepdims=True)), 17),
+    ("split_sizes_concat", [helper.make_node("Split", ["x", "sz"], ["a", "b"], axis=1),
+                            helper.make_node("Concat", ["b", "k", "a"], ["y"], axis=1)],
+     {"x": (2, 5)}, [_c("sz", [2, 3]), _c("k", np.ones((2, 1), np.float32))],
+     lambda x: np.concatenate([x[:, 2:], np.ones((2, 1)), x[:, :2]], 1), 17),
+    ("layer_norm_mean", [helper.make_node("LayerNormalization", ["x", "g"], ["n", "m"],
+                                          axis=1, epsilon=1e-3),
+                         helper.make_node("Sub", ["n", "m"], ["y"])],
+     {"x": (3, 2, 4)}, [_c("g", np.full((2, 4), 2.0, np.float32))],
+     lambda x: 2 * (x - x.mean((1, 2), keepdims=True)) /
+     np.sqrt(x.var((1, 2), keepdims=True) + 1e-3) - x.mean((1, 2), keepdims=True), 17),
+    ("batch_norm_rank3_leaky_elu",
+     [helper.make_node("BatchNormalization", ["x", "sc", "bi", "mu", "va"], ["b"]),
+      helper.make_node("LeakyRelu", ["b"], ["l"], alpha=0.2),
+      helper.make_node("Elu", ["l"], ["y"], alpha=0.5)],
+     {"x": (2, 3, 4)}, [_c("sc", np.float32([1, 2, 3])), _c("bi", np.float32([0, 1, -1])),
+                        _c("mu", np.float32([0.1, 0, -0.1])), _c("va", np.float32([1, 2, 0.5]))],
+     lambda x: (lambda b: (lambda lr: np.where(lr > 0, lr, 0.5 * (np.exp(lr) - 1)))(
+         np.where(b >= 0, b, 0.2 * b)))(
+         np.float32([1, 2, 3])[:, None] * (x - np.float32([0.1, 0, -0.1])[:, None]) /
+         np.sqrt(np.float32([1, 2, 0.5])[:, None] + 1e-5) + np.float32([0, 1, -1])[:, None]), 15),
+    ("softmax_logsoftmax_transpose_erf",
+     [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]),
+      helper.make_node("Softmax", ["t"], ["s"], axis=0),
+      helper.make_node("LogSoftmax", ["s"], ["l"], axis=-1),
+      helper.make_node("Erf", ["l"], ["y"])],
+     {"x": (2, 3, 4)}, [],
+     lambda x: _erf((lambda s: s - s.max(-1, keepdims=True) - np.log(np.exp(
+         s - s.max(-1, keepdims=True)).sum(-1, keepdims=True)))(
+         np.exp(x.transpose(1, 0, 2)) / np.exp(x.transpose(1, 0, 2)).sum(0))), 17),
+    ("sum_squeeze_unsqueeze", [helper.make_node("Sum", ["x", "x"], ["s"]),
+                               helper.make_node("Unsqueeze", ["s", "a0"], ["u"]),
+                               helper.make_node("Squeeze", ["u", "a1"], ["y"])],
+     {"x": (1, 3)}, [_c("a0", [0]), _c("a1", [0, 1])], lambda x: (2 * x).reshape(3), 17),
+]
+
+
+@pytest.mark.parametrize("case", _OP_CASES, ids=[c[0] for c in _OP_CASES])
+def test_op_mappings_against_numpy(dev, case):
+    _, nodes, ins, inits, fn, opset = case
+    rng = np.random.default_rng(5)
+    infos, feeds = [], {}
+    for name, spec in ins.items():
+        shape, elem = spec if isinstance(spec[0], tuple) else (spec, TensorProto.FLOAT)
+        infos.append(_t(name, shape, elem))
+        feeds[name] = rng.standard_normal(shape).astype(np.float32) \
+            if elem == TensorProto.FLOAT else rng.integers(-5, 5, shape)
+    proto = _graph_model(nodes, infos, [_t("y", None)], inits, opset)
+    got = nx.load(proto, dev).run(feeds)["y"]
+    want = fn(*feeds.values())
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_unsupported_nodes_are_refused_up_front_by_name(ref):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="fine_relu"),
+             helper.make_node("Hardmax", ["a"], ["b"], name="odd_hardmax"),
+             helper.make_node("Softplus", ["b"], ["c"], name="odd_softplus"),
+             helper.make_node("Sigmoid", ["c"], ["y"], name="fine_sigmoid")]
+    proto = _graph_model(nodes, [x], [y])
+    with pytest.raises(nx.ModelRefusedError) as e:
+        nx.load(proto, ref)
+    assert isinstance(e.value, nnplug.UnsupportedError)
+    assert [(r.node, r.op_type) for r in e.value.refusals] == [
+        ("odd_hardmax", "Hardmax"), ("odd_softplus", "Softplus")]
+    msg = str(e.value)
+    assert "odd_hardmax" in msg and "odd_softplus" in msg and "fine_relu" not in msg
+    assert "no nnplug op computes ONNX Hardmax" in msg
+
+
+def test_device_refusals_name_the_node_and_the_devices_reason(ref, cpu):
+    # float64: the reference backend runs it, the cpu backend (float32) refuses every op
+    x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2, 3])
+    nodes = [helper.make_node("Tanh", ["x"], ["t"], name="tanh64"),
+             helper.make_node("Mul", ["t", "two"], ["y"], name="mul64")]
+    two = numpy_helper.from_array(np.array(2.0), "two")
+    proto = _graph_model(nodes, [x], [y], [two])
+    xv = np.linspace(-1, 1, 6).reshape(2, 3)
+    got = nx.load(proto, ref).run({"x": xv})["y"]
+    np.testing.assert_allclose(got, 2 * np.tanh(xv), rtol=1e-12)
+    with pytest.raises(nx.ModelRefusedError) as e:
+        nx.load(proto, cpu)
+    assert [r.node for r in e.value.refusals] == ["tanh64", "mul64"]
+    assert all("float64" in r.reason for r in e.value.refusals), e.value.refusals
+
+
+def test_runtime_shape_arguments_and_old_opsets_are_refused(ref):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    proto = _graph_model([helper.make_node("Reshape", ["x", "s"], ["y"], name="dyn_reshape")],
+                         [x, s], [y])
+    with pytest.raises(nx.ModelRefusedError) as e:
+        nx.load(proto, ref)
+    assert e.value.refusals[0].node == "dyn_reshape"
+    old = _graph_model([helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=11)
+    with pytest.raises(nx.ModelRefusedError, match="opset 11"):
+        nx.load(old, ref)
+
+
+class _CountingCopies:
+    """Counts nnp_memcpy / nnp_memcpy_async calls (every host<->device transfer of the package
+    goes through one of them)."""
+
+    def __init__(self, monkeypatch):
+        from nnplug._lib import lib
+        self.calls = 0
+        for name in ("nnp_memcpy", "nnp_memcpy_async"):
+            real = getattr(lib(), name)
+
+            def counted(*args, _real=real):
+                self.calls += 1
+                return _real(*args)
+            monkeypatch.setattr(lib(), name, counted)
+
+
+def test_tensors_stay_on_the_device_between_nodes(monkeypatch):
+    try:
+        sim = nnplug.device("sim")  # memory the host cannot address
+    except nnplug.Error as e:
+        pytest.skip(f"no sim device: {e}")
+    data, x, want = exported("cnn")
+    model = nx.load(data, sim)
+    model.run({INPUT: x})  # uploads the initializers (once per Model)
+    seen = []
+
+    def trace(node, op_type, outputs):
+        seen.append((op_type, outputs))
+
+    copies = _CountingCopies(monkeypatch)
+    got = model.run({INPUT: x}, trace=trace)[OUTPUT]
+    assert copies.calls == 2  # the input in, the output out: nothing between nodes
+    _close(got, want)
+    assert [t for t, _ in seen] == ["Conv", "Relu", "Conv", "Relu", "MaxPool", "Flatten", "Gemm",
+                                    "Relu", "Gemm"]
+    for _, outs in seen:
+        for v in outs.values():
+            assert isinstance(v, nnplug.DeviceArray) and v.device == sim
+    # Flatten is a view: the same memory as the max-pool output it reshapes
+    (pool_out,), (flat,) = seen[4][1].values(), seen[5][1].values()
+    assert flat.ptr == pool_out.ptr and flat.shape == (BATCH, 9216)
+    # the output stays on the device when asked
+    dev_out = model.run({INPUT: x}, as_numpy=False)[OUTPUT]
+    assert isinstance(dev_out, nnplug.DeviceArray) and dev_out.device == sim
+
+
+def test_cli_run_check_bench(cpu, tmp_path, capsys):
+    onnx_path, npz_path = mk().export("mlp", str(tmp_path), small=True, batch=BATCH)
+    assert nx.main(["check", onnx_path, "--backend", "cpu", "--expected", npz_path]) == 0
+    out = capsys.readouterr().out
+    assert "max abs diff" in out and f"top-1 agrees {BATCH}/{BATCH}" in out
+    with np.load(npz_path) as z:
+        np.save(tmp_path / "x.npy", z[INPUT])
+        want = z["expected:" + OUTPUT]
+    res = tmp_path / "out.npz"
+    assert nx.main(["run", onnx_path, "--backend", "reference", "--input",
+                    f"{INPUT}={tmp_path / 'x.npy'}", "--output", str(res)]) == 0
+    with np.load(res) as z:
+        _close(z[OUTPUT], want)
+    # a wrong expectation fails the check (exit status 1)
+    with np.load(npz_path) as z:
+        np.savez(tmp_path / "bad.npz", **{INPUT: z[INPUT],
+                                          "expected:" + OUTPUT: want + 1.0})
+    assert nx.main(["check", onnx_path, "--backend", "cpu", "--expected",
+                    str(tmp_path / "bad.npz")]) == 1
+    capsys.readouterr()
+    assert nx.main(["bench", onnx_path, "--backend", "cpu", "--batch", "1,4", "--repeat", "1",
+                    "--warmup", "0", "--min-time", "0", "--no-onnxruntime"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [ln.split()[0] for ln in lines[-2:]] == ["1", "4"]
