@@ -3,9 +3,11 @@
 #  1. installs dependencies (scripts/install-deps.sh)
 #  2. Release build (CUDA backend too when nvcc is present) + ctest: API/ABI tests, the
 #     conformance suite on every backend (CI case lists), Python tests, training parity
-#  3. Python package: `pip install .` into a fresh virtual environment, then the installed
-#     package alone: its bundled libnnplug and plugins, `python -m nnplug`, a smoke test, the
-#     Python examples (scripts/python-package-test.sh; needs PyPI)
+#  3. Python package: the wheel, repaired by auditwheel into a manylinux wheel that bundles
+#     OpenBLAS and oneTBB, installed into a fresh virtual environment, then the installed
+#     package alone: its files, RUNPATHs and ldd, its bundled libnnplug and plugins,
+#     `python -m nnplug`, a smoke test, the Python examples (scripts/python-package-test.sh;
+#     needs PyPI; docs/install.md)
 #  4. AddressSanitizer + UndefinedBehaviorSanitizer build of all non-CUDA code (clang with
 #     libFuzzer's coverage where it has its runtime, else g++; -O1) + ctest; built without MPI
 #     (NNPLUG_WITH_MPI=OFF): the build and every test but the MPI ones pass on a machine
@@ -15,7 +17,10 @@
 #     (scripts/fuzz.sh, docs/fuzzing.md; skipped without clang/libFuzzer)
 #  6. ThreadSanitizer build of libnnplug, the reference, cpu and sim plugins and the thread
 #     stress test only (NNPLUG_TSAN) + the stress tests (label "stress"; api/tests/tsan.supp)
-#  7. install + out-of-tree consumer and template-plugin build against the install tree
+#  7. `cmake --install` into build/_install, then consumers of the install tree alone: a C
+#     program built with pkg-config (nnplug.pc; DLPack's header from the install tree) and
+#     the template plugins and programs built with find_package(nnplug), run on the installed
+#     plugins (scripts/consumer-test.sh; docs/install.md)
 # Prints the slowest tests of each CTest run with their timeouts (scripts/ctest-times.py), each
 # phase's time and the total. Environment: NNPLUG_JOBS (build parallelism, default nproc),
 # NNPLUG_SKIP_ASAN=1 / NNPLUG_SKIP_FUZZ=1 / NNPLUG_SKIP_TSAN=1 to skip step 4 / 5 / 6 (local
@@ -52,7 +57,7 @@ ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900 \
   --output-junit "$root/build/ctest-junit.xml"
 scripts/ctest-times.py build "$root/build/ctest-junit.xml" --default-timeout 900
 
-phase "Python package (pip install .)"
+phase "Python package (manylinux wheel)"
 NNPLUG_JOBS=$jobs scripts/python-package-test.sh
 
 # The sanitizer tree, built at -O1 (the level AddressSanitizer's documentation suggests) with

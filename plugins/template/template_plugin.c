@@ -90,8 +90,8 @@ static int64_t numel(const DLTensor* t) {
   return n;
 }
 
-static nnp_status op_supported(int32_t index, int32_t op_kind, const void* params,
-                               size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
+static nnp_status op_supported(int32_t index, int32_t op_kind, const void* params, size_t n_inputs,
+                               const DLTensor* const* inputs, size_t n_outputs,
                                const DLTensor* const* outputs) {
   char message[128];
   (void)index;
@@ -108,8 +108,8 @@ static nnp_status op_supported(int32_t index, int32_t op_kind, const void* param
   return NNP_STATUS_OK;
 }
 
-static nnp_status op_execute(void* stream, int32_t op_kind, const void* params,
-                             size_t n_inputs, const DLTensor* const* inputs, size_t n_outputs,
+static nnp_status op_execute(void* stream, int32_t op_kind, const void* params, size_t n_inputs,
+                             const DLTensor* const* inputs, size_t n_outputs,
                              const DLTensor* const* outputs) {
   nnp_status status = op_supported(0, op_kind, params, n_inputs, inputs, n_outputs, outputs);
   const DLTensor* y = outputs[0];
