@@ -230,4 +230,15 @@ void softmax_backward(const op_call& c) {
   });
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kActivationOps[] = {
+    {NNP_OP_ACTIVATION_FORWARD,  kit::f32,            activation_forward},
+    {NNP_OP_ACTIVATION_BACKWARD, kit::f32,            activation_backward},
+    {NNP_OP_SOFTMAX_FORWARD,     kit::f32,            softmax_forward},
+    {NNP_OP_SOFTMAX_BACKWARD,    kit::f32,            softmax_backward},
+};
+// clang-format on
+extern const kit::op_row_list kActivationRows = kit::row_list(kActivationOps);
+
 }  // namespace nnp::cpu

@@ -158,4 +158,13 @@ void attention_backward(const op_call& c) {
       });
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kAttentionOps[] = {
+    {NNP_OP_ATTENTION_FORWARD,  kit::f32,            attention_forward},
+    {NNP_OP_ATTENTION_BACKWARD, kit::f32,            attention_backward},
+};
+// clang-format on
+extern const kit::op_row_list kAttentionRows = kit::row_list(kAttentionOps);
+
 }  // namespace nnp::cpu

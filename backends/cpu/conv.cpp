@@ -344,4 +344,22 @@ void conv2d_backward_filter(const op_call& c) {
   conv_backward_filter(as_conv_nd(c, &q));
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kConvOps[] = {
+    {NNP_OP_CONV2D_FORWARD,                 kit::f32,            conv2d_forward},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kit::f32,            conv2d_backward_data},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kit::f32,            conv2d_backward_filter},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           kit::f32,            conv_backward_bias},
+    {NNP_OP_CONV_FORWARD,                   kit::f32,            conv_forward},
+    {NNP_OP_CONV_BACKWARD_DATA,             kit::f32,            conv_backward_data},
+    {NNP_OP_CONV_BACKWARD_FILTER,           kit::f32,            conv_backward_filter},
+    {NNP_OP_CONV_BACKWARD_BIAS,             kit::f32,            conv_backward_bias},
+    {NNP_OP_CONV_TRANSPOSE_FORWARD,         kit::f32,            conv_transpose_forward},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA,   kit::f32,            conv_transpose_backward_data},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER, kit::f32,            conv_transpose_backward_filter},
+};
+// clang-format on
+extern const kit::op_row_list kConvRows = kit::row_list(kConvOps);
+
 }  // namespace nnp::cpu

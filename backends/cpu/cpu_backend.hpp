@@ -52,6 +52,13 @@ struct stream_state {
 using op_call = nnp::kit::op_call;
 inline stream_state* stream_of(const op_call& c) { return static_cast<stream_state*>(c.stream); }
 
+// The rows of each kernel file (plugin.cpp lists them).
+extern const kit::op_row_list kGemmRows, kMatmulRows, kConvRows, kPoolRows, kActivationRows,
+    kAttentionRows, kLossRows, kNormRows, kDropoutRows, kElementwiseRows, kDataMovementRows,
+    kReduceRows, kOptimRows;
+// cast: any float dtype.
+inline constexpr uint32_t kAnyFloat = kit::all_floats;
+
 // ---- threading (policy: plugin.cpp, top of file) ----------------------------------------------
 tbb::task_arena& arena();
 int num_threads();

@@ -312,4 +312,17 @@ void gather_backward(const op_call& c) {
   });
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kDataMovementOps[] = {
+    {NNP_OP_CONCAT,          nnp::kit::any,  concat},
+    {NNP_OP_SPLIT,           nnp::kit::any,  split},
+    {NNP_OP_SLICE,           nnp::kit::any,  slice},
+    {NNP_OP_SLICE_BACKWARD,  nnp::kit::any,  slice_backward},
+    {NNP_OP_GATHER,          nnp::kit::any,  gather},
+    {NNP_OP_GATHER_BACKWARD, kit::f32,            gather_backward},
+};
+// clang-format on
+extern const kit::op_row_list kDataMovementRows = kit::row_list(kDataMovementOps);
+
 }  // namespace nnp::cpu

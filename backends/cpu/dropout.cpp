@@ -169,4 +169,13 @@ void dropout_backward(const op_call& c) {
   dropout_generate(p, f32(c.in(0)), f32(c.out(0)), nullptr, nullptr, n);
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kDropoutOps[] = {
+    {NNP_OP_DROPOUT_FORWARD,  kit::f32,            dropout_forward},
+    {NNP_OP_DROPOUT_BACKWARD, kit::f32,            dropout_backward},
+};
+// clang-format on
+extern const kit::op_row_list kDropoutRows = kit::row_list(kDropoutOps);
+
 }  // namespace nnp::cpu

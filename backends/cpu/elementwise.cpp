@@ -415,4 +415,30 @@ void cast(const op_call& c) {
   });
 }
 
+// copy and transpose move elements of 1, 2, 4 or 8 bytes of any dtype.
+void check_element_size(const op_call& c) {
+  for (const DLTensor* t : {c.in(0), c.out(0)}) {
+    if (t == nullptr) continue;
+    const size_t s = dtype_size(t->dtype);
+    if (t->dtype.lanes != 1 || (s != 1 && s != 2 && s != 4 && s != 8))
+      unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
+  }
+}
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kElementwiseOps[] = {
+    {NNP_OP_BINARY,         kit::f32,            binary},
+    {NNP_OP_SCALE,          kit::f32,            scale},
+    {NNP_OP_FILL,           kit::f32,            fill},
+    {NNP_OP_COPY,           nnp::kit::any,  copy, check_element_size},
+    {NNP_OP_TRANSPOSE,      nnp::kit::any,  transpose, check_element_size},
+    {NNP_OP_CAST,           kAnyFloat,      cast},
+    {NNP_OP_CLIP,           kit::f32,            clip},
+    {NNP_OP_UNARY_FORWARD,  kit::f32,            unary_forward},
+    {NNP_OP_UNARY_BACKWARD, kit::f32,            unary_backward},
+    {NNP_OP_WHERE,          kit::f32,            where},
+};
+// clang-format on
+extern const kit::op_row_list kElementwiseRows = kit::row_list(kElementwiseOps);
+
 }  // namespace nnp::cpu

@@ -200,4 +200,12 @@ void gemm(const op_call& c) {
   }
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kGemmOps[] = {
+    {NNP_OP_GEMM, kit::f32,            gemm},
+};
+// clang-format on
+extern const kit::op_row_list kGemmRows = kit::row_list(kGemmOps);
+
 }  // namespace nnp::cpu

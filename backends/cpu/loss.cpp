@@ -385,4 +385,17 @@ void softmax_cross_entropy_backward(const op_call& c) {
   });
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kLossOps[] = {
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,       kit::f32,            softmax_cross_entropy_forward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD,      kit::f32,            softmax_cross_entropy_backward},
+    {NNP_OP_NLL_LOSS_FORWARD,                    kit::f32,            nll_loss_forward},
+    {NNP_OP_NLL_LOSS_BACKWARD,                   kit::f32,            nll_loss_backward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD,  kit::f32,            softmax_cross_entropy_loss_forward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, kit::f32,            softmax_cross_entropy_loss_backward},
+};
+// clang-format on
+extern const kit::op_row_list kLossRows = kit::row_list(kLossOps);
+
 }  // namespace nnp::cpu

@@ -78,4 +78,12 @@ void matmul(const op_call& c) {
   }
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kMatmulOps[] = {
+    {NNP_OP_MATMUL, kit::f32,            matmul},
+};
+// clang-format on
+extern const kit::op_row_list kMatmulRows = kit::row_list(kMatmulOps);
+
 }  // namespace nnp::cpu

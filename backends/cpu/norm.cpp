@@ -241,4 +241,16 @@ void layer_norm_backward(const op_call& c) {
   });
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kNormOps[] = {
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,  kit::f32,            batch_norm_forward_training},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, kit::f32,            batch_norm_forward_inference},
+    {NNP_OP_BATCH_NORM_BACKWARD,          kit::f32,            batch_norm_backward},
+    {NNP_OP_LAYER_NORM_FORWARD,           kit::f32,            layer_norm_forward},
+    {NNP_OP_LAYER_NORM_BACKWARD,          kit::f32,            layer_norm_backward},
+};
+// clang-format on
+extern const kit::op_row_list kNormRows = kit::row_list(kNormOps);
+
 }  // namespace nnp::cpu

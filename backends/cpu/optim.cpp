@@ -96,4 +96,13 @@ void adam_update(const op_call& c) {
                [&](int64_t b, int64_t e) { adam_kernel(k, grad, param, m, v, b, e); });
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kOptimOps[] = {
+    {NNP_OP_SGD_UPDATE,  kit::f32,            sgd_update},
+    {NNP_OP_ADAM_UPDATE, kit::f32,            adam_update},
+};
+// clang-format on
+extern const kit::op_row_list kOptimRows = kit::row_list(kOptimOps);
+
 }  // namespace nnp::cpu

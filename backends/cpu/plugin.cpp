@@ -156,79 +156,16 @@ namespace {
 
 // ---- kernel rows -------------------------------------------------------------------------------
 // float32 for every op; copy and transpose move elements of 1, 2, 4 or 8 bytes of any dtype,
-// concat, split, slice, slice_backward and gather elements of any size;
-// cast converts between any two float dtypes. The plugin kit serves op_supported and
-// op_execute from these rows (one lookup, so the two always agree).
-void check_element_size(const op_call& c) {
-  for (const DLTensor* t : {c.in(0), c.out(0)}) {
-    if (t == nullptr) continue;
-    const size_t s = dtype_size(t->dtype);
-    if (t->dtype.lanes != 1 || (s != 1 && s != 2 && s != 4 && s != 8))
-      unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
-  }
-}
-
-using kit::f32;
-constexpr uint32_t kAnyFloat = kit::all_floats;
-
-// clang-format off
-const kit::op_row kRows[] = {
-    {NNP_OP_GEMM,                           f32,       gemm},
-    {NNP_OP_MATMUL,                         f32,       matmul},
-    {NNP_OP_CONV2D_FORWARD,                 f32,       conv2d_forward},
-    {NNP_OP_CONV2D_BACKWARD_DATA,           f32,       conv2d_backward_data},
-    {NNP_OP_CONV2D_BACKWARD_FILTER,         f32,       conv2d_backward_filter},
-    {NNP_OP_CONV2D_BACKWARD_BIAS,           f32,       conv_backward_bias},
-    {NNP_OP_CONV_FORWARD,                   f32,       conv_forward},
-    {NNP_OP_CONV_BACKWARD_DATA,             f32,       conv_backward_data},
-    {NNP_OP_CONV_BACKWARD_FILTER,           f32,       conv_backward_filter},
-    {NNP_OP_CONV_BACKWARD_BIAS,             f32,       conv_backward_bias},
-    {NNP_OP_CONV_TRANSPOSE_FORWARD,         f32,       conv_transpose_forward},
-    {NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA,   f32,       conv_transpose_backward_data},
-    {NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER, f32,       conv_transpose_backward_filter},
-    {NNP_OP_POOL2D_FORWARD,                 f32,       pool2d_forward, pool2d_check},
-    {NNP_OP_POOL2D_BACKWARD,                f32,       pool2d_backward, pool2d_check},
-    {NNP_OP_POOL_FORWARD,                   f32,       pool_forward, pool_nd_check},
-    {NNP_OP_POOL_BACKWARD,                  f32,       pool_backward, pool_nd_check},
-    {NNP_OP_ACTIVATION_FORWARD,             f32,       activation_forward},
-    {NNP_OP_ACTIVATION_BACKWARD,            f32,       activation_backward},
-    {NNP_OP_SOFTMAX_FORWARD,                f32,       softmax_forward},
-    {NNP_OP_SOFTMAX_BACKWARD,               f32,       softmax_backward},
-    {NNP_OP_ATTENTION_FORWARD,              f32,       attention_forward},
-    {NNP_OP_ATTENTION_BACKWARD,             f32,       attention_backward},
-    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  f32,       softmax_cross_entropy_forward},
-    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, f32,       softmax_cross_entropy_backward},
-    {NNP_OP_NLL_LOSS_FORWARD,               f32,       nll_loss_forward},
-    {NNP_OP_NLL_LOSS_BACKWARD,              f32,       nll_loss_backward},
-    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD,  f32,  softmax_cross_entropy_loss_forward},
-    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, f32,  softmax_cross_entropy_loss_backward},
-    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,    f32,       batch_norm_forward_training},
-    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE,   f32,       batch_norm_forward_inference},
-    {NNP_OP_BATCH_NORM_BACKWARD,            f32,       batch_norm_backward},
-    {NNP_OP_LAYER_NORM_FORWARD,             f32,       layer_norm_forward},
-    {NNP_OP_LAYER_NORM_BACKWARD,            f32,       layer_norm_backward},
-    {NNP_OP_DROPOUT_FORWARD,                f32,       dropout_forward},
-    {NNP_OP_DROPOUT_BACKWARD,               f32,       dropout_backward},
-    {NNP_OP_BINARY,                         f32,       binary},
-    {NNP_OP_SCALE,                          f32,       scale},
-    {NNP_OP_FILL,                           f32,       fill},
-    {NNP_OP_COPY,                           kit::any,  copy,      check_element_size},
-    {NNP_OP_TRANSPOSE,                      kit::any,  transpose, check_element_size},
-    {NNP_OP_CONCAT,                         kit::any,  concat},
-    {NNP_OP_SPLIT,                          kit::any,  split},
-    {NNP_OP_SLICE,                          kit::any,  slice},
-    {NNP_OP_SLICE_BACKWARD,                 kit::any,  slice_backward},
-    {NNP_OP_GATHER,                         kit::any,  gather},
-    {NNP_OP_GATHER_BACKWARD,                f32,       gather_backward},
-    {NNP_OP_CAST,                           kAnyFloat, cast},
-    {NNP_OP_REDUCE,                         f32,       reduce},
-    {NNP_OP_SGD_UPDATE,                     f32,       sgd_update},
-    {NNP_OP_ADAM_UPDATE,                    f32,       adam_update},
-    {NNP_OP_CLIP,                           f32,       clip},
-    {NNP_OP_UNARY_FORWARD,                  f32,       unary_forward},
-    {NNP_OP_UNARY_BACKWARD,                 f32,       unary_backward},
-    {NNP_OP_WHERE,                          f32,       where},
+// concat, split, slice, slice_backward and gather elements of any size; cast converts between
+// any two float dtypes. Each kernel file ends with the rows of the kernels it defines (an
+// op_row_list); the plugin kit serves op_supported and op_execute from them (one lookup, so the
+// two always agree).
+const kit::op_row_list* const kFamilies[] = {
+    &kGemmRows,         &kMatmulRows, &kConvRows,  &kPoolRows,    &kActivationRows,
+    &kAttentionRows,    &kLossRows,   &kNormRows,  &kDropoutRows, &kElementwiseRows,
+    &kDataMovementRows, &kReduceRows, &kOptimRows,
 };
+
 // clang-format on
 // ---- the device --------------------------------------------------------------------------------
 // Every slot comes from the plugin kit's host_plugin.hpp; these hooks add what is specific to
@@ -271,7 +208,7 @@ void cpu_copy(void* dst, const void* src, size_t size_bytes) {
 
 constexpr kit::host_backend kBackend = [] {
   kit::host_backend b =
-      kit::host_backend_of("cpu", NNP_VERSION_STRING, kRows, "cpu (oneTBB + OpenBLAS)");
+      kit::host_backend_of("cpu", NNP_VERSION_STRING, kFamilies, "cpu (oneTBB + OpenBLAS)");
   b.auto_priority = 100;
   b.props = cpu_props;
   b.initialize = cpu_initialize;

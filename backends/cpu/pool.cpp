@@ -556,4 +556,15 @@ void pool2d_backward(const op_call& c) {
   pool_backward(as_pool_nd(c, &q));
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kPoolOps[] = {
+    {NNP_OP_POOL2D_FORWARD,  kit::f32,            pool2d_forward, pool2d_check},
+    {NNP_OP_POOL2D_BACKWARD, kit::f32,            pool2d_backward, pool2d_check},
+    {NNP_OP_POOL_FORWARD,    kit::f32,            pool_forward, pool_nd_check},
+    {NNP_OP_POOL_BACKWARD,   kit::f32,            pool_backward, pool_nd_check},
+};
+// clang-format on
+extern const kit::op_row_list kPoolRows = kit::row_list(kPoolOps);
+
 }  // namespace nnp::cpu

@@ -242,4 +242,12 @@ void reduce(const op_call& c) {
   }
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kReduceOps[] = {
+    {NNP_OP_REDUCE, kit::f32,            reduce},
+};
+// clang-format on
+extern const kit::op_row_list kReduceRows = kit::row_list(kReduceOps);
+
 }  // namespace nnp::cpu

@@ -114,4 +114,13 @@ void op_activation_backward(stream& s, const op_call& c) {
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kActivationOps[] = {
+    {NNP_OP_ACTIVATION_FORWARD,  kHalfFloats, on_stream<op_activation_forward>},
+    {NNP_OP_ACTIVATION_BACKWARD, kHalfFloats, on_stream<op_activation_backward>},
+};
+// clang-format on
+extern const kit::op_row_list kActivationRows = kit::row_list(kActivationOps);
+
 }  // namespace nnp::cuda

@@ -335,4 +335,13 @@ void op_attention_backward(stream& s, const op_call& c) {
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kAttentionOps[] = {
+    {NNP_OP_ATTENTION_FORWARD,  kit::f32,         on_stream<op_attention_forward>, check_attention_forward_limits},
+    {NNP_OP_ATTENTION_BACKWARD, kit::f32,         on_stream<op_attention_backward>, check_attention_backward_limits},
+};
+// clang-format on
+extern const kit::op_row_list kAttentionRows = kit::row_list(kAttentionOps);
+
 }  // namespace nnp::cuda

@@ -4,6 +4,7 @@
 // copies from pageable host memory stay asynchronous for the caller. Also the records kernels
 // report errors to (context.hpp): one per stream and one per device, in mapped pinned memory.
 #include "context.hpp"
+#include "ops.hpp"
 
 #include "lib_loader.hpp"
 
@@ -614,4 +615,70 @@ void stream::destroy() {
   if (lib_status != NNP_STATUS_OK) fail(lib_status, lib_message);
 }
 
+// ---- row helpers (ops.hpp) ----
+// What cudaPointerGetAttributes says a pointer is, for messages.
+static const char* memory_type_name(cudaMemoryType type) {
+  switch (type) {
+    case cudaMemoryTypeUnregistered:
+      return "unregistered host memory";
+    case cudaMemoryTypeHost:
+      return "pinned host memory";
+    case cudaMemoryTypeDevice:
+      return "device memory";
+    case cudaMemoryTypeManaged:
+      return "managed memory";
+  }
+  return "unknown memory";
+}
+
+// libnnplug checked that every tensor is labelled with the stream's device (kDLCUDA, its index);
+// a kernel given host memory so labelled would fault and poison the CUDA context (a sticky
+// error), so the data pointers are checked too: device memory of the stream's device, or
+// managed memory (any device may access it). Pointers once found good are cached in the stream
+// until memory of its device is freed (stream::known_device_pointer): in the steady state a
+// tensor costs one hash lookup. Tensors without elements (whose data may be NULL) are skipped.
+void check_tensor_memory(stream& s, const DLTensor* t, const char* role, size_t index) {
+  if (t == nullptr || t->data == nullptr || numel(*t) == 0) return;
+  const void* p = t->data;
+  if (s.known_device_pointer(p)) return;
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // CUDA < 11 refused host pointers with an error
+    attr.type = cudaMemoryTypeUnregistered;
+  }
+  const bool ok = (attr.type == cudaMemoryTypeDevice && attr.device == s.device) ||
+                  attr.type == cudaMemoryTypeManaged;
+  if (!ok) {
+    std::string what = memory_type_name(attr.type);
+    if (attr.type == cudaMemoryTypeDevice) what += format(" of cuda:%d", attr.device);
+    fail(NNP_STATUS_INVALID_ARGUMENT,
+         format("%s %zu: data %p is not memory of cuda:%d (cudaPointerGetAttributes says %s)", role,
+                index, const_cast<void*>(p), s.device, what.c_str()));
+  }
+  s.remember_device_pointer(p);
+}
+
+// The row kernel of a family: runs `family` on the call's stream (op_execute's c.stream), with
+// the stream's device current, once every tensor's data is known to be memory of that device.
+// fill and cast: every operand is a floating-point tensor (the row matches the first one only).
+void check_float_operands(const op_call& c) {
+  for (size_t i = 0; i < c.n_inputs + c.n_outputs; ++i) {
+    const DLTensor* t = i < c.n_inputs ? c.in(i) : c.out(i - c.n_inputs);
+    if (t != nullptr && !is_float_dtype(t->dtype))
+      unsupported(format("dtype %s is not implemented by the cuda backend for this op",
+                         dtype_name(t->dtype).c_str()));
+  }
+}
+// copy and transpose move elements of 1, 2, 4 or 8 bytes (one lane).
+void check_element_size(const op_call& c) {
+  const DLTensor* x = c.in(0);
+  if (x == nullptr) return;
+  const int bits = x->dtype.bits;
+  if (x->dtype.lanes != 1 || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+    unsupported(
+        format("dtype %s is not implemented by the cuda backend for this op "
+               "(implemented: any 1-, 2-, 4- or 8-byte dtype)",
+               dtype_name(x->dtype).c_str()));
+}
 }  // namespace nnp::cuda

@@ -803,4 +803,22 @@ void op_conv_transpose_backward_filter(stream& s, const op_call& c) {
            c.in(1), c.out(0), c.in(0), nullptr);
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kConvOps[] = {
+    {NNP_OP_CONV2D_FORWARD,                 kHalfFloats, on_stream<op_conv2d_forward>},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d_backward_data>},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d_backward_filter>},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           kHalfFloats, on_stream<op_conv_backward_bias>},
+    {NNP_OP_CONV_FORWARD,                   kHalfFloats, on_stream<op_conv_forward>},
+    {NNP_OP_CONV_BACKWARD_DATA,             kHalfFloats, on_stream<op_conv_backward_data>},
+    {NNP_OP_CONV_BACKWARD_FILTER,           kHalfFloats, on_stream<op_conv_backward_filter>},
+    {NNP_OP_CONV_BACKWARD_BIAS,             kHalfFloats, on_stream<op_conv_backward_bias>},
+    {NNP_OP_CONV_TRANSPOSE_FORWARD,         kHalfFloats, on_stream<op_conv_transpose_forward>},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA,   kHalfFloats, on_stream<op_conv_transpose_backward_data>},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER, kHalfFloats, on_stream<op_conv_transpose_backward_filter>},
+};
+// clang-format on
+extern const kit::op_row_list kConvRows = kit::row_list(kConvOps);
+
 }  // namespace nnp::cuda

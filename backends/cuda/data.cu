@@ -590,4 +590,17 @@ void op_where(stream& s, const op_call& c) {
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kDataOps[] = {
+    {NNP_OP_CONCAT,          kit::any,         on_stream<op_concat>, check_element_size},
+    {NNP_OP_SPLIT,           kit::any,         on_stream<op_split>, check_element_size},
+    {NNP_OP_SLICE,           kit::any,         on_stream<op_slice>, check_element_size},
+    {NNP_OP_SLICE_BACKWARD,  kit::any,         on_stream<op_slice_backward>, check_element_size},
+    {NNP_OP_GATHER_BACKWARD, kAllFloats,  on_stream<op_gather_backward>},
+    {NNP_OP_WHERE,           kAllFloats,  on_stream<op_where>},
+};
+// clang-format on
+extern const kit::op_row_list kDataRows = kit::row_list(kDataOps);
+
 }  // namespace nnp::cuda

@@ -82,4 +82,13 @@ void op_dropout_backward(stream& s, const op_call& c) {
   run_dropout(s, c, nullptr, kKernelErrorDropoutBackwardStep);
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kDropoutOps[] = {
+    {NNP_OP_DROPOUT_FORWARD,  kHalfFloats, on_stream<op_dropout_forward>},
+    {NNP_OP_DROPOUT_BACKWARD, kHalfFloats, on_stream<op_dropout_backward>},
+};
+// clang-format on
+extern const kit::op_row_list kDropoutRows = kit::row_list(kDropoutOps);
+
 }  // namespace nnp::cuda

@@ -466,4 +466,28 @@ void op_cast(stream& s, const op_call& c) {
   launch_cast(s, tx, data_ptr<const void>(x), ty, data_ptr<void>(y), n);
 }
 
+// binary: add, sub, mul, div (ABI 1.0) and pow (ABI 1.2); later ops are not implemented.
+void check_binary(const op_call& c) {
+  const int32_t op = c.params_as<nnp_binary_params>().op;
+  if (op < NNP_BINARY_ADD || op > NNP_BINARY_POW)
+    unsupported(
+        format("binary op %d is not implemented by the cuda backend (implemented: ADD, "
+               "SUB, MUL, DIV, POW)",
+               op));
+}
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kElementwiseOps[] = {
+    {NNP_OP_BINARY,    kHalfFloats, on_stream<op_binary>, check_binary},
+    {NNP_OP_SCALE,     kHalfFloats, on_stream<op_scale>},
+    {NNP_OP_FILL,      kAllFloats,  on_stream<op_fill>, check_float_operands},
+    {NNP_OP_COPY,      kit::any,         on_stream<op_copy>, check_element_size},
+    {NNP_OP_TRANSPOSE, kit::any,         on_stream<op_transpose>, check_element_size},
+    {NNP_OP_GATHER,    kit::any,         on_stream<op_gather>, check_element_size},
+    {NNP_OP_CAST,      kAllFloats,  on_stream<op_cast>, check_float_operands},
+    {NNP_OP_CLIP,      kHalfFloats, on_stream<op_clip>},
+};
+// clang-format on
+extern const kit::op_row_list kElementwiseRows = kit::row_list(kElementwiseOps);
+
 }  // namespace nnp::cuda

@@ -350,4 +350,15 @@ void op_matmul(stream& s, const op_call& c) {
   }
 }
 
+// gemm: cuBLAS's 32-bit sizes (C broadcasts into Y in every ONNX unidirectional form).
+void check_gemm(const op_call& c) { check_gemm_limits(c); }
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kGemmOps[] = {
+    {NNP_OP_GEMM,   kHalfFloats, on_stream<op_gemm>, check_gemm},
+    {NNP_OP_MATMUL, kHalfFloats, on_stream<op_matmul>, check_matmul},
+};
+// clang-format on
+extern const kit::op_row_list kGemmRows = kit::row_list(kGemmOps);
+
 }  // namespace nnp::cuda

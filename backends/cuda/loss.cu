@@ -423,4 +423,15 @@ void op_sce_loss_backward(stream& s, const op_call& c) {
   loss_backward<nnp_softmax_cross_entropy_loss_params, true>(s, c);
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kLossOps[] = {
+    {NNP_OP_NLL_LOSS_FORWARD,                    kit::f32,         on_stream<op_nll_loss_forward>},
+    {NNP_OP_NLL_LOSS_BACKWARD,                   kit::f32,         on_stream<op_nll_loss_backward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD,  kit::f32,         on_stream<op_sce_loss_forward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, kit::f32,         on_stream<op_sce_loss_backward>},
+};
+// clang-format on
+extern const kit::op_row_list kLossRows = kit::row_list(kLossOps);
+
 }  // namespace nnp::cuda

@@ -45,6 +45,32 @@ Code float_code(elem t, Code f32, Code f16, Code bf16, const char* op) {
   }
 }
 
+// ---- rows -----------------------------------------------------------------------------------
+// float32 and the 16-bit floats
+constexpr uint32_t kHalfFloats = nnp::kit::f32 | nnp::kit::f16 | nnp::kit::bf16;
+constexpr uint32_t kAllFloats = nnp::kit::all_floats;
+// Checks that tensor t (input or output `index`, `role` naming which) is memory of s's device:
+// INVALID_ARGUMENT otherwise (context.cpp).
+void check_tensor_memory(stream& s, const DLTensor* t, const char* role, size_t index);
+// The row kernel of a family: runs `family` on the call's stream (op_execute's c.stream), with
+// the stream's device current, once every tensor's data is known to be memory of that device.
+template <void (*family)(stream&, const op_call&)>
+void on_stream(const op_call& c) {
+  stream& s = *static_cast<stream*>(c.stream);
+  use_device(s.device);
+  for (size_t i = 0; i < c.n_inputs; ++i) check_tensor_memory(s, c.in(i), "input", i);
+  for (size_t i = 0; i < c.n_outputs; ++i) check_tensor_memory(s, c.out(i), "output", i);
+  family(s, c);
+}
+// Row checks several families share (context.cpp): every float operand one of f32, f16,
+// bf16, f64 ...; element sizes of 1, 2, 4 or 8 bytes.
+void check_float_operands(const op_call& c);
+void check_element_size(const op_call& c);
+// The rows of each family file (plugin.cpp lists them).
+extern const kit::op_row_list kGemmRows, kConvRows, kPoolRows, kActivationRows, kSoftmaxRows,
+    kNormRows, kDropoutRows, kElementwiseRows, kReduceRows, kOptimRows, kAttentionRows, kDataRows,
+    kUnaryRows, kLossRows;
+
 // ---- op families ------------------------------------------------------------------------------
 void op_gemm(stream& s, const op_call& c);  // gemm.cpp (cuBLAS)
 // cuBLAS's and cuDNN's 32-bit sizes, checked by op_supported and op_execute alike (row checks):

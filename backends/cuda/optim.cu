@@ -171,4 +171,13 @@ void op_adam(stream& s, const op_call& c) {
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kOptimOps[] = {
+    {NNP_OP_SGD_UPDATE,  kit::f32,         on_stream<op_sgd>},
+    {NNP_OP_ADAM_UPDATE, kit::f32,         on_stream<op_adam>},
+};
+// clang-format on
+extern const kit::op_row_list kOptimRows = kit::row_list(kOptimOps);
+
 }  // namespace nnp::cuda

@@ -439,4 +439,15 @@ void op_pool_backward(stream& s, const op_call& c) {
   launch_backward(s, g, elem_of(x.dtype), cdata(x), cdata(*c.in(2)), mdata(*c.out(0)));
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kPoolOps[] = {
+    {NNP_OP_POOL2D_FORWARD,  kHalfFloats, on_stream<op_pool2d_forward>},
+    {NNP_OP_POOL2D_BACKWARD, kHalfFloats, on_stream<op_pool2d_backward>},
+    {NNP_OP_POOL_FORWARD,    kHalfFloats, on_stream<op_pool_forward>},
+    {NNP_OP_POOL_BACKWARD,   kHalfFloats, on_stream<op_pool_backward>},
+};
+// clang-format on
+extern const kit::op_row_list kPoolRows = kit::row_list(kPoolOps);
+
 }  // namespace nnp::cuda

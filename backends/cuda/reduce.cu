@@ -293,4 +293,23 @@ void op_reduce(stream& s, const op_call& c) {
                 reduced, p.op);
 }
 
+// reduce: sum, mean, max (ABI 1.0), min, l2, l1, sum_square, log_sum_exp (ABI 1.2); later ops
+// are not implemented.
+void check_reduce(const op_call& c) {
+  const int32_t op = c.params_as<nnp_reduce_params>().op;
+  if (op < NNP_REDUCE_SUM || op > NNP_REDUCE_LOG_SUM_EXP)
+    unsupported(
+        format("reduce op %d is not implemented by the cuda backend (implemented: SUM, "
+               "MEAN, MAX, MIN, L2, L1, SUM_SQUARE, LOG_SUM_EXP)",
+               op));
+}
+
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kReduceOps[] = {
+    {NNP_OP_REDUCE, kHalfFloats, on_stream<op_reduce>, check_reduce},
+};
+// clang-format on
+extern const kit::op_row_list kReduceRows = kit::row_list(kReduceOps);
+
 }  // namespace nnp::cuda

@@ -279,4 +279,15 @@ void op_softmax_cross_entropy_backward(stream& s, const op_call& c) {
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kSoftmaxOps[] = {
+    {NNP_OP_SOFTMAX_FORWARD,                kHalfFloats, on_stream<op_softmax_forward>},
+    {NNP_OP_SOFTMAX_BACKWARD,               kHalfFloats, on_stream<op_softmax_backward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,  kit::f32,         on_stream<op_softmax_cross_entropy_forward>},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, kit::f32,         on_stream<op_softmax_cross_entropy_backward>},
+};
+// clang-format on
+extern const kit::op_row_list kSoftmaxRows = kit::row_list(kSoftmaxOps);
+
 }  // namespace nnp::cuda

@@ -163,4 +163,13 @@ void op_unary_backward(stream& s, const op_call& c) {
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+// The rows of this file's kernels (plugin.cpp lists the files).
+// clang-format off
+const kit::op_row kUnaryOps[] = {
+    {NNP_OP_UNARY_FORWARD,  kHalfFloats, on_stream<op_unary_forward>},
+    {NNP_OP_UNARY_BACKWARD, kHalfFloats, on_stream<op_unary_backward>},
+};
+// clang-format on
+extern const kit::op_row_list kUnaryRows = kit::row_list(kUnaryOps);
+
 }  // namespace nnp::cuda

@@ -97,4 +97,13 @@ void backward_t(const op_args& args) {
 REF_FLOAT_OP(activation_forward, forward_t, in(0))
 REF_FLOAT_OP(activation_backward, backward_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kActivationOps[] = {
+    {NNP_OP_ACTIVATION_FORWARD,  kFloats,        activation_forward},
+    {NNP_OP_ACTIVATION_BACKWARD, kFloats,        activation_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kActivationRows = nnp::kit::row_list(kActivationOps);
+
 }  // namespace ref

@@ -135,4 +135,13 @@ void backward_t(const op_args& a) {
 REF_FLOAT_OP(attention_forward, forward_t, in(0))
 REF_FLOAT_OP(attention_backward, backward_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kAttentionOps[] = {
+    {NNP_OP_ATTENTION_FORWARD,  kFloats,        attention_forward},
+    {NNP_OP_ATTENTION_BACKWARD, kFloats,        attention_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kAttentionRows = nnp::kit::row_list(kAttentionOps);
+
 }  // namespace ref

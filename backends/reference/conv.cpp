@@ -223,4 +223,22 @@ void conv2d_backward_data(const op_args& a) { as_conv_nd(a, conv_backward_data);
 void conv2d_backward_filter(const op_args& a) { as_conv_nd(a, conv_backward_filter); }
 void conv2d_backward_bias(const op_args& a) { conv_backward_bias(a); }
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kConvOps[] = {
+    {NNP_OP_CONV2D_FORWARD,                 kFloats,        conv2d_forward},
+    {NNP_OP_CONV2D_BACKWARD_DATA,           kFloats,        conv2d_backward_data},
+    {NNP_OP_CONV2D_BACKWARD_FILTER,         kFloats,        conv2d_backward_filter},
+    {NNP_OP_CONV2D_BACKWARD_BIAS,           kFloats,        conv2d_backward_bias},
+    {NNP_OP_CONV_FORWARD,                   kFloats,        conv_forward},
+    {NNP_OP_CONV_BACKWARD_DATA,             kFloats,        conv_backward_data},
+    {NNP_OP_CONV_BACKWARD_FILTER,           kFloats,        conv_backward_filter},
+    {NNP_OP_CONV_BACKWARD_BIAS,             kFloats,        conv_backward_bias},
+    {NNP_OP_CONV_TRANSPOSE_FORWARD,         kFloats,        conv_transpose_forward},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA,   kFloats,        conv_transpose_backward_data},
+    {NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER, kFloats,        conv_transpose_backward_filter},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kConvRows = nnp::kit::row_list(kConvOps);
+
 }  // namespace ref

@@ -165,4 +165,17 @@ void gather(const op_args& a) {
 
 REF_FLOAT_OP(gather_backward, gather_backward_t, out(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kDataMovementOps[] = {
+    {NNP_OP_CONCAT,          nnp::kit::any,  concat},
+    {NNP_OP_SPLIT,           nnp::kit::any,  split},
+    {NNP_OP_SLICE,           nnp::kit::any,  slice},
+    {NNP_OP_SLICE_BACKWARD,  nnp::kit::any,  slice_backward},
+    {NNP_OP_GATHER,          nnp::kit::any,  gather},
+    {NNP_OP_GATHER_BACKWARD, kFloats,        gather_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kDataMovementRows = nnp::kit::row_list(kDataMovementOps);
+
 }  // namespace ref

@@ -55,4 +55,13 @@ void dropout_backward(const op_args& a) {
                  [&](auto t) { apply_mask<decltype(t)>(p, *a.in(0), *a.out(0), nullptr); });
 }
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kDropoutOps[] = {
+    {NNP_OP_DROPOUT_FORWARD,  kFloats,        dropout_forward},
+    {NNP_OP_DROPOUT_BACKWARD, kFloats,        dropout_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kDropoutRows = nnp::kit::row_list(kDropoutOps);
+
 }  // namespace ref

@@ -262,4 +262,31 @@ void cast(const op_args& a) {
   });
 }
 
+// cast converts between float32 and float64 only (the row lists both dtypes for x).
+void check_cast(const op_args& c) {
+  const DLDataType& y = c.out(0)->dtype;
+  if (!nnp::is_f32(y) && !nnp::is_f64(y))
+    nnp::unsupported(
+        nnp::format("the reference kernels implement float32 and float64 only; "
+                    "output 0 is %s (cast supports float32 <-> float64 only)",
+                    nnp::dtype_name(y).c_str()));
+}
+
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kElementwiseOps[] = {
+    {NNP_OP_BINARY,         kFloats,        binary},
+    {NNP_OP_SCALE,          kFloats,        scale},
+    {NNP_OP_FILL,           kFloats,        fill},
+    {NNP_OP_COPY,           nnp::kit::any,  copy},
+    {NNP_OP_TRANSPOSE,      nnp::kit::any,  transpose},
+    {NNP_OP_CAST,           kFloats,        cast, check_cast},
+    {NNP_OP_CLIP,           kFloats,        clip},
+    {NNP_OP_UNARY_FORWARD,  kFloats,        unary_forward},
+    {NNP_OP_UNARY_BACKWARD, kFloats,        unary_backward},
+    {NNP_OP_WHERE,          kFloats,        where},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kElementwiseRows = nnp::kit::row_list(kElementwiseOps);
+
 }  // namespace ref

@@ -69,4 +69,12 @@ void gemm_t(const op_args& args) {
 
 REF_FLOAT_OP(gemm, gemm_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kGemmOps[] = {
+    {NNP_OP_GEMM, kFloats,        gemm},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kGemmRows = nnp::kit::row_list(kGemmOps);
+
 }  // namespace ref

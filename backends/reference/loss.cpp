@@ -271,4 +271,17 @@ REF_FLOAT_OP(nll_loss_backward, nll_backward_t, in(0))
 REF_FLOAT_OP(sce_loss_forward, sce_forward_t, in(0))
 REF_FLOAT_OP(sce_loss_backward, sce_backward_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kLossOps[] = {
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD,       kFloats,        softmax_cross_entropy_forward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD,      kFloats,        softmax_cross_entropy_backward},
+    {NNP_OP_NLL_LOSS_FORWARD,                    kFloats,        nll_loss_forward},
+    {NNP_OP_NLL_LOSS_BACKWARD,                   kFloats,        nll_loss_backward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD,  kFloats,        sce_loss_forward},
+    {NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD, kFloats,        sce_loss_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kLossRows = nnp::kit::row_list(kLossOps);
+
 }  // namespace ref

@@ -58,4 +58,12 @@ void matmul_t(const op_args& args) {
 
 REF_FLOAT_OP(matmul, matmul_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kMatmulOps[] = {
+    {NNP_OP_MATMUL, kFloats,        matmul},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kMatmulRows = nnp::kit::row_list(kMatmulOps);
+
 }  // namespace ref

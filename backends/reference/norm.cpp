@@ -235,4 +235,16 @@ REF_FLOAT_OP(batch_norm_backward, bn_backward_t, in(0))
 REF_FLOAT_OP(layer_norm_forward, ln_forward_t, in(0))
 REF_FLOAT_OP(layer_norm_backward, ln_backward_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kNormOps[] = {
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,  kFloats,        batch_norm_forward_training},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, kFloats,        batch_norm_forward_inference},
+    {NNP_OP_BATCH_NORM_BACKWARD,          kFloats,        batch_norm_backward},
+    {NNP_OP_LAYER_NORM_FORWARD,           kFloats,        layer_norm_forward},
+    {NNP_OP_LAYER_NORM_BACKWARD,          kFloats,        layer_norm_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kNormRows = nnp::kit::row_list(kNormOps);
+
 }  // namespace ref

@@ -82,4 +82,13 @@ void adam_t(const op_args& args) {
 REF_FLOAT_OP(sgd_update, sgd_t, in(0))
 REF_FLOAT_OP(adam_update, adam_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kOptimizerOps[] = {
+    {NNP_OP_SGD_UPDATE,  kFloats,        sgd_update},
+    {NNP_OP_ADAM_UPDATE, kFloats,        adam_update},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kOptimizerRows = nnp::kit::row_list(kOptimizerOps);
+
 }  // namespace ref

@@ -12,7 +12,7 @@
 namespace {
 
 constexpr nnp::kit::host_backend kBackend =
-    nnp::kit::host_backend_of("reference", NNP_VERSION_STRING, ref::kRows,
+    nnp::kit::host_backend_of("reference", NNP_VERSION_STRING, ref::kFamilies,
                               "nnplug reference backend (naive, single-threaded, float32/float64)");
 
 const nnp_plugin_api kTable = nnp::kit::host_plugin_table<kBackend>();

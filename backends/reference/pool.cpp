@@ -184,4 +184,15 @@ REF_FLOAT_OP(pool_backward, backward_t, in(0))
 void pool2d_forward(const op_args& a) { as_pool_nd(a, pool_forward); }
 void pool2d_backward(const op_args& a) { as_pool_nd(a, pool_backward); }
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kPoolOps[] = {
+    {NNP_OP_POOL2D_FORWARD,  kFloats,        pool2d_forward},
+    {NNP_OP_POOL2D_BACKWARD, kFloats,        pool2d_backward},
+    {NNP_OP_POOL_FORWARD,    kFloats,        pool_forward},
+    {NNP_OP_POOL_BACKWARD,   kFloats,        pool_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kPoolRows = nnp::kit::row_list(kPoolOps);
+
 }  // namespace ref

@@ -124,4 +124,12 @@ void reduce(const op_args& a) {
   dispatch_float(*a.in(0), [&](auto t) { reduce_t<decltype(t)>(a); });
 }
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kReduceOps[] = {
+    {NNP_OP_REDUCE, kFloats,        reduce},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kReduceRows = nnp::kit::row_list(kReduceOps);
+
 }  // namespace ref

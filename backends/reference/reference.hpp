@@ -25,6 +25,10 @@ namespace ref {
 
 // The tensors and params of one op call (the plugin kit's op_call), and params reading.
 using op_args = nnp::kit::op_call;
+using nnp::kit::f32;
+using nnp::kit::f64;
+// The reference kernels' dtypes: float32 and float64.
+inline constexpr uint32_t kFloats = f32 | f64;
 using nnp::read_params;
 
 // Calls f(T{}) with T = float or double, the dtype of t. Other dtypes were rejected by

@@ -81,4 +81,13 @@ void backward_t(const op_args& args) {
 REF_FLOAT_OP(softmax_forward, forward_t, in(0))
 REF_FLOAT_OP(softmax_backward, backward_t, in(0))
 
+// The rows of this file's kernels (rows.hpp lists the files).
+// clang-format off
+const nnp::kit::op_row kSoftmaxOps[] = {
+    {NNP_OP_SOFTMAX_FORWARD,  kFloats,        softmax_forward},
+    {NNP_OP_SOFTMAX_BACKWARD, kFloats,        softmax_backward},
+};
+// clang-format on
+extern const nnp::kit::op_row_list kSoftmaxRows = nnp::kit::row_list(kSoftmaxOps);
+
 }  // namespace ref

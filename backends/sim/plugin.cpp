@@ -52,7 +52,7 @@ device_state& device_at(int32_t index) {
   return *(*g_devices)[static_cast<size_t>(index)];
 }
 
-constexpr kit::op_rows kOps = kit::make_op_rows("sim", ref::kRows, check_device);
+constexpr kit::op_rows kOps = kit::make_op_rows("sim", ref::kFamilies, check_device);
 
 stream& stream_of(void* s) {
   if (s == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");

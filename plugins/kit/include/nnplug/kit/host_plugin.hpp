@@ -59,6 +59,9 @@ struct host_backend {
   void* (*stream_new)(int32_t index) = nullptr;  // a stream's state (default: its index)
   void (*stream_delete)(void* stream) = nullptr;
   void (*copy)(void* dst, const void* src, size_t size_bytes) = nullptr;  // disjoint ranges
+  // Instead of rows: the row lists of the backend's kernel files (plugin.hpp's op_row_list).
+  const op_row_list* const* lists = nullptr;
+  size_t n_lists = 0;
 };
 
 // A host_backend with the required fields; set the optional ones on the result (in a
@@ -67,6 +70,16 @@ template <size_t N>
 constexpr host_backend host_backend_of(const char* name, const char* version,
                                        const op_row (&rows)[N], const char* description) {
   host_backend b{name, version, rows, N, description};
+  return b;
+}
+// The same for a backend whose kernel files each define an op_row_list.
+template <size_t N>
+constexpr host_backend host_backend_of(const char* name, const char* version,
+                                       const op_row_list* const (&lists)[N],
+                                       const char* description) {
+  host_backend b{name, version, nullptr, 0, description};
+  b.lists = lists;
+  b.n_lists = N;
   return b;
 }
 
@@ -85,7 +98,8 @@ void check_device(int32_t index) {
 }
 
 template <const host_backend& B>
-inline constexpr op_rows kOps = op_rows{B.name, B.rows, B.n_rows, check_device<B>};
+inline constexpr op_rows kOps =
+    op_rows{B.name, B.rows, B.n_rows, check_device<B>, B.lists, B.n_lists};
 
 template <const host_backend& B>
 nnp_status get_device_count(int32_t* n_devices, const char** reason) {
