@@ -35,7 +35,7 @@
 namespace conf {
 
 // ---- options --------------------------------------------------------------------------------
-struct Options {
+struct runner_options {
   std::vector<std::string> backends;         // --backend NAME (device "NAME:0" or "NAME:i")
   std::vector<std::string> plugins;          // --plugin PATH
   std::string reference = "reference";       // --reference NAME
@@ -50,45 +50,45 @@ struct Options {
   // (for a DIR of --cases that holds some families on purpose).
   bool allow_missing_cases = false;
 };
-Options& options();
+runner_options& options();
 // True if a numerics or gradient case of this name runs (--filter is a substring of it).
 bool case_selected(const std::string& case_name);
 
 // ---- dtypes ---------------------------------------------------------------------------------
-enum class DT { f32, f64, f16, bf16, i64, u8, i32 };
-DLDataType to_dl(DT t);
-const char* dt_name(DT t);   // "float32", "float64", "float16", "bfloat16", "int64", ...
-const char* dt_short(DT t);  // "f32", "f64", "f16", "bf16", ...
-size_t dt_size(DT t);
-bool dt_is_float(DT t);
+enum class dtype_id { f32, f64, f16, bf16, i64, u8, i32 };
+DLDataType to_dl(dtype_id t);
+const char* dt_name(dtype_id t);   // "float32", "float64", "float16", "bfloat16", "int64", ...
+const char* dt_short(dtype_id t);  // "f32", "f64", "f16", "bf16", ...
+size_t dt_size(dtype_id t);
+bool dt_is_float(dtype_id t);
 // The float dtypes every numerics case is tried in (unsupported ones are reported).
-const std::vector<DT>& float_dtypes();
+const std::vector<dtype_id>& float_dtypes();
 // Rounds a value to what dtype t can hold (float16/bfloat16 round to nearest even).
-double quantize(double v, DT t);
+double quantize(double v, dtype_id t);
 
 // ---- op calls as host data ------------------------------------------------------------------
 // One operand of an op call. Tensors with follows_case_dtype take the case's float dtype; others
 // keep `dtype` (int64 labels, uint8 masks, a cast's destination).
-struct TensorSpec {
+struct tensor_spec {
   std::vector<int64_t> shape;
   bool follows_case_dtype = true;  // dtype = the case's float dtype
-  DT dtype = DT::f32;              // used when follows_case_dtype is false
+  dtype_id dtype = dtype_id::f32;  // used when follows_case_dtype is false
   std::vector<double> data;        // inputs and in/out outputs: initial values (row-major)
   std::vector<int64_t> strides;    // empty = compact; else strides in elements (NNP_OP_COPY)
   int alias_of = -1;               // outputs: index of the input whose memory it shares
   bool absent = false;             // optional tensor passed as NULL
   bool exact = false;              // outputs: compare bit-exactly (integers, masks)
 };
-TensorSpec tensor(std::vector<int64_t> shape, std::vector<double> data = {});
-TensorSpec int_tensor(DT dtype, std::vector<int64_t> shape, std::vector<double> data = {});
-TensorSpec absent_tensor();
+tensor_spec tensor(std::vector<int64_t> shape, std::vector<double> data = {});
+tensor_spec int_tensor(dtype_id dtype, std::vector<int64_t> shape, std::vector<double> data = {});
+tensor_spec absent_tensor();
 int64_t numel(const std::vector<int64_t>& shape);
 std::string shape_str(const std::vector<int64_t>& shape);
 
-struct OpCall {
+struct call_spec {
   int32_t kind = 0;
   std::vector<uint8_t> params;  // empty = NULL params
-  std::vector<TensorSpec> inputs, outputs;
+  std::vector<tensor_spec> inputs, outputs;
   template <typename P>
   void set_params(const P& p) {
     params = param_bytes(p);
@@ -99,22 +99,22 @@ struct OpCall {
   }
 };
 // A call of `kind` with these operands and NULL params, or with params `p`.
-OpCall op_call(int32_t kind, std::vector<TensorSpec> inputs, std::vector<TensorSpec> outputs);
+call_spec op_call(int32_t kind, std::vector<tensor_spec> inputs, std::vector<tensor_spec> outputs);
 template <typename P>
-OpCall op_call(int32_t kind, const P& p, std::vector<TensorSpec> inputs,
-               std::vector<TensorSpec> outputs) {
-  OpCall call = op_call(kind, std::move(inputs), std::move(outputs));
+call_spec op_call(int32_t kind, const P& p, std::vector<tensor_spec> inputs,
+                  std::vector<tensor_spec> outputs) {
+  call_spec call = op_call(kind, std::move(inputs), std::move(outputs));
   call.set_params(p);
   return call;
 }
 // A call whose inputs and single output all have `shape` (activations, softmax, ...). With
 // alias_input >= 0 the output aliases that input (the ops' "may alias" case).
 template <typename P>
-OpCall same_shape_call(int32_t kind, const P& p, const std::vector<int64_t>& shape,
-                       std::vector<std::vector<double>> inputs, int alias_input = -1) {
-  std::vector<TensorSpec> in;
+call_spec same_shape_call(int32_t kind, const P& p, const std::vector<int64_t>& shape,
+                          std::vector<std::vector<double>> inputs, int alias_input = -1) {
+  std::vector<tensor_spec> in;
   for (auto& data : inputs) in.push_back(tensor(shape, std::move(data)));
-  OpCall call = op_call(kind, p, std::move(in), {tensor(shape)});
+  call_spec call = op_call(kind, p, std::move(in), {tensor(shape)});
   if (alias_input >= 0) call.outputs[0].alias_of = alias_input;
   return call;
 }
@@ -127,7 +127,7 @@ P make_params() {
 }
 
 // ---- devices --------------------------------------------------------------------------------
-struct Device {
+struct device_entry {
   std::string label;   // what the user asked for ("cpu", "./libnnplug-mine.so")
   std::string name;    // device name, "cpu:0"
   std::string plugin;  // plugin name
@@ -142,25 +142,25 @@ struct Device {
 // Loads plugins and looks up devices as the options say. Returns false after printing why if
 // the reference is not usable.
 bool setup_devices();
-Device& reference_device();
-std::vector<Device*> backends_under_test();  // available or not
+device_entry& reference_device();
+std::vector<device_entry*> backends_under_test();  // available or not
 // The backends under test, then the reference (known-answer tests run on all of them).
-std::vector<Device*> all_devices();
+std::vector<device_entry*> all_devices();
 // Destroys the main-thread streams (before nnp_shutdown or exit).
 void release_devices();
 
 // ---- running ops ----------------------------------------------------------------------------
-struct RunResult {
+struct run_result {
   nnp_status status = NNP_STATUS_OK;
   std::string message;                       // nnp_last_error_message() on failure
   std::vector<std::vector<double>> outputs;  // per output (row-major); empty if absent
   std::vector<std::string> problems;         // guard bytes, changed inputs
   bool outputs_untouched = true;             // every output buffer byte as before the call
 };
-// The raw call just before nnp_op_execute; a Mutation may break it (error tests): change
+// The raw call just before nnp_op_execute; a call_mutation may break it (error tests): change
 // tensor fields, point shapes into `storage`, set pointers to NULL, edit `param_bytes` or set
 // `params` to NULL.
-struct RawCall {
+struct raw_call {
   int32_t kind = 0;
   const void* params = nullptr;
   std::vector<uint8_t> param_bytes;
@@ -168,80 +168,81 @@ struct RawCall {
   std::vector<const DLTensor*> in_ptrs, out_ptrs;
   std::vector<std::vector<int64_t>> storage;
 };
-using Mutation = std::function<void(RawCall&)>;
+using call_mutation = std::function<void(raw_call&)>;
 // Allocates every tensor with guard bytes on `dev`, uploads, executes on `stream` (default:
 // the device's), synchronises, downloads and checks guards and untouched inputs.
 // `dtype` is the case's float dtype.
 // The dtype tensor t has in a call of case dtype case_dtype.
-DT spec_dtype(const TensorSpec& t, DT case_dtype);
-RunResult run_op(Device& dev, const OpCall& call, DT dtype, nnp_stream* stream = nullptr,
-                 const Mutation& mutate = {});
+dtype_id spec_dtype(const tensor_spec& t, dtype_id case_dtype);
+run_result run_op(device_entry& dev, const call_spec& call, dtype_id dtype,
+                  nnp_stream* stream = nullptr, const call_mutation& mutate = {});
 // On a device whose memory is not the host's (sim, cuda): `call` (float32) with its input
 // `index`, a one-element float32 tensor named `name`, passed as host memory instead must be
 // refused with INVALID_ARGUMENT naming that input's device, outputs untouched (doctest checks).
 // Nothing on host-memory devices.
 // Reports one case whose checks collected `problems` (pass when empty; the error column is
 // `error`, by default the number of problems) and fails the doctest case with them.
-void report_problems(const Device& dev, const std::string& op, const std::string& dtype,
+void report_problems(const device_entry& dev, const std::string& op, const std::string& dtype,
                      const std::string& case_name, const std::vector<std::string>& problems,
                      double error = -1);
-void check_host_scalar_refused(Device& dev, const OpCall& call, size_t index,
+void check_host_scalar_refused(device_entry& dev, const call_spec& call, size_t index,
                                const std::string& name);
 // A compact tensor on a device that stays allocated across op calls, for tests that queue
 // several ops on one stream (e.g. a step counter updated in place between two calls): filled
 // from `values` encoded in `dtype` (zeros when empty), read back with read(). A failed
 // allocation or upload leaves `error` set (and dl()->data NULL).
-class DeviceTensor {
+class device_tensor {
  public:
-  DeviceTensor(Device& dev, DT dtype, std::vector<int64_t> shape,
-               const std::vector<double>& values = {});
-  ~DeviceTensor();
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  device_tensor(device_entry& dev, dtype_id dtype, std::vector<int64_t> shape,
+                const std::vector<double>& values = {});
+  ~device_tensor();
+  device_tensor(const device_tensor&) = delete;
+  device_tensor& operator=(const device_tensor&) = delete;
   const DLTensor* dl() const { return &t_; }
   // The elements, copied to the host (nnp_memcpy, which waits for the device's work first).
   std::vector<double> read() const;
   std::string error;
 
  private:
-  Device& dev_;
-  DT dtype_;
+  device_entry& dev_;
+  dtype_id dtype_;
   std::vector<int64_t> shape_;
   DLTensor t_{};
 };
 // nnp_op_supported for this call with this dtype (data pointers are NULL). OK or the status;
 // *reason gets the message.
-nnp_status op_supported(Device& dev, const OpCall& call, DT dtype, std::string* reason);
+nnp_status op_supported(device_entry& dev, const call_spec& call, dtype_id dtype,
+                        std::string* reason);
 // Runs `call` on the reference in float64 and rounds its outputs to dt: for ops whose inputs
 // must be a forward's outputs (pool backward's y, softmax backward's y). Empty on failure.
-std::vector<std::vector<double>> reference_outputs(const OpCall& call, DT dt);
+std::vector<std::vector<double>> reference_outputs(const call_spec& call, dtype_id dt);
 // Rounds every case-dtype input and in/out output to dtype (so that the reference, which may
 // compute in a wider dtype, sees exactly the backend's values).
-OpCall quantized(const OpCall& call, DT dtype);
+call_spec quantized(const call_spec& call, dtype_id dtype);
 
 // ---- comparison -----------------------------------------------------------------------------
-struct Comparison {
+struct comparison {
   bool ok = true;
   double error = 0;    // NMSE (or count of mismatches for exact comparisons)
   std::string detail;  // first problem, if any
 };
 // NMSE = sum((a-b)^2) / max(sum(b^2), tiny) over finite positions; NaN in `got` where `want`
 // is not NaN fails; Inf must match in position and sign.
-Comparison compare_nmse(const std::vector<double>& got, const std::vector<double>& want,
+comparison compare_nmse(const std::vector<double>& got, const std::vector<double>& want,
                         double threshold);
-Comparison compare_exact(const std::vector<double>& got, const std::vector<double>& want);
+comparison compare_exact(const std::vector<double>& got, const std::vector<double>& want);
 
 // ---- tolerances -----------------------------------------------------------------------------
 // Lines "op dtype nmse" ('*' matches any); later lines and later files win.
-double tolerance(const std::string& op, DT dtype);
+double tolerance(const std::string& op, dtype_id dtype);
 double tolerance(const std::string& op, const std::string& dtype);
 bool load_tolerances();
 
 // ---- random data ----------------------------------------------------------------------------
 // Deterministic per (seed, key): the same case always gets the same inputs.
-class Rng {
+class value_rng {
  public:
-  explicit Rng(const std::string& key);
+  explicit value_rng(const std::string& key);
   double uniform(double lo, double hi);
   int64_t integer(int64_t lo, int64_t hi);  // inclusive
   std::vector<double> uniform_vec(int64_t n, double lo = -1, double hi = 1);
@@ -258,7 +259,7 @@ class Rng {
 // ---- case files -----------------------------------------------------------------------------
 // One case a line: space-separated tokens "key=value" or "keyVALUE" (key = leading [a-z_],
 // value = the rest, e.g. "stride2", "pad_t1", "axis-1"); a bare word is a flag. '#' comments.
-struct Case {
+struct case_line {
   std::string text;  // the line as written (normalised spaces)
   std::map<std::string, std::string> kv;
   bool has(const std::string& k) const { return kv.count(k) != 0; }
@@ -268,21 +269,21 @@ struct Case {
   std::vector<int64_t> dims(const std::string& k, std::vector<int64_t> def = {}) const;  // 2x3x4
   std::vector<int64_t> list(const std::string& k) const;                                 // 1,0,2
 };
-Case parse_case(const std::string& line);
+case_line parse_case(const std::string& line);
 // Cases of `family` from the selected list (ci, full or a directory); full falls back to ci.
-std::vector<Case> load_cases(const std::string& family);
+std::vector<case_line> load_cases(const std::string& family);
 std::string data_dir();  // where tolerances.txt and cases/ live
 
 // ---- report ---------------------------------------------------------------------------------
-enum class Outcome { pass, fail, unsupported, no_device };
-const char* outcome_name(Outcome o);
-struct ReportEntry {
+enum class case_outcome { pass, fail, unsupported, no_device };
+const char* outcome_name(case_outcome o);
+struct report_entry {
   std::string backend, op, dtype, case_name;
-  Outcome outcome;
+  case_outcome outcome;
   double error = 0, threshold = 0;
   std::string message;
 };
-void report(const ReportEntry& e);
+void report(const report_entry& e);
 bool write_report(const std::string& path);
 // Markdown summary: one row per (backend, op), one column per dtype: passed/total and the
 // worst error, "fail", "unsupported" or "no device".
@@ -293,26 +294,27 @@ void print_summary();
 // Runs `call` (built for `dtypes`) on every backend under test and on the reference and
 // compares every output; records pass/fail/unsupported and asserts through doctest.
 // `op` names the op for tolerances and the report ("conv2d_forward"); case_text the case.
-struct NumericsOptions {
-  std::vector<DT> dtypes = float_dtypes();
+struct numerics_options {
+  std::vector<dtype_id> dtypes = float_dtypes();
 };
-void check_numerics(const std::string& op, const std::string& case_text, const OpCall& call,
-                    const NumericsOptions& opt = {});
+void check_numerics(const std::string& op, const std::string& case_text, const call_spec& call,
+                    const numerics_options& opt = {});
 // Same, but the call depends on the dtype (e.g. cast destinations).
 void check_numerics_fn(const std::string& op, const std::string& case_text,
-                       const std::function<OpCall(DT)>& make, const NumericsOptions& opt = {});
+                       const std::function<call_spec(dtype_id)>& make,
+                       const numerics_options& opt = {});
 // check_numerics on every case of load_cases(family): make(case, rng) builds the call, with rng
 // keyed "<rng_key> <case text>" (the key fixes the case's inputs: keep it stable). The short form
 // uses `op` as the family and the key.
-using CaseCall = std::function<OpCall(const Case&, Rng&)>;
+using case_call_fn = std::function<call_spec(const case_line&, value_rng&)>;
 void check_numerics_cases(const std::string& op, const std::string& family,
-                          const std::string& rng_key, const CaseCall& make);
-void check_numerics_cases(const std::string& op, const CaseCall& make);
+                          const std::string& rng_key, const case_call_fn& make);
+void check_numerics_cases(const std::string& op, const case_call_fn& make);
 // Known output shape, on every device (the reference included) in float32: `call`, whose output 0
 // has the expected shape written as a literal by the test, must be accepted and run, and output 0
 // one larger or one smaller in any dimension must be refused. Devices that declare the call
 // unsupported are skipped. `op` names the check in the report ("conv2d_out_size").
-void check_output_shape(const std::string& op, const std::string& case_text, const OpCall& call);
+void check_output_shape(const std::string& op, const std::string& case_text, const call_spec& call);
 
 // ---- known answers -------------------------------------------------------------------------
 // Known answers on all_devices() in float32, for hand-computed values the reference must meet
@@ -320,48 +322,50 @@ void check_output_shape(const std::string& op, const std::string& case_text, con
 // give output 0 = `want` within NMSE `threshold` (0: bit-exactly, compare_exact). Reported as op
 // "<family>_known", case "<family>_known <case_text>". `then` runs further checks on each device
 // that ran the call.
-void check_known_answer(const std::string& family, const std::string& case_text, const OpCall& call,
-                        const std::vector<double>& want, double threshold = 1e-12,
-                        const std::function<void(Device&)>& then = {});
+void check_known_answer(const std::string& family, const std::string& case_text,
+                        const call_spec& call, const std::vector<double>& want,
+                        double threshold = 1e-12,
+                        const std::function<void(device_entry&)>& then = {});
 // Known answers for several outputs on all_devices(): each device runs `call` in the first of
 // `dtypes` it supports (none: skipped) and must give output k = want[k] within NMSE
 // threshold(dtype) for every k. Reported as op `op`, case "<op> <case_text>", in that dtype.
-void check_known_outputs(const std::string& op, const std::string& case_text, const OpCall& call,
+void check_known_outputs(const std::string& op, const std::string& case_text, const call_spec& call,
                          const std::vector<std::vector<double>>& want,
-                         const std::vector<DT>& dtypes, const std::function<double(DT)>& threshold);
+                         const std::vector<dtype_id>& dtypes,
+                         const std::function<double(dtype_id)>& threshold);
 
 // ---- gradients ------------------------------------------------------------------------------
 // Checks a backward op against central finite differences of its forward op on the reference
 // in float64: L(x) = sum_k sum(forward(x)_k * r_k); dL/dwrt from `backward` vs
 // (L(x + h e_i) - L(x - h e_i)) / 2h on a sample of coordinates.
-struct GradientCheck {
+struct gradient_check {
   std::string name;  // report name, e.g. "conv2d_backward_data"
   std::string case_text;
-  OpCall forward;                 // inputs are the point x
+  call_spec forward;              // inputs are the point x
   std::vector<int> loss_outputs;  // which forward outputs enter L (default: output 0)
   // Builds the backward call from the forward call, its outputs and the weights r; returns
   // the call and, through grad_index, for each checked forward input the backward output
   // holding its gradient.
-  std::function<OpCall(const OpCall& fwd, const std::vector<std::vector<double>>& fwd_out,
-                       const std::vector<std::vector<double>>& r)>
+  std::function<call_spec(const call_spec& fwd, const std::vector<std::vector<double>>& fwd_out,
+                          const std::vector<std::vector<double>>& r)>
       backward;
   std::vector<std::pair<int, int>> wrt;  // (forward input index, backward output index)
   double step = 1e-6;
   int max_coords = 24;
 };
-void check_gradient(const GradientCheck& g);
+void check_gradient(const gradient_check& g);
 // The check without reporting or asserting (outcome pass/fail/unsupported and the message).
-ReportEntry evaluate_gradient(const GradientCheck& g);
+report_entry evaluate_gradient(const gradient_check& g);
 
 // ---- op templates (errors, threads) ---------------------------------------------------------
 // A valid call per op kind, registered by the family files, used by the error and thread tests.
-struct OpTemplate {
+struct op_template {
   std::string name;
-  std::function<OpCall()> make;
+  std::function<call_spec()> make;
 };
-std::vector<OpTemplate>& op_templates();
-struct RegisterTemplate {
-  RegisterTemplate(const std::string& name, std::function<OpCall()> make) {
+std::vector<op_template>& op_templates();
+struct register_template {
+  register_template(const std::string& name, std::function<call_spec()> make) {
     op_templates().push_back({name, std::move(make)});
   }
 };

@@ -17,18 +17,18 @@ constexpr size_t kGuard = 256;  // bytes before and after every tensor
 uint8_t guard_byte(size_t i) { return static_cast<uint8_t>(0xA5u ^ (i * 7u)); }
 constexpr uint8_t kOutputFill = 0xFF;  // NaN for floats: an element the op forgets stays NaN
 
-struct Buffer {
-  Device* dev = nullptr;
+struct guarded_buffer {
+  device_entry* dev = nullptr;
   void* base = nullptr;
   size_t interior = 0;         // bytes between the guards
   std::vector<uint8_t> image;  // what was uploaded (guards + interior)
   std::vector<uint8_t> after;  // downloaded after the op
-  ~Buffer() {
+  ~guarded_buffer() {
     if (base) nnp_free(dev->dev, base);
   }
 };
 
-int64_t extent_elems(const TensorSpec& t) {
+int64_t extent_elems(const tensor_spec& t) {
   const int64_t n = numel(t.shape);
   if (n <= 0) return 0;
   if (t.strides.empty()) return n;
@@ -37,7 +37,7 @@ int64_t extent_elems(const TensorSpec& t) {
   return e;
 }
 // Element offsets (in elements) of the row-major logical order.
-std::vector<int64_t> element_offsets(const TensorSpec& t) {
+std::vector<int64_t> element_offsets(const tensor_spec& t) {
   const int64_t n = std::max<int64_t>(numel(t.shape), 0);
   std::vector<int64_t> off(static_cast<size_t>(n));
   if (t.strides.empty()) {
@@ -57,7 +57,8 @@ std::vector<int64_t> element_offsets(const TensorSpec& t) {
   return off;
 }
 
-std::string upload(Buffer& b, Device& d, const TensorSpec& t, DT dt, bool is_output) {
+std::string upload(guarded_buffer& b, device_entry& d, const tensor_spec& t, dtype_id dt,
+                   bool is_output) {
   b.dev = &d;
   const size_t es = dt_size(dt);
   b.interior = static_cast<size_t>(extent_elems(t)) * es;
@@ -87,7 +88,7 @@ std::string upload(Buffer& b, Device& d, const TensorSpec& t, DT dt, bool is_out
   return {};
 }
 
-std::string download(Buffer& b) {
+std::string download(guarded_buffer& b) {
   b.after.assign(b.image.size(), 0);
   const nnp_status s = nnp_memcpy(nullptr, b.after.data(), b.dev->dev, b.base, b.after.size());
   if (s != NNP_STATUS_OK)
@@ -95,7 +96,7 @@ std::string download(Buffer& b) {
   return {};
 }
 
-bool guards_intact(const Buffer& b, std::string* where) {
+bool guards_intact(const guarded_buffer& b, std::string* where) {
   for (size_t i = 0; i < kGuard; ++i) {
     if (b.after[i] != b.image[i]) {
       *where = "guard before the tensor overwritten at byte -" + std::to_string(kGuard - i);
@@ -110,7 +111,7 @@ bool guards_intact(const Buffer& b, std::string* where) {
   return true;
 }
 
-std::vector<double> extract(const Buffer& b, const TensorSpec& t, DT dt) {
+std::vector<double> extract(const guarded_buffer& b, const tensor_spec& t, dtype_id dt) {
   const auto off = element_offsets(t);
   std::vector<double> out(off.size());
   const size_t es = dt_size(dt);
@@ -119,7 +120,8 @@ std::vector<double> extract(const Buffer& b, const TensorSpec& t, DT dt) {
   return out;
 }
 
-void make_dltensor(DLTensor& t, const Buffer& b, const TensorSpec& s, DT dt, Device& d) {
+void make_dltensor(DLTensor& t, const guarded_buffer& b, const tensor_spec& s, dtype_id dt,
+                   device_entry& d) {
   std::memset(&t, 0, sizeof(t));
   t.data = b.base;
   t.byte_offset = kGuard;
@@ -131,17 +133,17 @@ void make_dltensor(DLTensor& t, const Buffer& b, const TensorSpec& s, DT dt, Dev
 }
 }  // namespace
 
-DT spec_dtype(const TensorSpec& t, DT case_dtype) {
+dtype_id spec_dtype(const tensor_spec& t, dtype_id case_dtype) {
   return t.follows_case_dtype ? case_dtype : t.dtype;
 }
 
-RunResult run_op(Device& d, const OpCall& call, DT dtype, nnp_stream* stream,
-                 const Mutation& mutate) {
-  RunResult res;
+run_result run_op(device_entry& d, const call_spec& call, dtype_id dtype, nnp_stream* stream,
+                  const call_mutation& mutate) {
+  run_result res;
   if (!stream) stream = d.stream;
   const size_t ni = call.inputs.size(), no = call.outputs.size();
-  std::vector<Buffer> in_buf(ni), out_buf(no);
-  RawCall raw;
+  std::vector<guarded_buffer> in_buf(ni), out_buf(no);
+  raw_call raw;
   raw.kind = call.kind;
   raw.param_bytes = call.params;
   raw.in.resize(ni);
@@ -153,14 +155,14 @@ RunResult run_op(Device& d, const OpCall& call, DT dtype, nnp_stream* stream,
     return res;
   };
   for (size_t i = 0; i < ni; ++i) {
-    const TensorSpec& t = call.inputs[i];
+    const tensor_spec& t = call.inputs[i];
     if (t.absent) continue;
     const std::string e = upload(in_buf[i], d, t, spec_dtype(t, dtype), false);
     if (!e.empty()) return fail(e);
     make_dltensor(raw.in[i], in_buf[i], t, spec_dtype(t, dtype), d);
   }
   for (size_t i = 0; i < no; ++i) {
-    const TensorSpec& t = call.outputs[i];
+    const tensor_spec& t = call.outputs[i];
     if (t.absent) continue;
     if (t.alias_of >= 0) {
       raw.out[i] = raw.in[static_cast<size_t>(t.alias_of)];
@@ -213,9 +215,10 @@ RunResult run_op(Device& d, const OpCall& call, DT dtype, nnp_stream* stream,
   }
   res.outputs.resize(no);
   for (size_t i = 0; i < no; ++i) {
-    const TensorSpec& t = call.outputs[i];
+    const tensor_spec& t = call.outputs[i];
     if (t.absent) continue;
-    const Buffer& b = t.alias_of >= 0 ? in_buf[static_cast<size_t>(t.alias_of)] : out_buf[i];
+    const guarded_buffer& b =
+        t.alias_of >= 0 ? in_buf[static_cast<size_t>(t.alias_of)] : out_buf[i];
     std::string where;
     if (!guards_intact(b, &where))
       res.problems.push_back("output " + std::to_string(i) + ": " + where);
@@ -226,8 +229,8 @@ RunResult run_op(Device& d, const OpCall& call, DT dtype, nnp_stream* stream,
 }
 
 // ---- device tensors that outlive one call ---------------------------------------------------
-DeviceTensor::DeviceTensor(Device& dev, DT dtype, std::vector<int64_t> shape,
-                           const std::vector<double>& values)
+device_tensor::device_tensor(device_entry& dev, dtype_id dtype, std::vector<int64_t> shape,
+                             const std::vector<double>& values)
     : dev_(dev), dtype_(dtype), shape_(std::move(shape)) {
   t_.device = dev.dl;
   t_.ndim = static_cast<int32_t>(shape_.size());
@@ -250,11 +253,11 @@ DeviceTensor::DeviceTensor(Device& dev, DT dtype, std::vector<int64_t> shape,
     error = std::string("nnp_memcpy (upload) failed: ") + nnp_last_error_message();
 }
 
-DeviceTensor::~DeviceTensor() {
+device_tensor::~device_tensor() {
   if (t_.data != nullptr) nnp_free(dev_.dev, t_.data);
 }
 
-std::vector<double> DeviceTensor::read() const {
+std::vector<double> device_tensor::read() const {
   const size_t n = static_cast<size_t>(numel(shape_)), es = dt_size(dtype_);
   std::vector<uint8_t> bytes(n * es);
   std::vector<double> out(n);
@@ -265,10 +268,11 @@ std::vector<double> DeviceTensor::read() const {
   return out;
 }
 
-nnp_status op_supported(Device& d, const OpCall& call, DT dtype, std::string* reason) {
+nnp_status op_supported(device_entry& d, const call_spec& call, dtype_id dtype,
+                        std::string* reason) {
   std::vector<DLTensor> in(call.inputs.size()), out(call.outputs.size());
   std::vector<const DLTensor*> ip, op;
-  auto fill = [&](DLTensor& t, const TensorSpec& s) {
+  auto fill = [&](DLTensor& t, const tensor_spec& s) {
     std::memset(&t, 0, sizeof(t));
     t.device = d.dl;
     t.ndim = static_cast<int32_t>(s.shape.size());
@@ -281,7 +285,7 @@ nnp_status op_supported(Device& d, const OpCall& call, DT dtype, std::string* re
     ip.push_back(call.inputs[i].absent ? nullptr : &in[i]);
   }
   for (size_t i = 0; i < out.size(); ++i) {
-    const TensorSpec& s = call.outputs[i];
+    const tensor_spec& s = call.outputs[i];
     if (s.alias_of >= 0)
       out[i] = in[static_cast<size_t>(s.alias_of)];
     else
@@ -295,12 +299,12 @@ nnp_status op_supported(Device& d, const OpCall& call, DT dtype, std::string* re
   return s;
 }
 
-std::vector<std::vector<double>> reference_outputs(const OpCall& call, DT dt) {
-  const RunResult r = run_op(reference_device(), quantized(call, dt), DT::f64);
+std::vector<std::vector<double>> reference_outputs(const call_spec& call, dtype_id dt) {
+  const run_result r = run_op(reference_device(), quantized(call, dt), dtype_id::f64);
   if (r.status != NNP_STATUS_OK) return {};
   std::vector<std::vector<double>> out = r.outputs;
   for (size_t k = 0; k < out.size(); ++k) {
-    const TensorSpec& t = call.outputs[k];
+    const tensor_spec& t = call.outputs[k];
     for (double& e : out[k]) e = quantize(e, t.follows_case_dtype ? dt : t.dtype);
   }
   return out;

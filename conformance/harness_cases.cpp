@@ -1,5 +1,5 @@
 // harness_cases.cpp — case files: parsing one case line into key/value tokens, the typed
-// accessors of Case, where the data lives (data_dir: NNPLUG_CONFORMANCE_DATA, the install
+// accessors of case_line, where the data lives (data_dir: NNPLUG_CONFORMANCE_DATA, the install
 // tree or the source tree) and loading a family's cases from the ci, full or a given list.
 #include "harness.hpp"
 
@@ -15,21 +15,21 @@
 namespace conf {
 
 // ---- case files -----------------------------------------------------------------------------
-int64_t Case::i(const std::string& k, int64_t def) const {
+int64_t case_line::i(const std::string& k, int64_t def) const {
   auto it = kv.find(k);
   if (it == kv.end() || it->second.empty()) return def;
   return std::strtoll(it->second.c_str(), nullptr, 10);
 }
-double Case::d(const std::string& k, double def) const {
+double case_line::d(const std::string& k, double def) const {
   auto it = kv.find(k);
   if (it == kv.end() || it->second.empty()) return def;
   return std::strtod(it->second.c_str(), nullptr);
 }
-std::string Case::s(const std::string& k, const std::string& def) const {
+std::string case_line::s(const std::string& k, const std::string& def) const {
   auto it = kv.find(k);
   return it == kv.end() ? def : it->second;
 }
-std::vector<int64_t> Case::dims(const std::string& k, std::vector<int64_t> def) const {
+std::vector<int64_t> case_line::dims(const std::string& k, std::vector<int64_t> def) const {
   auto it = kv.find(k);
   if (it == kv.end()) return def;
   std::vector<int64_t> out;
@@ -39,7 +39,7 @@ std::vector<int64_t> Case::dims(const std::string& k, std::vector<int64_t> def) 
   while (std::getline(ss, part, 'x')) out.push_back(std::strtoll(part.c_str(), nullptr, 10));
   return out;
 }
-std::vector<int64_t> Case::list(const std::string& k) const {
+std::vector<int64_t> case_line::list(const std::string& k) const {
   std::vector<int64_t> out;
   auto it = kv.find(k);
   if (it == kv.end()) return out;
@@ -51,8 +51,8 @@ std::vector<int64_t> Case::list(const std::string& k) const {
   return out;
 }
 
-Case parse_case(const std::string& line) {
-  Case c;
+case_line parse_case(const std::string& line) {
+  case_line c;
   std::istringstream is(line);
   std::string tok;
   std::vector<std::string> toks;
@@ -106,7 +106,7 @@ std::string data_dir() {
   return dir;
 }
 
-std::vector<Case> load_cases(const std::string& family) {
+std::vector<case_line> load_cases(const std::string& family) {
   const std::string& sel = options().cases;
   std::vector<std::string> candidates;
   if (is_dir(sel)) {
@@ -115,7 +115,7 @@ std::vector<Case> load_cases(const std::string& family) {
     candidates.push_back(data_dir() + "/cases/" + sel + "/" + family + ".txt");
     if (sel != "ci") candidates.push_back(data_dir() + "/cases/ci/" + family + ".txt");
   }
-  std::vector<Case> out;
+  std::vector<case_line> out;
   for (const auto& path : candidates) {
     if (!is_file(path)) continue;
     std::ifstream f(path);

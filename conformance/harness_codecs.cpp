@@ -15,38 +15,41 @@ namespace conf {
 
 // ---- dtypes ---------------------------------------------------------------------------------
 namespace {
-struct DtInfo {
-  DT t;
+struct dtype_info {
+  dtype_id t;
   DLDataType dl;
   const char* name;        // dt_name
   const char* short_name;  // dt_short
   size_t size;
 };
-constexpr DtInfo kDtInfo[] = {
-    {DT::f32, {kDLFloat, 32, 1}, "float32", "f32", 4},
-    {DT::f64, {kDLFloat, 64, 1}, "float64", "f64", 8},
-    {DT::f16, {kDLFloat, 16, 1}, "float16", "f16", 2},
-    {DT::bf16, {kDLBfloat, 16, 1}, "bfloat16", "bf16", 2},
-    {DT::i64, {kDLInt, 64, 1}, "int64", "i64", 8},
-    {DT::u8, {kDLUInt, 8, 1}, "uint8", "u8", 1},
-    {DT::i32, {kDLInt, 32, 1}, "int32", "i32", 4},
+constexpr dtype_info kDtInfo[] = {
+    {dtype_id::f32, {kDLFloat, 32, 1}, "float32", "f32", 4},
+    {dtype_id::f64, {kDLFloat, 64, 1}, "float64", "f64", 8},
+    {dtype_id::f16, {kDLFloat, 16, 1}, "float16", "f16", 2},
+    {dtype_id::bf16, {kDLBfloat, 16, 1}, "bfloat16", "bf16", 2},
+    {dtype_id::i64, {kDLInt, 64, 1}, "int64", "i64", 8},
+    {dtype_id::u8, {kDLUInt, 8, 1}, "uint8", "u8", 1},
+    {dtype_id::i32, {kDLInt, 32, 1}, "int32", "i32", 4},
 };
 constexpr bool one_row_per_dt_in_order() {
   for (size_t i = 0; i < std::size(kDtInfo); ++i)
-    if (kDtInfo[i].t != static_cast<DT>(i)) return false;
-  return std::size(kDtInfo) == static_cast<size_t>(DT::i32) + 1;
+    if (kDtInfo[i].t != static_cast<dtype_id>(i)) return false;
+  return std::size(kDtInfo) == static_cast<size_t>(dtype_id::i32) + 1;
 }
-static_assert(one_row_per_dt_in_order(), "kDtInfo: one row per DT, in the order of DT");
-const DtInfo& dt_info(DT t) { return kDtInfo[static_cast<size_t>(t)]; }
+static_assert(one_row_per_dt_in_order(), "kDtInfo: one row per dtype_id, in the order of dtype_id");
+const dtype_info& dt_info(dtype_id t) { return kDtInfo[static_cast<size_t>(t)]; }
 }  // namespace
 
-DLDataType to_dl(DT t) { return dt_info(t).dl; }
-const char* dt_name(DT t) { return dt_info(t).name; }
-const char* dt_short(DT t) { return dt_info(t).short_name; }
-size_t dt_size(DT t) { return dt_info(t).size; }
-bool dt_is_float(DT t) { return t == DT::f32 || t == DT::f64 || t == DT::f16 || t == DT::bf16; }
-const std::vector<DT>& float_dtypes() {
-  static const std::vector<DT> all{DT::f32, DT::f64, DT::f16, DT::bf16};
+DLDataType to_dl(dtype_id t) { return dt_info(t).dl; }
+const char* dt_name(dtype_id t) { return dt_info(t).name; }
+const char* dt_short(dtype_id t) { return dt_info(t).short_name; }
+size_t dt_size(dtype_id t) { return dt_info(t).size; }
+bool dt_is_float(dtype_id t) {
+  return t == dtype_id::f32 || t == dtype_id::f64 || t == dtype_id::f16 || t == dtype_id::bf16;
+}
+const std::vector<dtype_id>& float_dtypes() {
+  static const std::vector<dtype_id> all{dtype_id::f32, dtype_id::f64, dtype_id::f16,
+                                         dtype_id::bf16};
   return all;
 }
 
@@ -108,81 +111,81 @@ I saturate(double v) {
 
 }  // namespace
 
-void encode(double v, DT t, uint8_t* dst) {
+void encode(double v, dtype_id t, uint8_t* dst) {
   switch (t) {
-    case DT::f32: {
+    case dtype_id::f32: {
       const float f = static_cast<float>(v);
       std::memcpy(dst, &f, 4);
       break;
     }
-    case DT::f64:
+    case dtype_id::f64:
       std::memcpy(dst, &v, 8);
       break;
-    case DT::f16: {
+    case dtype_id::f16: {
       // Rounded once from v (float rounded to odd, then to half: kit/half.hpp).
       const uint16_t h = f32_to_f16(nnp::double_to_float_round_odd(v));
       std::memcpy(dst, &h, 2);
       break;
     }
-    case DT::bf16: {
+    case dtype_id::bf16: {
       const uint16_t h = f32_to_bf16(nnp::double_to_float_round_odd(v));
       std::memcpy(dst, &h, 2);
       break;
     }
-    case DT::i64: {
+    case dtype_id::i64: {
       const int64_t i = saturate<int64_t>(v);
       std::memcpy(dst, &i, 8);
       break;
     }
-    case DT::i32: {
+    case dtype_id::i32: {
       const int32_t i = saturate<int32_t>(v);
       std::memcpy(dst, &i, 4);
       break;
     }
-    case DT::u8:
+    case dtype_id::u8:
       *dst = saturate<uint8_t>(v);
       break;
   }
 }
-double decode(const uint8_t* src, DT t) {
+double decode(const uint8_t* src, dtype_id t) {
   switch (t) {
-    case DT::f32: {
+    case dtype_id::f32: {
       float f;
       std::memcpy(&f, src, 4);
       return f;
     }
-    case DT::f64: {
+    case dtype_id::f64: {
       double d;
       std::memcpy(&d, src, 8);
       return d;
     }
-    case DT::f16: {
+    case dtype_id::f16: {
       uint16_t h;
       std::memcpy(&h, src, 2);
       return f16_to_f32(h);
     }
-    case DT::bf16: {
+    case dtype_id::bf16: {
       uint16_t h;
       std::memcpy(&h, src, 2);
       return bf16_to_f32(h);
     }
-    case DT::i64: {
+    case dtype_id::i64: {
       int64_t i;
       std::memcpy(&i, src, 8);
       return static_cast<double>(i);
     }
-    case DT::i32: {
+    case dtype_id::i32: {
       int32_t i;
       std::memcpy(&i, src, 4);
       return i;
     }
-    case DT::u8:
+    case dtype_id::u8:
       return *src;
   }
   return 0;
 }
 
-double quantize(double v, DT t) {
+double quantize(double v, dtype_id t) {
   uint8_t buf[8];
   encode(v, t, buf);
   return decode(buf, t);

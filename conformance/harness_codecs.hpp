@@ -9,7 +9,7 @@
 
 namespace conf {
 
-void encode(double v, DT t, uint8_t* dst);
-double decode(const uint8_t* src, DT t);
+void encode(double v, dtype_id t, uint8_t* dst);
+double decode(const uint8_t* src, dtype_id t);
 
 }  // namespace conf

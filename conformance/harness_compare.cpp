@@ -11,9 +11,9 @@
 namespace conf {
 
 // ---- comparison -----------------------------------------------------------------------------
-Comparison compare_nmse(const std::vector<double>& got, const std::vector<double>& want,
+comparison compare_nmse(const std::vector<double>& got, const std::vector<double>& want,
                         double threshold) {
-  Comparison c;
+  comparison c;
   if (got.size() != want.size()) {
     c.ok = false;
     c.error = std::numeric_limits<double>::infinity();
@@ -70,8 +70,8 @@ Comparison compare_nmse(const std::vector<double>& got, const std::vector<double
   return c;
 }
 
-Comparison compare_exact(const std::vector<double>& got, const std::vector<double>& want) {
-  Comparison c;
+comparison compare_exact(const std::vector<double>& got, const std::vector<double>& want) {
+  comparison c;
   if (got.size() != want.size()) {
     c.ok = false;
     c.error = std::numeric_limits<double>::infinity();

@@ -11,12 +11,12 @@ namespace conf {
 
 // ---- devices --------------------------------------------------------------------------------
 namespace {
-std::vector<std::unique_ptr<Device>>& device_list() {
-  static std::vector<std::unique_ptr<Device>> list;
+std::vector<std::unique_ptr<device_entry>>& device_list() {
+  static std::vector<std::unique_ptr<device_entry>> list;
   return list;
 }
-Device& ref_dev() {
-  static Device d;
+device_entry& ref_dev() {
+  static device_entry d;
   return d;
 }
 
@@ -35,7 +35,7 @@ std::vector<nnp_load_record> load_records() {
 }
 
 // Looks up "name" or "name:i" and fills d.
-void open_device(Device& d, const std::string& name) {
+void open_device(device_entry& d, const std::string& name) {
   std::string dev_name = name.find(':') == std::string::npos ? name + ":0" : name;
   d.name = dev_name;
   d.plugin = name.substr(0, name.find(':'));
@@ -76,22 +76,22 @@ void open_device(Device& d, const std::string& name) {
 }
 }  // namespace
 
-Device& reference_device() { return ref_dev(); }
+device_entry& reference_device() { return ref_dev(); }
 
-std::vector<Device*> backends_under_test() {
-  std::vector<Device*> out;
+std::vector<device_entry*> backends_under_test() {
+  std::vector<device_entry*> out;
   for (auto& d : device_list()) out.push_back(d.get());
   return out;
 }
 
-std::vector<Device*> all_devices() {
-  std::vector<Device*> all = backends_under_test();
+std::vector<device_entry*> all_devices() {
+  std::vector<device_entry*> all = backends_under_test();
   all.push_back(&ref_dev());
   return all;
 }
 
 void release_devices() {
-  for (Device* d : all_devices()) {
+  for (device_entry* d : all_devices()) {
     if (d->stream) nnp_stream_destroy(d->stream);
     d->stream = nullptr;
     d->available = false;
@@ -99,13 +99,13 @@ void release_devices() {
 }
 
 bool setup_devices() {
-  Options& o = options();
+  runner_options& o = options();
   std::vector<std::pair<std::string, std::string>> wanted;  // (label, device name)
   for (const auto& path : o.plugins) {
     nnp_plugin* p = nullptr;
     const nnp_status s = nnp_load_plugin(path.c_str(), &p);
     if (s != NNP_STATUS_OK) {
-      auto d = std::make_unique<Device>();
+      auto d = std::make_unique<device_entry>();
       d->label = path;
       d->name = path;
       d->plugin = path;
@@ -126,12 +126,12 @@ bool setup_devices() {
     }
   }
   for (const auto& [label, name] : wanted) {
-    auto d = std::make_unique<Device>();
+    auto d = std::make_unique<device_entry>();
     d->label = label;
     open_device(*d, name);
     device_list().push_back(std::move(d));
   }
-  Device& ref = ref_dev();
+  device_entry& ref = ref_dev();
   ref.label = o.reference;
   open_device(ref, o.reference);
   if (!ref.available) {

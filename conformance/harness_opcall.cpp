@@ -1,4 +1,4 @@
-// harness_opcall.cpp — op calls as host data: TensorSpec constructors, numel/shape_str,
+// harness_opcall.cpp — op calls as host data: tensor_spec constructors, numel/shape_str,
 // quantized() (every case-dtype operand rounded to the dtype), and the registry of op
 // templates (one valid call per op kind) used by the error and thread tests.
 #include "harness.hpp"
@@ -6,26 +6,26 @@
 namespace conf {
 
 // ---- tensors --------------------------------------------------------------------------------
-TensorSpec tensor(std::vector<int64_t> shape, std::vector<double> data) {
-  TensorSpec t;
+tensor_spec tensor(std::vector<int64_t> shape, std::vector<double> data) {
+  tensor_spec t;
   t.shape = std::move(shape);
   t.data = std::move(data);
   return t;
 }
-TensorSpec int_tensor(DT dtype, std::vector<int64_t> shape, std::vector<double> data) {
-  TensorSpec t = tensor(std::move(shape), std::move(data));
+tensor_spec int_tensor(dtype_id dtype, std::vector<int64_t> shape, std::vector<double> data) {
+  tensor_spec t = tensor(std::move(shape), std::move(data));
   t.follows_case_dtype = false;
   t.dtype = dtype;
   t.exact = true;
   return t;
 }
-TensorSpec absent_tensor() {
-  TensorSpec t;
+tensor_spec absent_tensor() {
+  tensor_spec t;
   t.absent = true;
   return t;
 }
-OpCall op_call(int32_t kind, std::vector<TensorSpec> inputs, std::vector<TensorSpec> outputs) {
-  OpCall call;
+call_spec op_call(int32_t kind, std::vector<tensor_spec> inputs, std::vector<tensor_spec> outputs) {
+  call_spec call;
   call.kind = kind;
   call.inputs = std::move(inputs);
   call.outputs = std::move(outputs);
@@ -50,10 +50,10 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s.empty() ? "scalar" : s;
 }
 
-OpCall quantized(const OpCall& call, DT dtype) {
-  OpCall q = call;
-  auto round_all = [dtype](TensorSpec& t) {
-    const DT d = t.follows_case_dtype ? dtype : t.dtype;
+call_spec quantized(const call_spec& call, dtype_id dtype) {
+  call_spec q = call;
+  auto round_all = [dtype](tensor_spec& t) {
+    const dtype_id d = t.follows_case_dtype ? dtype : t.dtype;
     for (double& v : t.data) v = quantize(v, d);
   };
   for (auto& t : q.inputs) round_all(t);
@@ -61,8 +61,8 @@ OpCall quantized(const OpCall& call, DT dtype) {
   return q;
 }
 
-std::vector<OpTemplate>& op_templates() {
-  static std::vector<OpTemplate> t;
+std::vector<op_template>& op_templates() {
+  static std::vector<op_template> t;
   return t;
 }
 

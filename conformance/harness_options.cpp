@@ -4,8 +4,8 @@
 
 namespace conf {
 
-Options& options() {
-  static Options o;
+runner_options& options() {
+  static runner_options o;
   return o;
 }
 

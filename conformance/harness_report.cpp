@@ -23,27 +23,27 @@ std::mutex& report_mutex() {
   static std::mutex m;
   return m;
 }
-std::vector<ReportEntry>& entries() {
-  static std::vector<ReportEntry> e;
+std::vector<report_entry>& entries() {
+  static std::vector<report_entry> e;
   return e;
 }
 }  // namespace
 
-const char* outcome_name(Outcome o) {
+const char* outcome_name(case_outcome o) {
   switch (o) {
-    case Outcome::pass:
+    case case_outcome::pass:
       return "pass";
-    case Outcome::fail:
+    case case_outcome::fail:
       return "fail";
-    case Outcome::unsupported:
+    case case_outcome::unsupported:
       return "unsupported";
-    case Outcome::no_device:
+    case case_outcome::no_device:
       return "no_device";
   }
   return "?";
 }
 
-void report(const ReportEntry& e) {
+void report(const report_entry& e) {
   std::lock_guard<std::mutex> lock(report_mutex());
   entries().push_back(e);
 }
@@ -58,7 +58,7 @@ bool write_report(const std::string& path) {
   j["abi_version"] =
       std::to_string(NNP_ABI_VERSION_MAJOR) + "." + std::to_string(NNP_ABI_VERSION_MINOR);
   json backends = json::array();
-  auto describe = [](const Device& d) {
+  auto describe = [](const device_entry& d) {
     json b;
     b["label"] = d.label;
     b["device"] = d.name;
@@ -69,7 +69,7 @@ bool write_report(const std::string& path) {
     if (!d.reason.empty()) b["reason"] = d.reason;
     return b;
   };
-  for (const Device* d : backends_under_test()) backends.push_back(describe(*d));
+  for (const device_entry* d : backends_under_test()) backends.push_back(describe(*d));
   j["backends"] = backends;
   j["reference"] = describe(reference_device());
   json results = json::array();
@@ -102,22 +102,22 @@ bool write_report(const std::string& path) {
 }
 
 bool write_markdown_report(const std::string& path) {
-  struct Cell {
-    std::map<Outcome, int> count;  // entries per outcome
+  struct cell_counts {
+    std::map<case_outcome, int> count;  // entries per outcome
     double worst = 0;
-    int of(Outcome o) const {
+    int of(case_outcome o) const {
       const auto it = count.find(o);
       return it == count.end() ? 0 : it->second;
     }
   };
   const std::vector<std::string> dtypes{"float32", "float64", "float16", "bfloat16", "*"};
-  std::map<std::pair<std::string, std::string>, std::map<std::string, Cell>> table;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, cell_counts>> table;
   {
     std::lock_guard<std::mutex> lock(report_mutex());
     for (const auto& e : entries()) {
-      Cell& c = table[{e.backend, e.op}][e.dtype];
+      cell_counts& c = table[{e.backend, e.op}][e.dtype];
       ++c.count[e.outcome];
-      if (e.outcome != Outcome::unsupported && std::isfinite(e.error))
+      if (e.outcome != case_outcome::unsupported && std::isfinite(e.error))
         c.worst = std::max(c.worst, e.error);
     }
   }
@@ -143,9 +143,9 @@ bool write_markdown_report(const std::string& path) {
         for (const auto& [name, c] : cells) {
           if (name != "*" && std::find(dtypes.begin(), dtypes.end(), name) != dtypes.end())
             continue;
-          pass += c.of(Outcome::pass);
-          fail += c.of(Outcome::fail);
-          no_device += c.of(Outcome::no_device);
+          pass += c.of(case_outcome::pass);
+          fail += c.of(case_outcome::fail);
+          no_device += c.of(case_outcome::no_device);
         }
         if (no_device)
           cell << "no device";
@@ -154,14 +154,14 @@ bool write_markdown_report(const std::string& path) {
         else if (pass)
           cell << pass << "/" << pass;
       } else if (it != cells.end()) {
-        const Cell& c = it->second;
-        const int pass = c.of(Outcome::pass), fail = c.of(Outcome::fail);
+        const cell_counts& c = it->second;
+        const int pass = c.of(case_outcome::pass), fail = c.of(case_outcome::fail);
         const int run = pass + fail;
         if (fail)
           cell << "**FAIL " << fail << "** of " << run;
         else if (run)
           cell << pass << "/" << run << " (" << std::setprecision(2) << c.worst << ")";
-        else if (c.of(Outcome::unsupported))
+        else if (c.of(case_outcome::unsupported))
           cell << "unsupported";
       }
       f << " " << cell.str() << " |";
@@ -174,12 +174,12 @@ bool write_markdown_report(const std::string& path) {
 void print_summary() {
   std::fflush(stdout);  // runner lines go to stderr: stdout stays clean for -r=junit / -r=xml
   std::lock_guard<std::mutex> lock(report_mutex());
-  std::map<std::string, std::map<Outcome, int>> counts;
+  std::map<std::string, std::map<case_outcome, int>> counts;
   // Unsupported cases, grouped by backend and dtype: the ops and one reason.
   std::map<std::string, std::pair<std::set<std::string>, std::string>> unsupported;
   for (const auto& e : entries()) {
     counts[e.backend][e.outcome]++;
-    if (e.outcome == Outcome::unsupported) {
+    if (e.outcome == case_outcome::unsupported) {
       auto& u = unsupported[e.backend + " " + e.dtype];
       if (u.first.empty()) u.second = e.message;
       u.first.insert(e.op);
@@ -190,15 +190,17 @@ void print_summary() {
     std::fprintf(stderr, "[nnplug-conformance] unsupported: %s: %zu ops (%s); e.g. %s\n",
                  key.c_str(), ops.size(), join(ops, ", ").c_str(), u.second.c_str());
   }
-  for (const Device* d : backends_under_test()) {
+  for (const device_entry* d : backends_under_test()) {
     if (!d->available)
       std::fprintf(stderr, "[nnplug-conformance] %s: %s: %s\n", d->label.c_str(),
                    d->failed ? "FAILED" : "no device", d->reason.c_str());
   }
   for (auto& [backend, c] : counts) {
-    if (c[Outcome::no_device] > 0 && c[Outcome::pass] + c[Outcome::fail] == 0) continue;
+    if (c[case_outcome::no_device] > 0 && c[case_outcome::pass] + c[case_outcome::fail] == 0)
+      continue;
     std::fprintf(stderr, "[nnplug-conformance] %s: %d passed, %d failed, %d unsupported\n",
-                 backend.c_str(), c[Outcome::pass], c[Outcome::fail], c[Outcome::unsupported]);
+                 backend.c_str(), c[case_outcome::pass], c[case_outcome::fail],
+                 c[case_outcome::unsupported]);
   }
 }
 

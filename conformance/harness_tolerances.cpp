@@ -83,6 +83,6 @@ double tolerance(const std::string& op, const std::string& dtype) {
   }
   return best < 0 ? 1e-9 : best;
 }
-double tolerance(const std::string& op, DT dtype) { return tolerance(op, dt_name(dtype)); }
+double tolerance(const std::string& op, dtype_id dtype) { return tolerance(op, dt_name(dtype)); }
 
 }  // namespace conf

@@ -61,7 +61,7 @@ bool take(const std::string& name, int argc, char** argv, int& i, std::string* v
 }  // namespace
 
 int main(int argc, char** argv) {
-  conf::Options& o = conf::options();
+  conf::runner_options& o = conf::options();
   std::vector<char*> rest{argv[0]};
   bool help = false;
   for (int i = 1; i < argc; ++i) {
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   if (!conf::setup_devices()) return 1;
   std::fprintf(stderr, "[nnplug-conformance] reference: %s\n",
                conf::reference_device().name.c_str());
-  for (const conf::Device* d : conf::backends_under_test()) {
+  for (const conf::device_entry* d : conf::backends_under_test()) {
     std::fprintf(stderr, "[nnplug-conformance] backend %s: %s%s%s\n", d->label.c_str(),
                  d->available ? d->name.c_str()
                  : d->failed  ? "FAILED"
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
 
   int rc = ctx.run();
   // A backend that could not be loaded or found fails the run whatever the test filters.
-  for (const conf::Device* d : conf::backends_under_test())
+  for (const conf::device_entry* d : conf::backends_under_test())
     if (d->failed && rc == 0) rc = 1;
   conf::print_summary();
   if (!o.report.empty() && !conf::write_report(o.report) && rc == 0) rc = 1;

@@ -26,35 +26,35 @@ int32_t activation_fn(const std::string& name) {
   return it == fns.end() ? NNP_ACTIVATION_UNDEFINED : it->second;
 }
 
-nnp_activation_params act_params(const Case& c) {
+nnp_activation_params act_params(const case_line& c) {
   auto p = make_params<nnp_activation_params>();
   p.function = activation_fn(c.s("fn", "relu"));
   p.alpha = c.d("alpha", p.function == NNP_ACTIVATION_ELU ? 1.0 : 0.01);
   return p;
 }
 
-OpCall act_forward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
-                   std::vector<double> x, bool inplace) {
+call_spec act_forward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
+                      std::vector<double> x, bool inplace) {
   return same_shape_call(NNP_OP_ACTIVATION_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
 }
-OpCall act_backward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
-                    std::vector<double> x, std::vector<double> dy, bool inplace) {
+call_spec act_backward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
+                       std::vector<double> x, std::vector<double> dy, bool inplace) {
   return same_shape_call(NNP_OP_ACTIVATION_BACKWARD, p, shape, {std::move(x), std::move(dy)},
                          inplace ? 1 : -1);
 }
 
 // A case's shape (default [4, 8]) and inputs, uniform in [-range, range] (default 4).
-std::vector<int64_t> case_shape(const Case& c) { return c.dims("x", {4, 8}); }
-std::vector<double> case_x(const Case& c, Rng& rng) {
+std::vector<int64_t> case_shape(const case_line& c) { return c.dims("x", {4, 8}); }
+std::vector<double> case_x(const case_line& c, value_rng& rng) {
   return rng.uniform_vec(numel(case_shape(c)), -c.d("range", 4), c.d("range", 4));
 }
 
-const RegisterTemplate reg_fwd("activation_forward", [] {
-  Rng rng("template act");
+const register_template reg_fwd("activation_forward", [] {
+  value_rng rng("template act");
   return act_forward(act_params(parse_case("fn=tanh")), {3, 5}, rng.uniform_vec(15), false);
 });
-const RegisterTemplate reg_bwd("activation_backward", [] {
-  Rng rng("template act bwd");
+const register_template reg_bwd("activation_backward", [] {
+  value_rng rng("template act bwd");
   return act_backward(act_params(parse_case("fn=sigmoid")), {3, 5}, rng.uniform_vec(15),
                       rng.uniform_vec(15), false);
 });
@@ -62,29 +62,31 @@ const RegisterTemplate reg_bwd("activation_backward", [] {
 }  // namespace
 
 TEST_CASE("activation_forward") {
-  check_numerics_cases("activation_forward", "activation", "act_fwd", [](const Case& c, Rng& rng) {
-    return act_forward(act_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
-  });
+  check_numerics_cases(
+      "activation_forward", "activation", "act_fwd", [](const case_line& c, value_rng& rng) {
+        return act_forward(act_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
+      });
 }
 
 TEST_CASE("activation_backward") {
-  check_numerics_cases("activation_backward", "activation", "act_bwd", [](const Case& c, Rng& rng) {
-    const auto x = case_x(c, rng);
-    return act_backward(act_params(c), case_shape(c), x, rng.uniform_vec(numel(case_shape(c))),
-                        c.i("inplace", 0) != 0);
-  });
+  check_numerics_cases(
+      "activation_backward", "activation", "act_bwd", [](const case_line& c, value_rng& rng) {
+        const auto x = case_x(c, rng);
+        return act_backward(act_params(c), case_shape(c), x, rng.uniform_vec(numel(case_shape(c))),
+                            c.i("inplace", 0) != 0);
+      });
 }
 
 TEST_CASE("gradient activation") {
-  for (const Case& c : load_cases("activation")) {
+  for (const case_line& c : load_cases("activation")) {
     const auto shape = case_shape(c);
-    Rng rng("gradient act " + c.text);
+    value_rng rng("gradient act " + c.text);
     const nnp_activation_params p = act_params(c);
-    GradientCheck g;
+    gradient_check g;
     g.name = "activation_backward";
     g.case_text = c.text;
     g.forward = act_forward(p, shape, rng.away_from_zero(numel(shape), 0.05, 3), false);
-    g.backward = [p, shape](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [p, shape](const call_spec& f, const auto&, const auto& r) {
       return act_backward(p, shape, f.inputs[0].data, r[0], false);
     };
     g.wrt = {{0, 0}};
@@ -101,11 +103,11 @@ TEST_CASE("activation: known answers") {
     return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
   };
   auto gelu_erf = [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"fn=relu", {0, 0, 0, 1, 2}},
       {"fn=leaky_relu alpha=0.1", {-0.2, -0.1, 0, 1, 2}},
       {"fn=sigmoid", {1 / (1 + 1 / e2), 1 / (1 + 1 / e1), 0.5, 1 / (1 + e1), 1 / (1 + e2)}},
@@ -114,14 +116,14 @@ TEST_CASE("activation: known answers") {
       {"fn=gelu_tanh", {gelu_tanh(-2), gelu_tanh(-1), 0, gelu_tanh(1), gelu_tanh(2)}},
       {"fn=elu alpha=0.5", {0.5 * (e2 - 1), 0.5 * (e1 - 1), 0, 1, 2}},
   };
-  for (const Known& k : known) {
-    const OpCall call = act_forward(act_params(parse_case(k.text)), {5}, x, false);
+  for (const known_case& k : known) {
+    const call_spec call = act_forward(act_params(parse_case(k.text)), {5}, x, false);
     // relu backward at 0 is 0: dx = f'(x) * dy with dy = 1.
-    const OpCall bwd =
+    const call_spec bwd =
         act_backward(act_params(parse_case("fn=relu")), {5}, x, std::vector<double>(5, 1.0), false);
-    check_known_answer("activation", k.text, call, k.y, 1e-12, [&bwd](Device& d) {
-      if (op_supported(d, bwd, DT::f32, nullptr) != NNP_STATUS_OK) return;
-      const RunResult rb = run_op(d, bwd, DT::f32);
+    check_known_answer("activation", k.text, call, k.y, 1e-12, [&bwd](device_entry& d) {
+      if (op_supported(d, bwd, dtype_id::f32, nullptr) != NNP_STATUS_OK) return;
+      const run_result rb = run_op(d, bwd, dtype_id::f32);
       REQUIRE(rb.status == NNP_STATUS_OK);
       CHECK_MESSAGE(compare_exact(rb.outputs[0], {0, 0, 0, 1, 1}).ok,
                     d.name << ": relu backward at {-2,-1,0,1,2} must be {0,0,0,1,1}");

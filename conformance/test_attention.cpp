@@ -15,7 +15,7 @@
 namespace {
 using namespace conf;
 
-struct AttnCase {
+struct attn_setup {
   nnp_attention_params p;
   int64_t b, hq, hkv, tq, tk, d, dv;
   bool packed;
@@ -31,8 +31,8 @@ struct AttnCase {
   std::vector<int64_t> lse() const { return {b, hq, tq}; }
 };
 
-AttnCase attn_case(const Case& c) {
-  AttnCase v{};
+attn_setup attn_case(const case_line& c) {
+  attn_setup v{};
   v.p = make_params<nnp_attention_params>();
   v.b = c.i("b", 2);
   v.hq = c.i("hq", 2);
@@ -55,29 +55,29 @@ AttnCase attn_case(const Case& c) {
   return v;
 }
 
-struct AttnData {
+struct attn_inputs {
   std::vector<double> q, k, v, mask;
 };
-AttnData attn_data(const AttnCase& v, Rng& rng) {
-  AttnData d;
+attn_inputs attn_data(const attn_setup& v, value_rng& rng) {
+  attn_inputs d;
   d.q = rng.uniform_vec(numel(v.q()), -2, 2);
   d.k = rng.uniform_vec(numel(v.k()), -2, 2);
   d.v = rng.uniform_vec(numel(v.v()));
   if (!v.mask.empty()) d.mask = rng.uniform_vec(numel(v.mask), -3, 1);
   return d;
 }
-TensorSpec mask_tensor(const AttnCase& v, std::vector<double> mask) {
+tensor_spec mask_tensor(const attn_setup& v, std::vector<double> mask) {
   return v.mask.empty() ? absent_tensor() : tensor(v.mask, std::move(mask));
 }
 
-OpCall attn_forward(const AttnCase& v, const AttnData& d, bool lse = true) {
+call_spec attn_forward(const attn_setup& v, const attn_inputs& d, bool lse = true) {
   return op_call(
       NNP_OP_ATTENTION_FORWARD, v.p,
       {tensor(v.q(), d.q), tensor(v.k(), d.k), tensor(v.v(), d.v), mask_tensor(v, d.mask)},
       {tensor(v.y()), lse ? tensor(v.lse()) : absent_tensor()});
 }
-OpCall attn_backward(const AttnCase& v, const AttnData& d, std::vector<double> y,
-                     std::vector<double> dy, std::vector<double> lse) {
+call_spec attn_backward(const attn_setup& v, const attn_inputs& d, std::vector<double> y,
+                        std::vector<double> dy, std::vector<double> lse) {
   return op_call(
       NNP_OP_ATTENTION_BACKWARD, v.p,
       {tensor(v.q(), d.q), tensor(v.k(), d.k), tensor(v.v(), d.v), mask_tensor(v, d.mask),
@@ -85,28 +85,28 @@ OpCall attn_backward(const AttnCase& v, const AttnData& d, std::vector<double> y
       {tensor(v.q()), tensor(v.k()), tensor(v.v())});
 }
 
-const RegisterTemplate reg_fwd("attention_forward", [] {
-  Rng rng("template attention");
-  const AttnCase v = attn_case(parse_case("b2 hq2 tq3 tk4 d4 mask=qk"));
+const register_template reg_fwd("attention_forward", [] {
+  value_rng rng("template attention");
+  const attn_setup v = attn_case(parse_case("b2 hq2 tq3 tk4 d4 mask=qk"));
   return attn_forward(v, attn_data(v, rng));
 });
-const RegisterTemplate reg_bwd("attention_backward", [] {
-  Rng rng("template attention bwd");
-  const AttnCase v = attn_case(parse_case("b2 hq2 tq3 tk4 d4 packed1"));
-  const AttnData d = attn_data(v, rng);
+const register_template reg_bwd("attention_backward", [] {
+  value_rng rng("template attention bwd");
+  const attn_setup v = attn_case(parse_case("b2 hq2 tq3 tk4 d4 packed1"));
+  const attn_inputs d = attn_data(v, rng);
   return attn_backward(v, d, rng.uniform_vec(numel(v.y())), rng.uniform_vec(numel(v.y())),
                        rng.uniform_vec(numel(v.lse()), 1, 2));
 });
 
 // Output 0 of `call` run on the reference in float64 (which must run it).
-std::vector<double> on_reference(const OpCall& call) {
-  auto out = reference_outputs(call, DT::f64);
+std::vector<double> on_reference(const call_spec& call) {
+  auto out = reference_outputs(call, dtype_id::f64);
   REQUIRE(!out.empty());
   return out[0];
 }
 
 // Reads the element (b, h, i, e) of a [B, H, T, W] operand in the case's layout.
-double at(const AttnCase& v, const std::vector<double>& t, int64_t heads, int64_t len,
+double at(const attn_setup& v, const std::vector<double>& t, int64_t heads, int64_t len,
           int64_t width, int64_t b, int64_t h, int64_t i, int64_t e) {
   return v.packed ? t[((b * len + i) * heads + h) * width + e]
                   : t[((b * heads + h) * len + i) * width + e];
@@ -116,19 +116,19 @@ double at(const AttnCase& v, const std::vector<double>& t, int64_t heads, int64_
 
 TEST_CASE("attention_forward") {
   check_numerics_cases("attention_forward", "attention", "attention_fwd",
-                       [](const Case& c, Rng& rng) {
-                         const AttnCase v = attn_case(c);
+                       [](const case_line& c, value_rng& rng) {
+                         const attn_setup v = attn_case(c);
                          return attn_forward(v, attn_data(v, rng));
                        });
 }
 
 TEST_CASE("attention_backward") {
-  for (const Case& c : load_cases("attention")) {
-    Rng rng("attention_bwd " + c.text);
-    const AttnCase v = attn_case(c);
-    const AttnData d = attn_data(v, rng);
+  for (const case_line& c : load_cases("attention")) {
+    value_rng rng("attention_bwd " + c.text);
+    const attn_setup v = attn_case(c);
+    const attn_inputs d = attn_data(v, rng);
     const auto dy = rng.uniform_vec(numel(v.y()));
-    check_numerics_fn("attention_backward", c.text, [&](DT dt) {
+    check_numerics_fn("attention_backward", c.text, [&](dtype_id dt) {
       const auto out = reference_outputs(attn_forward(v, d), dt);
       REQUIRE(out.size() == 2);
       return attn_backward(v, d, out[0], dy, out[1]);
@@ -137,17 +137,17 @@ TEST_CASE("attention_backward") {
 }
 
 TEST_CASE("gradient attention") {
-  for (const Case& c : load_cases("attention")) {
-    const AttnCase v = attn_case(c);
+  for (const case_line& c : load_cases("attention")) {
+    const attn_setup v = attn_case(c);
     if (numel(v.q()) + numel(v.k()) + numel(v.v()) > 1024) continue;
-    Rng rng("gradient attention " + c.text);
-    GradientCheck g;
+    value_rng rng("gradient attention " + c.text);
+    gradient_check g;
     g.name = "attention_backward";
     g.case_text = c.text;
     g.forward = attn_forward(v, attn_data(v, rng));
-    g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
+    g.backward = [v](const call_spec& f, const std::vector<std::vector<double>>& out,
                      const std::vector<std::vector<double>>& r) {
-      const AttnData d{f.inputs[0].data, f.inputs[1].data, f.inputs[2].data, f.inputs[3].data};
+      const attn_inputs d{f.inputs[0].data, f.inputs[1].data, f.inputs[2].data, f.inputs[3].data};
       return attn_backward(v, d, out[0], r[0], out[1]);
     };
     g.wrt = {{0, 0}, {1, 1}, {2, 2}};
@@ -159,12 +159,12 @@ TEST_CASE("gradient attention") {
 // S = scale * Q K^T (gemm, trans_b), S += mask (binary add), P = softmax(S), Y = P V (gemm).
 // Rank-4 cases without grouped heads, causal masking or mask broadcasting over (b, h).
 TEST_CASE("attention_forward: the composition of gemm, binary, softmax, gemm") {
-  for (const Case& c : load_cases("attention")) {
-    const AttnCase v = attn_case(c);
+  for (const case_line& c : load_cases("attention")) {
+    const attn_setup v = attn_case(c);
     if (v.packed || v.hq != v.hkv || v.p.is_causal || (!v.mask.empty() && v.mask.size() != 2))
       continue;
-    Rng rng("attention composition " + c.text);
-    const AttnData d = attn_data(v, rng);
+    value_rng rng("attention composition " + c.text);
+    const attn_inputs d = attn_data(v, rng);
     const int64_t bh = v.b * v.hq;
     auto gp = make_params<nnp_gemm_params>();
     gp.trans_b = 1;
@@ -196,15 +196,15 @@ TEST_CASE("attention_forward: the composition of gemm, binary, softmax, gemm") {
 // 0); a row whose mask is -inf everywhere gives Y = 0 and lse = -inf.
 TEST_CASE("attention_forward: known answers") {
   const double inf = std::numeric_limits<double>::infinity();
-  const AttnCase v = attn_case(parse_case("b1 hq1 tq2 tk3 d2 dv2 causal1 mask=qk"));
-  Rng rng("attention known");
-  AttnData d = attn_data(v, rng);
+  const attn_setup v = attn_case(parse_case("b1 hq1 tq2 tk3 d2 dv2 causal1 mask=qk"));
+  value_rng rng("attention known");
+  attn_inputs d = attn_data(v, rng);
   d.mask = {0, 0, 0, -inf, -inf, -inf};  // row 1 fully masked
   std::vector<double> want(4);
   for (int e = 0; e < 2; ++e) want[e] = at(v, d.v, 1, 3, 2, 0, 0, 0, e);
   // Row 0's only score: lse = s * q_0 . k_0 with s = 1/sqrt(2).
   const double lse0 = (d.q[0] * d.k[0] + d.q[1] * d.k[1]) / std::sqrt(2.0);
   check_known_outputs("attention_known", "causal + masked row", attn_forward(v, d),
-                      {want, {lse0, -inf}}, {DT::f32, DT::f64},
-                      [](DT dt) { return dt == DT::f32 ? 1e-12 : 1e-20; });
+                      {want, {lse0, -inf}}, {dtype_id::f32, dtype_id::f64},
+                      [](dtype_id dt) { return dt == dtype_id::f32 ? 1e-12 : 1e-20; });
 }

@@ -11,10 +11,10 @@
 
 TEST_CASE("backends: loaded, devices, memory") {
   using namespace conf;
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) {
       report({d->name, "*", "*", d->failed ? "load" : "no device",
-              d->failed ? Outcome::fail : Outcome::no_device, 0, 0, d->reason});
+              d->failed ? case_outcome::fail : case_outcome::no_device, 0, 0, d->reason});
       if (!d->failed) MESSAGE(d->label << ": no device: " << d->reason);
       CHECK_MESSAGE(!d->failed, d->label << ": " << d->reason);
       continue;
@@ -47,8 +47,8 @@ TEST_CASE("backends: loaded, devices, memory") {
     CHECK(nnp_free(d->dev, nullptr) == NNP_STATUS_OK);
 
     // nnp_op_supported answers OK or UNSUPPORTED for every valid template, in every dtype.
-    for (const OpTemplate& t : op_templates()) {
-      for (DT dt : float_dtypes()) {
+    for (const op_template& t : op_templates()) {
+      for (dtype_id dt : float_dtypes()) {
         std::string reason;
         const nnp_status s = op_supported(*d, t.make(), dt, &reason);
         CHECK_MESSAGE((s == NNP_STATUS_OK || s == NNP_STATUS_UNSUPPORTED),
@@ -66,12 +66,12 @@ TEST_CASE("backends: loaded, devices, memory") {
 // in-tree reference (the gradient checks run in float64).
 TEST_CASE("backends: the reference supports every op") {
   using namespace conf;
-  Device& ref = reference_device();
+  device_entry& ref = reference_device();
   REQUIRE(ref.available);
-  std::vector<DT> dtypes{DT::f32};
-  if (ref.plugin == "reference") dtypes.push_back(DT::f64);
-  for (const OpTemplate& t : op_templates()) {
-    for (DT dt : dtypes) {
+  std::vector<dtype_id> dtypes{dtype_id::f32};
+  if (ref.plugin == "reference") dtypes.push_back(dtype_id::f64);
+  for (const op_template& t : op_templates()) {
+    for (dtype_id dt : dtypes) {
       std::string reason;
       CHECK_MESSAGE(
           op_supported(ref, t.make(), dt, &reason) == NNP_STATUS_OK,
@@ -87,7 +87,7 @@ TEST_CASE("backends: the reference supports every op") {
 TEST_CASE("coverage: every op kind has a conformance template") {
   using namespace conf;
   std::set<std::string> templates;
-  for (const OpTemplate& t : op_templates()) {
+  for (const op_template& t : op_templates()) {
     templates.insert(t.name);
     const char* name = nnp_op_kind_name(t.make().kind);
     CHECK_MESSAGE((name != nullptr && t.name == name),

@@ -33,14 +33,14 @@ int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_begin, int64
   return count_windows(pad_begin + in + pad_end, dilation * (k - 1) + 1, stride);
 }
 
-struct ConvShape {
+struct conv_geometry {
   int64_t n, c, h, w, k, r, s, p, q;
   nnp_conv2d_params prm;
   bool bias;
 };
 
-ConvShape conv_shape(const Case& cs) {
-  ConvShape v{};
+conv_geometry conv_shape(const case_line& cs) {
+  conv_geometry v{};
   v.n = cs.i("n", 1);
   v.c = cs.i("c", 1);
   v.h = cs.i("h", 5);
@@ -68,11 +68,11 @@ ConvShape conv_shape(const Case& cs) {
   return v;
 }
 
-std::vector<int64_t> xs(const ConvShape& v) { return {v.n, v.c, v.h, v.w}; }
-std::vector<int64_t> ws(const ConvShape& v) { return {v.k, v.c / v.prm.groups, v.r, v.s}; }
-std::vector<int64_t> ys(const ConvShape& v) { return {v.n, v.k, v.p, v.q}; }
+std::vector<int64_t> xs(const conv_geometry& v) { return {v.n, v.c, v.h, v.w}; }
+std::vector<int64_t> ws(const conv_geometry& v) { return {v.k, v.c / v.prm.groups, v.r, v.s}; }
+std::vector<int64_t> ys(const conv_geometry& v) { return {v.n, v.k, v.p, v.q}; }
 
-OpCall conv_forward(const ConvShape& v, Rng& rng) {
+call_spec conv_forward(const conv_geometry& v, value_rng& rng) {
   auto x = rng.uniform_vec(numel(xs(v)));
   auto w = rng.uniform_vec(numel(ws(v)));
   return op_call(NNP_OP_CONV2D_FORWARD, v.prm,
@@ -80,51 +80,52 @@ OpCall conv_forward(const ConvShape& v, Rng& rng) {
                   v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
                  {tensor(ys(v))});
 }
-OpCall conv_backward_data(const ConvShape& v, const std::vector<double>& dy,
-                          const std::vector<double>& w) {
+call_spec conv_backward_data(const conv_geometry& v, const std::vector<double>& dy,
+                             const std::vector<double>& w) {
   return op_call(NNP_OP_CONV2D_BACKWARD_DATA, v.prm, {tensor(ys(v), dy), tensor(ws(v), w)},
                  {tensor(xs(v))});
 }
-OpCall conv_backward_filter(const ConvShape& v, const std::vector<double>& x,
-                            const std::vector<double>& dy) {
+call_spec conv_backward_filter(const conv_geometry& v, const std::vector<double>& x,
+                               const std::vector<double>& dy) {
   return op_call(NNP_OP_CONV2D_BACKWARD_FILTER, v.prm, {tensor(xs(v), x), tensor(ys(v), dy)},
                  {tensor(ws(v))});
 }
-OpCall conv_backward_bias(const ConvShape& v, const std::vector<double>& dy) {
+call_spec conv_backward_bias(const conv_geometry& v, const std::vector<double>& dy) {
   return op_call(NNP_OP_CONV2D_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
 }
 
-const ConvShape kTemplate = conv_shape(parse_case("n2 c4 h6 w5 k6 r3 s2 stride2 pad1 g2"));
-const RegisterTemplate reg_fwd("conv2d_forward", [] {
-  Rng rng("template conv");
+const conv_geometry kTemplate = conv_shape(parse_case("n2 c4 h6 w5 k6 r3 s2 stride2 pad1 g2"));
+const register_template reg_fwd("conv2d_forward", [] {
+  value_rng rng("template conv");
   return conv_forward(kTemplate, rng);
 });
-const RegisterTemplate reg_bwd_data("conv2d_backward_data", [] {
-  Rng rng("template conv bd");
+const register_template reg_bwd_data("conv2d_backward_data", [] {
+  value_rng rng("template conv bd");
   return conv_backward_data(kTemplate, rng.uniform_vec(numel(ys(kTemplate))),
                             rng.uniform_vec(numel(ws(kTemplate))));
 });
-const RegisterTemplate reg_bwd_filter("conv2d_backward_filter", [] {
-  Rng rng("template conv bf");
+const register_template reg_bwd_filter("conv2d_backward_filter", [] {
+  value_rng rng("template conv bf");
   return conv_backward_filter(kTemplate, rng.uniform_vec(numel(xs(kTemplate))),
                               rng.uniform_vec(numel(ys(kTemplate))));
 });
-const RegisterTemplate reg_bwd_bias("conv2d_backward_bias", [] {
-  Rng rng("template conv bb");
+const register_template reg_bwd_bias("conv2d_backward_bias", [] {
+  value_rng rng("template conv bb");
   return conv_backward_bias(kTemplate, rng.uniform_vec(numel(ys(kTemplate))));
 });
 
 }  // namespace
 
 TEST_CASE("conv2d_forward") {
-  check_numerics_cases("conv2d_forward", "conv2d", "conv2d_fwd",
-                       [](const Case& c, Rng& rng) { return conv_forward(conv_shape(c), rng); });
+  check_numerics_cases(
+      "conv2d_forward", "conv2d", "conv2d_fwd",
+      [](const case_line& c, value_rng& rng) { return conv_forward(conv_shape(c), rng); });
 }
 
 TEST_CASE("conv2d_backward_data") {
   check_numerics_cases("conv2d_backward_data", "conv2d", "conv2d_bwd_data",
-                       [](const Case& c, Rng& rng) {
-                         const ConvShape v = conv_shape(c);
+                       [](const case_line& c, value_rng& rng) {
+                         const conv_geometry v = conv_shape(c);
                          const auto dy = rng.uniform_vec(numel(ys(v)));
                          return conv_backward_data(v, dy, rng.uniform_vec(numel(ws(v))));
                        });
@@ -132,8 +133,8 @@ TEST_CASE("conv2d_backward_data") {
 
 TEST_CASE("conv2d_backward_filter") {
   check_numerics_cases("conv2d_backward_filter", "conv2d", "conv2d_bwd_filter",
-                       [](const Case& c, Rng& rng) {
-                         const ConvShape v = conv_shape(c);
+                       [](const case_line& c, value_rng& rng) {
+                         const conv_geometry v = conv_shape(c);
                          const auto x = rng.uniform_vec(numel(xs(v)));
                          return conv_backward_filter(v, x, rng.uniform_vec(numel(ys(v))));
                        });
@@ -141,33 +142,33 @@ TEST_CASE("conv2d_backward_filter") {
 
 TEST_CASE("conv2d_backward_bias") {
   check_numerics_cases(
-      "conv2d_backward_bias", "conv2d", "conv2d_bwd_bias", [](const Case& c, Rng& rng) {
+      "conv2d_backward_bias", "conv2d", "conv2d_bwd_bias", [](const case_line& c, value_rng& rng) {
         return conv_backward_bias(conv_shape(c), rng.uniform_vec(numel(ys(conv_shape(c)))));
       });
 }
 
 TEST_CASE("gradient conv2d") {
-  for (const Case& c : load_cases("conv2d_grad")) {
-    const ConvShape v = conv_shape(c);
-    Rng rng("gradient conv2d " + c.text);
-    GradientCheck g;
+  for (const case_line& c : load_cases("conv2d_grad")) {
+    const conv_geometry v = conv_shape(c);
+    value_rng rng("gradient conv2d " + c.text);
+    gradient_check g;
     g.case_text = c.text;
     g.forward = conv_forward(v, rng);
     g.name = "conv2d_backward_data";
-    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [v](const call_spec& f, const auto&, const auto& r) {
       return conv_backward_data(v, r[0], f.inputs[1].data);
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
     g.name = "conv2d_backward_filter";
-    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [v](const call_spec& f, const auto&, const auto& r) {
       return conv_backward_filter(v, f.inputs[0].data, r[0]);
     };
     g.wrt = {{1, 0}};
     check_gradient(g);
     if (v.bias) {
       g.name = "conv2d_backward_bias";
-      g.backward = [v](const OpCall&, const auto&, const auto& r) {
+      g.backward = [v](const call_spec&, const auto&, const auto& r) {
         return conv_backward_bias(v, r[0]);
       };
       g.wrt = {{2, 0}};
@@ -182,11 +183,11 @@ TEST_CASE("conv2d_forward: known answers") {
   const std::vector<double> x9{1, 2, 3, 4, 5, 6, 7, 8, 9};  // 3x3
   std::vector<double> x25(25);                              // 5x5: 1 .. 25
   for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i + 1);
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> x, w, y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       // y[p,q] = x[p,q] + 2 x[p,q+1] + 3 x[p+1,q] + 4 x[p+1,q+1] (a flip would give 23 first)
       {"n1 c1 h3 w3 k1 r2 s2 bias0", x9, {1, 2, 3, 4}, {37, 47, 67, 77}},
       // padding 1, stride 2, 1x1 window at the corners of the padded input
@@ -203,10 +204,10 @@ TEST_CASE("conv2d_forward: known answers") {
        std::vector<double>(9, 1.0),
        {16, 33, 28, 69, 117, 87, 76, 123, 88}},
   };
-  for (const Known& k : known) {
-    const ConvShape v = conv_shape(parse_case(k.text));
-    Rng rng("known");
-    OpCall call = conv_forward(v, rng);
+  for (const known_case& k : known) {
+    const conv_geometry v = conv_shape(parse_case(k.text));
+    value_rng rng("known");
+    call_spec call = conv_forward(v, rng);
     call.inputs[0].data = k.x;
     call.inputs[1].data = k.w;
     check_known_answer("conv2d", k.text, call, k.y);
@@ -218,11 +219,11 @@ TEST_CASE("conv2d_forward: known answers") {
 // libnnplug's validator and every backend agree with these numbers. out_size is checked against
 // them too.
 TEST_CASE("conv2d_forward: output sizes (known answers)") {
-  struct Known {
+  struct known_case {
     const char* text;
     int64_t p, q;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"n1 c1 h5 w5 k1 r3 s3", 3, 3},
       {"n1 c1 h5 w5 k1 r3 s3 stride2 pad1", 3, 3},
       {"n1 c1 h7 w7 k1 r3 s3 stride2", 3, 3},
@@ -236,12 +237,12 @@ TEST_CASE("conv2d_forward: output sizes (known answers)") {
       {"n1 c1 h6 w7 k1 r1 s1 stride4", 2, 2},
       {"n1 c1 h5 w5 k1 r3 s3 pad3", 9, 9},
   };
-  for (const Known& k : known) {
-    const ConvShape v = conv_shape(parse_case(k.text));
+  for (const known_case& k : known) {
+    const conv_geometry v = conv_shape(parse_case(k.text));
     CHECK_MESSAGE(v.p == k.p, std::string(k.text) << ": counted " << v.p << " rows");
     CHECK_MESSAGE(v.q == k.q, std::string(k.text) << ": counted " << v.q << " columns");
-    Rng rng("known size");
-    OpCall call = conv_forward(v, rng);
+    value_rng rng("known size");
+    call_spec call = conv_forward(v, rng);
     call.outputs[0].shape = {1, 1, k.p, k.q};
     check_output_shape("conv2d_out_size", k.text, call);
   }
@@ -250,7 +251,7 @@ TEST_CASE("conv2d_forward: output sizes (known answers)") {
 namespace {
 using namespace conf;
 
-struct ConvNd {
+struct conv_nd_setup {
   bool transpose = false;
   int64_t n = 1, c = 1, k = 1;   // k: output channels
   std::vector<int64_t> x, r, y;  // spatial dims
@@ -264,7 +265,7 @@ int64_t one_if_zero(int64_t v) { return v == 0 ? 1 : v; }
 
 // Fills the attributes both structs share from the case; returns k.
 template <typename P>
-void fill_common(const Case& cs, P& p, size_t k) {
+void fill_common(const case_line& cs, P& p, size_t k) {
   const auto copy = [&](const char* key, int32_t* dst, size_t n) {
     const std::vector<int64_t> v = cs.list(key);
     REQUIRE_MESSAGE((v.empty() || v.size() == n), cs.text << ": " << key << " needs " << n);
@@ -281,8 +282,8 @@ void fill_common(const Case& cs, P& p, size_t k) {
                               : NNP_AUTO_PAD_NOTSET;
 }
 
-ConvNd conv_nd(const Case& cs, bool transpose) {
-  ConvNd v;
+conv_nd_setup conv_nd(const case_line& cs, bool transpose) {
+  conv_nd_setup v;
   v.transpose = transpose;
   v.n = cs.i("n", 1);
   v.c = cs.i("c", 1);
@@ -348,19 +349,19 @@ std::vector<int64_t> cat(std::vector<int64_t> a, const std::vector<int64_t>& b) 
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-std::vector<int64_t> xs(const ConvNd& v) { return cat({v.n, v.c}, v.x); }
-std::vector<int64_t> ys(const ConvNd& v) { return cat({v.n, v.k}, v.y); }
-std::vector<int64_t> ws(const ConvNd& v) {
+std::vector<int64_t> xs(const conv_nd_setup& v) { return cat({v.n, v.c}, v.x); }
+std::vector<int64_t> ys(const conv_nd_setup& v) { return cat({v.n, v.k}, v.y); }
+std::vector<int64_t> ws(const conv_nd_setup& v) {
   return v.transpose ? cat({v.c, v.k / v.group}, v.r) : cat({v.k, v.c / v.group}, v.r);
 }
 
-OpCall with_params(const ConvNd& v, int32_t kind, std::vector<TensorSpec> in,
-                   std::vector<TensorSpec> out) {
+call_spec with_params(const conv_nd_setup& v, int32_t kind, std::vector<tensor_spec> in,
+                      std::vector<tensor_spec> out) {
   return v.transpose ? op_call(kind, v.convt, std::move(in), std::move(out))
                      : op_call(kind, v.conv, std::move(in), std::move(out));
 }
 
-OpCall fwd(const ConvNd& v, Rng& rng) {
+call_spec fwd(const conv_nd_setup& v, value_rng& rng) {
   auto x = rng.uniform_vec(numel(xs(v)));
   auto w = rng.uniform_vec(numel(ws(v)));
   return with_params(v, v.transpose ? NNP_OP_CONV_TRANSPOSE_FORWARD : NNP_OP_CONV_FORWARD,
@@ -368,62 +369,64 @@ OpCall fwd(const ConvNd& v, Rng& rng) {
                       v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
                      {tensor(ys(v))});
 }
-OpCall bwd_data(const ConvNd& v, const std::vector<double>& dy, const std::vector<double>& w) {
+call_spec bwd_data(const conv_nd_setup& v, const std::vector<double>& dy,
+                   const std::vector<double>& w) {
   return with_params(v,
                      v.transpose ? NNP_OP_CONV_TRANSPOSE_BACKWARD_DATA : NNP_OP_CONV_BACKWARD_DATA,
                      {tensor(ys(v), dy), tensor(ws(v), w)}, {tensor(xs(v))});
 }
-OpCall bwd_filter(const ConvNd& v, const std::vector<double>& x, const std::vector<double>& dy) {
+call_spec bwd_filter(const conv_nd_setup& v, const std::vector<double>& x,
+                     const std::vector<double>& dy) {
   return with_params(
       v, v.transpose ? NNP_OP_CONV_TRANSPOSE_BACKWARD_FILTER : NNP_OP_CONV_BACKWARD_FILTER,
       {tensor(xs(v), x), tensor(ys(v), dy)}, {tensor(ws(v))});
 }
 // Both families' bias gradient (params NULL).
-OpCall bwd_bias(const ConvNd& v, const std::vector<double>& dy) {
+call_spec bwd_bias(const conv_nd_setup& v, const std::vector<double>& dy) {
   return op_call(NNP_OP_CONV_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
 }
 
-const ConvNd& conv_template() {
-  static const ConvNd v =
+const conv_nd_setup& conv_template() {
+  static const conv_nd_setup v =
       conv_nd(parse_case("n2 c4 x4x5x6 k6 r3x2x3 strides1,2,1 pads1,0,1,0,1,1 dil1,1,2 g2"), false);
   return v;
 }
-const ConvNd& convt_template() {
-  static const ConvNd v =
+const conv_nd_setup& convt_template() {
+  static const conv_nd_setup v =
       conv_nd(parse_case("n2 c4 x3x4 k6 r3x2 strides2,1 pads1,0,0,1 opad1,0 g2"), true);
   return v;
 }
-const RegisterTemplate reg_nd_fwd("conv_forward", [] {
-  Rng rng("template conv_nd");
+const register_template reg_nd_fwd("conv_forward", [] {
+  value_rng rng("template conv_nd");
   return fwd(conv_template(), rng);
 });
-const RegisterTemplate reg_bd("conv_backward_data", [] {
-  Rng rng("template conv_nd bd");
-  const ConvNd& v = conv_template();
+const register_template reg_bd("conv_backward_data", [] {
+  value_rng rng("template conv_nd bd");
+  const conv_nd_setup& v = conv_template();
   return bwd_data(v, rng.uniform_vec(numel(ys(v))), rng.uniform_vec(numel(ws(v))));
 });
-const RegisterTemplate reg_bf("conv_backward_filter", [] {
-  Rng rng("template conv_nd bf");
-  const ConvNd& v = conv_template();
+const register_template reg_bf("conv_backward_filter", [] {
+  value_rng rng("template conv_nd bf");
+  const conv_nd_setup& v = conv_template();
   return bwd_filter(v, rng.uniform_vec(numel(xs(v))), rng.uniform_vec(numel(ys(v))));
 });
-const RegisterTemplate reg_bb("conv_backward_bias", [] {
-  Rng rng("template conv_nd bb");
-  const ConvNd& v = conv_template();
+const register_template reg_bb("conv_backward_bias", [] {
+  value_rng rng("template conv_nd bb");
+  const conv_nd_setup& v = conv_template();
   return bwd_bias(v, rng.uniform_vec(numel(ys(v))));
 });
-const RegisterTemplate reg_tfwd("conv_transpose_forward", [] {
-  Rng rng("template conv_transpose");
+const register_template reg_tfwd("conv_transpose_forward", [] {
+  value_rng rng("template conv_transpose");
   return fwd(convt_template(), rng);
 });
-const RegisterTemplate reg_tbd("conv_transpose_backward_data", [] {
-  Rng rng("template conv_transpose bd");
-  const ConvNd& v = convt_template();
+const register_template reg_tbd("conv_transpose_backward_data", [] {
+  value_rng rng("template conv_transpose bd");
+  const conv_nd_setup& v = convt_template();
   return bwd_data(v, rng.uniform_vec(numel(ys(v))), rng.uniform_vec(numel(ws(v))));
 });
-const RegisterTemplate reg_tbf("conv_transpose_backward_filter", [] {
-  Rng rng("template conv_transpose bf");
-  const ConvNd& v = convt_template();
+const register_template reg_tbf("conv_transpose_backward_filter", [] {
+  value_rng rng("template conv_transpose bf");
+  const conv_nd_setup& v = convt_template();
   return bwd_filter(v, rng.uniform_vec(numel(xs(v))), rng.uniform_vec(numel(ys(v))));
 });
 
@@ -431,49 +434,52 @@ const RegisterTemplate reg_tbf("conv_transpose_backward_filter", [] {
 void family_numerics(bool transpose) {
   const std::string fam = transpose ? "conv_transpose" : "conv_nd";
   const std::string pre = transpose ? "conv_transpose_" : "conv_";
-  check_numerics_cases(pre + "forward", fam, fam + " fwd",
-                       [=](const Case& c, Rng& rng) { return fwd(conv_nd(c, transpose), rng); });
-  check_numerics_cases(pre + "backward_data", fam, fam + " bwd_data", [=](const Case& c, Rng& rng) {
-    const ConvNd v = conv_nd(c, transpose);
-    const auto dy = rng.uniform_vec(numel(ys(v)));
-    return bwd_data(v, dy, rng.uniform_vec(numel(ws(v))));
+  check_numerics_cases(pre + "forward", fam, fam + " fwd", [=](const case_line& c, value_rng& rng) {
+    return fwd(conv_nd(c, transpose), rng);
   });
+  check_numerics_cases(pre + "backward_data", fam, fam + " bwd_data",
+                       [=](const case_line& c, value_rng& rng) {
+                         const conv_nd_setup v = conv_nd(c, transpose);
+                         const auto dy = rng.uniform_vec(numel(ys(v)));
+                         return bwd_data(v, dy, rng.uniform_vec(numel(ws(v))));
+                       });
   check_numerics_cases(pre + "backward_filter", fam, fam + " bwd_filter",
-                       [=](const Case& c, Rng& rng) {
-                         const ConvNd v = conv_nd(c, transpose);
+                       [=](const case_line& c, value_rng& rng) {
+                         const conv_nd_setup v = conv_nd(c, transpose);
                          const auto x = rng.uniform_vec(numel(xs(v)));
                          return bwd_filter(v, x, rng.uniform_vec(numel(ys(v))));
                        });
-  check_numerics_cases("conv_backward_bias", fam, fam + " bwd_bias", [=](const Case& c, Rng& rng) {
-    const ConvNd v = conv_nd(c, transpose);
-    return bwd_bias(v, rng.uniform_vec(numel(ys(v))));
-  });
+  check_numerics_cases("conv_backward_bias", fam, fam + " bwd_bias",
+                       [=](const case_line& c, value_rng& rng) {
+                         const conv_nd_setup v = conv_nd(c, transpose);
+                         return bwd_bias(v, rng.uniform_vec(numel(ys(v))));
+                       });
 }
 
 void family_gradients(bool transpose) {
   const std::string fam = transpose ? "conv_transpose" : "conv_nd";
   const std::string pre = transpose ? "conv_transpose_" : "conv_";
-  for (const Case& c : load_cases(fam + "_grad")) {
-    const ConvNd v = conv_nd(c, transpose);
-    Rng rng("gradient " + fam + " " + c.text);
-    GradientCheck g;
+  for (const case_line& c : load_cases(fam + "_grad")) {
+    const conv_nd_setup v = conv_nd(c, transpose);
+    value_rng rng("gradient " + fam + " " + c.text);
+    gradient_check g;
     g.case_text = c.text;
     g.forward = fwd(v, rng);
     g.name = pre + "backward_data";
-    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [v](const call_spec& f, const auto&, const auto& r) {
       return bwd_data(v, r[0], f.inputs[1].data);
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
     g.name = pre + "backward_filter";
-    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [v](const call_spec& f, const auto&, const auto& r) {
       return bwd_filter(v, f.inputs[0].data, r[0]);
     };
     g.wrt = {{1, 0}};
     check_gradient(g);
     if (v.bias) {
       g.name = "conv_backward_bias";
-      g.backward = [v](const OpCall&, const auto&, const auto& r) { return bwd_bias(v, r[0]); };
+      g.backward = [v](const call_spec&, const auto&, const auto& r) { return bwd_bias(v, r[0]); };
       g.wrt = {{2, 0}};
       check_gradient(g);
     }
@@ -491,12 +497,12 @@ TEST_CASE("gradient conv_transpose") { family_gradients(true); }
 TEST_CASE("conv_nd: known answers") {
   std::vector<double> x25(25);  // 5x5: 0 .. 24
   for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i);
-  struct Known {
+  struct known_case {
     const char* text;
     bool transpose;
     std::vector<double> x, w, y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       // 1-D cross-correlation: y[o] = x[o] + 10 x[o+1] (no flip)
       {"n1 c1 x4 k1 r2 bias0", false, {1, 2, 3, 4}, {1, 10}, {21, 32, 43}},
       // 1-D, dilation 2, pads 1/0: y[o] = x[o-1] + 10 x[o+1]
@@ -550,11 +556,11 @@ TEST_CASE("conv_nd: known answers") {
       // output_padding: one more output at the end, reached by no input
       {"n1 c1 x2 k1 r1 strides2 opad1 bias0", true, {5, 7}, {2}, {10, 0, 14, 0}},
   };
-  for (const Known& k : known) {
-    const ConvNd v = conv_nd(parse_case(k.text), k.transpose);
+  for (const known_case& k : known) {
+    const conv_nd_setup v = conv_nd(parse_case(k.text), k.transpose);
     REQUIRE_MESSAGE(numel(ys(v)) == static_cast<int64_t>(k.y.size()), k.text);
-    Rng rng("known");
-    OpCall call = fwd(v, rng);
+    value_rng rng("known");
+    call_spec call = fwd(v, rng);
     call.inputs[0].data = k.x;
     call.inputs[1].data = k.w;
     check_known_answer(k.transpose ? "conv_transpose" : "conv_nd", k.text, call, k.y);
@@ -564,12 +570,12 @@ TEST_CASE("conv_nd: known answers") {
 // Output sizes as literals (the call with the literal shape is accepted, one larger or smaller
 // in any dimension refused, on every device).
 TEST_CASE("conv_nd: output sizes (known answers)") {
-  struct Known {
+  struct known_case {
     const char* text;
     bool transpose;
     std::vector<int64_t> y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"n1 c1 x7 k1 r3", false, {5}},
       {"n1 c1 x7 k1 r3 strides2 pads2,1", false, {4}},
       {"n1 c1 x9x8 k1 r3x3 dil2,1 pads1,0,2,1", false, {8, 7}},
@@ -580,11 +586,11 @@ TEST_CASE("conv_nd: output sizes (known answers)") {
       {"n1 c1 x3x4x2 k1 r2x3x3 strides2,1,2 dil1,2,1 pads0,1,1,1,0,0 opad1,0,1", true, {6, 7, 5}},
       {"n1 c1 x4 k1 r3 strides3 auto=lower", true, {12}},
   };
-  for (const Known& k : known) {
-    const ConvNd v = conv_nd(parse_case(k.text), k.transpose);
+  for (const known_case& k : known) {
+    const conv_nd_setup v = conv_nd(parse_case(k.text), k.transpose);
     CHECK_MESSAGE(v.y == k.y, std::string(k.text) << ": computed " << shape_str(v.y));
-    Rng rng("known size");
-    OpCall call = fwd(v, rng);
+    value_rng rng("known size");
+    call_spec call = fwd(v, rng);
     call.outputs[0].shape = cat({1, 1}, k.y);
     check_output_shape(k.transpose ? "conv_transpose_out_size" : "conv_nd_out_size", k.text, call);
   }
@@ -593,69 +599,72 @@ TEST_CASE("conv_nd: output sizes (known answers)") {
 // Bad arguments: NNP_STATUS_INVALID_ARGUMENT with a message naming the argument, on the reference
 // (libnnplug's shape rule answers before any backend runs).
 TEST_CASE("conv_nd: argument errors name the argument") {
-  struct Bad {
+  struct bad_case {
     const char* text;
     bool transpose;
-    std::function<void(OpCall&)> edit;
+    std::function<void(call_spec&)> edit;
     const char* needle;
   };
-  const auto conv_p = [](OpCall& c) { return c.params_as<nnp_conv_params>(); };
-  const auto convt_p = [](OpCall& c) { return c.params_as<nnp_conv_transpose_params>(); };
-  const std::vector<Bad> bad{
-      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->strides[1] = 2; }, "strides[1]"},
-      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->pads[2] = 1; }, "pads[2]"},
-      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->dilations[0] = -1; }, "dilations[0]"},
-      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->kernel_shape[0] = 2; }, "kernel_shape"},
+  const auto conv_p = [](call_spec& c) { return c.params_as<nnp_conv_params>(); };
+  const auto convt_p = [](call_spec& c) { return c.params_as<nnp_conv_transpose_params>(); };
+  const std::vector<bad_case> bad{
+      {"n1 c2 x5 k2 r3", false, [&](call_spec& c) { conv_p(c)->strides[1] = 2; }, "strides[1]"},
+      {"n1 c2 x5 k2 r3", false, [&](call_spec& c) { conv_p(c)->pads[2] = 1; }, "pads[2]"},
+      {"n1 c2 x5 k2 r3", false, [&](call_spec& c) { conv_p(c)->dilations[0] = -1; },
+       "dilations[0]"},
+      {"n1 c2 x5 k2 r3", false, [&](call_spec& c) { conv_p(c)->kernel_shape[0] = 2; },
+       "kernel_shape"},
       {"n1 c2 x5 k2 r3 pads1,1", false,
-       [&](OpCall& c) { conv_p(c)->auto_pad = NNP_AUTO_PAD_SAME_UPPER; }, "params->pads"},
-      {"n1 c2 x5 k2 r3", false, [&](OpCall& c) { conv_p(c)->group = 4; }, "group"},
-      {"n1 c2 x2 k2 r3", false, [](OpCall&) {}, "output size"},
+       [&](call_spec& c) { conv_p(c)->auto_pad = NNP_AUTO_PAD_SAME_UPPER; }, "params->pads"},
+      {"n1 c2 x5 k2 r3", false, [&](call_spec& c) { conv_p(c)->group = 4; }, "group"},
+      {"n1 c2 x2 k2 r3", false, [](call_spec&) {}, "output size"},
       {"n1 c2 x5 k2 r3", false,
-       [](OpCall& c) {
+       [](call_spec& c) {
          c.inputs[0].shape = {1, 2};
        },
        "inputs[0] (x)"},
-      {"n1 c2 x5x5x5x5 k2 r3x3x3x3", false, [](OpCall&) {}, "inputs[0] (x)"},
+      {"n1 c2 x5x5x5x5 k2 r3x3x3x3", false, [](call_spec&) {}, "inputs[0] (x)"},
       {"n1 c2 x5 k2 r3", false,
-       [](OpCall& c) {
+       [](call_spec& c) {
          c.inputs[1].shape = {2, 2, 3, 3};
        },
        "inputs[1] (w)"},
-      {"n1 c2 x5 k2 r3", false, [](OpCall& c) { c.inputs[2].shape = {3}; }, "inputs[2] (b)"},
+      {"n1 c2 x5 k2 r3", false, [](call_spec& c) { c.inputs[2].shape = {3}; }, "inputs[2] (b)"},
       // an empty filter with a huge kernel extent: refused before any size arithmetic overflows
       // (the product of a tensor's nonzero dimensions must fit int64: 2 * 2^61)
       {"n1 c2 x5 k2 r3 bias0", false,
-       [&](OpCall& c) {
+       [&](call_spec& c) {
          c.inputs[1].shape = {0, 2, int64_t{1} << 61};
          conv_p(c)->dilations[0] = 2;
        },
        "too large"},
       {"n1 c2 x3 k2 r3 bias0", true,
-       [&](OpCall& c) {
+       [&](call_spec& c) {
          c.inputs[1].shape = {2, 0, int64_t{1} << 61};
          convt_p(c)->dilations[0] = 2;
        },
        "too large"},
-      {"n1 c2 x3 k2 r3", true, [&](OpCall& c) { convt_p(c)->output_padding[0] = -1; },
+      {"n1 c2 x3 k2 r3", true, [&](call_spec& c) { convt_p(c)->output_padding[0] = -1; },
        "output_padding[0]"},
-      {"n1 c2 x3 k2 r3 oshape5", true, [&](OpCall& c) { convt_p(c)->pads[0] = 1; }, "params->pads"},
-      {"n1 c2 x3x3 k2 r3x3 oshape5,5", true, [&](OpCall& c) { convt_p(c)->output_shape[1] = -2; },
-       "output_shape"},
-      {"n1 c2 x3 k2 r3 pads3,2", true, [](OpCall&) {}, "output size"},
+      {"n1 c2 x3 k2 r3 oshape5", true, [&](call_spec& c) { convt_p(c)->pads[0] = 1; },
+       "params->pads"},
+      {"n1 c2 x3x3 k2 r3x3 oshape5,5", true,
+       [&](call_spec& c) { convt_p(c)->output_shape[1] = -2; }, "output_shape"},
+      {"n1 c2 x3 k2 r3 pads3,2", true, [](call_spec&) {}, "output size"},
       {"n1 c2 x3 k2 r3", true,
-       [](OpCall& c) {
+       [](call_spec& c) {
          c.inputs[1].shape = {3, 2, 3};
        },
        "inputs[1] (w)"},
   };
-  for (const Bad& b : bad) {
-    const ConvNd v = conv_nd(parse_case(b.text), b.transpose);
-    Rng rng("bad");
-    OpCall call = fwd(v, rng);
+  for (const bad_case& b : bad) {
+    const conv_nd_setup v = conv_nd(parse_case(b.text), b.transpose);
+    value_rng rng("bad");
+    call_spec call = fwd(v, rng);
     b.edit(call);
     for (auto& t : call.inputs)
       if (!t.absent) t.data.resize(static_cast<size_t>(std::max<int64_t>(0, numel(t.shape))));
-    const RunResult r = run_op(reference_device(), call, DT::f32);
+    const run_result r = run_op(reference_device(), call, dtype_id::f32);
     CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, std::string(b.text)
                                                                << ": status " << r.status);
     CHECK_MESSAGE(r.message.find(b.needle) != std::string::npos,

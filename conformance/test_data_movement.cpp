@@ -18,7 +18,7 @@ namespace {
 using namespace conf;
 
 // A list of int64 values "a,b,..." where "max" and "min" stand for INT64_MAX and INT64_MIN.
-std::vector<int64_t> int64_list(const Case& c, const std::string& key) {
+std::vector<int64_t> int64_list(const case_line& c, const std::string& key) {
   std::vector<int64_t> out;
   std::stringstream ss(c.s(key, ""));
   std::string part;
@@ -33,7 +33,7 @@ std::vector<int64_t> int64_list(const Case& c, const std::string& key) {
   return out;
 }
 
-int64_t axis_of(const Case& c, size_t rank) {
+int64_t axis_of(const case_line& c, size_t rank) {
   const int64_t a = c.i("axis", 0);
   return a < 0 ? a + static_cast<int64_t>(rank) : a;
 }
@@ -59,13 +59,13 @@ std::vector<int64_t> onnx_split_sizes(int64_t d, int64_t n) {
 }
 
 // concat: x=SHAPE (y's shape but along axis) parts=a,b,.. axis=A
-OpCall make_concat(const Case& c, Rng& rng) {
+call_spec make_concat(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {2, 3});
   auto p = make_params<nnp_concat_params>();
   p.axis = static_cast<int32_t>(c.i("axis", 0));
   const int64_t axis = axis_of(c, x.size());
   const auto parts = c.list("parts");
-  std::vector<TensorSpec> in;
+  std::vector<tensor_spec> in;
   int64_t sum = 0;
   for (const auto& s : part_shapes(x, axis, parts)) {
     in.push_back(tensor(s, rng.uniform_vec(numel(s))));
@@ -77,7 +77,7 @@ OpCall make_concat(const Case& c, Rng& rng) {
 }
 
 // split: x=SHAPE axis=A parts=a,b,.. (the outputs' extents) or num_outputs=N (ONNX rule)
-OpCall make_split(const Case& c, Rng& rng) {
+call_spec make_split(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {4, 3});
   auto p = make_params<nnp_split_params>();
   p.axis = static_cast<int32_t>(c.i("axis", 0));
@@ -85,13 +85,13 @@ OpCall make_split(const Case& c, Rng& rng) {
   const int64_t axis = axis_of(c, x.size());
   const auto parts =
       p.num_outputs > 0 ? onnx_split_sizes(x[size_t(axis)], p.num_outputs) : c.list("parts");
-  std::vector<TensorSpec> out;
+  std::vector<tensor_spec> out;
   for (const auto& s : part_shapes(x, axis, parts)) out.push_back(tensor(s));
   return op_call(NNP_OP_SPLIT, p, {tensor(x, rng.uniform_vec(numel(x)))}, std::move(out));
 }
 
 // The slice params of a case: starts=.. ends=.. [axes=..] [steps=..] (ONNX lists).
-nnp_slice_params slice_params(const Case& c) {
+nnp_slice_params slice_params(const case_line& c) {
   auto p = make_params<nnp_slice_params>();
   const auto starts = int64_list(c, "starts"), ends = int64_list(c, "ends");
   const auto axes = int64_list(c, "axes"), steps = int64_list(c, "steps");
@@ -132,13 +132,13 @@ std::vector<int64_t> sliced_shape(const std::vector<int64_t>& x, const nnp_slice
 }
 
 // slice: x=SHAPE starts=.. ends=.. [axes=..] [steps=..]
-OpCall make_slice(const Case& c, Rng& rng) {
+call_spec make_slice(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
   const auto p = slice_params(c);
   return op_call(NNP_OP_SLICE, p, {tensor(x, rng.uniform_vec(numel(x)))},
                  {tensor(sliced_shape(x, p))});
 }
-OpCall make_slice_backward(const Case& c, Rng& rng) {
+call_spec make_slice_backward(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
   const auto p = slice_params(c);
   const auto y = sliced_shape(x, p);
@@ -146,7 +146,7 @@ OpCall make_slice_backward(const Case& c, Rng& rng) {
 }
 
 // gather: data=SHAPE idx=SHAPE axis=A (indices uniform in [-d, d), repeats likely)
-std::vector<double> random_indices(Rng& rng, const std::vector<int64_t>& shape, int64_t d) {
+std::vector<double> random_indices(value_rng& rng, const std::vector<int64_t>& shape, int64_t d) {
   std::vector<double> v(static_cast<size_t>(numel(shape)));
   for (double& e : v) e = static_cast<double>(rng.integer(-d, d - 1));
   return v;
@@ -158,45 +158,45 @@ std::vector<int64_t> gathered_shape(const std::vector<int64_t>& data,
   y.insert(y.end(), data.begin() + axis + 1, data.end());
   return y;
 }
-OpCall make_gather(const Case& c, Rng& rng) {
+call_spec make_gather(const case_line& c, value_rng& rng) {
   const auto data = c.dims("data", {4, 3}), idx = c.dims("idx", {2});
   auto p = make_params<nnp_gather_params>();
   p.axis = static_cast<int32_t>(c.i("axis", 0));
   const int64_t axis = axis_of(c, data.size());
   return op_call(NNP_OP_GATHER, p,
                  {tensor(data, rng.uniform_vec(numel(data))),
-                  int_tensor(DT::i64, idx, random_indices(rng, idx, data[size_t(axis)]))},
+                  int_tensor(dtype_id::i64, idx, random_indices(rng, idx, data[size_t(axis)]))},
                  {tensor(gathered_shape(data, idx, axis))});
 }
-OpCall make_gather_backward(const Case& c, Rng& rng) {
-  OpCall f = make_gather(c, rng);
+call_spec make_gather_backward(const case_line& c, value_rng& rng) {
+  call_spec f = make_gather(c, rng);
   const auto y = f.outputs[0].shape;
   return op_call(NNP_OP_GATHER_BACKWARD, *f.params_as<nnp_gather_params>(),
                  {tensor(y, rng.uniform_vec(numel(y))), f.inputs[1]}, {tensor(f.inputs[0].shape)});
 }
 
-const RegisterTemplate reg_concat("concat", [] {
-  Rng rng("template concat");
+const register_template reg_concat("concat", [] {
+  value_rng rng("template concat");
   return make_concat(parse_case("x2x3x4 parts=1,2,3 axis=1"), rng);
 });
-const RegisterTemplate reg_split("split", [] {
-  Rng rng("template split");
+const register_template reg_split("split", [] {
+  value_rng rng("template split");
   return make_split(parse_case("x5x3 parts=2,3 axis=0"), rng);
 });
-const RegisterTemplate reg_slice("slice", [] {
-  Rng rng("template slice");
+const register_template reg_slice("slice", [] {
+  value_rng rng("template slice");
   return make_slice(parse_case("x4x5 starts=1,-1 ends=3,0 axes=0,1 steps=1,-2"), rng);
 });
-const RegisterTemplate reg_slice_backward("slice_backward", [] {
-  Rng rng("template slice_backward");
+const register_template reg_slice_backward("slice_backward", [] {
+  value_rng rng("template slice_backward");
   return make_slice_backward(parse_case("x4x5 starts=-3,-1 ends=3,0 axes=0,1 steps=1,-2"), rng);
 });
-const RegisterTemplate reg_gather("gather", [] {
-  Rng rng("template gather");
+const register_template reg_gather("gather", [] {
+  value_rng rng("template gather");
   return make_gather(parse_case("data4x3 idx2x2 axis=0"), rng);
 });
-const RegisterTemplate reg_gather_backward("gather_backward", [] {
-  Rng rng("template gather_backward");
+const register_template reg_gather_backward("gather_backward", [] {
+  value_rng rng("template gather_backward");
   return make_gather_backward(parse_case("data4x3 idx2x2 axis=1"), rng);
 });
 
@@ -221,18 +221,18 @@ TEST_CASE("gather_backward") {
 // Gradients: split of dy is concat's backward; slice_backward and gather_backward against
 // finite differences of their forwards.
 TEST_CASE("concat: split is its gradient") {
-  for (const Case& c : load_cases("concat")) {
-    Rng rng("concat grad " + c.text);
-    GradientCheck g;
+  for (const case_line& c : load_cases("concat")) {
+    value_rng rng("concat grad " + c.text);
+    gradient_check g;
     g.name = "concat_backward_split";
     g.case_text = c.text;
     g.forward = make_concat(c, rng);
     const int32_t axis = g.forward.params_as<nnp_concat_params>()->axis;
-    g.backward = [axis](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [axis](const call_spec& f, const auto&, const auto& r) {
       auto p = make_params<nnp_split_params>();
       p.axis = axis;
-      std::vector<TensorSpec> outs;
-      for (const TensorSpec& x : f.inputs) outs.push_back(tensor(x.shape));
+      std::vector<tensor_spec> outs;
+      for (const tensor_spec& x : f.inputs) outs.push_back(tensor(x.shape));
       return op_call(NNP_OP_SPLIT, p, {tensor(f.outputs[0].shape, r[0])}, std::move(outs));
     };
     for (size_t i = 0; i < g.forward.inputs.size(); ++i)
@@ -242,14 +242,14 @@ TEST_CASE("concat: split is its gradient") {
 }
 
 TEST_CASE("slice_backward: gradient of slice") {
-  for (const Case& c : load_cases("slice")) {
-    Rng rng("slice grad " + c.text);
-    GradientCheck g;
+  for (const case_line& c : load_cases("slice")) {
+    value_rng rng("slice grad " + c.text);
+    gradient_check g;
     g.name = "slice_backward";
     g.case_text = c.text;
     g.forward = make_slice(c, rng);
-    g.backward = [](const OpCall& f, const auto&, const auto& r) {
-      OpCall b = f;
+    g.backward = [](const call_spec& f, const auto&, const auto& r) {
+      call_spec b = f;
       b.kind = NNP_OP_SLICE_BACKWARD;
       b.inputs = {tensor(f.outputs[0].shape, r[0])};
       b.outputs = {tensor(f.inputs[0].shape)};
@@ -261,14 +261,14 @@ TEST_CASE("slice_backward: gradient of slice") {
 }
 
 TEST_CASE("gather_backward: gradient of gather") {
-  for (const Case& c : load_cases("gather")) {
-    Rng rng("gather grad " + c.text);
-    GradientCheck g;
+  for (const case_line& c : load_cases("gather")) {
+    value_rng rng("gather grad " + c.text);
+    gradient_check g;
     g.name = "gather_backward";
     g.case_text = c.text;
     g.forward = make_gather(c, rng);
-    g.backward = [](const OpCall& f, const auto&, const auto& r) {
-      OpCall b = f;
+    g.backward = [](const call_spec& f, const auto&, const auto& r) {
+      call_spec b = f;
       b.kind = NNP_OP_GATHER_BACKWARD;
       b.inputs = {tensor(f.outputs[0].shape, r[0]), f.inputs[1]};
       b.outputs = {tensor(f.inputs[0].shape)};
@@ -319,26 +319,26 @@ TEST_CASE("data movement: ONNX examples as known answers") {
     check_known_answer("gather", "onnx gather_0",
                        op_call(NNP_OP_GATHER, p,
                                {tensor({3, 2}, {1, 1.2, 2.3, 3.4, 4.5, 5.7}),
-                                int_tensor(DT::i64, {2, 2}, {0, 1, 1, 2})},
+                                int_tensor(dtype_id::i64, {2, 2}, {0, 1, 1, 2})},
                                {tensor({2, 2, 2})}),
                        {1, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7}, 1e-14);
   }
   {  // Gather axis 1 with a negative index: data 3x3, indices [[0, 2]] and [-1]
     auto p = make_params<nnp_gather_params>();
     p.axis = 1;
-    check_known_answer(
-        "gather", "onnx gather_1 / negative index",
-        op_call(NNP_OP_GATHER, p,
-                {tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), int_tensor(DT::i64, {1, 2}, {0, -1})},
-                {tensor({3, 1, 2})}),
-        {1, 3, 4, 6, 7, 9}, 0);
+    check_known_answer("gather", "onnx gather_1 / negative index",
+                       op_call(NNP_OP_GATHER, p,
+                               {tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                                int_tensor(dtype_id::i64, {1, 2}, {0, -1})},
+                               {tensor({3, 1, 2})}),
+                       {1, 3, 4, 6, 7, 9}, 0);
   }
   {  // gather_backward adds repeated indices: rows 0 and 2 of dx, row 2 twice
     auto p = make_params<nnp_gather_params>();
     check_known_answer(
         "gather_backward", "repeated indices add",
         op_call(NNP_OP_GATHER_BACKWARD, p,
-                {tensor({3, 2}, {1, 2, 3, 4, 5, 6}), int_tensor(DT::i64, {3}, {2, 0, -1})},
+                {tensor({3, 2}, {1, 2, 3, 4, 5, 6}), int_tensor(dtype_id::i64, {3}, {2, 0, -1})},
                 {tensor({3, 2})}),
         {3, 4, 0, 0, 6, 8}, 0);
   }
@@ -358,34 +358,35 @@ TEST_CASE("data movement: ONNX examples as known answers") {
     check_known_outputs("split_known", "onnx split uneven",
                         op_call(NNP_OP_SPLIT, p, {tensor({7}, {1, 2, 3, 4, 5, 6, 7})},
                                 {tensor({2}), tensor({2}), tensor({2}), tensor({1})}),
-                        {{1, 2}, {3, 4}, {5, 6}, {7}}, {DT::f32}, [](DT) { return 0.0; });
+                        {{1, 2}, {3, 4}, {5, 6}, {7}}, {dtype_id::f32},
+                        [](dtype_id) { return 0.0; });
   }
 }
 
 TEST_CASE("gather: out-of-range indices fail on backends that check") {
   for (int64_t bad : {int64_t{3}, int64_t{-4}, std::numeric_limits<int64_t>::max()}) {
     auto p = make_params<nnp_gather_params>();
-    const OpCall fwd = op_call(NNP_OP_GATHER, p,
-                               {tensor({3, 2}, {1, 2, 3, 4, 5, 6}),
-                                int_tensor(DT::i64, {2}, {0, static_cast<double>(bad)})},
-                               {tensor({2, 2})});
-    OpCall bwd = fwd;
+    const call_spec fwd = op_call(NNP_OP_GATHER, p,
+                                  {tensor({3, 2}, {1, 2, 3, 4, 5, 6}),
+                                   int_tensor(dtype_id::i64, {2}, {0, static_cast<double>(bad)})},
+                                  {tensor({2, 2})});
+    call_spec bwd = fwd;
     bwd.kind = NNP_OP_GATHER_BACKWARD;
     bwd.inputs[0] = tensor({2, 2}, {1, 2, 3, 4});
     bwd.outputs[0] = tensor({3, 2});
-    for (Device* d : all_devices()) {
+    for (device_entry* d : all_devices()) {
       if (!d->available || d->plugin == "cuda") continue;  // cuda: documented zero-fill
-      for (const OpCall* call : {&fwd, static_cast<const OpCall*>(&bwd)}) {
-        if (op_supported(*d, *call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-        const RunResult r = run_op(*d, *call, DT::f32);
+      for (const call_spec* call : {&fwd, static_cast<const call_spec*>(&bwd)}) {
+        if (op_supported(*d, *call, dtype_id::f32, nullptr) != NNP_STATUS_OK) continue;
+        const run_result r = run_op(*d, *call, dtype_id::f32);
         CAPTURE(d->name);
         CAPTURE(r.message);
         CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
         CHECK(r.message.find("indices") != std::string::npos);
         report({d->name, call == &fwd ? "gather" : "gather_backward", "float32",
                 "index " + std::to_string(bad) + " out of range",
-                r.status == NNP_STATUS_INVALID_ARGUMENT ? Outcome::pass : Outcome::fail, 0, 0,
-                r.message});
+                r.status == NNP_STATUS_INVALID_ARGUMENT ? case_outcome::pass : case_outcome::fail,
+                0, 0, r.message});
       }
     }
   }
@@ -394,9 +395,9 @@ TEST_CASE("gather: out-of-range indices fail on backends that check") {
 // Variadic counts: 1..NNP_MAX_VARIADIC tensors; 0 and NNP_MAX_VARIADIC + 1 are refused with a
 // message naming the count; a bad tensor deep in the list is named with its list index.
 TEST_CASE("concat and split: variadic counts") {
-  Device& ref = reference_device();
+  device_entry& ref = reference_device();
   auto concat_of = [](size_t n) {
-    std::vector<TensorSpec> in;
+    std::vector<tensor_spec> in;
     std::vector<double> want;
     for (size_t i = 0; i < n; ++i) {
       in.push_back(tensor({1, 2}, {double(i), -double(i)}));
@@ -411,29 +412,29 @@ TEST_CASE("concat and split: variadic counts") {
   check_known_answer("concat", "64 inputs", call64, want64, 0);
   const auto [call65, want65] = concat_of(NNP_MAX_VARIADIC + 1);
   (void)want65;
-  RunResult r = run_op(ref, call65, DT::f32);
+  run_result r = run_op(ref, call65, dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("n_inputs: expected 1..64, got 65") != std::string::npos);
   auto p = make_params<nnp_concat_params>();
-  r = run_op(ref, op_call(NNP_OP_CONCAT, p, {}, {tensor({0, 2})}), DT::f32);
+  r = run_op(ref, op_call(NNP_OP_CONCAT, p, {}, {tensor({0, 2})}), dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("n_inputs: expected 1..64, got 0") != std::string::npos);
   // The third input has the wrong trailing dim: named inputs[2] (xs[2]).
   r = run_op(
       ref,
       op_call(NNP_OP_CONCAT, p, {tensor({1, 2}), tensor({1, 2}), tensor({1, 3})}, {tensor({3, 2})}),
-      DT::f32);
+      dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("inputs[2] (xs[2])") != std::string::npos);
   // split: the outputs' extents must add up to x's.
   auto sp = make_params<nnp_split_params>();
   r = run_op(ref, op_call(NNP_OP_SPLIT, sp, {tensor({5, 2})}, {tensor({2, 2}), tensor({2, 2})}),
-             DT::f32);
+             dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("add up to 5") != std::string::npos);
   // Outputs of split must not overlap each other.
   r = run_op(ref, op_call(NNP_OP_SPLIT, sp, {tensor({4, 2})}, {tensor({2, 2}), tensor({2, 2})}),
-             DT::f32, nullptr, [](RawCall& raw) { raw.out[1].data = raw.out[0].data; });
+             dtype_id::f32, nullptr, [](raw_call& raw) { raw.out[1].data = raw.out[0].data; });
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("overlaps") != std::string::npos);
   // num_outputs that cannot give a non-negative last chunk (5 into 4: 2, 2, 2, -1).
@@ -441,25 +442,25 @@ TEST_CASE("concat and split: variadic counts") {
   r = run_op(ref,
              op_call(NNP_OP_SPLIT, sp, {tensor({5})},
                      {tensor({2}), tensor({2}), tensor({2}), tensor({0})}),
-             DT::f32);
+             dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("params->num_outputs") != std::string::npos);
 }
 
 TEST_CASE("slice: params errors name the field") {
-  Device& ref = reference_device();
-  struct Bad {
+  device_entry& ref = reference_device();
+  struct bad_case {
     const char* text;
     const char* field;
   };
-  for (const Bad& b : {Bad{"starts=0 ends=1 axes=2", "params->axes[0]"},
-                       Bad{"starts=0,0 ends=1,1 axes=1,-1", "params->axes[1]"},
-                       Bad{"starts=0 ends=1 steps=0", "params->steps[0]"},
-                       Bad{"starts=0,0,0 ends=1,1,1", "params->n_axes"}}) {
+  for (const bad_case& b : {bad_case{"starts=0 ends=1 axes=2", "params->axes[0]"},
+                            bad_case{"starts=0,0 ends=1,1 axes=1,-1", "params->axes[1]"},
+                            bad_case{"starts=0 ends=1 steps=0", "params->steps[0]"},
+                            bad_case{"starts=0,0,0 ends=1,1,1", "params->n_axes"}}) {
     CAPTURE(b.text);
     const auto p = slice_params(parse_case(b.text));
-    const RunResult r =
-        run_op(ref, op_call(NNP_OP_SLICE, p, {tensor({3, 4})}, {tensor({1, 4})}), DT::f32);
+    const run_result r =
+        run_op(ref, op_call(NNP_OP_SLICE, p, {tensor({3, 4})}, {tensor({1, 4})}), dtype_id::f32);
     CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(r.message.find(b.field) != std::string::npos);
   }
@@ -467,7 +468,7 @@ TEST_CASE("slice: params errors name the field") {
 
 // The typed wrappers take a count and an array for the variadic tensors.
 TEST_CASE("concat and split: typed wrappers") {
-  Device& ref = reference_device();
+  device_entry& ref = reference_device();
   float a[2] = {1, 2}, b[4] = {3, 4, 5, 6}, y[6] = {}, s0[2] = {}, s1[4] = {};
   int64_t sa[] = {1, 2}, sb[] = {2, 2}, sy[] = {3, 2};
   auto t = [&](void* data, int64_t* shape) {

@@ -17,54 +17,58 @@
 namespace {
 using namespace conf;
 
-nnp_dropout_params dr_params(const Case& c) {
+nnp_dropout_params dr_params(const case_line& c) {
   auto p = make_params<nnp_dropout_params>();
   p.ratio = c.d("ratio", 0.5);
   p.seed = static_cast<uint64_t>(c.i("seed", 1234));
   p.offset = static_cast<uint64_t>(c.i("offset", 0));
   return p;
 }
-OpCall dr_forward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
-                  std::vector<double> x, bool mask, bool inplace) {
-  OpCall call = op_call(NNP_OP_DROPOUT_FORWARD, p, {tensor(shape, std::move(x))},
-                        {tensor(shape), mask ? int_tensor(DT::u8, shape) : absent_tensor()});
+call_spec dr_forward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
+                     std::vector<double> x, bool mask, bool inplace) {
+  call_spec call =
+      op_call(NNP_OP_DROPOUT_FORWARD, p, {tensor(shape, std::move(x))},
+              {tensor(shape), mask ? int_tensor(dtype_id::u8, shape) : absent_tensor()});
   if (inplace) call.outputs[0].alias_of = 0;
   return call;
 }
-OpCall dr_backward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
-                   std::vector<double> dy, bool inplace) {
+call_spec dr_backward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
+                      std::vector<double> dy, bool inplace) {
   return same_shape_call(NNP_OP_DROPOUT_BACKWARD, p, shape, {std::move(dy)}, inplace ? 0 : -1);
 }
 
-const RegisterTemplate reg_fwd("dropout_forward", [] {
-  Rng rng("template dropout");
+const register_template reg_fwd("dropout_forward", [] {
+  value_rng rng("template dropout");
   return dr_forward(dr_params(parse_case("ratio=0.25")), {4, 9}, rng.uniform_vec(36), true, false);
 });
-const RegisterTemplate reg_bwd("dropout_backward", [] {
-  Rng rng("template dropout bwd");
+const register_template reg_bwd("dropout_backward", [] {
+  value_rng rng("template dropout bwd");
   return dr_backward(dr_params(parse_case("ratio=0.25")), {4, 9}, rng.uniform_vec(36), false);
 });
 
 }  // namespace
 
 TEST_CASE("dropout_forward") {
-  check_numerics_cases("dropout_forward", "dropout", "dropout_fwd", [](const Case& c, Rng& rng) {
-    const auto shape = c.dims("x", {100});
-    return dr_forward(dr_params(c), shape, rng.uniform_vec(numel(shape)), c.i("mask", 1) != 0,
-                      c.i("inplace", 0) != 0);
-  });
+  check_numerics_cases("dropout_forward", "dropout", "dropout_fwd",
+                       [](const case_line& c, value_rng& rng) {
+                         const auto shape = c.dims("x", {100});
+                         return dr_forward(dr_params(c), shape, rng.uniform_vec(numel(shape)),
+                                           c.i("mask", 1) != 0, c.i("inplace", 0) != 0);
+                       });
 }
 
 TEST_CASE("dropout_backward") {
-  check_numerics_cases("dropout_backward", "dropout", "dropout_bwd", [](const Case& c, Rng& rng) {
-    const auto shape = c.dims("x", {100});
-    return dr_backward(dr_params(c), shape, rng.uniform_vec(numel(shape)), c.i("inplace", 0) != 0);
-  });
+  check_numerics_cases("dropout_backward", "dropout", "dropout_bwd",
+                       [](const case_line& c, value_rng& rng) {
+                         const auto shape = c.dims("x", {100});
+                         return dr_backward(dr_params(c), shape, rng.uniform_vec(numel(shape)),
+                                            c.i("inplace", 0) != 0);
+                       });
 }
 
 // The mask follows the rule of nnplug_ops.h exactly (checked on every backend, reference too).
 TEST_CASE("dropout mask rule") {
-  for (const Case& c : load_cases("dropout")) {
+  for (const case_line& c : load_cases("dropout")) {
     const auto shape = c.dims("x", {100});
     const auto p = dr_params(c);
     const int64_t n = numel(shape);
@@ -73,15 +77,15 @@ TEST_CASE("dropout mask rule") {
     for (int64_t i = 0; i < n; ++i)
       expected[static_cast<size_t>(i)] =
           nnp::dropout_keep(p.seed, p.offset, static_cast<uint64_t>(i), threshold) ? 1 : 0;
-    const OpCall call =
+    const call_spec call =
         dr_forward(p, shape, std::vector<double>(static_cast<size_t>(n), 1.0), true, false);
-    for (Device* d : all_devices()) {
+    for (device_entry* d : all_devices()) {
       if (!d->available) continue;
       std::string reason;
-      if (op_supported(*d, call, DT::f32, &reason) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, call, DT::f32);
+      if (op_supported(*d, call, dtype_id::f32, &reason) != NNP_STATUS_OK) continue;
+      const run_result r = run_op(*d, call, dtype_id::f32);
       REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << r.message);
-      Comparison cmp = compare_exact(r.outputs[1], expected);
+      comparison cmp = compare_exact(r.outputs[1], expected);
       if (cmp.ok) {  // y = keep ? x * (float)(1 / (1 - ratio)) : 0, with x = 1
         std::vector<double> y(expected.size());
         const double scale = static_cast<float>(1.0 / (1.0 - p.ratio));
@@ -89,8 +93,8 @@ TEST_CASE("dropout mask rule") {
         cmp = compare_exact(r.outputs[0], y);
       }
       const std::string name = "dropout_mask_rule " + c.text + " f32";
-      report({d->name, "dropout_mask_rule", "float32", name, cmp.ok ? Outcome::pass : Outcome::fail,
-              cmp.error, 0, cmp.detail});
+      report({d->name, "dropout_mask_rule", "float32", name,
+              cmp.ok ? case_outcome::pass : case_outcome::fail, cmp.error, 0, cmp.detail});
       CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
     }
   }
@@ -120,24 +124,24 @@ TEST_CASE("dropout_backward after other calls on the stream") {
           nnp::dropout_keep(p.seed, p.offset, static_cast<uint64_t>(i), threshold) ? scale : 0;
     return dx;
   };
-  for (Device* d : all_devices()) {
+  for (device_entry* d : all_devices()) {
     if (!d->available) continue;
-    const OpCall probe = dr_backward(params(0.5, 7, 0), shape, ones, false);
-    if (op_supported(*d, probe, DT::f32, nullptr) != NNP_STATUS_OK ||
-        op_supported(*d, dr_forward(params(0.5, 7, 0), shape, ones, true, false), DT::f32,
+    const call_spec probe = dr_backward(params(0.5, 7, 0), shape, ones, false);
+    if (op_supported(*d, probe, dtype_id::f32, nullptr) != NNP_STATUS_OK ||
+        op_supported(*d, dr_forward(params(0.5, 7, 0), shape, ones, true, false), dtype_id::f32,
                      nullptr) != NNP_STATUS_OK)
       continue;
     std::vector<std::string> problems;
     auto backward = [&](const nnp_dropout_params& p, const std::string& what) {
-      const RunResult r = run_op(*d, dr_backward(p, shape, ones, false), DT::f32);
-      const Comparison c = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], expected(p))
-                                                     : Comparison{false, 0, r.message};
+      const run_result r = run_op(*d, dr_backward(p, shape, ones, false), dtype_id::f32);
+      const comparison c = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], expected(p))
+                                                     : comparison{false, 0, r.message};
       if (!c.ok) problems.push_back(what + ": " + c.detail);
     };
     backward(params(0.5, 99, 12345), "backward without a forward");
     for (uint64_t off = 0; off < 6; ++off) {
-      const RunResult r =
-          run_op(*d, dr_forward(params(0.5, 7, off * 250), shape, ones, true, false), DT::f32);
+      const run_result r = run_op(
+          *d, dr_forward(params(0.5, 7, off * 250), shape, ones, true, false), dtype_id::f32);
       if (r.status != NNP_STATUS_OK) problems.push_back("forward failed: " + r.message);
     }
     for (uint64_t off = 0; off < 6; ++off) {
@@ -151,16 +155,16 @@ TEST_CASE("dropout_backward after other calls on the stream") {
 }
 
 TEST_CASE("gradient dropout") {
-  for (const Case& c : load_cases("dropout")) {
+  for (const case_line& c : load_cases("dropout")) {
     const auto shape = c.dims("x", {100});
     if (numel(shape) > 4096) continue;
     const auto p = dr_params(c);
-    Rng rng("gradient dropout " + c.text);
-    GradientCheck g;
+    value_rng rng("gradient dropout " + c.text);
+    gradient_check g;
     g.name = "dropout_backward";
     g.case_text = c.text;
     g.forward = dr_forward(p, shape, rng.uniform_vec(numel(shape)), false, false);
-    g.backward = [p, shape](const OpCall&, const auto&, const auto& r) {
+    g.backward = [p, shape](const call_spec&, const auto&, const auto& r) {
       return dr_backward(p, shape, r[0], false);
     };
     g.wrt = {{0, 0}};
@@ -172,8 +176,8 @@ TEST_CASE("gradient dropout") {
 namespace {
 
 // The call with the optional step input appended (inputs[1], float32, shape [1]).
-OpCall with_step(OpCall call, double step) {
-  call.inputs.push_back(int_tensor(DT::f32, {1}, {step}));
+call_spec with_step(call_spec call, double step) {
+  call.inputs.push_back(int_tensor(dtype_id::f32, {1}, {step}));
   return call;
 }
 
@@ -187,7 +191,7 @@ TEST_CASE("dropout: a step tensor gives the masks of the offset advanced by hand
   const std::vector<int64_t> shape{1003};
   const int64_t n = numel(shape);
   const uint64_t offset = 17, per_step = static_cast<uint64_t>((n + 3) / 4);
-  Rng rng("dropout step tensor");
+  value_rng rng("dropout step tensor");
   const std::vector<double> x = rng.uniform_vec(n);
   auto p = make_params<nnp_dropout_params>();
   p.ratio = 0.3;
@@ -203,23 +207,23 @@ TEST_CASE("dropout: a step tensor gives the masks of the offset advanced by hand
   auto call = [&](const nnp_dropout_params& q, bool forward) {
     return forward ? dr_forward(q, shape, x, true, false) : dr_backward(q, shape, x, false);
   };
-  for (Device* d : all_devices()) {
+  for (device_entry* d : all_devices()) {
     if (!d->available) continue;
-    for (DT dt : float_dtypes()) {
+    for (dtype_id dt : float_dtypes()) {
       if (op_supported(*d, with_step(call(p, true), 0), dt, nullptr) != NNP_STATUS_OK ||
           op_supported(*d, with_step(call(p, false), 0), dt, nullptr) != NNP_STATUS_OK)
         continue;
       std::vector<std::string> problems;
-      auto run = [&](const OpCall& c, const std::string& what) {
-        RunResult r = run_op(*d, c, dt);
+      auto run = [&](const call_spec& c, const std::string& what) {
+        run_result r = run_op(*d, c, dt);
         if (r.status != NNP_STATUS_OK) problems.push_back(what + ": " + r.message);
         for (const std::string& q : r.problems) problems.push_back(what + ": " + q);
         return r;
       };
-      auto same = [&](const RunResult& a, const RunResult& b, const std::string& what) {
+      auto same = [&](const run_result& a, const run_result& b, const std::string& what) {
         if (a.status != NNP_STATUS_OK || b.status != NNP_STATUS_OK) return;
         for (size_t k = 0; k < a.outputs.size(); ++k) {
-          const Comparison c = compare_exact(a.outputs[k], b.outputs[k]);
+          const comparison c = compare_exact(a.outputs[k], b.outputs[k]);
           if (!c.ok) problems.push_back(what + ", output " + std::to_string(k) + ": " + c.detail);
         }
       };
@@ -232,8 +236,8 @@ TEST_CASE("dropout: a step tensor gives the masks of the offset advanced by hand
                run(call(at(offset + si * per_step, 0), forward), what + " (by hand)"), what);
         }
       }
-      const RunResult m0 = run(with_step(call(p, true), 0), "step 0");
-      const RunResult m3 = run(with_step(call(p, true), 3), "step 3");
+      const run_result m0 = run(with_step(call(p, true), 0), "step 0");
+      const run_result m3 = run(with_step(call(p, true), 3), "step 3");
       if (m0.status == NNP_STATUS_OK && m3.status == NNP_STATUS_OK &&
           m0.outputs[1] == m3.outputs[1])
         problems.push_back("step 3 draws the mask of step 0");
@@ -263,16 +267,17 @@ TEST_CASE("dropout: a step counter advanced on the stream") {
   const std::vector<double> ones(static_cast<size_t>(n), 1.0);
   const uint32_t threshold = nnp::dropout_threshold(p.ratio);
   const double scale = static_cast<float>(1.0 / (1.0 - p.ratio));
-  for (Device* d : all_devices()) {
+  for (device_entry* d : all_devices()) {
     if (!d->available) continue;
-    if (op_supported(*d, with_step(dr_forward(p, shape, ones, true, false), 0), DT::f32, nullptr) !=
-        NNP_STATUS_OK)
+    if (op_supported(*d, with_step(dr_forward(p, shape, ones, true, false), 0), dtype_id::f32,
+                     nullptr) != NNP_STATUS_OK)
       continue;
     std::vector<std::string> problems;
-    DeviceTensor step(*d, DT::f32, {1}, {0.0}), one(*d, DT::f32, {1}, {1.0});
-    DeviceTensor x(*d, DT::f32, shape, ones), y(*d, DT::f32, shape), dx(*d, DT::f32, shape);
-    DeviceTensor mask(*d, DT::u8, shape);
-    for (const DeviceTensor* t : {&step, &one, &x, &y, &dx, &mask})
+    device_tensor step(*d, dtype_id::f32, {1}, {0.0}), one(*d, dtype_id::f32, {1}, {1.0});
+    device_tensor x(*d, dtype_id::f32, shape, ones), y(*d, dtype_id::f32, shape),
+        dx(*d, dtype_id::f32, shape);
+    device_tensor mask(*d, dtype_id::u8, shape);
+    for (const device_tensor* t : {&step, &one, &x, &y, &dx, &mask})
       if (!t->error.empty()) problems.push_back(t->error);
     for (uint64_t s = 1; s <= 3 && problems.empty(); ++s) {
       const std::string at = "step " + std::to_string(s);
@@ -298,9 +303,9 @@ TEST_CASE("dropout: a step counter advanced on the stream") {
         keep[static_cast<size_t>(i)] = k ? 1 : 0;
         grad[static_cast<size_t>(i)] = k ? scale : 0;
       }
-      const Comparison cm = compare_exact(mask.read(), keep);
+      const comparison cm = compare_exact(mask.read(), keep);
       if (!cm.ok) problems.push_back(at + ", forward mask: " + cm.detail);
-      const Comparison cd = compare_exact(dx.read(), grad);
+      const comparison cd = compare_exact(dx.read(), grad);
       if (!cd.ok) problems.push_back(at + ", backward dx: " + cd.detail);
     }
     const std::string name = "dropout_step_counter x" + std::to_string(n) + " f32";
@@ -317,30 +322,32 @@ TEST_CASE("dropout: the step tensor is checked") {
   const std::vector<double> x(24, 1.0);
   struct bad_case {
     const char* what;
-    TensorSpec step;
+    tensor_spec step;
     const char* message;
   };
   const bad_case cases[] = {
-      {"step float64", int_tensor(DT::f64, {1}, {1}), "inputs[1] (step): expected dtype float32"},
-      {"step float16", int_tensor(DT::f16, {1}, {1}), "inputs[1] (step): expected dtype float32"},
-      {"step of 2 elements", int_tensor(DT::f32, {2}, {1, 1}),
+      {"step float64", int_tensor(dtype_id::f64, {1}, {1}),
+       "inputs[1] (step): expected dtype float32"},
+      {"step float16", int_tensor(dtype_id::f16, {1}, {1}),
+       "inputs[1] (step): expected dtype float32"},
+      {"step of 2 elements", int_tensor(dtype_id::f32, {2}, {1, 1}),
        "inputs[1] (step): expected 1 element"},
   };
-  for (Device* d : all_devices()) {
+  for (device_entry* d : all_devices()) {
     if (!d->available) continue;
     for (bool forward : {true, false}) {
-      const OpCall base =
+      const call_spec base =
           forward ? dr_forward(p, shape, x, true, false) : dr_backward(p, shape, x, false);
       for (const bad_case& c : cases) {
         CAPTURE(d->name);
         CAPTURE(forward);
         CAPTURE(c.what);
-        OpCall bad = base;
+        call_spec bad = base;
         bad.inputs.push_back(c.step);
         std::string reason;
-        CHECK(op_supported(*d, bad, DT::f32, &reason) == NNP_STATUS_INVALID_ARGUMENT);
+        CHECK(op_supported(*d, bad, dtype_id::f32, &reason) == NNP_STATUS_INVALID_ARGUMENT);
         CHECK_MESSAGE(reason.find(c.message) != std::string::npos, reason);
-        const RunResult r = run_op(*d, bad, DT::f32);
+        const run_result r = run_op(*d, bad, dtype_id::f32);
         CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
         CHECK(r.outputs_untouched);
       }
@@ -348,13 +355,13 @@ TEST_CASE("dropout: the step tensor is checked") {
       check_host_scalar_refused(*d, with_step(base, 1), 1, "step");
       // Refused when the op runs (cuda: by the kernel, reported at synchronize), y untouched; on
       // every device that runs the op with a step tensor.
-      if (op_supported(*d, with_step(base, 1), DT::f32, nullptr) == NNP_STATUS_UNSUPPORTED)
+      if (op_supported(*d, with_step(base, 1), dtype_id::f32, nullptr) == NNP_STATUS_UNSUPPORTED)
         continue;
       for (double v : {-1.0, 0.5, std::numeric_limits<double>::infinity(),
                        std::numeric_limits<double>::quiet_NaN(), 18446744073709551616.0}) {
         CAPTURE(d->name);
         CAPTURE(v);
-        const RunResult r = run_op(*d, with_step(base, v), DT::f32);
+        const run_result r = run_op(*d, with_step(base, v), dtype_id::f32);
         CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
         CHECK(r.outputs_untouched);
         CHECK_MESSAGE(r.message.find("expected a whole number >= 0") != std::string::npos,

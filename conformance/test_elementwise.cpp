@@ -33,7 +33,7 @@ std::vector<int64_t> broadcast(std::vector<std::vector<int64_t>> shapes) {
 }
 
 // binary: a=SHAPE b=SHAPE op=add|sub|mul|div inplace=a|b
-OpCall make_binary(const Case& c, Rng& rng) {
+call_spec make_binary(const case_line& c, value_rng& rng) {
   static const std::map<std::string, int32_t> ops{{"add", NNP_BINARY_ADD},
                                                   {"sub", NNP_BINARY_SUB},
                                                   {"mul", NNP_BINARY_MUL},
@@ -43,18 +43,18 @@ OpCall make_binary(const Case& c, Rng& rng) {
   p.op = it == ops.end() ? NNP_BINARY_UNDEFINED : it->second;
   const auto a = c.dims("a", {3, 4}), b = c.dims("b", {3, 4});
   auto a_data = rng.uniform_vec(numel(a));
-  OpCall call = op_call(NNP_OP_BINARY, p,
-                        {tensor(a, std::move(a_data)),
-                         tensor(b, p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2)
-                                                          : rng.uniform_vec(numel(b)))},
-                        {tensor(broadcast({a, b}))});
+  call_spec call = op_call(NNP_OP_BINARY, p,
+                           {tensor(a, std::move(a_data)),
+                            tensor(b, p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2)
+                                                             : rng.uniform_vec(numel(b)))},
+                           {tensor(broadcast({a, b}))});
   const std::string inplace = c.s("inplace", "");
   if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
   if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
   return call;
 }
 
-OpCall make_scale(const Case& c, Rng& rng) {
+call_spec make_scale(const case_line& c, value_rng& rng) {
   auto p = make_params<nnp_scale_params>();
   p.alpha = c.d("alpha", 2.0);
   const auto x = c.dims("x", {3, 5});
@@ -64,7 +64,7 @@ OpCall make_scale(const Case& c, Rng& rng) {
 
 // clip: x = shape, min / max (each optional; min > max allowed: ONNX gives max), inplace1.
 // Inputs span [-1, 1), so bounds inside that range clip both ends.
-OpCall make_clip(const Case& c, Rng& rng) {
+call_spec make_clip(const case_line& c, value_rng& rng) {
   auto p = make_params<nnp_clip_params>();
   p.has_min = c.has("min") ? 1 : 0;
   p.min = c.d("min", 0.0);
@@ -75,23 +75,23 @@ OpCall make_clip(const Case& c, Rng& rng) {
                          c.i("inplace", 0) ? 0 : -1);
 }
 
-OpCall make_fill(const Case& c) {
+call_spec make_fill(const case_line& c) {
   auto p = make_params<nnp_fill_params>();
   p.value = c.d("value", 1.0);
   return op_call(NNP_OP_FILL, p, {}, {tensor(c.dims("x", {3, 5}))});
 }
 
 // copy: x=SHAPE xstrides=a,b,.. ystrides=a,b,.. (strides in elements; default compact)
-OpCall make_copy(const Case& c, Rng& rng) {
+call_spec make_copy(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
-  OpCall call = op_call(NNP_OP_COPY, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(x)});
+  call_spec call = op_call(NNP_OP_COPY, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(x)});
   call.inputs[0].strides = c.list("xstrides");
   call.outputs[0].strides = c.list("ystrides");
   return call;
 }
 
 // transpose: x=SHAPE perm=p0,p1,..
-OpCall make_transpose(const Case& c, Rng& rng) {
+call_spec make_transpose(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
   const auto perm = c.list("perm");
   auto p = make_params<nnp_transpose_params>();
@@ -105,59 +105,59 @@ OpCall make_transpose(const Case& c, Rng& rng) {
   return op_call(NNP_OP_TRANSPOSE, p, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(y)});
 }
 
-DT dtype_by_name(const std::string& s) {
-  if (s == "f64") return DT::f64;
-  if (s == "f16") return DT::f16;
-  if (s == "bf16") return DT::bf16;
-  return DT::f32;
+dtype_id dtype_by_name(const std::string& s) {
+  if (s == "f64") return dtype_id::f64;
+  if (s == "f16") return dtype_id::f16;
+  if (s == "bf16") return dtype_id::bf16;
+  return dtype_id::f32;
 }
 
 // cast: x=SHAPE to=f32|f64|f16|bf16 (the source is the case dtype)
-OpCall make_cast(const Case& c, Rng& rng) {
+call_spec make_cast(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
-  TensorSpec y = tensor(x);
+  tensor_spec y = tensor(x);
   y.follows_case_dtype = false;
   y.dtype = dtype_by_name(c.s("to", "f32"));
   return op_call(NNP_OP_CAST, {tensor(x, rng.uniform_vec(numel(x), -300, 300))}, {y});
 }
 
-const RegisterTemplate reg_binary("binary", [] {
-  Rng rng("template binary");
+const register_template reg_binary("binary", [] {
+  value_rng rng("template binary");
   return make_binary(parse_case("a2x3x4 b3x1 op=mul"), rng);
 });
-const RegisterTemplate reg_scale("scale", [] {
-  Rng rng("template scale");
+const register_template reg_scale("scale", [] {
+  value_rng rng("template scale");
   return make_scale(parse_case("x3x5 alpha=3"), rng);
 });
-const RegisterTemplate reg_clip("clip", [] {
-  Rng rng("template clip");
+const register_template reg_clip("clip", [] {
+  value_rng rng("template clip");
   return make_clip(parse_case("x3x5 min=-0.5 max=0.5"), rng);
 });
-const RegisterTemplate reg_fill("fill", [] { return make_fill(parse_case("x3x5 value=2")); });
-const RegisterTemplate reg_copy("copy", [] {
-  Rng rng("template copy");
+const register_template reg_fill("fill", [] { return make_fill(parse_case("x3x5 value=2")); });
+const register_template reg_copy("copy", [] {
+  value_rng rng("template copy");
   return make_copy(parse_case("x3x5"), rng);
 });
-const RegisterTemplate reg_transpose("transpose", [] {
-  Rng rng("template transpose");
+const register_template reg_transpose("transpose", [] {
+  value_rng rng("template transpose");
   return make_transpose(parse_case("x2x3x4 perm=2,0,1"), rng);
 });
-const RegisterTemplate reg_cast("cast", [] {
-  Rng rng("template cast");
+const register_template reg_cast("cast", [] {
+  value_rng rng("template cast");
   return make_cast(parse_case("x3x5 to=f64"), rng);
 });
 
 // Output 0 of `call` in dtype dt must be exactly `want` on every device that supports it (the
 // reference included); a failed run is a failure. Reported as `op`, case `name`, in dt.
-void check_exact_everywhere(const std::string& op, const std::string& name, const OpCall& call,
-                            DT dt, const std::vector<double>& want) {
-  for (Device* d : all_devices()) {
+void check_exact_everywhere(const std::string& op, const std::string& name, const call_spec& call,
+                            dtype_id dt, const std::vector<double>& want) {
+  for (device_entry* d : all_devices()) {
     if (!d->available || op_supported(*d, call, dt, nullptr) != NNP_STATUS_OK) continue;
-    const RunResult r = run_op(*d, call, dt);
-    const Comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], want)
-                                                     : Comparison{false, 0, r.message};
-    report({d->name, op, dt_name(dt), name, cmp.ok ? Outcome::pass : Outcome::fail, cmp.error, 0,
-            cmp.detail});
+    const run_result r = run_op(*d, call, dt);
+    const comparison cmp = r.status == NNP_STATUS_OK ? compare_exact(r.outputs[0], want)
+                                                     : comparison{false, 0, r.message};
+    report({d->name, op, dt_name(dt), name, cmp.ok ? case_outcome::pass : case_outcome::fail,
+            cmp.error, 0, cmp.detail});
     CHECK_MESSAGE(cmp.ok, d->name << ": " << name << ": " << cmp.detail);
   }
 }
@@ -171,7 +171,7 @@ TEST_CASE("scale") { check_numerics_cases("scale", make_scale); }
 TEST_CASE("clip") { check_numerics_cases("clip", make_clip); }
 
 TEST_CASE("fill") {
-  for (const Case& c : load_cases("fill")) check_numerics("fill", c.text, make_fill(c));
+  for (const case_line& c : load_cases("fill")) check_numerics("fill", c.text, make_fill(c));
 }
 
 TEST_CASE("copy") { check_numerics_cases("copy", make_copy); }
@@ -179,13 +179,13 @@ TEST_CASE("copy") { check_numerics_cases("copy", make_copy); }
 TEST_CASE("transpose") { check_numerics_cases("transpose", make_transpose); }
 
 TEST_CASE("cast") {
-  for (const Case& c : load_cases("cast")) {
-    Rng rng("cast " + c.text);
-    const OpCall call = make_cast(c, rng);
+  for (const case_line& c : load_cases("cast")) {
+    value_rng rng("cast " + c.text);
+    const call_spec call = make_cast(c, rng);
     check_numerics("cast", c.text, call);
     // Exact check against round-to-nearest-even on the host, on every device.
-    for (DT dt : float_dtypes()) {
-      const OpCall q = quantized(call, dt);
+    for (dtype_id dt : float_dtypes()) {
+      const call_spec q = quantized(call, dt);
       std::vector<double> expected = q.inputs[0].data;
       for (double& v : expected) v = quantize(v, q.outputs[0].dtype);
       check_exact_everywhere("cast_rounding", "cast_rounding " + c.text + " " + dt_short(dt), q, dt,
@@ -202,24 +202,26 @@ TEST_CASE("cast: float16 and bfloat16 known answers") {
   const std::vector<double> in{
       1.0,     65504.0, 65520.0,         1.0 + 1.0 / 2048, 1.0 + 3.0 / 2048,
       0x1p-24, -2.0,    1.0 + 1.0 / 256, 1.0 + 3.0 / 256};
-  struct Known {
-    DT to;
+  struct known_case {
+    dtype_id to;
     std::vector<double> out;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       // bits 3C00 7BFF 7C00 3C00 3C02 0001 C000 3C04 3C0C
-      {DT::f16,
+      {dtype_id::f16,
        {1.0, 65504.0, inf, 1.0, 1.0 + 2.0 / 1024, 0x1p-24, -2.0, 1.0 + 4.0 / 1024,
         1.0 + 12.0 / 1024}},
       // bits 3F80 4780 4780 3F80 3F80 3380 C000 3F80 3F82
-      {DT::bf16, {1.0, 65536.0, 65536.0, 1.0, 1.0, 0x1p-24, -2.0, 1.0, 1.0 + 2.0 / 128}},
+      {dtype_id::bf16, {1.0, 65536.0, 65536.0, 1.0, 1.0, 0x1p-24, -2.0, 1.0, 1.0 + 2.0 / 128}},
   };
   const int64_t n = static_cast<int64_t>(in.size());
-  for (const Known& k : known) {
+  for (const known_case& k : known) {
     // float32 -> k.to (the input follows the case dtype, float32), then k.to -> float32.
-    const OpCall down = op_call(NNP_OP_CAST, {tensor({n}, in)}, {int_tensor(k.to, {n})});
-    const OpCall up = op_call(NNP_OP_CAST, {tensor({n}, k.out)}, {int_tensor(DT::f32, {n})});
-    const std::vector<std::pair<const OpCall*, DT>> calls{{&down, DT::f32}, {&up, k.to}};
+    const call_spec down = op_call(NNP_OP_CAST, {tensor({n}, in)}, {int_tensor(k.to, {n})});
+    const call_spec up =
+        op_call(NNP_OP_CAST, {tensor({n}, k.out)}, {int_tensor(dtype_id::f32, {n})});
+    const std::vector<std::pair<const call_spec*, dtype_id>> calls{{&down, dtype_id::f32},
+                                                                   {&up, k.to}};
     for (const auto& [call, dt] : calls) {
       const std::string name =
           std::string("cast_known ") + dt_short(dt) + " to " + dt_short(call->outputs[0].dtype);
@@ -242,7 +244,7 @@ int32_t unary_op(const std::string& name) {
   return it == ops.end() ? NNP_UNARY_UNDEFINED : it->second;
 }
 
-nnp_unary_params unary_params(const Case& c) {
+nnp_unary_params unary_params(const case_line& c) {
   auto p = make_params<nnp_unary_params>();
   p.op = unary_op(c.s("fn", "exp"));
   return p;
@@ -252,7 +254,7 @@ bool has_backward(int32_t op) { return op != NNP_UNARY_FLOOR && op != NNP_UNARY_
 
 // Inputs in each function's domain, away from its singular points (log, sqrt: x > 0;
 // reciprocal: |x| >= 0.25; abs: |x| >= 0.05, away from the kink), else uniform in [-3, 3].
-std::vector<double> unary_x(int32_t op, int64_t n, Rng& rng) {
+std::vector<double> unary_x(int32_t op, int64_t n, value_rng& rng) {
   switch (op) {
     case NNP_UNARY_LOG:
     case NNP_UNARY_SQRT:
@@ -266,12 +268,12 @@ std::vector<double> unary_x(int32_t op, int64_t n, Rng& rng) {
   }
 }
 
-OpCall unary_fwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
-                 std::vector<double> x, bool inplace) {
+call_spec unary_fwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
+                    std::vector<double> x, bool inplace) {
   return same_shape_call(NNP_OP_UNARY_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
 }
-OpCall unary_bwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
-                 std::vector<double> x, std::vector<double> dy, bool inplace) {
+call_spec unary_bwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
+                    std::vector<double> x, std::vector<double> dy, bool inplace) {
   return same_shape_call(NNP_OP_UNARY_BACKWARD, p, shape, {std::move(x), std::move(dy)},
                          inplace ? 1 : -1);
 }
@@ -280,7 +282,7 @@ OpCall unary_bwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
 
 // pow: a=SHAPE b=SHAPE inplace=a|b; base in [0.1, 3], exponent in [-2.5, 2.5]; intexp1: any
 // sign of base, integer exponents in [-3, 3] (a negative base is then defined).
-OpCall make_pow(const Case& c, Rng& rng) {
+call_spec make_pow(const case_line& c, value_rng& rng) {
   auto p = make_params<nnp_binary_params>();
   p.op = NNP_BINARY_POW;
   const auto a = c.dims("a", {3, 4}), b = c.dims("b", {3, 4});
@@ -289,8 +291,9 @@ OpCall make_pow(const Case& c, Rng& rng) {
       intexp ? rng.uniform_vec(numel(a), -2, 2) : rng.uniform_vec(numel(a), 0.1, 3);
   std::vector<double> expo(static_cast<size_t>(numel(b)));
   for (double& e : expo) e = intexp ? double(rng.integer(-3, 3)) : rng.uniform(-2.5, 2.5);
-  OpCall call = op_call(NNP_OP_BINARY, p, {tensor(a, std::move(base)), tensor(b, std::move(expo))},
-                        {tensor(broadcast({a, b}))});
+  call_spec call =
+      op_call(NNP_OP_BINARY, p, {tensor(a, std::move(base)), tensor(b, std::move(expo))},
+              {tensor(broadcast({a, b}))});
   const std::string inplace = c.s("inplace", "");
   if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
   if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
@@ -299,14 +302,14 @@ OpCall make_pow(const Case& c, Rng& rng) {
 
 // ---- where ---------------------------------------------------------------------------------
 // where: c=SHAPE x=SHAPE y=SHAPE inplace=x|y; condition bytes 0 (half) or 1..255.
-OpCall make_where(const Case& c, Rng& rng) {
+call_spec make_where(const case_line& c, value_rng& rng) {
   const auto cs = c.dims("c", {3, 4}), xs = c.dims("x", {3, 4}), ys = c.dims("y", {3, 4});
   std::vector<double> cond(static_cast<size_t>(numel(cs)));
   for (double& v : cond) v = rng.integer(0, 1) ? double(rng.integer(1, 255)) : 0.0;
-  OpCall call =
+  call_spec call =
       op_call(NNP_OP_WHERE,
-              {int_tensor(DT::u8, cs, std::move(cond)), tensor(xs, rng.uniform_vec(numel(xs))),
-               tensor(ys, rng.uniform_vec(numel(ys)))},
+              {int_tensor(dtype_id::u8, cs, std::move(cond)),
+               tensor(xs, rng.uniform_vec(numel(xs))), tensor(ys, rng.uniform_vec(numel(ys)))},
               {tensor(broadcast({cs, xs, ys}))});
   const std::string inplace = c.s("inplace", "");
   if (inplace == "x" && call.outputs[0].shape == xs) call.outputs[0].alias_of = 1;
@@ -314,17 +317,17 @@ OpCall make_where(const Case& c, Rng& rng) {
   return call;
 }
 
-const RegisterTemplate reg_unary_fwd("unary_forward", [] {
-  Rng rng("template unary");
+const register_template reg_unary_fwd("unary_forward", [] {
+  value_rng rng("template unary");
   return unary_fwd(unary_params(parse_case("fn=sin")), {3, 5}, rng.uniform_vec(15), false);
 });
-const RegisterTemplate reg_unary_bwd("unary_backward", [] {
-  Rng rng("template unary bwd");
+const register_template reg_unary_bwd("unary_backward", [] {
+  value_rng rng("template unary bwd");
   return unary_bwd(unary_params(parse_case("fn=exp")), {3, 5}, rng.uniform_vec(15),
                    rng.uniform_vec(15), false);
 });
-const RegisterTemplate reg_where("where", [] {
-  Rng rng("template where");
+const register_template reg_where("where", [] {
+  value_rng rng("template where");
   // condition has the output's rank (the error tests drop its leading dimension).
   return make_where(parse_case("c2x3x4 x3x4 y3x1"), rng);
 });
@@ -332,34 +335,38 @@ const RegisterTemplate reg_where("where", [] {
 }  // namespace
 
 TEST_CASE("unary_forward") {
-  check_numerics_cases("unary_forward", "unary", "unary_fwd", [](const Case& c, Rng& rng) {
-    const auto p = unary_params(c);
-    const auto shape = c.dims("x", {4, 8});
-    return unary_fwd(p, shape, unary_x(p.op, numel(shape), rng), c.i("inplace", 0) != 0);
-  });
+  check_numerics_cases(
+      "unary_forward", "unary", "unary_fwd", [](const case_line& c, value_rng& rng) {
+        const auto p = unary_params(c);
+        const auto shape = c.dims("x", {4, 8});
+        return unary_fwd(p, shape, unary_x(p.op, numel(shape), rng), c.i("inplace", 0) != 0);
+      });
 }
 
 TEST_CASE("unary_backward") {
-  check_numerics_cases("unary_backward", "unary", "unary_bwd", [](const Case& c, Rng& rng) {
-    auto p = unary_params(c);
-    if (!has_backward(p.op)) p.op = NNP_UNARY_NEG;  // floor / ceil: none (tested below)
-    const auto shape = c.dims("x", {4, 8});
-    auto x = unary_x(p.op, numel(shape), rng);
-    return unary_bwd(p, shape, std::move(x), rng.uniform_vec(numel(shape)), c.i("inplace", 0) != 0);
-  });
+  check_numerics_cases("unary_backward", "unary", "unary_bwd",
+                       [](const case_line& c, value_rng& rng) {
+                         auto p = unary_params(c);
+                         if (!has_backward(p.op))
+                           p.op = NNP_UNARY_NEG;  // floor / ceil: none (tested below)
+                         const auto shape = c.dims("x", {4, 8});
+                         auto x = unary_x(p.op, numel(shape), rng);
+                         return unary_bwd(p, shape, std::move(x), rng.uniform_vec(numel(shape)),
+                                          c.i("inplace", 0) != 0);
+                       });
 }
 
 TEST_CASE("gradient unary") {
-  for (const Case& c : load_cases("unary")) {
+  for (const case_line& c : load_cases("unary")) {
     const auto p = unary_params(c);
     if (!has_backward(p.op)) continue;
     const auto shape = c.dims("x", {4, 8});
-    Rng rng("gradient unary " + c.text);
-    GradientCheck g;
+    value_rng rng("gradient unary " + c.text);
+    gradient_check g;
     g.name = "unary_backward";
     g.case_text = c.text;
     g.forward = unary_fwd(p, shape, unary_x(p.op, numel(shape), rng), false);
-    g.backward = [p, shape](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [p, shape](const call_spec& f, const auto&, const auto& r) {
       return unary_bwd(p, shape, f.inputs[0].data, r[0], false);
     };
     g.wrt = {{0, 0}};
@@ -371,11 +378,11 @@ TEST_CASE("gradient unary") {
 TEST_CASE("unary: known answers") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::nan("");
-  struct Known {
+  struct known_case {
     const char* fn;
     std::vector<double> x, y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"exp", {0, 1, -inf, inf, nan}, {1, double(float(std::exp(1.0))), 0, inf, nan}},
       {"log", {1, 0, -0.0, -1, inf, nan}, {0, -inf, -inf, nan, inf, nan}},
       {"sqrt", {4, 0, -1, inf, nan}, {2, 0, nan, inf, nan}},
@@ -388,23 +395,23 @@ TEST_CASE("unary: known answers") {
       {"cos", {0, inf, nan}, {1, nan, nan}},
       {"erf", {0, inf, -inf, nan}, {0, 1, -1, nan}},
   };
-  for (const Known& k : known) {
+  for (const known_case& k : known) {
     const auto n = static_cast<int64_t>(k.x.size());
-    const OpCall call =
+    const call_spec call =
         unary_fwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x, false);
     check_known_answer("unary", k.fn, call, k.y, 0);  // bit-exactly (NaN, inf, -0 included)
   }
   // Derivatives at the edges: abs'(0) = 0 (documented), sqrt'(0) = inf, log'(0) = inf,
   // reciprocal'(0) = -inf, with dy = 1.
-  const std::vector<Known> grads{
+  const std::vector<known_case> grads{
       {"abs", {-2, 0, 3}, {-1, 0, 1}}, {"sqrt", {0, 4}, {inf, 0.25}},
       {"log", {0, 2}, {inf, 0.5}},     {"reciprocal", {0, 2}, {-inf, -0.25}},
       {"neg", {0, 5}, {-1, -1}},
   };
-  for (const Known& k : grads) {
+  for (const known_case& k : grads) {
     const auto n = static_cast<int64_t>(k.x.size());
-    const OpCall call = unary_bwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x,
-                                  std::vector<double>(k.x.size(), 1.0), false);
+    const call_spec call = unary_bwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x,
+                                     std::vector<double>(k.x.size(), 1.0), false);
     check_known_answer("unary_backward", k.fn, call, k.y, 0);
   }
 }
@@ -420,13 +427,13 @@ TEST_CASE("pow: known answers") {
   const std::vector<double> b{0, nan, 3, 0.5, -1, 0.5, -2, 1, -1};
   const std::vector<double> want{1, 1, -8, nan, inf, 2, 0.25, -8, 0};
   const int64_t n = static_cast<int64_t>(a.size());
-  Rng rng("known");
-  OpCall call = make_pow(parse_case("a" + std::to_string(n) + " b" + std::to_string(n)), rng);
+  value_rng rng("known");
+  call_spec call = make_pow(parse_case("a" + std::to_string(n) + " b" + std::to_string(n)), rng);
   call.inputs[0].data = a;
   call.inputs[1].data = b;
   check_known_answer("pow", "edge values", call, want, 0);
   // Broadcasting: [2, 1] ^ [3].
-  OpCall bc = make_pow(parse_case("a2x1 b3"), rng);
+  call_spec bc = make_pow(parse_case("a2x1 b3"), rng);
   bc.inputs[0].data = {2, 3};
   bc.inputs[1].data = {0, 1, 2};
   check_known_answer("pow", "broadcast a2x1 b3", bc, {1, 2, 4, 1, 3, 9}, 0);
@@ -436,18 +443,18 @@ TEST_CASE("where") { check_numerics_cases("where", make_where); }
 
 // Known answers: any nonzero byte is true; broadcasting of all three inputs.
 TEST_CASE("where: known answers") {
-  Rng rng("known");
-  OpCall call = make_where(parse_case("c4 x4 y4"), rng);
+  value_rng rng("known");
+  call_spec call = make_where(parse_case("c4 x4 y4"), rng);
   call.inputs[0].data = {0, 1, 255, 0};
   call.inputs[1].data = {1, 2, 3, 4};
   call.inputs[2].data = {-1, -2, -3, -4};
   check_known_answer("where", "c4 x4 y4", call, {-1, 2, 3, -4}, 0);
-  OpCall bc = make_where(parse_case("c2x1 x3 y1"), rng);
+  call_spec bc = make_where(parse_case("c2x1 x3 y1"), rng);
   bc.inputs[0].data = {7, 0};
   bc.inputs[1].data = {1, 2, 3};
   bc.inputs[2].data = {9};
   check_known_answer("where", "c2x1 x3 y1", bc, {1, 2, 3, 9, 9, 9}, 0);
-  OpCall sc = make_where(parse_case("c=scalar x2x2 y2"), rng);
+  call_spec sc = make_where(parse_case("c=scalar x2x2 y2"), rng);
   sc.inputs[0].data = {0};
   sc.inputs[1].data = {1, 2, 3, 4};
   sc.inputs[2].data = {5, 6};
@@ -456,18 +463,18 @@ TEST_CASE("where: known answers") {
 
 // Output shapes as literals, on every device.
 TEST_CASE("where: output shapes (known answers)") {
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<int64_t> y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"c2x1x4 x3x4 y2x3x1", {2, 3, 4}},
       {"c=scalar x5 y2x1", {2, 5}},
       {"c4x1x1 x1x3x1 y1x1x2", {4, 3, 2}},
   };
-  for (const Known& k : known) {
-    Rng rng("known shape");
-    OpCall call = make_where(parse_case(k.text), rng);
+  for (const known_case& k : known) {
+    value_rng rng("known shape");
+    call_spec call = make_where(parse_case(k.text), rng);
     call.outputs[0].shape = k.y;
     check_output_shape("where_out_shape", k.text, call);
   }

@@ -21,13 +21,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Known answers in float32 (and float64 where a device has it: the reference then allocates in
 // double, which is where a per-row buffer of the huge dimension would cost the most).
-void check_empty(const std::string& op, const std::string& text, const OpCall& call,
+void check_empty(const std::string& op, const std::string& text, const call_spec& call,
                  const std::vector<std::vector<double>>& want) {
   std::string why;
-  REQUIRE_MESSAGE(op_supported(reference_device(), call, DT::f32, &why) == NNP_STATUS_OK,
+  REQUIRE_MESSAGE(op_supported(reference_device(), call, dtype_id::f32, &why) == NNP_STATUS_OK,
                   op << " " << text << ": " << why);
-  check_known_outputs(op + "_empty", text, call, want, {DT::f64, DT::f32},
-                      [](DT) { return 1e-12; });
+  check_known_outputs(op + "_empty", text, call, want, {dtype_id::f64, dtype_id::f32},
+                      [](dtype_id) { return 1e-12; });
 }
 
 }  // namespace
@@ -102,13 +102,13 @@ TEST_CASE("empty tensors: softmax cross-entropy over a huge class dimension") {
       const std::string t = text + " reduction" + std::to_string(red);
       check_empty("softmax_cross_entropy_forward", t,
                   op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD, p,
-                          {tensor({0, classes}), int_tensor(DT::i64, {0})},
+                          {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
                           {tensor(loss_shape), tensor({0, classes})}),
                   {loss, {}});
       check_empty(
           "softmax_cross_entropy_backward", t,
           op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, p,
-                  {tensor({0, classes}), int_tensor(DT::i64, {0}),
+                  {tensor({0, classes}), int_tensor(dtype_id::i64, {0}),
                    tensor(loss_shape, none ? std::vector<double>{} : std::vector<double>{1})},
                   {tensor({0, classes})}),
           {{}});
@@ -116,7 +116,7 @@ TEST_CASE("empty tensors: softmax cross-entropy over a huge class dimension") {
       q.reduction = red;
       check_empty("softmax_cross_entropy_loss_forward", t,
                   op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, q,
-                          {tensor({0, classes}), int_tensor(DT::i64, {0})},
+                          {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
                           {tensor(loss_shape), tensor({0, classes})}),
                   {loss, {}});
     }
@@ -207,10 +207,11 @@ TEST_CASE("empty tensors: pooling windows without input elements") {
     q.count_include_pad = include;
     q.kernel_shape[0] = 2;
     q.pads[0] = q.pads[1] = 1;
-    check_empty("pool_forward", "x[1, 1, 0] " + text,
-                op_call(NNP_OP_POOL_FORWARD, q, {tensor({1, 1, 0})},
-                        {tensor({1, 1, 1}),
-                         mode == NNP_POOL_MAX ? int_tensor(DT::i64, {1, 1, 1}) : absent_tensor()}),
-                {{want}});
+    check_empty(
+        "pool_forward", "x[1, 1, 0] " + text,
+        op_call(NNP_OP_POOL_FORWARD, q, {tensor({1, 1, 0})},
+                {tensor({1, 1, 1}),
+                 mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 1, 1}) : absent_tensor()}),
+        {{want}});
   }
 }

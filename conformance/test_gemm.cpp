@@ -12,7 +12,7 @@ using namespace conf;
 // Keys: m n k; ta tb (0/1); batch (0 = rank 2) and bat=a|b|ab (which operands are batched);
 // c=none|n|mn|bmn or the other ONNX bias forms c=scalar|1|1n|m1 (and b1n: [batch, 1, N]);
 // alpha beta; inplace1 (Y aliases C, needs c=mn without batch or c=bmn).
-OpCall make_gemm(const Case& c, Rng& rng) {
+call_spec make_gemm(const case_line& c, value_rng& rng) {
   const int64_t M = c.i("m", 4), N = c.i("n", 4), K = c.i("k", 4), batch = c.i("batch", 0);
   const std::string bat = c.s("bat", "ab");
   const bool ta = c.i("ta", 0) != 0, tb = c.i("tb", 0) != 0;
@@ -38,7 +38,7 @@ OpCall make_gemm(const Case& c, Rng& rng) {
   if (cs == "1n") cshape = {1, N};
   if (cs == "m1") cshape = {M, 1};
   if (cs == "b1n") cshape = {batch, 1, N};
-  OpCall call =
+  call_spec call =
       op_call(NNP_OP_GEMM, p,
               {tensor(a, std::move(a_data)), tensor(b, std::move(b_data)),
                cs == "none" ? absent_tensor() : tensor(cshape, rng.uniform_vec(numel(cshape)))},
@@ -47,8 +47,8 @@ OpCall make_gemm(const Case& c, Rng& rng) {
   return call;
 }
 
-const RegisterTemplate reg_gemm("gemm", [] {
-  Rng rng("template gemm");
+const register_template reg_gemm("gemm", [] {
+  value_rng rng("template gemm");
   return make_gemm(parse_case("m3 n4 k5 c=mn beta=0.5"), rng);
 });
 
@@ -60,11 +60,11 @@ TEST_CASE("gemm") { check_numerics_cases("gemm", make_gemm); }
 // BLAS, C broadcast from [N], alpha and beta.
 TEST_CASE("gemm: known answers") {
   const std::vector<double> a{1, 2, 3, 4}, b{5, 6, 7, 8}, c{1, -1};
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"m2 n2 k2", {19, 22, 43, 50}},
       {"m2 n2 k2 ta1", {26, 30, 38, 44}},
       {"m2 n2 k2 tb1", {17, 23, 39, 53}},
@@ -76,9 +76,9 @@ TEST_CASE("gemm: known answers") {
       {"m2 n2 k2 c=1 beta=2", {21, 24, 45, 52}},
       {"m2 n2 k2 c=scalar beta=-1", {18, 21, 42, 49}},
   };
-  for (const Known& k : known) {
-    Rng rng("known");
-    OpCall call = make_gemm(parse_case(k.text), rng);
+  for (const known_case& k : known) {
+    value_rng rng("known");
+    call_spec call = make_gemm(parse_case(k.text), rng);
     call.inputs[0].data = a;
     call.inputs[1].data = b;
     if (!call.inputs[2].absent)

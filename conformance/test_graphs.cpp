@@ -19,12 +19,12 @@ constexpr int64_t kM = 24, kK = 20, kN = 12;
 constexpr int kSteps = 3;
 
 struct step_buffers {
-  Device* d = nullptr;
+  device_entry* d = nullptr;
   void *x = nullptr, *w = nullptr, *y = nullptr, *z = nullptr, *zc = nullptr;
   int64_t sx[2] = {kM, kK}, sw[2] = {kK, kN}, sy[2] = {kM, kN};
   DLTensor tx{}, tw{}, ty{}, tz{}, tzc{};
 
-  explicit step_buffers(Device* dev) : d(dev) {
+  explicit step_buffers(device_entry* dev) : d(dev) {
     for (void** p : {&x, &w, &y, &z, &zc}) {
       const size_t n = p == &x ? kM * kK : p == &w ? kK * kN : kM * kN;
       REQUIRE(nnp_malloc(d->dev, n * sizeof(float), p) == NNP_STATUS_OK);
@@ -94,7 +94,7 @@ results read_back(const step_buffers& b) {
 }  // namespace
 
 TEST_CASE("graphs: a captured step replays bitwise as the eager steps") {
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) continue;
     CAPTURE(d->name);
     step_buffers b(d);
@@ -116,8 +116,8 @@ TEST_CASE("graphs: a captured step replays bitwise as the eager steps") {
       REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
     }
     if (unsupported) {  // the step's ops are missing: nothing to capture
-      report({d->name, "graph", "f32", "graph gemm+scale+gemm_update+copy x3", Outcome::unsupported,
-              0, 0, nnp_last_error_message()});
+      report({d->name, "graph", "f32", "graph gemm+scale+gemm_update+copy x3",
+              case_outcome::unsupported, 0, 0, nnp_last_error_message()});
       CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
       continue;
     }
@@ -155,7 +155,7 @@ TEST_CASE("graphs: a captured step replays bitwise as the eager steps") {
     const bool same = replayed.w == eager.w && replayed.zc == eager.zc;
     CHECK_MESSAGE(same, d->name << ": the replayed steps differ from the eager ones");
     report({d->name, "graph", "f32", "graph gemm+scale+gemm_update+copy x3",
-            same ? Outcome::pass : Outcome::fail, 0, 0, ""});
+            same ? case_outcome::pass : case_outcome::fail, 0, 0, ""});
 
     CHECK(nnp_graph_destroy(g) == NNP_STATUS_OK);
     CHECK(nnp_graph_launch(g, s) == NNP_STATUS_INVALID_ARGUMENT);  // stale

@@ -22,30 +22,31 @@ std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
 }  // namespace
 
 TEST_CASE("layout: explicit compact strides equal NULL strides") {
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) continue;
-    for (const OpTemplate& t : op_templates()) {
-      const OpCall plain = t.make();
-      if (op_supported(*d, plain, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      OpCall strided = plain;
+    for (const op_template& t : op_templates()) {
+      const call_spec plain = t.make();
+      if (op_supported(*d, plain, dtype_id::f32, nullptr) != NNP_STATUS_OK) continue;
+      call_spec strided = plain;
       for (auto& s : strided.inputs) s.strides = compact_strides(s.shape);
       for (auto& s : strided.outputs) s.strides = compact_strides(s.shape);
-      const RunResult a = run_op(*d, plain, DT::f32);
-      const RunResult b = run_op(*d, strided, DT::f32);
+      const run_result a = run_op(*d, plain, dtype_id::f32);
+      const run_result b = run_op(*d, strided, dtype_id::f32);
       std::string problem;
       if (a.status != NNP_STATUS_OK || b.status != NNP_STATUS_OK) {
         problem = std::string("NULL strides: ") + nnp_status_string(a.status) +
                   ", explicit strides: " + nnp_status_string(b.status) + " " + b.message;
       } else {
         for (size_t k = 0; k < a.outputs.size() && problem.empty(); ++k) {
-          const Comparison c = compare_nmse(b.outputs[k], a.outputs[k], tolerance(t.name, DT::f32));
+          const comparison c =
+              compare_nmse(b.outputs[k], a.outputs[k], tolerance(t.name, dtype_id::f32));
           if (!c.ok) problem = "output " + std::to_string(k) + ": " + c.detail;
         }
         for (const auto& p : b.problems) problem += (problem.empty() ? "" : "; ") + p;
       }
       const std::string name = t.name + " explicit compact strides f32";
-      report({d->name, t.name, "*", name, problem.empty() ? Outcome::pass : Outcome::fail, 0, 0,
-              problem});
+      report({d->name, t.name, "*", name, problem.empty() ? case_outcome::pass : case_outcome::fail,
+              0, 0, problem});
       CHECK_MESSAGE(problem.empty(), d->name << ": " << name << ": " << problem);
     }
   }
@@ -54,18 +55,18 @@ TEST_CASE("layout: explicit compact strides equal NULL strides") {
 // A caller compiled against a newer header passes a larger params struct (struct_size grows,
 // new fields at the end): a callee reads only what it knows, so results are unchanged.
 TEST_CASE("layout: params with a larger struct_size (newer caller)") {
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) continue;
-    for (const OpTemplate& t : op_templates()) {
-      const OpCall plain = t.make();
-      if (plain.params.empty() || op_supported(*d, plain, DT::f32, nullptr) != NNP_STATUS_OK)
+    for (const op_template& t : op_templates()) {
+      const call_spec plain = t.make();
+      if (plain.params.empty() || op_supported(*d, plain, dtype_id::f32, nullptr) != NNP_STATUS_OK)
         continue;
-      OpCall bigger = plain;
+      call_spec bigger = plain;
       const size_t size = plain.params.size() + 32;
       bigger.params.resize(size, 0);
       std::memcpy(bigger.params.data(), &size, sizeof(size_t));
-      const RunResult a = run_op(*d, plain, DT::f32);
-      const RunResult b = run_op(*d, bigger, DT::f32);
+      const run_result a = run_op(*d, plain, dtype_id::f32);
+      const run_result b = run_op(*d, bigger, dtype_id::f32);
       std::string problem;
       if (a.status != NNP_STATUS_OK || b.status != NNP_STATUS_OK) {
         problem = std::string("struct_size ") + std::to_string(plain.params.size()) + ": " +
@@ -73,13 +74,14 @@ TEST_CASE("layout: params with a larger struct_size (newer caller)") {
                   nnp_status_string(b.status) + " " + b.message;
       } else {
         for (size_t k = 0; k < a.outputs.size() && problem.empty(); ++k) {
-          const Comparison c = compare_nmse(b.outputs[k], a.outputs[k], tolerance(t.name, DT::f32));
+          const comparison c =
+              compare_nmse(b.outputs[k], a.outputs[k], tolerance(t.name, dtype_id::f32));
           if (!c.ok) problem = "output " + std::to_string(k) + ": " + c.detail;
         }
       }
       const std::string name = t.name + " larger params struct_size f32";
-      report({d->name, t.name, "*", name, problem.empty() ? Outcome::pass : Outcome::fail, 0, 0,
-              problem});
+      report({d->name, t.name, "*", name, problem.empty() ? case_outcome::pass : case_outcome::fail,
+              0, 0, problem});
       CHECK_MESSAGE(problem.empty(), d->name << ": " << name << ": " << problem);
     }
   }

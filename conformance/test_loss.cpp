@@ -23,7 +23,7 @@
 namespace {
 using namespace conf;
 
-struct CeCase {
+struct ce_setup {
   int64_t n, c;
   nnp_softmax_cross_entropy_params p;
   bool log_prob;
@@ -33,8 +33,8 @@ struct CeCase {
   bool all_ignored;  // every label is ignore_index: mean gives 0/0 = NaN
 };
 
-CeCase ce_case(const Case& cs) {
-  CeCase v{};
+ce_setup ce_case(const case_line& cs) {
+  ce_setup v{};
   v.n = cs.i("n", 4);
   v.c = cs.i("c", 5);
   v.p = make_params<nnp_softmax_cross_entropy_params>();
@@ -51,11 +51,11 @@ CeCase ce_case(const Case& cs) {
   v.all_ignored = cs.i("allignored", 0) != 0 && v.p.has_ignore_index;
   return v;
 }
-std::vector<int64_t> loss_shape(const CeCase& v) {
+std::vector<int64_t> loss_shape(const ce_setup& v) {
   return v.p.reduction == NNP_REDUCTION_NONE ? std::vector<int64_t>{v.n} : std::vector<int64_t>{};
 }
 // Labels in [0, C); with ignore_index, every third sample is ignored.
-std::vector<double> labels(const CeCase& v, Rng& rng) {
+std::vector<double> labels(const ce_setup& v, value_rng& rng) {
   std::vector<double> l(static_cast<size_t>(v.n));
   for (size_t i = 0; i < l.size(); ++i) {
     l[i] = static_cast<double>(rng.integer(0, v.c - 1));
@@ -65,28 +65,29 @@ std::vector<double> labels(const CeCase& v, Rng& rng) {
   if (v.bad_label && !l.empty()) l[0] = static_cast<double>(v.c);
   return l;
 }
-OpCall ce_forward(const CeCase& v, std::vector<double> logits, std::vector<double> lab) {
+call_spec ce_forward(const ce_setup& v, std::vector<double> logits, std::vector<double> lab) {
   return op_call(
       NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD, v.p,
-      {tensor({v.n, v.c}, std::move(logits)), int_tensor(DT::i64, {v.n}, std::move(lab))},
+      {tensor({v.n, v.c}, std::move(logits)), int_tensor(dtype_id::i64, {v.n}, std::move(lab))},
       {tensor(loss_shape(v)), v.log_prob ? tensor({v.n, v.c}) : absent_tensor()});
 }
-OpCall ce_backward(const CeCase& v, std::vector<double> logits, std::vector<double> lab,
-                   std::vector<double> dloss) {
-  return op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, v.p,
-                 {tensor({v.n, v.c}, std::move(logits)), int_tensor(DT::i64, {v.n}, std::move(lab)),
-                  tensor(loss_shape(v), std::move(dloss))},
-                 {tensor({v.n, v.c})});
+call_spec ce_backward(const ce_setup& v, std::vector<double> logits, std::vector<double> lab,
+                      std::vector<double> dloss) {
+  return op_call(
+      NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, v.p,
+      {tensor({v.n, v.c}, std::move(logits)), int_tensor(dtype_id::i64, {v.n}, std::move(lab)),
+       tensor(loss_shape(v), std::move(dloss))},
+      {tensor({v.n, v.c})});
 }
 
-const RegisterTemplate reg_fwd("softmax_cross_entropy_forward", [] {
-  Rng rng("template ce");
-  const CeCase v = ce_case(parse_case("n6 c4 red=mean logprob1"));
+const register_template reg_fwd("softmax_cross_entropy_forward", [] {
+  value_rng rng("template ce");
+  const ce_setup v = ce_case(parse_case("n6 c4 red=mean logprob1"));
   return ce_forward(v, rng.uniform_vec(24), labels(v, rng));
 });
-const RegisterTemplate reg_bwd("softmax_cross_entropy_backward", [] {
-  Rng rng("template ce bwd");
-  const CeCase v = ce_case(parse_case("n6 c4 red=none"));
+const register_template reg_bwd("softmax_cross_entropy_backward", [] {
+  value_rng rng("template ce bwd");
+  const ce_setup v = ce_case(parse_case("n6 c4 red=none"));
   const auto lab = labels(v, rng);
   return ce_backward(v, rng.uniform_vec(24), lab, rng.uniform_vec(6));
 });
@@ -94,18 +95,19 @@ const RegisterTemplate reg_bwd("softmax_cross_entropy_backward", [] {
 }  // namespace
 
 TEST_CASE("softmax_cross_entropy_forward") {
-  check_numerics_cases(
-      "softmax_cross_entropy_forward", "cross_entropy", "ce_fwd", [](const Case& c, Rng& rng) {
-        const CeCase v = ce_case(c);
-        const auto logits = rng.uniform_vec(v.n * v.c, v.offset - v.range, v.offset + v.range);
-        return ce_forward(v, logits, labels(v, rng));
-      });
+  check_numerics_cases("softmax_cross_entropy_forward", "cross_entropy", "ce_fwd",
+                       [](const case_line& c, value_rng& rng) {
+                         const ce_setup v = ce_case(c);
+                         const auto logits =
+                             rng.uniform_vec(v.n * v.c, v.offset - v.range, v.offset + v.range);
+                         return ce_forward(v, logits, labels(v, rng));
+                       });
 }
 
 TEST_CASE("softmax_cross_entropy_backward") {
-  for (const Case& c : load_cases("cross_entropy")) {
-    Rng rng("ce_bwd " + c.text);
-    const CeCase v = ce_case(c);
+  for (const case_line& c : load_cases("cross_entropy")) {
+    value_rng rng("ce_bwd " + c.text);
+    const ce_setup v = ce_case(c);
     if (v.bad_label) continue;  // backward of an out-of-range label is not specified
     const auto logits = rng.uniform_vec(v.n * v.c, v.offset - v.range, v.offset + v.range);
     const auto lab = labels(v, rng);
@@ -115,15 +117,15 @@ TEST_CASE("softmax_cross_entropy_backward") {
 }
 
 TEST_CASE("gradient softmax_cross_entropy") {
-  for (const Case& c : load_cases("cross_entropy")) {
-    const CeCase v = ce_case(c);
+  for (const case_line& c : load_cases("cross_entropy")) {
+    const ce_setup v = ce_case(c);
     if (v.n * v.c > 512 || v.bad_label || v.all_ignored) continue;
-    Rng rng("gradient ce " + c.text);
-    GradientCheck g;
+    value_rng rng("gradient ce " + c.text);
+    gradient_check g;
     g.name = "softmax_cross_entropy_backward";
     g.case_text = c.text;
     g.forward = ce_forward(v, rng.uniform_vec(v.n * v.c, -3, 3), labels(v, rng));
-    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [v](const call_spec& f, const auto&, const auto& r) {
       return ce_backward(v, f.inputs[0].data, f.inputs[1].data, r[0]);
     };
     g.wrt = {{0, 0}};
@@ -136,27 +138,27 @@ TEST_CASE("gradient softmax_cross_entropy") {
 // equal logits the loss is log(C); ignored samples contribute 0 and zero gradient rows.
 TEST_CASE("softmax_cross_entropy: known answers") {
   const double nan = std::nan("");
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> labels, loss;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"n2 c4 red=none", {0, 3}, {std::log(4.0), std::log(4.0)}},
       {"n2 c4 red=sum", {1, 2}, {2 * std::log(4.0)}},
       {"n2 c4 red=none", {4, 1}, {nan, std::log(4.0)}},
       {"n2 c4 red=mean ignore=3", {3, 3}, {nan}},
       {"n2 c4 red=none ignore=3", {3, 0}, {0, std::log(4.0)}},
   };
-  for (const Known& k : known) {
-    const OpCall call =
+  for (const known_case& k : known) {
+    const call_spec call =
         ce_forward(ce_case(parse_case(k.text)), std::vector<double>(8, 0.5), k.labels);
     check_known_answer("cross_entropy", k.text, call, k.loss);
   }
   // Logits [1e5, 1e5+1, 1e5+2, 1e5+3] (exact in float32): the loss of label c is
   // log(1 + e^-1 + e^-2 + e^-3) + 3 - c, computed as log(sum) - (x - max).
   const double lse = std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0));
-  const CeCase v = ce_case(parse_case("n2 c4 red=none logprob1"));
-  const OpCall call =
+  const ce_setup v = ce_case(parse_case("n2 c4 red=none logprob1"));
+  const call_spec call =
       ce_forward(v, {1e5, 1e5 + 1, 1e5 + 2, 1e5 + 3, -1e5, -1e5 + 1, -1e5 + 2, -1e5 + 3}, {3, 1});
   check_known_answer("cross_entropy", "n2 c4 red=none offset=+-1e5", call, {lse, lse + 2});
 }
@@ -164,7 +166,7 @@ TEST_CASE("softmax_cross_entropy: known answers") {
 namespace {
 using namespace conf;
 
-struct LossCase {
+struct loss_setup {
   bool sce;  // softmax_cross_entropy_loss, else nll_loss
   int64_t n, c;
   std::vector<int64_t> dims;  // d1..dk
@@ -198,8 +200,8 @@ struct LossCase {
   }
 };
 
-LossCase loss_case(const Case& cs, bool sce) {
-  LossCase v{};
+loss_setup loss_case(const case_line& cs, bool sce) {
+  loss_setup v{};
   v.sce = sce;
   v.n = cs.i("n", 4);
   v.c = cs.i("c", 5);
@@ -222,7 +224,7 @@ LossCase loss_case(const Case& cs, bool sce) {
 }
 
 // Targets in [0, C); with ignore_index every third one (all with allignored1) is set to it.
-std::vector<double> targets(const LossCase& v, Rng& rng) {
+std::vector<double> targets(const loss_setup& v, value_rng& rng) {
   std::vector<double> t(static_cast<size_t>(numel(v.target_shape())));
   for (size_t i = 0; i < t.size(); ++i) {
     t[i] = v.c > 0 ? static_cast<double>(rng.integer(0, v.c - 1)) : 0.0;
@@ -232,24 +234,24 @@ std::vector<double> targets(const LossCase& v, Rng& rng) {
   return t;
 }
 // Scores (sce) or log-probabilities (nll: uniform in [-range, 0] shifted by offset).
-std::vector<double> inputs(const LossCase& v, Rng& rng) {
+std::vector<double> inputs(const loss_setup& v, value_rng& rng) {
   const int64_t n = numel(v.input_shape());
   return v.sce ? rng.uniform_vec(n, v.offset - v.range, v.offset + v.range)
                : rng.uniform_vec(n, v.offset - v.range, v.offset);
 }
-std::vector<double> weights(const LossCase& v, Rng& rng) {
+std::vector<double> weights(const loss_setup& v, value_rng& rng) {
   return v.weight ? rng.uniform_vec(v.c, 0.25, 2.0) : std::vector<double>{};
 }
 
-TensorSpec weight_tensor(const LossCase& v, std::vector<double> w) {
+tensor_spec weight_tensor(const loss_setup& v, std::vector<double> w) {
   return v.weight ? tensor({v.c}, std::move(w)) : absent_tensor();
 }
 
-OpCall loss_forward(const LossCase& v, std::vector<double> x, std::vector<double> t,
-                    std::vector<double> w) {
-  std::vector<TensorSpec> in{tensor(v.input_shape(), std::move(x)),
-                             int_tensor(DT::i64, v.target_shape(), std::move(t)),
-                             weight_tensor(v, std::move(w))};
+call_spec loss_forward(const loss_setup& v, std::vector<double> x, std::vector<double> t,
+                       std::vector<double> w) {
+  std::vector<tensor_spec> in{tensor(v.input_shape(), std::move(x)),
+                              int_tensor(dtype_id::i64, v.target_shape(), std::move(t)),
+                              weight_tensor(v, std::move(w))};
   if (!v.sce)
     return op_call(NNP_OP_NLL_LOSS_FORWARD, v.params<nnp_nll_loss_params>(), std::move(in),
                    {tensor(v.loss_shape())});
@@ -257,11 +259,12 @@ OpCall loss_forward(const LossCase& v, std::vector<double> x, std::vector<double
                  v.params<nnp_softmax_cross_entropy_loss_params>(), std::move(in),
                  {tensor(v.loss_shape()), v.log_prob ? tensor(v.input_shape()) : absent_tensor()});
 }
-OpCall loss_backward(const LossCase& v, std::vector<double> x, std::vector<double> t,
-                     std::vector<double> dloss, std::vector<double> w) {
-  std::vector<TensorSpec> in{
-      tensor(v.input_shape(), std::move(x)), int_tensor(DT::i64, v.target_shape(), std::move(t)),
-      tensor(v.loss_shape(), std::move(dloss)), weight_tensor(v, std::move(w))};
+call_spec loss_backward(const loss_setup& v, std::vector<double> x, std::vector<double> t,
+                        std::vector<double> dloss, std::vector<double> w) {
+  std::vector<tensor_spec> in{tensor(v.input_shape(), std::move(x)),
+                              int_tensor(dtype_id::i64, v.target_shape(), std::move(t)),
+                              tensor(v.loss_shape(), std::move(dloss)),
+                              weight_tensor(v, std::move(w))};
   if (!v.sce)
     return op_call(NNP_OP_NLL_LOSS_BACKWARD, v.params<nnp_nll_loss_params>(), std::move(in),
                    {tensor(v.input_shape())});
@@ -278,29 +281,29 @@ const char* bwd_name(bool sce) {
 }
 const char* family(bool sce) { return sce ? "sce_loss" : "nll_loss"; }
 
-OpCall template_forward(bool sce) {
-  Rng rng(std::string("template ") + family(sce));
-  const LossCase v = loss_case(parse_case("n3 c4 d2 red=mean ignore=1 weight1 logprob1"), sce);
+call_spec template_forward(bool sce) {
+  value_rng rng(std::string("template ") + family(sce));
+  const loss_setup v = loss_case(parse_case("n3 c4 d2 red=mean ignore=1 weight1 logprob1"), sce);
   return loss_forward(v, inputs(v, rng), targets(v, rng), weights(v, rng));
 }
-OpCall template_backward(bool sce) {
-  Rng rng(std::string("template bwd ") + family(sce));
-  const LossCase v = loss_case(parse_case("n3 c4 d2 red=none ignore=1 weight1"), sce);
+call_spec template_backward(bool sce) {
+  value_rng rng(std::string("template bwd ") + family(sce));
+  const loss_setup v = loss_case(parse_case("n3 c4 d2 red=none ignore=1 weight1"), sce);
   const auto x = inputs(v, rng);
   const auto t = targets(v, rng);
   return loss_backward(v, x, t, rng.uniform_vec(numel(v.loss_shape())), weights(v, rng));
 }
-const RegisterTemplate reg_nll_fwd("nll_loss_forward", [] { return template_forward(false); });
-const RegisterTemplate reg_nll_bwd("nll_loss_backward", [] { return template_backward(false); });
-const RegisterTemplate reg_sce_fwd("softmax_cross_entropy_loss_forward",
-                                   [] { return template_forward(true); });
-const RegisterTemplate reg_sce_bwd("softmax_cross_entropy_loss_backward",
-                                   [] { return template_backward(true); });
+const register_template reg_nll_fwd("nll_loss_forward", [] { return template_forward(false); });
+const register_template reg_nll_bwd("nll_loss_backward", [] { return template_backward(false); });
+const register_template reg_sce_fwd("softmax_cross_entropy_loss_forward",
+                                    [] { return template_forward(true); });
+const register_template reg_sce_bwd("softmax_cross_entropy_loss_backward",
+                                    [] { return template_backward(true); });
 
 void forward_numerics(bool sce) {
   check_numerics_cases(fwd_name(sce), family(sce), std::string(family(sce)) + "_fwd",
-                       [sce](const Case& c, Rng& rng) {
-                         const LossCase v = loss_case(c, sce);
+                       [sce](const case_line& c, value_rng& rng) {
+                         const loss_setup v = loss_case(c, sce);
                          const auto x = inputs(v, rng);
                          const auto t = targets(v, rng);
                          return loss_forward(v, x, t, weights(v, rng));
@@ -308,9 +311,9 @@ void forward_numerics(bool sce) {
 }
 
 void backward_numerics(bool sce) {
-  for (const Case& c : load_cases(family(sce))) {
-    Rng rng(std::string(family(sce)) + "_bwd " + c.text);
-    const LossCase v = loss_case(c, sce);
+  for (const case_line& c : load_cases(family(sce))) {
+    value_rng rng(std::string(family(sce)) + "_bwd " + c.text);
+    const loss_setup v = loss_case(c, sce);
     const auto x = inputs(v, rng);
     const auto t = targets(v, rng);
     const auto w = weights(v, rng);
@@ -320,18 +323,18 @@ void backward_numerics(bool sce) {
 }
 
 void gradients(bool sce) {
-  for (const Case& c : load_cases(family(sce))) {
-    const LossCase v = loss_case(c, sce);
+  for (const case_line& c : load_cases(family(sce))) {
+    const loss_setup v = loss_case(c, sce);
     const int64_t size = numel(v.input_shape());
     if (size == 0 || size > 512 || v.bad || v.all_ignored) continue;
-    Rng rng(std::string("gradient ") + family(sce) + " " + c.text);
-    GradientCheck g;
+    value_rng rng(std::string("gradient ") + family(sce) + " " + c.text);
+    gradient_check g;
     g.name = bwd_name(sce);
     g.case_text = c.text;
     const auto x = rng.uniform_vec(numel(v.input_shape()), -3, sce ? 3 : 0);
     const auto t = targets(v, rng);
     g.forward = loss_forward(v, x, t, weights(v, rng));
-    g.backward = [v](const OpCall& f, const auto&, const auto& r) {
+    g.backward = [v](const call_spec& f, const auto&, const auto& r) {
       return loss_backward(v, f.inputs[0].data, f.inputs[1].data, r[0], f.inputs[2].data);
     };
     g.wrt = {{0, 0}};
@@ -340,9 +343,9 @@ void gradients(bool sce) {
 }
 
 // A hand-written call: input values x, targets t, weights w (empty: none).
-OpCall known_call(const char* text, bool sce, std::vector<double> x, std::vector<double> t,
-                  std::vector<double> w = {}) {
-  LossCase v = loss_case(parse_case(text), sce);
+call_spec known_call(const char* text, bool sce, std::vector<double> x, std::vector<double> t,
+                     std::vector<double> w = {}) {
+  loss_setup v = loss_case(parse_case(text), sce);
   v.weight = !w.empty();
   return loss_forward(v, std::move(x), std::move(t), std::move(w));
 }
@@ -364,11 +367,11 @@ TEST_CASE("nll_loss: known answers") {
   const double nan = std::nan("");
   const std::vector<double> x{-1, -2, -3, -0.5, -1.5, -2.5};
   const std::vector<double> w{0.2, 0.3, 0.5};
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> t, w, loss;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"n2 c3 red=none", {2, 0}, w, {1.5, 0.1}},
       {"n2 c3 red=sum", {2, 0}, w, {1.6}},
       {"n2 c3 red=mean", {2, 0}, w, {1.6 / 0.7}},
@@ -388,7 +391,7 @@ TEST_CASE("nll_loss: known answers") {
       {"n2 c3 red=sum", {0, 3}, w, {nan}},
       {"n2 c3 red=mean ignore=5", {-7, 0}, w, {nan}},
   };
-  for (const Known& k : known)
+  for (const known_case& k : known)
     check_known_answer("nll_loss", k.text, known_call(k.text, false, x, k.t, k.w), k.loss);
 
   // Extra dims: input [1, 2, 2] (N = 1, C = 2, d1 = 2), target [[1, 0]]:
@@ -405,7 +408,7 @@ TEST_CASE("nll_loss: known answers") {
 TEST_CASE("nll_loss_backward: known answers") {
   const double nan = std::nan("");
   const std::vector<double> x{-1, -2, -3, -0.5, -1.5, -2.5};
-  LossCase v = loss_case(parse_case("n2 c3 red=mean ignore=-1"), false);
+  loss_setup v = loss_case(parse_case("n2 c3 red=mean ignore=-1"), false);
   v.weight = true;
   check_known_answer("nll_loss_backward", "n2 c3 red=mean ignore=-1 weight",
                      loss_backward(v, x, {2, -1}, {2}, {0.2, 0.3, 0.5}),
@@ -421,11 +424,11 @@ TEST_CASE("softmax_cross_entropy_loss: known answers") {
   const double nan = std::nan("");
   const double l3 = std::log(3.0);
   const std::vector<double> w{0.5, 1.0, 2.0};
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> x, t, w, loss;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"n2 c3 red=none", std::vector<double>(6, 0.25), {0, 2}, {}, {l3, l3}},
       {"n2 c3 red=none", std::vector<double>(6, 0.25), {0, 2}, w, {0.5 * l3, 2 * l3}},
       {"n2 c3 red=mean", std::vector<double>(6, 0.25), {0, 2}, w, {l3}},
@@ -438,28 +441,28 @@ TEST_CASE("softmax_cross_entropy_loss: known answers") {
       {"n1 c2 d2 red=none", {0, l3, l3, 0}, {0, 0}, {}, {std::log(4.0), std::log(4.0 / 3)}},
       {"n1 c2 d2 red=mean", {0, l3, l3, 0}, {1, 0}, {1, 3}, {std::log(4.0 / 3)}},
   };
-  for (const Known& k : known)
+  for (const known_case& k : known)
     check_known_answer("sce_loss", k.text, known_call(k.text, true, k.x, k.t, k.w), k.loss);
 
   // Scores [1e5, 1e5+1, 1e5+2, 1e5+3] and their negatives' shift (exact in float32): loss of
   // class c is log(1 + e^-1 + e^-2 + e^-3) + 3 - c; log_prob (output 1) its negative.
   const double lse = std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0));
-  const OpCall big =
+  const call_spec big =
       known_call("n2 c4 red=none logprob1", true,
                  {1e5, 1e5 + 1, 1e5 + 2, 1e5 + 3, -1e5, -1e5 + 1, -1e5 + 2, -1e5 + 3}, {3, 1});
   check_known_answer("sce_loss", "n2 c4 red=none offset=+-1e5", big, {lse, lse + 2}, 1e-12,
-                     [&](Device& d) {
-                       const RunResult r = run_op(d, big, DT::f32);
+                     [&](device_entry& d) {
+                       const run_result r = run_op(d, big, dtype_id::f32);
                        const std::vector<double> lp{-3 - lse, -2 - lse, -1 - lse, -lse,
                                                     -3 - lse, -2 - lse, -1 - lse, -lse};
-                       const Comparison c = compare_nmse(r.outputs[1], lp, 1e-12);
+                       const comparison c = compare_nmse(r.outputs[1], lp, 1e-12);
                        CHECK_MESSAGE(c.ok, d.name << ": log_prob near 1e5: " << c.detail);
                      });
 }
 
 // Backward known answers: (softmax - onehot) * w[t] * g; equal scores give softmax 1/C.
 TEST_CASE("softmax_cross_entropy_loss_backward: known answers") {
-  LossCase v = loss_case(parse_case("n2 c2 red=sum ignore=1"), true);
+  loss_setup v = loss_case(parse_case("n2 c2 red=sum ignore=1"), true);
   v.weight = true;
   // sample 0: label 0, w 2, g 3: (0.5 - 1, 0.5) * 6; sample 1 ignored
   check_known_answer("sce_loss_backward", "n2 c2 red=sum ignore=1 weight",
@@ -468,20 +471,20 @@ TEST_CASE("softmax_cross_entropy_loss_backward: known answers") {
 
 // The shape rule: every bad argument gets INVALID_ARGUMENT naming it, on every device.
 TEST_CASE("onnx losses: invalid arguments") {
-  struct Bad {
+  struct bad_case {
     const char* what;
-    std::function<OpCall()> make;
+    std::function<call_spec()> make;
     const char* expect;
   };
   const auto call = [](const char* text, bool sce) {
-    const LossCase v = loss_case(parse_case(text), sce);
-    Rng rng("bad args");
+    const loss_setup v = loss_case(parse_case(text), sce);
+    value_rng rng("bad args");
     return loss_forward(v, inputs(v, rng), targets(v, rng), weights(v, rng));
   };
-  const std::vector<Bad> bad{
+  const std::vector<bad_case> bad{
       {"target shape",
        [&] {
-         OpCall c = call("n4 c3 d2 red=none", false);
+         call_spec c = call("n4 c3 d2 red=none", false);
          c.inputs[1].shape = {4, 3};
          c.inputs[1].data.resize(12);
          return c;
@@ -489,7 +492,7 @@ TEST_CASE("onnx losses: invalid arguments") {
        "inputs[1] (target)"},
       {"weight shape",
        [&] {
-         OpCall c = call("n4 c3 weight1", true);
+         call_spec c = call("n4 c3 weight1", true);
          c.inputs[2].shape = {4};
          c.inputs[2].data.resize(4);
          return c;
@@ -497,14 +500,14 @@ TEST_CASE("onnx losses: invalid arguments") {
        "inputs[2] (weights)"},
       {"rank 1 input",
        [&] {
-         OpCall c = call("n4 c3 red=none", false);
+         call_spec c = call("n4 c3 red=none", false);
          c.inputs[0].shape = {12};
          return c;
        },
        "inputs[0] (input)"},
       {"loss shape",
        [&] {
-         OpCall c = call("n4 c3 red=none", true);
+         call_spec c = call("n4 c3 red=none", true);
          c.outputs[0].shape = {};
          c.outputs[0].data.clear();
          return c;
@@ -512,33 +515,33 @@ TEST_CASE("onnx losses: invalid arguments") {
        "outputs[0] (loss)"},
       {"reduction",
        [&] {
-         OpCall c = call("n4 c3", false);
+         call_spec c = call("n4 c3", false);
          c.params_as<nnp_nll_loss_params>()->reduction = 4;
          return c;
        },
        "params->reduction"},
       {"reduction negative",
        [&] {
-         OpCall c = call("n4 c3", true);
+         call_spec c = call("n4 c3", true);
          c.params_as<nnp_softmax_cross_entropy_loss_params>()->reduction = -1;
          return c;
        },
        "params->reduction"},
       {"dloss shape",
        [&] {
-         const LossCase v = loss_case(parse_case("n4 c3 red=mean"), true);
-         OpCall c = loss_backward(v, std::vector<double>(12), {0, 1, 2, 0}, {1}, {});
+         const loss_setup v = loss_case(parse_case("n4 c3 red=mean"), true);
+         call_spec c = loss_backward(v, std::vector<double>(12), {0, 1, 2, 0}, {1}, {});
          c.inputs[2].shape = {4};  // [N] where mean's loss is []
          c.inputs[2].data.assign(4, 1.0);
          return c;
        },
        "inputs[2] (dloss)"},
   };
-  for (const Bad& b : bad) {
-    const OpCall c = b.make();
-    for (Device* d : all_devices()) {
+  for (const bad_case& b : bad) {
+    const call_spec c = b.make();
+    for (device_entry* d : all_devices()) {
       if (!d->available) continue;
-      const RunResult r = run_op(*d, c, DT::f32);
+      const run_result r = run_op(*d, c, dtype_id::f32);
       const std::string what = d->name + ": " + b.what;
       CHECK_MESSAGE(r.status == NNP_STATUS_INVALID_ARGUMENT, what);
       CHECK_MESSAGE(r.message.find(b.expect) != std::string::npos, what << ": " << r.message);
@@ -552,9 +555,9 @@ TEST_CASE("onnx losses: inferred shapes") {
   for (const char* text :
        {"n4 c3 d2x5 red=none", "n4 c3 d2x5 red=mean", "n2 c3 red=none", "n2 c3 red=zero weight1"}) {
     for (bool sce : {false, true}) {
-      const LossCase v = loss_case(parse_case(text), sce);
-      Rng rng("infer");
-      const OpCall call = loss_forward(v, inputs(v, rng), targets(v, rng), weights(v, rng));
+      const loss_setup v = loss_case(parse_case(text), sce);
+      value_rng rng("infer");
+      const call_spec call = loss_forward(v, inputs(v, rng), targets(v, rng), weights(v, rng));
       check_output_shape(std::string(family(sce)) + "_shape", text, call);
 
       std::vector<int64_t> xs = v.input_shape(), ts = v.target_shape();

@@ -58,7 +58,7 @@ nnp_matmul_params mm_params(bool ta, bool tb) {
   return p;
 }
 
-OpCall make_matmul(const Case& c, Rng& rng) {
+call_spec make_matmul(const case_line& c, value_rng& rng) {
   const bool ta = c.i("ta", 0) != 0, tb = c.i("tb", 0) != 0;
   const mm_shapes s = matmul_shapes(c.dims("a", {3, 4}), c.dims("b", {4, 5}), ta, tb);
   return op_call(
@@ -67,8 +67,8 @@ OpCall make_matmul(const Case& c, Rng& rng) {
       {tensor(s.y)});
 }
 
-const RegisterTemplate reg_matmul("matmul", [] {
-  Rng rng("template matmul");
+const register_template reg_matmul("matmul", [] {
+  value_rng rng("template matmul");
   return make_matmul(parse_case("a2x3x4 b4x5"), rng);
 });
 
@@ -76,13 +76,13 @@ const RegisterTemplate reg_matmul("matmul", [] {
 // operand (trans flags below), then a reduce (sum, keepdims) over the batch dimensions the
 // operand broadcast along; its elements are the operand's, in order. Runs the matmul on the
 // reference (float64) and returns the reduce call.
-OpCall operand_gradient(const mm_shapes& s, const OpCall& fwd, const std::vector<double>& dy,
-                        bool wrt_a) {
-  const TensorSpec& A = fwd.inputs[0];
-  const TensorSpec& B = fwd.inputs[1];
-  const TensorSpec dY = tensor(s.py, dy);
-  const TensorSpec pa = tensor(s.pa, A.data), pb = tensor(s.pb, B.data);
-  OpCall mm;
+call_spec operand_gradient(const mm_shapes& s, const call_spec& fwd, const std::vector<double>& dy,
+                           bool wrt_a) {
+  const tensor_spec& A = fwd.inputs[0];
+  const tensor_spec& B = fwd.inputs[1];
+  const tensor_spec dY = tensor(s.py, dy);
+  const tensor_spec pa = tensor(s.pa, A.data), pb = tensor(s.pb, B.data);
+  call_spec mm;
   if (wrt_a) {
     // op(A) = A: dA = dY op(B)^T; op(A) = A^T: dA = op(B) dY^T.
     mm = s.ta ? op_call(NNP_OP_MATMUL, mm_params(s.tb, true), {pb, dY}, {tensor({})})
@@ -98,7 +98,7 @@ OpCall operand_gradient(const mm_shapes& s, const OpCall& fwd, const std::vector
   g.push_back(own[own.size() - 2]);
   g.push_back(own[own.size() - 1]);
   mm.outputs[0] = tensor(g);
-  const RunResult r = run_op(reference_device(), mm, DT::f64);
+  const run_result r = run_op(reference_device(), mm, dtype_id::f64);
   REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, "matmul for the gradient: " << r.message);
   // The operand left-padded with 1s to G's rank; reduce where it has 1 and G does not.
   std::vector<int64_t> padded(g.size() - own.size(), 1);
@@ -117,17 +117,17 @@ OpCall operand_gradient(const mm_shapes& s, const OpCall& fwd, const std::vector
 TEST_CASE("matmul") { check_numerics_cases("matmul", make_matmul); }
 
 TEST_CASE("gradient matmul (two matmuls and a reduce)") {
-  for (const Case& c : load_cases("matmul")) {
-    Rng rng("gradient matmul " + c.text);
+  for (const case_line& c : load_cases("matmul")) {
+    value_rng rng("gradient matmul " + c.text);
     const bool ta = c.i("ta", 0) != 0, tb = c.i("tb", 0) != 0;
     const mm_shapes s = matmul_shapes(c.dims("a", {3, 4}), c.dims("b", {4, 5}), ta, tb);
     if (numel(s.a) == 0 || numel(s.b) == 0 || numel(s.y) == 0) continue;
     for (const bool wrt_a : {true, false}) {
-      GradientCheck g;
+      gradient_check g;
       g.name = wrt_a ? "matmul_backward_a" : "matmul_backward_b";
       g.case_text = c.text;
       g.forward = make_matmul(c, rng);
-      g.backward = [s, wrt_a](const OpCall& f, const auto&, const auto& r) {
+      g.backward = [s, wrt_a](const call_spec& f, const auto&, const auto& r) {
         return operand_gradient(s, f, r[0], wrt_a);
       };
       g.wrt = {{wrt_a ? 0 : 1, 0}};
@@ -138,11 +138,11 @@ TEST_CASE("gradient matmul (two matmuls and a reduce)") {
 
 // Known answers on every device (the reference included).
 TEST_CASE("matmul: known answers") {
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> a, b, y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       // [2, 2] x [2, 2] and the transposes (as BLAS)
       {"a2x2 b2x2", {1, 2, 3, 4}, {5, 6, 7, 8}, {19, 22, 43, 50}},
       {"a2x2 b2x2 ta1", {1, 2, 3, 4}, {5, 6, 7, 8}, {26, 30, 38, 44}},
@@ -158,9 +158,9 @@ TEST_CASE("matmul: known answers") {
       // empty inner product: zeros
       {"a2x0 b0x2", {}, {}, {0, 0, 0, 0}},
   };
-  for (const Known& k : known) {
-    Rng rng("known");
-    OpCall call = make_matmul(parse_case(k.text), rng);
+  for (const known_case& k : known) {
+    value_rng rng("known");
+    call_spec call = make_matmul(parse_case(k.text), rng);
     call.inputs[0].data = k.a;
     call.inputs[1].data = k.b;
     check_known_answer("matmul", k.text, call, k.y);
@@ -170,18 +170,18 @@ TEST_CASE("matmul: known answers") {
 // Output shapes as literals (numpy), on every device: accepted with the literal shape, refused
 // one larger or smaller in any dimension.
 TEST_CASE("matmul: output shapes (known answers)") {
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<int64_t> y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"a3x4 b4x5", {3, 5}},         {"a2x1x3x4 b5x4x6", {2, 5, 3, 6}},
       {"a4 b2x4x6", {2, 6}},         {"a2x3x4 b4", {2, 3}},
       {"a4x3 b5x4 ta1 tb1", {3, 5}}, {"a7x1x4x3 b1x6x4x2 ta1", {7, 6, 3, 2}},
   };
-  for (const Known& k : known) {
-    Rng rng("known shape");
-    OpCall call = make_matmul(parse_case(k.text), rng);
+  for (const known_case& k : known) {
+    value_rng rng("known shape");
+    call_spec call = make_matmul(parse_case(k.text), rng);
     call.outputs[0].shape = k.y;
     check_output_shape("matmul_out_shape", k.text, call);
   }

@@ -20,21 +20,21 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Non-finite values planted in a tensor's data: (flat index, value) pairs; indices past the end
 // wrap.
-using Plants = std::vector<std::pair<int64_t, double>>;
-std::vector<double> planted(std::vector<double> d, const Plants& plants) {
+using plant_list = std::vector<std::pair<int64_t, double>>;
+std::vector<double> planted(std::vector<double> d, const plant_list& plants) {
   for (const auto& [i, v] : plants)
     if (!d.empty()) d[static_cast<size_t>(i) % d.size()] = v;
   return d;
 }
 
 // Which operand gets which plants: a name for the report and the plants of inputs 0 and 1.
-struct Variant {
+struct plant_variant {
   const char* name;
-  Plants in0, in1;
+  plant_list in0, in1;
 };
 // +inf alone, -inf alone, NaN alone, and +inf beside -inf (NaN where both reach).
-const std::vector<Variant>& variants() {
-  static const std::vector<Variant> v{
+const std::vector<plant_variant>& variants() {
+  static const std::vector<plant_variant> v{
       {"x+inf", {{5, kInf}}, {}}, {"x-inf", {{0, -kInf}}, {}},
       {"xnan", {{7, kNaN}}, {}},  {"x+-inf", {{3, kInf}, {4, -kInf}}, {}},
       {"w+inf", {}, {{0, kInf}}}, {"w-inf_centre", {}, {{4, -kInf}}},
@@ -56,16 +56,16 @@ nnp_conv2d_params conv_params(int32_t pad) {
 // shape) and over 2 channels (im2col + SGEMM), every direction; an infinite weight tap that
 // reads padding gives NaN at the border outputs.
 TEST_CASE("non-finite: conv2d forward, backward data and backward filter") {
-  struct Shape {
+  struct named_shape {
     const char* name;
     int64_t n, c, h, w, k;
   };
-  for (const Shape& s :
-       {Shape{"c16 k16 (winograd)", 1, 16, 6, 6, 16}, Shape{"c2 k3 (im2col)", 2, 2, 5, 4, 3}})
-    for (const Variant& v : variants()) {
+  for (const named_shape& s : {named_shape{"c16 k16 (winograd)", 1, 16, 6, 6, 16},
+                               named_shape{"c2 k3 (im2col)", 2, 2, 5, 4, 3}})
+    for (const plant_variant& v : variants()) {
       const nnp_conv2d_params p = conv_params(1);
       const std::vector<int64_t> x{s.n, s.c, s.h, s.w}, w{s.k, s.c, 3, 3}, y{s.n, s.k, s.h, s.w};
-      Rng rng(std::string("nonfinite conv2d ") + s.name + " " + v.name);
+      value_rng rng(std::string("nonfinite conv2d ") + s.name + " " + v.name);
       const auto xd = planted(rng.uniform_vec(numel(x)), v.in0);
       const auto wd = planted(rng.uniform_vec(numel(w)), v.in1);
       const auto dyd = planted(rng.uniform_vec(numel(y)), v.in0);
@@ -89,11 +89,11 @@ TEST_CASE("non-finite: conv2d forward, backward data and backward filter") {
 // N-D convolution (3-D, im2col / vol2col on the cpu backend) with an infinite weight tap over
 // padding, and a transposed convolution.
 TEST_CASE("non-finite: conv forward and conv_transpose forward") {
-  for (const Variant& v : variants()) {
+  for (const plant_variant& v : variants()) {
     auto p = make_params<nnp_conv_params>();
     for (int i = 0; i < 6; ++i) p.pads[i] = 1;
     const std::vector<int64_t> x{1, 2, 3, 4, 3}, w{3, 2, 3, 3, 3}, y{1, 3, 3, 4, 3};
-    Rng rng(std::string("nonfinite conv ") + v.name);
+    value_rng rng(std::string("nonfinite conv ") + v.name);
     check_numerics("conv_forward", std::string("nonfinite ") + v.name,
                    op_call(NNP_OP_CONV_FORWARD, p,
                            {tensor(x, planted(rng.uniform_vec(numel(x)), v.in0)),
@@ -112,8 +112,8 @@ TEST_CASE("non-finite: conv forward and conv_transpose forward") {
 }
 
 TEST_CASE("non-finite: gemm and matmul") {
-  for (const Variant& v : variants()) {
-    Rng rng(std::string("nonfinite gemm ") + v.name);
+  for (const plant_variant& v : variants()) {
+    value_rng rng(std::string("nonfinite gemm ") + v.name);
     auto p = make_params<nnp_gemm_params>();
     p.alpha = 1.5;
     p.beta = 0.5;
@@ -138,9 +138,9 @@ TEST_CASE("non-finite: gemm and matmul") {
 }
 
 TEST_CASE("non-finite: pooling") {
-  for (const Variant& v : variants()) {
+  for (const plant_variant& v : variants()) {
     if (!v.in1.empty()) continue;  // no weights
-    Rng rng(std::string("nonfinite pool ") + v.name);
+    value_rng rng(std::string("nonfinite pool ") + v.name);
     const std::vector<int64_t> x{1, 2, 6, 6};
     const auto xd = planted(rng.uniform_vec(numel(x)), v.in0);
     for (int32_t mode : {NNP_POOL_MAX, NNP_POOL_AVERAGE})
@@ -165,16 +165,16 @@ TEST_CASE("non-finite: pooling") {
         const int64_t on = pad == 0 ? 4 : 6;
         check_numerics("pool_forward", text,
                        op_call(NNP_OP_POOL_FORWARD, q, {tensor(x, xd)},
-                               {tensor({1, 2, on, on}), mode == NNP_POOL_MAX
-                                                            ? int_tensor(DT::i64, {1, 2, on, on})
-                                                            : absent_tensor()}));
+                               {tensor({1, 2, on, on}),
+                                mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 2, on, on})
+                                                     : absent_tensor()}));
       }
   }
 }
 
 TEST_CASE("non-finite: softmax, layer norm and batch norm") {
-  for (const Variant& v : variants()) {
-    Rng rng(std::string("nonfinite norm ") + v.name);
+  for (const plant_variant& v : variants()) {
+    value_rng rng(std::string("nonfinite norm ") + v.name);
     const std::string text = std::string("nonfinite ") + v.name;
     const std::vector<int64_t> x{4, 6};
     const auto xd = planted(rng.uniform_vec(numel(x), -2, 2), v.in0);
@@ -232,18 +232,18 @@ TEST_CASE("non-finite: known answers") {
                               {tensor({1, 16, 4, 4}, x),
                                tensor({16, 16, 3, 3}, std::vector<double>(16 * 16 * 9, 1.0))},
                               {tensor({1, 16, 2, 2})}),
-                      {y}, {DT::f32}, [](DT) { return 1e-12; });
+                      {y}, {dtype_id::f32}, [](dtype_id) { return 1e-12; });
   // GEMM: alpha multiplies the product as IEEE arithmetic does (alpha = 0 times an infinite or
   // NaN product is NaN); beta = 0 does not read C (BLAS convention).
   auto p = make_params<nnp_gemm_params>();
   p.alpha = 0;
   p.beta = 2;
-  check_known_answer("nonfinite_gemm", "alpha=0 with inf in A",
-                     op_call(NNP_OP_GEMM, p,
-                             {tensor({1, 2}, {kInf, 1}), tensor({2, 2}, {1, 0, 1, 1}),
-                              tensor({1, 2}, {1, 3})},
-                             {tensor({1, 2})}),
-                     {kNaN, kNaN});
+  check_known_answer(
+      "nonfinite_gemm", "alpha=0 with inf in A",
+      op_call(NNP_OP_GEMM, p,
+              {tensor({1, 2}, {kInf, 1}), tensor({2, 2}, {1, 0, 1, 1}), tensor({1, 2}, {1, 3})},
+              {tensor({1, 2})}),
+      {kNaN, kNaN});
   p.alpha = 1;
   p.beta = 0;
   check_known_answer(

@@ -14,13 +14,13 @@ namespace {
 using namespace conf;
 
 // ---- batch norm -------------------------------------------------------------------------------
-struct BnCase {
+struct bn_setup {
   std::vector<int64_t> x;
   int64_t c;
   nnp_batch_norm_params p;
 };
-BnCase bn_case(const Case& cs) {
-  BnCase v;
+bn_setup bn_case(const case_line& cs) {
+  bn_setup v;
   const int64_t n = cs.i("n", 4);
   v.c = cs.i("c", 3);
   v.x = {n, v.c};
@@ -34,11 +34,11 @@ BnCase bn_case(const Case& cs) {
   v.p.running_var_rule = static_cast<int32_t>(cs.i("varrule", 0));
   return v;
 }
-struct BnData {
+struct bn_inputs {
   std::vector<double> x, scale, bias, rmean, rvar;
 };
-BnData bn_data(const BnCase& v, Rng& rng) {
-  BnData d;
+bn_inputs bn_data(const bn_setup& v, value_rng& rng) {
+  bn_inputs d;
   d.x = rng.uniform_vec(numel(v.x), -2, 3);
   d.scale = rng.uniform_vec(v.c, 0.5, 1.5);
   d.bias = rng.uniform_vec(v.c);
@@ -46,33 +46,33 @@ BnData bn_data(const BnCase& v, Rng& rng) {
   d.rvar = rng.uniform_vec(v.c, 0.5, 2);
   return d;
 }
-OpCall bn_training(const BnCase& v, const BnData& d) {
+call_spec bn_training(const bn_setup& v, const bn_inputs& d) {
   return op_call(
       NNP_OP_BATCH_NORM_FORWARD_TRAINING, v.p,
       {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias)},
       {tensor(v.x), tensor({v.c}, d.rmean), tensor({v.c}, d.rvar), tensor({v.c}), tensor({v.c})});
 }
-OpCall bn_inference(const BnCase& v, const BnData& d) {
+call_spec bn_inference(const bn_setup& v, const bn_inputs& d) {
   return op_call(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, v.p,
                  {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
                   tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)},
                  {tensor(v.x)});
 }
 // The inputs of a normalisation backward: x, dy, then scale, mean and inv_std with their shapes.
-std::vector<TensorSpec> norm_backward_inputs(const std::vector<int64_t>& x_shape,
-                                             std::vector<double> x, std::vector<double> dy,
-                                             const std::vector<int64_t>& scale_shape,
-                                             std::vector<double> scale,
-                                             const std::vector<int64_t>& stats_shape,
-                                             std::vector<double> mean,
-                                             std::vector<double> inv_std) {
+std::vector<tensor_spec> norm_backward_inputs(const std::vector<int64_t>& x_shape,
+                                              std::vector<double> x, std::vector<double> dy,
+                                              const std::vector<int64_t>& scale_shape,
+                                              std::vector<double> scale,
+                                              const std::vector<int64_t>& stats_shape,
+                                              std::vector<double> mean,
+                                              std::vector<double> inv_std) {
   return {tensor(x_shape, std::move(x)), tensor(x_shape, std::move(dy)),
           tensor(scale_shape, std::move(scale)), tensor(stats_shape, std::move(mean)),
           tensor(stats_shape, std::move(inv_std))};
 }
-OpCall bn_backward(const BnCase& v, std::vector<double> x, std::vector<double> dy,
-                   std::vector<double> scale, std::vector<double> mean,
-                   std::vector<double> inv_std) {
+call_spec bn_backward(const bn_setup& v, std::vector<double> x, std::vector<double> dy,
+                      std::vector<double> scale, std::vector<double> mean,
+                      std::vector<double> inv_std) {
   return op_call(NNP_OP_BATCH_NORM_BACKWARD, v.p,
                  norm_backward_inputs(v.x, std::move(x), std::move(dy), {v.c}, std::move(scale),
                                       {v.c}, std::move(mean), std::move(inv_std)),
@@ -80,13 +80,13 @@ OpCall bn_backward(const BnCase& v, std::vector<double> x, std::vector<double> d
 }
 
 // ---- layer norm -------------------------------------------------------------------------------
-struct LnCase {
+struct ln_setup {
   std::vector<int64_t> x, inner, stats;
   nnp_layer_norm_params p;
   bool bias, stats_out;
 };
-LnCase ln_case(const Case& cs) {
-  LnCase v;
+ln_setup ln_case(const case_line& cs) {
+  ln_setup v;
   v.x = cs.dims("x", {4, 6});
   v.p = make_params<nnp_layer_norm_params>();
   v.p.axis = static_cast<int32_t>(cs.i("axis", -1));
@@ -104,57 +104,57 @@ LnCase ln_case(const Case& cs) {
   }
   return v;
 }
-OpCall ln_forward(const LnCase& v, std::vector<double> x, std::vector<double> scale,
-                  std::vector<double> bias) {
+call_spec ln_forward(const ln_setup& v, std::vector<double> x, std::vector<double> scale,
+                     std::vector<double> bias) {
   return op_call(NNP_OP_LAYER_NORM_FORWARD, v.p,
                  {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
                   v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()},
                  {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
                   v.stats_out ? tensor(v.stats) : absent_tensor()});
 }
-OpCall ln_backward(const LnCase& v, std::vector<double> x, std::vector<double> dy,
-                   std::vector<double> scale, std::vector<double> mean,
-                   std::vector<double> inv_std) {
+call_spec ln_backward(const ln_setup& v, std::vector<double> x, std::vector<double> dy,
+                      std::vector<double> scale, std::vector<double> mean,
+                      std::vector<double> inv_std) {
   return op_call(NNP_OP_LAYER_NORM_BACKWARD, v.p,
                  norm_backward_inputs(v.x, std::move(x), std::move(dy), v.inner, std::move(scale),
                                       v.stats, std::move(mean), std::move(inv_std)),
                  {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()});
 }
 // Forward on random x in [-2, 3), scale in [0.5, 1.5) and bias in [-1, 1).
-OpCall ln_forward_random(const LnCase& v, Rng& rng) {
+call_spec ln_forward_random(const ln_setup& v, value_rng& rng) {
   return ln_forward(v, rng.uniform_vec(numel(v.x), -2, 3),
                     rng.uniform_vec(numel(v.inner), 0.5, 1.5), rng.uniform_vec(numel(v.inner)));
 }
 // Forward with stats outputs (whatever the case says), for backward inputs.
-LnCase with_stats(LnCase v) {
+ln_setup with_stats(ln_setup v) {
   v.stats_out = true;
   return v;
 }
 
-const RegisterTemplate reg_bn_train("batch_norm_forward_training", [] {
-  Rng rng("template bn");
-  const BnCase v = bn_case(parse_case("n3 c2 h3 w4"));
+const register_template reg_bn_train("batch_norm_forward_training", [] {
+  value_rng rng("template bn");
+  const bn_setup v = bn_case(parse_case("n3 c2 h3 w4"));
   return bn_training(v, bn_data(v, rng));
 });
-const RegisterTemplate reg_bn_inf("batch_norm_forward_inference", [] {
-  Rng rng("template bn inf");
-  const BnCase v = bn_case(parse_case("n3 c2 h3 w4"));
+const register_template reg_bn_inf("batch_norm_forward_inference", [] {
+  value_rng rng("template bn inf");
+  const bn_setup v = bn_case(parse_case("n3 c2 h3 w4"));
   return bn_inference(v, bn_data(v, rng));
 });
-const RegisterTemplate reg_bn_bwd("batch_norm_backward", [] {
-  Rng rng("template bn bwd");
-  const BnCase v = bn_case(parse_case("n3 c2 h3 w4"));
-  const BnData d = bn_data(v, rng);
+const register_template reg_bn_bwd("batch_norm_backward", [] {
+  value_rng rng("template bn bwd");
+  const bn_setup v = bn_case(parse_case("n3 c2 h3 w4"));
+  const bn_inputs d = bn_data(v, rng);
   return bn_backward(v, d.x, rng.uniform_vec(numel(v.x)), d.scale, d.rmean, d.rvar);
 });
-const RegisterTemplate reg_ln_fwd("layer_norm_forward", [] {
-  Rng rng("template ln");
-  const LnCase v = ln_case(parse_case("x3x4x5 axis-2"));
+const register_template reg_ln_fwd("layer_norm_forward", [] {
+  value_rng rng("template ln");
+  const ln_setup v = ln_case(parse_case("x3x4x5 axis-2"));
   return ln_forward(v, rng.uniform_vec(60), rng.uniform_vec(20), rng.uniform_vec(20));
 });
-const RegisterTemplate reg_ln_bwd("layer_norm_backward", [] {
-  Rng rng("template ln bwd");
-  const LnCase v = ln_case(parse_case("x3x4x5 axis-2"));
+const register_template reg_ln_bwd("layer_norm_backward", [] {
+  value_rng rng("template ln bwd");
+  const ln_setup v = ln_case(parse_case("x3x4x5 axis-2"));
   return ln_backward(v, rng.uniform_vec(60), rng.uniform_vec(60), rng.uniform_vec(20),
                      rng.uniform_vec(3), rng.uniform_vec(3, 0.5, 2));
 });
@@ -163,31 +163,31 @@ const RegisterTemplate reg_ln_bwd("layer_norm_backward", [] {
 
 TEST_CASE("batch_norm_forward_training") {
   check_numerics_cases("batch_norm_forward_training", "batch_norm", "bn_train",
-                       [](const Case& c, Rng& rng) {
-                         const BnCase v = bn_case(c);
+                       [](const case_line& c, value_rng& rng) {
+                         const bn_setup v = bn_case(c);
                          return bn_training(v, bn_data(v, rng));
                        });
 }
 
 TEST_CASE("batch_norm_forward_inference") {
   check_numerics_cases("batch_norm_forward_inference", "batch_norm", "bn_inf",
-                       [](const Case& c, Rng& rng) {
-                         const BnCase v = bn_case(c);
+                       [](const case_line& c, value_rng& rng) {
+                         const bn_setup v = bn_case(c);
                          return bn_inference(v, bn_data(v, rng));
                        });
 }
 
 TEST_CASE("batch_norm_backward") {
-  for (const Case& c : load_cases("batch_norm")) {
-    Rng rng("bn_bwd " + c.text);
-    const BnCase v = bn_case(c);
+  for (const case_line& c : load_cases("batch_norm")) {
+    value_rng rng("bn_bwd " + c.text);
+    const bn_setup v = bn_case(c);
     // With M = N*H*W <= 2, dx is (nearly) zero and every backend's float32 answer is rounding
     // noise amplified by inv_std: NMSE against ~0 means nothing. The float64 gradient check
     // still covers these shapes.
     if (numel(v.x) / v.c <= 2) continue;
-    const BnData d = bn_data(v, rng);
+    const bn_inputs d = bn_data(v, rng);
     const auto dy = rng.uniform_vec(numel(v.x));
-    check_numerics_fn("batch_norm_backward", c.text, [&](DT dt) {
+    check_numerics_fn("batch_norm_backward", c.text, [&](dtype_id dt) {
       const auto f = reference_outputs(bn_training(v, d), dt);
       if (f.size() < 5) return bn_backward(v, d.x, dy, d.scale, d.rmean, d.rvar);
       return bn_backward(v, d.x, dy, d.scale, f[3], f[4]);
@@ -196,19 +196,20 @@ TEST_CASE("batch_norm_backward") {
 }
 
 TEST_CASE("layer_norm_forward") {
-  check_numerics_cases("layer_norm_forward", "layer_norm", "ln_fwd",
-                       [](const Case& c, Rng& rng) { return ln_forward_random(ln_case(c), rng); });
+  check_numerics_cases(
+      "layer_norm_forward", "layer_norm", "ln_fwd",
+      [](const case_line& c, value_rng& rng) { return ln_forward_random(ln_case(c), rng); });
 }
 
 TEST_CASE("layer_norm_backward") {
-  for (const Case& c : load_cases("layer_norm")) {
-    Rng rng("ln_bwd " + c.text);
-    const LnCase v = ln_case(c);
+  for (const case_line& c : load_cases("layer_norm")) {
+    value_rng rng("ln_bwd " + c.text);
+    const ln_setup v = ln_case(c);
     const auto x = rng.uniform_vec(numel(v.x), -2, 3);
     const auto scale = rng.uniform_vec(numel(v.inner), 0.5, 1.5);
     const auto bias = rng.uniform_vec(numel(v.inner));
     const auto dy = rng.uniform_vec(numel(v.x));
-    check_numerics_fn("layer_norm_backward", c.text, [&](DT dt) {
+    check_numerics_fn("layer_norm_backward", c.text, [&](dtype_id dt) {
       const auto f = reference_outputs(ln_forward(with_stats(v), x, scale, bias), dt);
       const std::vector<double> ones(static_cast<size_t>(numel(v.stats)), 1.0);
       if (f.size() < 3) return ln_backward(v, x, dy, scale, ones, ones);
@@ -218,15 +219,15 @@ TEST_CASE("layer_norm_backward") {
 }
 
 TEST_CASE("gradient batch_norm") {
-  for (const Case& c : load_cases("batch_norm")) {
-    const BnCase v = bn_case(c);
+  for (const case_line& c : load_cases("batch_norm")) {
+    const bn_setup v = bn_case(c);
     if (numel(v.x) > 512) continue;
-    Rng rng("gradient bn " + c.text);
-    GradientCheck g;
+    value_rng rng("gradient bn " + c.text);
+    gradient_check g;
     g.name = "batch_norm_backward";
     g.case_text = c.text;
     g.forward = bn_training(v, bn_data(v, rng));
-    g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
+    g.backward = [v](const call_spec& f, const std::vector<std::vector<double>>& out,
                      const std::vector<std::vector<double>>& r) {
       return bn_backward(v, f.inputs[0].data, r[0], f.inputs[1].data, out[3], out[4]);
     };
@@ -236,15 +237,15 @@ TEST_CASE("gradient batch_norm") {
 }
 
 TEST_CASE("gradient layer_norm") {
-  for (const Case& c : load_cases("layer_norm")) {
-    const LnCase v = with_stats(ln_case(c));
+  for (const case_line& c : load_cases("layer_norm")) {
+    const ln_setup v = with_stats(ln_case(c));
     if (numel(v.x) > 512) continue;
-    Rng rng("gradient ln " + c.text);
-    GradientCheck g;
+    value_rng rng("gradient ln " + c.text);
+    gradient_check g;
     g.name = "layer_norm_backward";
     g.case_text = c.text;
     g.forward = ln_forward_random(v, rng);
-    g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
+    g.backward = [v](const call_spec& f, const std::vector<std::vector<double>>& out,
                      const std::vector<std::vector<double>>& r) {
       return ln_backward(v, f.inputs[0].data, r[0], f.inputs[1].data, out[1], out[2]);
     };
@@ -264,15 +265,15 @@ TEST_CASE("batch_norm_forward_training: known answers") {
   for (const auto& [text, running_var] :
        {std::pair<const char*, double>{"n4 c1 eps=1e-5 mom=0.9", 5.0 / 3},
         std::pair<const char*, double>{"n4 c1 eps=1e-5 mom=0.9 varrule1", 1.25}}) {
-    const BnCase v = bn_case(parse_case(text));
-    const BnData d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
+    const bn_setup v = bn_case(parse_case(text));
+    const bn_inputs d{{1, 2, 3, 4}, {1}, {0}, {0.0}, {1.0}};
     const std::vector<std::vector<double>> want{
         {-1.5 * inv_std, -0.5 * inv_std, 0.5 * inv_std, 1.5 * inv_std},
         {0.1 * 2.5},
         {0.9 * 1 + 0.1 * running_var},
         {2.5},
         {inv_std}};
-    check_known_outputs("batch_norm_known", text, bn_training(v, d), want, {DT::f32},
-                        [](DT) { return 1e-12; });
+    check_known_outputs("batch_norm_known", text, bn_training(v, d), want, {dtype_id::f32},
+                        [](dtype_id) { return 1e-12; });
   }
 }

@@ -49,7 +49,7 @@ struct device_call {
 }  // namespace
 
 TEST_CASE("op table: nnp_op_supported and nnp_op_execute agree for every kind and dtype") {
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) continue;
     for (const table_example& e : table_examples()) {
       for (const auto& dtype : kFloatDtypes) {  // no structured binding: CAPTURE is a lambda
@@ -57,13 +57,13 @@ TEST_CASE("op table: nnp_op_supported and nnp_op_execute agree for every kind an
         const DLDataType dt = dtype.second;
         CAPTURE(d->name);
         const std::string op_name = e.name;
-    CAPTURE(op_name);
+        CAPTURE(op_name);
         CAPTURE(dt_name);
         device_call c(d->dev, d->dl, e, dt);
         const bound_example& b = c.b;
-        const nnp_status sup = nnp_op_supported(d->dev, e.kind, b.params, b.in_ptrs.size(),
-                                                b.in_ptrs.data(), b.out_ptrs.size(),
-                                                b.out_ptrs.data());
+        const nnp_status sup =
+            nnp_op_supported(d->dev, e.kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+                             b.out_ptrs.size(), b.out_ptrs.data());
         const std::string sup_msg = sup == NNP_STATUS_OK ? "" : nnp_last_error_message();
         nnp_status exe = nnp_op_execute(d->stream, e.kind, b.params, b.in_ptrs.size(),
                                         b.in_ptrs.data(), b.out_ptrs.size(), b.out_ptrs.data());
@@ -76,8 +76,8 @@ TEST_CASE("op table: nnp_op_supported and nnp_op_execute agree for every kind an
         if (sup == NNP_STATUS_UNSUPPORTED) CHECK(!sup_msg.empty());
         const std::string name = std::string(e.name) + " supported==executed " + dt_name;
         report({d->name, e.name, dt_name, name,
-                exe == sup ? (sup == NNP_STATUS_OK ? Outcome::pass : Outcome::unsupported)
-                           : Outcome::fail,
+                exe == sup ? (sup == NNP_STATUS_OK ? case_outcome::pass : case_outcome::unsupported)
+                           : case_outcome::fail,
                 0, 0, exe == sup ? sup_msg : "op_supported and op_execute disagree"});
       }
     }
@@ -86,7 +86,7 @@ TEST_CASE("op table: nnp_op_supported and nnp_op_execute agree for every kind an
 
 TEST_CASE("op table: every params field's check rejects its out-of-range values") {
   std::vector<table_example> examples = table_examples();
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) continue;
     for (const table_field_case& f : table_field_cases()) {
       const table_example* e = nullptr;
@@ -121,20 +121,19 @@ TEST_CASE("op table: every params field's check rejects its out-of-range values"
       }
       device_call c(d->dev, d->dl, bad, DLDataType{kDLFloat, 32, 1});
       const bound_example& b = c.b;
-      const nnp_status sup = nnp_op_supported(d->dev, bad.kind, b.params, b.in_ptrs.size(),
-                                              b.in_ptrs.data(), b.out_ptrs.size(),
-                                              b.out_ptrs.data());
+      const nnp_status sup =
+          nnp_op_supported(d->dev, bad.kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+                           b.out_ptrs.size(), b.out_ptrs.data());
       const std::string sup_msg = nnp_last_error_message();
       const nnp_status exe = nnp_op_execute(d->stream, bad.kind, b.params, b.in_ptrs.size(),
-                                            b.in_ptrs.data(), b.out_ptrs.size(),
-                                            b.out_ptrs.data());
+                                            b.in_ptrs.data(), b.out_ptrs.size(), b.out_ptrs.data());
       const std::string exe_msg = nnp_last_error_message();
       CHECK(sup == NNP_STATUS_INVALID_ARGUMENT);
       CHECK(exe == NNP_STATUS_INVALID_ARGUMENT);
       CHECK(sup_msg.find(std::string("params->") + f.field) != std::string::npos);
       CHECK(exe_msg.find(std::string("params->") + f.field) != std::string::npos);
       report({d->name, f.op, "f32", std::string(f.op) + " params->" + f.field + " = " + f.why,
-              exe == NNP_STATUS_INVALID_ARGUMENT ? Outcome::pass : Outcome::fail, 0, 0,
+              exe == NNP_STATUS_INVALID_ARGUMENT ? case_outcome::pass : case_outcome::fail, 0, 0,
               exe_msg});
     }
   }
@@ -144,12 +143,11 @@ TEST_CASE("op table: nnp_op_infer_shapes gives every example's output shapes") {
   for (const table_example& e : table_examples()) {
     const std::string op_name = e.name;
     CAPTURE(op_name);
-    const bound_example b =
-        bind_example(e, DLDevice{kDLCPU, 0}, DLDataType{kDLFloat, 32, 1},
-                     [](size_t) -> void* { return nullptr; });
+    const bound_example b = bind_example(e, DLDevice{kDLCPU, 0}, DLDataType{kDLFloat, 32, 1},
+                                         [](size_t) -> void* { return nullptr; });
     std::vector<nnp_shape> shapes(e.out.size());
-    const nnp_status st = nnp_op_infer_shapes(e.kind, b.params, b.in_ptrs.size(),
-                                              b.in_ptrs.data(), shapes.size(), shapes.data());
+    const nnp_status st = nnp_op_infer_shapes(e.kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+                                              shapes.size(), shapes.data());
     if (!e.inferable) {  // the table says the inputs do not determine an output
       CHECK(st == NNP_STATUS_UNSUPPORTED);
       CHECK(std::string(nnp_last_error_message()).find("cannot be inferred") != std::string::npos);
@@ -163,8 +161,8 @@ TEST_CASE("op table: nnp_op_infer_shapes gives every example's output shapes") {
       const DLDataType want = e.out[i].dtype == 'l'   ? DLDataType{kDLInt, 64, 1}
                               : e.out[i].dtype == 'u' ? DLDataType{kDLUInt, 8, 1}
                                                       : DLDataType{kDLFloat, 32, 1};
-      if (e.kind != NNP_OP_CAST) CHECK((shapes[i].dtype.code == want.code &&
-                                        shapes[i].dtype.bits == want.bits));
+      if (e.kind != NNP_OP_CAST)
+        CHECK((shapes[i].dtype.code == want.code && shapes[i].dtype.bits == want.bits));
     }
   }
   // Bad inputs get the validator's INVALID_ARGUMENT and leave out_shapes untouched.

@@ -15,7 +15,7 @@
 namespace {
 using namespace conf;
 
-OpCall make_sgd(const Case& c, Rng& rng) {
+call_spec make_sgd(const case_line& c, value_rng& rng) {
   auto p = make_params<nnp_sgd_params>();
   p.lr = c.d("lr", 0.1);
   p.momentum = c.d("mom", 0);
@@ -30,7 +30,7 @@ OpCall make_sgd(const Case& c, Rng& rng) {
                                                             : absent_tensor()});
 }
 
-OpCall make_adam(const Case& c, Rng& rng) {
+call_spec make_adam(const case_line& c, value_rng& rng) {
   auto p = make_params<nnp_adam_params>();
   p.lr = c.d("lr", 1e-3);
   p.beta1 = c.d("b1", 0.9);
@@ -50,12 +50,12 @@ OpCall make_adam(const Case& c, Rng& rng) {
                                   : rng.uniform_vec(numel(x), 0, 0.01))});
 }
 
-const RegisterTemplate reg_sgd("sgd_update", [] {
-  Rng rng("template sgd");
+const register_template reg_sgd("sgd_update", [] {
+  value_rng rng("template sgd");
   return make_sgd(parse_case("x20 lr=0.1 mom=0.9 wd=0.01"), rng);
 });
-const RegisterTemplate reg_adam("adam_update", [] {
-  Rng rng("template adam");
+const register_template reg_adam("adam_update", [] {
+  value_rng rng("template adam");
   return make_adam(parse_case("x20 step=2 wd=0.01"), rng);
 });
 
@@ -69,14 +69,14 @@ TEST_CASE("adam_update") { check_numerics_cases("adam_update", "adam", "adam", m
 // momentum with dampening 0, Nesterov) and Adam/AdamW first step (bias correction).
 TEST_CASE("optimisers: known answers") {
   // float64 where supported: the thresholds can then be tight.
-  auto run = [](const std::string& what, const OpCall& call,
+  auto run = [](const std::string& what, const call_spec& call,
                 const std::vector<std::vector<double>>& want) {
-    check_known_outputs("optimiser_known", what, call, want, {DT::f64, DT::f32},
-                        [](DT dt) { return dt == DT::f64 ? 1e-24 : 1e-12; });
+    check_known_outputs("optimiser_known", what, call, want, {dtype_id::f64, dtype_id::f32},
+                        [](dtype_id dt) { return dt == dtype_id::f64 ? 1e-24 : 1e-12; });
   };
-  Rng rng("known");
+  value_rng rng("known");
   for (int nesterov : {0, 1}) {
-    OpCall sgd = make_sgd(parse_case("x1 lr=0.1 mom=0.9 wd=0.1"), rng);
+    call_spec sgd = make_sgd(parse_case("x1 lr=0.1 mom=0.9 wd=0.1"), rng);
     sgd.params_as<nnp_sgd_params>()->nesterov = nesterov;
     sgd.inputs[0].data = {0.5};
     sgd.outputs[0].data = {1.0};
@@ -86,7 +86,8 @@ TEST_CASE("optimisers: known answers") {
     run(nesterov ? "sgd nesterov" : "sgd momentum", sgd, {{1 - 0.1 * step}, {0.78}});
   }
   for (int adamw : {0, 1}) {
-    OpCall adam = make_adam(parse_case("x1 lr=0.01 b1=0.9 b2=0.999 eps=1e-8 wd=0.1 step=1"), rng);
+    call_spec adam =
+        make_adam(parse_case("x1 lr=0.01 b1=0.9 b2=0.999 eps=1e-8 wd=0.1 step=1"), rng);
     adam.params_as<nnp_adam_params>()->adamw = adamw;
     adam.inputs[0].data = {0.5};
     adam.outputs[0].data = {1.0};
@@ -105,13 +106,13 @@ using namespace conf;
 // Backends whose step-tensor results must equal the params results bit for bit: their kernels
 // turn the value read from the tensor into the same double as the params field. Others (cuda:
 // the bias corrections computed in the kernel) get a tight tolerance.
-bool bitwise_backend(const Device& d) {
+bool bitwise_backend(const device_entry& d) {
   return d.plugin == "reference" || d.plugin == "cpu" || d.plugin == "sim";
 }
 
 // The first message of a failed op call on d's stream, or "" when it and the stream's work ran.
-std::string execute(Device& d, int32_t kind, const void* params, std::vector<const DLTensor*> in,
-                    std::vector<const DLTensor*> out) {
+std::string execute(device_entry& d, int32_t kind, const void* params,
+                    std::vector<const DLTensor*> in, std::vector<const DLTensor*> out) {
   if (nnp_op_execute(d.stream, kind, params, in.size(), in.data(), out.size(), out.data()) !=
       NNP_STATUS_OK)
     return nnp_last_error_message();
@@ -129,9 +130,9 @@ TEST_CASE("adam_update: step and lr tensors give the results of params step and 
   const std::vector<int64_t> shape{37};
   const int64_t n = numel(shape);
   const double lr = static_cast<float>(0.01);  // exact in every dtype tried
-  for (Device* d : all_devices()) {
+  for (device_entry* d : all_devices()) {
     if (!d->available) continue;
-    for (DT dt : {DT::f32, DT::f64}) {
+    for (dtype_id dt : {dtype_id::f32, dtype_id::f64}) {
       for (int adamw : {0, 1}) {
         auto p = make_params<nnp_adam_params>();
         p.lr = lr;
@@ -141,23 +142,23 @@ TEST_CASE("adam_update: step and lr tensors give the results of params step and 
         p.weight_decay = 0.1;
         p.step = 1;
         p.adamw = adamw;
-        const OpCall probe =
-            op_call(NNP_OP_ADAM_UPDATE, p, {tensor(shape), int_tensor(DT::f32, {}), tensor({1})},
-                    {tensor(shape), tensor(shape), tensor(shape)});
+        const call_spec probe = op_call(NNP_OP_ADAM_UPDATE, p,
+                                        {tensor(shape), int_tensor(dtype_id::f32, {}), tensor({1})},
+                                        {tensor(shape), tensor(shape), tensor(shape)});
         if (op_supported(*d, probe, dt, nullptr) != NNP_STATUS_OK) continue;
-        Rng rng("adam step tensors");
+        value_rng rng("adam step tensors");
         std::vector<std::vector<double>> grads;
         for (int s = 0; s < 3; ++s) grads.push_back(rng.uniform_vec(n));
         const std::vector<double> param0 = rng.uniform_vec(n);
         std::vector<std::string> problems;
         // Path A: params step = s, lr = lr. Path B: the tensors, params step and lr ignored.
-        DeviceTensor wa(*d, dt, shape, param0), ma(*d, dt, shape), va(*d, dt, shape);
-        DeviceTensor wb(*d, dt, shape, param0), mb(*d, dt, shape), vb(*d, dt, shape);
-        DeviceTensor step(*d, DT::f32, {}, {0.0}), one(*d, DT::f32, {}, {1.0});
-        DeviceTensor lr_t(*d, dt, {1}, {lr});
-        std::vector<std::unique_ptr<DeviceTensor>> g;
-        for (const auto& v : grads) g.push_back(std::make_unique<DeviceTensor>(*d, dt, shape, v));
-        for (const DeviceTensor* t : {&wa, &ma, &va, &wb, &mb, &vb, &step, &one, &lr_t})
+        device_tensor wa(*d, dt, shape, param0), ma(*d, dt, shape), va(*d, dt, shape);
+        device_tensor wb(*d, dt, shape, param0), mb(*d, dt, shape), vb(*d, dt, shape);
+        device_tensor step(*d, dtype_id::f32, {}, {0.0}), one(*d, dtype_id::f32, {}, {1.0});
+        device_tensor lr_t(*d, dt, {1}, {lr});
+        std::vector<std::unique_ptr<device_tensor>> g;
+        for (const auto& v : grads) g.push_back(std::make_unique<device_tensor>(*d, dt, shape, v));
+        for (const device_tensor* t : {&wa, &ma, &va, &wb, &mb, &vb, &step, &one, &lr_t})
           if (!t->error.empty()) problems.push_back(t->error);
         auto ignored = p;
         ignored.step = 1000;
@@ -177,12 +178,12 @@ TEST_CASE("adam_update: step and lr tensors give the results of params step and 
         if (problems.empty() && step.read() != std::vector<double>{3.0})
           problems.push_back("the step counter does not hold 3 after three additions");
         const char* names[] = {"param", "m", "v"};
-        const DeviceTensor* a[] = {&wa, &ma, &va};
-        const DeviceTensor* b[] = {&wb, &mb, &vb};
+        const device_tensor* a[] = {&wa, &ma, &va};
+        const device_tensor* b[] = {&wb, &mb, &vb};
         double worst = 0;
         for (size_t k = 0; k < 3 && problems.empty(); ++k) {
           const std::vector<double> want = a[k]->read(), got = b[k]->read();
-          const Comparison c =
+          const comparison c =
               bitwise_backend(*d) ? compare_exact(got, want) : compare_nmse(got, want, 1e-10);
           worst = std::max(worst, c.error);
           if (!c.ok) problems.push_back(std::string(names[k]) + ": " + c.detail);
@@ -205,7 +206,7 @@ TEST_CASE("adam_update: step and lr tensors are checked") {
   p.beta1 = 0.9;
   p.beta2 = 0.999;
   p.step = 1;
-  auto call = [&](TensorSpec step, TensorSpec lr) {
+  auto call = [&](tensor_spec step, tensor_spec lr) {
     return op_call(
         NNP_OP_ADAM_UPDATE, p, {tensor(shape, std::vector<double>(6, 0.5)), step, lr},
         {tensor(shape, std::vector<double>(6, 1.0)), tensor(shape, std::vector<double>(6, 0.0)),
@@ -213,53 +214,54 @@ TEST_CASE("adam_update: step and lr tensors are checked") {
   };
   struct bad_case {
     const char* what;
-    OpCall call;
+    call_spec call;
     const char* message;
   };
   const bad_case cases[] = {
-      {"step float64", call(int_tensor(DT::f64, {1}, {1}), absent_tensor()),
+      {"step float64", call(int_tensor(dtype_id::f64, {1}, {1}), absent_tensor()),
        "inputs[1] (step): expected dtype float32"},
-      {"step float16", call(int_tensor(DT::f16, {1}, {1}), absent_tensor()),
+      {"step float16", call(int_tensor(dtype_id::f16, {1}, {1}), absent_tensor()),
        "inputs[1] (step): expected dtype float32"},
-      {"step of 2 elements", call(int_tensor(DT::f32, {2}, {1, 1}), absent_tensor()),
+      {"step of 2 elements", call(int_tensor(dtype_id::f32, {2}, {1, 1}), absent_tensor()),
        "inputs[1] (step): expected 1 element"},
-      {"step [1, 1]", call(int_tensor(DT::f32, {1, 1}, {1}), absent_tensor()),
+      {"step [1, 1]", call(int_tensor(dtype_id::f32, {1, 1}, {1}), absent_tensor()),
        "inputs[1] (step): expected 1 element"},
-      {"lr float64", call(absent_tensor(), int_tensor(DT::f64, {1}, {1e-3})),
+      {"lr float64", call(absent_tensor(), int_tensor(dtype_id::f64, {1}, {1e-3})),
        "inputs[2] (lr): expected dtype float32"},
       {"lr of 2 elements", call(absent_tensor(), tensor({2}, {1e-3, 1e-3})),
        "inputs[2] (lr): expected 1 element"},
   };
-  for (Device* d : all_devices()) {
+  for (device_entry* d : all_devices()) {
     if (!d->available) continue;
     for (const bad_case& c : cases) {
       CAPTURE(d->name);
       CAPTURE(c.what);
       std::string reason;
-      CHECK(op_supported(*d, c.call, DT::f32, &reason) == NNP_STATUS_INVALID_ARGUMENT);
+      CHECK(op_supported(*d, c.call, dtype_id::f32, &reason) == NNP_STATUS_INVALID_ARGUMENT);
       CHECK_MESSAGE(reason.find(c.message) != std::string::npos, reason);
-      const RunResult r = run_op(*d, c.call, DT::f32);
+      const run_result r = run_op(*d, c.call, dtype_id::f32);
       CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
       CHECK(r.outputs_untouched);
       report({d->name, "adam_step_tensors", "float32", std::string("adam_step_checks ") + c.what,
-              r.status == NNP_STATUS_INVALID_ARGUMENT ? Outcome::pass : Outcome::fail, 0, 0,
-              r.message});
+              r.status == NNP_STATUS_INVALID_ARGUMENT ? case_outcome::pass : case_outcome::fail, 0,
+              0, r.message});
     }
     // A step in host memory for a device whose memory is not the host's (sim, cuda).
-    check_host_scalar_refused(*d, call(int_tensor(DT::f32, {1}, {1}), absent_tensor()), 1, "step");
+    check_host_scalar_refused(*d, call(int_tensor(dtype_id::f32, {1}, {1}), absent_tensor()), 1,
+                              "step");
     // Invalid values held in the step tensor: refused when the op runs (cuda: by the kernel,
     // reported at the stream's synchronize), with param, m and v untouched; on every device that
     // runs the op with a step tensor.
-    if (op_supported(*d, call(int_tensor(DT::f32, {1}, {1}), absent_tensor()), DT::f32, nullptr) ==
-        NNP_STATUS_UNSUPPORTED)
+    if (op_supported(*d, call(int_tensor(dtype_id::f32, {1}, {1}), absent_tensor()), dtype_id::f32,
+                     nullptr) == NNP_STATUS_UNSUPPORTED)
       continue;
     for (double bad : {0.0, -1.0, 1.5, std::numeric_limits<double>::quiet_NaN(),
                        std::numeric_limits<double>::infinity(), 18446744073709551616.0,
                        static_cast<double>(std::numeric_limits<float>::denorm_min())}) {
       CAPTURE(d->name);
       CAPTURE(bad);
-      const RunResult r =
-          run_op(*d, call(int_tensor(DT::f32, {1}, {bad}), absent_tensor()), DT::f32);
+      const run_result r =
+          run_op(*d, call(int_tensor(dtype_id::f32, {1}, {bad}), absent_tensor()), dtype_id::f32);
       CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
       CHECK(r.outputs_untouched);
       CHECK_MESSAGE(r.message.find("expected a whole number >= 1") != std::string::npos, r.message);

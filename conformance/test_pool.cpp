@@ -44,13 +44,13 @@ int64_t out_size(int64_t in, int64_t window, int64_t stride, int64_t pad_begin, 
   return n;
 }
 
-struct PoolShape {
+struct pool_geometry {
   int64_t n, c, h, w, p, q;
   nnp_pool2d_params prm;
 };
 
-PoolShape pool_shape(const Case& cs) {
-  PoolShape v{};
+pool_geometry pool_shape(const case_line& cs) {
+  pool_geometry v{};
   v.n = cs.i("n", 1);
   v.c = cs.i("c", 1);
   v.h = cs.i("h", 6);
@@ -80,32 +80,33 @@ PoolShape pool_shape(const Case& cs) {
   }
   return v;
 }
-std::vector<int64_t> xs(const PoolShape& v) { return {v.n, v.c, v.h, v.w}; }
-std::vector<int64_t> ys(const PoolShape& v) { return {v.n, v.c, v.p, v.q}; }
+std::vector<int64_t> xs(const pool_geometry& v) { return {v.n, v.c, v.h, v.w}; }
+std::vector<int64_t> ys(const pool_geometry& v) { return {v.n, v.c, v.p, v.q}; }
 
-OpCall pool_forward(const PoolShape& v, std::vector<double> x) {
+call_spec pool_forward(const pool_geometry& v, std::vector<double> x) {
   return op_call(NNP_OP_POOL2D_FORWARD, v.prm, {tensor(xs(v), std::move(x))}, {tensor(ys(v))});
 }
-OpCall pool_backward(const PoolShape& v, std::vector<double> x, std::vector<double> y,
-                     std::vector<double> dy) {
+call_spec pool_backward(const pool_geometry& v, std::vector<double> x, std::vector<double> y,
+                        std::vector<double> dy) {
   return op_call(
       NNP_OP_POOL2D_BACKWARD, v.prm,
       {tensor(xs(v), std::move(x)), tensor(ys(v), std::move(y)), tensor(ys(v), std::move(dy))},
       {tensor(xs(v))});
 }
 // The forward output in dtype dt, computed by the reference (pool backward needs y).
-std::vector<double> reference_forward(const PoolShape& v, const std::vector<double>& x, DT dt) {
+std::vector<double> reference_forward(const pool_geometry& v, const std::vector<double>& x,
+                                      dtype_id dt) {
   const auto out = reference_outputs(pool_forward(v, x), dt);
   return out.empty() ? std::vector<double>(static_cast<size_t>(numel(ys(v))), 0) : out[0];
 }
 
-const PoolShape kTemplate = pool_shape(parse_case("n2 c3 h7 w6 mode=max r3 s2 stride2 pad1"));
-const RegisterTemplate reg_fwd("pool2d_forward", [] {
-  Rng rng("template pool");
+const pool_geometry kTemplate = pool_shape(parse_case("n2 c3 h7 w6 mode=max r3 s2 stride2 pad1"));
+const register_template reg_fwd("pool2d_forward", [] {
+  value_rng rng("template pool");
   return pool_forward(kTemplate, rng.uniform_vec(numel(xs(kTemplate))));
 });
-const RegisterTemplate reg_bwd("pool2d_backward", [] {
-  Rng rng("template pool bwd");
+const register_template reg_bwd("pool2d_backward", [] {
+  value_rng rng("template pool bwd");
   const auto x = rng.uniform_vec(numel(xs(kTemplate)));
   return pool_backward(kTemplate, x, rng.uniform_vec(numel(ys(kTemplate))),
                        rng.uniform_vec(numel(ys(kTemplate))));
@@ -114,19 +115,20 @@ const RegisterTemplate reg_bwd("pool2d_backward", [] {
 }  // namespace
 
 TEST_CASE("pool2d_forward") {
-  check_numerics_cases("pool2d_forward", "pool2d", "pool2d_fwd", [](const Case& c, Rng& rng) {
-    const PoolShape v = pool_shape(c);
-    return pool_forward(v, rng.uniform_vec(numel(xs(v))));
-  });
+  check_numerics_cases("pool2d_forward", "pool2d", "pool2d_fwd",
+                       [](const case_line& c, value_rng& rng) {
+                         const pool_geometry v = pool_shape(c);
+                         return pool_forward(v, rng.uniform_vec(numel(xs(v))));
+                       });
 }
 
 TEST_CASE("pool2d_backward") {
-  for (const Case& c : load_cases("pool2d")) {
-    Rng rng("pool2d_bwd " + c.text);
-    const PoolShape v = pool_shape(c);
+  for (const case_line& c : load_cases("pool2d")) {
+    value_rng rng("pool2d_bwd " + c.text);
+    const pool_geometry v = pool_shape(c);
     const auto x = rng.distinct(numel(xs(v)), 1.0 / 64);
     const auto dy = rng.uniform_vec(numel(ys(v)));
-    check_numerics_fn("pool2d_backward", c.text, [&](DT dt) {
+    check_numerics_fn("pool2d_backward", c.text, [&](dtype_id dt) {
       std::vector<double> xq = x;
       for (double& e : xq) e = quantize(e, dt);
       return pool_backward(v, xq, reference_forward(v, xq, dt), dy);
@@ -135,14 +137,14 @@ TEST_CASE("pool2d_backward") {
 }
 
 TEST_CASE("gradient pool2d") {
-  for (const Case& c : load_cases("pool2d_grad")) {
-    const PoolShape v = pool_shape(c);
-    Rng rng("gradient pool2d " + c.text);
-    GradientCheck g;
+  for (const case_line& c : load_cases("pool2d_grad")) {
+    const pool_geometry v = pool_shape(c);
+    value_rng rng("gradient pool2d " + c.text);
+    gradient_check g;
     g.name = "pool2d_backward";
     g.case_text = c.text;
     g.forward = pool_forward(v, rng.distinct(numel(xs(v)), 0.01));
-    g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
+    g.backward = [v](const call_spec& f, const std::vector<std::vector<double>>& out,
                      const std::vector<std::vector<double>>& r) {
       return pool_backward(v, f.inputs[0].data, out[0], r[0]);
     };
@@ -157,11 +159,11 @@ TEST_CASE("pool2d_forward: known answers") {
   const std::vector<double> ones(9, 1.0), x9{1, 2, 3, 4, 5, 6, 7, 8, 9};
   std::vector<double> x25(25);  // 5x5: 1 .. 25
   for (size_t i = 0; i < x25.size(); ++i) x25[i] = static_cast<double>(i + 1);
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> x, y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"n1 c1 h3 w3 mode=avg r3 s3 stride1 pad1", ones, std::vector<double>(9, 1.0)},
       {"n1 c1 h3 w3 mode=avg r3 s3 stride1 pad1 cip1",
        ones,
@@ -178,7 +180,7 @@ TEST_CASE("pool2d_forward: known answers") {
        x25,
        {1, 2.5, 4.5, 8.5, 10, 12, 18.5, 20, 22}},
   };
-  for (const Known& k : known) {
+  for (const known_case& k : known) {
     check_known_answer("pool2d", k.text, pool_forward(pool_shape(parse_case(k.text)), k.x), k.y);
   }
 }
@@ -188,11 +190,11 @@ TEST_CASE("pool2d_forward: known answers") {
 // libnnplug's validator and every backend agree with these numbers. out_size is checked against
 // them too.
 TEST_CASE("pool2d_forward: output sizes (known answers)") {
-  struct Known {
+  struct known_case {
     const char* text;
     int64_t p, q;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"n1 c1 h8 w8 mode=max r2 s2", 4, 4},
       {"n1 c1 h7 w6 mode=max r3 s3 stride2", 3, 2},
       // ceil_mode: one more, partial window where the full ones leave the end uncovered
@@ -208,11 +210,11 @@ TEST_CASE("pool2d_forward: output sizes (known answers)") {
       {"n1 c1 h5 w6 mode=avg global1", 1, 1},
       {"n1 c1 h5 w6 mode=max r2 s2 stride1 global1", 1, 1},  // window fields ignored
   };
-  for (const Known& k : known) {
-    const PoolShape v = pool_shape(parse_case(k.text));
+  for (const known_case& k : known) {
+    const pool_geometry v = pool_shape(parse_case(k.text));
     CHECK_MESSAGE(v.p == k.p, std::string(k.text) << ": counted " << v.p << " rows");
     CHECK_MESSAGE(v.q == k.q, std::string(k.text) << ": counted " << v.q << " columns");
-    OpCall call = pool_forward(v, std::vector<double>(static_cast<size_t>(numel(xs(v))), 1.0));
+    call_spec call = pool_forward(v, std::vector<double>(static_cast<size_t>(numel(xs(v))), 1.0));
     call.outputs[0].shape = {1, 1, k.p, k.q};
     check_output_shape("pool2d_out_size", k.text, call);
   }
@@ -221,14 +223,14 @@ TEST_CASE("pool2d_forward: output sizes (known answers)") {
 namespace {
 using namespace conf;
 
-struct PoolNd {
+struct pool_nd_setup {
   std::vector<int64_t> x, y;
   nnp_pool_params prm;
   bool indices;  // max pooling with the Indices output
 };
 
-PoolNd pool_nd_shape(const Case& cs) {
-  PoolNd v{};
+pool_nd_setup pool_nd_shape(const case_line& cs) {
+  pool_nd_setup v{};
   const std::vector<int64_t> d = cs.dims("d", {6, 6});
   const int k = static_cast<int>(d.size());
   v.x = {cs.i("n", 1), cs.i("c", 1)};
@@ -277,31 +279,32 @@ PoolNd pool_nd_shape(const Case& cs) {
   return v;
 }
 
-OpCall pool_nd_forward(const PoolNd& v, std::vector<double> x) {
+call_spec pool_nd_forward(const pool_nd_setup& v, std::vector<double> x) {
   return op_call(NNP_OP_POOL_FORWARD, v.prm, {tensor(v.x, std::move(x))},
-                 {tensor(v.y), v.indices ? int_tensor(DT::i64, v.y) : absent_tensor()});
+                 {tensor(v.y), v.indices ? int_tensor(dtype_id::i64, v.y) : absent_tensor()});
 }
-OpCall pool_nd_backward(const PoolNd& v, std::vector<double> x, std::vector<double> y,
-                        std::vector<double> dy) {
+call_spec pool_nd_backward(const pool_nd_setup& v, std::vector<double> x, std::vector<double> y,
+                           std::vector<double> dy) {
   return op_call(NNP_OP_POOL_BACKWARD, v.prm,
                  {tensor(v.x, std::move(x)), tensor(v.y, std::move(y)), tensor(v.y, std::move(dy))},
                  {tensor(v.x)});
 }
 // The forward output y in dtype dt, computed by the reference (pool backward needs it).
-std::vector<double> reference_nd_forward(PoolNd v, const std::vector<double>& x, DT dt) {
+std::vector<double> reference_nd_forward(pool_nd_setup v, const std::vector<double>& x,
+                                         dtype_id dt) {
   v.indices = false;
   const auto out = reference_outputs(pool_nd_forward(v, x), dt);
   return out.empty() ? std::vector<double>(static_cast<size_t>(numel(v.y)), 0) : out[0];
 }
 
-const PoolNd kNdTemplate =
+const pool_nd_setup kNdTemplate =
     pool_nd_shape(parse_case("n2 c3 d7x6 mode=max k3x2 s2x2 pads1,0,1,1 ceil1"));
-const RegisterTemplate reg_nd_fwd("pool_forward", [] {
-  Rng rng("template pool_nd");
+const register_template reg_nd_fwd("pool_forward", [] {
+  value_rng rng("template pool_nd");
   return pool_nd_forward(kNdTemplate, rng.distinct(numel(kNdTemplate.x), 1.0 / 64));
 });
-const RegisterTemplate reg_nd_bwd("pool_backward", [] {
-  Rng rng("template pool_nd bwd");
+const register_template reg_nd_bwd("pool_backward", [] {
+  value_rng rng("template pool_nd bwd");
   return pool_nd_backward(kNdTemplate, rng.uniform_vec(numel(kNdTemplate.x)),
                           rng.uniform_vec(numel(kNdTemplate.y)),
                           rng.uniform_vec(numel(kNdTemplate.y)));
@@ -309,21 +312,21 @@ const RegisterTemplate reg_nd_bwd("pool_backward", [] {
 
 // Runs `call` on every device (the reference included) in float32 and checks y within 1e-12
 // NMSE (NaN and +-inf in place) and, when given, Indices exactly.
-void check_known_pool(const std::string& text, const OpCall& call, const std::vector<double>& y,
+void check_known_pool(const std::string& text, const call_spec& call, const std::vector<double>& y,
                       const std::vector<double>& indices) {
-  for (Device* d : all_devices()) {
-    if (!d->available || op_supported(*d, call, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-    const RunResult r = run_op(*d, call, DT::f32);
+  for (device_entry* d : all_devices()) {
+    if (!d->available || op_supported(*d, call, dtype_id::f32, nullptr) != NNP_STATUS_OK) continue;
+    const run_result r = run_op(*d, call, dtype_id::f32);
     REQUIRE_MESSAGE(r.status == NNP_STATUS_OK, d->name << ": " << text << ": " << r.message);
     std::string problem;
-    const Comparison cy = compare_nmse(r.outputs[0], y, 1e-12);
+    const comparison cy = compare_nmse(r.outputs[0], y, 1e-12);
     if (!cy.ok) problem += "y: " + cy.detail + "; ";
     if (!indices.empty()) {
-      const Comparison ci = compare_exact(r.outputs[1], indices);
+      const comparison ci = compare_exact(r.outputs[1], indices);
       if (!ci.ok) problem += "indices: " + ci.detail + "; ";
     }
     report({d->name, "pool_nd_known", "float32", "pool_nd_known " + text,
-            problem.empty() ? Outcome::pass : Outcome::fail, 0, 0, problem});
+            problem.empty() ? case_outcome::pass : case_outcome::fail, 0, 0, problem});
     CHECK_MESSAGE(problem.empty(), d->name << ": pool_nd " << text << ": " << problem);
   }
 }
@@ -335,10 +338,10 @@ std::vector<double> iota(int64_t n, double first = 1) {
 }
 
 // The call must be refused with INVALID_ARGUMENT and a message holding every `parts` string.
-void check_refused(const std::string& what, const OpCall& call,
+void check_refused(const std::string& what, const call_spec& call,
                    const std::vector<std::string>& parts) {
-  Device& ref = reference_device();
-  const RunResult r = run_op(ref, call, DT::f32);
+  device_entry& ref = reference_device();
+  const run_result r = run_op(ref, call, dtype_id::f32);
   std::string problem;
   if (r.status != NNP_STATUS_INVALID_ARGUMENT)
     problem = std::string("returned ") + nnp_status_string(r.status) + ": " + r.message;
@@ -346,7 +349,7 @@ void check_refused(const std::string& what, const OpCall& call,
     if (problem.empty() && r.message.find(s) == std::string::npos)
       problem = "message '" + r.message + "' lacks '" + s + "'";
   report({ref.name, "pool_nd_errors", "float32", "pool_nd_errors " + what,
-          problem.empty() ? Outcome::pass : Outcome::fail, 0, 0,
+          problem.empty() ? case_outcome::pass : case_outcome::fail, 0, 0,
           problem.empty() ? r.message : problem});
   CHECK_MESSAGE(problem.empty(), what << ": " << problem);
 }
@@ -354,9 +357,9 @@ void check_refused(const std::string& what, const OpCall& call,
 }  // namespace
 
 TEST_CASE("pool_forward") {
-  for (const Case& c : load_cases("pool_nd")) {
-    Rng rng("pool_nd_fwd " + c.text);
-    const PoolNd v = pool_nd_shape(c);
+  for (const case_line& c : load_cases("pool_nd")) {
+    value_rng rng("pool_nd_fwd " + c.text);
+    const pool_nd_setup v = pool_nd_shape(c);
     // distinct values: no ties, so every backend's Indices must equal the reference's
     const auto x = rng.distinct(numel(v.x), 1.0 / 64);
     check_numerics("pool_forward", c.text, pool_nd_forward(v, x));
@@ -364,12 +367,12 @@ TEST_CASE("pool_forward") {
 }
 
 TEST_CASE("pool_backward") {
-  for (const Case& c : load_cases("pool_nd")) {
-    Rng rng("pool_nd_bwd " + c.text);
-    const PoolNd v = pool_nd_shape(c);
+  for (const case_line& c : load_cases("pool_nd")) {
+    value_rng rng("pool_nd_bwd " + c.text);
+    const pool_nd_setup v = pool_nd_shape(c);
     const auto x = rng.distinct(numel(v.x), 1.0 / 64);
     const auto dy = rng.uniform_vec(numel(v.y));
-    check_numerics_fn("pool_backward", c.text, [&](DT dt) {
+    check_numerics_fn("pool_backward", c.text, [&](dtype_id dt) {
       std::vector<double> xq = x;
       for (double& e : xq) e = quantize(e, dt);
       return pool_nd_backward(v, xq, reference_nd_forward(v, xq, dt), dy);
@@ -378,15 +381,15 @@ TEST_CASE("pool_backward") {
 }
 
 TEST_CASE("gradient pool_nd") {
-  for (const Case& c : load_cases("pool_nd_grad")) {
-    PoolNd v = pool_nd_shape(c);
+  for (const case_line& c : load_cases("pool_nd_grad")) {
+    pool_nd_setup v = pool_nd_shape(c);
     v.indices = false;
-    Rng rng("gradient pool_nd " + c.text);
-    GradientCheck g;
+    value_rng rng("gradient pool_nd " + c.text);
+    gradient_check g;
     g.name = "pool_backward";
     g.case_text = c.text;
     g.forward = pool_nd_forward(v, rng.distinct(numel(v.x), 0.01));
-    g.backward = [v](const OpCall& f, const std::vector<std::vector<double>>& out,
+    g.backward = [v](const call_spec& f, const std::vector<std::vector<double>>& out,
                      const std::vector<std::vector<double>>& r) {
       return pool_nd_backward(v, f.inputs[0].data, out[0], r[0]);
     };
@@ -400,7 +403,7 @@ TEST_CASE("pool_forward: known answers") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> x5 = iota(5), pi7{3, 1, 4, 1, 5, 9, 2};
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> x, y, indices;  // indices empty: not requested (average)
   };
@@ -408,7 +411,7 @@ TEST_CASE("pool_forward: known answers") {
   x3d[3] = 100;
   x3d[12 + 3] = 200;
   std::vector<double> x2d = iota(24, 100);  // [1, 2, 3, 4]: 100 + flat index
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       // ONNX's ceil_mode rule: ceil((5+2-2)/2)+1 = 4 windows, but the 4th would start in the
       // end padding (at 5 >= 5 + 1 - 1), so it is dropped: windows at -1, 1, 3
       {"d5 mode=max k2 s2 pads1,1 ceil1", x5, {1, 3, 5}, {0, 2, 4}},
@@ -443,8 +446,8 @@ TEST_CASE("pool_forward: known answers") {
       {"n2 d2x3x2 mode=max global1 order1", x3d, {100, 200}, {8, 20}},
       {"n2 d2x3x2 mode=avg global1", x3d, {(66. - 3 + 100) / 12, (210. - 15 + 200) / 12}, {}},
   };
-  for (const Known& k : known) {
-    const PoolNd v = pool_nd_shape(parse_case(k.text));
+  for (const known_case& k : known) {
+    const pool_nd_setup v = pool_nd_shape(parse_case(k.text));
     check_known_pool(k.text, pool_nd_forward(v, k.x), k.y, k.indices);
   }
 }
@@ -453,11 +456,12 @@ TEST_CASE("pool_forward: known answers") {
 // forward's divisor.
 TEST_CASE("pool_backward: known answers") {
   const std::vector<double> x{1, 7, 7, 2, 5}, dy{1, 10};
-  const PoolNd mx = pool_nd_shape(parse_case("d5 mode=max k3 s2"));  // windows {0,1,2} {2,3,4}
+  const pool_nd_setup mx =
+      pool_nd_shape(parse_case("d5 mode=max k3 s2"));  // windows {0,1,2} {2,3,4}
   // window 0: the first 7 (index 1); window 1: 7 at index 2
   check_known_answer("pool_nd_bwd", "d5 mode=max k3 s2", pool_nd_backward(mx, x, {7, 7}, dy),
                      {0, 1, 10, 0, 0});
-  const PoolNd av = pool_nd_shape(parse_case("d5 mode=avg k3 s2 pads1,1 cip1"));
+  const pool_nd_setup av = pool_nd_shape(parse_case("d5 mode=avg k3 s2 pads1,1 cip1"));
   // windows at -1, 1, 3: divisors 3 (padding included)
   check_known_answer("pool_nd_bwd", "d5 mode=avg k3 s2 pads1,1 cip1",
                      pool_nd_backward(av, x, {0, 0, 0}, {3, 6, 9}), {1, 3, 2, 5, 3});
@@ -466,11 +470,11 @@ TEST_CASE("pool_backward: known answers") {
 // Output sizes as literals, on every device: the call with the literal shape must be accepted
 // and one a size off in any dimension refused. out_size is checked against them too.
 TEST_CASE("pool_forward: output sizes (known answers)") {
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<int64_t> y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"d5 mode=max k2 s2 pads1,1 ceil1", {3}},  // ONNX's rule drops a 4th window
       {"d5 mode=max k2 s2 ceil1", {3}},
       {"d5 mode=max k2 s2", {2}},
@@ -486,13 +490,13 @@ TEST_CASE("pool_forward: output sizes (known answers)") {
       {"d4x5x6 mode=avg global1", {1, 1, 1}},
       {"d4x5x6 mode=max k9x1x1 s1x1x1 global1", {1, 1, 1}},  // window fields ignored
   };
-  for (const Known& k : known) {
-    PoolNd v = pool_nd_shape(parse_case(k.text));
+  for (const known_case& k : known) {
+    pool_nd_setup v = pool_nd_shape(parse_case(k.text));
     v.indices = false;
     std::vector<int64_t> want{1, 1};
     want.insert(want.end(), k.y.begin(), k.y.end());
     CHECK_MESSAGE(v.y == want, k.text << ": counted " << shape_str(v.y));
-    OpCall call = pool_nd_forward(v, std::vector<double>(static_cast<size_t>(numel(v.x)), 1.0));
+    call_spec call = pool_nd_forward(v, std::vector<double>(static_cast<size_t>(numel(v.x)), 1.0));
     call.outputs[0].shape = want;
     check_output_shape("pool_nd_out_size", k.text, call);
   }
@@ -500,46 +504,49 @@ TEST_CASE("pool_forward: output sizes (known answers)") {
 
 // The shape rule: each bad argument is refused with a message naming it.
 TEST_CASE("pool_forward: invalid arguments") {
-  const auto call_of = [](const char* text, const std::function<void(PoolNd&)>& edit) {
-    PoolNd v = pool_nd_shape(parse_case(text));
+  const auto call_of = [](const char* text, const std::function<void(pool_nd_setup&)>& edit) {
+    pool_nd_setup v = pool_nd_shape(parse_case(text));
     edit(v);
     return pool_nd_forward(v, std::vector<double>(static_cast<size_t>(numel(v.x)), 1.0));
   };
   check_refused("rank 2",
                 call_of("d4 mode=max k2",
-                        [](PoolNd& v) {
+                        [](pool_nd_setup& v) {
                           v.x = {4, 4};
                         }),
                 {"inputs[0] (x)", "expected rank 3, 4 or 5", "got rank 2"});
   check_refused("kernel_shape 0",
-                call_of("d4x4 mode=max k2x2", [](PoolNd& v) { v.prm.kernel_shape[1] = 0; }),
+                call_of("d4x4 mode=max k2x2", [](pool_nd_setup& v) { v.prm.kernel_shape[1] = 0; }),
                 {"params->kernel_shape[1]", "expected >= 1", "got 0"});
   check_refused("kernel_shape beyond k",
-                call_of("d4x4 mode=max k2x2", [](PoolNd& v) { v.prm.kernel_shape[2] = 2; }),
+                call_of("d4x4 mode=max k2x2", [](pool_nd_setup& v) { v.prm.kernel_shape[2] = 2; }),
                 {"params->kernel_shape[2]", "expected 0", "k = 2"});
   check_refused("negative stride",
-                call_of("d4x4 mode=max k2x2", [](PoolNd& v) { v.prm.strides[0] = -1; }),
+                call_of("d4x4 mode=max k2x2", [](pool_nd_setup& v) { v.prm.strides[0] = -1; }),
                 {"params->strides[0]", "expected >= 0"});
   check_refused("pad >= extent",
-                call_of("d6 mode=max k2 dil2", [](PoolNd& v) { v.prm.pads[1] = 3; }),
+                call_of("d6 mode=max k2 dil2", [](pool_nd_setup& v) { v.prm.pads[1] = 3; }),
                 {"params->pads[1]", "< the effective kernel", "= 3", "(end)", "got 3"});
-  check_refused("pad beyond 2k", call_of("d6 mode=max k2", [](PoolNd& v) { v.prm.pads[2] = 1; }),
+  check_refused("pad beyond 2k",
+                call_of("d6 mode=max k2", [](pool_nd_setup& v) { v.prm.pads[2] = 1; }),
                 {"params->pads[2]", "first 2k entries"});
-  check_refused("pads with auto_pad",
-                call_of("d6 mode=max k2 auto=same_upper", [](PoolNd& v) { v.prm.pads[0] = 1; }),
-                {"params->pads[0]", "auto_pad = SAME_UPPER"});
+  check_refused(
+      "pads with auto_pad",
+      call_of("d6 mode=max k2 auto=same_upper", [](pool_nd_setup& v) { v.prm.pads[0] = 1; }),
+      {"params->pads[0]", "auto_pad = SAME_UPPER"});
   check_refused("window larger than x",
-                call_of("d3 mode=max k2", [](PoolNd& v) { v.prm.kernel_shape[0] = 5; }),
+                call_of("d3 mode=max k2", [](pool_nd_setup& v) { v.prm.kernel_shape[0] = 5; }),
                 {"output size O1 = 0", "expected >= 1"});
   check_refused("indices for average",
-                call_of("d6 mode=avg k2", [](PoolNd& v) { v.indices = true; }),
+                call_of("d6 mode=avg k2", [](pool_nd_setup& v) { v.indices = true; }),
                 {"outputs[1] (indices)", "only max pooling"});
-  check_refused("wrong y shape", call_of("d6 mode=max k2", [](PoolNd& v) { v.y.back() += 1; }),
+  check_refused("wrong y shape",
+                call_of("d6 mode=max k2", [](pool_nd_setup& v) { v.y.back() += 1; }),
                 {"outputs[0] (y)", "expected shape [1, 1, 5]"});
 }
 
 TEST_CASE("pool_forward: nnp_op_infer_shapes") {
-  const PoolNd v = pool_nd_shape(parse_case("n2 c3 d9x8x7 mode=max k3x2x2 s2x2x3 ceil1"));
+  const pool_nd_setup v = pool_nd_shape(parse_case("n2 c3 d9x8x7 mode=max k3x2x2 s2x2x3 ceil1"));
   int64_t shape[5] = {2, 3, 9, 8, 7};
   DLTensor x{};
   x.data = nullptr;
@@ -557,7 +564,7 @@ TEST_CASE("pool_forward: nnp_op_infer_shapes") {
   CHECK(out[1].dtype.code == kDLInt);
   CHECK(out[1].dtype.bits == 64);
   // average pooling: y only; backward: dx has x's shape
-  PoolNd a = pool_nd_shape(parse_case("n2 c3 d9x8x7 mode=avg k3x2x2 s2x2x3 ceil1"));
+  pool_nd_setup a = pool_nd_shape(parse_case("n2 c3 d9x8x7 mode=avg k3x2x2 s2x2x3 ceil1"));
   nnp_shape one[1]{};
   REQUIRE(nnp_op_infer_shapes(NNP_OP_POOL_FORWARD, &a.prm, 1, in, 1, one) == NNP_STATUS_OK);
   for (int i = 0; i < 5; ++i) CHECK(one[0].dims[i] == a.y[static_cast<size_t>(i)]);

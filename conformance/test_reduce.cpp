@@ -14,7 +14,7 @@
 namespace {
 using namespace conf;
 
-OpCall make_reduce(const Case& c, Rng& rng) {
+call_spec make_reduce(const case_line& c, value_rng& rng) {
   static const std::map<std::string, int32_t> ops{{"sum", NNP_REDUCE_SUM},
                                                   {"mean", NNP_REDUCE_MEAN},
                                                   {"max", NNP_REDUCE_MAX},
@@ -46,15 +46,15 @@ OpCall make_reduce(const Case& c, Rng& rng) {
     else if (p.keepdims)
       y.push_back(1);
   }
-  OpCall call =
+  call_spec call =
       op_call(NNP_OP_REDUCE, p, {tensor(x, rng.uniform_vec(numel(x), -2, 2))}, {tensor(y)});
   if (c.i("nan", 0) && !call.inputs[0].data.empty())  // NaN propagates (max included)
     call.inputs[0].data[call.inputs[0].data.size() / 2] = std::nan("");
   return call;
 }
 
-const RegisterTemplate reg_reduce("reduce", [] {
-  Rng rng("template reduce");
+const register_template reg_reduce("reduce", [] {
+  value_rng rng("template reduce");
   return make_reduce(parse_case("x3x4x5 op=mean axes=0,2 keep0"), rng);
 });
 
@@ -68,11 +68,11 @@ TEST_CASE("reduce") { check_numerics_cases("reduce", make_reduce); }
 TEST_CASE("reduce: NaN and empty reductions (known answers)") {
   const double nan = std::nan("");
   const double inf = std::numeric_limits<double>::infinity();
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<double> x, y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"x3 op=max keep0", {1, nan, 3}, {nan}},
       {"x3 op=sum keep0", {1, nan, 3}, {nan}},
       {"x2x3 op=max axes=1 keep0", {1, 5, 2, -1, -7, -2}, {5, -1}},
@@ -98,9 +98,9 @@ TEST_CASE("reduce: NaN and empty reductions (known answers)") {
       {"x2 op=log_sum_exp keep0", {0, 0}, {double(float(std::log(2.0)))}},
       {"x2 op=log_sum_exp keep0", {1000, 1000}, {double(float(1000 + std::log(2.0)))}},
   };
-  for (const Known& k : known) {
-    Rng rng("known");
-    OpCall call = make_reduce(parse_case(k.text), rng);
+  for (const known_case& k : known) {
+    value_rng rng("known");
+    call_spec call = make_reduce(parse_case(k.text), rng);
     call.inputs[0].data = k.x;
     check_known_answer("reduce", k.text, call, k.y, 0);  // NaN and -inf: bit-exactly
   }
@@ -109,11 +109,11 @@ TEST_CASE("reduce: NaN and empty reductions (known answers)") {
 // Output shapes as literals, on every device (the reference included): accepted with the literal
 // shape, refused one larger or smaller in any dimension.
 TEST_CASE("reduce: output shapes (known answers)") {
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<int64_t> y;
   };
-  const std::vector<Known> known{
+  const std::vector<known_case> known{
       {"x3x4x5 op=sum axes=0,2 keep1", {1, 4, 1}},
       {"x3x4x5 op=mean axes=-1 keep0", {3, 4}},
       {"x2x3x4x5 op=max axes=-1,0 keep0", {3, 4}},
@@ -121,9 +121,9 @@ TEST_CASE("reduce: output shapes (known answers)") {
       {"x6x7 op=sum keep1", {1, 1}},
       {"x6x7 op=max keep0", {}},
   };
-  for (const Known& k : known) {
-    Rng rng("known shape");
-    OpCall call = make_reduce(parse_case(k.text), rng);
+  for (const known_case& k : known) {
+    value_rng rng("known shape");
+    call_spec call = make_reduce(parse_case(k.text), rng);
     call.outputs[0].shape = k.y;
     check_output_shape("reduce_out_shape", k.text, call);
   }

@@ -12,37 +12,37 @@
 namespace {
 using namespace conf;
 
-nnp_softmax_params sm_params(const Case& c) {
+nnp_softmax_params sm_params(const case_line& c) {
   auto p = make_params<nnp_softmax_params>();
   p.axis = static_cast<int32_t>(c.i("axis", -1));
   p.log = static_cast<int32_t>(c.i("log", 0));
   return p;
 }
-OpCall sm_forward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
-                  std::vector<double> x, bool inplace) {
+call_spec sm_forward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
+                     std::vector<double> x, bool inplace) {
   return same_shape_call(NNP_OP_SOFTMAX_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
 }
-OpCall sm_backward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
-                   std::vector<double> y, std::vector<double> dy, bool inplace) {
+call_spec sm_backward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
+                      std::vector<double> y, std::vector<double> dy, bool inplace) {
   return same_shape_call(NNP_OP_SOFTMAX_BACKWARD, p, shape, {std::move(y), std::move(dy)},
                          inplace ? 1 : -1);
 }
 
 // A case's shape (default [4, 10]) and inputs, uniform in [-range, range] (default 5).
-std::vector<int64_t> case_shape(const Case& c) { return c.dims("x", {4, 10}); }
+std::vector<int64_t> case_shape(const case_line& c) { return c.dims("x", {4, 10}); }
 // offset=O shifts every input by O: with O = 1e4 or 1e5 the float32 log-softmax must subtract
 // the max before log(sum), not after (max + log(sum) rounded to float32 loses ~1e-3).
-std::vector<double> case_x(const Case& c, Rng& rng) {
+std::vector<double> case_x(const case_line& c, value_rng& rng) {
   const double r = c.d("range", 5), o = c.d("offset", 0);
   return rng.uniform_vec(numel(case_shape(c)), o - r, o + r);
 }
 
-const RegisterTemplate reg_fwd("softmax_forward", [] {
-  Rng rng("template softmax");
+const register_template reg_fwd("softmax_forward", [] {
+  value_rng rng("template softmax");
   return sm_forward(sm_params(parse_case("axis1")), {3, 5, 2}, rng.uniform_vec(30), false);
 });
-const RegisterTemplate reg_bwd("softmax_backward", [] {
-  Rng rng("template softmax bwd");
+const register_template reg_bwd("softmax_backward", [] {
+  value_rng rng("template softmax bwd");
   return sm_backward(sm_params(parse_case("axis1 log1")), {3, 5, 2}, rng.uniform_vec(30),
                      rng.uniform_vec(30), false);
 });
@@ -50,19 +50,20 @@ const RegisterTemplate reg_bwd("softmax_backward", [] {
 }  // namespace
 
 TEST_CASE("softmax_forward") {
-  check_numerics_cases("softmax_forward", "softmax", "softmax_fwd", [](const Case& c, Rng& rng) {
-    return sm_forward(sm_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
-  });
+  check_numerics_cases(
+      "softmax_forward", "softmax", "softmax_fwd", [](const case_line& c, value_rng& rng) {
+        return sm_forward(sm_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
+      });
 }
 
 TEST_CASE("softmax_backward") {
-  for (const Case& c : load_cases("softmax")) {
-    Rng rng("softmax_bwd " + c.text);
+  for (const case_line& c : load_cases("softmax")) {
+    value_rng rng("softmax_bwd " + c.text);
     const auto shape = case_shape(c);
     const auto p = sm_params(c);
     const auto x = case_x(c, rng);
     const auto dy = rng.uniform_vec(numel(shape));
-    check_numerics_fn("softmax_backward", c.text, [&](DT dt) {
+    check_numerics_fn("softmax_backward", c.text, [&](dtype_id dt) {
       const auto y = reference_outputs(sm_forward(p, shape, x, false), dt);
       return sm_backward(p, shape, y.empty() ? x : y[0], dy, c.i("inplace", 0) != 0);
     });
@@ -70,16 +71,16 @@ TEST_CASE("softmax_backward") {
 }
 
 TEST_CASE("gradient softmax") {
-  for (const Case& c : load_cases("softmax")) {
+  for (const case_line& c : load_cases("softmax")) {
     const auto shape = case_shape(c);
     if (numel(shape) > 512) continue;  // finite differences on small shapes only
-    Rng rng("gradient softmax " + c.text);
+    value_rng rng("gradient softmax " + c.text);
     const auto p = sm_params(c);
-    GradientCheck g;
+    gradient_check g;
     g.name = p.log ? "log_softmax_backward" : "softmax_backward";
     g.case_text = c.text;
     g.forward = sm_forward(p, shape, rng.uniform_vec(numel(shape), -3, 3), false);
-    g.backward = [p, shape](const OpCall&, const std::vector<std::vector<double>>& out,
+    g.backward = [p, shape](const call_spec&, const std::vector<std::vector<double>>& out,
                             const std::vector<std::vector<double>>& r) {
       return sm_backward(p, shape, out[0], r[0], false);
     };
@@ -94,12 +95,12 @@ TEST_CASE("softmax: known answers") {
   // [2, 3] with axis 1, and the same values laid out [3, 2] with axis 0.
   const double l1 = 0, l2 = std::log(2.0), l3 = std::log(3.0);
   const std::vector<double> p{1. / 6, 2. / 6, 3. / 6};
-  struct Known {
+  struct known_case {
     const char* text;
     std::vector<int64_t> shape;
     std::vector<double> x, y;
   };
-  std::vector<Known> known{
+  std::vector<known_case> known{
       {"axis1", {2, 3}, {l1, l2, l3, l1 + 5, l2 + 5, l3 + 5}, {p[0], p[1], p[2], p[0], p[1], p[2]}},
       {"axis0", {3, 2}, {l1, l1, l2, l2, l3, l3}, {p[0], p[0], p[1], p[1], p[2], p[2]}},
       {"axis-1 log1",
@@ -118,7 +119,7 @@ TEST_CASE("softmax: known answers") {
                    {4, 1},
                    {-1e4, -1e4 + 1, -1e4 + 2, -1e4 + 3},
                    {-3 - lse, -2 - lse, -1 - lse, -lse}});
-  for (const Known& k : known) {
+  for (const known_case& k : known) {
     check_known_answer("softmax", k.text,
                        sm_forward(sm_params(parse_case(k.text)), k.shape, k.x, false), k.y);
   }

@@ -9,7 +9,7 @@
 
 TEST_CASE("streams: async copy, op, copy back in stream order") {
   using namespace conf;
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) continue;
     const int64_t n = 4099;
     std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n), -1.0f);
@@ -43,13 +43,13 @@ TEST_CASE("streams: async copy, op, copy back in stream order") {
         same = same && y[static_cast<size_t>(i)] == -2 * x[static_cast<size_t>(i)];
       CHECK_MESSAGE(same, d->name << ": the op or the copy back did not run in stream order");
       report({d->name, "stream_order", "*", "stream_order scale n4099",
-              same ? Outcome::pass : Outcome::fail, 0, 0, ""});
+              same ? case_outcome::pass : case_outcome::fail, 0, 0, ""});
     }
     CHECK(nnp_stream_synchronize(s) == NNP_STATUS_OK);
     CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
 
     // Device of the backend -> reference device (another plugin) -> host.
-    Device& ref = reference_device();
+    device_entry& ref = reference_device();
     void* r = nullptr;
     REQUIRE(nnp_malloc(ref.dev, n * sizeof(float), &r) == NNP_STATUS_OK);
     CHECK(nnp_memcpy(d->dev, dx, nullptr, x.data(), n * sizeof(float)) == NNP_STATUS_OK);

@@ -14,16 +14,16 @@ constexpr int kRounds = 3;
 }  // namespace
 
 TEST_CASE("threads: concurrent streams on one device") {
-  for (Device* d : backends_under_test()) {
+  for (device_entry* d : backends_under_test()) {
     if (!d->available) continue;
     // Single-thread results of every supported template.
-    std::vector<OpCall> calls;
+    std::vector<call_spec> calls;
     std::vector<std::string> names;
     std::vector<std::vector<std::vector<double>>> expected;
-    for (const OpTemplate& t : op_templates()) {
-      OpCall c = t.make();
-      if (op_supported(*d, c, DT::f32, nullptr) != NNP_STATUS_OK) continue;
-      const RunResult r = run_op(*d, c, DT::f32);
+    for (const op_template& t : op_templates()) {
+      call_spec c = t.make();
+      if (op_supported(*d, c, dtype_id::f32, nullptr) != NNP_STATUS_OK) continue;
+      const run_result r = run_op(*d, c, dtype_id::f32);
       if (r.status != NNP_STATUS_OK) continue;  // reported by the numerics tests
       calls.push_back(std::move(c));
       names.push_back(t.name);
@@ -44,7 +44,7 @@ TEST_CASE("threads: concurrent streams on one device") {
           // Each thread walks the ops in a different order so that different kinds overlap.
           for (size_t k = 0; k < calls.size(); ++k) {
             const size_t i = (k + static_cast<size_t>(ti) * 3) % calls.size();
-            const RunResult r = run_op(*d, calls[i], DT::f32, s);
+            const run_result r = run_op(*d, calls[i], dtype_id::f32, s);
             auto& out = problems[static_cast<size_t>(ti)];
             if (r.status != NNP_STATUS_OK) {
               out.push_back(names[i] + ": " + nnp_status_string(r.status) + ": " + r.message);
@@ -52,10 +52,10 @@ TEST_CASE("threads: concurrent streams on one device") {
             }
             for (const auto& p : r.problems) out.push_back(names[i] + ": " + p);
             for (size_t o = 0; o < r.outputs.size(); ++o) {
-              const Comparison c =
-                  calls[i].outputs[o].exact
-                      ? compare_exact(r.outputs[o], expected[i][o])
-                      : compare_nmse(r.outputs[o], expected[i][o], tolerance(names[i], DT::f32));
+              const comparison c = calls[i].outputs[o].exact
+                                       ? compare_exact(r.outputs[o], expected[i][o])
+                                       : compare_nmse(r.outputs[o], expected[i][o],
+                                                      tolerance(names[i], dtype_id::f32));
               if (!c.ok) out.push_back(names[i] + " output " + std::to_string(o) + ": " + c.detail);
             }
           }
@@ -71,8 +71,8 @@ TEST_CASE("threads: concurrent streams on one device") {
     report({d->name, "threads", "*",
             "threads " + std::to_string(kThreads) + "x" + std::to_string(kRounds) + " over " +
                 std::to_string(calls.size()) + " ops",
-            all.empty() ? Outcome::pass : Outcome::fail, static_cast<double>(all.size()), 0,
-            join(all, "; ")});
+            all.empty() ? case_outcome::pass : case_outcome::fail, static_cast<double>(all.size()),
+            0, join(all, "; ")});
     CHECK_MESSAGE(all.empty(), d->name << ": " << all.size()
                                        << " problems; first: " << (all.empty() ? "" : all.front()));
   }

@@ -13,7 +13,7 @@
 # python3-torchvision serve nnplug.onnx (docs/onnx.md): reading ONNX models, and exporting the
 # test models (scripts/make_onnx_models.py, api/python/tests/test_onnx.py).
 set -euo pipefail
-packages=(build-essential cmake ccache pkg-config ninja-build clang libclang-rt-dev
+packages=(build-essential cmake ccache pkg-config ninja-build clang clang-format libclang-rt-dev
           libopenblas-dev libtbb-dev libboost-dev doctest-dev libdlpack-dev zlib1g-dev
           nlohmann-json3-dev libcli11-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin
           python3 python3-numpy python3-pytest python3-matplotlib python3-torch python3-venv

@@ -1,5 +1,5 @@
 // param_bytes.hpp — an op's params struct as the bytes an op call carries, shared by the
-// conformance harness's OpCall (conformance/harness.hpp) and the op table's examples
+// conformance harness's call_spec (conformance/harness.hpp) and the op table's examples
 // (op_table_cases.hpp).
 #pragma once
 

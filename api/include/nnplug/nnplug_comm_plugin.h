@@ -4,12 +4,12 @@
  *
  * A communication plugin is a shared library named libnnplug-comm-<transport>.so
  * (<transport> in [a-z0-9_]+, e.g. "mpi", "nccl") in the plugin folders, beside the device
- * plugins (whose discovery skips it: "comm-<transport>" is no plugin name). It exports exactly one symbol, nnp_comm_plugin_get_api, with C linkage, and must
- * not link libnnplug. libnnplug loads it only when the application first creates a
- * communicator of its transport (nnp_comm_create), with the same checks as device plugins
- * before dlopen (docs/security.md), so that processes that never communicate never map MPI
- * or NCCL. Versioning follows nnplug_plugin.h: the major must match, tables grow at their
- * end, each side checks the other's struct_size before using a newer slot.
+ * plugins (whose discovery skips it: "comm-<transport>" is no plugin name). It exports exactly one
+ * symbol, nnp_comm_plugin_get_api, with C linkage, and must not link libnnplug. libnnplug loads it
+ * only when the application first creates a communicator of its transport (nnp_comm_create), with
+ * the same checks as device plugins before dlopen (docs/security.md), so that processes that never
+ * communicate never map MPI or NCCL. Versioning follows nnplug_plugin.h: the major must match,
+ * tables grow at their end, each side checks the other's struct_size before using a newer slot.
  *
  * Division of labour:
  *  - libnnplug validates every collective call (params, shapes, dtypes, devices, that the
