@@ -256,6 +256,12 @@ class value_rng {
   std::mt19937_64 eng_;
 };
 
+// A 2-D output size worked out by hand: the case's text and the output's P x Q.
+struct known_size {
+  const char* text;
+  int64_t p, q;
+};
+
 // ---- case files -----------------------------------------------------------------------------
 // One case a line: space-separated tokens "key=value" or "keyVALUE" (key = leading [a-z_],
 // value = the rest, e.g. "stride2", "pad_t1", "axis-1"); a bare word is a flag. '#' comments.
@@ -270,6 +276,19 @@ struct case_line {
   std::vector<int64_t> list(const std::string& k) const;                                 // 1,0,2
 };
 case_line parse_case(const std::string& line);
+// A 2-D params struct's strides and pads (nnp_conv2d_params, nnp_pool2d_params) from the tokens
+// "stride" (default default_stride), "stride_h", "stride_w", "pad" (default 0), "pad_t", "pad_b",
+// "pad_l" and "pad_r".
+template <typename P>
+void read_strides_pads_2d(const case_line& cs, P& p, int64_t default_stride) {
+  const int64_t stride = cs.i("stride", default_stride), pad = cs.i("pad", 0);
+  p.stride_h = static_cast<int32_t>(cs.i("stride_h", stride));
+  p.stride_w = static_cast<int32_t>(cs.i("stride_w", stride));
+  p.pad_top = static_cast<int32_t>(cs.i("pad_t", pad));
+  p.pad_bottom = static_cast<int32_t>(cs.i("pad_b", pad));
+  p.pad_left = static_cast<int32_t>(cs.i("pad_l", pad));
+  p.pad_right = static_cast<int32_t>(cs.i("pad_r", pad));
+}
 // Cases of `family` from the selected list (ci, full or a directory); full falls back to ci.
 std::vector<case_line> load_cases(const std::string& family);
 std::string data_dir();  // where tolerances.txt and cases/ live

@@ -50,14 +50,7 @@ conv_geometry conv_shape(const case_line& cs) {
   v.s = cs.i("s", v.r);
   auto& p = v.prm;
   p = make_params<nnp_conv2d_params>();
-  const int32_t stride = static_cast<int32_t>(cs.i("stride", 1));
-  p.stride_h = static_cast<int32_t>(cs.i("stride_h", stride));
-  p.stride_w = static_cast<int32_t>(cs.i("stride_w", stride));
-  const int32_t pad = static_cast<int32_t>(cs.i("pad", 0));
-  p.pad_top = static_cast<int32_t>(cs.i("pad_t", pad));
-  p.pad_bottom = static_cast<int32_t>(cs.i("pad_b", pad));
-  p.pad_left = static_cast<int32_t>(cs.i("pad_l", pad));
-  p.pad_right = static_cast<int32_t>(cs.i("pad_r", pad));
+  read_strides_pads_2d(cs, p, 1);
   const int32_t dil = static_cast<int32_t>(cs.i("dil", 1));
   p.dilation_h = static_cast<int32_t>(cs.i("dil_h", dil));
   p.dilation_w = static_cast<int32_t>(cs.i("dil_w", dil));
@@ -219,11 +212,7 @@ TEST_CASE("conv2d_forward: known answers") {
 // libnnplug's validator and every backend agree with these numbers. out_size is checked against
 // them too.
 TEST_CASE("conv2d_forward: output sizes (known answers)") {
-  struct known_case {
-    const char* text;
-    int64_t p, q;
-  };
-  const std::vector<known_case> known{
+  const std::vector<known_size> known{
       {"n1 c1 h5 w5 k1 r3 s3", 3, 3},
       {"n1 c1 h5 w5 k1 r3 s3 stride2 pad1", 3, 3},
       {"n1 c1 h7 w7 k1 r3 s3 stride2", 3, 3},
@@ -237,7 +226,7 @@ TEST_CASE("conv2d_forward: output sizes (known answers)") {
       {"n1 c1 h6 w7 k1 r1 s1 stride4", 2, 2},
       {"n1 c1 h5 w5 k1 r3 s3 pad3", 9, 9},
   };
-  for (const known_case& k : known) {
+  for (const known_size& k : known) {
     const conv_geometry v = conv_shape(parse_case(k.text));
     CHECK_MESSAGE(v.p == k.p, std::string(k.text) << ": counted " << v.p << " rows");
     CHECK_MESSAGE(v.q == k.q, std::string(k.text) << ": counted " << v.q << " columns");

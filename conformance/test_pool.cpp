@@ -60,14 +60,7 @@ pool_geometry pool_shape(const case_line& cs) {
   p.mode = cs.s("mode", "max") == "max" ? NNP_POOL_MAX : NNP_POOL_AVERAGE;
   p.window_h = static_cast<int32_t>(cs.i("r", 2));
   p.window_w = static_cast<int32_t>(cs.i("s", p.window_h));
-  const int32_t stride = static_cast<int32_t>(cs.i("stride", p.window_h));
-  p.stride_h = static_cast<int32_t>(cs.i("stride_h", stride));
-  p.stride_w = static_cast<int32_t>(cs.i("stride_w", stride));
-  const int32_t pad = static_cast<int32_t>(cs.i("pad", 0));
-  p.pad_top = static_cast<int32_t>(cs.i("pad_t", pad));
-  p.pad_bottom = static_cast<int32_t>(cs.i("pad_b", pad));
-  p.pad_left = static_cast<int32_t>(cs.i("pad_l", pad));
-  p.pad_right = static_cast<int32_t>(cs.i("pad_r", pad));
+  read_strides_pads_2d(cs, p, p.window_h);
   p.ceil_mode = static_cast<int32_t>(cs.i("ceil", 0));
   p.count_include_pad = static_cast<int32_t>(cs.i("cip", 0));
   p.global = static_cast<int32_t>(cs.i("global", 0));
@@ -190,11 +183,7 @@ TEST_CASE("pool2d_forward: known answers") {
 // libnnplug's validator and every backend agree with these numbers. out_size is checked against
 // them too.
 TEST_CASE("pool2d_forward: output sizes (known answers)") {
-  struct known_case {
-    const char* text;
-    int64_t p, q;
-  };
-  const std::vector<known_case> known{
+  const std::vector<known_size> known{
       {"n1 c1 h8 w8 mode=max r2 s2", 4, 4},
       {"n1 c1 h7 w6 mode=max r3 s3 stride2", 3, 2},
       // ceil_mode: one more, partial window where the full ones leave the end uncovered
@@ -210,7 +199,7 @@ TEST_CASE("pool2d_forward: output sizes (known answers)") {
       {"n1 c1 h5 w6 mode=avg global1", 1, 1},
       {"n1 c1 h5 w6 mode=max r2 s2 stride1 global1", 1, 1},  // window fields ignored
   };
-  for (const known_case& k : known) {
+  for (const known_size& k : known) {
     const pool_geometry v = pool_shape(parse_case(k.text));
     CHECK_MESSAGE(v.p == k.p, std::string(k.text) << ": counted " << v.p << " rows");
     CHECK_MESSAGE(v.q == k.q, std::string(k.text) << ": counted " << v.q << " columns");

@@ -171,6 +171,19 @@ int check_attrs(const call& c, const conv_attrs& a, const arg_name& xl, const DL
   return k;
 }
 
+// Output size O_i of resolved axis a (pads: the params' pads, k spatial axes): refused when it
+// overflows or is < 1, the message naming the axis' sizes and `more` (the kind's own attribute).
+int64_t checked_out(const call& c, int i, const conv_axis& a, const int32_t* pads, int k,
+                    const std::string& more) {
+  if (a.out == kSizeOverflow) size_overflow(c, i, a, pads[i], pads[k + i]);
+  if (a.out < 1)
+    c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(a.out) +
+           ": expected >= 1 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +
+           ", stride " + std::to_string(a.stride) + ", pads " + std::to_string(a.pad_begin) + "+" +
+           std::to_string(a.pad_end) + ", dilation " + std::to_string(a.dilation) + more + ")");
+  return a.out;
+}
+
 // Conv: checks x [N, C, D..] and w [K, C/group, R..] and returns y's shape [N, K, O..], O >= 1.
 shape_t conv_output(const call& c, const nnp_conv_params& p, const arg_name& xl, const DLTensor* x,
                     const arg_name& wl, const DLTensor* w) {
@@ -188,14 +201,8 @@ shape_t conv_output(const call& c, const nnp_conv_params& p, const arg_name& xl,
   shape_t y{x->shape[0], K};
   for (int i = 0; i < k; ++i) {
     const conv_axis a = conv_resolve_axis(p, k, i, x->shape[2 + i], w->shape[2 + i]);
-    if (a.out == kSizeOverflow) size_overflow(c, i, a, p.pads[i], p.pads[k + i]);
-    if (a.out < 1)
-      c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(a.out) +
-             ": expected >= 1 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +
-             ", stride " + std::to_string(a.stride) + ", pads " + std::to_string(a.pad_begin) +
-             "+" + std::to_string(a.pad_end) + ", dilation " + std::to_string(a.dilation) +
-             ", auto_pad " + auto_pad_name(p.auto_pad) + ")");
-    y.push_back(a.out);
+    y.push_back(
+        checked_out(c, i, a, p.pads, k, std::string(", auto_pad ") + auto_pad_name(p.auto_pad)));
   }
   return y;
 }
@@ -232,14 +239,8 @@ shape_t conv_transpose_output(const call& c, const nnp_conv_transpose_params& p,
   shape_t y{x->shape[0], w->shape[1] * g};
   for (int i = 0; i < k; ++i) {
     const conv_axis a = conv_transpose_resolve_axis(p, k, i, x->shape[2 + i], w->shape[2 + i]);
-    if (a.out == kSizeOverflow) size_overflow(c, i, a, p.pads[i], p.pads[k + i]);
-    if (a.out < 1)
-      c.fail("output size O" + std::to_string(i + 1) + " = " + std::to_string(a.out) +
-             ": expected >= 1 (D=" + std::to_string(a.in) + ", R=" + std::to_string(a.kernel) +
-             ", stride " + std::to_string(a.stride) + ", pads " + std::to_string(a.pad_begin) +
-             "+" + std::to_string(a.pad_end) + ", dilation " + std::to_string(a.dilation) +
-             ", output_padding " + std::to_string(p.output_padding[i]) + ")");
-    y.push_back(a.out);
+    y.push_back(
+        checked_out(c, i, a, p.pads, k, ", output_padding " + std::to_string(p.output_padding[i])));
   }
   return y;
 }

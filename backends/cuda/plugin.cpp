@@ -211,10 +211,8 @@ nnp_plugin_api make_table() {
   t.op_execute = nnp::kit::op_execute_slot<kOps>;
   t.stream_set_attribute = stream_set_attribute;
   t.stream_get_native = stream_get_native;
-  t.stream_begin_capture = stream_begin_capture;
-  t.stream_end_capture = stream_end_capture;
-  t.graph_launch = graph_launch;
-  t.graph_destroy = graph_destroy;
+  nnp::kit::set_graph_slots(t, stream_begin_capture, stream_end_capture, graph_launch,
+                            graph_destroy);
   return t;
 }
 

@@ -405,10 +405,7 @@ nnp_plugin_api make_table() {
   t.op_supported = op_supported;
   t.op_execute = op_execute;
   t.stream_set_attribute = stream_set_attribute;
-  t.stream_begin_capture = stream_begin_capture;
-  t.stream_end_capture = stream_end_capture;
-  t.graph_launch = graph_launch;
-  t.graph_destroy = graph_destroy;
+  kit::set_graph_slots(t, stream_begin_capture, stream_end_capture, graph_launch, graph_destroy);
   return t;
 }
 

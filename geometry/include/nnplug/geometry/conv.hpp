@@ -173,6 +173,18 @@ inline conv_nd_geometry conv_nd_of_transpose(const nnp_conv_transpose_params& p,
   return g;
 }
 
+// The strides {h, w} and pads {top, left, bottom, right} (ONNX's order: begins, then ends) of a
+// 2-D params struct p (nnp_conv2d_params, nnp_pool2d_params) in N-D params q.
+template <typename P, typename Q>
+void strides_pads_of_2d(const P& p, Q* q) {
+  q->strides[0] = p.stride_h;
+  q->strides[1] = p.stride_w;
+  q->pads[0] = p.pad_top;
+  q->pads[1] = p.pad_left;
+  q->pads[2] = p.pad_bottom;
+  q->pads[3] = p.pad_right;
+}
+
 // ABI 1.0's 2-D convolution as the N-D op with k = 2: nnp_conv2d_params as nnp_conv_params
 // (strides, pads [top, left, bottom, right], dilations and groups in their ONNX places, no
 // auto_pad; the kernel shape is w's). Tensors and formulas are the same.
@@ -180,12 +192,7 @@ inline nnp_conv_params conv_params_of_2d(const nnp_conv2d_params& p) {
   nnp_conv_params q{};
   q.struct_size = sizeof q;
   q.group = p.groups;
-  q.strides[0] = p.stride_h;
-  q.strides[1] = p.stride_w;
-  q.pads[0] = p.pad_top;
-  q.pads[1] = p.pad_left;
-  q.pads[2] = p.pad_bottom;
-  q.pads[3] = p.pad_right;
+  strides_pads_of_2d(p, &q);
   q.dilations[0] = p.dilation_h;
   q.dilations[1] = p.dilation_w;
   return q;

@@ -6,6 +6,7 @@
 // them in this one place. Header-only, no state.
 #pragma once
 
+#include <nnplug/geometry/conv.hpp>
 #include <nnplug/geometry/tensor.hpp>
 #include <nnplug/nnplug_ops.h>
 
@@ -128,12 +129,7 @@ inline nnp_pool_params pool_params_of_2d(const nnp_pool2d_params& p) {
   q.global = p.global;
   q.kernel_shape[0] = p.window_h;
   q.kernel_shape[1] = p.window_w;
-  q.strides[0] = p.stride_h;
-  q.strides[1] = p.stride_w;
-  q.pads[0] = p.pad_top;
-  q.pads[1] = p.pad_left;
-  q.pads[2] = p.pad_bottom;
-  q.pads[3] = p.pad_right;
+  strides_pads_of_2d(p, &q);
   return q;
 }
 

@@ -314,6 +314,16 @@ inline void set_memory_slots(nnp_plugin_api& t, decltype(t.mem_alloc) mem_alloc,
   t.memcpy_async = memcpy_async;
 }
 
+// The four graph slots of ABI 1.4 (all or none: nnplug_plugin.h), in one call.
+inline void set_graph_slots(nnp_plugin_api& t, decltype(t.stream_begin_capture) begin_capture,
+                            decltype(t.stream_end_capture) end_capture,
+                            decltype(t.graph_launch) launch, decltype(t.graph_destroy) destroy) {
+  t.stream_begin_capture = begin_capture;
+  t.stream_end_capture = end_capture;
+  t.graph_launch = launch;
+  t.graph_destroy = destroy;
+}
+
 // The name of a collective op kind (all_reduce, broadcast, all_gather: the table's
 // `collective`, op_kinds.hpp), or NULL for any other kind: for communication plugins' messages
 // (nnplug_comm_plugin.h).
