@@ -369,6 +369,11 @@ def gen_ops_h(spec, enums, structs, ops, minor):
     o.append("#ifndef NNPLUG_OPS_H_\n#define NNPLUG_OPS_H_\n")
     o.append("#include <nnplug/nnplug_types.h>\n")
     o.append("#ifdef __cplusplus\nextern \"C\" {\n#endif\n")
+    o.append("/** ABI version of these headers (the op table's [abi]): the major must match between host\n"
+             " * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h\n"
+             " * states the versioning rules. */")
+    o.append(f"#define NNP_ABI_VERSION_MAJOR {spec['abi']['major']}")
+    o.append(f"#define NNP_ABI_VERSION_MINOR {minor}\n")
     o.append("/** The most tensors a variadic input or output (an op block's \"[i..] name[n]\") "
              "stands for:\n * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under "
              "that tensor's rules\n * (ABI 1.2). */")

@@ -47,6 +47,12 @@
 extern "C" {
 #endif
 
+/** ABI version of these headers (the op table's [abi]): the major must match between host
+ * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h
+ * states the versioning rules. */
+#define NNP_ABI_VERSION_MAJOR 1
+#define NNP_ABI_VERSION_MINOR 4
+
 /** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
  * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules
  * (ABI 1.2). */

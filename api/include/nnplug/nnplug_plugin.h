@@ -44,9 +44,9 @@
 extern "C" {
 #endif
 
-/** ABI version of this header. See the versioning rules above and docs/abi.md's changelog. */
-#define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 4
+/* NNP_ABI_VERSION_MAJOR and NNP_ABI_VERSION_MINOR, the ABI version of this header (versioning
+ * rules above, docs/abi.md's changelog), are defined in nnplug_ops.h, generated from the op
+ * table's [abi] (api/ops/ops.toml): the op that needs a new minor bumps it there. */
 
 /** Log levels for nnp_host_api.log. */
 typedef enum nnp_log_level {
