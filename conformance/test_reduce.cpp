@@ -1,7 +1,9 @@
-// test_reduce.cpp — NNP_OP_REDUCE (sum, mean, max, min, l1, l2, sum_square, log_sum_exp over any
-// set of axes, keepdims 0/1, all axes with n_axes = 0) numerics against the reference.
+// test_reduce.cpp — the reduce family against the reference: NNP_OP_REDUCE (sum, mean, max, min,
+// l1, l2, sum_square, log_sum_exp over any set of axes, keepdims 0/1, all axes with n_axes = 0)
+// and NNP_OP_CUMSUM (ABI 1.5; along one axis, exclusive, reverse, in place).
 // Cases: cases/<list>/reduce.txt: "x3x4x5 op=sum axes=0,2 keep1" (no axes = every axis;
-// nan1 puts a NaN in the middle of x).
+// nan1 puts a NaN in the middle of x); cases/<list>/cumsum.txt: "x3x4x5 axis=-1 exclusive1
+// reverse1 inplace1 nan1".
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -56,6 +58,25 @@ call_spec make_reduce(const case_line& c, value_rng& rng) {
 const register_template reg_reduce("reduce", [] {
   value_rng rng("template reduce");
   return make_reduce(parse_case("x3x4x5 op=mean axes=0,2 keep0"), rng);
+});
+
+// cumsum: x = shape, axis (default 0), exclusive1, reverse1, inplace1 (y is x), nan1.
+call_spec make_cumsum(const case_line& c, value_rng& rng) {
+  auto p = make_params<nnp_cumsum_params>();
+  p.axis = static_cast<int32_t>(c.i("axis", 0));
+  p.exclusive = static_cast<int32_t>(c.i("exclusive", 0));
+  p.reverse = static_cast<int32_t>(c.i("reverse", 0));
+  const auto x = c.dims("x", {3, 4});
+  call_spec call = same_shape_call(NNP_OP_CUMSUM, p, x, {rng.uniform_vec(numel(x), -2, 2)},
+                                   c.i("inplace", 0) ? 0 : -1);
+  if (c.i("nan", 0) && !call.inputs[0].data.empty())  // NaN carries on along its line
+    call.inputs[0].data[call.inputs[0].data.size() / 2] = std::nan("");
+  return call;
+}
+
+const register_template reg_cumsum("cumsum", [] {
+  value_rng rng("template cumsum");
+  return make_cumsum(parse_case("x3x4x5 axis=-2 exclusive1"), rng);
 });
 
 }  // namespace
@@ -126,5 +147,77 @@ TEST_CASE("reduce: output shapes (known answers)") {
     call_spec call = make_reduce(parse_case(k.text), rng);
     call.outputs[0].shape = k.y;
     check_output_shape("reduce_out_shape", k.text, call);
+  }
+}
+
+TEST_CASE("cumsum") { check_numerics_cases("cumsum", make_cumsum); }
+
+// Known answers from nnplug_ops.h (nnp_cumsum_params), on every device (the reference included),
+// bit-exactly: the four forms, axes counted from either end, in place, NaN and Inf carried on,
+// empty tensors, and the float64 running sum of float32 x.
+TEST_CASE("cumsum: known answers") {
+  const double nan = std::nan("");
+  const double inf = std::numeric_limits<double>::infinity();
+  const double two24 = 16777216.0;  // 2^24: 2^24 + 1 is not a float32, 2^24 + 2 is
+  struct known_case {
+    const char* text;
+    std::vector<double> x, y;
+  };
+  const std::vector<known_case> known{
+      {"x3 axis=0", {1, 2, 3}, {1, 3, 6}},
+      {"x3 axis=0 exclusive1", {1, 2, 3}, {0, 1, 3}},
+      {"x3 axis=0 reverse1", {1, 2, 3}, {6, 5, 3}},
+      {"x3 axis=0 exclusive1 reverse1", {1, 2, 3}, {5, 3, 0}},
+      {"x3 axis=-1 inplace1", {1, 2, 3}, {1, 3, 6}},
+      {"x3 axis=0 exclusive1 inplace1", {1, 2, 3}, {0, 1, 3}},
+      {"x3 axis=0 exclusive1 reverse1 inplace1", {1, 2, 3}, {5, 3, 0}},
+      // [[1, 2, 3], [4, 5, 6]]
+      {"x2x3 axis=0", {1, 2, 3, 4, 5, 6}, {1, 2, 3, 5, 7, 9}},
+      {"x2x3 axis=-1", {1, 2, 3, 4, 5, 6}, {1, 3, 6, 4, 9, 15}},
+      {"x2x3 axis=1 reverse1", {1, 2, 3, 4, 5, 6}, {6, 5, 3, 15, 11, 6}},
+      {"x2x3 axis=-2 exclusive1 reverse1", {1, 2, 3, 4, 5, 6}, {4, 5, 6, 0, 0, 0}},
+      {"x2x3 axis=0 exclusive1 inplace1", {1, 2, 3, 4, 5, 6}, {0, 0, 0, 1, 2, 3}},
+      // A size-1 axis: y = x (exclusive: 0).
+      {"x2x1 axis=1", {7, -8}, {7, -8}},
+      {"x2x1 axis=1 exclusive1", {7, -8}, {0, 0}},
+      // Non-finite values carry on to the rest of the line (in the direction of the sum).
+      {"x3 axis=0", {1, nan, 3}, {1, nan, nan}},
+      {"x3 axis=0 reverse1", {1, nan, 3}, {nan, nan, 3}},
+      {"x3 axis=0 exclusive1", {1, nan, 3}, {0, 1, nan}},
+      {"x4 axis=0", {1, inf, -inf, 2}, {1, inf, nan, nan}},
+      // Empty tensors: an empty axis, and an empty dimension beside the axis.
+      {"x2x0x3 axis=1", {}, {}},
+      {"x0x3 axis=1 exclusive1", {}, {}},
+      // The running sum is float64, rounded once per element: a float32 sum would stay at 2^24.
+      {"x3 axis=0", {two24, 1, 1}, {two24, two24, two24 + 2}},
+      {"x3 axis=0 reverse1", {1, 1, two24}, {two24 + 2, two24, two24}},
+  };
+  for (const known_case& k : known) {
+    value_rng rng("known");
+    call_spec call = make_cumsum(parse_case(k.text), rng);
+    call.inputs[0].data = k.x;
+    check_known_answer("cumsum", k.text, call, k.y, 0);
+  }
+}
+
+// The backward nnplug_ops.h states: dx = cumsum(dy) with the same axis and exclusive, reverse
+// flipped (no backward op), checked against finite differences of the forward.
+TEST_CASE("cumsum: gradient is cumsum with reverse flipped") {
+  for (const char* text : {"x3x4x5 axis=1", "x3x4x5 axis=-1 exclusive1", "x3x4x5 axis=0 reverse1",
+                           "x3x4x5 axis=2 exclusive1 reverse1"}) {
+    const case_line c = parse_case(text);
+    value_rng rng(std::string("gradient cumsum ") + text);
+    gradient_check g;
+    g.name = "cumsum";
+    g.case_text = text;
+    g.forward = make_cumsum(c, rng);
+    auto q = *g.forward.params_as<nnp_cumsum_params>();
+    q.reverse = q.reverse ? 0 : 1;
+    const auto shape = c.dims("x", {});
+    g.backward = [q, shape](const call_spec&, const auto&, const auto& r) {
+      return same_shape_call(NNP_OP_CUMSUM, q, shape, {r[0]});
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
   }
 }

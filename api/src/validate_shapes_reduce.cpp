@@ -1,6 +1,7 @@
-// Shape rule of reduce (ABI 1.0; ONNX ReduceSum / ReduceMean / ..., opset 18): the axes, and
-// noop_with_empty_axes (ABI 1.1) read only when the caller's struct has it. The contract of a
-// shape rule: validate_call.hpp.
+// Shape rules of the reduce family: reduce (ABI 1.0; ONNX ReduceSum / ReduceMean / ...,
+// opset 18): the axes, and noop_with_empty_axes (ABI 1.1) read only when the caller's struct has
+// it; cumsum (ABI 1.5; ONNX CumSum, opset 14): the axis. The contract of a shape rule:
+// validate_call.hpp.
 #include "internal.hpp"
 #include "validate_call.hpp"
 
@@ -40,6 +41,13 @@ void shapes_reduce(call& c, const void* params) {
   c.output_shape(
       0, y,
       p.keepdims ? "(x's shape with reduced axes as 1)" : "(x's shape without the reduced axes)");
+}
+
+// ====================================================================== cumulative sum ====
+void shapes_cumsum(call& c, const void* params) {
+  const auto& p = params_of<nnp_cumsum_params>(params);
+  expect_axis(c, "axis", p.axis, c.in(0)->ndim);
+  same_shape_as_x(c, {});
 }
 
 }  // namespace nnp::host

@@ -8,6 +8,10 @@
 // gradient: [N, K] -> [K]) takes a row-streaming path instead: column blocks in parallel, rows
 // added in order, so every read is contiguous (the sum-like ops). Sums accumulate in double
 // (contiguous runs in float blocks first); log-sum-exp takes the max first, then sums exp(x - max).
+//
+// NNP_OP_CUMSUM (ABI 1.5, ONNX CumSum): x as [outer, n, inner] around the axis; the lines
+// (outer x inner) run in parallel, in blocks of up to 256 neighbouring lines that step along the
+// axis together (contiguous rows when inner > 1), each a running sum in double, as the reference.
 #include "cpu_backend.hpp"
 
 #include <algorithm>
@@ -242,10 +246,61 @@ void reduce(const op_call& c) {
   }
 }
 
+namespace {
+
+// cumsum: each line's running sum in double, adding x[j] in the order of j (from n-1 down with
+// reverse); x[j] is read before y[j] is written, so y may be x.
+void cumsum(const op_call& c) {
+  const auto& p = c.params_as<nnp_cumsum_params>();
+  const DLTensor& X = *c.in(0);
+  const int axis = normalize_axis(p.axis, X.ndim);
+  if (axis < 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("cumsum axis %d out of range", p.axis));
+  if (numel(X) == 0) return;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= X.shape[d];
+  for (int d = axis + 1; d < X.ndim; ++d) inner *= X.shape[d];
+  const int64_t n = X.shape[axis];
+  const float* x = f32(&X);
+  float* y = f32(c.out(0));
+  const bool exclusive = p.exclusive != 0, reverse = p.reverse != 0;
+  constexpr int64_t kBlock = 256;  // lines per task: a run of k over inner
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / (n * std::min(inner, kBlock)));
+  parallel_for(outer * blocks, grain, [&](int64_t b, int64_t e) {
+    double acc[kBlock];
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / blocks, k0 = (t % blocks) * kBlock;
+      const int64_t w = std::min(kBlock, inner - k0);
+      std::fill(acc, acc + w, 0.0);
+      const int64_t base = o * n * inner + k0;
+      for (int64_t step = 0; step < n; ++step) {
+        const int64_t row = base + (reverse ? n - 1 - step : step) * inner;
+        const float* xr = x + row;
+        float* yr = y + row;
+        if (exclusive) {
+          for (int64_t k = 0; k < w; ++k) {
+            const double v = xr[k];
+            yr[k] = static_cast<float>(acc[k]);
+            acc[k] += v;
+          }
+        } else {
+          for (int64_t k = 0; k < w; ++k) {
+            acc[k] += xr[k];
+            yr[k] = static_cast<float>(acc[k]);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
 // The rows of this file's kernels (plugin.cpp lists the files).
 // clang-format off
 const kit::op_row kReduceOps[] = {
     {NNP_OP_REDUCE, kit::f32,            reduce},
+    {NNP_OP_CUMSUM, kit::f32,            cumsum},
 };
 // clang-format on
 extern const kit::op_row_list kReduceRows = kit::row_list(kReduceOps);

@@ -10,6 +10,8 @@
 // own kernel: a grid of K x parts blocks, each summing one contiguous chunk of its channel's
 // outer * inner elements with coalesced loads (division-free index stepping), then a warp per
 // channel adds the parts in a fixed order: deterministic, no atomics.
+// cumsum (ABI 1.5, ONNX CumSum; float32): one thread per line along the axis, consecutive threads
+// on neighbouring lines (coalesced rows when inner > 1), each a running sum in double.
 #include "common.cuh"
 
 #include <cmath>
@@ -303,11 +305,52 @@ void check_reduce(const op_call& c) {
                "MEAN, MAX, MIN, L2, L1, SUM_SQUARE, LOG_SUM_EXP)",
                op));
 }
+namespace {
+
+// cumsum: x as [outer, n, inner] around the axis; thread t runs line (o, k) = (t / inner,
+// t % inner), so consecutive threads take consecutive addresses at each step along the axis.
+// The running sum is double, adding x[j] in the order of j (from n-1 down with reverse), as the
+// reference's; x[j] is read before y[j] is written, so y may be x (no __restrict__).
+__global__ void cumsum_kernel(const float* x, float* y, int64_t lines, int64_t n, int64_t inner,
+                              bool exclusive, bool reverse) {
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < lines;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t o = t / inner, k = t - o * inner;
+    const int64_t step = reverse ? -inner : inner;
+    int64_t at = o * n * inner + k + (reverse ? (n - 1) * inner : 0);
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j, at += step) {
+      const double v = x[at];
+      if (exclusive) y[at] = static_cast<float>(sum);
+      sum += v;
+      if (!exclusive) y[at] = static_cast<float>(sum);
+    }
+  }
+}
+
+void op_cumsum(stream& s, const op_call& c) {
+  const auto p = read_params<nnp_cumsum_params>(c.params);
+  const DLTensor& x = *c.in(0);
+  const int axis = normalize_axis(p.axis, x.ndim);
+  if (axis < 0) fail(NNP_STATUS_INVALID_ARGUMENT, format("cumsum axis %d out of range", p.axis));
+  if (numel(x) == 0) return;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (int d = axis + 1; d < x.ndim; ++d) inner *= x.shape[d];
+  const int64_t lines = outer * inner;
+  cumsum_kernel<<<grid_for(lines), kThreads, 0, s.handle>>>(
+      data_ptr<const float>(x), data_ptr<float>(*c.out(0)), lines, x.shape[axis], inner,
+      p.exclusive != 0, p.reverse != 0);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
 
 // The rows of this file's kernels (plugin.cpp lists the files).
 // clang-format off
 const kit::op_row kReduceOps[] = {
     {NNP_OP_REDUCE, kHalfFloats, on_stream<op_reduce>, check_reduce},
+    {NNP_OP_CUMSUM, kit::f32,    on_stream<op_cumsum>},
 };
 // clang-format on
 extern const kit::op_row_list kReduceRows = kit::row_list(kReduceOps);

@@ -4,6 +4,7 @@
 // 0 (sums, L1, L2), NaN (mean, 0/0), -inf (max, log_sum_exp) or +inf (min); max and min
 // propagate NaN. log_sum_exp subtracts the max first (a second pass), so it does not overflow.
 // keepdims only changes y's shape, not its row-major element order.
+// Also cumsum (ABI 1.5, ONNX CumSum): one running sum in double per line along the axis.
 #include "reference.hpp"
 
 #include <cmath>
@@ -124,10 +125,50 @@ void reduce(const op_args& a) {
   dispatch_float(*a.in(0), [&](auto t) { reduce_t<decltype(t)>(a); });
 }
 
+namespace {
+
+// cumsum: x as [outer, n, inner] around the axis; each line (o, k) is one running sum in double,
+// adding x[j] in the order of j (from j = n-1 down with reverse); exclusive writes the sum
+// before adding x[j]. x[j] is read before y[j] is written, so y may be x.
+template <typename T>
+void cumsum_t(const op_args& args) {
+  const auto p = read_params<nnp_cumsum_params>(args.params);
+  const DLTensor& X = *args.in(0);
+  const int axis = nnp::normalize_axis(p.axis, X.ndim);
+  if (axis < 0)
+    nnp::fail(NNP_STATUS_INVALID_ARGUMENT,
+              nnp::format("cumsum axis %d out of range for rank %d", p.axis, X.ndim));
+  if (nnp::numel(X) == 0) return;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= X.shape[d];
+  for (int d = axis + 1; d < X.ndim; ++d) inner *= X.shape[d];
+  const int64_t n = X.shape[axis];
+  const T* x = nnp::data_ptr<const T>(X);
+  T* y = nnp::data_ptr<T>(*args.out(0));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < inner; ++k) {
+      double sum = 0.0;
+      for (int64_t step = 0; step < n; ++step) {
+        const int64_t j = p.reverse ? n - 1 - step : step;
+        const int64_t at = (o * n + j) * inner + k;
+        const double v = x[at];
+        if (p.exclusive) y[at] = static_cast<T>(sum);
+        sum += v;
+        if (!p.exclusive) y[at] = static_cast<T>(sum);
+      }
+    }
+  }
+}
+
+REF_FLOAT_OP(cumsum, cumsum_t, in(0))
+
+}  // namespace
+
 // The rows of this file's kernels (rows.hpp lists the files).
 // clang-format off
 const nnp::kit::op_row kReduceOps[] = {
     {NNP_OP_REDUCE, kFloats,        reduce},
+    {NNP_OP_CUMSUM, kFloats,        cumsum},
 };
 // clang-format on
 extern const nnp::kit::op_row_list kReduceRows = nnp::kit::row_list(kReduceOps);

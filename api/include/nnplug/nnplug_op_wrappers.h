@@ -185,6 +185,9 @@ NNP_API nnp_status nnp_cast(nnp_stream* stream, const DLTensor* x, const DLTenso
 /** NNP_OP_REDUCE: inputs x; outputs y; nnp_reduce_params. */
 NNP_API nnp_status nnp_reduce(nnp_stream* stream, const nnp_reduce_params* params,
     const DLTensor* x, const DLTensor* y);
+/** NNP_OP_CUMSUM: inputs x; outputs y; nnp_cumsum_params. */
+NNP_API nnp_status nnp_cumsum(nnp_stream* stream, const nnp_cumsum_params* params,
+    const DLTensor* x, const DLTensor* y);
 /** NNP_OP_SGD_UPDATE: inputs grad; outputs param, momentum_buffer?; nnp_sgd_params. */
 NNP_API nnp_status nnp_sgd_update(nnp_stream* stream, const nnp_sgd_params* params,
     const DLTensor* grad, const DLTensor* param, const DLTensor* momentum_buffer);

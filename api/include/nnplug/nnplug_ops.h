@@ -51,7 +51,7 @@ extern "C" {
  * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h
  * states the versioning rules. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 4
+#define NNP_ABI_VERSION_MINOR 5
 
 /** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
  * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules
@@ -110,6 +110,7 @@ typedef enum nnp_op_kind {
   NNP_OP_GATHER_BACKWARD = 141, /**< "gather_backward", ABI 1.2 */
   NNP_OP_CAST = 85, /**< "cast" */
   NNP_OP_REDUCE = 90, /**< "reduce" */
+  NNP_OP_CUMSUM = 91, /**< "cumsum", ABI 1.5 */
   NNP_OP_SGD_UPDATE = 100, /**< "sgd_update" */
   NNP_OP_ADAM_UPDATE = 101, /**< "adam_update" */
   NNP_OP_CLIP = 110, /**< "clip", ABI 1.1 */
@@ -123,7 +124,7 @@ typedef enum nnp_op_kind {
 } nnp_op_kind;
 
 /** Number of op kinds defined by this header. */
-#define NNP_OP_KIND_COUNT 58
+#define NNP_OP_KIND_COUNT 59
 
 /** Pooling modes. */
 typedef enum nnp_pool_mode {
@@ -1181,6 +1182,36 @@ typedef struct nnp_unary_params {
 } nnp_unary_params;
 #define NNP_UNARY_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_unary_params, reserved0) + sizeof(int32_t))
 #define NNP_UNARY_PARAMS_STRUCT_SIZE NNP_UNARY_PARAMS_STRUCT_SIZE_1_2
+
+/* ------------------------------------------------------------------------------------------ */
+/**
+ * ONNX CumSum (opset 14), ABI 1.5, with axis as a param (ONNX passes it as a 0-d tensor): y has
+ * x's shape and dtype. Along axis, for each line x[0..n) (n = x.shape[axis], the other indices
+ * fixed):
+ *   exclusive = 0, reverse = 0:  y[i] = sum_{j <= i} x[j]
+ *   exclusive = 1, reverse = 0:  y[i] = sum_{j < i}  x[j]    (y[0] = 0)
+ *   exclusive = 0, reverse = 1:  y[i] = sum_{j >= i} x[j]
+ *   exclusive = 1, reverse = 1:  y[i] = sum_{j > i}  x[j]    (y[n-1] = 0)
+ * Order and precision, on every backend: one running sum per line, adding x[j] in the order of
+ * j (from j = 0 up, or from j = n-1 down with reverse = 1), in float64 for float32 and float64
+ * x; each y[i] is that sum rounded once to x's dtype. NaN and Inf carry on to the rest of the
+ * line (IEEE). n = 0 gives an empty y. The backward is a cumsum too: dx = cumsum(dy) with the
+ * same axis and exclusive and reverse flipped, so there is no backward op: an autograd bridge
+ * runs cumsum on dy.
+ *
+ * NNP_OP_CUMSUM (cumsum, 91), new in ABI 1.5
+ *   inputs:  [0] x
+ *   outputs: [0] y: x's shape; in place when it is x (each line's x[i] is read before y[i] is written); may alias x
+ */
+typedef struct nnp_cumsum_params {
+  size_t struct_size; /**< sizeof as compiled by the caller */
+  int32_t axis; /**< in [-rank, rank); negative counts from the end (ONNX requires it: 0 is nnplug's default); default 0; ABI 1.5 */
+  int32_t exclusive; /**< 0 or 1; 1: y[i] leaves x[i] out (ONNX exclusive); default 0; ABI 1.5 */
+  int32_t reverse; /**< 0 or 1; 1: sums run from the end of the axis (ONNX reverse); default 0; ABI 1.5 */
+  int32_t reserved0; /**< reserved, must be 0; ABI 1.5 */
+} nnp_cumsum_params;
+#define NNP_CUMSUM_PARAMS_STRUCT_SIZE_1_5 (offsetof(nnp_cumsum_params, reserved0) + sizeof(int32_t))
+#define NNP_CUMSUM_PARAMS_STRUCT_SIZE NNP_CUMSUM_PARAMS_STRUCT_SIZE_1_5
 
 /* ------------------------------------------------------------------------------------------ */
 /**

@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
-ABI_VERSION_MINOR = 4
+ABI_VERSION_MINOR = 5
 
 
 class OpKind(IntEnum):
@@ -62,6 +62,7 @@ class OpKind(IntEnum):
     GATHER_BACKWARD = 141
     CAST = 85
     REDUCE = 90
+    CUMSUM = 91
     SGD_UPDATE = 100
     ADAM_UPDATE = 101
     CLIP = 110
@@ -311,6 +312,11 @@ class nnp_unary_params(_Params):
     _defaults_: Dict[str, Any] = {'op': 1}
 
 
+class nnp_cumsum_params(_Params):
+    _fields_ = [("struct_size", c_size_t), ("axis", c_int32), ("exclusive", c_int32), ("reverse", c_int32), ("reserved0", c_int32)]
+    _defaults_: Dict[str, Any] = {}
+
+
 class nnp_all_reduce_params(_Params):
     _fields_ = [("struct_size", c_size_t), ("comm", c_void_p), ("op", c_int32), ("reserved0", c_int32)]
     _defaults_: Dict[str, Any] = {'op': 1}
@@ -379,6 +385,7 @@ OPS = {
     'gather_backward': (OpKind.GATHER_BACKWARD, nnp_gather_params, False, (('dy', False, 'float', False), ('indices', False, 'int64', False)), (('dx', False, 'float', False),)),
     'cast': (OpKind.CAST, None, True, (('x', False, 'any_float', False),), (('y', False, 'any_float', False),)),
     'reduce': (OpKind.REDUCE, nnp_reduce_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
+    'cumsum': (OpKind.CUMSUM, nnp_cumsum_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'sgd_update': (OpKind.SGD_UPDATE, nnp_sgd_params, False, (('grad', False, 'float', False),), (('param', False, 'float', False), ('momentum_buffer', True, 'float', False))),
     'adam_update': (OpKind.ADAM_UPDATE, nnp_adam_params, False, (('grad', False, 'float', False), ('step', True, 'float32', False), ('lr', True, 'float', False)), (('param', False, 'float', False), ('m', False, 'float', False), ('v', False, 'float', False))),
     'clip': (OpKind.CLIP, nnp_clip_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
@@ -391,7 +398,7 @@ OPS = {
 }
 
 #: every params struct, by C name
-PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_concat_params, nnp_split_params, nnp_slice_params, nnp_gather_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params, nnp_all_reduce_params, nnp_broadcast_params, nnp_all_gather_params)}
+PARAMS_STRUCTS = {cls.__name__: cls for cls in (nnp_gemm_params, nnp_conv2d_params, nnp_conv_params, nnp_conv_transpose_params, nnp_pool2d_params, nnp_pool_params, nnp_activation_params, nnp_softmax_params, nnp_attention_params, nnp_softmax_cross_entropy_params, nnp_nll_loss_params, nnp_softmax_cross_entropy_loss_params, nnp_batch_norm_params, nnp_layer_norm_params, nnp_dropout_params, nnp_binary_params, nnp_scale_params, nnp_fill_params, nnp_transpose_params, nnp_concat_params, nnp_split_params, nnp_slice_params, nnp_gather_params, nnp_reduce_params, nnp_sgd_params, nnp_adam_params, nnp_clip_params, nnp_matmul_params, nnp_unary_params, nnp_cumsum_params, nnp_all_reduce_params, nnp_broadcast_params, nnp_all_gather_params)}
 
 #: C enum name -> (IntEnum class, prefix of the C enumerator names)
 ENUMS = {"nnp_op_kind": (OpKind, "NNP_OP_"), "nnp_pool_mode": (PoolMode, "NNP_POOL_"), "nnp_activation": (Activation, "NNP_ACTIVATION_"), "nnp_reduction": (Reduction, "NNP_REDUCTION_"), "nnp_binary_op": (BinaryOp, "NNP_BINARY_"), "nnp_reduce_op": (ReduceOp, "NNP_REDUCE_"), "nnp_unary_op": (UnaryOp, "NNP_UNARY_"), "nnp_auto_pad": (AutoPad, "NNP_AUTO_PAD_")}

@@ -30,7 +30,7 @@ from ._call import DeviceLike, OutLike, StreamLike, TensorLike, _Op, _P, _T, exe
 from ._comm import Communicator
 from ._ops_generated import (Activation, AutoPad, BinaryOp, PoolMode, ReduceOp, Reduction, UnaryOp, OpKind)
 
-__all__ = ["execute", "supported", "gemm", "matmul", "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter", "conv2d_backward_bias", "conv_forward", "conv_backward_data", "conv_backward_filter", "conv_backward_bias", "conv_transpose_forward", "conv_transpose_backward_data", "conv_transpose_backward_filter", "pool2d_forward", "pool2d_backward", "pool_forward", "pool_backward", "activation_forward", "activation_backward", "softmax_forward", "softmax_backward", "attention_forward", "attention_backward", "softmax_cross_entropy_forward", "softmax_cross_entropy_backward", "nll_loss_forward", "nll_loss_backward", "softmax_cross_entropy_loss_forward", "softmax_cross_entropy_loss_backward", "batch_norm_forward_training", "batch_norm_forward_inference", "batch_norm_backward", "layer_norm_forward", "layer_norm_backward", "dropout_forward", "dropout_backward", "binary", "scale", "fill", "copy", "transpose", "concat", "split", "slice", "gather", "slice_backward", "gather_backward", "cast", "reduce", "sgd_update", "adam_update", "clip", "unary_forward", "unary_backward", "where", "all_reduce", "broadcast", "all_gather"]
+__all__ = ["execute", "supported", "gemm", "matmul", "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter", "conv2d_backward_bias", "conv_forward", "conv_backward_data", "conv_backward_filter", "conv_backward_bias", "conv_transpose_forward", "conv_transpose_backward_data", "conv_transpose_backward_filter", "pool2d_forward", "pool2d_backward", "pool_forward", "pool_backward", "activation_forward", "activation_backward", "softmax_forward", "softmax_backward", "attention_forward", "attention_backward", "softmax_cross_entropy_forward", "softmax_cross_entropy_backward", "nll_loss_forward", "nll_loss_backward", "softmax_cross_entropy_loss_forward", "softmax_cross_entropy_loss_backward", "batch_norm_forward_training", "batch_norm_forward_inference", "batch_norm_backward", "layer_norm_forward", "layer_norm_backward", "dropout_forward", "dropout_backward", "binary", "scale", "fill", "copy", "transpose", "concat", "split", "slice", "gather", "slice_backward", "gather_backward", "cast", "reduce", "cumsum", "sgd_update", "adam_update", "clip", "unary_forward", "unary_backward", "where", "all_reduce", "broadcast", "all_gather"]
 
 _ = (Activation, AutoPad, BinaryOp, PoolMode, ReduceOp, Reduction, UnaryOp)  # referenced by the specs
 
@@ -1943,6 +1943,50 @@ def reduce(
     Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
     """
     return _reduce.run(locals())
+
+
+_cumsum = _Op('cumsum', OpKind.CUMSUM, _g.nnp_cumsum_params, False, True,
+    (_T('x', False, 'float', False, False), ),
+    (_T('y', False, 'float', False, False), ),
+    (_P('axis', 'axis', 'int32', None, None, None), _P('exclusive', 'exclusive', 'flag', None, None, None), _P('reverse', 'reverse', 'flag', None, None, None), ))
+
+
+def cumsum(
+    x: TensorLike, *, axis: int = 0, exclusive: bool = False, reverse: bool = False, out: OutLike = None, stream: StreamLike = None,
+    device: DeviceLike = None,
+) -> Any:
+    """NNP_OP_CUMSUM (91; ABI 1.5): see nnplug_ops.h and docs/ops.md.
+
+    ONNX CumSum (opset 14), ABI 1.5, with axis as a param (ONNX passes it as a 0-d tensor): y has
+    x's shape and dtype. Along axis, for each line x[0..n) (n = x.shape[axis], the other indices
+    fixed):
+      exclusive = 0, reverse = 0:  y[i] = sum_{j <= i} x[j]
+      exclusive = 1, reverse = 0:  y[i] = sum_{j < i}  x[j]    (y[0] = 0)
+      exclusive = 0, reverse = 1:  y[i] = sum_{j >= i} x[j]
+      exclusive = 1, reverse = 1:  y[i] = sum_{j > i}  x[j]    (y[n-1] = 0)
+    Order and precision, on every backend: one running sum per line, adding x[j] in the order of
+    j (from j = 0 up, or from j = n-1 down with reverse = 1), in float64 for float32 and float64
+    x; each y[i] is that sum rounded once to x's dtype. NaN and Inf carry on to the rest of the
+    line (IEEE). n = 0 gives an empty y. The backward is a cumsum too: dx = cumsum(dy) with the
+    same axis and exclusive and reverse flipped, so there is no backward op: an autograd bridge
+    runs cumsum on dy.
+
+    Inputs:
+        x: see the op (the call's float dtype)
+
+    Outputs (returned; storage may be passed with out=, in this order):
+        y: x's shape; in place when it is x (each line's x[i] is read before y[i] is written) (the call's float dtype)
+
+    Params (keyword-only; the C struct's fields):
+        axis (int): in [-rank, rank); negative counts from the end (ONNX requires it: 0 is nnplug's default); default 0; ABI 1.5
+        exclusive (bool): 0 or 1; 1: y[i] leaves x[i] out (ONNX exclusive); default 0; ABI 1.5
+        reverse (bool): 0 or 1; 1: sums run from the end of the axis (ONNX reverse); default 0; ABI 1.5
+
+    Returns: y.
+
+    Raises: nnplug.Error, as every op (nnplug.ops); the message names the argument.
+    """
+    return _cumsum.run(locals())
 
 
 _sgd_update = _Op('sgd_update', OpKind.SGD_UPDATE, _g.nnp_sgd_params, False, True,

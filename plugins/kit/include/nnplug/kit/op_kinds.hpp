@@ -67,6 +67,7 @@ inline constexpr op_kind_info k_op_kinds[] = {
     {NNP_OP_GATHER_BACKWARD, "gather_backward", false},
     {NNP_OP_CAST, "cast", false},
     {NNP_OP_REDUCE, "reduce", false},
+    {NNP_OP_CUMSUM, "cumsum", false},
     {NNP_OP_SGD_UPDATE, "sgd_update", false},
     {NNP_OP_ADAM_UPDATE, "adam_update", false},
     {NNP_OP_CLIP, "clip", false},
