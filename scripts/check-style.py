@@ -128,8 +128,10 @@ def check_format():
     bad = sorted({line.split(":")[0] for line in r.stderr.split("\n") if ": error:" in line})
     for b in bad:
         print(f"{b}: not formatted (clang-format -i {b})")
+    if r.returncode != 0 and not bad:  # clang-format itself failed: say how
+        print(r.stderr.strip())
     print(f"check-style: {len(files)} files, {len(bad)} not formatted (.clang-format)")
-    return 1 if bad or (r.returncode != 0 and not bad and r.stderr.strip()) else 0
+    return 1 if r.returncode != 0 else 0
 
 
 def main():
