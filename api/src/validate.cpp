@@ -554,8 +554,10 @@ plugin_params::plugin_params(int32_t op_kind, const void* params) {
   // 1, so that no plugin (one built for ABI 1.0 included) ever sees a 0 there.
   if (std::strcmp(op->params->name, "nnp_conv2d_params") == 0) {
     nnp_conv2d_params p;
-    std::memcpy(&p, bytes_, sizeof p);
+    std::memcpy(&p, bytes_, sizeof p);  // bytes_ holds the whole struct, zero-padded
+    const int32_t reserved0 = p.reserved0;
     p = conv2d_with_defaults(p);
+    p.reserved0 = reserved0;
     std::memcpy(bytes_, &p, sizeof p);
   }
   params_ = bytes_;

@@ -15,9 +15,20 @@
 namespace nnp::host {
 
 nnp_conv2d_params conv2d_with_defaults(const nnp_conv2d_params& p) {
-  nnp_conv2d_params q = p;
-  for (int32_t* v : {&q.stride_h, &q.stride_w, &q.dilation_h, &q.dilation_w, &q.groups})
-    if (*v == 0) *v = 1;
+  // Field by field, never the whole struct: a caller's struct may end at its ABI 1.0 size
+  // (struct_size), before reserved0 (ABI 1.1), which stays 0 here.
+  const auto one_if_zero = [](int32_t v) { return v == 0 ? 1 : v; };
+  nnp_conv2d_params q{};
+  q.struct_size = p.struct_size;
+  q.stride_h = one_if_zero(p.stride_h);
+  q.stride_w = one_if_zero(p.stride_w);
+  q.pad_top = p.pad_top;
+  q.pad_bottom = p.pad_bottom;
+  q.pad_left = p.pad_left;
+  q.pad_right = p.pad_right;
+  q.dilation_h = one_if_zero(p.dilation_h);
+  q.dilation_w = one_if_zero(p.dilation_w);
+  q.groups = one_if_zero(p.groups);
   return q;
 }
 
