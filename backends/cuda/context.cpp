@@ -681,4 +681,11 @@ void check_element_size(const op_call& c) {
                "(implemented: any 1-, 2-, 4- or 8-byte dtype)",
                dtype_name(x->dtype).c_str()));
 }
+void check_implemented(const char* what, int32_t v, int32_t lo, int32_t hi,
+                       const char* implemented) {
+  if (v < lo || v > hi)
+    unsupported(format("%s %d is not implemented by the cuda backend (implemented: %s)", what, v,
+                       implemented));
+}
+
 }  // namespace nnp::cuda

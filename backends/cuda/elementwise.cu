@@ -468,12 +468,8 @@ void op_cast(stream& s, const op_call& c) {
 
 // binary: add, sub, mul, div (ABI 1.0) and pow (ABI 1.2); later ops are not implemented.
 void check_binary(const op_call& c) {
-  const int32_t op = c.params_as<nnp_binary_params>().op;
-  if (op < NNP_BINARY_ADD || op > NNP_BINARY_POW)
-    unsupported(
-        format("binary op %d is not implemented by the cuda backend (implemented: ADD, "
-               "SUB, MUL, DIV, POW)",
-               op));
+  check_implemented("binary op", c.params_as<nnp_binary_params>().op, NNP_BINARY_ADD,
+                    NNP_BINARY_POW, "ADD, SUB, MUL, DIV, POW");
 }
 // The rows of this file's kernels (plugin.cpp lists the files).
 // clang-format off

@@ -66,6 +66,10 @@ void on_stream(const op_call& c) {
 // bf16, f64 ...; element sizes of 1, 2, 4 or 8 bytes.
 void check_float_operands(const op_call& c);
 void check_element_size(const op_call& c);
+// UNSUPPORTED unless enum value v (of `what`, e.g. "binary op") is in [lo, hi], the values the
+// kernels implement (named in `implemented`): values a later ABI minor appends.
+void check_implemented(const char* what, int32_t v, int32_t lo, int32_t hi,
+                       const char* implemented);
 // The rows of each family file (plugin.cpp lists them).
 extern const kit::op_row_list kGemmRows, kConvRows, kPoolRows, kActivationRows, kSoftmaxRows,
     kNormRows, kDropoutRows, kElementwiseRows, kReduceRows, kOptimRows, kAttentionRows, kDataRows,

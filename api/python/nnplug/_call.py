@@ -177,6 +177,17 @@ def _enum_value(op: str, name: str, cls: Any, value: Any) -> int:
         raise _invalid(f"{op}: {name} = {v} is not one of {names}") from None
 
 
+def _as_sequence(value: Any, what: str) -> Any:
+    """value as a sequence: itself (str and bytes excepted), or list(value) for any other
+    iterable; else INVALID_ARGUMENT with `what` and the type given."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return value
+    try:
+        return list(value)
+    except TypeError:
+        raise _invalid(f"{what}, got {type(value).__name__}") from None
+
+
 def _spatial_list(op: str, p: _P, value: Any, k: int, x_label: str) -> Any:
     """A per-spatial-axis array keyword (conv and pool: kernel_shape, strides, pads,
     dilations, output_padding, output_shape) as the C field's k (pads: 2k) entries. The C
@@ -190,12 +201,7 @@ def _spatial_list(op: str, p: _P, value: Any, k: int, x_label: str) -> Any:
     accepted."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return [value] * (k * p.spatial)
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        try:
-            value = list(value)
-        except TypeError:
-            raise _invalid(f"{op}: {p.py} must be an integer or a sequence of integers, got "
-                           f"{type(value).__name__}") from None
+    value = _as_sequence(value, f"{op}: {p.py} must be an integer or a sequence of integers")
     n = len(value)
     if n == 0 or n == k * p.spatial:
         return value
@@ -246,12 +252,7 @@ def _params_struct(op: "_Op", args: Dict[str, Any], spatial_rank: int = 0,
             if p.spatial:
                 value = _spatial_list(op.name, p, value, spatial_rank, x_label) \
                     if spatial_rank else [value] if isinstance(value, numbers.Integral) else value
-            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-                try:
-                    value = list(value)
-                except TypeError:
-                    raise _invalid(f"{op.name}: {p.py} must be a sequence of integers, got "
-                                   f"{type(value).__name__}") from None
+            value = _as_sequence(value, f"{op.name}: {p.py} must be a sequence of integers")
             if len(value) > _abi.MAX_DIMS:
                 raise _invalid(f"{op.name}: {p.py} has {len(value)} entries; at most "
                                f"{_abi.MAX_DIMS} (NNP_MAX_DIMS)")
