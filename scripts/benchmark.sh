@@ -4,7 +4,8 @@
 # ops on every backend present (cpu; cuda when a cuda device exists) beside the machine's limits
 # (direct cblas_sgemm, copy/triad bandwidth), trains mlp, cnn and vit with nnplug and PyTorch
 # alternately, runs the 2-rank data-parallel comparison and nnplug-comm-bench (when mpirun and
-# the MPI transport are there), and writes benchmarks.md, benchmarks.json and
+# the MPI transport are there), runs the six ONNX models of scripts/make_onnx_models.py beside
+# onnxruntime, times a small op called from Python, and writes benchmarks.md, benchmarks.json and
 # figures/benchmarks_*.png (scripts/bench/) into build/benchmark/, or into docs/ with --out docs.
 #
 # The yardsticks: Debian's PyTorch (/usr/bin/python3, python3-torch) and the current PyTorch
@@ -65,12 +66,19 @@ if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 
-# The PyPI yardstick: a venv with PyTorch's CPU wheels (download.pytorch.org/whl/cpu; PyPI's
-# torch where that index is out of reach) and numpy (PyPI), made in place the first time and
-# reused while it imports torch.
+# The PyPI yardsticks: a venv with PyTorch's CPU wheels (download.pytorch.org/whl/cpu; PyPI's
+# torch where that index is out of reach), numpy, and onnx + onnxruntime for the ONNX models
+# (PyPI), made in place the first time and reused while it imports torch. onnxruntime is
+# optional: without it the ONNX section has nnplug's figures alone.
+add_onnxruntime() {
+  "$1/bin/python" -c "import onnx, onnxruntime" 2>/dev/null ||
+    "$1/bin/python" -m pip install --quiet --disable-pip-version-check onnx onnxruntime ||
+    echo "== onnx/onnxruntime could not be installed into $1: no onnxruntime comparison"
+}
 setup_torch_venv() {
   local dir=$1
   if [[ -x $dir/bin/python ]] && "$dir/bin/python" -c "import torch, numpy" 2>/dev/null; then
+    add_onnxruntime "$dir"
     return 0
   fi
   if [[ -e $dir && ! -f $dir/pyvenv.cfg ]]; then
@@ -92,6 +100,7 @@ setup_torch_venv() {
          "or --no-torch" >&2
     exit 1
   fi
+  add_onnxruntime "$dir"
 }
 
 if ((no_torch == 0)); then

@@ -432,6 +432,68 @@ def distributed_md(results):
     return "\n".join(out)
 
 
+ONNX_TARGETS = {"cnn": 1.0, "vit": 1.0, "resnet18": 1.5, "mobilenet_v2": 1.5}
+
+
+def onnx_md(results):
+    """The ONNX models' table: nnplug cpu eager and with graph launches against onnxruntime."""
+    o = results.get("onnx")
+    if not o:
+        return "Not run (a benchmark record from before this section)."
+    if o.get("skipped"):
+        return f"Skipped: {o['skipped']}."
+    ort = o.get("onnxruntime")
+    rows = []
+    for name, v in o["models"].items():
+        t_ort = v.get("onnxruntime_median")
+        cells = [f"`{name}`"]
+        for key in ("eager", "graphs"):
+            ms = v.get(key + "_median")
+            thr = noise(v[key + "_ms"], v["onnxruntime_ms"]) if t_ort else None
+            ratio = ms / t_ort if (ms and t_ort) else None
+            cells += [" / ".join(fmt(x) for x in v[key + "_ms"]) + f" → **{fmt(ms)}**",
+                      ratio_cell(ratio, thr)]
+        cells.insert(3, (" / ".join(fmt(x) for x in v["onnxruntime_ms"]) + f" → **{fmt(t_ort)}**")
+                     if t_ort else "not run")
+        target = ONNX_TARGETS.get(name)
+        cells.append(f"≤ {target:.1f}" if target else "–")
+        rows.append(cells)
+    text = [f"`python -m nnplug.onnx bench MODEL --backend cpu --batch {o['batch']}` on the six "
+            "models of `scripts/make_onnx_models.py` (random weights; torchvision's at "
+            + ("32×32, `--small`" if results.get("quick") else "224×224") + "), "
+            "run by `" + o["runner"] + "`: milliseconds per `Model.run` (host arrays in and "
+            "out), median of each round's timed runs, then the median of the rounds; eager runs "
+            "(one Python call per node) and graph launches (`--graphs`: one captured graph per "
+            "run), beside "
+            + (f"onnxruntime {ort}'s CPU execution provider (default threads) in the eager "
+               "run's process." if ort else "no onnxruntime (not installed)."),
+            "The ratios are nnplug's time ÷ onnxruntime's; the targets are those of the ONNX "
+            "runner's issue (batch 32, cpu).", "",
+            table(["model", "nnplug eager ms (rounds → median)", "÷ onnxruntime",
+                   "onnxruntime ms (rounds → median)", "nnplug graphs ms (rounds → median)",
+                   "÷ onnxruntime", "target"], rows)]
+    return "\n".join(text)
+
+
+def overhead_md(results):
+    """The Python call overhead table (scripts/bench/python_overhead.py)."""
+    po = results.get("python_overhead")
+    if not po:
+        return "Not run (a benchmark record from before this section)."
+    rows = [[r["op"], r["inputs"], r["device"], fmt(r["median_us"]),
+             f"{fmt(r['p10_us'])}–{fmt(r['p90_us'])}",
+             f"{r['target_us']:.0f}" if r.get("target_us") else "–",
+             "–" if r.get("target_us") is None else ("met" if r["ok"] else "**missed**")]
+            for r in po["rows"]]
+    return "\n".join([
+        "`scripts/bench/python_overhead.py`: wall time of one call of a 4×4 op from Python "
+        f"(median over {po['repeats']} batches of {po['number']} calls; p10–p90 across the "
+        "batches) with each kind of input: DeviceArrays already on the device, numpy arrays "
+        "(copied in and out), torch tensors (DLPack), each with and without `out=`. numpy's "
+        "`@` and `torch.mm` on the same 4×4 matrices are the floor of a Python call.", "",
+        table(["op", "inputs", "device", "median µs", "p10–p90 µs", "target µs", ""], rows)])
+
+
 def write(results, out_dir):
     fig_dir = os.path.join(out_dir, "figures")
     os.makedirs(fig_dir, exist_ok=True)
@@ -466,7 +528,8 @@ def write(results, out_dir):
         torch_status=torch_status, training_table=training_table,
         training_text=training_text, training_figure="figures/benchmarks_training.png",
         ops_text=ops_text, ops_tables=ops_tables, ops_figure=ops_fig, limits_table=limits_md,
-        distributed=distributed_md(results), commands="\n".join(results.get("commands", [])))
+        distributed=distributed_md(results), onnx=onnx_md(results),
+        python_overhead=overhead_md(results), commands="\n".join(results.get("commands", [])))
     with open(os.path.join(out_dir, "benchmarks.md"), "w") as f:
         f.write(doc)
 

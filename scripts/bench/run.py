@@ -28,11 +28,16 @@ MODELS = ("mlp", "cnn", "vit")
 
 # Images per epoch of each timed run (each run trains 2 epochs of them: the first is the
 # warm-up, the second is timed), per-op repetitions and the nnplug-comm-bench sizes.
+# The ONNX models' batch, their bench options and the Python overhead options follow.
 FULL = {"limit": {"mlp": 30000, "cnn": 12800, "vit": 12800}, "dist_limit": 12800,
-        "test_limit": 1000, "reps": 20, "warmup": 3, "comm": []}
+        "test_limit": 1000, "reps": 20, "warmup": 3, "comm": [],
+        "onnx_batch": 32, "onnx_bench": ["--min-time", "2"], "onnx_make": [], "overhead": []}
 QUICK = {"limit": {"mlp": 1280, "cnn": 256, "vit": 256}, "dist_limit": 256,
          "test_limit": 50, "reps": 2, "warmup": 1,
-         "comm": ["--max-bytes", "1048576", "--reps", "5"]}
+         "comm": ["--max-bytes", "1048576", "--reps", "5"],
+         "onnx_batch": 2, "onnx_bench": ["--min-time", "0", "--repeat", "2", "--warmup", "1"],
+         "onnx_make": ["--small"], "overhead": ["--quick"]}
+ONNX_MODELS = ("mlp", "cnn", "vit", "resnet18", "mobilenet_v2", "vit_tiny")
 # PyTorch's fastest settings on a 2-core CPU (the environment is set before it loads).
 TORCH_ENV = {"mlp": {"OMP_WAIT_POLICY": "passive"}, "cnn": {"OPENBLAS_NUM_THREADS": "1"},
              "vit": {"OPENBLAS_NUM_THREADS": "1"}}
@@ -400,6 +405,79 @@ def distributed(r, cfg, torch_python):
     return res
 
 
+def nnplug_python_env(r):
+    """The environment under which a Python runs this checkout's nnplug package against the
+    build's libnnplug."""
+    return {"NNPLUG_LIBRARY": os.path.join(r.build, "lib", "libnnplug.so.0"),
+            "PYTHONPATH": os.path.join(ROOT, "api", "python")}
+
+
+def imports(python, modules):
+    code = "import " + ", ".join(modules)
+    return subprocess.run([python, "-c", code], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def python_overhead(r, cfg):
+    """scripts/bench/python_overhead.py (a small op called from Python with DeviceArray, numpy
+    and torch inputs, against its targets) under /usr/bin/python3, whose torch rows use
+    Debian's PyTorch when it is installed."""
+    out = os.path.join(r.tmp, "overhead.json")
+    r.run([sys.executable, os.path.join(HERE, "python_overhead.py"), *cfg["overhead"],
+           "--json", out], env=nnplug_python_env(r))
+    with open(out) as f:
+        return json.load(f)
+
+
+def onnx_models(r, cfg, pythons):
+    """The six ONNX models of scripts/make_onnx_models.py (exported by the first Python that
+    imports torch and torchvision) run by `python -m nnplug.onnx bench` on cpu at one batch
+    size, eagerly and as graph launches, beside onnxruntime's CPU execution provider, run by
+    the first Python that imports onnx and onnxruntime (or onnx alone: nnplug's figures only),
+    --rounds times; each figure is the median of its rounds."""
+    maker = next((py for py in pythons if imports(py, ["torch", "torchvision", "onnx"])),
+                 None)
+    runner = next((py for py in pythons if imports(py, ["onnx", "onnxruntime", "numpy"])),
+                  None)
+    with_ort = runner is not None
+    runner = runner or next((py for py in [sys.executable] + pythons
+                             if imports(py, ["onnx", "numpy"])), None)
+    if maker is None or runner is None:
+        return {"skipped": "no Python here imports " + ("torch, torchvision and onnx"
+                                                         if maker is None else "onnx")}
+    models_dir = os.path.join(r.tmp, "onnx-models")
+    r.run([maker, os.path.join(ROOT, "scripts", "make_onnx_models.py"), *cfg["onnx_make"],
+           "--out", models_dir])
+    env = nnplug_python_env(r)
+    res = {"batch": cfg["onnx_batch"], "runner": r.rel(runner), "onnxruntime": None,
+           "models": {}}
+    for rnd in range(r.args.rounds):
+        for name in ONNX_MODELS:
+            v = res["models"].setdefault(name, {"eager_ms": [], "graphs_ms": [],
+                                                "onnxruntime_ms": []})
+            for graphs in ((False, True) if rnd % 2 == 0 else (True, False)):
+                out = os.path.join(r.tmp, f"onnx-{name}.json")
+                cmd = [runner, "-m", "nnplug.onnx", "bench",
+                       os.path.join(models_dir, name + ".onnx"), "--backend", "cpu",
+                       "--batch", str(cfg["onnx_batch"]), *cfg["onnx_bench"], "--json", out]
+                if graphs:
+                    cmd += ["--graphs", "--no-onnxruntime"]
+                elif not with_ort:
+                    cmd += ["--no-onnxruntime"]
+                r.run(cmd, env=env)
+                with open(out) as f:
+                    got = json.load(f)
+                row = got["rows"][0]
+                v["graphs_ms" if graphs else "eager_ms"].append(row["nnplug_ms"])
+                if "onnxruntime_ms" in row:
+                    v["onnxruntime_ms"].append(row["onnxruntime_ms"])
+                    res["onnxruntime"] = got["onnxruntime"]
+    for v in res["models"].values():
+        for k in ("eager_ms", "graphs_ms", "onnxruntime_ms"):
+            v[k.replace("_ms", "_median")] = statistics.median(v[k]) if v[k] else None
+    return res
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -461,6 +539,12 @@ def main():
     results["distributed"] = distributed(r, cfg, ddp["path"] if ddp else None)
     if ddp:
         results["distributed"]["torch_version"] = ddp["version"]
+
+    r.phase("ONNX models")
+    results["onnx"] = onnx_models(r, cfg, pythons)
+
+    r.phase("Python call overhead")
+    results["python_overhead"] = python_overhead(r, cfg)
 
     r.phase("report")
     results["commands"] = r.commands

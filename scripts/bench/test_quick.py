@@ -44,6 +44,18 @@ def main():
         assert row, f"no per-model row with numbers for {model}:\n{text[:3000]}"
         assert results["training"][f"{model}/cpu"]["nnplug_median"] > 0
     assert "| gemm 1024 |" in text and "limit sgemm 1024" in text
+    # the ONNX models (where a Python here exports them) and the Python overhead rows
+    onnx = results["onnx"]
+    if not onnx.get("skipped"):
+        for model in ("mlp", "cnn", "vit", "resnet18", "mobilenet_v2", "vit_tiny"):
+            assert onnx["models"][model]["eager_median"] > 0, model
+            assert onnx["models"][model]["graphs_median"] > 0, model
+            assert re.search(rf"^\| `{model}` \| [\d.]+ → \*\*[\d.]+\*\* \|", text, re.M), \
+                f"no ONNX row with numbers for {model}"
+    rows = results["python_overhead"]["rows"]
+    assert any(r["inputs"] == "device" and r["device"] == "cpu" and r["median_us"] > 0
+               for r in rows), rows
+    assert re.search(r"^\| gemm 4x4 \| device \| cpu \| [\d.]+ \|", text, re.M)
     # one round: no noise threshold, so no verdict anywhere
     if not results.get("torch_skipped"):
         assert "no noise threshold" in text

@@ -39,6 +39,7 @@ steps a plan runs in _onnx_steps.py.
 import argparse
 import importlib
 import importlib.util
+import json
 import statistics
 import sys
 import time
@@ -234,17 +235,30 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if sess is not None:
         header += f" {'onnxruntime ms':>15} {'items/s':>10} {'ratio':>6}"
     print(header)
+    rows: List[Dict[str, Any]] = []
     for b in batches:
         feeds = _random_inputs(model, b)
         t = statistics.median(_time(lambda: model.run(feeds), args.warmup, args.repeat,
                                     args.min_time))
         line = f"{b:>6} {t * 1e3:>10.3f} {b / t:>10.1f}"
+        row: Dict[str, Any] = {"batch": b, "nnplug_ms": t * 1e3}
         if sess is not None:
             s = sess
             to = statistics.median(_time(lambda: s.run(None, feeds), args.warmup, args.repeat,
                                          args.min_time))
             line += f" {to * 1e3:>15.3f} {b / to:>10.1f} {t / to:>6.2f}"
+            row["onnxruntime_ms"] = to * 1e3
+        rows.append(row)
         print(line, flush=True)
+    if args.json:
+        ort_version = None
+        if sess is not None:
+            ort_version = importlib.import_module("onnxruntime").__version__
+        with open(args.json, "w") as f:
+            json.dump({"model": args.model, "device": model.device.name,
+                       "description": model.device.description, "graphs": bool(args.graphs),
+                       "onnxruntime": ort_version, "threads": args.threads, "rows": rows},
+                      f, indent=1)
     return 0
 
 
@@ -300,6 +314,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--graphs", action="store_true",
                    help="run as graph launches (nnplug.onnx.load(graphs=True); the first of "
                    "the warm-up runs is eager, the second captures)")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the figures to FILE: model, device, graphs, onnxruntime "
+                   "(its version, or null when it was not timed) and rows of batch, "
+                   "nnplug_ms and onnxruntime_ms (medians, milliseconds per run)")
     p.set_defaults(func=_cmd_bench)
 
     args = ap.parse_args(argv)
