@@ -11,8 +11,9 @@
 // and every bias gradient is conv_backward_bias (it sums over any rank).
 //
 // Speed: each direction first offers the call to Winograd F(2x2, 3x3) (conv_winograd.cpp: 2-D
-// 3x3 stride-1 convolutions with >= 16 channels in and out, finite operands), else runs im2col
-// + OpenBLAS SGEMM. vol2col unfolds the input into a per-thread column buffer
+// 3x3 stride-1 convolutions with >= 16 channels in and out, finite operands), then to the
+// direct depthwise kernels (conv_depthwise.cpp: 1-D and 2-D, groups of one input channel),
+// else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a per-thread column buffer
 // [ci/groups * kernel volume, slab] reused across calls (a slab: as many output depth planes as
 // keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has one plane, so its slab is
 // its whole output: classic im2col, plain row copies when the last stride is 1), and one
@@ -235,16 +236,19 @@ void gemm_backward_filter(const conv_nd_geometry& g, const float* in, const floa
 // ---- the three directions: Winograd where it applies, else im2col / vol2col + SGEMM ----------
 void run_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                  float* out) {
-  if (!winograd_forward(g, in, w, b, out)) gemm_forward(g, in, w, b, out);
+  if (!winograd_forward(g, in, w, b, out) && !depthwise_forward(g, in, w, b, out))
+    gemm_forward(g, in, w, b, out);
 }
 
 void run_backward_data(const conv_nd_geometry& g, const float* dout, const float* w, const float* b,
                        float* din) {
-  if (!winograd_backward_data(g, dout, w, b, din)) gemm_backward_data(g, dout, w, b, din);
+  if (!winograd_backward_data(g, dout, w, b, din) && !depthwise_backward_data(g, dout, w, b, din))
+    gemm_backward_data(g, dout, w, b, din);
 }
 
 void run_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout, float* dw) {
-  if (!winograd_backward_filter(g, in, dout, dw)) gemm_backward_filter(g, in, dout, dw);
+  if (!winograd_backward_filter(g, in, dout, dw) && !depthwise_backward_filter(g, in, dout, dw))
+    gemm_backward_filter(g, in, dout, dw);
 }
 
 // Sum of a row with 8 independent float accumulators (vectorises without -ffast-math; each

@@ -1,8 +1,9 @@
 // conv.hpp — the convolution algorithms of the CPU backend that conv.cpp (im2col / vol2col +
 // SGEMM, every op of the family) hands a call to when they apply: Winograd F(2x2, 3x3)
-// (conv_winograd.cpp). Every algorithm takes its sizes from the one N-D geometry of
-// nnplug/kit/conv_nd.hpp (conv_nd_geometry, in "forward" terms: input [n, ci, in..] -> output
-// [n, co, out..], filter [co, ci/groups, kernel..]; compact float32 tensors).
+// (conv_winograd.cpp), then the direct depthwise kernels (conv_depthwise.cpp). Every algorithm
+// takes its sizes from the one N-D geometry of nnplug/kit/conv_nd.hpp (conv_nd_geometry, in
+// "forward" terms: input [n, ci, in..] -> output [n, co, out..], filter [co, ci/groups, kernel..];
+// compact float32 tensors).
 #pragma once
 
 #include "cpu_backend.hpp"
@@ -27,5 +28,15 @@ bool winograd_backward_data(const conv_nd_geometry& g, const float* dout, const 
                             const float* b, float* din);
 bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout,
                               float* dw);
+
+// The same three, direct, when g has several groups of one input channel each (depthwise
+// layers: groups = ci > 1) and at most 2 spatial axes (conv_depthwise.cpp); false,
+// touching nothing, otherwise. Finite or not, they follow the direct formula.
+bool depthwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
+                       float* out);
+bool depthwise_backward_data(const conv_nd_geometry& g, const float* dout, const float* w,
+                             const float* b, float* din);
+bool depthwise_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout,
+                               float* dw);
 
 }  // namespace nnp::cpu

@@ -66,13 +66,9 @@ void winograd_weights(const float* w, int64_t k_out, int64_t c_in, bool flip, fl
   }
 }
 
-// The transforms below get an AVX2 clone where the CPU has it (the plugin is built for plain
-// x86-64; the default clone is SSE2): their loops are adds and subtracts over rows of tiles.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define NNP_WINO_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define NNP_WINO_CLONES
-#endif
+// The transforms below get an AVX2 clone where the CPU has it (NNP_CPU_AVX2_CLONES): their
+// loops are adds and subtracts over rows of tiles.
+#define NNP_WINO_CLONES NNP_CPU_AVX2_CLONES
 
 // Input transform of one plane for tp x tq tiles: v[xi * xs + ti * tq + tj] = (B^T d B)[xi] for
 // the 4x4 tile d at rows 2 ti.., columns 2 tj.. of `plane` (rows `ld` floats apart, at least

@@ -26,9 +26,7 @@ namespace {
 constexpr int kLanes = 8;
 
 // AVX2 clone where the CPU has it (8 lanes of 32x32->64 multiplies per instruction pair).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+NNP_CPU_AVX2_CLONES
 void philox_keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold,
                        uint32_t* keep /* [4 * kLanes]: all ones = keep, 0 = drop */) {
   uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
