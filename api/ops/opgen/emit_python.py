@@ -87,7 +87,7 @@ PY_TYPES = {"int32": "int", "int64": "int", "uint64": "int", "double": "float",
 PY_RESERVED = {"out", "stream", "device", "dtype", "out_shape"}
 # The per-spatial-axis arrays of the N-D conv and pool params (k = the first input's rank - 2):
 # 1 = k entries, 2 = 2k (pads: begins then ends). The Python functions check their lengths
-# against k and take PyTorch's short forms (nnplug._call._spatial_list).
+# against k and take PyTorch's short forms (nnplug._args._spatial_list).
 PY_SPATIAL = {"kernel_shape": 1, "strides": 1, "dilations": 1, "output_padding": 1,
               "output_shape": 1, "pads": 2}
 

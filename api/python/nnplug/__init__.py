@@ -17,7 +17,7 @@ scalars. nnplug.supported(op, ...) asks whether a device runs a call. Every fail
 nnplug.Error (InvalidArgumentError, UnsupportedError, ... by status) before any output is
 written; PyTorch tensors that require grad make an op warn (nnplug.AutogradWarning: use
 nnplug.torch). DeviceArrays take + - * / ** (nnplug.binary on their device). A repeated call
-of the same signature reuses what the first one prepared (nnplug._call: call plans).
+of the same signature reuses what the first one prepared (nnplug._plan: call plans).
 nnplug.__version__ is libnnplug's version. `python -m nnplug` prints the libraries, plugins
 and devices found.
 
@@ -30,11 +30,11 @@ from ._abi import (MAX_DIMS, Activation, BinaryOp, DLDataType, DLDevice, DLDevic
                    DLManagedTensor, DLTensor, LoadState, OpKind, PoolMode, ReduceOp, Reduction,
                    Status, StreamAttribute)
 from ._ops_generated import AutoPad, UnaryOp
-from ._core import (Device, DeviceArray, DeviceError, Error, InvalidArgumentError, LoadRecord,
+from ._core import (Device, DeviceError, Error, InvalidArgumentError, LoadRecord,
                     NotFoundError, OutOfMemoryError, Stream, Graph, Capture, UnavailableError,
-                    UnsupportedError, as_dltensor, asarray, device, devices, get_version,
-                    load_plugin, load_records, memcpy, op_kind_name, shutdown, status_string,
-                    version)
+                    UnsupportedError, device, devices, get_version, load_plugin, load_records,
+                    memcpy, op_kind_name, shutdown, status_string, version)
+from ._array import DeviceArray, as_dltensor, asarray
 from ._comm import Communicator, communicator, nccl_unique_id
 from ._lib import lib_path
 from ._shortcuts import add, div, mul, sub

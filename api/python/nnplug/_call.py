@@ -1,28 +1,33 @@
-"""nnplug._call — how a Python call becomes an nnp_op_execute: argument conversion, device
-choice, output allocation from nnp_op_infer_shapes, params structs with range checks, staging
-of numpy arrays for devices the host cannot address, and nnp_op_supported with the same
-arguments (nnplug.supported).
+"""nnplug._call — how a Python call becomes an nnp_op_execute: the op description the generated
+functions hold (_Op, with its tensors _T and params keywords _P), device choice, output
+allocation from nnp_op_infer_shapes, the call itself, the low-level execute(), and
+nnp_op_supported with the same arguments (nnplug.supported).
 
 The functions of nnplug.ops are generated from the op table; each calls _Op.run(locals()).
+Argument checks and conversions (the params struct, tensors, staging of numpy arrays for
+devices the host cannot address) are in nnplug._args; the per-signature call plans that repeated
+calls reuse are in nnplug._plan.
 """
 import ctypes
 import inspect
-import numbers
 import operator
 import os
 import re
 import sys
-import threading
 import warnings
 from typing import (TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol,
                     Sequence, Tuple, Union)
 
 from . import _abi, _core
-from ._core import (Device, DeviceArray, Error, InvalidArgumentError, Stream, _Held,
-                    _dtype_code, _dtype_name_of, _DTYPE_NAMES, as_dltensor, check,
-                    device as _device, device_for_dldevice)
+from ._args import (_check_tensor, _check_writable, _dtype_arg, _dtype_name, _invalid,
+                    _is_scalar, _kind, _ndim, _params_struct, _pick_device, _scalar_tensor,
+                    _stage, _tensor_array, _variadic)
+from ._array import _DTYPE_NAMES, DeviceArray, _dtype_code, as_dltensor
+from ._core import Device, Error, InvalidArgumentError, Stream, check, devices
+from ._core import device as _device
+from ._dlpack import _Held, _make_dltensor
 from ._lib import lib
-from ._ops_generated import MAX_VARIADIC
+from ._plan import _MAX_PLANS, _fast_key, _Plan, _plans, _refresh_fast_types, _tls
 
 if TYPE_CHECKING:
     import numpy
@@ -66,15 +71,6 @@ class _P(NamedTuple):
     has: Optional[str]
     counter: Optional[str]
     spatial: int = 0
-
-
-_INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1),
-               "uint64": (0, 2**64 - 1), "int32[NNP_MAX_DIMS]": (-2**31, 2**31 - 1),
-               "int64[NNP_MAX_DIMS]": (-2**63, 2**63 - 1)}
-
-
-def _invalid(message: str) -> Error:
-    return Error(_abi.Status.INVALID_ARGUMENT, message)
 
 
 class AutogradWarning(UserWarning):
@@ -137,304 +133,7 @@ def _strides_hint(op: str, message: str) -> str:
     return f"; {name} is a strided view, and {op} takes compact tensors: {compact}"
 
 
-# ----------------------------------------------------------------------------- params --
-def _int(op: str, name: str, value: Any, kind: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        try:
-            if isinstance(value, bool):
-                raise TypeError
-            value = operator.index(value)
-        except TypeError:
-            raise _invalid(f"{op}: {name} must be an integer, got {type(value).__name__} "
-                           f"{value!r}") from None
-    lo, hi = _INT_RANGES[kind]
-    v = int(value)
-    if not lo <= v <= hi:
-        raise _invalid(f"{op}: {name} = {v} is outside the range of the C field "
-                       f"({kind.split('[')[0]}: [{lo}, {hi}])")
-    return v
-
-
-def _float(op: str, name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _invalid(f"{op}: {name} must be a real number, got {type(value).__name__} "
-                       f"{value!r}")
-    return float(value)
-
-
-def _enum_value(op: str, name: str, cls: Any, value: Any) -> int:
-    if isinstance(value, str):
-        try:
-            return int(cls[value.upper()])
-        except KeyError:
-            names = ", ".join(m.name.lower() for m in cls if m.name != "UNDEFINED")
-            raise _invalid(f"{op}: {name} = {value!r} is not one of {names}") from None
-    v = _int(op, name, value, "int32")
-    try:
-        return int(cls(v))
-    except ValueError:
-        names = ", ".join(f"{m.name.lower()} ({int(m)})" for m in cls if m.name != "UNDEFINED")
-        raise _invalid(f"{op}: {name} = {v} is not one of {names}") from None
-
-
-def _as_sequence(value: Any, what: str) -> Any:
-    """value as a sequence: itself (str and bytes excepted), or list(value) for any other
-    iterable; else INVALID_ARGUMENT with `what` and the type given."""
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        return value
-    try:
-        return list(value)
-    except TypeError:
-        raise _invalid(f"{what}, got {type(value).__name__}") from None
-
-
-def _spatial_list(op: str, p: _P, value: Any, k: int, x_label: str) -> Any:
-    """A per-spatial-axis array keyword (conv and pool: kernel_shape, strides, pads,
-    dilations, output_padding, output_shape) as the C field's k (pads: 2k) entries. The C
-    struct takes the first k entries and zero-fills the rest, so a short list would silently
-    mean 0 (ONNX's default) on the axes it leaves out: only these forms are accepted:
-      - an int: that value on every spatial axis (pads: every begin and end);
-      - k entries, one per axis; for pads also 2k, ONNX's [begin_1..begin_k, end_1..end_k],
-        and k meaning begin = end on each axis (PyTorch's padding);
-      - an empty sequence: every entry 0 (the C default: ONNX's defaults).
-    Anything else raises INVALID_ARGUMENT naming the keyword, the length given and the lengths
-    accepted."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return [value] * (k * p.spatial)
-    value = _as_sequence(value, f"{op}: {p.py} must be an integer or a sequence of integers")
-    n = len(value)
-    if n == 0 or n == k * p.spatial:
-        return value
-    if p.spatial == 2 and n == k:
-        return list(value) + list(value)
-    axes = f"{x_label} has {k} spatial ax{'is' if k == 1 else 'es'} (rank {k + 2})"
-    if p.spatial == 2:
-        accepted = (f"{2 * k} ([begins..., ends...], ONNX), {k} (begin = end on each axis) or "
-                    "a single integer")
-    else:
-        accepted = f"{k} (one per axis) or a single integer"
-    raise _invalid(f"{op}: {p.py} has {n} entr{'y' if n == 1 else 'ies'} {list(value)!r}; "
-                   f"{axes}, so {p.py} takes {accepted}")
-
-
-def _params_struct(op: "_Op", args: Dict[str, Any], spatial_rank: int = 0,
-                   x_label: str = "x") -> Any:
-    """The C params struct of a call, every value range-checked first. spatial_rank: k for the
-    per-spatial-axis arrays (0: the first input's rank is outside 3..5, which the library
-    refuses; the arrays are then passed as given)."""
-    if op.params_cls is None or op.params_optional:
-        return None
-    fields: Dict[str, Any] = {}
-    counts: Dict[str, Tuple[str, int]] = {}
-    for p in op.params:
-        value = args[p.py]
-        if p.has:
-            fields[p.has] = int(value is not None)
-            if value is None:
-                continue
-        if p.kind == "comm":
-            from ._comm import Communicator
-            if not isinstance(value, Communicator):
-                raise _invalid(f"{op.name}: {p.py} must be an nnplug.Communicator "
-                               f"(nnplug.communicator(...)), got {type(value).__name__}")
-            fields[p.c] = value.handle
-        elif p.kind == "flag":
-            if not isinstance(value, (bool, numbers.Integral)) or int(value) not in (0, 1):
-                raise _invalid(f"{op.name}: {p.py} must be a bool, got {value!r}")
-            fields[p.c] = int(value)
-        elif p.kind == "enum":
-            fields[p.c] = _enum_value(op.name, p.py, p.enum, value)
-        elif p.kind == "double":
-            fields[p.c] = _float(op.name, p.py, value)
-        elif p.kind.endswith("]"):
-            if value is None:
-                raise _invalid(f"{op.name}: {p.py} is required (a sequence of integers)")
-            if p.spatial:
-                value = _spatial_list(op.name, p, value, spatial_rank, x_label) \
-                    if spatial_rank else [value] if isinstance(value, numbers.Integral) else value
-            value = _as_sequence(value, f"{op.name}: {p.py} must be a sequence of integers")
-            if len(value) > _abi.MAX_DIMS:
-                raise _invalid(f"{op.name}: {p.py} has {len(value)} entries; at most "
-                               f"{_abi.MAX_DIMS} (NNP_MAX_DIMS)")
-            fields[p.c] = [_int(op.name, f"{p.py}[{i}]", v, p.kind) for i, v in enumerate(value)]
-            if p.counter:
-                if p.counter in counts and counts[p.counter][1] != len(value):
-                    other, n = counts[p.counter]
-                    raise _invalid(f"{op.name}: {p.py} has {len(value)} entries but {other} has "
-                                   f"{n}; they must have the same length")
-                counts[p.counter] = (p.py, len(value))
-                fields[p.counter] = len(value)
-        else:
-            fields[p.c] = _int(op.name, p.py, value, p.kind)
-    return op.params_cls(**fields)
-
-
-# ----------------------------------------------------------------------------- tensors --
-def _is_scalar(x: Any) -> bool:
-    if isinstance(x, DeviceArray):
-        return False
-    if isinstance(x, (numbers.Number, bool)):
-        return True
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(x, np.generic)
-
-
-def _dtype_name(x: Any) -> Optional[str]:
-    """The dtype name of an array argument (numpy naming), or None."""
-    if isinstance(x, DeviceArray):
-        return x.dtype
-    dt = getattr(x, "dtype", None)
-    if dt is None:
-        return None
-    name = getattr(dt, "name", None) or str(dt)
-    return name.replace("torch.", "")
-
-
-def _ndim(x: Any) -> int:
-    """The rank of a tensor argument (numpy, DeviceArray, PyTorch, any DLPack producer)."""
-    shape = getattr(x, "shape", None)
-    if isinstance(shape, tuple):  # numpy, DeviceArray, torch.Size
-        return len(shape)
-    return int(as_dltensor(x).tensor.ndim)
-
-
-def _kind(x: Any) -> str:
-    if isinstance(x, DeviceArray):
-        return "device"
-    if type(x).__module__.split(".")[0] == "torch":
-        return "torch"
-    try:
-        import numpy as np
-        if isinstance(x, np.ndarray):
-            return "numpy"
-    except ImportError:  # pragma: no cover
-        pass
-    return "other"
-
-
-def _scalar_tensor(op: str, name: str, value: Any, dtype: str) -> Any:
-    import numpy as np
-    try:
-        return np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError, OverflowError) as e:
-        raise _invalid(f"{op}: {name} = {value!r} cannot be a 0-d {dtype} tensor: {e}") from None
-
-
-def _dtype_arg(op: str, dtype: Any) -> str:
-    """The dtype= keyword as a dtype name ("float64", "bfloat16"): a name, a numpy dtype or
-    type, or a torch dtype."""
-    try:
-        return _dtype_name_of(dtype)
-    except Error:
-        raise _invalid(f"{op}: dtype = {dtype!r} is not a dtype nnplug knows (float16, "
-                       "bfloat16, float32, float64, int8..int64, uint8..uint64)") from None
-
-
-def _variadic(op: str, name: str, tensors: Any) -> List[Any]:
-    if not isinstance(tensors, (list, tuple)):
-        raise _invalid(f"{op}: {name} is variadic: expected a list or tuple of 1.."
-                       f"{MAX_VARIADIC} tensors, got {type(tensors).__name__}")
-    if not 1 <= len(tensors) <= MAX_VARIADIC:
-        raise _invalid(f"{op}: {name}: {len(tensors)} tensors; expected 1.."
-                       f"{MAX_VARIADIC}")
-    return list(tensors)
-
-
-def _check_tensor(op: str, label: str, x: Any) -> None:
-    """x must be something as_dltensor takes; else an error that names the argument."""
-    if isinstance(x, (DeviceArray, _Held)) or hasattr(x, "__dlpack__") or \
-            _kind(x) == "numpy" or type(x).__name__ == "PyCapsule":
-        return
-    raise _invalid(f"{op}: {label}: cannot use a {type(x).__name__} as a tensor: pass a numpy "
-                   "array, an nnplug.DeviceArray or an object with __dlpack__")
-
-
-def _check_writable(op: str, label: str, x: Any) -> None:
-    """Outputs must be writable and must not address one element twice (a 0 stride over an
-    extent > 1: numpy.broadcast_to, torch.expand)."""
-    base = x
-    while isinstance(base, DeviceArray):  # nnplug.asarray of a numpy array: that array
-        base = base._base
-    if getattr(getattr(base, "flags", None), "writeable", True) is False:
-        raise _invalid(f"{op}: {label} is a read-only array; outputs must be writable")
-    if isinstance(x, DeviceArray):
-        if any(d > 1 and st == 0 for d, st in zip(x.shape, x.strides)):
-            raise _invalid(f"{op}: {label} has stride 0 over a dimension of more than one "
-                           f"element (shape {x.shape}, strides {x.strides}): its elements "
-                           "overlap; outputs must not alias themselves")
-        return
-    held = as_dltensor(x)
-    t = held.tensor
-    if t.strides:
-        for i in range(t.ndim):
-            if t.shape[i] > 1 and t.strides[i] == 0:
-                raise _invalid(f"{op}: {label} has stride 0 over a dimension of {t.shape[i]}: "
-                               "its elements overlap; outputs must not alias themselves")
-
-
-def _tensor_array(held: Sequence[Optional[_Held]]) -> Any:
-    arr = (ctypes.POINTER(_abi.DLTensor) * max(len(held), 1))()
-    for i, h in enumerate(held):
-        if h is not None:  # else NULL
-            arr[i] = ctypes.pointer(h.tensor)
-    return arr
-
-
-def _pick_device(held: Sequence[Optional[_Held]], objs: Sequence[Any]) -> Device:
-    for a in objs:
-        if isinstance(a, DeviceArray):
-            return a.device
-    dl = next((h.dldevice for h in held if h is not None), None)
-    if dl is None:
-        return _device("auto")
-    return device_for_dldevice(dl)
-
-
-def _same_view(a: Any, b: Any) -> bool:
-    return bool(a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and
-                a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
-
-
-def _overlap(a: Any, b: Any) -> bool:
-    import numpy as np
-    if not np.may_share_memory(a, b):
-        return False
-    too_hard = getattr(getattr(np, "exceptions", np), "TooHardError", ValueError)
-    try:
-        return bool(np.shares_memory(a, b, max_work=1_000_000))
-    except too_hard:
-        return True  # too costly to tell: treated as overlapping
-
-
-def _stage(dev: Device, objs: List[Any], staged: Dict[int, Any],
-           outputs: bool = False) -> List[Any]:
-    """numpy arrays among objs as device copies, one per distinct view of memory (recorded in
-    staged: id(host) -> (host, device copy), the host kept alive so that its id is not reused
-    by a later array), so that an output that is also an input stays aliased. Copies would
-    hide any other overlap of an output with the arrays staged before it, which libnnplug
-    refuses for host memory: refused here the same way."""
-    import numpy as np
-    out = []
-    for x in objs:
-        if isinstance(x, np.ndarray):
-            if id(x) not in staged:
-                twin = next((h for h, _ in staged.values() if _same_view(h, x)), None)
-                if twin is not None:
-                    staged[id(x)] = (x, staged[id(twin)][1])
-                else:
-                    if outputs and any(_overlap(h, x) for h, _ in staged.values()):
-                        raise _invalid("an output overlaps another argument in part (numpy "
-                                       "arrays over the same memory); outputs may only be "
-                                       "exactly an input (in-place ops) or apart from it")
-                    staged[id(x)] = (x, dev.to_device(x))
-            x = staged[id(x)][1]
-        out.append(x)
-    return out
-
-
+# ----------------------------------------------------------------------------- execute --
 def execute(kind: int, params: Any, inputs: Sequence[Any], outputs: Sequence[Any],
             stream: StreamLike = None, device: DeviceLike = None) -> Any:
     """nnp_op_execute, the low-level entry point: runs op `kind` (nnplug.OpKind) with a params
@@ -489,7 +188,7 @@ class _Op:
             {p.py for p in params}
         # The params have per-spatial-axis arrays (conv, pool): k comes from the first input.
         self.spatial = any(p.spatial for p in params)
-        # Calls of the same signature reuse a plan (see _Plan): ops whose tensors are all
+        # Calls of the same signature reuse a plan (nnplug._plan): ops whose tensors are all
         # fixed in number and allocated from nnp_op_infer_shapes.
         self.fastable = infer and not self.shared and \
             not any(t.variadic or t.inplace for t in inputs + outputs) and \
@@ -658,7 +357,7 @@ class _Op:
         """The call with the generated function's arguments `a` (its locals()): executes it
         ("execute") or asks nnp_op_supported ("supported")."""
         if mode == "execute" and self.fastable:
-            fk = self._fast_key(a)
+            fk = _fast_key(self, a)
             if fk is not None:
                 key, addrs, grad = fk
                 plans = getattr(_tls, "plans", None)
@@ -692,86 +391,10 @@ class _Op:
                 raise
             raise Error(e.status, e.message + _strides_hint(self.name, e.message)) from None
 
-    def _fast_key(self, a: Dict[str, Any]) -> Optional[Tuple[Any, List[Any], bool]]:
-        """The call's signature (op, per tensor its kind, shape, strides, dtype and device,
-        every other keyword's value and type), the data of its tensors (inputs, then out=: an
-        address, or for a DeviceArray its pointer and byte offset), and whether a PyTorch
-        tensor requires grad; None when the call cannot use a plan (a stream, an argument of
-        another kind, a freed or read-only array, ...)."""
-        if a["stream"] is not None:
-            return None
-        types = _FAST_TYPES
-        sig: List[Any] = []
-        addrs: List[Any] = []
-        grad = False
-        generation = _core._generation
-        try:
-            for name in self._in_names:
-                x = a[name]
-                if x is None:
-                    sig.append(None)
-                    continue
-                k = types.get(type(x))
-                if k == _DA:
-                    p = x.ptr
-                    if x._generation != generation or (p is None and x.nbytes):
-                        return None  # freed: the slow path says so
-                    sig.append(x._sig)
-                    addrs.append((p, x.byte_offset))  # as DeviceArray.dltensor() gives them
-                elif k == _NP:
-                    sig.append((1, x.shape, x.strides, x.dtype))
-                    addrs.append(_np_address(x))
-                elif k == _TORCH:
-                    sig.append((2, x.shape, x.stride(), x.dtype, x.device))
-                    addrs.append(x.data_ptr())
-                    grad = grad or x.requires_grad
-                elif type(x) is float:
-                    sig.append((3, x.hex()))  # hex: -0.0 and 0.0 differ
-                elif type(x) is int:
-                    sig.append((4, x))
-                else:
-                    return None
-            out = a["out"]
-            if out is not None:
-                k = types.get(type(out))
-                if k == _DA:
-                    p = out.ptr
-                    if (p is None and out.nbytes) or out._generation != generation:
-                        return None
-                    base = out._base
-                    while isinstance(base, DeviceArray):
-                        base = base._base
-                    if base is not None and \
-                            getattr(getattr(base, "flags", None), "writeable", True) is False:
-                        return None
-                    sig.append((5, out._sig))
-                    addrs.append((p, out.byte_offset))
-                elif k == _NP:
-                    if not out.flags.writeable:
-                        return None
-                    sig.append((6, out.shape, out.strides, out.dtype))
-                    addrs.append(_np_address(out))
-                elif k == _TORCH:
-                    sig.append((7, out.shape, out.stride(), out.dtype, out.device))
-                    addrs.append(out.data_ptr())
-                    grad = grad or out.requires_grad
-                else:
-                    return None  # a tuple, or another kind
-        except (RuntimeError, AttributeError):  # e.g. a sparse torch tensor has no strides
-            return None
-        other = self._other
-        if other is None:
-            other = self._other = tuple(n for n in a if n not in self._in_names and n != "out")
-        vals = [a[n] for n in other]
-        kinds = tuple(map(type, vals))
-        if self._arrays:
-            vals = [(tuple(v), tuple(map(type, v))) if type(v) in (list, tuple) else v
-                    for v in vals]
-        return (self.kind, tuple(sig), tuple(vals), kinds), addrs, grad
-
     def _run(self, a: Dict[str, Any], mode: str, key: Any) -> Any:
         """The call in full: every argument converted and checked in Python, then libnnplug.
-        With a key (from _fast_key), a successful call leaves a plan for the next ones."""
+        With a key (from nnplug._plan._fast_key), a successful call leaves a plan for the next
+        ones."""
         import numpy as np
         original = a
         a, params_args = self.split_shared(a)
@@ -945,7 +568,6 @@ class _Op:
         the reference device)."""
         message = (lib().nnp_last_error_message() or b"").decode(errors="replace")
         if status == _abi.Status.UNSUPPORTED:
-            from ._core import devices
             able = []
             for d in devices():
                 if d == dev:
@@ -971,211 +593,6 @@ class _Op:
         return flat + [a.get(t.name) for t in self.outputs if t.inplace]
 
 
-# ------------------------------------------------------------------------ call plans --
-# A call whose signature was seen before (the same op, the same kinds, shapes, strides, dtypes
-# and devices of tensors, the same keyword values) skips the conversions and Python checks of
-# _Op._run: its plan holds what they produced (the device and its stream, the params struct,
-# the shapes of the outputs from nnp_op_infer_shapes, DLTensors with their shape and strides
-# arrays), and a call fills in the tensors' data addresses, allocates the outputs and calls
-# nnp_op_execute, which checks the call in full as always. Plans are per thread (their
-# DLTensors are written by each call) and dropped by nnplug.shutdown() and load_plugin().
-_DA, _NP, _TORCH = 0, 1, 2
-_FAST_TYPES: Dict[type, int] = {DeviceArray: _DA}
-_MAX_PLANS = 512  # per thread; the cache starts over when full
-_tls = threading.local()
-
-
-def _np_address_interface(x: Any) -> int:
-    """The address of a numpy array's first element."""
-    return int(x.__array_interface__["data"][0])
-
-
-class _PyArrayInterface(ctypes.Structure):
-    """numpy's __array_struct__ (the array interface, C side): its data field is read without
-    building __array_interface__'s dict."""
-    _fields_ = [("two", ctypes.c_int), ("nd", ctypes.c_int), ("typekind", ctypes.c_char),
-                ("itemsize", ctypes.c_int), ("flags", ctypes.c_int),
-                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                ("data", ctypes.c_void_p)]
-
-
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = ctypes.c_void_p
-_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_DATA_OFFSET = _PyArrayInterface.data.offset
-_void_at = ctypes.c_void_p.from_address
-
-
-def _np_address_struct(x: Any) -> Optional[int]:
-    """The address of a numpy array's first element, from __array_struct__ (the same value
-    as _np_address_interface, about twice as fast)."""
-    return _void_at(_capsule_pointer(x.__array_struct__, None) + _DATA_OFFSET).value
-
-
-_np_address: Callable[[Any], Optional[int]] = _np_address_interface
-
-
-def _refresh_fast_types() -> bool:
-    """Registers numpy's and (once it is imported) PyTorch's array types; True if any was
-    new."""
-    global _np_address
-    added = False
-    np = sys.modules.get("numpy")
-    if np is not None and getattr(np, "ndarray", None) is not None and \
-            np.ndarray not in _FAST_TYPES:
-        probe = np.arange(3.0)[1:]
-        try:  # the array interface's layout, checked once
-            if _np_address_struct(probe) == _np_address_interface(probe):
-                _np_address = _np_address_struct
-        except (AttributeError, ValueError, TypeError):
-            pass
-        _FAST_TYPES[np.ndarray] = _NP
-        added = True
-    torch = sys.modules.get("torch")
-    tensor = getattr(torch, "Tensor", None) if torch is not None else None
-    if tensor is not None and tensor not in _FAST_TYPES:
-        param = getattr(getattr(torch, "nn", None), "Parameter", None)
-        if param is None:
-            return added  # torch is still being imported
-        _FAST_TYPES[tensor] = _TORCH
-        _FAST_TYPES[param] = _TORCH
-        added = True
-    return added
-
-
-def _plans() -> Dict[Any, "_Plan"]:
-    plans: Optional[Dict[Any, _Plan]] = getattr(_tls, "plans", None)
-    if plans is None or _tls.epoch != _core._epoch:
-        plans = _tls.plans = {}
-        _tls.epoch = _core._epoch
-    return plans
-
-
-def _clone_dltensor(t: Any) -> Tuple[Any, Any]:
-    """A DLTensor with t's device, dtype, shape and strides (in arrays of its own), no data."""
-    n = t.ndim
-    shape = (ctypes.c_int64 * max(n, 1))(*t.shape[:n])
-    strides = (ctypes.c_int64 * max(n, 1))(*t.strides[:n]) if t.strides else None
-    c = _abi.DLTensor()
-    c.device = _abi.DLDevice(t.device.device_type, t.device.device_id)
-    c.ndim = n
-    c.dtype = _abi.DLDataType(t.dtype.code, t.dtype.bits, t.dtype.lanes)
-    c.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
-    if strides is not None:
-        c.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
-    c.byte_offset = 0
-    return c, (shape, strides)
-
-
-class _Plan:
-    """What a call of one signature needs again (see above)."""
-
-    def __init__(self, op: _Op, a: Dict[str, Any], dev: Device, st: Stream, params: Any,
-                 objs: List[Any], held_in: List[Optional[_Held]],
-                 held_out: List[Optional[_Held]], given: List[Any], wanted: List[bool],
-                 like: str, torch_device: Any):
-        import numpy as np
-        self.busy = False
-        self.dev, self.stream, self.params = dev, st, params
-        self.stream_handle = st.handle
-        self.pp = ctypes.byref(params) if params is not None else None
-        self.kind = int(op.kind)
-        self.execute = lib().nnp_op_execute
-        self.synchronize = lib().nnp_stream_synchronize
-        self.keep: List[Any] = []  # shape arrays, 0-d arrays of scalars
-        self.patch: List[Any] = []  # DLTensors whose data each call sets, in _fast_key's order
-        n_in, n_out = len(held_in), len(held_out)
-        self.n_in, self.n_out = n_in, n_out
-        self.arr_in = (ctypes.POINTER(_abi.DLTensor) * max(n_in, 1))()
-        self.arr_out = (ctypes.POINTER(_abi.DLTensor) * max(n_out, 1))()
-        for i, (name, h) in enumerate(zip(op._in_names, held_in)):
-            if h is None:
-                continue
-            t, arrays = _clone_dltensor(h.tensor)
-            self.keep.append(arrays)
-            self.arr_in[i] = ctypes.pointer(t)
-            if type(a[name]) in (float, int):  # the 0-d array of the scalar: fixed
-                t.data, t.byte_offset = h.tensor.data, h.tensor.byte_offset
-                self.keep.append(objs[i])
-            else:
-                self.patch.append(t)
-        # outputs: (index among results, how to allocate, shape, dtype, its DLTensor)
-        self.allocs: List[Tuple[str, Tuple[int, ...], Any, Any]] = []
-        self.wanted = wanted
-        self.given_at = -1  # the index among the returned outputs of out= (-1: none)
-        for j, h in enumerate(held_out):
-            if h is None or not wanted[j]:
-                continue
-            t, arrays = _clone_dltensor(h.tensor)
-            self.keep.append(arrays)
-            self.arr_out[j] = ctypes.pointer(t)
-            if given[j] is not None:
-                self.given_at = sum(wanted[:j])
-                self.patch.append(t)
-                continue
-            shape = tuple(h.tensor.shape[d] for d in range(h.tensor.ndim))
-            code = (h.tensor.dtype.code, h.tensor.dtype.bits)
-            dtype = _DTYPE_NAMES[code]
-            if like == "torch":
-                import torch
-                spec: Any = (getattr(torch, dtype), torch_device)
-            elif like == "numpy":
-                spec = np.dtype(dtype)
-            else:
-                spec = DeviceArray._fresh_attrs(dev, shape, dtype)
-            self.allocs.append((like, shape, spec, t))
-
-    def call(self, op: _Op, a: Dict[str, Any], addrs: List[Any]) -> Any:
-        self.busy = True
-        try:
-            for t, p in zip(self.patch, addrs):
-                if p.__class__ is tuple:  # a DeviceArray's pointer and byte offset
-                    t.data, t.byte_offset = p
-                else:
-                    t.data = p
-            outs = []
-            for like, shape, spec, t in self.allocs:
-                if like == "numpy":
-                    try:
-                        y = _np_empty(shape, spec)
-                    except (ValueError, MemoryError):  # as _Op._alloc says it
-                        raise Error(_abi.Status.OUT_OF_MEMORY, f"{op.name}: cannot allocate "
-                                    f"an output of shape {shape} ({spec})") from None
-                    t.data = _np_address(y)
-                elif like == "torch":
-                    try:
-                        y = _torch_empty(shape, spec)
-                    except (RuntimeError, MemoryError):
-                        raise Error(_abi.Status.OUT_OF_MEMORY, f"{op.name}: cannot allocate "
-                                    f"an output of shape {shape} ({spec[0]})") from None
-                    t.data = y.data_ptr()
-                else:
-                    y = DeviceArray._fresh(spec)
-                    t.data = y.ptr
-                outs.append(y)
-            status = self.execute(self.stream_handle, self.kind, self.pp, self.n_in,
-                                  self.arr_in, self.n_out, self.arr_out)
-            if status:
-                raise op._error(status, a, self.dev, False)
-            check(self.synchronize(self.stream_handle))
-        finally:
-            self.busy = False
-        if self.given_at >= 0:
-            outs.insert(self.given_at, a["out"])
-        # the outputs wanted, in the order of the results; a single one unwrapped
-        return outs[0] if len(outs) == 1 else tuple(outs)
-
-
-def _np_empty(shape: Tuple[int, ...], dtype: Any) -> Any:
-    import numpy as np
-    return np.empty(shape, dtype)
-
-
-def _torch_empty(shape: Tuple[int, ...], spec: Any) -> Any:
-    import torch
-    return torch.empty(shape, dtype=spec[0], device=spec[1])
-
-
 class _ShapeOnly:
     """An output described by shape and dtype only (nnplug.supported without out=)."""
 
@@ -1183,7 +600,6 @@ class _ShapeOnly:
         self.shape, self.dtype, self.dev = shape, dtype, dev
 
     def dltensor(self) -> _Held:
-        from ._core import _make_dltensor
         return _make_dltensor(None, self.dev.dldevice, _dtype_code(self.dtype), self.shape,
                               None)
 
@@ -1212,4 +628,3 @@ def supported(op: Any, /, *args: Any, **kwargs: Any) -> Optional[str]:
         raise _invalid(f"supported: {spec.name}: {e}") from None
     bound.apply_defaults()
     return spec.run(dict(bound.arguments), mode="supported")
-

@@ -8,7 +8,8 @@ import numpy as np
 
 from . import ops as _ops
 from ._abi import Status
-from ._core import Device, DeviceArray, Error, Graph, Stream, UnsupportedError, asarray
+from ._array import DeviceArray, asarray
+from ._core import Device, Error, Graph, Stream, UnsupportedError
 from ._core import device as _device
 from ._onnx_fold import _FOLDABLE, _fold
 from ._onnx_ops import _MAPPINGS, _Ctx

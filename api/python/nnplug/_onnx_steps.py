@@ -7,7 +7,8 @@ import numpy as np
 
 from . import ops as _ops
 from ._abi import Status
-from ._core import Device, DeviceArray, Error, Stream
+from ._array import DeviceArray
+from ._core import Device, Error, Stream
 
 _onnx_module: Any = None
 
