@@ -367,12 +367,7 @@ class _Op:
                     plan = plans.get(key)
                 except TypeError:  # an unhashable keyword value: no plan
                     return self._run_hinted(a, mode, None)
-                # A plan serves unless this thread is in it already (an op called from a
-                # finaliser during a call) or its stream was destroyed or is capturing (the
-                # full path handles those).
-                if plan is not None and not plan.busy and \
-                        plan.stream._handle is plan.stream_handle and \
-                        plan.stream._capture_keep is None:
+                if plan is not None and plan.usable(a["stream"]):
                     if grad:
                         _warn_requires_grad(self.name, [a[n] for n in self._in_names])
                     return plan.call(self, a, addrs)
@@ -550,13 +545,13 @@ class _Op:
                     np.copyto(x, staged[id(x)][1].numpy())
         # A plan, unless the user's numpy arrays were staged to the device (a scalar's 0-d
         # array staged there is kept by the plan)
-        if key is not None and stream is None and st._capture_keep is None and \
+        if key is not None and st._capture_keep is None and \
                 not any(id(original[n]) in staged for n in self._in_names + ("out",)):
             plans = _plans()
             if len(plans) >= _MAX_PLANS:
                 plans.clear()
             plans[key] = _Plan(self, original, dev, st, params, objs, held_in, held_out, given,
-                               wanted, like, torch_device)
+                               wanted, like, torch_device, stream)
         computed = [x for x, w in zip(results, wanted) if w]
         if not computed:
             return None

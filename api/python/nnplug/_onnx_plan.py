@@ -121,6 +121,11 @@ class Model:
         self.device: Device = _device(device)
         self.graphs = graphs
         self._graph_lock = threading.Lock()  # graph runs share the plan's buffers
+        # Streams of finished eager runs, for later runs: a run has a stream of its own, and
+        # reusing them lets the op calls of a run use their per-signature call plans (a plan is
+        # per stream: nnplug._plan).
+        self._streams: List[Stream] = []
+        self._streams_lock = threading.Lock()
         graph = model.graph
         self.opsets = {imp.domain: int(imp.version) for imp in model.opset_import}
         self.opset = max((self.opsets.get(d, 0) for d in _DEFAULT_DOMAINS), default=0)
@@ -385,10 +390,13 @@ class Model:
                      for name, a in arrays.items()}
         with plan.lock:  # the buffers of earlier runs (this run's own when runs overlap)
             pool, plan.pool = plan.pool, _Pool()
-        stream = dev.stream()
+        with self._streams_lock:
+            stream = self._streams.pop() if self._streams else dev.stream()
+        done = False
         try:
             self._queue(plan, env, stream, pool, trace)
             stream.synchronize()
+            done = True
             plan.eager_runs += 1
             result = self._results(plan, env, as_numpy)
             if as_numpy:  # the outputs were copied out: their buffers serve the next run
@@ -398,7 +406,11 @@ class Model:
                 plan.pool.merge(pool)
             return result
         finally:
-            stream.destroy()
+            if done:  # idle (synchronised): a later run may take it
+                with self._streams_lock:
+                    self._streams.append(stream)
+            else:  # work of a failed run may still be queued on it
+                stream.destroy()
 
     def _queue(self, plan: _Plan, env: _Env, stream: Stream, pool: "_Pool",
                trace: Optional[Callable[[str, str, Dict[str, DeviceArray]], None]] = None

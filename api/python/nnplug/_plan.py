@@ -5,6 +5,7 @@ without the conversions and checks of nnplug._call's _Op._run.
 import ctypes
 import sys
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from . import _abi, _core
@@ -101,12 +102,17 @@ def _fast_key(op: "_Op", a: Dict[str, Any]) -> Optional[Tuple[Any, List[Any], bo
     """The call's signature (op, per tensor its kind, shape, strides, dtype and device,
     every other keyword's value and type), the data of its tensors (inputs, then out=: an
     address, or for a DeviceArray its pointer and byte offset), and whether a PyTorch
-    tensor requires grad; None when the call cannot use a plan (a stream, an argument of
-    another kind, a freed or read-only array, ...)."""
-    if a["stream"] is not None:
-        return None
+    tensor requires grad; None when the call cannot use a plan (an argument of another kind,
+    a freed or read-only array, a stream= that is not an nnplug.Stream, ...). A call with
+    stream= has a signature of its own per stream (its plan queues on that stream and does not
+    synchronise, as the full path does)."""
+    stream = a["stream"]
     types = _FAST_TYPES
     sig: List[Any] = []
+    if stream is not None:
+        if type(stream) is not Stream:
+            return None
+        sig.append((8, id(stream)))  # the plan checks that it is this very stream
     addrs: List[Any] = []
     grad = False
     generation = _core._generation
@@ -166,7 +172,9 @@ def _fast_key(op: "_Op", a: Dict[str, Any]) -> Optional[Tuple[Any, List[Any], bo
         return None
     other = op._other
     if other is None:
-        other = op._other = tuple(n for n in a if n not in op._in_names and n != "out")
+        # stream= is in the signature by identity only (above): the key holds no stream
+        other = op._other = tuple(n for n in a
+                                  if n not in op._in_names and n not in ("out", "stream"))
     vals = [a[n] for n in other]
     kinds = tuple(map(type, vals))
     if op._arrays:
@@ -197,10 +205,16 @@ class _Plan:
     def __init__(self, op: "_Op", a: Dict[str, Any], dev: Device, st: Stream, params: Any,
                  objs: List[Any], held_in: List[Optional[_Held]],
                  held_out: List[Optional[_Held]], given: List[Any], wanted: List[bool],
-                 like: str, torch_device: Any):
+                 like: str, torch_device: Any, explicit_stream: Optional[Stream] = None):
         import numpy as np
         self.busy = False
-        self.dev, self.stream, self.params = dev, st, params
+        self.dev, self.params = dev, params
+        # The device's default stream (synchronised after each call, held: it lives as long as
+        # the device), or the caller's stream= (not synchronised; held weakly, so that a plan
+        # never keeps a stream the caller dropped).
+        self.sync = explicit_stream is None
+        self._stream = st if self.sync else None
+        self._stream_ref = None if self.sync else weakref.ref(st)
         self.stream_handle = st.handle
         self.pp = ctypes.byref(params) if params is not None else None
         self.kind = int(op.kind)
@@ -249,6 +263,15 @@ class _Plan:
                 spec = DeviceArray._fresh_attrs(dev, shape, dtype)
             self.allocs.append((like, shape, spec, t))
 
+    def usable(self, stream: Optional[Stream]) -> bool:
+        """Whether this plan serves a call with stream= `stream` (None: the default stream):
+        not while this thread is in it already (an op called from a finaliser during a call),
+        and not when its stream is another, was destroyed or is capturing (the full path
+        handles those)."""
+        st = self._stream if self._stream_ref is None else self._stream_ref()
+        return st is not None and (stream is None or st is stream) and not self.busy and \
+            st._handle is self.stream_handle and st._capture_keep is None
+
     def call(self, op: "_Op", a: Dict[str, Any], addrs: List[Any]) -> Any:
         self.busy = True
         try:
@@ -280,8 +303,9 @@ class _Plan:
             status = self.execute(self.stream_handle, self.kind, self.pp, self.n_in,
                                   self.arr_in, self.n_out, self.arr_out)
             if status:
-                raise op._error(status, a, self.dev, False)
-            check(self.synchronize(self.stream_handle))
+                raise op._error(status, a, self.dev, not self.sync)
+            if self.sync:
+                check(self.synchronize(self.stream_handle))
         finally:
             self.busy = False
         if self.given_at >= 0:

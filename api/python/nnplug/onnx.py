@@ -17,8 +17,9 @@ not run, refuses the whole model before anything runs: ModelRefusedError (an
 nnplug.UnsupportedError) lists every such node with its name, op type and reason.
 
 Running uploads the initializers a model needs once (they stay on the device with the Model),
-copies the inputs in, queues every node on one new stream per run with its tensors on the device
-(nnplug.DeviceArray; Reshape, Flatten, Squeeze and Unsqueeze are views; Identity and inference
+copies the inputs in, queues every node on a stream of the run's own (a finished run's stream
+serves later runs, whose op calls then use their per-signature call plans) with its tensors on
+the device (nnplug.DeviceArray; Reshape, Flatten, Squeeze and Unsqueeze are views; Identity and inference
 Dropout are the same array), synchronises once and copies the outputs back. Buffers whose last
 reader has been queued are reused, in stream order, for later outputs of the same size, and a
 finished run's buffers serve the next run of the same input shapes.

@@ -404,7 +404,7 @@ def test_calls_from_several_threads(dev):
     assert not errors, errors[0]
 
 
-def test_streams_and_capture_still_take_the_full_path(dev):
+def test_a_destroyed_default_stream_takes_the_full_path(dev):
     x = dev.to_device(np.ones(4, np.float32))
     for _ in range(2):
         nnplug.add(x, x)
@@ -452,6 +452,55 @@ def test_repeated_calls_take_the_plan(dev, monkeypatch):
         c()
     assert full == ["activation_forward", "activation_forward", "activation_forward",
                     "binary", "binary"]
+
+
+def test_calls_on_a_stream_take_a_plan_per_stream(dev, monkeypatch):
+    """A call with stream= has a plan per stream: the second call of a signature on a stream
+    skips the full path and queues without waiting; another stream has its own plan; a
+    capturing stream and a destroyed one take the full path (which refuses the latter)."""
+    from nnplug import _call
+    full = []
+    run = _call._Op._run
+
+    def counting(self, a, mode, key):
+        full.append(self.name)
+        return run(self, a, mode, key)
+
+    monkeypatch.setattr(_call._Op, "_run", counting)
+    data = np.arange(4, dtype=np.float32)
+    x = dev.to_device(data)
+    s1, s2 = dev.stream(), dev.stream()
+    for s in (s1, s1, s2, s2, s1):
+        y = nnplug.scale(x, alpha=2.0, stream=s)
+        s.synchronize()
+        np.testing.assert_array_equal(y.numpy(), 2 * data)
+    assert len(full) == 2  # the first call on each stream
+    out = dev.empty((4,))
+    with s1.capture() as cap:
+        nnplug.scale(x, alpha=2.0, out=out, stream=s1)
+    assert len(full) == 3  # capturing: the full path, which keeps the call's arrays
+    assert cap.graph is not None
+    cap.graph.launch(s1)
+    s1.synchronize()
+    np.testing.assert_array_equal(out.numpy(), 2 * data)
+    s2.destroy()
+    with pytest.raises(nnplug.Error, match="destroyed"):
+        nnplug.scale(x, alpha=2.0, stream=s2)
+    assert len(full) == 4
+
+
+def test_a_plan_does_not_keep_its_stream_alive(dev):
+    import gc
+    import weakref
+    x = dev.to_device(np.ones(4, np.float32))
+    s = dev.stream()
+    for _ in range(2):
+        nnplug.scale(x, alpha=2.0, stream=s)
+    s.synchronize()
+    ref = weakref.ref(s)
+    del s
+    gc.collect()
+    assert ref() is None
 
 
 def test_views_at_other_offsets_share_a_plan(dev):
