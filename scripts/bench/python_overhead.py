@@ -7,8 +7,8 @@ One row per case: the op, the kind of the inputs (nnplug.DeviceArray, numpy, tor
 when the output is passed with out=), the device, the median microseconds per call of wall
 time and its spread over the repeats (10th to 90th percentile), the median of the calling
 thread's CPU time per call, and the target. A case is --repeats batches of --number calls
-after a warm-up; each batch's time divided by --number is one sample, and the median of the
-samples is the row's figure. Batches are short (100 calls: about a millisecond), so that on a
+after a warm-up, the cases taking turns batch by batch; each batch's time divided by --number
+is one sample, and the median of the samples is the row's figure. Batches are short (100 calls: about a millisecond), so that on a
 shared machine most of them run without losing the core; those that do land in the spread.
 On a loaded machine the wall time includes the waits for a core; the CPU time does not, and
 --clock cpu checks the targets against it. The header gives the load average. Rows
@@ -51,21 +51,27 @@ def _percentile(values, q):
     return v[i]
 
 
-def measure(fn, number, repeats, warmup):
-    """Median, 10th and 90th percentile of the wall-time microseconds per call of fn(), and
-    the median of the calling thread's CPU time per call."""
-    for _ in range(warmup):
-        fn()
-    samples, cpu = [], []
-    for _ in range(repeats):
-        c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
-        for _ in range(number):
+def measure(fns, number, repeats, warmup):
+    """For each callable of fns: the median, 10th and 90th percentile of the wall-time
+    microseconds per call, and the median of the calling thread's CPU time per call. The cases
+    take turns, one batch each per round, so that a slower stretch of the machine (a busy
+    neighbour, a clock change) falls on every case alike rather than on the rows measured
+    during it."""
+    for fn in fns:
+        for _ in range(warmup):
             fn()
-        t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
-        samples.append((t1 - t0) / number / 1000.0)
-        cpu.append((c1 - c0) / number / 1000.0)
-    return (statistics.median(samples), _percentile(samples, 0.1), _percentile(samples, 0.9),
-            statistics.median(cpu))
+    samples = [[] for _ in fns]
+    cpu = [[] for _ in fns]
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
+            for _ in range(number):
+                fn()
+            t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
+            samples[i].append((t1 - t0) / number / 1000.0)
+            cpu[i].append((c1 - c0) / number / 1000.0)
+    return [(statistics.median(s), _percentile(s, 0.1), _percentile(s, 0.9),
+             statistics.median(c)) for s, c in zip(samples, cpu)]
 
 
 def cases(dev_name):
@@ -137,8 +143,8 @@ def main(argv=None):
             todo += [(op, kind, name, fn) for op, kind, fn in cases(name)]
         except nnplug.Error as e:
             print(f"# device {name} skipped: {e}")
-    for op, kind, dev, fn in todo:
-        med, lo, hi, cpu = measure(fn, number, repeats, warmup)
+    figures = measure([fn for _, _, _, fn in todo], number, repeats, warmup)
+    for (op, kind, dev, _), (med, lo, hi, cpu) in zip(todo, figures):
         target = TARGETS.get(kind) if dev != "-" else None
         ok = target is None or (cpu if args.clock == "cpu" else med) <= target
         if not ok:

@@ -80,7 +80,7 @@ class Runner:
         """Runs cmd (a list) with extra environment env; returns its stdout."""
         full_env = dict(os.environ)
         full_env.update(env or {})
-        line = " ".join(f"{k}={v}" for k, v in (env or {}).items())
+        line = " ".join(f"{k}={shlex.quote(self.rel(v))}" for k, v in (env or {}).items())
         line = (line + " " if line else "") + " ".join(shlex.quote(self.rel(c)) for c in cmd)
         if record and line not in self.commands:
             self.commands.append(line)
