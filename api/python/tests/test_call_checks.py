@@ -429,9 +429,9 @@ def test_overhead_benchmark_runs():
         assert ("gemm 4x4", kind, "reference") in kinds, r.stdout
 
 
-def test_repeated_calls_take_the_plan(dev, monkeypatch):
-    """The second call of a signature skips the full path (_Op._run); a new shape, dtype or
-    keyword value takes it again."""
+@pytest.fixture
+def full_path_calls(monkeypatch):
+    """The names of the ops whose calls take the full path (_Op._run), in order."""
     from nnplug import _call
     full = []
     run = _call._Op._run
@@ -441,6 +441,13 @@ def test_repeated_calls_take_the_plan(dev, monkeypatch):
         return run(self, a, mode, key)
 
     monkeypatch.setattr(_call._Op, "_run", counting)
+    return full
+
+
+def test_repeated_calls_take_the_plan(dev, full_path_calls):
+    """The second call of a signature skips the full path (_Op._run); a new shape, dtype or
+    keyword value takes it again."""
+    full = full_path_calls
     x = dev.to_device(np.ones((2, 3), np.float32))
     calls = [lambda: nnplug.activation_forward(x, function="relu"),
              lambda: nnplug.activation_forward(x, function="relu"),
@@ -454,19 +461,11 @@ def test_repeated_calls_take_the_plan(dev, monkeypatch):
                     "binary", "binary"]
 
 
-def test_calls_on_a_stream_take_a_plan_per_stream(dev, monkeypatch):
+def test_calls_on_a_stream_take_a_plan_per_stream(dev, full_path_calls):
     """A call with stream= has a plan per stream: the second call of a signature on a stream
     skips the full path and queues without waiting; another stream has its own plan; a
     capturing stream and a destroyed one take the full path (which refuses the latter)."""
-    from nnplug import _call
-    full = []
-    run = _call._Op._run
-
-    def counting(self, a, mode, key):
-        full.append(self.name)
-        return run(self, a, mode, key)
-
-    monkeypatch.setattr(_call._Op, "_run", counting)
+    full = full_path_calls
     data = np.arange(4, dtype=np.float32)
     x = dev.to_device(data)
     s1, s2 = dev.stream(), dev.stream()
