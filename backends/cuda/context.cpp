@@ -350,7 +350,7 @@ void stream::set_allow_tf32(bool on) {
   if (cublas_ != nullptr)
     NNP_CUBLAS_CHECK(
         cublasSetMathMode(cublas_, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-  // cuDNN's math type is set per convolution descriptor (conv.cpp) from allow_tf32.
+  // cuDNN's math type is set per convolution descriptor (conv_cudnn.cpp) from allow_tf32.
 }
 
 cudaError_t stream::grow_scratch(int slot, size_t bytes) {

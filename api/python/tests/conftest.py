@@ -18,6 +18,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import nnplug  # noqa: E402
 
+# The helpers the call tests share (api_helpers.py) assert as test code does: pytest rewrites
+# their asserts to show the values that failed.
+pytest.register_assert_rewrite("api_helpers")
+
 BACKENDS = [b for b in os.environ.get("NNPLUG_TEST_BACKENDS", "reference,cpu,sim").split(",") if b]
 # The reference backend is always built: its absence is a failure.
 REQUIRED = {b for b in os.environ.get("NNPLUG_TEST_REQUIRE", "reference").split(",") if b}
