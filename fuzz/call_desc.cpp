@@ -1,5 +1,6 @@
-// op_call.cpp — decoding a fuzz input into an op call, and the call's memory plan
-// (op_call.hpp; the format is in docs/fuzzing.md).
+// call_desc.cpp — decoding a fuzz input into an op call, and the call's memory plan
+// (call_desc.hpp; the format is in docs/fuzzing.md).
+#include "call_desc.hpp"
 #include "op_call.hpp"
 
 #include <algorithm>
@@ -166,7 +167,7 @@ struct decoded_target {
 };
 
 // A target byte: < 128 an input, else an output (falling back to the other list if empty).
-decoded_target target(const op_call& c, uint8_t t) {
+decoded_target target(const call_desc& c, uint8_t t) {
   bool output = t >= 128;
   if (output && c.out.empty()) output = false;
   if (!output && c.in.empty()) output = true;
@@ -175,10 +176,10 @@ decoded_target target(const op_call& c, uint8_t t) {
   return {output, static_cast<size_t>(t % 128) % n, true};
 }
 
-tensor_spec& spec(op_call& c, const decoded_target& d) {
+tensor_spec& spec(call_desc& c, const decoded_target& d) {
   return d.output ? c.out[d.index] : c.in[d.index];
 }
-size_t flat_index(const op_call& c, const decoded_target& d) {
+size_t flat_index(const call_desc& c, const decoded_target& d) {
   return d.output ? c.in.size() + d.index : d.index;
 }
 
@@ -192,7 +193,7 @@ constexpr int kOpcodes = 18;
 
 // One edit. Pass 1 edits params, the kind and the inputs' shapes and dtypes; pass 2 the
 // outputs' shapes and dtypes, the counts and every layout (strides, offsets, aliasing, NULL).
-void apply(op_call& c, reader& r, int pass) {
+void apply(call_desc& c, reader& r, int pass) {
   const uint8_t op = r.u8() % kOpcodes;
   auto shape_pass = [&](const decoded_target& d) { return (d.output ? 2 : 1) == pass; };
   switch (op) {
@@ -395,10 +396,10 @@ std::vector<uint8_t> seed_input(size_t example, uint8_t flags) {
   return {static_cast<uint8_t>(example), flags, 0, 0};
 }
 
-op_call decode(const uint8_t* data, size_t size) {
+call_desc decode(const uint8_t* data, size_t size) {
   reader r{data, size};
   const std::vector<conf::table_example>& ex = examples();
-  op_call c;
+  call_desc c;
   c.example = r.u8() % ex.size();
   const uint8_t flags = r.u8();
   const uint8_t f = flags & 7;
@@ -444,8 +445,9 @@ op_call decode(const uint8_t* data, size_t size) {
       std::memcpy(params.get(), pb.data(), pb.size());
     }
     std::vector<nnp_shape> out(c.out.size());
-    if (nnp_op_infer_shapes(c.kind, params.get(), ptrs.size(), ptrs.data(), out.size(),
-                            out.data()) == NNP_STATUS_OK) {
+    const nnp::kit::op_call call = conf::make_op_call(c.kind, params.get(), ptrs.size(),
+                                                      ptrs.data(), out.size(), nullptr);
+    if (conf::infer_shapes(call, out.data()) == NNP_STATUS_OK) {
       for (size_t i = 0; i < c.out.size(); ++i) {
         tensor_spec& t = c.out[i];
         t.ndim = out[i].ndim;
@@ -460,7 +462,7 @@ op_call decode(const uint8_t* data, size_t size) {
   return c;
 }
 
-std::vector<uint8_t> params_buffer(const op_call& c) {
+std::vector<uint8_t> params_buffer(const call_desc& c) {
   if (c.params_null || c.params.empty()) return {};
   const uint64_t real = c.params.size();
   uint64_t size = c.struct_size_set ? c.struct_size : real;
@@ -476,7 +478,7 @@ std::vector<uint8_t> params_buffer(const op_call& c) {
   return b;
 }
 
-call_plan plan(const op_call& c) {
+call_plan plan(const call_desc& c) {
   call_plan p;
   const size_t nt = c.n_tensors();
   p.tensors.resize(nt);
@@ -648,7 +650,7 @@ std::string dtype_str(DLDataType t) {
   return s;
 }
 
-std::string describe(const op_call& c, const call_plan& p) {
+std::string describe(const call_desc& c, const call_plan& p) {
   std::string s;
   const char* name = nnp_op_kind_name(c.kind);
   s += "op " + std::string(name != nullptr ? name : "?") + " (kind " + std::to_string(c.kind) +

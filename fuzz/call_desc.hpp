@@ -1,7 +1,9 @@
-// op_call.hpp — the fuzz input format of nnplug-fuzz-op-execute: bytes -> one op call
-// (kind, params bytes, struct_size, tensor counts, and per tensor rank, shape, dtype, strides,
-// byte_offset, aliasing, NULL data), and the call's memory plan (buffers sized by the real
-// extent of every tensor the call describes). docs/fuzzing.md describes the format.
+// call_desc.hpp — the fuzz input format of nnplug-fuzz-op-execute: bytes -> the description of
+// one op call, a call_desc (kind, params bytes, struct_size, tensor counts, and per tensor rank,
+// shape, dtype, strides, byte_offset, aliasing, NULL data), and the call's memory plan (buffers
+// sized by the real extent of every tensor the call describes). docs/fuzzing.md describes the
+// format. The call itself, once bound to buffers, is the one op-call type nnp::kit::op_call
+// (testing/op_call.hpp).
 //
 // The format is built for mutation: the first byte picks one of the op table's example calls
 // (api/ops/ops.toml `example`, through testing/op_table_cases.hpp), which is valid as it
@@ -62,7 +64,7 @@ struct tensor_spec {
   uint8_t misalign = 0;  // bytes added to the buffer's address for data (1..7: unaligned loads)
 };
 
-struct op_call {
+struct call_desc {
   size_t example = 0;  // index into conf::table_examples()
   int32_t kind = 0;
   bool params_null = false;
@@ -86,7 +88,7 @@ struct op_call {
 const std::vector<conf::table_example>& examples();
 
 // Decodes a fuzz input into a call (never fails: missing bytes read as 0).
-op_call decode(const uint8_t* data, size_t size);
+call_desc decode(const uint8_t* data, size_t size);
 
 // The seed input of an example: `example` with `flags` (the second byte: dtype and modes).
 std::vector<uint8_t> seed_input(size_t example, uint8_t flags);
@@ -94,7 +96,7 @@ std::vector<uint8_t> seed_input(size_t example, uint8_t flags);
 // The params buffer a call passes: struct_size in its first 8 bytes, then the struct's
 // bytes; its length is the claimed struct_size (at least 8) up to kMaxParamsBytes. Empty for
 // NULL params.
-std::vector<uint8_t> params_buffer(const op_call& c);
+std::vector<uint8_t> params_buffer(const call_desc& c);
 
 // The strides a tensor's description passes (compact ones for strides_mode::null).
 void strides_of(const tensor_spec& s, int64_t* strides /* kShapeSlots entries */);
@@ -127,10 +129,10 @@ struct call_plan {
   bool executable = true;  // within kMaxCallBytes and kMaxHeavyWork
   std::string why_not;
 };
-call_plan plan(const op_call& c);
+call_plan plan(const call_desc& c);
 
 // One-line descriptions for failure reports and NNPLUG_FUZZ_VERBOSE.
-std::string describe(const op_call& c, const call_plan& p);
+std::string describe(const call_desc& c, const call_plan& p);
 std::string dtype_str(DLDataType t);
 
 }  // namespace fuzz

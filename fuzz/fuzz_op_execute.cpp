@@ -1,6 +1,6 @@
 // fuzz_op_execute.cpp — libFuzzer target nnplug-fuzz-op-execute (docs/fuzzing.md).
 //
-// Each input is decoded into one op call (op_call.hpp). The call goes through
+// Each input is decoded into one op call (call_desc.hpp). The call goes through
 // nnp_op_infer_shapes, nnp_op_supported on the reference and cpu devices, and, when its
 // memory fits the limits, nnp_op_execute on both devices, each with its own copy of every
 // buffer. libnnplug and the plugins are built with AddressSanitizer + UBSan, so any
@@ -21,6 +21,7 @@
 //    where the call is ill-conditioned (the reference itself moves as much when its float
 //    inputs are perturbed by a few units in the last place).
 // Values are deterministic: a generator seeded from the input (no time, no randomness).
+#include "call_desc.hpp"
 #include "op_call.hpp"
 #include "values.hpp"
 
@@ -71,6 +72,10 @@ struct bound_call {
   std::vector<const DLTensor*> in, out;            // the arrays passed (n_inputs/n_outputs)
   std::unique_ptr<host_block> params;
   const void* params_ptr() const { return params ? params->p : nullptr; }
+  // The call (c: the description this was bound from), valid while this lives unchanged.
+  nnp::kit::op_call view(const call_desc& c) const {
+    return conf::make_op_call(c.kind, params_ptr(), c.n_in, in.data(), c.n_out, out.data());
+  }
   // What the call must not change.
   std::vector<DLTensor> tensors_before;
   std::vector<std::vector<int64_t>> arrays_before;
@@ -102,7 +107,7 @@ struct bound_call {
   }
 };
 
-bound_call bind(const op_call& c, const call_plan& p,
+bound_call bind(const call_desc& c, const call_plan& p,
                 const std::vector<std::vector<uint8_t>>& values, uint8_t sentinel) {
   bound_call b;
   for (size_t i = 0; i < p.buffers.size(); ++i) {
@@ -184,7 +189,7 @@ const forward_rule kForwardRules[] = {
 // Calls f(byte offset within the buffer) for every element of tensor i (shape and strides of
 // a valid, addressable description).
 template <typename F>
-void for_each_element(const op_call& c, const call_plan& p, size_t i, F&& f) {
+void for_each_element(const call_desc& c, const call_plan& p, size_t i, F&& f) {
   const tensor_spec& s = c.tensor(i);
   const tensor_plan& tp = p.tensors[i];
   if (!tp.addressable || tp.elements == 0) return;
@@ -206,7 +211,7 @@ void for_each_element(const op_call& c, const call_plan& p, size_t i, F&& f) {
 // Runs the forward op of a backward call on the reference and writes its results into
 // `values` (the backward's inputs). False if the call's kind needs it and it failed (then the
 // outputs are not compared).
-bool make_consistent(const op_call& c, const call_plan& p,
+bool make_consistent(const call_desc& c, const call_plan& p,
                      std::vector<std::vector<uint8_t>>& values) {
   const forward_rule* rule = nullptr;
   for (const forward_rule& r : kForwardRules)
@@ -258,8 +263,9 @@ bool make_consistent(const op_call& c, const call_plan& p,
   }
   if (!ok) return false;
   std::string msg;
-  nnp_status st = nnp_op_execute(g_stream[0], rule->forward, b.params_ptr(), fin.size(), fin.data(),
-                                 fout.size(), fout.data());
+  nnp_status st = conf::execute(g_stream[0], conf::make_op_call(rule->forward, b.params_ptr(),
+                                                                 fin.size(), fin.data(),
+                                                                 fout.size(), fout.data()));
   if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(g_stream[0]);
   if (st != NNP_STATUS_OK) return false;
   for (size_t i = 0; i < p.buffers.size(); ++i)
@@ -269,8 +275,8 @@ bool make_consistent(const op_call& c, const call_plan& p,
 
 // ---- reporting ------------------------------------------------------------------------------
 struct report {
-  report(const op_call& call, const call_plan& memory) : c(call), p(memory) {}
-  const op_call& c;
+  report(const call_desc& call, const call_plan& memory) : c(call), p(memory) {}
+  const call_desc& c;
   const call_plan& p;
   nnp_status infer = NNP_STATUS_OK, sup[2] = {}, exec[2] = {};
   std::string infer_msg, sup_msg[2], exec_msg[2];
@@ -401,7 +407,7 @@ float_diff compare_floats(const std::vector<double>& got, const std::vector<doub
 // params in float32 (epsilon 0: 1/sqrt(0) = Inf, and Inf * 0 = NaN), the reference in float64;
 // docs/ops.md bounds only large values (|value| <= the dtype's max). Values are not compared
 // then.
-bool params_underflow(const op_call& c) {
+bool params_underflow(const call_desc& c) {
   const DLDataType t = c.float_dtype;
   if (t.code == kDLFloat && t.bits == 64) return false;
   const double smallest =
@@ -430,14 +436,14 @@ bool params_underflow(const op_call& c) {
 // finite results too (padding as absent taps or as zeros times Inf, BLAS skipping the product for
 // alpha = 0, a zero derivative or a dropped element as a select or as a multiplication by 0, Inf -
 // Inf in one formula of a variance and not in another): their values are not compared then.
-class_rule class_rule_of(const op_call& c) {
+class_rule class_rule_of(const call_desc& c) {
   if (params_underflow(c)) return class_rule::none;
   const conf::table_op* op = conf::find_table_op(c.kind);
   if (op != nullptr && op->exact) return class_rule::exact;  // the table's `exact`
   return (c.value_mode & 2) ? class_rule::none : class_rule::overflow;
 }
 
-std::vector<double> output_floats(const op_call& c, const call_plan& p, const bound_call& b,
+std::vector<double> output_floats(const call_desc& c, const call_plan& p, const bound_call& b,
                                   size_t i) {
   std::vector<double> v;
   const DLDataType t = c.tensor(i).dtype;
@@ -447,7 +453,7 @@ std::vector<double> output_floats(const op_call& c, const call_plan& p, const bo
 }
 
 // NNPLUG_FUZZ_VERBOSE: the first 16 values of each float input, to reproduce a finding.
-void print_input_values(const op_call& c, const call_plan& p,
+void print_input_values(const call_desc& c, const call_plan& p,
                         const std::vector<std::vector<uint8_t>>& values) {
   for (size_t i = 0; i < c.in.size() && i < c.n_in; ++i) {
     const tensor_spec& s = c.tensor(i);
@@ -467,9 +473,8 @@ void print_input_values(const op_call& c, const call_plan& p,
 }
 
 // Runs the call on one device: returns the status (execute, then synchronize).
-nnp_status execute(int d, const op_call& c, bound_call& b, std::string* msg) {
-  nnp_status st = nnp_op_execute(g_stream[d], c.kind, b.params_ptr(), c.n_in, b.in.data(), c.n_out,
-                                 b.out.data());
+nnp_status execute(int d, const call_desc& c, bound_call& b, std::string* msg) {
+  nnp_status st = conf::execute(g_stream[d], b.view(c));
   *msg = last_message(st);
   if (st == NNP_STATUS_OK) {
     st = nnp_stream_synchronize(g_stream[d]);
@@ -480,7 +485,7 @@ nnp_status execute(int d, const op_call& c, bound_call& b, std::string* msg) {
 
 // The reference on float inputs perturbed by a few units in the last place: NMSE of its
 // output i against `want` (its output on the exact inputs), or -1 if it could not run.
-double perturbed_nmse(const op_call& c, const call_plan& p, size_t out_index,
+double perturbed_nmse(const call_desc& c, const call_plan& p, size_t out_index,
                       const std::vector<std::vector<uint8_t>>& values,
                       const std::vector<double>& want) {
   std::vector<std::vector<uint8_t>> v = values;
@@ -516,7 +521,7 @@ double perturbed_nmse(const op_call& c, const call_plan& p, size_t out_index,
 }
 
 // After a successful call on device d: only output elements changed. Marks the output bytes.
-std::vector<std::vector<bool>> output_masks(const op_call& c, const call_plan& p) {
+std::vector<std::vector<bool>> output_masks(const call_desc& c, const call_plan& p) {
   std::vector<std::vector<bool>> mask(p.buffers.size());
   for (size_t b = 0; b < p.buffers.size(); ++b) mask[b].assign(p.buffers[b].size, false);
   for (size_t o = 0; o < c.out.size() && o < c.n_out; ++o) {
@@ -544,7 +549,7 @@ void check_only_outputs_written(const report& r, const bound_call& b,
 // Every element of output i was written: none of 4 bytes or more consists of the device's
 // sentinel alone (0xA5A5A5A5 and 0x5A5A5A5A are no plausible results; 1- and 2-byte elements
 // are not checked).
-void check_written(const report& r, const op_call& c, const call_plan& p, const bound_call& b,
+void check_written(const report& r, const call_desc& c, const call_plan& p, const bound_call& b,
                    size_t i, int d) {
   const tensor_plan& tp = p.tensors[i];
   const size_t item = item_size(c.tensor(i).dtype);
@@ -559,7 +564,7 @@ void check_written(const report& r, const op_call& c, const call_plan& p, const 
   });
 }
 
-void compare_outputs(const report& r, const op_call& c, const call_plan& p,
+void compare_outputs(const report& r, const call_desc& c, const call_plan& p,
                      const std::vector<std::vector<uint8_t>>& values, const bound_call& ref,
                      const bound_call& cpu) {
   const class_rule rule = class_rule_of(c);
@@ -654,7 +659,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const op_call c = decode(data, size);
+  const call_desc c = decode(data, size);
   const call_plan p = plan(c);
   std::vector<std::vector<uint8_t>> values = make_values(c, p);
   const bool consistent = p.executable && make_consistent(c, p, values);
@@ -664,13 +669,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     bound_call probe = bind(c, p, values, 0);
     std::vector<nnp_shape> shapes(c.n_out);
-    r.infer = nnp_op_infer_shapes(c.kind, probe.params_ptr(), c.n_in, probe.in.data(), c.n_out,
-                                  shapes.data());
+    r.infer = conf::infer_shapes(probe.view(c), shapes.data());
     r.infer_msg = last_message(r.infer);
     check_status(r, r.infer, r.infer_msg, "nnp_op_infer_shapes");
     for (int d = 0; d < 2; ++d) {
-      r.sup[d] = nnp_op_supported(g_dev[d], c.kind, probe.params_ptr(), c.n_in, probe.in.data(),
-                                  c.n_out, probe.out.data());
+      r.sup[d] = conf::supported(g_dev[d], probe.view(c));
       r.sup_msg[d] = last_message(r.sup[d]);
       check_status(r, r.sup[d], r.sup_msg[d], "nnp_op_supported");
     }

@@ -93,7 +93,7 @@ static int64_t int_value(rng& r, uint8_t mode) {
 }
 
 // The initial bytes of every buffer (empty for output-only buffers: the device's sentinel).
-std::vector<std::vector<uint8_t>> make_values(const op_call& c, const call_plan& p) {
+std::vector<std::vector<uint8_t>> make_values(const call_desc& c, const call_plan& p) {
   std::vector<std::vector<uint8_t>> v(p.buffers.size());
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const buffer_plan& bp = p.buffers[b];

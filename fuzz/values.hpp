@@ -3,7 +3,7 @@
 // even). Deterministic: a generator seeded from the input.
 #pragma once
 
-#include "op_call.hpp"
+#include "call_desc.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -28,6 +28,6 @@ double load_float(const uint8_t* p, DLDataType t);
 void store_float(uint8_t* p, DLDataType t, double v);
 // The initial bytes of every buffer of plan p for call c (empty for output-only buffers: the
 // device's sentinel).
-std::vector<std::vector<uint8_t>> make_values(const op_call& c, const call_plan& p);
+std::vector<std::vector<uint8_t>> make_values(const call_desc& c, const call_plan& p);
 
 }  // namespace fuzz

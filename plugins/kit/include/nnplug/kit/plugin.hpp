@@ -4,7 +4,8 @@
 //    body may throw nnp::error (status + message), std::bad_alloc or anything else; guard
 //    turns each into a status and reports the message through the host's set_error.
 //  - accept_host: the entry handshake (host struct size, ABI major) for nnp_plugin_get_api.
-//  - op_call: the one struct an op kernel receives (kind, params, tensors, stream, device).
+//  - op_call: the one op-call type (kind, params, tensors, stream, device): what an op kernel
+//    receives, and what the conformance suite and the fuzzer make for each call they run.
 //  - read_params<P>: the caller's params struct, whatever its struct_size.
 //  - Kernel rows: a backend lists {kind, dtypes, kernel, check} rows in an op_rows table —
 //    one array, or one op_row_list per kernel file (each file lists the rows of the kernels
