@@ -17,11 +17,13 @@
 //   gradients (finite differences)     harness_gradients.cpp
 //   known answers on every device      harness_known.cpp
 //
-// Only the public C API (nnplug.h) is used, so the runner works against any plugin.
+// Only the public C API (nnplug.h) is called, so the runner works against any plugin; the one
+// op-call type is the plugin kit's header-only nnp::kit::op_call (testing/op_call.hpp).
 #pragma once
 
 #include <nnplug/nnplug.h>
 
+#include "op_call.hpp"
 #include "param_bytes.hpp"
 
 #include <cstdint>
@@ -85,6 +87,8 @@ tensor_spec absent_tensor();
 int64_t numel(const std::vector<int64_t>& shape);
 std::string shape_str(const std::vector<int64_t>& shape);
 
+// A call described by host data (not a call: run_op binds it to device buffers and makes the
+// one op-call type, nnp::kit::op_call, from it; testing/op_call.hpp).
 struct call_spec {
   int32_t kind = 0;
   std::vector<uint8_t> params;  // empty = NULL params
@@ -98,26 +102,43 @@ struct call_spec {
     return params.size() >= sizeof(P) ? reinterpret_cast<P*>(params.data()) : nullptr;
   }
 };
-// A call of `kind` with these operands and NULL params, or with params `p`.
-call_spec op_call(int32_t kind, std::vector<tensor_spec> inputs, std::vector<tensor_spec> outputs);
+// The description of a call of `kind` with these operands and NULL params, or params `p`.
+call_spec make_spec(int32_t kind, std::vector<tensor_spec> inputs,
+                    std::vector<tensor_spec> outputs);
 template <typename P>
-call_spec op_call(int32_t kind, const P& p, std::vector<tensor_spec> inputs,
-                  std::vector<tensor_spec> outputs) {
-  call_spec call = op_call(kind, std::move(inputs), std::move(outputs));
+call_spec make_spec(int32_t kind, const P& p, std::vector<tensor_spec> inputs,
+                    std::vector<tensor_spec> outputs) {
+  call_spec call = make_spec(kind, std::move(inputs), std::move(outputs));
   call.set_params(p);
   return call;
 }
-// A call whose inputs and single output all have `shape` (activations, softmax, ...). With
-// alias_input >= 0 the output aliases that input (the ops' "may alias" case).
+// The description of a call whose inputs and single output all have `shape` (activations, softmax,
+// ...). With alias_input >= 0 the output aliases that input (the ops' "may alias" case).
 template <typename P>
-call_spec same_shape_call(int32_t kind, const P& p, const std::vector<int64_t>& shape,
+call_spec same_shape_spec(int32_t kind, const P& p, const std::vector<int64_t>& shape,
                           std::vector<std::vector<double>> inputs, int alias_input = -1) {
   std::vector<tensor_spec> in;
   for (auto& data : inputs) in.push_back(tensor(shape, std::move(data)));
-  call_spec call = op_call(kind, p, std::move(in), {tensor(shape)});
+  call_spec call = make_spec(kind, p, std::move(in), {tensor(shape)});
   if (alias_input >= 0) call.outputs[0].alias_of = alias_input;
   return call;
 }
+// The forward and backward op of a family whose operands all have one shape (activation,
+// unary, softmax): forward(x) gives y, backward(a, dy) gives dx, where `a` is the forward's x or
+// y as the backward op wants it. With `inplace` the output aliases x (forward) or dy (backward).
+template <typename P>
+struct same_shape_ops {
+  int32_t forward_kind, backward_kind;
+  call_spec forward(const P& p, const std::vector<int64_t>& shape, std::vector<double> x,
+                    bool inplace) const {
+    return same_shape_spec(forward_kind, p, shape, {std::move(x)}, inplace ? 0 : -1);
+  }
+  call_spec backward(const P& p, const std::vector<int64_t>& shape, std::vector<double> a,
+                     std::vector<double> dy, bool inplace) const {
+    return same_shape_spec(backward_kind, p, shape, {std::move(a), std::move(dy)},
+                           inplace ? 1 : -1);
+  }
+};
 template <typename P>
 P make_params() {
   P p;
@@ -157,9 +178,10 @@ struct run_result {
   std::vector<std::string> problems;         // guard bytes, changed inputs
   bool outputs_untouched = true;             // every output buffer byte as before the call
 };
-// The raw call just before nnp_op_execute; a call_mutation may break it (error tests): change
-// tensor fields, point shapes into `storage`, set pointers to NULL, edit `param_bytes` or set
-// `params` to NULL.
+// What a call is made of just before nnp_op_execute (it owns the tensors, pointer arrays and
+// params bytes); a call_mutation may break it (error tests): change tensor fields, point shapes
+// into `storage`, set pointers to NULL, edit `param_bytes` or set `params` to NULL. view() is
+// the call itself, valid while the raw_call lives unchanged.
 struct raw_call {
   int32_t kind = 0;
   const void* params = nullptr;
@@ -167,6 +189,11 @@ struct raw_call {
   std::vector<DLTensor> in, out;
   std::vector<const DLTensor*> in_ptrs, out_ptrs;
   std::vector<std::vector<int64_t>> storage;
+
+  nnp::kit::op_call view() const {
+    return make_op_call(kind, params, in_ptrs.size(), in_ptrs.data(), out_ptrs.size(),
+                        out_ptrs.data());
+  }
 };
 using call_mutation = std::function<void(raw_call&)>;
 // Allocates every tensor with guard bytes on `dev`, uploads, executes on `stream` (default:
@@ -334,6 +361,15 @@ void check_numerics_cases(const std::string& op, const case_call_fn& make);
 // one larger or one smaller in any dimension must be refused. Devices that declare the call
 // unsupported are skipped. `op` names the check in the report ("conv2d_out_size").
 void check_output_shape(const std::string& op, const std::string& case_text, const call_spec& call);
+// An output shape written as a literal: a case's text and output 0's shape.
+struct known_shape {
+  const char* text;
+  std::vector<int64_t> y;
+};
+// check_output_shape for each known shape: the call make(parse_case(text), rng), rng keyed
+// "known shape", with output 0 given the literal shape y.
+void check_output_shapes(const std::string& op, const std::vector<known_shape>& known,
+                         const case_call_fn& make);
 
 // ---- known answers -------------------------------------------------------------------------
 // Known answers on all_devices() in float32, for hand-computed values the reference must meet
@@ -387,7 +423,43 @@ struct register_template {
   register_template(const std::string& name, std::function<call_spec()> make) {
     op_templates().push_back({name, std::move(make)});
   }
+  // The template make(parse_case(case_text), rng), with rng keyed "template <rng_name>" (the
+  // key fixes the template's inputs: keep it stable).
+  register_template(const std::string& name, const std::string& rng_name,
+                    const std::string& case_text, case_call_fn make)
+      : register_template(name, [rng_name, case_text, make = std::move(make)] {
+          value_rng rng("template " + rng_name);
+          return make(parse_case(case_text), rng);
+        }) {}
 };
+// Template makers for a same_shape_ops family (the `make` of register_template): the forward or
+// backward call of the case's params (params_of) on `shape`, inputs uniform in [-1, 1], not in
+// place.
+template <typename P>
+case_call_fn forward_template_of(same_shape_ops<P> ops, P (*params_of)(const case_line&),
+                                 std::vector<int64_t> shape) {
+  return [ops, params_of, shape](const case_line& c, value_rng& rng) {
+    return ops.forward(params_of(c), shape, rng.uniform_vec(numel(shape)), false);
+  };
+}
+template <typename P>
+case_call_fn backward_template_of(same_shape_ops<P> ops, P (*params_of)(const case_line&),
+                                  std::vector<int64_t> shape) {
+  return [ops, params_of, shape](const case_line& c, value_rng& rng) {
+    return ops.backward(params_of(c), shape, rng.uniform_vec(numel(shape)),
+                        rng.uniform_vec(numel(shape)), false);
+  };
+}
+// The forward call of a case for check_numerics_cases: params_of(case) on shape_of(case) with
+// x = x_of(case, rng), in place (y aliases x) with the token inplace1.
+template <typename P>
+case_call_fn forward_case_of(same_shape_ops<P> ops, P (*params_of)(const case_line&),
+                             std::vector<int64_t> (*shape_of)(const case_line&),
+                             std::vector<double> (*x_of)(const case_line&, value_rng&)) {
+  return [ops, params_of, shape_of, x_of](const case_line& c, value_rng& rng) {
+    return ops.forward(params_of(c), shape_of(c), x_of(c, rng), c.i("inplace", 0) != 0);
+  };
+}
 
 // ---- host reference helpers -----------------------------------------------------------------
 // How many windows `extent` wide fit in `padded` elements when they start at 0, stride,

@@ -178,8 +178,7 @@ run_result run_op(device_entry& d, const call_spec& call, dtype_id dtype, nnp_st
     raw.out_ptrs.push_back(call.outputs[i].absent ? nullptr : &raw.out[i]);
   raw.params = raw.param_bytes.empty() ? nullptr : raw.param_bytes.data();
   if (mutate) mutate(raw);
-  nnp_status s = nnp_op_execute(stream, raw.kind, raw.params, raw.in_ptrs.size(),
-                                raw.in_ptrs.data(), raw.out_ptrs.size(), raw.out_ptrs.data());
+  nnp_status s = execute(stream, raw.view());
   if (s != NNP_STATUS_OK) {
     res.status = s;
     res.message = nnp_last_error_message();

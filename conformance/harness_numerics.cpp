@@ -2,7 +2,7 @@
 // and case key), and check_numerics(), which runs a case on every backend under test and on
 // the reference in every dtype, checks declared-unsupported calls, compares every output and
 // records the outcome in the report (check_numerics_cases() over a case list);
-// check_output_shape() for output shapes known as literals.
+// check_output_shape() for output shapes known as literals (check_output_shapes() over a table).
 #include "harness.hpp"
 
 #include <doctest/doctest.h>
@@ -201,6 +201,16 @@ void check_output_shape(const std::string& op, const std::string& case_text,
     report({d->name, op, "float32", name, problem.empty() ? case_outcome::pass : case_outcome::fail,
             0, 0, problem});
     CHECK_MESSAGE(problem.empty(), d->name << ": " << name << ": " << problem);
+  }
+}
+
+void check_output_shapes(const std::string& op, const std::vector<known_shape>& known,
+                         const case_call_fn& make) {
+  for (const known_shape& k : known) {
+    value_rng rng("known shape");
+    call_spec call = make(parse_case(k.text), rng);
+    call.outputs[0].shape = k.y;
+    check_output_shape(op, k.text, call);
   }
 }
 

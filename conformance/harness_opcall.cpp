@@ -24,7 +24,7 @@ tensor_spec absent_tensor() {
   t.absent = true;
   return t;
 }
-call_spec op_call(int32_t kind, std::vector<tensor_spec> inputs, std::vector<tensor_spec> outputs) {
+call_spec make_spec(int32_t kind, std::vector<tensor_spec> inputs, std::vector<tensor_spec> outputs) {
   call_spec call;
   call.kind = kind;
   call.inputs = std::move(inputs);

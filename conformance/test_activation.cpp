@@ -33,15 +33,9 @@ nnp_activation_params act_params(const case_line& c) {
   return p;
 }
 
-call_spec act_forward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
-                      std::vector<double> x, bool inplace) {
-  return same_shape_call(NNP_OP_ACTIVATION_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
-}
-call_spec act_backward(const nnp_activation_params& p, const std::vector<int64_t>& shape,
-                       std::vector<double> x, std::vector<double> dy, bool inplace) {
-  return same_shape_call(NNP_OP_ACTIVATION_BACKWARD, p, shape, {std::move(x), std::move(dy)},
-                         inplace ? 1 : -1);
-}
+// act.backward takes x (dx = f'(x) * dy).
+constexpr same_shape_ops<nnp_activation_params> act{NNP_OP_ACTIVATION_FORWARD,
+                                                    NNP_OP_ACTIVATION_BACKWARD};
 
 // A case's shape (default [4, 8]) and inputs, uniform in [-range, range] (default 4).
 std::vector<int64_t> case_shape(const case_line& c) { return c.dims("x", {4, 8}); }
@@ -49,30 +43,23 @@ std::vector<double> case_x(const case_line& c, value_rng& rng) {
   return rng.uniform_vec(numel(case_shape(c)), -c.d("range", 4), c.d("range", 4));
 }
 
-const register_template reg_fwd("activation_forward", [] {
-  value_rng rng("template act");
-  return act_forward(act_params(parse_case("fn=tanh")), {3, 5}, rng.uniform_vec(15), false);
-});
-const register_template reg_bwd("activation_backward", [] {
-  value_rng rng("template act bwd");
-  return act_backward(act_params(parse_case("fn=sigmoid")), {3, 5}, rng.uniform_vec(15),
-                      rng.uniform_vec(15), false);
-});
+const register_template reg_fwd("activation_forward", "act", "fn=tanh",
+                                forward_template_of(act, act_params, {3, 5}));
+const register_template reg_bwd("activation_backward", "act bwd", "fn=sigmoid",
+                                backward_template_of(act, act_params, {3, 5}));
 
 }  // namespace
 
 TEST_CASE("activation_forward") {
-  check_numerics_cases(
-      "activation_forward", "activation", "act_fwd", [](const case_line& c, value_rng& rng) {
-        return act_forward(act_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
-      });
+  check_numerics_cases("activation_forward", "activation", "act_fwd",
+                       forward_case_of(act, act_params, case_shape, case_x));
 }
 
 TEST_CASE("activation_backward") {
   check_numerics_cases(
       "activation_backward", "activation", "act_bwd", [](const case_line& c, value_rng& rng) {
         const auto x = case_x(c, rng);
-        return act_backward(act_params(c), case_shape(c), x, rng.uniform_vec(numel(case_shape(c))),
+        return act.backward(act_params(c), case_shape(c), x, rng.uniform_vec(numel(case_shape(c))),
                             c.i("inplace", 0) != 0);
       });
 }
@@ -85,9 +72,9 @@ TEST_CASE("gradient activation") {
     gradient_check g;
     g.name = "activation_backward";
     g.case_text = c.text;
-    g.forward = act_forward(p, shape, rng.away_from_zero(numel(shape), 0.05, 3), false);
+    g.forward = act.forward(p, shape, rng.away_from_zero(numel(shape), 0.05, 3), false);
     g.backward = [p, shape](const call_spec& f, const auto&, const auto& r) {
-      return act_backward(p, shape, f.inputs[0].data, r[0], false);
+      return act.backward(p, shape, f.inputs[0].data, r[0], false);
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
@@ -117,10 +104,10 @@ TEST_CASE("activation: known answers") {
       {"fn=elu alpha=0.5", {0.5 * (e2 - 1), 0.5 * (e1 - 1), 0, 1, 2}},
   };
   for (const known_case& k : known) {
-    const call_spec call = act_forward(act_params(parse_case(k.text)), {5}, x, false);
+    const call_spec call = act.forward(act_params(parse_case(k.text)), {5}, x, false);
     // relu backward at 0 is 0: dx = f'(x) * dy with dy = 1.
     const call_spec bwd =
-        act_backward(act_params(parse_case("fn=relu")), {5}, x, std::vector<double>(5, 1.0), false);
+        act.backward(act_params(parse_case("fn=relu")), {5}, x, std::vector<double>(5, 1.0), false);
     check_known_answer("activation", k.text, call, k.y, 1e-12, [&bwd](device_entry& d) {
       if (op_supported(d, bwd, dtype_id::f32, nullptr) != NNP_STATUS_OK) return;
       const run_result rb = run_op(d, bwd, dtype_id::f32);

@@ -71,14 +71,14 @@ tensor_spec mask_tensor(const attn_setup& v, std::vector<double> mask) {
 }
 
 call_spec attn_forward(const attn_setup& v, const attn_inputs& d, bool lse = true) {
-  return op_call(
+  return make_spec(
       NNP_OP_ATTENTION_FORWARD, v.p,
       {tensor(v.q(), d.q), tensor(v.k(), d.k), tensor(v.v(), d.v), mask_tensor(v, d.mask)},
       {tensor(v.y()), lse ? tensor(v.lse()) : absent_tensor()});
 }
 call_spec attn_backward(const attn_setup& v, const attn_inputs& d, std::vector<double> y,
                         std::vector<double> dy, std::vector<double> lse) {
-  return op_call(
+  return make_spec(
       NNP_OP_ATTENTION_BACKWARD, v.p,
       {tensor(v.q(), d.q), tensor(v.k(), d.k), tensor(v.v(), d.v), mask_tensor(v, d.mask),
        tensor(v.y(), std::move(y)), tensor(v.y(), std::move(dy)), tensor(v.lse(), std::move(lse))},
@@ -169,24 +169,24 @@ TEST_CASE("attention_forward: the composition of gemm, binary, softmax, gemm") {
     auto gp = make_params<nnp_gemm_params>();
     gp.trans_b = 1;
     gp.alpha = v.p.scale != 0 ? v.p.scale : 1 / std::sqrt(double(v.d));
-    auto s = on_reference(op_call(NNP_OP_GEMM, gp,
+    auto s = on_reference(make_spec(NNP_OP_GEMM, gp,
                                   {tensor({bh, v.tq, v.d}, d.q), tensor({bh, v.tk, v.d}, d.k)},
                                   {tensor({bh, v.tq, v.tk})}));
     if (!v.mask.empty()) {
       auto bp = make_params<nnp_binary_params>();
       bp.op = NNP_BINARY_ADD;
-      s = on_reference(op_call(NNP_OP_BINARY, bp,
+      s = on_reference(make_spec(NNP_OP_BINARY, bp,
                                {tensor({bh, v.tq, v.tk}, s), tensor(v.mask, d.mask)},
                                {tensor({bh, v.tq, v.tk})}));
     }
     auto sp = make_params<nnp_softmax_params>();
     sp.axis = -1;
-    const auto pr = on_reference(op_call(NNP_OP_SOFTMAX_FORWARD, sp, {tensor({bh, v.tq, v.tk}, s)},
+    const auto pr = on_reference(make_spec(NNP_OP_SOFTMAX_FORWARD, sp, {tensor({bh, v.tq, v.tk}, s)},
                                          {tensor({bh, v.tq, v.tk})}));
     auto pv = make_params<nnp_gemm_params>();
     pv.alpha = 1;
     const auto y = on_reference(
-        op_call(NNP_OP_GEMM, pv, {tensor({bh, v.tq, v.tk}, pr), tensor({bh, v.tk, v.dv}, d.v)},
+        make_spec(NNP_OP_GEMM, pv, {tensor({bh, v.tq, v.tk}, pr), tensor({bh, v.tk, v.dv}, d.v)},
                 {tensor({bh, v.tq, v.dv})}));
     check_known_answer("attention_composition", c.text, attn_forward(v, d, false), y, 1e-10);
   }

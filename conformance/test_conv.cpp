@@ -68,23 +68,23 @@ std::vector<int64_t> ys(const conv_geometry& v) { return {v.n, v.k, v.p, v.q}; }
 call_spec conv_forward(const conv_geometry& v, value_rng& rng) {
   auto x = rng.uniform_vec(numel(xs(v)));
   auto w = rng.uniform_vec(numel(ws(v)));
-  return op_call(NNP_OP_CONV2D_FORWARD, v.prm,
+  return make_spec(NNP_OP_CONV2D_FORWARD, v.prm,
                  {tensor(xs(v), std::move(x)), tensor(ws(v), std::move(w)),
                   v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
                  {tensor(ys(v))});
 }
 call_spec conv_backward_data(const conv_geometry& v, const std::vector<double>& dy,
                              const std::vector<double>& w) {
-  return op_call(NNP_OP_CONV2D_BACKWARD_DATA, v.prm, {tensor(ys(v), dy), tensor(ws(v), w)},
+  return make_spec(NNP_OP_CONV2D_BACKWARD_DATA, v.prm, {tensor(ys(v), dy), tensor(ws(v), w)},
                  {tensor(xs(v))});
 }
 call_spec conv_backward_filter(const conv_geometry& v, const std::vector<double>& x,
                                const std::vector<double>& dy) {
-  return op_call(NNP_OP_CONV2D_BACKWARD_FILTER, v.prm, {tensor(xs(v), x), tensor(ys(v), dy)},
+  return make_spec(NNP_OP_CONV2D_BACKWARD_FILTER, v.prm, {tensor(xs(v), x), tensor(ys(v), dy)},
                  {tensor(ws(v))});
 }
 call_spec conv_backward_bias(const conv_geometry& v, const std::vector<double>& dy) {
-  return op_call(NNP_OP_CONV2D_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
+  return make_spec(NNP_OP_CONV2D_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
 }
 
 const conv_geometry kTemplate = conv_shape(parse_case("n2 c4 h6 w5 k6 r3 s2 stride2 pad1 g2"));
@@ -346,8 +346,8 @@ std::vector<int64_t> ws(const conv_nd_setup& v) {
 
 call_spec with_params(const conv_nd_setup& v, int32_t kind, std::vector<tensor_spec> in,
                       std::vector<tensor_spec> out) {
-  return v.transpose ? op_call(kind, v.convt, std::move(in), std::move(out))
-                     : op_call(kind, v.conv, std::move(in), std::move(out));
+  return v.transpose ? make_spec(kind, v.convt, std::move(in), std::move(out))
+                     : make_spec(kind, v.conv, std::move(in), std::move(out));
 }
 
 call_spec fwd(const conv_nd_setup& v, value_rng& rng) {
@@ -372,7 +372,7 @@ call_spec bwd_filter(const conv_nd_setup& v, const std::vector<double>& x,
 }
 // Both families' bias gradient (params NULL).
 call_spec bwd_bias(const conv_nd_setup& v, const std::vector<double>& dy) {
-  return op_call(NNP_OP_CONV_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
+  return make_spec(NNP_OP_CONV_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});
 }
 
 const conv_nd_setup& conv_template() {

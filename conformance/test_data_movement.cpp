@@ -73,7 +73,7 @@ call_spec make_concat(const case_line& c, value_rng& rng) {
   }
   std::vector<int64_t> y = x;
   y[static_cast<size_t>(axis)] = sum;
-  return op_call(NNP_OP_CONCAT, p, std::move(in), {tensor(y)});
+  return make_spec(NNP_OP_CONCAT, p, std::move(in), {tensor(y)});
 }
 
 // split: x=SHAPE axis=A parts=a,b,.. (the outputs' extents) or num_outputs=N (ONNX rule)
@@ -87,7 +87,7 @@ call_spec make_split(const case_line& c, value_rng& rng) {
       p.num_outputs > 0 ? onnx_split_sizes(x[size_t(axis)], p.num_outputs) : c.list("parts");
   std::vector<tensor_spec> out;
   for (const auto& s : part_shapes(x, axis, parts)) out.push_back(tensor(s));
-  return op_call(NNP_OP_SPLIT, p, {tensor(x, rng.uniform_vec(numel(x)))}, std::move(out));
+  return make_spec(NNP_OP_SPLIT, p, {tensor(x, rng.uniform_vec(numel(x)))}, std::move(out));
 }
 
 // The slice params of a case: starts=.. ends=.. [axes=..] [steps=..] (ONNX lists).
@@ -135,14 +135,14 @@ std::vector<int64_t> sliced_shape(const std::vector<int64_t>& x, const nnp_slice
 call_spec make_slice(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
   const auto p = slice_params(c);
-  return op_call(NNP_OP_SLICE, p, {tensor(x, rng.uniform_vec(numel(x)))},
-                 {tensor(sliced_shape(x, p))});
+  return make_spec(NNP_OP_SLICE, p, {tensor(x, rng.uniform_vec(numel(x)))},
+                   {tensor(sliced_shape(x, p))});
 }
 call_spec make_slice_backward(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
   const auto p = slice_params(c);
   const auto y = sliced_shape(x, p);
-  return op_call(NNP_OP_SLICE_BACKWARD, p, {tensor(y, rng.uniform_vec(numel(y)))}, {tensor(x)});
+  return make_spec(NNP_OP_SLICE_BACKWARD, p, {tensor(y, rng.uniform_vec(numel(y)))}, {tensor(x)});
 }
 
 // gather: data=SHAPE idx=SHAPE axis=A (indices uniform in [-d, d), repeats likely)
@@ -163,42 +163,53 @@ call_spec make_gather(const case_line& c, value_rng& rng) {
   auto p = make_params<nnp_gather_params>();
   p.axis = static_cast<int32_t>(c.i("axis", 0));
   const int64_t axis = axis_of(c, data.size());
-  return op_call(NNP_OP_GATHER, p,
-                 {tensor(data, rng.uniform_vec(numel(data))),
-                  int_tensor(dtype_id::i64, idx, random_indices(rng, idx, data[size_t(axis)]))},
-                 {tensor(gathered_shape(data, idx, axis))});
+  return make_spec(NNP_OP_GATHER, p,
+                   {tensor(data, rng.uniform_vec(numel(data))),
+                    int_tensor(dtype_id::i64, idx, random_indices(rng, idx, data[size_t(axis)]))},
+                   {tensor(gathered_shape(data, idx, axis))});
 }
 call_spec make_gather_backward(const case_line& c, value_rng& rng) {
   call_spec f = make_gather(c, rng);
   const auto y = f.outputs[0].shape;
-  return op_call(NNP_OP_GATHER_BACKWARD, *f.params_as<nnp_gather_params>(),
-                 {tensor(y, rng.uniform_vec(numel(y))), f.inputs[1]}, {tensor(f.inputs[0].shape)});
+  return make_spec(NNP_OP_GATHER_BACKWARD, *f.params_as<nnp_gather_params>(),
+                   {tensor(y, rng.uniform_vec(numel(y))), f.inputs[1]},
+                   {tensor(f.inputs[0].shape)});
 }
 
-const register_template reg_concat("concat", [] {
-  value_rng rng("template concat");
-  return make_concat(parse_case("x2x3x4 parts=1,2,3 axis=1"), rng);
-});
-const register_template reg_split("split", [] {
-  value_rng rng("template split");
-  return make_split(parse_case("x5x3 parts=2,3 axis=0"), rng);
-});
-const register_template reg_slice("slice", [] {
-  value_rng rng("template slice");
-  return make_slice(parse_case("x4x5 starts=1,-1 ends=3,0 axes=0,1 steps=1,-2"), rng);
-});
-const register_template reg_slice_backward("slice_backward", [] {
-  value_rng rng("template slice_backward");
-  return make_slice_backward(parse_case("x4x5 starts=-3,-1 ends=3,0 axes=0,1 steps=1,-2"), rng);
-});
-const register_template reg_gather("gather", [] {
-  value_rng rng("template gather");
-  return make_gather(parse_case("data4x3 idx2x2 axis=0"), rng);
-});
-const register_template reg_gather_backward("gather_backward", [] {
-  value_rng rng("template gather_backward");
-  return make_gather_backward(parse_case("data4x3 idx2x2 axis=1"), rng);
-});
+const register_template reg_concat("concat", "concat", "x2x3x4 parts=1,2,3 axis=1", make_concat);
+const register_template reg_split("split", "split", "x5x3 parts=2,3 axis=0", make_split);
+const register_template reg_slice("slice", "slice", "x4x5 starts=1,-1 ends=3,0 axes=0,1 steps=1,-2",
+                                  make_slice);
+const register_template reg_slice_backward("slice_backward", "slice_backward",
+                                           "x4x5 starts=-3,-1 ends=3,0 axes=0,1 steps=1,-2",
+                                           make_slice_backward);
+const register_template reg_gather("gather", "gather", "data4x3 idx2x2 axis=0", make_gather);
+const register_template reg_gather_backward("gather_backward", "gather_backward",
+                                            "data4x3 idx2x2 axis=1", make_gather_backward);
+
+// The gradient check of <family>_backward (slice_backward, gather_backward) against finite
+// differences of the forward make(c, rng) on every case of the family: the backward call is the
+// forward's with dy (shaped like y) in place of x, its other inputs (gather's indices) kept, and
+// dx (shaped like x) as its output.
+void check_backward_gradient(const std::string& family, int32_t backward_kind,
+                             const case_call_fn& make) {
+  for (const case_line& c : load_cases(family)) {
+    value_rng rng(family + " grad " + c.text);
+    gradient_check g;
+    g.name = family + "_backward";
+    g.case_text = c.text;
+    g.forward = make(c, rng);
+    g.backward = [backward_kind](const call_spec& f, const auto&, const auto& r) {
+      call_spec b = f;
+      b.kind = backward_kind;
+      b.inputs[0] = tensor(f.outputs[0].shape, r[0]);
+      b.outputs = {tensor(f.inputs[0].shape)};
+      return b;
+    };
+    g.wrt = {{0, 0}};
+    check_gradient(g);
+  }
+}
 
 }  // namespace
 
@@ -233,7 +244,7 @@ TEST_CASE("concat: split is its gradient") {
       p.axis = axis;
       std::vector<tensor_spec> outs;
       for (const tensor_spec& x : f.inputs) outs.push_back(tensor(x.shape));
-      return op_call(NNP_OP_SPLIT, p, {tensor(f.outputs[0].shape, r[0])}, std::move(outs));
+      return make_spec(NNP_OP_SPLIT, p, {tensor(f.outputs[0].shape, r[0])}, std::move(outs));
     };
     for (size_t i = 0; i < g.forward.inputs.size(); ++i)
       g.wrt.push_back({static_cast<int>(i), static_cast<int>(i)});
@@ -242,41 +253,11 @@ TEST_CASE("concat: split is its gradient") {
 }
 
 TEST_CASE("slice_backward: gradient of slice") {
-  for (const case_line& c : load_cases("slice")) {
-    value_rng rng("slice grad " + c.text);
-    gradient_check g;
-    g.name = "slice_backward";
-    g.case_text = c.text;
-    g.forward = make_slice(c, rng);
-    g.backward = [](const call_spec& f, const auto&, const auto& r) {
-      call_spec b = f;
-      b.kind = NNP_OP_SLICE_BACKWARD;
-      b.inputs = {tensor(f.outputs[0].shape, r[0])};
-      b.outputs = {tensor(f.inputs[0].shape)};
-      return b;
-    };
-    g.wrt = {{0, 0}};
-    check_gradient(g);
-  }
+  check_backward_gradient("slice", NNP_OP_SLICE_BACKWARD, make_slice);
 }
 
 TEST_CASE("gather_backward: gradient of gather") {
-  for (const case_line& c : load_cases("gather")) {
-    value_rng rng("gather grad " + c.text);
-    gradient_check g;
-    g.name = "gather_backward";
-    g.case_text = c.text;
-    g.forward = make_gather(c, rng);
-    g.backward = [](const call_spec& f, const auto&, const auto& r) {
-      call_spec b = f;
-      b.kind = NNP_OP_GATHER_BACKWARD;
-      b.inputs = {tensor(f.outputs[0].shape, r[0]), f.inputs[1]};
-      b.outputs = {tensor(f.inputs[0].shape)};
-      return b;
-    };
-    g.wrt = {{0, 0}};
-    check_gradient(g);
-  }
+  check_backward_gradient("gather", NNP_OP_GATHER_BACKWARD, make_gather);
 }
 
 // ONNX's own examples (onnx/docs/Operators.md), on every device.
@@ -285,61 +266,61 @@ TEST_CASE("data movement: ONNX examples as known answers") {
   {  // Slice: axes [0, 1], starts [1, 0], ends [2, 3], steps [1, 2] -> [[5, 7]]
     auto p = slice_params(parse_case("starts=1,0 ends=2,3 axes=0,1 steps=1,2"));
     check_known_answer("slice", "onnx slice",
-                       op_call(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({1, 2})}), {5, 7},
+                       make_spec(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({1, 2})}), {5, 7},
                        0);
   }
   {  // Slice with a negative end and an end past the dim: starts [0, 1], ends [-1, 1000]
     auto p = slice_params(parse_case("starts=0,1 ends=-1,1000"));
     check_known_answer("slice", "onnx slice_start_out_of_bounds / neg end",
-                       op_call(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({1, 3})}), {2, 3, 4},
-                       0);
+                       make_spec(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({1, 3})}),
+                       {2, 3, 4}, 0);
   }
   {  // Negative step to INT64_MIN: the whole axis reversed
     auto p = slice_params(parse_case("starts=-1 ends=min axes=1 steps=-1"));
     check_known_answer("slice", "reverse with INT64_MIN end",
-                       op_call(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({2, 4})}),
+                       make_spec(NNP_OP_SLICE, p, {tensor({2, 4}, d24)}, {tensor({2, 4})}),
                        {4, 3, 2, 1, 8, 7, 6, 5}, 0);
   }
   {  // Negative step with a stride: starts [INT64_MAX] (clamped to d-1), steps [-3]
     auto p = slice_params(parse_case("starts=max ends=min axes=-1 steps=-3"));
     check_known_answer(
         "slice", "stride -3 from INT64_MAX",
-        op_call(NNP_OP_SLICE, p, {tensor({1, 7}, {0, 1, 2, 3, 4, 5, 6})}, {tensor({1, 3})}),
+        make_spec(NNP_OP_SLICE, p, {tensor({1, 7}, {0, 1, 2, 3, 4, 5, 6})}, {tensor({1, 3})}),
         {6, 3, 0}, 0);
   }
   {  // slice_backward scatters dy into zeros
     auto p = slice_params(parse_case("starts=1,0 ends=2,3 axes=0,1 steps=1,2"));
     check_known_answer(
         "slice_backward", "onnx slice backward",
-        op_call(NNP_OP_SLICE_BACKWARD, p, {tensor({1, 2}, {10, 20})}, {tensor({2, 4})}),
+        make_spec(NNP_OP_SLICE_BACKWARD, p, {tensor({1, 2}, {10, 20})}, {tensor({2, 4})}),
         {0, 0, 0, 0, 10, 0, 20, 0}, 0);
   }
   {  // Gather axis 0: data [[1, 1.2], [2.3, 3.4], [4.5, 5.7]], indices [[0, 1], [1, 2]]
     auto p = make_params<nnp_gather_params>();
     check_known_answer("gather", "onnx gather_0",
-                       op_call(NNP_OP_GATHER, p,
-                               {tensor({3, 2}, {1, 1.2, 2.3, 3.4, 4.5, 5.7}),
-                                int_tensor(dtype_id::i64, {2, 2}, {0, 1, 1, 2})},
-                               {tensor({2, 2, 2})}),
+                       make_spec(NNP_OP_GATHER, p,
+                                 {tensor({3, 2}, {1, 1.2, 2.3, 3.4, 4.5, 5.7}),
+                                  int_tensor(dtype_id::i64, {2, 2}, {0, 1, 1, 2})},
+                                 {tensor({2, 2, 2})}),
                        {1, 1.2, 2.3, 3.4, 2.3, 3.4, 4.5, 5.7}, 1e-14);
   }
   {  // Gather axis 1 with a negative index: data 3x3, indices [[0, 2]] and [-1]
     auto p = make_params<nnp_gather_params>();
     p.axis = 1;
     check_known_answer("gather", "onnx gather_1 / negative index",
-                       op_call(NNP_OP_GATHER, p,
-                               {tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
-                                int_tensor(dtype_id::i64, {1, 2}, {0, -1})},
-                               {tensor({3, 1, 2})}),
+                       make_spec(NNP_OP_GATHER, p,
+                                 {tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                                  int_tensor(dtype_id::i64, {1, 2}, {0, -1})},
+                                 {tensor({3, 1, 2})}),
                        {1, 3, 4, 6, 7, 9}, 0);
   }
   {  // gather_backward adds repeated indices: rows 0 and 2 of dx, row 2 twice
     auto p = make_params<nnp_gather_params>();
     check_known_answer(
         "gather_backward", "repeated indices add",
-        op_call(NNP_OP_GATHER_BACKWARD, p,
-                {tensor({3, 2}, {1, 2, 3, 4, 5, 6}), int_tensor(dtype_id::i64, {3}, {2, 0, -1})},
-                {tensor({3, 2})}),
+        make_spec(NNP_OP_GATHER_BACKWARD, p,
+                  {tensor({3, 2}, {1, 2, 3, 4, 5, 6}), int_tensor(dtype_id::i64, {3}, {2, 0, -1})},
+                  {tensor({3, 2})}),
         {3, 4, 0, 0, 6, 8}, 0);
   }
   {  // Concat of three along axis 1
@@ -347,17 +328,17 @@ TEST_CASE("data movement: ONNX examples as known answers") {
     p.axis = -1;
     check_known_answer(
         "concat", "concat axis -1",
-        op_call(NNP_OP_CONCAT, p,
-                {tensor({2, 1}, {1, 2}), tensor({2, 2}, {3, 4, 5, 6}), tensor({2, 0})},
-                {tensor({2, 3})}),
+        make_spec(NNP_OP_CONCAT, p,
+                  {tensor({2, 1}, {1, 2}), tensor({2, 2}, {3, 4, 5, 6}), tensor({2, 0})},
+                  {tensor({2, 3})}),
         {1, 3, 4, 2, 5, 6}, 0);
   }
   {  // Split num_outputs = 4 of 7 elements: [1, 2], [3, 4], [5, 6], [7] (ONNX split_1d_uneven)
     auto p = make_params<nnp_split_params>();
     p.num_outputs = 4;
     check_known_outputs("split_known", "onnx split uneven",
-                        op_call(NNP_OP_SPLIT, p, {tensor({7}, {1, 2, 3, 4, 5, 6, 7})},
-                                {tensor({2}), tensor({2}), tensor({2}), tensor({1})}),
+                        make_spec(NNP_OP_SPLIT, p, {tensor({7}, {1, 2, 3, 4, 5, 6, 7})},
+                                  {tensor({2}), tensor({2}), tensor({2}), tensor({1})}),
                         {{1, 2}, {3, 4}, {5, 6}, {7}}, {dtype_id::f32},
                         [](dtype_id) { return 0.0; });
   }
@@ -366,10 +347,10 @@ TEST_CASE("data movement: ONNX examples as known answers") {
 TEST_CASE("gather: out-of-range indices fail on backends that check") {
   for (int64_t bad : {int64_t{3}, int64_t{-4}, std::numeric_limits<int64_t>::max()}) {
     auto p = make_params<nnp_gather_params>();
-    const call_spec fwd = op_call(NNP_OP_GATHER, p,
-                                  {tensor({3, 2}, {1, 2, 3, 4, 5, 6}),
-                                   int_tensor(dtype_id::i64, {2}, {0, static_cast<double>(bad)})},
-                                  {tensor({2, 2})});
+    const call_spec fwd = make_spec(NNP_OP_GATHER, p,
+                                    {tensor({3, 2}, {1, 2, 3, 4, 5, 6}),
+                                     int_tensor(dtype_id::i64, {2}, {0, static_cast<double>(bad)})},
+                                    {tensor({2, 2})});
     call_spec bwd = fwd;
     bwd.kind = NNP_OP_GATHER_BACKWARD;
     bwd.inputs[0] = tensor({2, 2}, {1, 2, 3, 4});
@@ -406,7 +387,7 @@ TEST_CASE("concat and split: variadic counts") {
     }
     auto p = make_params<nnp_concat_params>();
     return std::make_pair(
-        op_call(NNP_OP_CONCAT, p, std::move(in), {tensor({static_cast<int64_t>(n), 2})}), want);
+        make_spec(NNP_OP_CONCAT, p, std::move(in), {tensor({static_cast<int64_t>(n), 2})}), want);
   };
   const auto [call64, want64] = concat_of(NNP_MAX_VARIADIC);
   check_known_answer("concat", "64 inputs", call64, want64, 0);
@@ -416,32 +397,32 @@ TEST_CASE("concat and split: variadic counts") {
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("n_inputs: expected 1..64, got 65") != std::string::npos);
   auto p = make_params<nnp_concat_params>();
-  r = run_op(ref, op_call(NNP_OP_CONCAT, p, {}, {tensor({0, 2})}), dtype_id::f32);
+  r = run_op(ref, make_spec(NNP_OP_CONCAT, p, {}, {tensor({0, 2})}), dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("n_inputs: expected 1..64, got 0") != std::string::npos);
   // The third input has the wrong trailing dim: named inputs[2] (xs[2]).
-  r = run_op(
-      ref,
-      op_call(NNP_OP_CONCAT, p, {tensor({1, 2}), tensor({1, 2}), tensor({1, 3})}, {tensor({3, 2})}),
-      dtype_id::f32);
+  r = run_op(ref,
+             make_spec(NNP_OP_CONCAT, p, {tensor({1, 2}), tensor({1, 2}), tensor({1, 3})},
+                       {tensor({3, 2})}),
+             dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("inputs[2] (xs[2])") != std::string::npos);
   // split: the outputs' extents must add up to x's.
   auto sp = make_params<nnp_split_params>();
-  r = run_op(ref, op_call(NNP_OP_SPLIT, sp, {tensor({5, 2})}, {tensor({2, 2}), tensor({2, 2})}),
+  r = run_op(ref, make_spec(NNP_OP_SPLIT, sp, {tensor({5, 2})}, {tensor({2, 2}), tensor({2, 2})}),
              dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("add up to 5") != std::string::npos);
   // Outputs of split must not overlap each other.
-  r = run_op(ref, op_call(NNP_OP_SPLIT, sp, {tensor({4, 2})}, {tensor({2, 2}), tensor({2, 2})}),
+  r = run_op(ref, make_spec(NNP_OP_SPLIT, sp, {tensor({4, 2})}, {tensor({2, 2}), tensor({2, 2})}),
              dtype_id::f32, nullptr, [](raw_call& raw) { raw.out[1].data = raw.out[0].data; });
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("overlaps") != std::string::npos);
   // num_outputs that cannot give a non-negative last chunk (5 into 4: 2, 2, 2, -1).
   sp.num_outputs = 4;
   r = run_op(ref,
-             op_call(NNP_OP_SPLIT, sp, {tensor({5})},
-                     {tensor({2}), tensor({2}), tensor({2}), tensor({0})}),
+             make_spec(NNP_OP_SPLIT, sp, {tensor({5})},
+                       {tensor({2}), tensor({2}), tensor({2}), tensor({0})}),
              dtype_id::f32);
   CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(r.message.find("params->num_outputs") != std::string::npos);
@@ -460,7 +441,7 @@ TEST_CASE("slice: params errors name the field") {
     CAPTURE(b.text);
     const auto p = slice_params(parse_case(b.text));
     const run_result r =
-        run_op(ref, op_call(NNP_OP_SLICE, p, {tensor({3, 4})}, {tensor({1, 4})}), dtype_id::f32);
+        run_op(ref, make_spec(NNP_OP_SLICE, p, {tensor({3, 4})}, {tensor({1, 4})}), dtype_id::f32);
     CHECK(r.status == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(r.message.find(b.field) != std::string::npos);
   }

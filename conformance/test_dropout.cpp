@@ -27,14 +27,14 @@ nnp_dropout_params dr_params(const case_line& c) {
 call_spec dr_forward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
                      std::vector<double> x, bool mask, bool inplace) {
   call_spec call =
-      op_call(NNP_OP_DROPOUT_FORWARD, p, {tensor(shape, std::move(x))},
+      make_spec(NNP_OP_DROPOUT_FORWARD, p, {tensor(shape, std::move(x))},
               {tensor(shape), mask ? int_tensor(dtype_id::u8, shape) : absent_tensor()});
   if (inplace) call.outputs[0].alias_of = 0;
   return call;
 }
 call_spec dr_backward(const nnp_dropout_params& p, const std::vector<int64_t>& shape,
                       std::vector<double> dy, bool inplace) {
-  return same_shape_call(NNP_OP_DROPOUT_BACKWARD, p, shape, {std::move(dy)}, inplace ? 0 : -1);
+  return same_shape_spec(NNP_OP_DROPOUT_BACKWARD, p, shape, {std::move(dy)}, inplace ? 0 : -1);
 }
 
 const register_template reg_fwd("dropout_forward", [] {

@@ -32,6 +32,20 @@ std::vector<int64_t> broadcast(std::vector<std::vector<int64_t>> shapes) {
   return out;
 }
 
+// The binary call p on a and b (broadcast); inplace=a|b: the output aliases that operand when it
+// has the output's shape.
+call_spec binary_call(const case_line& c, const nnp_binary_params& p, const std::vector<int64_t>& a,
+                      std::vector<double> a_data, const std::vector<int64_t>& b,
+                      std::vector<double> b_data) {
+  call_spec call =
+      make_spec(NNP_OP_BINARY, p, {tensor(a, std::move(a_data)), tensor(b, std::move(b_data))},
+                {tensor(broadcast({a, b}))});
+  const std::string inplace = c.s("inplace", "");
+  if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
+  if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
+  return call;
+}
+
 // binary: a=SHAPE b=SHAPE op=add|sub|mul|div inplace=a|b
 call_spec make_binary(const case_line& c, value_rng& rng) {
   static const std::map<std::string, int32_t> ops{{"add", NNP_BINARY_ADD},
@@ -43,22 +57,16 @@ call_spec make_binary(const case_line& c, value_rng& rng) {
   p.op = it == ops.end() ? NNP_BINARY_UNDEFINED : it->second;
   const auto a = c.dims("a", {3, 4}), b = c.dims("b", {3, 4});
   auto a_data = rng.uniform_vec(numel(a));
-  call_spec call = op_call(NNP_OP_BINARY, p,
-                           {tensor(a, std::move(a_data)),
-                            tensor(b, p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2)
-                                                             : rng.uniform_vec(numel(b)))},
-                           {tensor(broadcast({a, b}))});
-  const std::string inplace = c.s("inplace", "");
-  if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
-  if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
-  return call;
+  return binary_call(
+      c, p, a, std::move(a_data), b,
+      p.op == NNP_BINARY_DIV ? rng.away_from_zero(numel(b), 0.25, 2) : rng.uniform_vec(numel(b)));
 }
 
 call_spec make_scale(const case_line& c, value_rng& rng) {
   auto p = make_params<nnp_scale_params>();
   p.alpha = c.d("alpha", 2.0);
   const auto x = c.dims("x", {3, 5});
-  return same_shape_call(NNP_OP_SCALE, p, x, {rng.uniform_vec(numel(x))},
+  return same_shape_spec(NNP_OP_SCALE, p, x, {rng.uniform_vec(numel(x))},
                          c.i("inplace", 0) ? 0 : -1);
 }
 
@@ -71,20 +79,20 @@ call_spec make_clip(const case_line& c, value_rng& rng) {
   p.has_max = c.has("max") ? 1 : 0;
   p.max = c.d("max", 0.0);
   const auto x = c.dims("x", {3, 5});
-  return same_shape_call(NNP_OP_CLIP, p, x, {rng.uniform_vec(numel(x))},
+  return same_shape_spec(NNP_OP_CLIP, p, x, {rng.uniform_vec(numel(x))},
                          c.i("inplace", 0) ? 0 : -1);
 }
 
 call_spec make_fill(const case_line& c) {
   auto p = make_params<nnp_fill_params>();
   p.value = c.d("value", 1.0);
-  return op_call(NNP_OP_FILL, p, {}, {tensor(c.dims("x", {3, 5}))});
+  return make_spec(NNP_OP_FILL, p, {}, {tensor(c.dims("x", {3, 5}))});
 }
 
 // copy: x=SHAPE xstrides=a,b,.. ystrides=a,b,.. (strides in elements; default compact)
 call_spec make_copy(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {3, 5});
-  call_spec call = op_call(NNP_OP_COPY, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(x)});
+  call_spec call = make_spec(NNP_OP_COPY, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(x)});
   call.inputs[0].strides = c.list("xstrides");
   call.outputs[0].strides = c.list("ystrides");
   return call;
@@ -102,7 +110,7 @@ call_spec make_transpose(const case_line& c, value_rng& rng) {
                     ? x[static_cast<size_t>(perm[i])]
                     : 1);
   }
-  return op_call(NNP_OP_TRANSPOSE, p, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(y)});
+  return make_spec(NNP_OP_TRANSPOSE, p, {tensor(x, rng.uniform_vec(numel(x)))}, {tensor(y)});
 }
 
 dtype_id dtype_by_name(const std::string& s) {
@@ -118,34 +126,17 @@ call_spec make_cast(const case_line& c, value_rng& rng) {
   tensor_spec y = tensor(x);
   y.follows_case_dtype = false;
   y.dtype = dtype_by_name(c.s("to", "f32"));
-  return op_call(NNP_OP_CAST, {tensor(x, rng.uniform_vec(numel(x), -300, 300))}, {y});
+  return make_spec(NNP_OP_CAST, {tensor(x, rng.uniform_vec(numel(x), -300, 300))}, {y});
 }
 
-const register_template reg_binary("binary", [] {
-  value_rng rng("template binary");
-  return make_binary(parse_case("a2x3x4 b3x1 op=mul"), rng);
-});
-const register_template reg_scale("scale", [] {
-  value_rng rng("template scale");
-  return make_scale(parse_case("x3x5 alpha=3"), rng);
-});
-const register_template reg_clip("clip", [] {
-  value_rng rng("template clip");
-  return make_clip(parse_case("x3x5 min=-0.5 max=0.5"), rng);
-});
+const register_template reg_binary("binary", "binary", "a2x3x4 b3x1 op=mul", make_binary);
+const register_template reg_scale("scale", "scale", "x3x5 alpha=3", make_scale);
+const register_template reg_clip("clip", "clip", "x3x5 min=-0.5 max=0.5", make_clip);
 const register_template reg_fill("fill", [] { return make_fill(parse_case("x3x5 value=2")); });
-const register_template reg_copy("copy", [] {
-  value_rng rng("template copy");
-  return make_copy(parse_case("x3x5"), rng);
-});
-const register_template reg_transpose("transpose", [] {
-  value_rng rng("template transpose");
-  return make_transpose(parse_case("x2x3x4 perm=2,0,1"), rng);
-});
-const register_template reg_cast("cast", [] {
-  value_rng rng("template cast");
-  return make_cast(parse_case("x3x5 to=f64"), rng);
-});
+const register_template reg_copy("copy", "copy", "x3x5", make_copy);
+const register_template reg_transpose("transpose", "transpose", "x2x3x4 perm=2,0,1",
+                                      make_transpose);
+const register_template reg_cast("cast", "cast", "x3x5 to=f64", make_cast);
 
 // Output 0 of `call` in dtype dt must be exactly `want` on every device that supports it (the
 // reference included); a failed run is a failure. Reported as `op`, case `name`, in dt.
@@ -217,9 +208,9 @@ TEST_CASE("cast: float16 and bfloat16 known answers") {
   const int64_t n = static_cast<int64_t>(in.size());
   for (const known_case& k : known) {
     // float32 -> k.to (the input follows the case dtype, float32), then k.to -> float32.
-    const call_spec down = op_call(NNP_OP_CAST, {tensor({n}, in)}, {int_tensor(k.to, {n})});
+    const call_spec down = make_spec(NNP_OP_CAST, {tensor({n}, in)}, {int_tensor(k.to, {n})});
     const call_spec up =
-        op_call(NNP_OP_CAST, {tensor({n}, k.out)}, {int_tensor(dtype_id::f32, {n})});
+        make_spec(NNP_OP_CAST, {tensor({n}, k.out)}, {int_tensor(dtype_id::f32, {n})});
     const std::vector<std::pair<const call_spec*, dtype_id>> calls{{&down, dtype_id::f32},
                                                                    {&up, k.to}};
     for (const auto& [call, dt] : calls) {
@@ -268,15 +259,8 @@ std::vector<double> unary_x(int32_t op, int64_t n, value_rng& rng) {
   }
 }
 
-call_spec unary_fwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
-                    std::vector<double> x, bool inplace) {
-  return same_shape_call(NNP_OP_UNARY_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
-}
-call_spec unary_bwd(const nnp_unary_params& p, const std::vector<int64_t>& shape,
-                    std::vector<double> x, std::vector<double> dy, bool inplace) {
-  return same_shape_call(NNP_OP_UNARY_BACKWARD, p, shape, {std::move(x), std::move(dy)},
-                         inplace ? 1 : -1);
-}
+// unary.backward takes x (dx = f'(x) * dy).
+constexpr same_shape_ops<nnp_unary_params> unary{NNP_OP_UNARY_FORWARD, NNP_OP_UNARY_BACKWARD};
 
 // ---- pow -----------------------------------------------------------------------------------
 
@@ -291,13 +275,7 @@ call_spec make_pow(const case_line& c, value_rng& rng) {
       intexp ? rng.uniform_vec(numel(a), -2, 2) : rng.uniform_vec(numel(a), 0.1, 3);
   std::vector<double> expo(static_cast<size_t>(numel(b)));
   for (double& e : expo) e = intexp ? double(rng.integer(-3, 3)) : rng.uniform(-2.5, 2.5);
-  call_spec call =
-      op_call(NNP_OP_BINARY, p, {tensor(a, std::move(base)), tensor(b, std::move(expo))},
-              {tensor(broadcast({a, b}))});
-  const std::string inplace = c.s("inplace", "");
-  if (inplace == "a" && call.outputs[0].shape == a) call.outputs[0].alias_of = 0;
-  if (inplace == "b" && call.outputs[0].shape == b) call.outputs[0].alias_of = 1;
-  return call;
+  return binary_call(c, p, a, std::move(base), b, std::move(expo));
 }
 
 // ---- where ---------------------------------------------------------------------------------
@@ -307,30 +285,22 @@ call_spec make_where(const case_line& c, value_rng& rng) {
   std::vector<double> cond(static_cast<size_t>(numel(cs)));
   for (double& v : cond) v = rng.integer(0, 1) ? double(rng.integer(1, 255)) : 0.0;
   call_spec call =
-      op_call(NNP_OP_WHERE,
-              {int_tensor(dtype_id::u8, cs, std::move(cond)),
-               tensor(xs, rng.uniform_vec(numel(xs))), tensor(ys, rng.uniform_vec(numel(ys)))},
-              {tensor(broadcast({cs, xs, ys}))});
+      make_spec(NNP_OP_WHERE,
+                {int_tensor(dtype_id::u8, cs, std::move(cond)),
+                 tensor(xs, rng.uniform_vec(numel(xs))), tensor(ys, rng.uniform_vec(numel(ys)))},
+                {tensor(broadcast({cs, xs, ys}))});
   const std::string inplace = c.s("inplace", "");
   if (inplace == "x" && call.outputs[0].shape == xs) call.outputs[0].alias_of = 1;
   if (inplace == "y" && call.outputs[0].shape == ys) call.outputs[0].alias_of = 2;
   return call;
 }
 
-const register_template reg_unary_fwd("unary_forward", [] {
-  value_rng rng("template unary");
-  return unary_fwd(unary_params(parse_case("fn=sin")), {3, 5}, rng.uniform_vec(15), false);
-});
-const register_template reg_unary_bwd("unary_backward", [] {
-  value_rng rng("template unary bwd");
-  return unary_bwd(unary_params(parse_case("fn=exp")), {3, 5}, rng.uniform_vec(15),
-                   rng.uniform_vec(15), false);
-});
-const register_template reg_where("where", [] {
-  value_rng rng("template where");
-  // condition has the output's rank (the error tests drop its leading dimension).
-  return make_where(parse_case("c2x3x4 x3x4 y3x1"), rng);
-});
+const register_template reg_unary_fwd("unary_forward", "unary", "fn=sin",
+                                      forward_template_of(unary, unary_params, {3, 5}));
+const register_template reg_unary_bwd("unary_backward", "unary bwd", "fn=exp",
+                                      backward_template_of(unary, unary_params, {3, 5}));
+// condition has the output's rank (the error tests drop its leading dimension).
+const register_template reg_where("where", "where", "c2x3x4 x3x4 y3x1", make_where);
 
 }  // namespace
 
@@ -339,21 +309,20 @@ TEST_CASE("unary_forward") {
       "unary_forward", "unary", "unary_fwd", [](const case_line& c, value_rng& rng) {
         const auto p = unary_params(c);
         const auto shape = c.dims("x", {4, 8});
-        return unary_fwd(p, shape, unary_x(p.op, numel(shape), rng), c.i("inplace", 0) != 0);
+        return unary.forward(p, shape, unary_x(p.op, numel(shape), rng), c.i("inplace", 0) != 0);
       });
 }
 
 TEST_CASE("unary_backward") {
-  check_numerics_cases("unary_backward", "unary", "unary_bwd",
-                       [](const case_line& c, value_rng& rng) {
-                         auto p = unary_params(c);
-                         if (!has_backward(p.op))
-                           p.op = NNP_UNARY_NEG;  // floor / ceil: none (tested below)
-                         const auto shape = c.dims("x", {4, 8});
-                         auto x = unary_x(p.op, numel(shape), rng);
-                         return unary_bwd(p, shape, std::move(x), rng.uniform_vec(numel(shape)),
-                                          c.i("inplace", 0) != 0);
-                       });
+  check_numerics_cases(
+      "unary_backward", "unary", "unary_bwd", [](const case_line& c, value_rng& rng) {
+        auto p = unary_params(c);
+        if (!has_backward(p.op)) p.op = NNP_UNARY_NEG;  // floor / ceil: none (tested below)
+        const auto shape = c.dims("x", {4, 8});
+        auto x = unary_x(p.op, numel(shape), rng);
+        return unary.backward(p, shape, std::move(x), rng.uniform_vec(numel(shape)),
+                              c.i("inplace", 0) != 0);
+      });
 }
 
 TEST_CASE("gradient unary") {
@@ -365,9 +334,9 @@ TEST_CASE("gradient unary") {
     gradient_check g;
     g.name = "unary_backward";
     g.case_text = c.text;
-    g.forward = unary_fwd(p, shape, unary_x(p.op, numel(shape), rng), false);
+    g.forward = unary.forward(p, shape, unary_x(p.op, numel(shape), rng), false);
     g.backward = [p, shape](const call_spec& f, const auto&, const auto& r) {
-      return unary_bwd(p, shape, f.inputs[0].data, r[0], false);
+      return unary.backward(p, shape, f.inputs[0].data, r[0], false);
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
@@ -398,7 +367,7 @@ TEST_CASE("unary: known answers") {
   for (const known_case& k : known) {
     const auto n = static_cast<int64_t>(k.x.size());
     const call_spec call =
-        unary_fwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x, false);
+        unary.forward(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x, false);
     check_known_answer("unary", k.fn, call, k.y, 0);  // bit-exactly (NaN, inf, -0 included)
   }
   // Derivatives at the edges: abs'(0) = 0 (documented), sqrt'(0) = inf, log'(0) = inf,
@@ -410,8 +379,8 @@ TEST_CASE("unary: known answers") {
   };
   for (const known_case& k : grads) {
     const auto n = static_cast<int64_t>(k.x.size());
-    const call_spec call = unary_bwd(unary_params(parse_case(std::string("fn=") + k.fn)), {n}, k.x,
-                                     std::vector<double>(k.x.size(), 1.0), false);
+    const call_spec call = unary.backward(unary_params(parse_case(std::string("fn=") + k.fn)), {n},
+                                          k.x, std::vector<double>(k.x.size(), 1.0), false);
     check_known_answer("unary_backward", k.fn, call, k.y, 0);
   }
 }
@@ -463,19 +432,10 @@ TEST_CASE("where: known answers") {
 
 // Output shapes as literals, on every device.
 TEST_CASE("where: output shapes (known answers)") {
-  struct known_case {
-    const char* text;
-    std::vector<int64_t> y;
-  };
-  const std::vector<known_case> known{
+  const std::vector<known_shape> known{
       {"c2x1x4 x3x4 y2x3x1", {2, 3, 4}},
       {"c=scalar x5 y2x1", {2, 5}},
       {"c4x1x1 x1x3x1 y1x1x2", {4, 3, 2}},
   };
-  for (const known_case& k : known) {
-    value_rng rng("known shape");
-    call_spec call = make_where(parse_case(k.text), rng);
-    call.outputs[0].shape = k.y;
-    check_output_shape("where_out_shape", k.text, call);
-  }
+  check_output_shapes("where_out_shape", known, make_where);
 }

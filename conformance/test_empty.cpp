@@ -41,10 +41,10 @@ TEST_CASE("empty tensors: softmax with a huge dimension") {
       const std::string text =
           "x[2^62, 0] axis" + std::to_string(axis) + " log" + std::to_string(log);
       check_empty("softmax_forward", text,
-                  op_call(NNP_OP_SOFTMAX_FORWARD, p, {tensor({kHuge, 0})}, {tensor({kHuge, 0})}),
+                  make_spec(NNP_OP_SOFTMAX_FORWARD, p, {tensor({kHuge, 0})}, {tensor({kHuge, 0})}),
                   {{}});
       check_empty("softmax_backward", text,
-                  op_call(NNP_OP_SOFTMAX_BACKWARD, p, {tensor({kHuge, 0}), tensor({kHuge, 0})},
+                  make_spec(NNP_OP_SOFTMAX_BACKWARD, p, {tensor({kHuge, 0}), tensor({kHuge, 0})},
                           {tensor({kHuge, 0})}),
                   {{}});
     }
@@ -55,19 +55,19 @@ TEST_CASE("empty tensors: layer norm with a huge dimension") {
   p.epsilon = 1e-5;
   p.axis = -1;  // outer [2^62], nothing normalised: y empty, no statistics asked for
   check_empty("layer_norm_forward", "x[2^62, 0] axis-1",
-              op_call(NNP_OP_LAYER_NORM_FORWARD, p, {tensor({kHuge, 0}), tensor({0}), tensor({0})},
+              make_spec(NNP_OP_LAYER_NORM_FORWARD, p, {tensor({kHuge, 0}), tensor({0}), tensor({0})},
                       {tensor({kHuge, 0}), absent_tensor(), absent_tensor()}),
               {{}});
   p.axis = 0;
   check_empty("layer_norm_backward", "x[0, 3] axis0 (dscale = dbias = 0)",
-              op_call(NNP_OP_LAYER_NORM_BACKWARD, p,
+              make_spec(NNP_OP_LAYER_NORM_BACKWARD, p,
                       {tensor({0, 3}), tensor({0, 3}), tensor({0, 3}), tensor({1, 1}, {0.0}),
                        tensor({1, 1}, {1.0})},
                       {tensor({0, 3}), tensor({0, 3}), tensor({0, 3})}),
               {{}, {}, {}});
   p.axis = 1;
   check_empty("layer_norm_backward", "x[0, 3] axis1",
-              op_call(NNP_OP_LAYER_NORM_BACKWARD, p,
+              make_spec(NNP_OP_LAYER_NORM_BACKWARD, p,
                       {tensor({0, 3}), tensor({0, 3}), tensor({3}, {1, 1, 1}), tensor({0, 1}),
                        tensor({0, 1})},
                       {tensor({0, 3}), tensor({3}), tensor({3})}),
@@ -77,13 +77,13 @@ TEST_CASE("empty tensors: layer norm with a huge dimension") {
 TEST_CASE("empty tensors: convolution bias gradients with a huge dimension") {
   // dy [2^40, 3, 0, 0]: db = 0 without visiting 2^40 empty images
   check_empty("conv2d_backward_bias", "dy[2^40, 3, 0, 0]",
-              op_call(NNP_OP_CONV2D_BACKWARD_BIAS, {tensor({kBig, 3, 0, 0})}, {tensor({3})}),
+              make_spec(NNP_OP_CONV2D_BACKWARD_BIAS, {tensor({kBig, 3, 0, 0})}, {tensor({3})}),
               {{0, 0, 0}});
   check_empty("conv_backward_bias", "dy[2^40, 3, 0]",
-              op_call(NNP_OP_CONV_BACKWARD_BIAS, {tensor({kBig, 3, 0})}, {tensor({3})}),
+              make_spec(NNP_OP_CONV_BACKWARD_BIAS, {tensor({kBig, 3, 0})}, {tensor({3})}),
               {{0, 0, 0}});
   check_empty("conv_backward_bias", "dy[0, 3, 2^40]",
-              op_call(NNP_OP_CONV_BACKWARD_BIAS, {tensor({0, 3, kBig})}, {tensor({3})}),
+              make_spec(NNP_OP_CONV_BACKWARD_BIAS, {tensor({0, 3, kBig})}, {tensor({3})}),
               {{0, 0, 0}});
 }
 
@@ -101,13 +101,13 @@ TEST_CASE("empty tensors: softmax cross-entropy over a huge class dimension") {
           none ? std::vector<double>{} : std::vector<double>{red == NNP_REDUCTION_SUM ? 0 : kNaN};
       const std::string t = text + " reduction" + std::to_string(red);
       check_empty("softmax_cross_entropy_forward", t,
-                  op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD, p,
+                  make_spec(NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD, p,
                           {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
                           {tensor(loss_shape), tensor({0, classes})}),
                   {loss, {}});
       check_empty(
           "softmax_cross_entropy_backward", t,
-          op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, p,
+          make_spec(NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, p,
                   {tensor({0, classes}), int_tensor(dtype_id::i64, {0}),
                    tensor(loss_shape, none ? std::vector<double>{} : std::vector<double>{1})},
                   {tensor({0, classes})}),
@@ -115,7 +115,7 @@ TEST_CASE("empty tensors: softmax cross-entropy over a huge class dimension") {
       auto q = make_params<nnp_softmax_cross_entropy_loss_params>();
       q.reduction = red;
       check_empty("softmax_cross_entropy_loss_forward", t,
-                  op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, q,
+                  make_spec(NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, q,
                           {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
                           {tensor(loss_shape), tensor({0, classes})}),
                   {loss, {}});
@@ -132,7 +132,7 @@ TEST_CASE("empty tensors: batch norm backward and reductions over no elements") 
        {std::vector<int64_t>{0, 2}, std::vector<int64_t>{0, 2, kBig, 1},
         std::vector<int64_t>{3, 2, kBig, 0}}) {
     check_empty("batch_norm_backward", "x" + shape_str(x),
-                op_call(NNP_OP_BATCH_NORM_BACKWARD, p,
+                make_spec(NNP_OP_BATCH_NORM_BACKWARD, p,
                         {tensor(x), tensor(x), tensor({2}, {1, 1}), tensor({2}, {0, 0}),
                          tensor({2}, {1, 1})},
                         {tensor(x), tensor({2}), tensor({2})}),
@@ -147,10 +147,10 @@ TEST_CASE("empty tensors: batch norm backward and reductions over no elements") 
     r.op = op;
     r.keepdims = 1;
     check_empty("reduce", "x[2^62, 0] op" + std::to_string(op),
-                op_call(NNP_OP_REDUCE, r, {tensor({kHuge, 0})}, {tensor({1, 1})}), {{want}});
+                make_spec(NNP_OP_REDUCE, r, {tensor({kHuge, 0})}, {tensor({1, 1})}), {{want}});
     r.n_axes = 1;  // along the huge axis only: y [1, 0] is empty
     check_empty("reduce", "x[2^62, 0] axes0 op" + std::to_string(op),
-                op_call(NNP_OP_REDUCE, r, {tensor({kHuge, 0})}, {tensor({1, 0})}), {{}});
+                make_spec(NNP_OP_REDUCE, r, {tensor({kHuge, 0})}, {tensor({1, 0})}), {{}});
   }
 }
 
@@ -159,13 +159,13 @@ TEST_CASE("empty tensors: statistics over no elements are NaN") {
   auto ln = make_params<nnp_layer_norm_params>();
   ln.epsilon = 1e-5;
   check_empty("layer_norm_forward", "x[2^62, 0] axis0",
-              op_call(NNP_OP_LAYER_NORM_FORWARD, ln,
+              make_spec(NNP_OP_LAYER_NORM_FORWARD, ln,
                       {tensor({kHuge, 0}), tensor({kHuge, 0}), tensor({kHuge, 0})},
                       {tensor({kHuge, 0}), tensor({1, 1}), tensor({1, 1})}),
               {{}, {kNaN}, {kNaN}});
   ln.axis = 1;
   check_empty("layer_norm_forward", "x[3, 0] axis1",
-              op_call(NNP_OP_LAYER_NORM_FORWARD, ln, {tensor({3, 0}), tensor({0}), absent_tensor()},
+              make_spec(NNP_OP_LAYER_NORM_FORWARD, ln, {tensor({3, 0}), tensor({0}), absent_tensor()},
                       {tensor({3, 0}), tensor({3, 1}), tensor({3, 1})}),
               {{}, {kNaN, kNaN, kNaN}, {kNaN, kNaN, kNaN}});
   // batch norm over M = 0 (an empty batch): NaN statistics and NaN running values
@@ -176,7 +176,7 @@ TEST_CASE("empty tensors: statistics over no elements are NaN") {
        {std::vector<int64_t>{0, 2}, std::vector<int64_t>{0, 2, kBig, 1},
         std::vector<int64_t>{3, 2, kBig, 0}})
     check_empty("batch_norm_forward_training", "x" + shape_str(x),
-                op_call(NNP_OP_BATCH_NORM_FORWARD_TRAINING, p,
+                make_spec(NNP_OP_BATCH_NORM_FORWARD_TRAINING, p,
                         {tensor(x), tensor({2}, {1, 1}), tensor({2}, {0, 0})},
                         {tensor(x), tensor({2}, {0.5, 0.5}), tensor({2}, {2, 2}), tensor({2}),
                          tensor({2})}),
@@ -200,7 +200,7 @@ TEST_CASE("empty tensors: pooling windows without input elements") {
     p.stride_h = p.stride_w = 1;
     p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 1;
     check_empty("pool2d_forward", "x[1, 1, 0, 0] " + text,
-                op_call(NNP_OP_POOL2D_FORWARD, p, {tensor({1, 1, 0, 0})}, {tensor({1, 1, 1, 1})}),
+                make_spec(NNP_OP_POOL2D_FORWARD, p, {tensor({1, 1, 0, 0})}, {tensor({1, 1, 1, 1})}),
                 {{want}});
     auto q = make_params<nnp_pool_params>();
     q.mode = mode;
@@ -209,7 +209,7 @@ TEST_CASE("empty tensors: pooling windows without input elements") {
     q.pads[0] = q.pads[1] = 1;
     check_empty(
         "pool_forward", "x[1, 1, 0] " + text,
-        op_call(NNP_OP_POOL_FORWARD, q, {tensor({1, 1, 0})},
+        make_spec(NNP_OP_POOL_FORWARD, q, {tensor({1, 1, 0})},
                 {tensor({1, 1, 1}),
                  mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 1, 1}) : absent_tensor()}),
         {{want}});

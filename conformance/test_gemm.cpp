@@ -39,18 +39,15 @@ call_spec make_gemm(const case_line& c, value_rng& rng) {
   if (cs == "m1") cshape = {M, 1};
   if (cs == "b1n") cshape = {batch, 1, N};
   call_spec call =
-      op_call(NNP_OP_GEMM, p,
-              {tensor(a, std::move(a_data)), tensor(b, std::move(b_data)),
-               cs == "none" ? absent_tensor() : tensor(cshape, rng.uniform_vec(numel(cshape)))},
-              {tensor(y)});
+      make_spec(NNP_OP_GEMM, p,
+                {tensor(a, std::move(a_data)), tensor(b, std::move(b_data)),
+                 cs == "none" ? absent_tensor() : tensor(cshape, rng.uniform_vec(numel(cshape)))},
+                {tensor(y)});
   if (c.i("inplace", 0) && cs != "none" && cshape == y) call.outputs[0].alias_of = 2;
   return call;
 }
 
-const register_template reg_gemm("gemm", [] {
-  value_rng rng("template gemm");
-  return make_gemm(parse_case("m3 n4 k5 c=mn beta=0.5"), rng);
-});
+const register_template reg_gemm("gemm", "gemm", "m3 n4 k5 c=mn beta=0.5", make_gemm);
 
 }  // namespace
 

@@ -66,14 +66,14 @@ std::vector<double> labels(const ce_setup& v, value_rng& rng) {
   return l;
 }
 call_spec ce_forward(const ce_setup& v, std::vector<double> logits, std::vector<double> lab) {
-  return op_call(
+  return make_spec(
       NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD, v.p,
       {tensor({v.n, v.c}, std::move(logits)), int_tensor(dtype_id::i64, {v.n}, std::move(lab))},
       {tensor(loss_shape(v)), v.log_prob ? tensor({v.n, v.c}) : absent_tensor()});
 }
 call_spec ce_backward(const ce_setup& v, std::vector<double> logits, std::vector<double> lab,
                       std::vector<double> dloss) {
-  return op_call(
+  return make_spec(
       NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, v.p,
       {tensor({v.n, v.c}, std::move(logits)), int_tensor(dtype_id::i64, {v.n}, std::move(lab)),
        tensor(loss_shape(v), std::move(dloss))},
@@ -253,11 +253,12 @@ call_spec loss_forward(const loss_setup& v, std::vector<double> x, std::vector<d
                               int_tensor(dtype_id::i64, v.target_shape(), std::move(t)),
                               weight_tensor(v, std::move(w))};
   if (!v.sce)
-    return op_call(NNP_OP_NLL_LOSS_FORWARD, v.params<nnp_nll_loss_params>(), std::move(in),
-                   {tensor(v.loss_shape())});
-  return op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD,
-                 v.params<nnp_softmax_cross_entropy_loss_params>(), std::move(in),
-                 {tensor(v.loss_shape()), v.log_prob ? tensor(v.input_shape()) : absent_tensor()});
+    return make_spec(NNP_OP_NLL_LOSS_FORWARD, v.params<nnp_nll_loss_params>(), std::move(in),
+                     {tensor(v.loss_shape())});
+  return make_spec(
+      NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, v.params<nnp_softmax_cross_entropy_loss_params>(),
+      std::move(in),
+      {tensor(v.loss_shape()), v.log_prob ? tensor(v.input_shape()) : absent_tensor()});
 }
 call_spec loss_backward(const loss_setup& v, std::vector<double> x, std::vector<double> t,
                         std::vector<double> dloss, std::vector<double> w) {
@@ -266,11 +267,11 @@ call_spec loss_backward(const loss_setup& v, std::vector<double> x, std::vector<
                               tensor(v.loss_shape(), std::move(dloss)),
                               weight_tensor(v, std::move(w))};
   if (!v.sce)
-    return op_call(NNP_OP_NLL_LOSS_BACKWARD, v.params<nnp_nll_loss_params>(), std::move(in),
+    return make_spec(NNP_OP_NLL_LOSS_BACKWARD, v.params<nnp_nll_loss_params>(), std::move(in),
+                     {tensor(v.input_shape())});
+  return make_spec(NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD,
+                   v.params<nnp_softmax_cross_entropy_loss_params>(), std::move(in),
                    {tensor(v.input_shape())});
-  return op_call(NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_BACKWARD,
-                 v.params<nnp_softmax_cross_entropy_loss_params>(), std::move(in),
-                 {tensor(v.input_shape())});
 }
 
 const char* fwd_name(bool sce) {
@@ -481,29 +482,21 @@ TEST_CASE("onnx losses: invalid arguments") {
     value_rng rng("bad args");
     return loss_forward(v, inputs(v, rng), targets(v, rng), weights(v, rng));
   };
+  // `c` with input `index` given `shape` (and as many elements).
+  const auto reshaped = [](call_spec c, size_t index, const std::vector<int64_t>& shape) {
+    c.inputs[index].shape = shape;
+    c.inputs[index].data.resize(static_cast<size_t>(numel(shape)));
+    return c;
+  };
   const std::vector<bad_case> bad{
       {"target shape",
        [&] {
-         call_spec c = call("n4 c3 d2 red=none", false);
-         c.inputs[1].shape = {4, 3};
-         c.inputs[1].data.resize(12);
-         return c;
+         return reshaped(call("n4 c3 d2 red=none", false), 1, {4, 3});
        },
        "inputs[1] (target)"},
-      {"weight shape",
-       [&] {
-         call_spec c = call("n4 c3 weight1", true);
-         c.inputs[2].shape = {4};
-         c.inputs[2].data.resize(4);
-         return c;
-       },
+      {"weight shape", [&] { return reshaped(call("n4 c3 weight1", true), 2, {4}); },
        "inputs[2] (weights)"},
-      {"rank 1 input",
-       [&] {
-         call_spec c = call("n4 c3 red=none", false);
-         c.inputs[0].shape = {12};
-         return c;
-       },
+      {"rank 1 input", [&] { return reshaped(call("n4 c3 red=none", false), 0, {12}); },
        "inputs[0] (input)"},
       {"loss shape",
        [&] {

@@ -61,16 +61,13 @@ nnp_matmul_params mm_params(bool ta, bool tb) {
 call_spec make_matmul(const case_line& c, value_rng& rng) {
   const bool ta = c.i("ta", 0) != 0, tb = c.i("tb", 0) != 0;
   const mm_shapes s = matmul_shapes(c.dims("a", {3, 4}), c.dims("b", {4, 5}), ta, tb);
-  return op_call(
+  return make_spec(
       NNP_OP_MATMUL, mm_params(ta, tb),
       {tensor(s.a, rng.uniform_vec(numel(s.a))), tensor(s.b, rng.uniform_vec(numel(s.b)))},
       {tensor(s.y)});
 }
 
-const register_template reg_matmul("matmul", [] {
-  value_rng rng("template matmul");
-  return make_matmul(parse_case("a2x3x4 b4x5"), rng);
-});
+const register_template reg_matmul("matmul", "matmul", "a2x3x4 b4x5", make_matmul);
 
 // The gradient of one operand, as docs/ops.md writes it: G = a matmul of dY with the other
 // operand (trans flags below), then a reduce (sum, keepdims) over the batch dimensions the
@@ -85,12 +82,12 @@ call_spec operand_gradient(const mm_shapes& s, const call_spec& fwd, const std::
   call_spec mm;
   if (wrt_a) {
     // op(A) = A: dA = dY op(B)^T; op(A) = A^T: dA = op(B) dY^T.
-    mm = s.ta ? op_call(NNP_OP_MATMUL, mm_params(s.tb, true), {pb, dY}, {tensor({})})
-              : op_call(NNP_OP_MATMUL, mm_params(false, !s.tb), {dY, pb}, {tensor({})});
+    mm = s.ta ? make_spec(NNP_OP_MATMUL, mm_params(s.tb, true), {pb, dY}, {tensor({})})
+              : make_spec(NNP_OP_MATMUL, mm_params(false, !s.tb), {dY, pb}, {tensor({})});
   } else {
     // op(B) = B: dB = op(A)^T dY; op(B) = B^T: dB = dY^T op(A).
-    mm = s.tb ? op_call(NNP_OP_MATMUL, mm_params(true, s.ta), {dY, pa}, {tensor({})})
-              : op_call(NNP_OP_MATMUL, mm_params(!s.ta, false), {pa, dY}, {tensor({})});
+    mm = s.tb ? make_spec(NNP_OP_MATMUL, mm_params(true, s.ta), {dY, pa}, {tensor({})})
+              : make_spec(NNP_OP_MATMUL, mm_params(!s.ta, false), {pa, dY}, {tensor({})});
   }
   // G has the batch dimensions and the operand's last two (as stored).
   const std::vector<int64_t>& own = wrt_a ? s.pa : s.pb;
@@ -109,7 +106,7 @@ call_spec operand_gradient(const mm_shapes& s, const call_spec& fwd, const std::
   for (size_t i = 0; i < g.size(); ++i)
     if (padded[i] == 1 && g[i] != 1) p.axes[p.n_axes++] = static_cast<int32_t>(i);
   if (p.n_axes == 0) p.noop_with_empty_axes = 1;  // nothing broadcast: the identity
-  return op_call(NNP_OP_REDUCE, p, {tensor(g, r.outputs[0])}, {tensor(padded)});
+  return make_spec(NNP_OP_REDUCE, p, {tensor(g, r.outputs[0])}, {tensor(padded)});
 }
 
 }  // namespace
@@ -170,19 +167,10 @@ TEST_CASE("matmul: known answers") {
 // Output shapes as literals (numpy), on every device: accepted with the literal shape, refused
 // one larger or smaller in any dimension.
 TEST_CASE("matmul: output shapes (known answers)") {
-  struct known_case {
-    const char* text;
-    std::vector<int64_t> y;
-  };
-  const std::vector<known_case> known{
+  const std::vector<known_shape> known{
       {"a3x4 b4x5", {3, 5}},         {"a2x1x3x4 b5x4x6", {2, 5, 3, 6}},
       {"a4 b2x4x6", {2, 6}},         {"a2x3x4 b4", {2, 3}},
       {"a4x3 b5x4 ta1 tb1", {3, 5}}, {"a7x1x4x3 b1x6x4x2 ta1", {7, 6, 3, 2}},
   };
-  for (const known_case& k : known) {
-    value_rng rng("known shape");
-    call_spec call = make_matmul(parse_case(k.text), rng);
-    call.outputs[0].shape = k.y;
-    check_output_shape("matmul_out_shape", k.text, call);
-  }
+  check_output_shapes("matmul_out_shape", known, make_matmul);
 }

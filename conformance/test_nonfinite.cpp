@@ -71,16 +71,16 @@ TEST_CASE("non-finite: conv2d forward, backward data and backward filter") {
       const auto dyd = planted(rng.uniform_vec(numel(y)), v.in0);
       const std::string text = std::string("nonfinite ") + s.name + " " + v.name;
       check_numerics("conv2d_forward", text,
-                     op_call(NNP_OP_CONV2D_FORWARD, p,
+                     make_spec(NNP_OP_CONV2D_FORWARD, p,
                              {tensor(x, xd), tensor(w, wd), tensor({s.k}, rng.uniform_vec(s.k))},
                              {tensor(y)}));
       // dy takes x's plants, w its own
       check_numerics(
           "conv2d_backward_data", text,
-          op_call(NNP_OP_CONV2D_BACKWARD_DATA, p, {tensor(y, dyd), tensor(w, wd)}, {tensor(x)}));
+          make_spec(NNP_OP_CONV2D_BACKWARD_DATA, p, {tensor(y, dyd), tensor(w, wd)}, {tensor(x)}));
       // x and dy: the variant's plants go to x (in0), and its w plants to dy
       check_numerics("conv2d_backward_filter", text,
-                     op_call(NNP_OP_CONV2D_BACKWARD_FILTER, p,
+                     make_spec(NNP_OP_CONV2D_BACKWARD_FILTER, p,
                              {tensor(x, xd), tensor(y, planted(rng.uniform_vec(numel(y)), v.in1))},
                              {tensor(w)}));
     }
@@ -95,7 +95,7 @@ TEST_CASE("non-finite: conv forward and conv_transpose forward") {
     const std::vector<int64_t> x{1, 2, 3, 4, 3}, w{3, 2, 3, 3, 3}, y{1, 3, 3, 4, 3};
     value_rng rng(std::string("nonfinite conv ") + v.name);
     check_numerics("conv_forward", std::string("nonfinite ") + v.name,
-                   op_call(NNP_OP_CONV_FORWARD, p,
+                   make_spec(NNP_OP_CONV_FORWARD, p,
                            {tensor(x, planted(rng.uniform_vec(numel(x)), v.in0)),
                             tensor(w, planted(rng.uniform_vec(numel(w)), v.in1))},
                            {tensor(y)}));
@@ -104,7 +104,7 @@ TEST_CASE("non-finite: conv forward and conv_transpose forward") {
     t.strides[0] = 2;
     const std::vector<int64_t> tx{2, 2, 4}, tw{2, 3, 3}, ty{2, 3, 7};
     check_numerics("conv_transpose_forward", std::string("nonfinite ") + v.name,
-                   op_call(NNP_OP_CONV_TRANSPOSE_FORWARD, t,
+                   make_spec(NNP_OP_CONV_TRANSPOSE_FORWARD, t,
                            {tensor(tx, planted(rng.uniform_vec(numel(tx)), v.in0)),
                             tensor(tw, planted(rng.uniform_vec(numel(tw)), v.in1))},
                            {tensor(ty)}));
@@ -121,17 +121,17 @@ TEST_CASE("non-finite: gemm and matmul") {
     const auto b = planted(rng.uniform_vec(9 * 5), v.in1);
     const std::string text = std::string("nonfinite ") + v.name;
     check_numerics("gemm", text,
-                   op_call(NNP_OP_GEMM, p,
+                   make_spec(NNP_OP_GEMM, p,
                            {tensor({4, 9}, a), tensor({9, 5}, b),
                             tensor({4, 5}, planted(rng.uniform_vec(20), {{11, kInf}}))},
                            {tensor({4, 5})}));
     p.trans_a = p.trans_b = 1;
     check_numerics(
         "gemm", text + " trans",
-        op_call(NNP_OP_GEMM, p, {tensor({9, 4}, a), tensor({5, 9}, b)}, {tensor({4, 5})}));
+        make_spec(NNP_OP_GEMM, p, {tensor({9, 4}, a), tensor({5, 9}, b)}, {tensor({4, 5})}));
     check_numerics(
         "matmul", text,
-        op_call(NNP_OP_MATMUL, make_params<nnp_matmul_params>(),
+        make_spec(NNP_OP_MATMUL, make_params<nnp_matmul_params>(),
                 {tensor({2, 4, 9}, planted(rng.uniform_vec(72), v.in0)), tensor({9, 5}, b)},
                 {tensor({2, 4, 5})}));
   }
@@ -155,7 +155,7 @@ TEST_CASE("non-finite: pooling") {
         const std::string text = std::string("nonfinite ") + v.name + " mode" +
                                  std::to_string(mode) + " pad" + std::to_string(pad);
         check_numerics("pool2d_forward", text,
-                       op_call(NNP_OP_POOL2D_FORWARD, p, {tensor(x, xd)}, {tensor({1, 2, o, o})}));
+                       make_spec(NNP_OP_POOL2D_FORWARD, p, {tensor(x, xd)}, {tensor({1, 2, o, o})}));
         auto q = make_params<nnp_pool_params>();
         q.mode = mode;
         q.kernel_shape[0] = q.kernel_shape[1] = 3;
@@ -164,7 +164,7 @@ TEST_CASE("non-finite: pooling") {
         q.count_include_pad = mode == NNP_POOL_AVERAGE ? pad : 0;
         const int64_t on = pad == 0 ? 4 : 6;
         check_numerics("pool_forward", text,
-                       op_call(NNP_OP_POOL_FORWARD, q, {tensor(x, xd)},
+                       make_spec(NNP_OP_POOL_FORWARD, q, {tensor(x, xd)},
                                {tensor({1, 2, on, on}),
                                 mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 2, on, on})
                                                      : absent_tensor()}));
@@ -183,14 +183,14 @@ TEST_CASE("non-finite: softmax, layer norm and batch norm") {
       p.axis = -1;
       p.log = log;
       check_numerics("softmax_forward", text + " log" + std::to_string(log),
-                     op_call(NNP_OP_SOFTMAX_FORWARD, p, {tensor(x, xd)}, {tensor(x)}));
+                     make_spec(NNP_OP_SOFTMAX_FORWARD, p, {tensor(x, xd)}, {tensor(x)}));
     }
     auto ln = make_params<nnp_layer_norm_params>();
     ln.axis = -1;
     ln.epsilon = 1e-5;
     const auto scale = planted(rng.uniform_vec(6, 0.5, 1.5), v.in1);
     check_numerics("layer_norm_forward", text,
-                   op_call(NNP_OP_LAYER_NORM_FORWARD, ln,
+                   make_spec(NNP_OP_LAYER_NORM_FORWARD, ln,
                            {tensor(x, xd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
                            {tensor(x), tensor({4, 1}), tensor({4, 1})}));
     auto bn = make_params<nnp_batch_norm_params>();
@@ -199,13 +199,13 @@ TEST_CASE("non-finite: softmax, layer norm and batch norm") {
     const std::vector<int64_t> bx{4, 6, 2, 2};
     const auto bxd = planted(rng.uniform_vec(numel(bx), -2, 2), v.in0);
     check_numerics("batch_norm_forward_training", text,
-                   op_call(NNP_OP_BATCH_NORM_FORWARD_TRAINING, bn,
+                   make_spec(NNP_OP_BATCH_NORM_FORWARD_TRAINING, bn,
                            {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
                            {tensor(bx), tensor({6}, rng.uniform_vec(6)),
                             tensor({6}, rng.uniform_vec(6, 0.5, 2)), tensor({6}), tensor({6})}));
     check_numerics(
         "batch_norm_forward_inference", text,
-        op_call(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, bn,
+        make_spec(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, bn,
                 {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6)),
                  tensor({6}, rng.uniform_vec(6)), tensor({6}, rng.uniform_vec(6, 0.5, 2))},
                 {tensor(bx)}));
@@ -218,7 +218,7 @@ TEST_CASE("non-finite: known answers") {
   // w 3x3 with +inf in the top-left corner and 1 in the centre, padding 1: y = NaN.
   check_known_answer(
       "nonfinite_conv2d", "w+inf over padding",
-      op_call(NNP_OP_CONV2D_FORWARD, conv_params(1),
+      make_spec(NNP_OP_CONV2D_FORWARD, conv_params(1),
               {tensor({1, 1, 1, 1}, {1}), tensor({1, 1, 3, 3}, {kInf, 0, 0, 0, 1, 0, 0, 0, 0})},
               {tensor({1, 1, 1, 1})}),
       {kNaN});
@@ -228,7 +228,7 @@ TEST_CASE("non-finite: known answers") {
   x[5 * 4 * 4 + 1 * 4 + 1] = kInf;  // channel 5, row 1, column 1
   std::vector<double> y(16 * 2 * 2, kInf);
   check_known_outputs("nonfinite_conv2d", "x+inf read by every window (16 channels)",
-                      op_call(NNP_OP_CONV2D_FORWARD, conv_params(0),
+                      make_spec(NNP_OP_CONV2D_FORWARD, conv_params(0),
                               {tensor({1, 16, 4, 4}, x),
                                tensor({16, 16, 3, 3}, std::vector<double>(16 * 16 * 9, 1.0))},
                               {tensor({1, 16, 2, 2})}),
@@ -240,7 +240,7 @@ TEST_CASE("non-finite: known answers") {
   p.beta = 2;
   check_known_answer(
       "nonfinite_gemm", "alpha=0 with inf in A",
-      op_call(NNP_OP_GEMM, p,
+      make_spec(NNP_OP_GEMM, p,
               {tensor({1, 2}, {kInf, 1}), tensor({2, 2}, {1, 0, 1, 1}), tensor({1, 2}, {1, 3})},
               {tensor({1, 2})}),
       {kNaN, kNaN});
@@ -248,7 +248,7 @@ TEST_CASE("non-finite: known answers") {
   p.beta = 0;
   check_known_answer(
       "nonfinite_gemm", "beta=0 with NaN in C",
-      op_call(NNP_OP_GEMM, p,
+      make_spec(NNP_OP_GEMM, p,
               {tensor({1, 2}, {1, 2}), tensor({2, 1}, {3, kInf}), tensor({1, 1}, {kNaN})},
               {tensor({1, 1})}),
       {kInf});
@@ -257,7 +257,7 @@ TEST_CASE("non-finite: known answers") {
   sp.axis = -1;
   check_known_answer(
       "nonfinite_softmax", "+inf in a slice",
-      op_call(NNP_OP_SOFTMAX_FORWARD, sp, {tensor({2, 2}, {kInf, 1, 0, 0})}, {tensor({2, 2})}),
+      make_spec(NNP_OP_SOFTMAX_FORWARD, sp, {tensor({2, 2}, {kInf, 1, 0, 0})}, {tensor({2, 2})}),
       {kNaN, kNaN, 0.5, 0.5});
   // average pooling: inf + -inf in a window = NaN; max pooling: the first NaN wins
   auto pp = make_params<nnp_pool2d_params>();
@@ -266,7 +266,7 @@ TEST_CASE("non-finite: known answers") {
   pp.stride_h = pp.stride_w = 2;
   check_known_answer(
       "nonfinite_pool2d", "average of +inf and -inf",
-      op_call(NNP_OP_POOL2D_FORWARD, pp, {tensor({1, 1, 2, 4}, {kInf, 1, 1, 1, -kInf, 1, kInf, 1})},
+      make_spec(NNP_OP_POOL2D_FORWARD, pp, {tensor({1, 1, 2, 4}, {kInf, 1, 1, 1, -kInf, 1, kInf, 1})},
               {tensor({1, 1, 1, 2})}),
       {kNaN, kInf});
 }

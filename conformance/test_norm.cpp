@@ -47,13 +47,13 @@ bn_inputs bn_data(const bn_setup& v, value_rng& rng) {
   return d;
 }
 call_spec bn_training(const bn_setup& v, const bn_inputs& d) {
-  return op_call(
+  return make_spec(
       NNP_OP_BATCH_NORM_FORWARD_TRAINING, v.p,
       {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias)},
       {tensor(v.x), tensor({v.c}, d.rmean), tensor({v.c}, d.rvar), tensor({v.c}), tensor({v.c})});
 }
 call_spec bn_inference(const bn_setup& v, const bn_inputs& d) {
-  return op_call(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, v.p,
+  return make_spec(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, v.p,
                  {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
                   tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)},
                  {tensor(v.x)});
@@ -73,7 +73,7 @@ std::vector<tensor_spec> norm_backward_inputs(const std::vector<int64_t>& x_shap
 call_spec bn_backward(const bn_setup& v, std::vector<double> x, std::vector<double> dy,
                       std::vector<double> scale, std::vector<double> mean,
                       std::vector<double> inv_std) {
-  return op_call(NNP_OP_BATCH_NORM_BACKWARD, v.p,
+  return make_spec(NNP_OP_BATCH_NORM_BACKWARD, v.p,
                  norm_backward_inputs(v.x, std::move(x), std::move(dy), {v.c}, std::move(scale),
                                       {v.c}, std::move(mean), std::move(inv_std)),
                  {tensor(v.x), tensor({v.c}), tensor({v.c})});
@@ -106,7 +106,7 @@ ln_setup ln_case(const case_line& cs) {
 }
 call_spec ln_forward(const ln_setup& v, std::vector<double> x, std::vector<double> scale,
                      std::vector<double> bias) {
-  return op_call(NNP_OP_LAYER_NORM_FORWARD, v.p,
+  return make_spec(NNP_OP_LAYER_NORM_FORWARD, v.p,
                  {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
                   v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()},
                  {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
@@ -115,7 +115,7 @@ call_spec ln_forward(const ln_setup& v, std::vector<double> x, std::vector<doubl
 call_spec ln_backward(const ln_setup& v, std::vector<double> x, std::vector<double> dy,
                       std::vector<double> scale, std::vector<double> mean,
                       std::vector<double> inv_std) {
-  return op_call(NNP_OP_LAYER_NORM_BACKWARD, v.p,
+  return make_spec(NNP_OP_LAYER_NORM_BACKWARD, v.p,
                  norm_backward_inputs(v.x, std::move(x), std::move(dy), v.inner, std::move(scale),
                                       v.stats, std::move(mean), std::move(inv_std)),
                  {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()});

@@ -24,10 +24,10 @@ call_spec make_sgd(const case_line& c, value_rng& rng) {
   p.nesterov = static_cast<int32_t>(c.i("nesterov", 0));
   const auto x = c.dims("x", {100});
   auto grad = rng.uniform_vec(numel(x));
-  return op_call(NNP_OP_SGD_UPDATE, p, {tensor(x, std::move(grad))},
-                 {tensor(x, rng.uniform_vec(numel(x))), p.momentum != 0 || c.i("buffer", 0)
-                                                            ? tensor(x, rng.uniform_vec(numel(x)))
-                                                            : absent_tensor()});
+  return make_spec(NNP_OP_SGD_UPDATE, p, {tensor(x, std::move(grad))},
+                   {tensor(x, rng.uniform_vec(numel(x))), p.momentum != 0 || c.i("buffer", 0)
+                                                              ? tensor(x, rng.uniform_vec(numel(x)))
+                                                              : absent_tensor()});
 }
 
 call_spec make_adam(const case_line& c, value_rng& rng) {
@@ -42,22 +42,16 @@ call_spec make_adam(const case_line& c, value_rng& rng) {
   const auto x = c.dims("x", {100});
   auto grad = rng.uniform_vec(numel(x));
   const bool fresh = p.step == 1;  // first step: zero state, as a real optimiser starts
-  return op_call(NNP_OP_ADAM_UPDATE, p, {tensor(x, std::move(grad))},
-                 {tensor(x, rng.uniform_vec(numel(x))),
-                  tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
-                                  : rng.uniform_vec(numel(x), -0.1, 0.1)),
-                  tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
-                                  : rng.uniform_vec(numel(x), 0, 0.01))});
+  return make_spec(NNP_OP_ADAM_UPDATE, p, {tensor(x, std::move(grad))},
+                   {tensor(x, rng.uniform_vec(numel(x))),
+                    tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
+                                    : rng.uniform_vec(numel(x), -0.1, 0.1)),
+                    tensor(x, fresh ? std::vector<double>(static_cast<size_t>(numel(x)), 0.0)
+                                    : rng.uniform_vec(numel(x), 0, 0.01))});
 }
 
-const register_template reg_sgd("sgd_update", [] {
-  value_rng rng("template sgd");
-  return make_sgd(parse_case("x20 lr=0.1 mom=0.9 wd=0.01"), rng);
-});
-const register_template reg_adam("adam_update", [] {
-  value_rng rng("template adam");
-  return make_adam(parse_case("x20 step=2 wd=0.01"), rng);
-});
+const register_template reg_sgd("sgd_update", "sgd", "x20 lr=0.1 mom=0.9 wd=0.01", make_sgd);
+const register_template reg_adam("adam_update", "adam", "x20 step=2 wd=0.01", make_adam);
 
 }  // namespace
 
@@ -142,9 +136,9 @@ TEST_CASE("adam_update: step and lr tensors give the results of params step and 
         p.weight_decay = 0.1;
         p.step = 1;
         p.adamw = adamw;
-        const call_spec probe = op_call(NNP_OP_ADAM_UPDATE, p,
-                                        {tensor(shape), int_tensor(dtype_id::f32, {}), tensor({1})},
-                                        {tensor(shape), tensor(shape), tensor(shape)});
+        const call_spec probe = make_spec(
+            NNP_OP_ADAM_UPDATE, p, {tensor(shape), int_tensor(dtype_id::f32, {}), tensor({1})},
+            {tensor(shape), tensor(shape), tensor(shape)});
         if (op_supported(*d, probe, dt, nullptr) != NNP_STATUS_OK) continue;
         value_rng rng("adam step tensors");
         std::vector<std::vector<double>> grads;
@@ -207,7 +201,7 @@ TEST_CASE("adam_update: step and lr tensors are checked") {
   p.beta2 = 0.999;
   p.step = 1;
   auto call = [&](tensor_spec step, tensor_spec lr) {
-    return op_call(
+    return make_spec(
         NNP_OP_ADAM_UPDATE, p, {tensor(shape, std::vector<double>(6, 0.5)), step, lr},
         {tensor(shape, std::vector<double>(6, 1.0)), tensor(shape, std::vector<double>(6, 0.0)),
          tensor(shape, std::vector<double>(6, 0.0))});

@@ -77,11 +77,11 @@ std::vector<int64_t> xs(const pool_geometry& v) { return {v.n, v.c, v.h, v.w}; }
 std::vector<int64_t> ys(const pool_geometry& v) { return {v.n, v.c, v.p, v.q}; }
 
 call_spec pool_forward(const pool_geometry& v, std::vector<double> x) {
-  return op_call(NNP_OP_POOL2D_FORWARD, v.prm, {tensor(xs(v), std::move(x))}, {tensor(ys(v))});
+  return make_spec(NNP_OP_POOL2D_FORWARD, v.prm, {tensor(xs(v), std::move(x))}, {tensor(ys(v))});
 }
 call_spec pool_backward(const pool_geometry& v, std::vector<double> x, std::vector<double> y,
                         std::vector<double> dy) {
-  return op_call(
+  return make_spec(
       NNP_OP_POOL2D_BACKWARD, v.prm,
       {tensor(xs(v), std::move(x)), tensor(ys(v), std::move(y)), tensor(ys(v), std::move(dy))},
       {tensor(xs(v))});
@@ -104,6 +104,25 @@ const register_template reg_bwd("pool2d_backward", [] {
   return pool_backward(kTemplate, x, rng.uniform_vec(numel(ys(kTemplate))),
                        rng.uniform_vec(numel(ys(kTemplate))));
 });
+
+// The gradient check of pooling backward op `name` on one case: `forward` is the forward call
+// (its x of distinct values, so that no window has a tie), backward(x, y, dy) the backward call,
+// whose output 0 is dx.
+void check_pool_gradient(
+    const std::string& name, const std::string& case_text, call_spec forward,
+    const std::function<call_spec(const std::vector<double>&, const std::vector<double>&,
+                                  const std::vector<double>&)>& backward) {
+  gradient_check g;
+  g.name = name;
+  g.case_text = case_text;
+  g.forward = std::move(forward);
+  g.backward = [backward](const call_spec& f, const std::vector<std::vector<double>>& out,
+                          const std::vector<std::vector<double>>& r) {
+    return backward(f.inputs[0].data, out[0], r[0]);
+  };
+  g.wrt = {{0, 0}};
+  check_gradient(g);
+}
 
 }  // namespace
 
@@ -133,16 +152,9 @@ TEST_CASE("gradient pool2d") {
   for (const case_line& c : load_cases("pool2d_grad")) {
     const pool_geometry v = pool_shape(c);
     value_rng rng("gradient pool2d " + c.text);
-    gradient_check g;
-    g.name = "pool2d_backward";
-    g.case_text = c.text;
-    g.forward = pool_forward(v, rng.distinct(numel(xs(v)), 0.01));
-    g.backward = [v](const call_spec& f, const std::vector<std::vector<double>>& out,
-                     const std::vector<std::vector<double>>& r) {
-      return pool_backward(v, f.inputs[0].data, out[0], r[0]);
-    };
-    g.wrt = {{0, 0}};
-    check_gradient(g);
+    check_pool_gradient(
+        "pool2d_backward", c.text, pool_forward(v, rng.distinct(numel(xs(v)), 0.01)),
+        [v](const auto& x, const auto& y, const auto& dy) { return pool_backward(v, x, y, dy); });
   }
 }
 
@@ -269,14 +281,15 @@ pool_nd_setup pool_nd_shape(const case_line& cs) {
 }
 
 call_spec pool_nd_forward(const pool_nd_setup& v, std::vector<double> x) {
-  return op_call(NNP_OP_POOL_FORWARD, v.prm, {tensor(v.x, std::move(x))},
-                 {tensor(v.y), v.indices ? int_tensor(dtype_id::i64, v.y) : absent_tensor()});
+  return make_spec(NNP_OP_POOL_FORWARD, v.prm, {tensor(v.x, std::move(x))},
+                   {tensor(v.y), v.indices ? int_tensor(dtype_id::i64, v.y) : absent_tensor()});
 }
 call_spec pool_nd_backward(const pool_nd_setup& v, std::vector<double> x, std::vector<double> y,
                            std::vector<double> dy) {
-  return op_call(NNP_OP_POOL_BACKWARD, v.prm,
-                 {tensor(v.x, std::move(x)), tensor(v.y, std::move(y)), tensor(v.y, std::move(dy))},
-                 {tensor(v.x)});
+  return make_spec(
+      NNP_OP_POOL_BACKWARD, v.prm,
+      {tensor(v.x, std::move(x)), tensor(v.y, std::move(y)), tensor(v.y, std::move(dy))},
+      {tensor(v.x)});
 }
 // The forward output y in dtype dt, computed by the reference (pool backward needs it).
 std::vector<double> reference_nd_forward(pool_nd_setup v, const std::vector<double>& x,
@@ -374,16 +387,10 @@ TEST_CASE("gradient pool_nd") {
     pool_nd_setup v = pool_nd_shape(c);
     v.indices = false;
     value_rng rng("gradient pool_nd " + c.text);
-    gradient_check g;
-    g.name = "pool_backward";
-    g.case_text = c.text;
-    g.forward = pool_nd_forward(v, rng.distinct(numel(v.x), 0.01));
-    g.backward = [v](const call_spec& f, const std::vector<std::vector<double>>& out,
-                     const std::vector<std::vector<double>>& r) {
-      return pool_nd_backward(v, f.inputs[0].data, out[0], r[0]);
-    };
-    g.wrt = {{0, 0}};
-    check_gradient(g);
+    check_pool_gradient("pool_backward", c.text, pool_nd_forward(v, rng.distinct(numel(v.x), 0.01)),
+                        [v](const auto& x, const auto& y, const auto& dy) {
+                          return pool_nd_backward(v, x, y, dy);
+                        });
   }
 }
 

@@ -49,16 +49,14 @@ call_spec make_reduce(const case_line& c, value_rng& rng) {
       y.push_back(1);
   }
   call_spec call =
-      op_call(NNP_OP_REDUCE, p, {tensor(x, rng.uniform_vec(numel(x), -2, 2))}, {tensor(y)});
+      make_spec(NNP_OP_REDUCE, p, {tensor(x, rng.uniform_vec(numel(x), -2, 2))}, {tensor(y)});
   if (c.i("nan", 0) && !call.inputs[0].data.empty())  // NaN propagates (max included)
     call.inputs[0].data[call.inputs[0].data.size() / 2] = std::nan("");
   return call;
 }
 
-const register_template reg_reduce("reduce", [] {
-  value_rng rng("template reduce");
-  return make_reduce(parse_case("x3x4x5 op=mean axes=0,2 keep0"), rng);
-});
+const register_template reg_reduce("reduce", "reduce", "x3x4x5 op=mean axes=0,2 keep0",
+                                   make_reduce);
 
 // cumsum: x = shape, axis (default 0), exclusive1, reverse1, inplace1 (y is x), nan1.
 call_spec make_cumsum(const case_line& c, value_rng& rng) {
@@ -67,17 +65,14 @@ call_spec make_cumsum(const case_line& c, value_rng& rng) {
   p.exclusive = static_cast<int32_t>(c.i("exclusive", 0));
   p.reverse = static_cast<int32_t>(c.i("reverse", 0));
   const auto x = c.dims("x", {3, 4});
-  call_spec call = same_shape_call(NNP_OP_CUMSUM, p, x, {rng.uniform_vec(numel(x), -2, 2)},
+  call_spec call = same_shape_spec(NNP_OP_CUMSUM, p, x, {rng.uniform_vec(numel(x), -2, 2)},
                                    c.i("inplace", 0) ? 0 : -1);
   if (c.i("nan", 0) && !call.inputs[0].data.empty())  // NaN carries on along its line
     call.inputs[0].data[call.inputs[0].data.size() / 2] = std::nan("");
   return call;
 }
 
-const register_template reg_cumsum("cumsum", [] {
-  value_rng rng("template cumsum");
-  return make_cumsum(parse_case("x3x4x5 axis=-2 exclusive1"), rng);
-});
+const register_template reg_cumsum("cumsum", "cumsum", "x3x4x5 axis=-2 exclusive1", make_cumsum);
 
 }  // namespace
 
@@ -130,11 +125,7 @@ TEST_CASE("reduce: NaN and empty reductions (known answers)") {
 // Output shapes as literals, on every device (the reference included): accepted with the literal
 // shape, refused one larger or smaller in any dimension.
 TEST_CASE("reduce: output shapes (known answers)") {
-  struct known_case {
-    const char* text;
-    std::vector<int64_t> y;
-  };
-  const std::vector<known_case> known{
+  const std::vector<known_shape> known{
       {"x3x4x5 op=sum axes=0,2 keep1", {1, 4, 1}},
       {"x3x4x5 op=mean axes=-1 keep0", {3, 4}},
       {"x2x3x4x5 op=max axes=-1,0 keep0", {3, 4}},
@@ -142,12 +133,7 @@ TEST_CASE("reduce: output shapes (known answers)") {
       {"x6x7 op=sum keep1", {1, 1}},
       {"x6x7 op=max keep0", {}},
   };
-  for (const known_case& k : known) {
-    value_rng rng("known shape");
-    call_spec call = make_reduce(parse_case(k.text), rng);
-    call.outputs[0].shape = k.y;
-    check_output_shape("reduce_out_shape", k.text, call);
-  }
+  check_output_shapes("reduce_out_shape", known, make_reduce);
 }
 
 TEST_CASE("cumsum") { check_numerics_cases("cumsum", make_cumsum); }
@@ -215,7 +201,7 @@ TEST_CASE("cumsum: gradient is cumsum with reverse flipped") {
     q.reverse = q.reverse ? 0 : 1;
     const auto shape = c.dims("x", {});
     g.backward = [q, shape](const call_spec&, const auto&, const auto& r) {
-      return same_shape_call(NNP_OP_CUMSUM, q, shape, {r[0]});
+      return same_shape_spec(NNP_OP_CUMSUM, q, shape, {r[0]});
     };
     g.wrt = {{0, 0}};
     check_gradient(g);

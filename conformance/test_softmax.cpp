@@ -18,15 +18,8 @@ nnp_softmax_params sm_params(const case_line& c) {
   p.log = static_cast<int32_t>(c.i("log", 0));
   return p;
 }
-call_spec sm_forward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
-                     std::vector<double> x, bool inplace) {
-  return same_shape_call(NNP_OP_SOFTMAX_FORWARD, p, shape, {std::move(x)}, inplace ? 0 : -1);
-}
-call_spec sm_backward(const nnp_softmax_params& p, const std::vector<int64_t>& shape,
-                      std::vector<double> y, std::vector<double> dy, bool inplace) {
-  return same_shape_call(NNP_OP_SOFTMAX_BACKWARD, p, shape, {std::move(y), std::move(dy)},
-                         inplace ? 1 : -1);
-}
+// sm.backward takes the forward's y.
+constexpr same_shape_ops<nnp_softmax_params> sm{NNP_OP_SOFTMAX_FORWARD, NNP_OP_SOFTMAX_BACKWARD};
 
 // A case's shape (default [4, 10]) and inputs, uniform in [-range, range] (default 5).
 std::vector<int64_t> case_shape(const case_line& c) { return c.dims("x", {4, 10}); }
@@ -37,23 +30,16 @@ std::vector<double> case_x(const case_line& c, value_rng& rng) {
   return rng.uniform_vec(numel(case_shape(c)), o - r, o + r);
 }
 
-const register_template reg_fwd("softmax_forward", [] {
-  value_rng rng("template softmax");
-  return sm_forward(sm_params(parse_case("axis1")), {3, 5, 2}, rng.uniform_vec(30), false);
-});
-const register_template reg_bwd("softmax_backward", [] {
-  value_rng rng("template softmax bwd");
-  return sm_backward(sm_params(parse_case("axis1 log1")), {3, 5, 2}, rng.uniform_vec(30),
-                     rng.uniform_vec(30), false);
-});
+const register_template reg_fwd("softmax_forward", "softmax", "axis1",
+                                forward_template_of(sm, sm_params, {3, 5, 2}));
+const register_template reg_bwd("softmax_backward", "softmax bwd", "axis1 log1",
+                                backward_template_of(sm, sm_params, {3, 5, 2}));
 
 }  // namespace
 
 TEST_CASE("softmax_forward") {
-  check_numerics_cases(
-      "softmax_forward", "softmax", "softmax_fwd", [](const case_line& c, value_rng& rng) {
-        return sm_forward(sm_params(c), case_shape(c), case_x(c, rng), c.i("inplace", 0) != 0);
-      });
+  check_numerics_cases("softmax_forward", "softmax", "softmax_fwd",
+                       forward_case_of(sm, sm_params, case_shape, case_x));
 }
 
 TEST_CASE("softmax_backward") {
@@ -64,8 +50,8 @@ TEST_CASE("softmax_backward") {
     const auto x = case_x(c, rng);
     const auto dy = rng.uniform_vec(numel(shape));
     check_numerics_fn("softmax_backward", c.text, [&](dtype_id dt) {
-      const auto y = reference_outputs(sm_forward(p, shape, x, false), dt);
-      return sm_backward(p, shape, y.empty() ? x : y[0], dy, c.i("inplace", 0) != 0);
+      const auto y = reference_outputs(sm.forward(p, shape, x, false), dt);
+      return sm.backward(p, shape, y.empty() ? x : y[0], dy, c.i("inplace", 0) != 0);
     });
   }
 }
@@ -79,10 +65,10 @@ TEST_CASE("gradient softmax") {
     gradient_check g;
     g.name = p.log ? "log_softmax_backward" : "softmax_backward";
     g.case_text = c.text;
-    g.forward = sm_forward(p, shape, rng.uniform_vec(numel(shape), -3, 3), false);
+    g.forward = sm.forward(p, shape, rng.uniform_vec(numel(shape), -3, 3), false);
     g.backward = [p, shape](const call_spec&, const std::vector<std::vector<double>>& out,
                             const std::vector<std::vector<double>>& r) {
-      return sm_backward(p, shape, out[0], r[0], false);
+      return sm.backward(p, shape, out[0], r[0], false);
     };
     g.wrt = {{0, 0}};
     check_gradient(g);
@@ -121,6 +107,6 @@ TEST_CASE("softmax: known answers") {
                    {-3 - lse, -2 - lse, -1 - lse, -lse}});
   for (const known_case& k : known) {
     check_known_answer("softmax", k.text,
-                       sm_forward(sm_params(parse_case(k.text)), k.shape, k.x, false), k.y);
+                       sm.forward(sm_params(parse_case(k.text)), k.shape, k.x, false), k.y);
   }
 }

@@ -62,6 +62,8 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 namespace {
 
 namespace fs = std::filesystem;
+using nnp_test::check_failed;
+using nnp_test::check_loaded;
 using nnp_test::find_name;
 using nnp_test::rec;
 using nnp_test::records;
@@ -89,16 +91,9 @@ TEST_CASE("discovery: the host out of memory on one candidate fails that candida
   CHECK(nnp_load_default_plugins() == NNP_STATUS_OK);
   CAPTURE(nnp_last_error_message());
   const std::vector<rec> rs = records();
-  const rec* oom = find_name(rs, "fx_host_oom");
-  REQUIRE(oom != nullptr);
-  CAPTURE(oom->reason);
-  CHECK(oom->state == NNP_LOAD_FAILED);
-  CHECK(oom->status == NNP_STATUS_OUT_OF_MEMORY);
-  CHECK(oom->reason.find("out of host memory") != std::string::npos);
+  check_failed(rs, "fx_host_oom", NNP_STATUS_OUT_OF_MEMORY, "out of host memory");
   // The next folder was still searched, and its plugin works.
-  const rec* ok = find_name(rs, "fx_ok");
-  REQUIRE(ok != nullptr);
-  CHECK(ok->state == NNP_LOAD_LOADED);
+  check_loaded(rs, "fx_ok");
   nnp_device* dev = nullptr;
   CHECK(nnp_get_device("fx_ok", &dev) == NNP_STATUS_OK);
   // The built-in folder too, when the reference plugin is built next to libnnplug.

@@ -66,6 +66,13 @@ struct device_tensor {
   }
 };
 
+// A call refused with INVALID_ARGUMENT and a message containing `fragment`.
+void check_invalid(nnp_status st, const char* fragment) {
+  CAPTURE(fragment);
+  CHECK(st == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(contains(nnp_last_error_message(), fragment));
+}
+
 nnp_all_reduce_params all_reduce_params(nnp_comm* comm, int32_t op) {
   nnp_all_reduce_params p{};
   p.struct_size = sizeof p;
@@ -133,45 +140,36 @@ TEST_CASE("nnp_comm_create refuses bad arguments with a message") {
   nnp_comm_config cfg{};
   cfg.struct_size = sizeof cfg;
   cfg.transport = NNP_COMM_TRANSPORT_SELF;
-  CHECK(nnp_comm_create(nullptr, &cfg, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "device is NULL"));
-  CHECK(nnp_comm_create(dev, nullptr, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "config is NULL"));
-  CHECK(nnp_comm_create(dev, &cfg, nullptr) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "out is NULL"));
+  check_invalid(nnp_comm_create(nullptr, &cfg, &comm), "device is NULL");
+  check_invalid(nnp_comm_create(dev, nullptr, &comm), "config is NULL");
+  check_invalid(nnp_comm_create(dev, &cfg, nullptr), "out is NULL");
 
   nnp_comm_config small = cfg;
   small.struct_size = 16;
-  CHECK(nnp_comm_create(dev, &small, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "struct_size"));
+  check_invalid(nnp_comm_create(dev, &small, &comm), "struct_size");
   CHECK(comm == nullptr);  // *out is cleared on failure
 
   for (int32_t t : {0, 4, -1}) {
     nnp_comm_config bad = cfg;
     bad.transport = t;
-    CHECK(nnp_comm_create(dev, &bad, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-    CHECK(contains(nnp_last_error_message(), "config->transport"));
+    check_invalid(nnp_comm_create(dev, &bad, &comm), "config->transport");
   }
   nnp_comm_config reserved = cfg;
   reserved.reserved0 = 7;
-  CHECK(nnp_comm_create(dev, &reserved, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "reserved0"));
+  check_invalid(nnp_comm_create(dev, &reserved, &comm), "reserved0");
 
   nnp_comm_config mpi = cfg;
   mpi.transport = NNP_COMM_TRANSPORT_MPI;
-  CHECK(nnp_comm_create(dev, &mpi, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "mpi_comm is NULL"));
+  check_invalid(nnp_comm_create(dev, &mpi, &comm), "mpi_comm is NULL");
 
   nnp_comm_config nccl = cfg;
   nccl.transport = NNP_COMM_TRANSPORT_NCCL;
-  CHECK(nnp_comm_create(dev, &nccl, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "unique_id is NULL"));
+  check_invalid(nnp_comm_create(dev, &nccl, &comm), "unique_id is NULL");
   nnp_comm_unique_id id{};
   nccl.unique_id = &id;
   nccl.rank = 2;
   nccl.size = 2;
-  CHECK(nnp_comm_create(dev, &nccl, &comm) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "rank 2 and size 2"));
+  check_invalid(nnp_comm_create(dev, &nccl, &comm), "rank 2 and size 2");
   // A valid NCCL config on a cpu device: refused by the plugin's device type when it is
   // installed, else NOT_FOUND naming the plugin.
   nccl.rank = 0;
@@ -226,30 +224,26 @@ TEST_CASE("collectives refuse NULL, foreign, stale and misplaced communicators")
   nnp_comm* comm = self_comm(cpu);
   device_tensor rx(ref, {4}, {1, 2, 3, 4}), ry(ref, {4}, {0, 0, 0, 0});
   nnp_all_reduce_params p = all_reduce_params(comm, NNP_REDUCE_SUM);
-  CHECK(nnp_all_reduce(ref_stream, &p, &rx.t, &ry.t) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "bound to device cpu:0"));
+  check_invalid(nnp_all_reduce(ref_stream, &p, &rx.t, &ry.t), "bound to device cpu:0");
   CHECK(ry.read() == std::vector<float>{0, 0, 0, 0});
 
   // Params out of range.
   p.op = NNP_REDUCE_L2;
-  CHECK(nnp_all_reduce(cpu_stream, &p, &x.t, &y.t) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "params->op"));
+  check_invalid(nnp_all_reduce(cpu_stream, &p, &x.t, &y.t), "params->op");
   p.op = NNP_REDUCE_SUM;
   p.reserved0 = 1;
-  CHECK(nnp_all_reduce(cpu_stream, &p, &x.t, &y.t) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "reserved0"));
+  check_invalid(nnp_all_reduce(cpu_stream, &p, &x.t, &y.t), "reserved0");
   nnp_broadcast_params bp{};
   bp.struct_size = sizeof bp;
   bp.comm = comm;
   bp.root = 1;
-  CHECK(nnp_broadcast(cpu_stream, &bp, &x.t, &y.t) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "params->root: expected a rank in [0, 1)"));
+  check_invalid(nnp_broadcast(cpu_stream, &bp, &x.t, &y.t),
+                "params->root: expected a rank in [0, 1)");
   nnp_all_gather_params gp{};
   gp.struct_size = sizeof gp;
   gp.comm = comm;
   device_tensor wrong(cpu, {5}, {0, 0, 0, 0, 0});
-  CHECK(nnp_all_gather(cpu_stream, &gp, &x.t, &wrong.t) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "[size * n, ...]"));
+  check_invalid(nnp_all_gather(cpu_stream, &gp, &x.t, &wrong.t), "[size * n, ...]");
   CHECK(y.read() == before);  // nothing refused wrote anything
 
   CHECK(nnp_stream_destroy(cpu_stream) == NNP_STATUS_OK);
@@ -261,8 +255,7 @@ TEST_CASE("nnp_shutdown releases communicators; their handles become stale") {
   nnp_comm* comm = self_comm(device_named("reference:0"));
   REQUIRE(nnp_shutdown() == NNP_STATUS_OK);
   int32_t rank = -1;
-  CHECK(nnp_comm_get_rank(comm, &rank, nullptr) == NNP_STATUS_INVALID_ARGUMENT);
-  CHECK(contains(nnp_last_error_message(), "stale"));
+  check_invalid(nnp_comm_get_rank(comm, &rank, nullptr), "stale");
   CHECK(rank == -1);
   CHECK(nnp_comm_destroy(comm) == NNP_STATUS_INVALID_ARGUMENT);
   // The library works again afterwards.

@@ -20,6 +20,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using nnp_test::check_loaded;
 using nnp_test::find_name;
 using nnp_test::rec;
 using nnp_test::records;
@@ -56,9 +57,7 @@ TEST_CASE("discovery: NNPLUG_PLUGIN_PATH first, then the folder next to libnnplu
   const std::vector<rec> rs = records();
   REQUIRE(!rs.empty());
   // Every fixture of the folder was examined, in sorted order, before the built-in folder.
-  const rec* ok = find_name(rs, "fx_ok");
-  REQUIRE(ok != nullptr);
-  CHECK(ok->state == NNP_LOAD_LOADED);
+  check_loaded(rs, "fx_ok");
   const rec* dep = find_name(rs, "fx_missing_dep");
   REQUIRE(dep != nullptr);
   CHECK(dep->state == NNP_LOAD_FAILED);
@@ -137,9 +136,7 @@ TEST_CASE("discovery: a plugin that throws while loading is REJECTED and discove
   CHECK(init->state == NNP_LOAD_REJECTED);
   CHECK(init->reason == "initialize threw an exception: fixture initialize throws");
   // The next folder and the built-in one are still searched.
-  const rec* ok = find_name(rs, "fx_ok");
-  REQUIRE(ok != nullptr);
-  CHECK(ok->state == NNP_LOAD_LOADED);
+  check_loaded(rs, "fx_ok");
   if (const rec* ref = find_name(rs, "reference")) CHECK(ref->state == NNP_LOAD_LOADED);
   // The culprit is named when its device is asked for.
   nnp_device* d = nullptr;

@@ -40,6 +40,29 @@ void allocate_pair(nnp_device* dev, int64_t n, float value, void** dx, void** dy
   REQUIRE(nnp_memcpy(dev, *dx, nullptr, host.data(), bytes) == NNP_STATUS_OK);
 }
 
+// Float32 vectors x (`value` everywhere) and y of n elements on dev, and a stream of dev; the
+// stream is destroyed and the vectors are freed (checked) with the object.
+struct vector_pair {
+  nnp_device* dev;
+  int64_t shape[1];
+  void *dx = nullptr, *dy = nullptr;
+  DLTensor x{}, y{};
+  nnp_stream* s = nullptr;
+  vector_pair(nnp_device* d, int64_t n, float value) : dev(d), shape{n} {
+    allocate_pair(dev, n, value, &dx, &dy);
+    x = vec(dx, dev, shape);
+    y = vec(dy, dev, shape);
+    REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
+  }
+  ~vector_pair() {
+    CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
+    CHECK(nnp_free(dev, dx) == NNP_STATUS_OK);
+    CHECK(nnp_free(dev, dy) == NNP_STATUS_OK);
+  }
+  vector_pair(const vector_pair&) = delete;
+  vector_pair& operator=(const vector_pair&) = delete;
+};
+
 // y = alpha * x, queued on s.
 nnp_status scale(nnp_stream* s, DLTensor* x, DLTensor* y, double alpha) {
   nnp_scale_params p{};
@@ -56,56 +79,51 @@ TEST_CASE("graphs: a capturing stream refuses what it cannot record, and recover
     if (dev == nullptr) continue;
     CAPTURE(name);
     constexpr int64_t n = 16;
-    int64_t shape[1] = {n};
-    void *dx = nullptr, *dy = nullptr;
-    allocate_pair(dev, n, 1.0f, &dx, &dy);
+    vector_pair v(dev, n, 1.0f);
     std::vector<float> host(n, 1.0f), back(n, 0.0f);
-    DLTensor x = vec(dx, dev, shape), y = vec(dy, dev, shape);
-    nnp_stream* s = nullptr;
-    REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
 
     nnp_graph* g = nullptr;
-    CHECK(nnp_stream_end_capture(s, &g) == NNP_STATUS_INVALID_ARGUMENT);
+    CHECK(nnp_stream_end_capture(v.s, &g) == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(contains(nnp_last_error_message(), "not capturing"));
-    REQUIRE(nnp_stream_begin_capture(s) == NNP_STATUS_OK);
-    CHECK(nnp_stream_begin_capture(s) == NNP_STATUS_INVALID_ARGUMENT);
+    REQUIRE(nnp_stream_begin_capture(v.s) == NNP_STATUS_OK);
+    CHECK(nnp_stream_begin_capture(v.s) == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(contains(nnp_last_error_message(), "already capturing"));
-    CHECK(scale(s, &x, &y, 3.0) == NNP_STATUS_OK);  // recorded
-    CHECK(nnp_stream_synchronize(s) == NNP_STATUS_INVALID_ARGUMENT);
+    CHECK(scale(v.s, &v.x, &v.y, 3.0) == NNP_STATUS_OK);  // recorded
+    CHECK(nnp_stream_synchronize(v.s) == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(contains(nnp_last_error_message(), "capturing"));
-    CHECK(nnp_memcpy_async(s, dev, dx, nullptr, host.data(), n * sizeof(float)) ==
+    CHECK(nnp_memcpy_async(v.s, dev, v.dx, nullptr, host.data(), n * sizeof(float)) ==
           NNP_STATUS_INVALID_ARGUMENT);
     CHECK(contains(nnp_last_error_message(), "host to"));
-    CHECK(nnp_memcpy_async(s, nullptr, back.data(), dev, dy, n * sizeof(float)) ==
+    CHECK(nnp_memcpy_async(v.s, nullptr, back.data(), dev, v.dy, n * sizeof(float)) ==
           NNP_STATUS_INVALID_ARGUMENT);
-    CHECK(nnp_stream_set_attribute(s, NNP_STREAM_ATTR_ALLOW_TF32, 1) ==
+    CHECK(nnp_stream_set_attribute(v.s, NNP_STREAM_ATTR_ALLOW_TF32, 1) ==
           NNP_STATUS_INVALID_ARGUMENT);
     // nnp_memcpy and nnp_free do not wait for (or disturb) the capture.
     void* other = nullptr;
     REQUIRE(nnp_malloc(dev, 64, &other) == NNP_STATUS_OK);
-    CHECK(nnp_memcpy(nullptr, back.data(), dev, dy, n * sizeof(float)) == NNP_STATUS_OK);
+    CHECK(nnp_memcpy(nullptr, back.data(), dev, v.dy, n * sizeof(float)) == NNP_STATUS_OK);
     CHECK(nnp_free(dev, other) == NNP_STATUS_OK);
-    CHECK(nnp_stream_end_capture(s, nullptr) == NNP_STATUS_INVALID_ARGUMENT);  // goes on
-    REQUIRE(nnp_stream_end_capture(s, &g) == NNP_STATUS_OK);
+    CHECK(nnp_stream_end_capture(v.s, nullptr) == NNP_STATUS_INVALID_ARGUMENT);  // goes on
+    REQUIRE(nnp_stream_end_capture(v.s, &g) == NNP_STATUS_OK);
     REQUIRE(g != nullptr);
 
     // Nothing ran; a launch runs the recorded scale.
     std::vector<float> got(n, -1.0f);
-    REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
-    REQUIRE(nnp_memcpy(nullptr, got.data(), dev, dx, n * sizeof(float)) == NNP_STATUS_OK);
+    REQUIRE(nnp_stream_synchronize(v.s) == NNP_STATUS_OK);
+    REQUIRE(nnp_memcpy(nullptr, got.data(), dev, v.dx, n * sizeof(float)) == NNP_STATUS_OK);
     CHECK(got == host);
-    REQUIRE(nnp_graph_launch(g, s) == NNP_STATUS_OK);
-    REQUIRE(nnp_graph_launch(g, s) == NNP_STATUS_OK);
-    REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
-    REQUIRE(nnp_memcpy(nullptr, got.data(), dev, dy, n * sizeof(float)) == NNP_STATUS_OK);
+    REQUIRE(nnp_graph_launch(g, v.s) == NNP_STATUS_OK);
+    REQUIRE(nnp_graph_launch(g, v.s) == NNP_STATUS_OK);
+    REQUIRE(nnp_stream_synchronize(v.s) == NNP_STATUS_OK);
+    REQUIRE(nnp_memcpy(nullptr, got.data(), dev, v.dy, n * sizeof(float)) == NNP_STATUS_OK);
     CHECK(got == std::vector<float>(n, 3.0f));
 
     // Handles: a graph is not a stream and vice versa; NULL destroy is a no-op.
     CHECK(nnp_stream_synchronize(reinterpret_cast<nnp_stream*>(g)) == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(contains(nnp_last_error_message(), "is an nnp_graph handle, not an nnp_stream"));
-    CHECK(nnp_graph_launch(reinterpret_cast<nnp_graph*>(s), s) == NNP_STATUS_INVALID_ARGUMENT);
+    CHECK(nnp_graph_launch(reinterpret_cast<nnp_graph*>(v.s), v.s) == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(contains(nnp_last_error_message(), "is an nnp_stream handle, not an nnp_graph"));
-    CHECK(nnp_graph_launch(nullptr, s) == NNP_STATUS_INVALID_ARGUMENT);
+    CHECK(nnp_graph_launch(nullptr, v.s) == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(nnp_graph_destroy(nullptr) == NNP_STATUS_OK);
 
     // A graph cannot be launched into a capture.
@@ -120,9 +138,6 @@ TEST_CASE("graphs: a capturing stream refuses what it cannot record, and recover
     CHECK(nnp_graph_destroy(g) == NNP_STATUS_OK);
     CHECK(nnp_graph_destroy(g) == NNP_STATUS_INVALID_ARGUMENT);
     CHECK(contains(nnp_last_error_message(), "stale nnp_graph handle"));
-    CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
-    CHECK(nnp_free(dev, dx) == NNP_STATUS_OK);
-    CHECK(nnp_free(dev, dy) == NNP_STATUS_OK);
   }
 }
 
@@ -135,32 +150,24 @@ TEST_CASE("graphs: a capture copies params by the validated size, not by struct_
     if (dev == nullptr) continue;
     CAPTURE(name);
     constexpr int64_t n = 8;
-    int64_t shape[1] = {n};
-    void *dx = nullptr, *dy = nullptr;
-    allocate_pair(dev, n, 2.0f, &dx, &dy);
-    DLTensor x = vec(dx, dev, shape), y = vec(dy, dev, shape);
-    nnp_stream* s = nullptr;
-    REQUIRE(nnp_stream_create(dev, &s) == NNP_STATUS_OK);
+    vector_pair v(dev, n, 2.0f);
     for (size_t size : {size_t{4096}, size_t{1} << 63, ~size_t{0}}) {
       CAPTURE(size);
       nnp_scale_params p{};
       p.struct_size = size;
       p.alpha = 1.5;
-      REQUIRE(nnp_stream_begin_capture(s) == NNP_STATUS_OK);
-      CHECK(nnp_scale(s, &p, &x, &y) == NNP_STATUS_OK);
+      REQUIRE(nnp_stream_begin_capture(v.s) == NNP_STATUS_OK);
+      CHECK(nnp_scale(v.s, &p, &v.x, &v.y) == NNP_STATUS_OK);
       nnp_graph* g = nullptr;
-      REQUIRE(nnp_stream_end_capture(s, &g) == NNP_STATUS_OK);
+      REQUIRE(nnp_stream_end_capture(v.s, &g) == NNP_STATUS_OK);
       p.alpha = -7.0;  // the graph holds its own copy
-      REQUIRE(nnp_graph_launch(g, s) == NNP_STATUS_OK);
-      REQUIRE(nnp_stream_synchronize(s) == NNP_STATUS_OK);
+      REQUIRE(nnp_graph_launch(g, v.s) == NNP_STATUS_OK);
+      REQUIRE(nnp_stream_synchronize(v.s) == NNP_STATUS_OK);
       std::vector<float> got(n, 0.0f);
-      REQUIRE(nnp_memcpy(nullptr, got.data(), dev, dy, n * sizeof(float)) == NNP_STATUS_OK);
+      REQUIRE(nnp_memcpy(nullptr, got.data(), dev, v.dy, n * sizeof(float)) == NNP_STATUS_OK);
       CHECK(got == std::vector<float>(n, 3.0f));
       CHECK(nnp_graph_destroy(g) == NNP_STATUS_OK);
     }
-    CHECK(nnp_stream_destroy(s) == NNP_STATUS_OK);
-    CHECK(nnp_free(dev, dx) == NNP_STATUS_OK);
-    CHECK(nnp_free(dev, dy) == NNP_STATUS_OK);
   }
 }
 

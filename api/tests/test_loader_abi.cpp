@@ -10,11 +10,13 @@
 #include <nnplug/nnplug.h>
 
 #include "op_table_cases.hpp"
+#include "test_support.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <thread>
@@ -26,6 +28,13 @@ namespace fs = std::filesystem;
 
 bool has_text(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// nnp_last_error_message() contains every one of `parts` (the message is shown on failure).
+void check_last_message_has(std::initializer_list<const char*> parts) {
+  const std::string message = nnp_last_error_message();
+  CAPTURE(message);
+  for (const char* part : parts) CHECK(has_text(message, part));
 }
 
 // The fixture folder, or "" (and a MESSAGE) when the fixtures are not available.
@@ -85,13 +94,7 @@ record last_record_of(const std::string& path) {
 
 // A 1-D float32 host tensor of shape[0] elements at `data`.
 DLTensor host_f32_vector(float* data, int64_t* shape) {
-  DLTensor t{};
-  t.data = data;
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = 1;
-  t.dtype = DLDataType{kDLFloat, 32, 1};
-  t.shape = shape;
-  return t;
+  return nnp_test::host_tensor(data, DLDataType{kDLFloat, 32, 1}, 1, shape);
 }
 
 nnp_fill_params fill_params(double value) {
@@ -360,10 +363,7 @@ TEST_CASE("loader: a plugin of an older minor never receives newer kinds, fields
   ty.shape = xs;
   y[0] = -1.0f;
   CHECK(nnp_op_supported(dev, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_UNSUPPORTED);
-  const std::string message = nnp_last_error_message();
-  CHECK(has_text(message, "noop_with_empty_axes"));
-  CHECK(has_text(message, "ABI 1.1"));
-  CHECK(has_text(message, "fx_older_minor"));
+  check_last_message_has({"noop_with_empty_axes", "ABI 1.1", "fx_older_minor"});
   CHECK(nnp_op_execute(stream, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_UNSUPPORTED);
   CHECK(y[0] == -1.0f);  // untouched
   // A caller compiled against 1.0 (struct_size without the field) is served as before.
@@ -378,10 +378,7 @@ TEST_CASE("loader: a plugin of an older minor never receives newer kinds, fields
   p.op = NNP_REDUCE_MIN;
   y[0] = -1.0f;
   CHECK(nnp_op_execute(stream, NNP_OP_REDUCE, &p, 1, in, 1, out) == NNP_STATUS_UNSUPPORTED);
-  const std::string enum_message = nnp_last_error_message();
-  CHECK(has_text(enum_message, "params->op"));
-  CHECK(has_text(enum_message, "new in ABI 1.2"));
-  CHECK(has_text(enum_message, "fx_older_minor"));
+  check_last_message_has({"params->op", "new in ABI 1.2", "fx_older_minor"});
   CHECK(y[0] == -1.0f);  // untouched
   // Tensors an op gained after the plugin's minor (ABI 1.4: adam_update's step and lr,
   // dropout's step) and the 1.4 params field offset_per_step: passed (or set), the host refuses
@@ -440,9 +437,7 @@ TEST_CASE("loader: a plugin of an older minor never receives newer kinds, fields
     dp.offset_per_step = 4;
     CHECK(nnp_op_supported(dev, NNP_OP_DROPOUT_BACKWARD, &dp, 1, drop_in, 1, drop_out) ==
           NNP_STATUS_UNSUPPORTED);
-    const std::string field_message = nnp_last_error_message();
-    CHECK(has_text(field_message, "params->offset_per_step (new in ABI 1.4) is 4"));
-    CHECK(has_text(field_message, "fx_older_minor"));
+    check_last_message_has({"params->offset_per_step (new in ABI 1.4) is 4", "fx_older_minor"});
     dp.struct_size = NNP_DROPOUT_PARAMS_STRUCT_SIZE_1_0;  // a 1.0 caller: the field is not there
     CHECK(nnp_op_supported(dev, NNP_OP_DROPOUT_BACKWARD, &dp, 1, drop_in, 1, drop_out) ==
           NNP_STATUS_UNSUPPORTED);

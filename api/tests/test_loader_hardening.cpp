@@ -34,7 +34,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-using nnp_test::find_name;
 using nnp_test::rec;
 using nnp_test::records;
 
@@ -193,15 +192,8 @@ TEST_CASE("plugin files: a FIFO named like a plugin is refused unopened; discove
   CHECK_FALSE(reader_seen);  // nobody opened the FIFO
   CHECK(seconds < 10.0);
   const std::vector<rec> rs = records();
-  const rec* f = find_name(rs, "fx_fifo");
-  REQUIRE(f != nullptr);
-  CAPTURE(f->reason);
-  CHECK(f->state == NNP_LOAD_FAILED);
-  CHECK(f->status == NNP_STATUS_LOAD_FAILED);
-  CHECK(nnp_test::contains(f->reason, "not a regular file: a FIFO"));
-  const rec* ok = find_name(rs, "fx_ok");
-  REQUIRE(ok != nullptr);
-  CHECK(ok->state == NNP_LOAD_LOADED);  // the next candidate of the folder still loads
+  nnp_test::check_failed(rs, "fx_fifo", NNP_STATUS_LOAD_FAILED, "not a regular file: a FIFO");
+  nnp_test::check_loaded(rs, "fx_ok");  // the next candidate of the folder still loads
   CHECK(explicit_st == NNP_STATUS_LOAD_FAILED);
   CHECK(nnp_test::contains(explicit_message, "not a regular file: a FIFO"));
   CHECK(nnp_test::contains(explicit_message, fifo.string()));

@@ -1,5 +1,6 @@
 // test_support.hpp — small helpers shared by the API tests (doctest): message checks, the
-// reference device, load records, host tensors, and scratch folders under the temporary directory.
+// reference device, load records and checks of them, host tensors, and scratch folders under the
+// temporary directory.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -51,6 +52,25 @@ inline const rec* find_name(const std::vector<rec>& rs, const std::string& name)
   for (const auto& r : rs)
     if (r.name == name) return &r;
   return nullptr;
+}
+
+// Plugin `name` has a record in `rs` (required) in state LOADED.
+inline void check_loaded(const std::vector<rec>& rs, const std::string& name) {
+  const rec* r = find_name(rs, name);
+  REQUIRE(r != nullptr);
+  CHECK(r->state == NNP_LOAD_LOADED);
+}
+
+// Plugin `name` has a record in `rs` (required) in state FAILED with `status` and a reason that
+// contains `reason_part` (the reason is shown on failure).
+inline void check_failed(const std::vector<rec>& rs, const std::string& name, int32_t status,
+                         const std::string& reason_part) {
+  const rec* r = find_name(rs, name);
+  REQUIRE(r != nullptr);
+  CAPTURE(r->reason);
+  CHECK(r->state == NNP_LOAD_FAILED);
+  CHECK(r->status == status);
+  CHECK(contains(r->reason, reason_part));
 }
 
 // A compact tensor of host memory (kDLCPU): no strides, no byte offset.
