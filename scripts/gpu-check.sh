@@ -169,6 +169,17 @@ run_step() {
   return "${PIPESTATUS[0]}"
 }
 timed_out() { [[ $1 -eq 124 || $1 -eq 137 ]]; }
+# record_result NAME RC LOG LINE_RE COUNT_RE: the last line of LOG that matches LINE_RE is the
+# step's detail; NAME passes when RC is 0 and that line matches COUNT_RE (a nonzero count).
+record_result() {
+  local name=$1 rc=$2 log=$3 line
+  line=$(grep -E "$4" "$log" | tail -n 1)
+  if [[ $rc -eq 0 ]] && grep -qE "$5" <<<"$line"; then
+    record "$name" PASS "$line"
+  else
+    record "$name" FAIL "${line:-rc $rc, see $(basename "$log")}"
+  fi
+}
 
 # ---- environment -------------------------------------------------------------------------------
 phase "environment"
@@ -269,13 +280,7 @@ if [[ -d "$dir/python/tests" ]]; then
   run_step "$out_dir/python.log" 90 env NNPLUG_LIBRARY="$dir/lib/libnnplug.so.0" \
     PYTHONPATH="$dir/python" NNPLUG_TEST_BACKENDS=cuda NNPLUG_TEST_REQUIRE=cuda \
     "$py" -m pytest -q -p no:cacheprovider -rs "$dir/python/tests/test_ops.py"
-  rc=$?
-  line=$(grep -E '[0-9]+ (passed|failed)' "$out_dir/python.log" | tail -n 1)
-  if [[ $rc -eq 0 ]] && grep -qE '[1-9][0-9]* passed' <<<"$line"; then
-    record python PASS "$line"
-  else
-    record python FAIL "${line:-rc $rc, see python.log}"
-  fi
+  record_result python $? "$out_dir/python.log" '[0-9]+ (passed|failed)' '[1-9][0-9]* passed'
 else
   record python FAIL "$dir/python/tests missing"
 fi
@@ -284,13 +289,8 @@ fi
 phase "benchmark"
 run_step "$out_dir/bench.log" 60 "$bin/nnplug-bench" --backend cuda --reps 10 \
   --json "$out_dir/bench-cuda.json"
-rc=$?
-line=$(grep -E '^nnplug-bench: [0-9]+ rows measured' "$out_dir/bench.log" | tail -n 1)
-if [[ $rc -eq 0 ]] && grep -qE ' [1-9][0-9]* rows measured' <<<"$line"; then
-  record bench PASS "$line"
-else
-  record bench FAIL "${line:-rc $rc, see bench.log}"
-fi
+record_result bench $? "$out_dir/bench.log" '^nnplug-bench: [0-9]+ rows measured' \
+  ' [1-9][0-9]* rows measured'
 
 # ---- training ------------------------------------------------------------------------------------
 phase "train mlp, cnn, vit on cuda:0 ($train_epochs epochs each, eager and --graph)"

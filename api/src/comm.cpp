@@ -378,6 +378,23 @@ nnp_status lock_comm_of(comm_lock& c, const char* name, const void* params,
   return NNP_STATUS_OK;
 }
 
+// Destroys c's plugin communicator (comm_destroy), removes its handle and takes it out of r's
+// set; the caller holds c's slot (comm_lock) and deletes c. Returns comm_destroy's status.
+nnp_status release_comm(comm_registry& r, comm_object* c) {
+  nnp_status st = NNP_STATUS_OK;
+  if (c->plugin != nullptr) {
+    const comm_plugin& p = *c->plugin;
+    st = call_named_slot(p.name.c_str(), "comm_destroy",
+                         [&] { return p.api->comm_destroy(c->state); });
+  }
+  r.handles.remove(c->self);
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.comms.erase(c);
+  }
+  return st;
+}
+
 }  // namespace
 
 static_assert(offsetof(nnp_all_reduce_params, comm) == offsetof(nnp_all_gather_params, comm) &&
@@ -474,17 +491,7 @@ nnp_status destroy_all_comms() {
   comm_registry& r = comms();
   return destroy_all_of<comm_lock>(r.mutex, r.comms, "comm", [&r](comm_lock& held) {
     comm_object* c = held.get();
-    nnp_status st = NNP_STATUS_OK;
-    if (c->plugin != nullptr) {
-      const comm_plugin& p = *c->plugin;
-      st = call_named_slot(p.name.c_str(), "comm_destroy",
-                           [&] { return p.api->comm_destroy(c->state); });
-    }
-    r.handles.remove(c->self);
-    {
-      std::lock_guard<std::mutex> lock(r.mutex);
-      r.comms.erase(c);
-    }
+    const nnp_status st = release_comm(r, c);
     held.unlock();
     delete c;
     return st;
@@ -647,19 +654,8 @@ NNP_API nnp_status nnp_comm_get_unique_id(nnp_device* device_handle, int32_t tra
 NNP_API nnp_status nnp_comm_destroy(nnp_comm* handle) {
   comm_lock c;
   if (nnp_status st = c.lock("nnp_comm_destroy", "comm", handle)) return st;
-  comm_registry& r = comms();
   comm_object* obj = c.get();
-  nnp_status st = NNP_STATUS_OK;
-  if (obj->plugin != nullptr) {
-    const comm_plugin& p = *obj->plugin;
-    st = call_named_slot(p.name.c_str(), "comm_destroy",
-                         [&] { return p.api->comm_destroy(obj->state); });
-  }
-  r.handles.remove(obj->self);
-  {
-    std::lock_guard<std::mutex> lock(r.mutex);
-    r.comms.erase(obj);
-  }
+  const nnp_status st = release_comm(comms(), obj);
   delete obj;
   return st;
 }

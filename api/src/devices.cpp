@@ -25,22 +25,26 @@ nnp_plugin* resolve_plugin(const nnp_plugin* handle) {
                                        : nullptr;
 }
 
-nnp_device* device_handle(nnp_device* device) {
-  uintptr_t self = device->self.load(std::memory_order_acquire);
+namespace {
+// The handle of `object` (a device or a plugin): its `self`, added to `table` when first
+// handed out.
+template <typename T>
+T* handle_of(handle_table& table, T* object) {
+  uintptr_t self = object->self.load(std::memory_order_acquire);
   if (self == 0) {
-    self = get_registry().device_handles.add(device);
-    device->self.store(self, std::memory_order_release);
+    self = table.add(object);
+    object->self.store(self, std::memory_order_release);
   }
-  return reinterpret_cast<nnp_device*>(self);
+  return reinterpret_cast<T*>(self);
+}
+}  // namespace
+
+nnp_device* device_handle(nnp_device* device) {
+  return handle_of(get_registry().device_handles, device);
 }
 
 nnp_plugin* plugin_handle(nnp_plugin* plugin) {
-  uintptr_t self = plugin->self.load(std::memory_order_acquire);
-  if (self == 0) {
-    self = get_registry().plugin_handles.add(plugin);
-    plugin->self.store(self, std::memory_order_release);
-  }
-  return reinterpret_cast<nnp_plugin*>(self);
+  return handle_of(get_registry().plugin_handles, plugin);
 }
 
 void release_handles(nnp_plugin& plugin) {
@@ -127,6 +131,23 @@ nnp_status find_auto_device_locked(registry& r, nnp_device** out) {
   return NNP_STATUS_OK;
 }
 
+// The body of nnp_get_devices and nnp_get_device (`func`): body(r) with the default plugins
+// loaded and the registry r locked; out of host memory gives NNP_STATUS_OUT_OF_MEMORY, any other
+// exception NNP_STATUS_INTERNAL, each with func's message.
+template <typename F>
+nnp_status with_devices_locked(const char* func, F&& body) {
+  try {
+    ensure_default_plugins();
+    registry& r = get_registry();
+    std::lock_guard<std::recursive_mutex> lock(r.mutex);
+    return body(r);
+  } catch (const std::bad_alloc&) {
+    return set_last_errorf(NNP_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
+  } catch (const std::exception& e) {
+    return set_last_errorf(NNP_STATUS_INTERNAL, "%s: %s", func, e.what());
+  }
+}
+
 }  // namespace
 }  // namespace nnp::host
 
@@ -137,10 +158,7 @@ extern "C" {
 NNP_API nnp_status nnp_get_devices(nnp_device** devices, size_t* n_devices) {
   if (n_devices == nullptr)
     return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_get_devices: n_devices is NULL");
-  try {
-    ensure_default_plugins();
-    registry& r = get_registry();
-    std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  return with_devices_locked("nnp_get_devices", [&](registry& r) {
     const std::vector<nnp_device*> all = all_devices_locked(r);
     if (devices != nullptr) {
       const size_t n = std::min(*n_devices, all.size());
@@ -148,11 +166,7 @@ NNP_API nnp_status nnp_get_devices(nnp_device** devices, size_t* n_devices) {
     }
     *n_devices = all.size();
     return NNP_STATUS_OK;
-  } catch (const std::bad_alloc&) {
-    return set_last_error(NNP_STATUS_OUT_OF_MEMORY, "nnp_get_devices: out of host memory");
-  } catch (const std::exception& e) {
-    return set_last_errorf(NNP_STATUS_INTERNAL, "nnp_get_devices: %s", e.what());
-  }
+  });
 }
 
 NNP_API nnp_status nnp_get_device(const char* name, nnp_device** out) {
@@ -160,10 +174,7 @@ NNP_API nnp_status nnp_get_device(const char* name, nnp_device** out) {
     return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_get_device: name is NULL or empty");
   if (out == nullptr)
     return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_get_device: out is NULL");
-  try {
-    ensure_default_plugins();
-    registry& r = get_registry();
-    std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  return with_devices_locked("nnp_get_device", [&](registry& r) {
     nnp_device* found = nullptr;
     nnp_status st;
     if (std::strcmp(name, "auto") == 0) {
@@ -177,11 +188,7 @@ NNP_API nnp_status nnp_get_device(const char* name, nnp_device** out) {
     }
     if (st == NNP_STATUS_OK) *out = device_handle(found);
     return st;
-  } catch (const std::bad_alloc&) {
-    return set_last_error(NNP_STATUS_OUT_OF_MEMORY, "nnp_get_device: out of host memory");
-  } catch (const std::exception& e) {
-    return set_last_errorf(NNP_STATUS_INTERNAL, "nnp_get_device: %s", e.what());
-  }
+  });
 }
 
 NNP_API nnp_status nnp_device_get_props(const nnp_device* handle, nnp_device_props* props) {

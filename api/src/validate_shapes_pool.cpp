@@ -16,6 +16,23 @@ namespace nnp::host {
 namespace {
 
 // ---- pool2d ---------------------------------------------------------------------------------
+// The output size along one axis (nnp::pool_out_dim) from the input extent `in` and that axis's
+// window, stride and pads. A size that does not fit int64 is refused, naming the output
+// (names[0]: P or Q) and the operands (names[1..5]: the extent, window, stride, pad_begin and
+// pad_end fields of the axis).
+int64_t pool2d_out_dim(const call& c, const char* const (&names)[6], int64_t in, int64_t window,
+                       int64_t stride, int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+  const int64_t out = nnp::pool_out_dim(in, window, stride, pad_begin, pad_end, ceil_mode);
+  if (out == nnp::kSizeOverflow)
+    size_overflow(c, names[0],
+                  {{names[1], in},
+                   {names[2], window},
+                   {names[3], stride},
+                   {names[4], pad_begin},
+                   {names[5], pad_end}});
+  return out;
+}
+
 shape_t pool_output(const call& c, const nnp_pool2d_params& p, const DLTensor* x) {
   if (!p.global) {
     expect_at_least(c, "window_h", p.window_h, 1);
@@ -37,24 +54,12 @@ shape_t pool_output(const call& c, const nnp_pool2d_params& p, const DLTensor* x
   }
   c.expect_rank(c.in_label(0), x, 4, "[N, C, H, W]");
   const nnp::pool_window pw = nnp::resolve_pool_window(p, x->shape[2], x->shape[3]);
-  const int64_t ph = nnp::pool_out_dim(x->shape[2], pw.window_h, pw.stride_h, pw.pad_top,
-                                       pw.pad_bottom, pw.ceil_mode);
-  const int64_t qw = nnp::pool_out_dim(x->shape[3], pw.window_w, pw.stride_w, pw.pad_left,
-                                       pw.pad_right, pw.ceil_mode);
-  if (ph == nnp::kSizeOverflow)
-    size_overflow(c, "P",
-                  {{"H", x->shape[2]},
-                   {"window_h", pw.window_h},
-                   {"stride_h", pw.stride_h},
-                   {"pad_top", pw.pad_top},
-                   {"pad_bottom", pw.pad_bottom}});
-  if (qw == nnp::kSizeOverflow)
-    size_overflow(c, "Q",
-                  {{"W", x->shape[3]},
-                   {"window_w", pw.window_w},
-                   {"stride_w", pw.stride_w},
-                   {"pad_left", pw.pad_left},
-                   {"pad_right", pw.pad_right}});
+  const int64_t ph =
+      pool2d_out_dim(c, {"P", "H", "window_h", "stride_h", "pad_top", "pad_bottom"}, x->shape[2],
+                     pw.window_h, pw.stride_h, pw.pad_top, pw.pad_bottom, pw.ceil_mode);
+  const int64_t qw =
+      pool2d_out_dim(c, {"Q", "W", "window_w", "stride_w", "pad_left", "pad_right"}, x->shape[3],
+                     pw.window_w, pw.stride_w, pw.pad_left, pw.pad_right, pw.ceil_mode);
   if (ph < 1 || qw < 1)
     c.fail("output size P x Q = " + std::to_string(ph) + " x " + std::to_string(qw) +
            ": expected P >= 1 and Q >= 1 (the window does not fit in x " + nnp::shape_string(*x) +

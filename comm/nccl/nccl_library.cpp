@@ -35,13 +35,20 @@ void decode_version(int code, int* major, int* minor, int* patch) {
   *patch = code % 100;
 }
 
-// The soname pins the major version; the library must agree.
-std::string check_nccl(void* handle) {
+// The version of the library behind `handle` (its ncclGetVersion, decoded); false when it has
+// no ncclGetVersion or the call fails.
+bool version_of(void* handle, int* major, int* minor, int* patch) {
   auto get = reinterpret_cast<decltype(&::ncclGetVersion)>(dlsym(handle, "ncclGetVersion"));
   int code = 0;
-  if (get == nullptr || get(&code) != ncclSuccess) return "ncclGetVersion failed";
+  if (get == nullptr || get(&code) != ncclSuccess) return false;
+  decode_version(code, major, minor, patch);
+  return true;
+}
+
+// The soname pins the major version; the library must agree.
+std::string check_nccl(void* handle) {
   int major = 0, minor = 0, patch = 0;
-  decode_version(code, &major, &minor, &patch);
+  if (!version_of(handle, &major, &minor, &patch)) return "ncclGetVersion failed";
   if (major != NCCL_MAJOR)
     return format("is NCCL %d.%d.%d, the plugin was built for NCCL %d", major, minor, patch,
                   NCCL_MAJOR);
@@ -49,11 +56,8 @@ std::string check_nccl(void* handle) {
 }
 
 std::string nccl_version(void* handle) {
-  auto get = reinterpret_cast<decltype(&::ncclGetVersion)>(dlsym(handle, "ncclGetVersion"));
-  int code = 0;
-  if (get == nullptr || get(&code) != ncclSuccess) return "unknown";
   int major = 0, minor = 0, patch = 0;
-  decode_version(code, &major, &minor, &patch);
+  if (!version_of(handle, &major, &minor, &patch)) return "unknown";
   return format("%d.%d.%d", major, minor, patch);
 }
 

@@ -209,6 +209,19 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
   }
 }
 
+/* The gradients of a cnn conv layer's (kConv) 3x3 filter pw [co, ci, 3, 3] and bias pb [co],
+   from its input x [n, ci, hx, hx] and its output's gradient dy [n, co, hy, hy]; both are then
+   ready (grad_ready). */
+static void conv_backward_params(net* nt, int64_t n, float* x, int64_t ci, int64_t hx, float* dy,
+                                 int64_t co, int64_t hy, param* pw, param* pb) {
+  tview a, b, c;
+  CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, x, n, ci, hx, hx),
+                                   F32(&b, dy, n, co, hy, hy), F32(&c, pw->g, co, ci, 3, 3)));
+  CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, dy, n, co, hy, hy), F32(&b, pb->g, co)));
+  grad_ready(nt, pw);
+  grad_ready(nt, pb);
+}
+
 /* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter. */
 void loss_and_backward(net* nt, int64_t n) {
   tview a, b, c, d;
@@ -240,24 +253,12 @@ void loss_and_backward(net* nt, int64_t n) {
                               F32(&c, nt->ddrop, n, 64, nt->hp, nt->hp),
                               F32(&d, nt->dc2, n, 64, nt->h2, nt->h2)));
     relu_backward(nt, nt->c2, nt->dc2, n * 64 * nt->h2 * nt->h2);
-    CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->c1, n, 32, nt->h1, nt->h1),
-                                     F32(&b, nt->dc2, n, 64, nt->h2, nt->h2),
-                                     F32(&c, p[2].g, 64, 32, 3, 3)));
-    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
-                                   F32(&b, p[3].g, 64)));
-    grad_ready(nt, &p[2]);
-    grad_ready(nt, &p[3]);
+    conv_backward_params(nt, n, nt->c1, 32, nt->h1, nt->dc2, 64, nt->h2, &p[2], &p[3]);
     CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
                                    F32(&b, p[2].w, 64, 32, 3, 3),
                                    F32(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
     relu_backward(nt, nt->c1, nt->dc1, n * 32 * nt->h1 * nt->h1);
-    CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, nt->x, n, 1, 28, 28),
-                                     F32(&b, nt->dc1, n, 32, nt->h1, nt->h1),
-                                     F32(&c, p[0].g, 32, 1, 3, 3)));
-    CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, nt->dc1, n, 32, nt->h1, nt->h1),
-                                   F32(&b, p[1].g, 32)));
-    grad_ready(nt, &p[0]);
-    grad_ready(nt, &p[1]);
+    conv_backward_params(nt, n, nt->x, 1, 28, nt->dc1, 32, nt->h1, &p[0], &p[1]);
   }
 }
 

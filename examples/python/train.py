@@ -66,6 +66,8 @@ class EpochLog:
     leaves whole lines; every row names the planned epoch count, so a run is complete when its
     last row has epoch == epochs. A write or close that fails is fatal."""
 
+    flag = "--log"  # the option that names the file, in messages
+
     def __init__(self, path):
         self.path = path
         first = ""  # the header of an existing regular file (not of /dev/null, a pipe, ...)
@@ -90,17 +92,20 @@ class EpochLog:
             self.f.write(line)
             self.f.flush()
         except OSError as e:
-            fail(f"cannot write --log {self.path}: {e.strerror}")
+            fail(f"cannot write {self.flag} {self.path}: {e.strerror}")
 
     def close(self):
         try:
             self.f.close()
         except OSError as e:
-            fail(f"cannot write --log {self.path}: {e.strerror}")
+            fail(f"cannot write {self.flag} {self.path}: {e.strerror}")
 
 
 class LossLog(EpochLog):
-    """The --loss-log CSV (the C program's): epoch,step,loss of every step, a new file."""
+    """The --loss-log CSV (the C program's): epoch,step,loss of every step, a new file.
+    Written and closed as EpochLog."""
+
+    flag = "--loss-log"
 
     def __init__(self, path):
         self.path = path
@@ -109,19 +114,6 @@ class LossLog(EpochLog):
         except OSError as e:
             fail(f"cannot open --loss-log {path}: {e.strerror}")
         self.write("epoch,step,loss\n")
-
-    def write(self, line):
-        try:
-            self.f.write(line)
-            self.f.flush()
-        except OSError as e:
-            fail(f"cannot write --loss-log {self.path}: {e.strerror}")
-
-    def close(self):
-        try:
-            self.f.close()
-        except OSError as e:
-            fail(f"cannot write --loss-log {self.path}: {e.strerror}")
 
 
 # ----------------------------------------------------------------------------- data --

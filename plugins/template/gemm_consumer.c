@@ -52,6 +52,20 @@ static int check_plugin_paths(const char* plugindir) {
   return bad;
 }
 
+/* A float32 tensor of `ndim` dimensions `shape` (dense, row-major) at `data` on `dl`. */
+static DLTensor f32_tensor(void* data, DLDevice dl, int32_t ndim, int64_t* shape) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device = dl;
+  t.ndim = ndim;
+  t.dtype.code = kDLFloat;
+  t.dtype.bits = 32;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  return t;
+}
+
 /* Y = A · B + C on the device named `name`; 0 when the result is right. */
 static int gemm_on(const char* name) {
   static const float a[6] = {1, 2, 3, 4, 5, 6};
@@ -64,7 +78,6 @@ static int gemm_on(const char* name) {
   nnp_device* dev = NULL;
   nnp_stream* stream = NULL;
   nnp_gemm_params p;
-  DLDataType f32;
   DLDevice dl;
   DLTensor ta, tb, tc, ty;
   int i;
@@ -77,25 +90,10 @@ static int gemm_on(const char* name) {
   CHECK(nnp_memcpy(dev, da, NULL, a, sizeof a));
   CHECK(nnp_memcpy(dev, db, NULL, b, sizeof b));
   CHECK(nnp_memcpy(dev, dc, NULL, c, sizeof c));
-  f32.code = kDLFloat;
-  f32.bits = 32;
-  f32.lanes = 1;
-  memset(&ta, 0, sizeof ta);
-  ta.device = dl;
-  ta.dtype = f32;
-  tb = tc = ty = ta;
-  ta.data = da;
-  ta.ndim = 2;
-  ta.shape = sa;
-  tb.data = db;
-  tb.ndim = 2;
-  tb.shape = sb;
-  tc.data = dc;
-  tc.ndim = 1;
-  tc.shape = sc;
-  ty.data = dy;
-  ty.ndim = 2;
-  ty.shape = sy;
+  ta = f32_tensor(da, dl, 2, sa);
+  tb = f32_tensor(db, dl, 2, sb);
+  tc = f32_tensor(dc, dl, 1, sc);
+  ty = f32_tensor(dy, dl, 2, sy);
   memset(&p, 0, sizeof p);
   p.struct_size = sizeof p;
   p.alpha = 1.0;

@@ -118,13 +118,36 @@ struct conv_nd_geometry {
 };
 
 namespace conv_detail {
-inline conv_nd_geometry empty_geometry(int spatial, int64_t groups) {
+// The geometry of an op with params p (nnp_conv_params or nnp_conv_transpose_params), its x
+// [N, C, D..] and its filter w [.., .., R..]: k = x.ndim - 2 spatial axes (right-aligned in the
+// kConvMaxSpatial axes; the leading ones get extent 1, stride 1, dilation 1, no padding), n from
+// x, groups from p, ci and co as given. Spatial axis i takes its extents from `input` (in), w
+// (kernel) and `output` (out), and its stride, dilation and begin pad from
+// resolve(p, k, i, D_i, R_i).
+template <typename P>
+conv_nd_geometry geometry_of(const P& p, conv_axis (*resolve)(const P&, int, int, int64_t, int64_t),
+                             const DLTensor& x, const DLTensor& w, int64_t ci, int64_t co,
+                             const DLTensor& input, const DLTensor& output) {
+  const int k = x.ndim - 2;
   conv_nd_geometry g{};
-  g.spatial = spatial;
-  g.groups = groups;
+  g.spatial = k;
+  g.groups = conv_one_if_zero(p.group);
   for (int i = 0; i < kConvMaxSpatial; ++i) {
     g.in[i] = g.kernel[i] = g.out[i] = g.stride[i] = g.dilation[i] = 1;
     g.pad[i] = 0;
+  }
+  g.n = x.shape[0];
+  g.ci = ci;
+  g.co = co;
+  for (int i = 0; i < k; ++i) {
+    const int j = kConvMaxSpatial - k + i;
+    const conv_axis a = resolve(p, k, i, x.shape[2 + i], w.shape[2 + i]);
+    g.in[j] = input.shape[2 + i];
+    g.kernel[j] = w.shape[2 + i];
+    g.out[j] = output.shape[2 + i];
+    g.stride[j] = a.stride;
+    g.dilation[j] = a.dilation;
+    g.pad[j] = a.pad_begin;
   }
   return g;
 }
@@ -133,44 +156,15 @@ inline conv_nd_geometry empty_geometry(int spatial, int64_t groups) {
 // NNP_OP_CONV_*: x [N, C, D..], w [K, C/group, R..], y [N, K, O..] (shapes from the tensors).
 inline conv_nd_geometry conv_nd_of_conv(const nnp_conv_params& p, const DLTensor& x,
                                         const DLTensor& w, const DLTensor& y) {
-  const int k = x.ndim - 2;
-  conv_nd_geometry g = conv_detail::empty_geometry(k, conv_one_if_zero(p.group));
-  g.n = x.shape[0];
-  g.ci = x.shape[1];
-  g.co = w.shape[0];
-  for (int i = 0; i < k; ++i) {
-    const int j = kConvMaxSpatial - k + i;
-    const conv_axis a = conv_resolve_axis(p, k, i, x.shape[2 + i], w.shape[2 + i]);
-    g.in[j] = x.shape[2 + i];
-    g.kernel[j] = w.shape[2 + i];
-    g.out[j] = y.shape[2 + i];
-    g.stride[j] = a.stride;
-    g.dilation[j] = a.dilation;
-    g.pad[j] = a.pad_begin;
-  }
-  return g;
+  return conv_detail::geometry_of(p, conv_resolve_axis, x, w, x.shape[1], w.shape[0], x, y);
 }
 
 // NNP_OP_CONV_TRANSPOSE_*: x [N, C, D..], w [C, K/group, R..], y [N, K, O..]; the geometry of
 // the convolution whose input is y and whose output is x.
 inline conv_nd_geometry conv_nd_of_transpose(const nnp_conv_transpose_params& p, const DLTensor& x,
                                              const DLTensor& w, const DLTensor& y) {
-  const int k = x.ndim - 2;
-  conv_nd_geometry g = conv_detail::empty_geometry(k, conv_one_if_zero(p.group));
-  g.n = x.shape[0];
-  g.ci = y.shape[1];
-  g.co = x.shape[1];
-  for (int i = 0; i < k; ++i) {
-    const int j = kConvMaxSpatial - k + i;
-    const conv_axis a = conv_transpose_resolve_axis(p, k, i, x.shape[2 + i], w.shape[2 + i]);
-    g.in[j] = y.shape[2 + i];
-    g.kernel[j] = w.shape[2 + i];
-    g.out[j] = x.shape[2 + i];
-    g.stride[j] = a.stride;
-    g.dilation[j] = a.dilation;
-    g.pad[j] = a.pad_begin;
-  }
-  return g;
+  return conv_detail::geometry_of(p, conv_transpose_resolve_axis, x, w, y.shape[1], x.shape[1], y,
+                                  x);
 }
 
 // The strides {h, w} and pads {top, left, bottom, right} (ONNX's order: begins, then ends) of a
