@@ -24,7 +24,8 @@ tensor_spec absent_tensor() {
   t.absent = true;
   return t;
 }
-call_spec make_spec(int32_t kind, std::vector<tensor_spec> inputs, std::vector<tensor_spec> outputs) {
+call_spec make_spec(int32_t kind, std::vector<tensor_spec> inputs,
+                    std::vector<tensor_spec> outputs) {
   call_spec call;
   call.kind = kind;
   call.inputs = std::move(inputs);

@@ -170,24 +170,24 @@ TEST_CASE("attention_forward: the composition of gemm, binary, softmax, gemm") {
     gp.trans_b = 1;
     gp.alpha = v.p.scale != 0 ? v.p.scale : 1 / std::sqrt(double(v.d));
     auto s = on_reference(make_spec(NNP_OP_GEMM, gp,
-                                  {tensor({bh, v.tq, v.d}, d.q), tensor({bh, v.tk, v.d}, d.k)},
-                                  {tensor({bh, v.tq, v.tk})}));
+                                    {tensor({bh, v.tq, v.d}, d.q), tensor({bh, v.tk, v.d}, d.k)},
+                                    {tensor({bh, v.tq, v.tk})}));
     if (!v.mask.empty()) {
       auto bp = make_params<nnp_binary_params>();
       bp.op = NNP_BINARY_ADD;
       s = on_reference(make_spec(NNP_OP_BINARY, bp,
-                               {tensor({bh, v.tq, v.tk}, s), tensor(v.mask, d.mask)},
-                               {tensor({bh, v.tq, v.tk})}));
+                                 {tensor({bh, v.tq, v.tk}, s), tensor(v.mask, d.mask)},
+                                 {tensor({bh, v.tq, v.tk})}));
     }
     auto sp = make_params<nnp_softmax_params>();
     sp.axis = -1;
-    const auto pr = on_reference(make_spec(NNP_OP_SOFTMAX_FORWARD, sp, {tensor({bh, v.tq, v.tk}, s)},
-                                         {tensor({bh, v.tq, v.tk})}));
+    const auto pr = on_reference(make_spec(
+        NNP_OP_SOFTMAX_FORWARD, sp, {tensor({bh, v.tq, v.tk}, s)}, {tensor({bh, v.tq, v.tk})}));
     auto pv = make_params<nnp_gemm_params>();
     pv.alpha = 1;
     const auto y = on_reference(
         make_spec(NNP_OP_GEMM, pv, {tensor({bh, v.tq, v.tk}, pr), tensor({bh, v.tk, v.dv}, d.v)},
-                {tensor({bh, v.tq, v.dv})}));
+                  {tensor({bh, v.tq, v.dv})}));
     check_known_answer("attention_composition", c.text, attn_forward(v, d, false), y, 1e-10);
   }
 }

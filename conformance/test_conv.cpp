@@ -69,19 +69,19 @@ call_spec conv_forward(const conv_geometry& v, value_rng& rng) {
   auto x = rng.uniform_vec(numel(xs(v)));
   auto w = rng.uniform_vec(numel(ws(v)));
   return make_spec(NNP_OP_CONV2D_FORWARD, v.prm,
-                 {tensor(xs(v), std::move(x)), tensor(ws(v), std::move(w)),
-                  v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
-                 {tensor(ys(v))});
+                   {tensor(xs(v), std::move(x)), tensor(ws(v), std::move(w)),
+                    v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
+                   {tensor(ys(v))});
 }
 call_spec conv_backward_data(const conv_geometry& v, const std::vector<double>& dy,
                              const std::vector<double>& w) {
   return make_spec(NNP_OP_CONV2D_BACKWARD_DATA, v.prm, {tensor(ys(v), dy), tensor(ws(v), w)},
-                 {tensor(xs(v))});
+                   {tensor(xs(v))});
 }
 call_spec conv_backward_filter(const conv_geometry& v, const std::vector<double>& x,
                                const std::vector<double>& dy) {
   return make_spec(NNP_OP_CONV2D_BACKWARD_FILTER, v.prm, {tensor(xs(v), x), tensor(ys(v), dy)},
-                 {tensor(ws(v))});
+                   {tensor(ws(v))});
 }
 call_spec conv_backward_bias(const conv_geometry& v, const std::vector<double>& dy) {
   return make_spec(NNP_OP_CONV2D_BACKWARD_BIAS, {tensor(ys(v), dy)}, {tensor({v.k})});

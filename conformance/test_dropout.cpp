@@ -28,7 +28,7 @@ call_spec dr_forward(const nnp_dropout_params& p, const std::vector<int64_t>& sh
                      std::vector<double> x, bool mask, bool inplace) {
   call_spec call =
       make_spec(NNP_OP_DROPOUT_FORWARD, p, {tensor(shape, std::move(x))},
-              {tensor(shape), mask ? int_tensor(dtype_id::u8, shape) : absent_tensor()});
+                {tensor(shape), mask ? int_tensor(dtype_id::u8, shape) : absent_tensor()});
   if (inplace) call.outputs[0].alias_of = 0;
   return call;
 }

@@ -45,7 +45,7 @@ TEST_CASE("empty tensors: softmax with a huge dimension") {
                   {{}});
       check_empty("softmax_backward", text,
                   make_spec(NNP_OP_SOFTMAX_BACKWARD, p, {tensor({kHuge, 0}), tensor({kHuge, 0})},
-                          {tensor({kHuge, 0})}),
+                            {tensor({kHuge, 0})}),
                   {{}});
     }
 }
@@ -54,23 +54,24 @@ TEST_CASE("empty tensors: layer norm with a huge dimension") {
   auto p = make_params<nnp_layer_norm_params>();
   p.epsilon = 1e-5;
   p.axis = -1;  // outer [2^62], nothing normalised: y empty, no statistics asked for
-  check_empty("layer_norm_forward", "x[2^62, 0] axis-1",
-              make_spec(NNP_OP_LAYER_NORM_FORWARD, p, {tensor({kHuge, 0}), tensor({0}), tensor({0})},
-                      {tensor({kHuge, 0}), absent_tensor(), absent_tensor()}),
-              {{}});
+  check_empty(
+      "layer_norm_forward", "x[2^62, 0] axis-1",
+      make_spec(NNP_OP_LAYER_NORM_FORWARD, p, {tensor({kHuge, 0}), tensor({0}), tensor({0})},
+                {tensor({kHuge, 0}), absent_tensor(), absent_tensor()}),
+      {{}});
   p.axis = 0;
   check_empty("layer_norm_backward", "x[0, 3] axis0 (dscale = dbias = 0)",
               make_spec(NNP_OP_LAYER_NORM_BACKWARD, p,
-                      {tensor({0, 3}), tensor({0, 3}), tensor({0, 3}), tensor({1, 1}, {0.0}),
-                       tensor({1, 1}, {1.0})},
-                      {tensor({0, 3}), tensor({0, 3}), tensor({0, 3})}),
+                        {tensor({0, 3}), tensor({0, 3}), tensor({0, 3}), tensor({1, 1}, {0.0}),
+                         tensor({1, 1}, {1.0})},
+                        {tensor({0, 3}), tensor({0, 3}), tensor({0, 3})}),
               {{}, {}, {}});
   p.axis = 1;
   check_empty("layer_norm_backward", "x[0, 3] axis1",
               make_spec(NNP_OP_LAYER_NORM_BACKWARD, p,
-                      {tensor({0, 3}), tensor({0, 3}), tensor({3}, {1, 1, 1}), tensor({0, 1}),
-                       tensor({0, 1})},
-                      {tensor({0, 3}), tensor({3}), tensor({3})}),
+                        {tensor({0, 3}), tensor({0, 3}), tensor({3}, {1, 1, 1}), tensor({0, 1}),
+                         tensor({0, 1})},
+                        {tensor({0, 3}), tensor({3}), tensor({3})}),
               {{}, {0, 0, 0}, {0, 0, 0}});
 }
 
@@ -102,22 +103,22 @@ TEST_CASE("empty tensors: softmax cross-entropy over a huge class dimension") {
       const std::string t = text + " reduction" + std::to_string(red);
       check_empty("softmax_cross_entropy_forward", t,
                   make_spec(NNP_OP_SOFTMAX_CROSS_ENTROPY_FORWARD, p,
-                          {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
-                          {tensor(loss_shape), tensor({0, classes})}),
+                            {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
+                            {tensor(loss_shape), tensor({0, classes})}),
                   {loss, {}});
       check_empty(
           "softmax_cross_entropy_backward", t,
           make_spec(NNP_OP_SOFTMAX_CROSS_ENTROPY_BACKWARD, p,
-                  {tensor({0, classes}), int_tensor(dtype_id::i64, {0}),
-                   tensor(loss_shape, none ? std::vector<double>{} : std::vector<double>{1})},
-                  {tensor({0, classes})}),
+                    {tensor({0, classes}), int_tensor(dtype_id::i64, {0}),
+                     tensor(loss_shape, none ? std::vector<double>{} : std::vector<double>{1})},
+                    {tensor({0, classes})}),
           {{}});
       auto q = make_params<nnp_softmax_cross_entropy_loss_params>();
       q.reduction = red;
       check_empty("softmax_cross_entropy_loss_forward", t,
                   make_spec(NNP_OP_SOFTMAX_CROSS_ENTROPY_LOSS_FORWARD, q,
-                          {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
-                          {tensor(loss_shape), tensor({0, classes})}),
+                            {tensor({0, classes}), int_tensor(dtype_id::i64, {0})},
+                            {tensor(loss_shape), tensor({0, classes})}),
                   {loss, {}});
     }
   }
@@ -133,9 +134,9 @@ TEST_CASE("empty tensors: batch norm backward and reductions over no elements") 
         std::vector<int64_t>{3, 2, kBig, 0}}) {
     check_empty("batch_norm_backward", "x" + shape_str(x),
                 make_spec(NNP_OP_BATCH_NORM_BACKWARD, p,
-                        {tensor(x), tensor(x), tensor({2}, {1, 1}), tensor({2}, {0, 0}),
-                         tensor({2}, {1, 1})},
-                        {tensor(x), tensor({2}), tensor({2})}),
+                          {tensor(x), tensor(x), tensor({2}, {1, 1}), tensor({2}, {0, 0}),
+                           tensor({2}, {1, 1})},
+                          {tensor(x), tensor({2}), tensor({2})}),
                 {{}, {0, 0}, {0, 0}});
   }
   // reductions of x [2^62, 0] over every axis: sum 0, mean NaN, max -inf
@@ -160,14 +161,15 @@ TEST_CASE("empty tensors: statistics over no elements are NaN") {
   ln.epsilon = 1e-5;
   check_empty("layer_norm_forward", "x[2^62, 0] axis0",
               make_spec(NNP_OP_LAYER_NORM_FORWARD, ln,
-                      {tensor({kHuge, 0}), tensor({kHuge, 0}), tensor({kHuge, 0})},
-                      {tensor({kHuge, 0}), tensor({1, 1}), tensor({1, 1})}),
+                        {tensor({kHuge, 0}), tensor({kHuge, 0}), tensor({kHuge, 0})},
+                        {tensor({kHuge, 0}), tensor({1, 1}), tensor({1, 1})}),
               {{}, {kNaN}, {kNaN}});
   ln.axis = 1;
-  check_empty("layer_norm_forward", "x[3, 0] axis1",
-              make_spec(NNP_OP_LAYER_NORM_FORWARD, ln, {tensor({3, 0}), tensor({0}), absent_tensor()},
-                      {tensor({3, 0}), tensor({3, 1}), tensor({3, 1})}),
-              {{}, {kNaN, kNaN, kNaN}, {kNaN, kNaN, kNaN}});
+  check_empty(
+      "layer_norm_forward", "x[3, 0] axis1",
+      make_spec(NNP_OP_LAYER_NORM_FORWARD, ln, {tensor({3, 0}), tensor({0}), absent_tensor()},
+                {tensor({3, 0}), tensor({3, 1}), tensor({3, 1})}),
+      {{}, {kNaN, kNaN, kNaN}, {kNaN, kNaN, kNaN}});
   // batch norm over M = 0 (an empty batch): NaN statistics and NaN running values
   auto p = make_params<nnp_batch_norm_params>();
   p.epsilon = 1e-5;
@@ -177,9 +179,9 @@ TEST_CASE("empty tensors: statistics over no elements are NaN") {
         std::vector<int64_t>{3, 2, kBig, 0}})
     check_empty("batch_norm_forward_training", "x" + shape_str(x),
                 make_spec(NNP_OP_BATCH_NORM_FORWARD_TRAINING, p,
-                        {tensor(x), tensor({2}, {1, 1}), tensor({2}, {0, 0})},
-                        {tensor(x), tensor({2}, {0.5, 0.5}), tensor({2}, {2, 2}), tensor({2}),
-                         tensor({2})}),
+                          {tensor(x), tensor({2}, {1, 1}), tensor({2}, {0, 0})},
+                          {tensor(x), tensor({2}, {0.5, 0.5}), tensor({2}, {2, 2}), tensor({2}),
+                           tensor({2})}),
                 {{}, {kNaN, kNaN}, {kNaN, kNaN}, {kNaN, kNaN}, {kNaN, kNaN}});
 }
 
@@ -210,8 +212,8 @@ TEST_CASE("empty tensors: pooling windows without input elements") {
     check_empty(
         "pool_forward", "x[1, 1, 0] " + text,
         make_spec(NNP_OP_POOL_FORWARD, q, {tensor({1, 1, 0})},
-                {tensor({1, 1, 1}),
-                 mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 1, 1}) : absent_tensor()}),
+                  {tensor({1, 1, 1}),
+                   mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 1, 1}) : absent_tensor()}),
         {{want}});
   }
 }

@@ -72,17 +72,18 @@ TEST_CASE("non-finite: conv2d forward, backward data and backward filter") {
       const std::string text = std::string("nonfinite ") + s.name + " " + v.name;
       check_numerics("conv2d_forward", text,
                      make_spec(NNP_OP_CONV2D_FORWARD, p,
-                             {tensor(x, xd), tensor(w, wd), tensor({s.k}, rng.uniform_vec(s.k))},
-                             {tensor(y)}));
+                               {tensor(x, xd), tensor(w, wd), tensor({s.k}, rng.uniform_vec(s.k))},
+                               {tensor(y)}));
       // dy takes x's plants, w its own
       check_numerics(
           "conv2d_backward_data", text,
           make_spec(NNP_OP_CONV2D_BACKWARD_DATA, p, {tensor(y, dyd), tensor(w, wd)}, {tensor(x)}));
       // x and dy: the variant's plants go to x (in0), and its w plants to dy
-      check_numerics("conv2d_backward_filter", text,
-                     make_spec(NNP_OP_CONV2D_BACKWARD_FILTER, p,
-                             {tensor(x, xd), tensor(y, planted(rng.uniform_vec(numel(y)), v.in1))},
-                             {tensor(w)}));
+      check_numerics(
+          "conv2d_backward_filter", text,
+          make_spec(NNP_OP_CONV2D_BACKWARD_FILTER, p,
+                    {tensor(x, xd), tensor(y, planted(rng.uniform_vec(numel(y)), v.in1))},
+                    {tensor(w)}));
     }
 }
 
@@ -96,18 +97,18 @@ TEST_CASE("non-finite: conv forward and conv_transpose forward") {
     value_rng rng(std::string("nonfinite conv ") + v.name);
     check_numerics("conv_forward", std::string("nonfinite ") + v.name,
                    make_spec(NNP_OP_CONV_FORWARD, p,
-                           {tensor(x, planted(rng.uniform_vec(numel(x)), v.in0)),
-                            tensor(w, planted(rng.uniform_vec(numel(w)), v.in1))},
-                           {tensor(y)}));
+                             {tensor(x, planted(rng.uniform_vec(numel(x)), v.in0)),
+                              tensor(w, planted(rng.uniform_vec(numel(w)), v.in1))},
+                             {tensor(y)}));
     auto t = make_params<nnp_conv_transpose_params>();
     t.pads[0] = t.pads[1] = 1;
     t.strides[0] = 2;
     const std::vector<int64_t> tx{2, 2, 4}, tw{2, 3, 3}, ty{2, 3, 7};
     check_numerics("conv_transpose_forward", std::string("nonfinite ") + v.name,
                    make_spec(NNP_OP_CONV_TRANSPOSE_FORWARD, t,
-                           {tensor(tx, planted(rng.uniform_vec(numel(tx)), v.in0)),
-                            tensor(tw, planted(rng.uniform_vec(numel(tw)), v.in1))},
-                           {tensor(ty)}));
+                             {tensor(tx, planted(rng.uniform_vec(numel(tx)), v.in0)),
+                              tensor(tw, planted(rng.uniform_vec(numel(tw)), v.in1))},
+                             {tensor(ty)}));
   }
 }
 
@@ -122,9 +123,9 @@ TEST_CASE("non-finite: gemm and matmul") {
     const std::string text = std::string("nonfinite ") + v.name;
     check_numerics("gemm", text,
                    make_spec(NNP_OP_GEMM, p,
-                           {tensor({4, 9}, a), tensor({9, 5}, b),
-                            tensor({4, 5}, planted(rng.uniform_vec(20), {{11, kInf}}))},
-                           {tensor({4, 5})}));
+                             {tensor({4, 9}, a), tensor({9, 5}, b),
+                              tensor({4, 5}, planted(rng.uniform_vec(20), {{11, kInf}}))},
+                             {tensor({4, 5})}));
     p.trans_a = p.trans_b = 1;
     check_numerics(
         "gemm", text + " trans",
@@ -132,8 +133,8 @@ TEST_CASE("non-finite: gemm and matmul") {
     check_numerics(
         "matmul", text,
         make_spec(NNP_OP_MATMUL, make_params<nnp_matmul_params>(),
-                {tensor({2, 4, 9}, planted(rng.uniform_vec(72), v.in0)), tensor({9, 5}, b)},
-                {tensor({2, 4, 5})}));
+                  {tensor({2, 4, 9}, planted(rng.uniform_vec(72), v.in0)), tensor({9, 5}, b)},
+                  {tensor({2, 4, 5})}));
   }
 }
 
@@ -154,8 +155,9 @@ TEST_CASE("non-finite: pooling") {
         const int64_t o = pad == 0 ? 3 : 4;
         const std::string text = std::string("nonfinite ") + v.name + " mode" +
                                  std::to_string(mode) + " pad" + std::to_string(pad);
-        check_numerics("pool2d_forward", text,
-                       make_spec(NNP_OP_POOL2D_FORWARD, p, {tensor(x, xd)}, {tensor({1, 2, o, o})}));
+        check_numerics(
+            "pool2d_forward", text,
+            make_spec(NNP_OP_POOL2D_FORWARD, p, {tensor(x, xd)}, {tensor({1, 2, o, o})}));
         auto q = make_params<nnp_pool_params>();
         q.mode = mode;
         q.kernel_shape[0] = q.kernel_shape[1] = 3;
@@ -165,9 +167,9 @@ TEST_CASE("non-finite: pooling") {
         const int64_t on = pad == 0 ? 4 : 6;
         check_numerics("pool_forward", text,
                        make_spec(NNP_OP_POOL_FORWARD, q, {tensor(x, xd)},
-                               {tensor({1, 2, on, on}),
-                                mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 2, on, on})
-                                                     : absent_tensor()}));
+                                 {tensor({1, 2, on, on}),
+                                  mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 2, on, on})
+                                                       : absent_tensor()}));
       }
   }
 }
@@ -191,8 +193,8 @@ TEST_CASE("non-finite: softmax, layer norm and batch norm") {
     const auto scale = planted(rng.uniform_vec(6, 0.5, 1.5), v.in1);
     check_numerics("layer_norm_forward", text,
                    make_spec(NNP_OP_LAYER_NORM_FORWARD, ln,
-                           {tensor(x, xd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
-                           {tensor(x), tensor({4, 1}), tensor({4, 1})}));
+                             {tensor(x, xd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
+                             {tensor(x), tensor({4, 1}), tensor({4, 1})}));
     auto bn = make_params<nnp_batch_norm_params>();
     bn.epsilon = 1e-5;
     bn.momentum = 0.9;
@@ -200,15 +202,15 @@ TEST_CASE("non-finite: softmax, layer norm and batch norm") {
     const auto bxd = planted(rng.uniform_vec(numel(bx), -2, 2), v.in0);
     check_numerics("batch_norm_forward_training", text,
                    make_spec(NNP_OP_BATCH_NORM_FORWARD_TRAINING, bn,
-                           {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
-                           {tensor(bx), tensor({6}, rng.uniform_vec(6)),
-                            tensor({6}, rng.uniform_vec(6, 0.5, 2)), tensor({6}), tensor({6})}));
+                             {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
+                             {tensor(bx), tensor({6}, rng.uniform_vec(6)),
+                              tensor({6}, rng.uniform_vec(6, 0.5, 2)), tensor({6}), tensor({6})}));
     check_numerics(
         "batch_norm_forward_inference", text,
         make_spec(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, bn,
-                {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6)),
-                 tensor({6}, rng.uniform_vec(6)), tensor({6}, rng.uniform_vec(6, 0.5, 2))},
-                {tensor(bx)}));
+                  {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6)),
+                   tensor({6}, rng.uniform_vec(6)), tensor({6}, rng.uniform_vec(6, 0.5, 2))},
+                  {tensor(bx)}));
   }
 }
 
@@ -219,8 +221,8 @@ TEST_CASE("non-finite: known answers") {
   check_known_answer(
       "nonfinite_conv2d", "w+inf over padding",
       make_spec(NNP_OP_CONV2D_FORWARD, conv_params(1),
-              {tensor({1, 1, 1, 1}, {1}), tensor({1, 1, 3, 3}, {kInf, 0, 0, 0, 1, 0, 0, 0, 0})},
-              {tensor({1, 1, 1, 1})}),
+                {tensor({1, 1, 1, 1}, {1}), tensor({1, 1, 3, 3}, {kInf, 0, 0, 0, 1, 0, 0, 0, 0})},
+                {tensor({1, 1, 1, 1})}),
       {kNaN});
   // +inf in x read by every window of a 3x3 all-ones filter: every output is +inf (a Winograd
   // transform would give inf - inf = NaN in most of them).
@@ -229,9 +231,9 @@ TEST_CASE("non-finite: known answers") {
   std::vector<double> y(16 * 2 * 2, kInf);
   check_known_outputs("nonfinite_conv2d", "x+inf read by every window (16 channels)",
                       make_spec(NNP_OP_CONV2D_FORWARD, conv_params(0),
-                              {tensor({1, 16, 4, 4}, x),
-                               tensor({16, 16, 3, 3}, std::vector<double>(16 * 16 * 9, 1.0))},
-                              {tensor({1, 16, 2, 2})}),
+                                {tensor({1, 16, 4, 4}, x),
+                                 tensor({16, 16, 3, 3}, std::vector<double>(16 * 16 * 9, 1.0))},
+                                {tensor({1, 16, 2, 2})}),
                       {y}, {dtype_id::f32}, [](dtype_id) { return 1e-12; });
   // GEMM: alpha multiplies the product as IEEE arithmetic does (alpha = 0 times an infinite or
   // NaN product is NaN); beta = 0 does not read C (BLAS convention).
@@ -241,16 +243,16 @@ TEST_CASE("non-finite: known answers") {
   check_known_answer(
       "nonfinite_gemm", "alpha=0 with inf in A",
       make_spec(NNP_OP_GEMM, p,
-              {tensor({1, 2}, {kInf, 1}), tensor({2, 2}, {1, 0, 1, 1}), tensor({1, 2}, {1, 3})},
-              {tensor({1, 2})}),
+                {tensor({1, 2}, {kInf, 1}), tensor({2, 2}, {1, 0, 1, 1}), tensor({1, 2}, {1, 3})},
+                {tensor({1, 2})}),
       {kNaN, kNaN});
   p.alpha = 1;
   p.beta = 0;
   check_known_answer(
       "nonfinite_gemm", "beta=0 with NaN in C",
       make_spec(NNP_OP_GEMM, p,
-              {tensor({1, 2}, {1, 2}), tensor({2, 1}, {3, kInf}), tensor({1, 1}, {kNaN})},
-              {tensor({1, 1})}),
+                {tensor({1, 2}, {1, 2}), tensor({2, 1}, {3, kInf}), tensor({1, 1}, {kNaN})},
+                {tensor({1, 1})}),
       {kInf});
   // softmax: +inf in a slice gives NaN in the whole slice (inf - max = NaN), as PyTorch
   auto sp = make_params<nnp_softmax_params>();
@@ -266,7 +268,7 @@ TEST_CASE("non-finite: known answers") {
   pp.stride_h = pp.stride_w = 2;
   check_known_answer(
       "nonfinite_pool2d", "average of +inf and -inf",
-      make_spec(NNP_OP_POOL2D_FORWARD, pp, {tensor({1, 1, 2, 4}, {kInf, 1, 1, 1, -kInf, 1, kInf, 1})},
-              {tensor({1, 1, 1, 2})}),
+      make_spec(NNP_OP_POOL2D_FORWARD, pp,
+                {tensor({1, 1, 2, 4}, {kInf, 1, 1, 1, -kInf, 1, kInf, 1})}, {tensor({1, 1, 1, 2})}),
       {kNaN, kInf});
 }

@@ -54,9 +54,9 @@ call_spec bn_training(const bn_setup& v, const bn_inputs& d) {
 }
 call_spec bn_inference(const bn_setup& v, const bn_inputs& d) {
   return make_spec(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, v.p,
-                 {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
-                  tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)},
-                 {tensor(v.x)});
+                   {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
+                    tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)},
+                   {tensor(v.x)});
 }
 // The inputs of a normalisation backward: x, dy, then scale, mean and inv_std with their shapes.
 std::vector<tensor_spec> norm_backward_inputs(const std::vector<int64_t>& x_shape,
@@ -74,9 +74,9 @@ call_spec bn_backward(const bn_setup& v, std::vector<double> x, std::vector<doub
                       std::vector<double> scale, std::vector<double> mean,
                       std::vector<double> inv_std) {
   return make_spec(NNP_OP_BATCH_NORM_BACKWARD, v.p,
-                 norm_backward_inputs(v.x, std::move(x), std::move(dy), {v.c}, std::move(scale),
-                                      {v.c}, std::move(mean), std::move(inv_std)),
-                 {tensor(v.x), tensor({v.c}), tensor({v.c})});
+                   norm_backward_inputs(v.x, std::move(x), std::move(dy), {v.c}, std::move(scale),
+                                        {v.c}, std::move(mean), std::move(inv_std)),
+                   {tensor(v.x), tensor({v.c}), tensor({v.c})});
 }
 
 // ---- layer norm -------------------------------------------------------------------------------
@@ -107,18 +107,18 @@ ln_setup ln_case(const case_line& cs) {
 call_spec ln_forward(const ln_setup& v, std::vector<double> x, std::vector<double> scale,
                      std::vector<double> bias) {
   return make_spec(NNP_OP_LAYER_NORM_FORWARD, v.p,
-                 {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
-                  v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()},
-                 {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
-                  v.stats_out ? tensor(v.stats) : absent_tensor()});
+                   {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
+                    v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()},
+                   {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
+                    v.stats_out ? tensor(v.stats) : absent_tensor()});
 }
 call_spec ln_backward(const ln_setup& v, std::vector<double> x, std::vector<double> dy,
                       std::vector<double> scale, std::vector<double> mean,
                       std::vector<double> inv_std) {
   return make_spec(NNP_OP_LAYER_NORM_BACKWARD, v.p,
-                 norm_backward_inputs(v.x, std::move(x), std::move(dy), v.inner, std::move(scale),
-                                      v.stats, std::move(mean), std::move(inv_std)),
-                 {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()});
+                   norm_backward_inputs(v.x, std::move(x), std::move(dy), v.inner, std::move(scale),
+                                        v.stats, std::move(mean), std::move(inv_std)),
+                   {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()});
 }
 // Forward on random x in [-2, 3), scale in [0.5, 1.5) and bias in [-1, 1).
 call_spec ln_forward_random(const ln_setup& v, value_rng& rng) {

@@ -445,8 +445,8 @@ call_desc decode(const uint8_t* data, size_t size) {
       std::memcpy(params.get(), pb.data(), pb.size());
     }
     std::vector<nnp_shape> out(c.out.size());
-    const nnp::kit::op_call call = conf::make_op_call(c.kind, params.get(), ptrs.size(),
-                                                      ptrs.data(), out.size(), nullptr);
+    const nnp::kit::op_call call =
+        conf::make_op_call(c.kind, params.get(), ptrs.size(), ptrs.data(), out.size(), nullptr);
     if (conf::infer_shapes(call, out.data()) == NNP_STATUS_OK) {
       for (size_t i = 0; i < c.out.size(); ++i) {
         tensor_spec& t = c.out[i];

@@ -263,9 +263,9 @@ bool make_consistent(const call_desc& c, const call_plan& p,
   }
   if (!ok) return false;
   std::string msg;
-  nnp_status st = conf::execute(g_stream[0], conf::make_op_call(rule->forward, b.params_ptr(),
-                                                                 fin.size(), fin.data(),
-                                                                 fout.size(), fout.data()));
+  nnp_status st =
+      conf::execute(g_stream[0], conf::make_op_call(rule->forward, b.params_ptr(), fin.size(),
+                                                    fin.data(), fout.size(), fout.data()));
   if (st == NNP_STATUS_OK) st = nnp_stream_synchronize(g_stream[0]);
   if (st != NNP_STATUS_OK) return false;
   for (size_t i = 0; i < p.buffers.size(); ++i)

@@ -25,8 +25,7 @@ inline nnp_status execute(nnp_stream* stream, const nnp::kit::op_call& c) {
 
 // nnp_op_supported on `device`. Returns its status.
 inline nnp_status supported(const nnp_device* device, const nnp::kit::op_call& c) {
-  return nnp_op_supported(device, c.kind, c.params, c.n_inputs, c.inputs, c.n_outputs,
-                          c.outputs);
+  return nnp_op_supported(device, c.kind, c.params, c.n_inputs, c.inputs, c.n_outputs, c.outputs);
 }
 
 // nnp_op_infer_shapes into out_shapes (c.n_outputs entries; the outputs' descriptions are not
