@@ -111,11 +111,20 @@ double weight_sum(const loss_view& v) {
   return for_each_segment(v, add_weights).weight;
 }
 
-// The upstream gradient of every position for reduction sum / mean (none reads dloss[j]).
-float shared_gradient(const loss_view& v, const float* dloss) {
-  if (v.reduction == NNP_REDUCTION_NONE) return 0.0f;
+// The upstream gradient of every position for reduction sum / mean (none reads dloss[j]), in
+// double as the reference computes it: with a tiny total weight dloss / sum_w can exceed
+// float's range while w_j * (dloss / sum_w) does not (or is 0 * that for a zero weight, 0
+// rather than 0 * inf = NaN).
+double shared_gradient(const loss_view& v, const float* dloss) {
+  if (v.reduction == NNP_REDUCTION_NONE) return 0.0;
   if (v.reduction == NNP_REDUCTION_SUM) return dloss[0];
-  return static_cast<float>(static_cast<double>(dloss[0]) / weight_sum(v));
+  return static_cast<double>(dloss[0]) / weight_sum(v);
+}
+
+// w_j times position j's upstream gradient (dloss[j] for reduction none, else g_all), in double.
+float weighted_gradient(float w, const loss_view& v, const float* dloss, int64_t j, double g_all) {
+  const double g = v.reduction == NNP_REDUCTION_NONE ? static_cast<double>(dloss[j]) : g_all;
+  return static_cast<float>(static_cast<double>(w) * g);
 }
 
 // Per-position max and sum of exp(x - max) over the classes of a segment of len positions,
@@ -189,8 +198,7 @@ void nll_loss_backward(const op_call& c) {
   const loss_view v = view_of<nnp_nll_loss_params>(c, 3);
   const float* dloss = f32(c.in(2));
   float* dx = f32(c.out(0));
-  const bool none = v.reduction == NNP_REDUCTION_NONE;
-  const float g_all = shared_gradient(v, dloss);
+  const double g_all = shared_gradient(v, dloss);
   for_each_segment(v, [&](int64_t n, int64_t d0, int64_t len, sums*) {
     for (int64_t cc = 0; cc < v.C; ++cc) std::fill_n(dx + (n * v.C + cc) * v.D + d0, len, 0.0f);
     for (int64_t dd = 0; dd < len; ++dd) {
@@ -198,7 +206,7 @@ void nll_loss_backward(const op_call& c) {
       int64_t cls;
       const float w = v.weight_of(j, &cls);
       if (cls >= 0) {
-        dx[(n * v.C + cls) * v.D + d0 + dd] = -(w * (none ? dloss[j] : g_all));
+        dx[(n * v.C + cls) * v.D + d0 + dd] = -weighted_gradient(w, v, dloss, j, g_all);
       } else if (std::isnan(w)) {  // out of range, not ignored
         for (int64_t cc = 0; cc < v.C; ++cc) dx[(n * v.C + cc) * v.D + d0 + dd] = kNaN;
       }
@@ -242,8 +250,7 @@ void softmax_cross_entropy_loss_backward(const op_call& c) {
   const loss_view v = view_of<nnp_softmax_cross_entropy_loss_params>(c, 3);
   const float* dloss = f32(c.in(2));
   float* dx = f32(c.out(0));
-  const bool none = v.reduction == NNP_REDUCTION_NONE;
-  const float g_all = shared_gradient(v, dloss);
+  const double g_all = shared_gradient(v, dloss);
   for_each_segment(v, [&](int64_t n, int64_t d0, int64_t len, sums*) {
     const int64_t base = n * v.C * v.D + d0;
     const float* xn = v.x + base;
@@ -256,7 +263,7 @@ void softmax_cross_entropy_loss_backward(const op_call& c) {
     for (int64_t dd = 0; dd < len; ++dd) {
       const int64_t j = n * v.D + d0 + dd;
       int64_t cls;
-      k[dd] = v.weight_of(j, &cls) * (none ? dloss[j] : g_all);
+      k[dd] = weighted_gradient(v.weight_of(j, &cls), v, dloss, j, g_all);
     }
     // dx = exp(x - m) * (k / sum), exp stored on the way to the sum.
     if (v.D == 1) {
