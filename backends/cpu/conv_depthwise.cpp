@@ -9,16 +9,15 @@
 // image and group: a depth of R*S (9 for 3x3) and, for depthwise layers, one row, where SGEMM's
 // packing costs more than the product. Here every output channel oc of group grp reads input
 // channel grp alone:
-//   forward          y[n, oc, p, q]  = b[oc] + sum_{r,s} w[oc, 0, r, s] x[n, grp, ih(p, r), iw(q,
-//   s)] backward-data    dx[n, grp, i, j] = b[grp] + sum over the group's oc, r, s of w . dy
-//   (scatter) backward-filter  dw[oc, 0, r, s] = sum_{n,p,q} dy[n, oc, p, q] x[n, grp, ih(p, r),
-//   iw(q, s)]
-// with ih = p * stride_h + r * dilation_h - pad_top, iw likewise; taps that fall in the padding
-// contribute nothing. Each (r, s) tap is one unit-stride multiply-add over the output row's
-// valid range (stride 1; strided reads otherwise), which the compiler vectorises (an AVX2 clone
-// where the CPU has it). A single group with one input channel (the cnn's conv1) stays with
-// im2col + SGEMM: there the SGEMM's [co, R*S] filter block is reused across the plane, and it
-// measured 3-4x faster than this loop (nnplug-bench, conv * cnn.conv1).
+//   forward          y[n, oc, p, q] = b[oc] + sum_{r,s} w[oc, 0, r, s] x[n, grp, ih, iw]
+//   backward-data    dx[n, grp, ih, iw] = b[grp] + sum_{oc of grp, p, q, r, s} w . dy
+//   backward-filter  dw[oc, 0, r, s] = sum_{n, p, q} dy[n, oc, p, q] x[n, grp, ih, iw]
+// with ih = p * stride_h + r * dilation_h - pad_top, iw = q * stride_w + s * dilation_w -
+// pad_left; taps that fall in the padding contribute nothing. Each (r, s) tap is one unit-stride
+// multiply-add over the output row's valid range (stride 1; strided reads otherwise), which the
+// compiler vectorises (an AVX2 clone where the CPU has it). A single group with one input channel
+// (the cnn's conv1) stays with im2col + SGEMM: there the SGEMM's [co, R*S] filter block is reused
+// across the plane, and it measured 3-4x faster than this loop (nnplug-bench, conv * cnn.conv1).
 // Measured on MobileNetV2 at batch 32, 224x224 (2-core AMD EPYC, AVX2): its 17 depthwise
 // convolutions 227 -> 179 ms against im2col + SGEMM per group.
 // TBB runs planes in parallel: forward over (image, output channel), backward-data over
