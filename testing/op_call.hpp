@@ -7,9 +7,10 @@
 // receive it; the test programs make one per call they run, from their descriptions of calls:
 //   conf::call_spec     (conformance/harness.hpp) operands as host values that follow a case's
 //                       dtype; run_op binds it to guarded device buffers (conf::raw_call);
-//   fuzz::call_desc     (fuzz/op_call.hpp) adversarial tensor descriptions decoded from fuzz
+//   fuzz::call_desc     (fuzz/call_desc.hpp) adversarial tensor descriptions decoded from fuzz
 //                       bytes; bind() makes the buffers (fuzz bound_call).
-// Both descriptions own what the view points to; neither is a call by itself.
+// The bindings (raw_call, bound_call) own what their view() points to; the descriptions are not
+// calls by themselves.
 #pragma once
 
 #include <nnplug/kit/plugin.hpp>
