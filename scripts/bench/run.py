@@ -196,8 +196,7 @@ def machine(r, torch_pythons):
             t = r.last_json(out)
         except SystemExit:
             continue
-        t["python"] = r.rel(py)
-        t["path"] = py
+        t["python"] = r.rel(py)  # the interpreter, relative: commands run with cwd = the repository
         m["torches"].append(t)
     # the first PyTorch that imports (the distributed phase falls back on it)
     m["torch"] = m["torches"][0] if m["torches"] else None
@@ -265,7 +264,7 @@ def per_op(r, cfg, bks, torches, threads):
             devs = ["cpu"] + (["cuda"] if "cuda" in bks and who.get("cuda_available") else [])
             for d in devs:
                 # all threads for PyTorch's BLAS here (single ops, no inter-op pool to share)
-                text = r.run([who["path"], os.path.join(HERE, "torch_ops.py"), "--threads",
+                text = r.run([who["python"], os.path.join(HERE, "torch_ops.py"), "--threads",
                               str(threads), "--set", "all", "--device", d, *common],
                              env={"OPENBLAS_NUM_THREADS": str(threads)})
                 t_rounds.setdefault(who["version"], {}).setdefault(d, []).append(
@@ -341,7 +340,7 @@ def training(r, cfg, bks, torches, threads):
                                                         cfg["test_limit"]))
                     else:
                         v["torch_all"].setdefault(who["version"], []).append(
-                            torch_train(r, who["path"], model, tdev, cfg["limit"][model],
+                            torch_train(r, who["python"], model, tdev, cfg["limit"][model],
                                         threads))
     for key, v in runs.items():
         pn = {x["parameters"] for x in v["nnplug"]}
@@ -536,7 +535,7 @@ def main():
     cnn = results["training"].get("cnn/cpu", {})
     ddp = next((t for t in torches if t["version"] == cnn.get("torch_version")),
                m.get("torch"))
-    results["distributed"] = distributed(r, cfg, ddp["path"] if ddp else None)
+    results["distributed"] = distributed(r, cfg, ddp["python"] if ddp else None)
     if ddp:
         results["distributed"]["torch_version"] = ddp["version"]
 
