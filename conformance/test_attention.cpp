@@ -4,7 +4,9 @@
 // reference, and known answers (fully masked rows, causal).
 // Cases: cases/<list>/attention.txt: "b2 hq4 hkv2 tq5 tk7 d8 dv6 packed1 causal1 mask=bhqk
 // scale=0.3" (mask= none | qk | bhqk | b11k: the mask's shape, broadcast to [B, Hq, Tq, Tk];
-// packed1 = rank-3 [B, T, H*D] layout; scale 0 = 1/sqrt(D)).
+// packed1 = rank-3 [B, T, H*D] layout; scale 0 = 1/sqrt(D); maskinf1 = -inf mask entries: every
+// 7th, and with a [.., Tq, Tk] mask the whole rows i = 0 (mod 64) and i = Tq - 1, fully masked
+// rows at the edges of 64-row tiles).
 #include <doctest/doctest.h>
 
 #include "harness.hpp"
@@ -19,6 +21,7 @@ struct attn_setup {
   nnp_attention_params p;
   int64_t b, hq, hkv, tq, tk, d, dv;
   bool packed;
+  bool mask_inf;              // maskinf1
   std::vector<int64_t> mask;  // empty: no mask
   std::vector<int64_t> shape(int64_t heads, int64_t t, int64_t width) const {
     return packed ? std::vector<int64_t>{b, t, heads * width}
@@ -42,6 +45,7 @@ attn_setup attn_case(const case_line& c) {
   v.d = c.i("d", 8);
   v.dv = c.i("dv", v.d);
   v.packed = c.i("packed", 0) != 0;
+  v.mask_inf = c.i("maskinf", 0) != 0;
   v.p.is_causal = static_cast<int32_t>(c.i("causal", 0));
   v.p.scale = c.d("scale", 0.0);
   if (v.packed) {
@@ -64,6 +68,14 @@ attn_inputs attn_data(const attn_setup& v, value_rng& rng) {
   d.k = rng.uniform_vec(numel(v.k()), -2, 2);
   d.v = rng.uniform_vec(numel(v.v()));
   if (!v.mask.empty()) d.mask = rng.uniform_vec(numel(v.mask), -3, 1);
+  if (v.mask_inf && !v.mask.empty()) {
+    const bool rows = v.mask[v.mask.size() - 2] == v.tq && v.tq > 1;  // qk, bhqk
+    for (size_t n = 0; n < d.mask.size(); ++n) {
+      const int64_t i = static_cast<int64_t>(n) / v.tk % v.tq;
+      if (n % 7 == 3 || (rows && (i % 64 == 0 || i == v.tq - 1)))
+        d.mask[n] = -std::numeric_limits<double>::infinity();
+    }
+  }
   return d;
 }
 tensor_spec mask_tensor(const attn_setup& v, std::vector<double> mask) {
@@ -157,11 +169,13 @@ TEST_CASE("gradient attention") {
 
 // The fused op against the ops it fuses, run on the reference in float64: for every (b, h),
 // S = scale * Q K^T (gemm, trans_b), S += mask (binary add), P = softmax(S), Y = P V (gemm).
-// Rank-4 cases without grouped heads, causal masking or mask broadcasting over (b, h).
+// Rank-4 cases without grouped heads, causal masking, mask broadcasting over (b, h) or -inf
+// mask entries (a fully masked row is Y = 0 here, NaN for softmax).
 TEST_CASE("attention_forward: the composition of gemm, binary, softmax, gemm") {
   for (const case_line& c : load_cases("attention")) {
     const attn_setup v = attn_case(c);
-    if (v.packed || v.hq != v.hkv || v.p.is_causal || (!v.mask.empty() && v.mask.size() != 2))
+    if (v.packed || v.hq != v.hkv || v.p.is_causal || v.mask_inf ||
+        (!v.mask.empty() && v.mask.size() != 2))
       continue;
     value_rng rng("attention composition " + c.text);
     const attn_inputs d = attn_data(v, rng);

@@ -3,7 +3,10 @@
 // layouts ([B, H, T, D] and [B, T, H*D]), grouped-query heads, additive broadcast mask, causal
 // mask (upper-left), the optional softmax_lse output.
 //
-// Kernels (own, no cuDNN: its fused attention needs the graph API and fixed layouts):
+// Two sets of kernels (own, no cuDNN: its fused attention needs the graph API and fixed
+// layouts): the tiled FlashAttention-2-style kernels of attention_tiled.cu (D, Dv <= 128, any
+// Tk), and this file's row kernels (any D, Dv; short sequences). path_of below chooses.
+// Row kernels:
 //  - forward: one block per (query row i, query head h, batch b). The block keeps q_i and the
 //    row's Tk scores in shared memory: s_j = scale * q_i . k_j + mask (threads over keys), the
 //    row's max and log-sum-exp by block reductions, p_j = exp(s_j - lse) in place, then
@@ -17,30 +20,20 @@
 //    pass 2, one block per key row j of kv head g: dv_j = sum over the group's query heads
 //      and rows of p_ij dy_i, dk_j = sum of ds_ij q_i.
 // Accumulation is float32. Limits (op_supported answers UNSUPPORTED beyond them): batch and
-// head counts <= 65535 (grid dimensions); shared memory per block within 48 KiB: Tk + D + 128
-// floats forward, 2 Tk + D + Dv + 128 backward (Tk up to about 5 900 at D = Dv = 64).
-#include "common.cuh"
-
-#include <nnplug/kit/attention.hpp>
+// head counts <= 65535 (grid dimensions); D and Dv <= 128 (tiled), or else the row kernels'
+// shared memory per block within 48 KiB: Tk + D + 128 floats forward, 2 Tk + D + Dv + 128
+// backward.
+#include "attention.cuh"
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace nnp::cuda {
 namespace {
 
 constexpr int kAttnThreads = 128;
 constexpr size_t kSharedLimit = 48 * 1024;
-
-// The geometry as plain values for the kernels (kit::attention_geometry, element strides).
-struct attn_dims {
-  int64_t batch, hq, hkv, tq, tk, d, dv;
-  float scale;
-  int causal;
-  int64_t qb, qh, qr, kb, kh, kr, vb, vh, vr, yb, yh, yr;  // batch, head, row strides
-  int64_t m0, m1, m2, m3;                                  // mask strides over [B, Hq, Tq, Tk]
-  __device__ int64_t group() const { return hq / hkv; }
-  __device__ int64_t visible(int64_t i) const { return causal ? (i + 1 < tk ? i + 1 : tk) : tk; }
-};
 
 attn_dims dims_of(const nnp::kit::attention_geometry& g) {
   attn_dims a{};
@@ -244,21 +237,49 @@ nnp::kit::attention_geometry geometry_of(const op_call& c) {
                                       *c.in(2), c.in(3));
 }
 
-// The limits of `op` (attention_forward or attention_backward), whose kernels need `shared`
-// bytes of shared memory per block.
-void check_limits(const char* op, const nnp::kit::attention_geometry& g, size_t shared) {
+// Which kernels run a call: the row kernels of this file or the tiled ones (attention_tiled.cu).
+// The tiled kernels take D, Dv <= 128 and any Tk; the row kernels any D, Dv while a row's
+// scores fit their shared memory. By default the tiled kernels run when Tk > kRowsMaxKeys:
+// with at most 32 keys a 64 x 64 tile is at most half used (a quarter at the vit's T = 17, and
+// less again for short query tiles), while the row kernels' B Hq Tq blocks of 128 threads fill
+// the device (B = 128, Hq = 4, T = 17: 8 704 blocks) and each thread handles a few keys.
+// NNPLUG_CUDA_ATTENTION_KERNEL=rows|tiled (read once) forces one path where it can run, for
+// measurements side by side and as a fallback (docs/cuda-backend.md).
+enum class attn_path { rows, tiled };
+constexpr int64_t kRowsMaxKeys = 32;
+
+int forced_path() {  // 0: the rule above, 1: rows, 2: tiled
+  static const int forced = [] {
+    const char* e = std::getenv("NNPLUG_CUDA_ATTENTION_KERNEL");
+    const std::string v = e != nullptr ? e : "";
+    return v == "rows" ? 1 : v == "tiled" ? 2 : 0;
+  }();
+  return forced;
+}
+
+// The path of `op` (attention_forward or attention_backward), whose row kernels need `shared`
+// bytes of shared memory per block; UNSUPPORTED when neither path takes the call.
+attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t shared) {
   if (g.batch > 65535 || g.hq > 65535 || g.hkv > 65535)
     unsupported(
         format("%s: the cuda kernels take at most 65535 batches and heads (grid "
                "dimensions), got B = %lld, Hq = %lld, Hkv = %lld",
                op, static_cast<long long>(g.batch), static_cast<long long>(g.hq),
                static_cast<long long>(g.hkv)));
-  if (shared > kSharedLimit)
-    unsupported(
-        format("%s: Tk = %lld keys with D = %lld, Dv = %lld need %zu bytes of shared "
-               "memory per block, more than the cuda kernels' %zu",
-               op, static_cast<long long>(g.tk), static_cast<long long>(g.d),
-               static_cast<long long>(g.dv), shared, kSharedLimit));
+  const bool rows_ok = shared <= kSharedLimit;
+  const bool tiled_ok = g.d <= kTiledMaxHeadDim && g.dv <= kTiledMaxHeadDim;
+  if (!rows_ok && !tiled_ok)
+    unsupported(format(
+        "%s: Tk = %lld keys with D = %lld, Dv = %lld: the cuda row kernels need %zu "
+        "bytes of shared memory per block, more than their %zu, and the tiled kernels "
+        "take D and Dv up to %lld",
+        op, static_cast<long long>(g.tk), static_cast<long long>(g.d), static_cast<long long>(g.dv),
+        shared, kSharedLimit, static_cast<long long>(kTiledMaxHeadDim)));
+  bool tiled = g.tk > kRowsMaxKeys;
+  if (forced_path() != 0) tiled = forced_path() == 2;
+  if (tiled && !tiled_ok) tiled = false;
+  if (!tiled && !rows_ok) tiled = true;
+  return tiled ? attn_path::tiled : attn_path::rows;
 }
 
 // What forward and backward share: the geometry, its kernels' form, the grid of one block per
@@ -288,20 +309,24 @@ attention_call attention_call_of(const op_call& c) {
 
 void check_attention_forward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
-  check_limits("attention_forward", g, forward_shared(g));
+  path_of("attention_forward", g, forward_shared(g));
 }
 
 void check_attention_backward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
-  check_limits("attention_backward", g, backward_shared(g));
+  path_of("attention_backward", g, backward_shared(g));
 }
 
 void op_attention_forward(stream& s, const op_call& c) {
   const attention_call at = attention_call_of(c);
   if (!at.any_rows) return;
+  float* lse = c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr;
+  if (path_of("attention_forward", at.g, forward_shared(at.g)) == attn_path::tiled) {
+    attention_forward_tiled(s, at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)), lse);
+    return;
+  }
   attention_forward_kernel<<<at.rows, kAttnThreads, forward_shared(at.g), s.handle>>>(
-      at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)),
-      c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr);
+      at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)), lse);
   NNP_CUDA_CHECK_LAUNCH();
 }
 
@@ -319,6 +344,11 @@ void op_attention_backward(stream& s, const op_call& c) {
     if (g.tk == 0 && at.any_rows)
       NNP_CUDA_CHECK(cudaMemsetAsync(data_ptr<float>(*c.out(0)), 0,
                                      sizeof(float) * nnp::numel(*c.out(0)), s.handle));
+    return;
+  }
+  if (path_of("attention_backward", g, backward_shared(g)) == attn_path::tiled) {
+    attention_backward_tiled(s, at.a, at.q, at.k, at.v, at.mask, opt_f32(c.in(4)), opt_f32(c.in(5)),
+                             opt_f32(c.in(6)), data_ptr<float>(*c.out(0)), dk, dv);
     return;
   }
   const size_t scores = static_cast<size_t>(g.batch * g.hq * g.tq * g.tk);
