@@ -14,7 +14,7 @@
 #
 # The carry folder holds bin/ and lib/ of the build (libnnplug, the plugins, the programs),
 # share/nnplug/conformance (case lists and tolerances), data/fashion-mnist, python/ (the nnplug
-# package and its op tests) and bench/ (the PyTorch yardsticks from TORCH_BENCH_DIR, when set);
+# package, its op tests, the ONNX and PyTorch-bridge checks) and bench/ (the PyTorch yardsticks from TORCH_BENCH_DIR, when set);
 # --build-only fails if it is over 60 MiB.
 #
 # Steps (each under its own time limit, all within --budget; a step that ran nothing FAILS):
@@ -22,9 +22,15 @@
 #   nccl       one NCCL rank on cuda:0 (exact all_reduce, broadcast, all_gather)
 #   conformance  nnplug-conformance --backend cuda --cases LIST: fails on any failed check, and
 #              when no case ran or a case list is missing (the runner fails on that itself)
-#   python     the package's op tests on cuda (pytest; NNPLUG_TEST_BACKENDS=cuda, cuda required)
+#   python     the package's op tests, API tests and nnplug.torch-on-CUDA tests on cuda (pytest;
+#              NNPLUG_TEST_BACKENDS=cuda, cuda required)
 #   bench      nnplug-bench --backend cuda: unsupported rows are listed, failed rows fail
 #   train      mlp, cnn, vit on cuda:0, eager and --graph, GPU_CHECK_EPOCHS epochs (default 2)
+#   onnx       the six models of make_onnx_models.py on cuda:0 (scripts/bench/onnx_gpu_rows.py):
+#              outputs within rtol 1e-3 / atol 1e-4 of PyTorch on the GPU and of onnxruntime,
+#              top-1 equal on 64 inputs; latency at batch 32 beside PyTorch eager
+#   twins      scripts/torch_twins_check.py --device cuda: a model with nnplug.torch twins trains
+#              on CUDA tensors to the unswapped model's losses (50 steps, within 1e-3)
 #   yardstick  (--bench) the same models and ops in PyTorch on the same GPU, FP32 and TF32
 # Writes OUT/summary.txt (one line per step, the versions of GPU, driver, CUDA, cuBLAS, cuDNN and
 # PyTorch) and every step's log in OUT; exits non-zero if any step failed.
@@ -116,7 +122,10 @@ if [[ -z "$prebuilt" ]]; then
   mkdir -p "$carry_dir/share/nnplug" "$carry_dir/data" "$carry_dir/python"
   cp -a "$build_dir/bin" "$build_dir/lib" "$carry_dir/" &&
     cp -a "$build_dir/share/nnplug/conformance" "$carry_dir/share/nnplug/" &&
-    cp -a api/python/nnplug api/python/tests scripts/torch_gpu_rows.py "$carry_dir/python/" ||
+    cp -a api/python/nnplug api/python/tests scripts/torch_gpu_rows.py \
+      scripts/make_onnx_models.py scripts/torch_twins_check.py "$carry_dir/python/" &&
+    mkdir -p "$carry_dir/python/bench" &&
+    cp -a scripts/bench/torch_models.py scripts/bench/onnx_gpu_rows.py "$carry_dir/python/bench/" ||
     { record carry FAIL "copying the build into $carry_dir failed"; print_summary "build"; }
   rm -rf "$carry_dir/python/tests/__pycache__" "$carry_dir/python/nnplug/__pycache__"
   if [[ -f "$data_src/train-images-idx3-ubyte.gz" ]]; then
@@ -274,12 +283,30 @@ else
   record conformance PASS "$counts"
 fi
 
+# The attention cases once more with the tiled kernels forced wherever they run (the default
+# leaves short sequences to the per-row kernels), so both paths meet every case.
+if [[ $(left) -gt 60 ]]; then
+  run_step "$out_dir/conformance-attention-tiled.log" 60 env NNPLUG_CUDA_ATTENTION_KERNEL=tiled \
+    "$bin/nnplug-conformance" --backend cuda --cases "$cases" -tc='*attention*'
+  rc=$?
+  counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$out_dir/conformance-attention-tiled.log" |
+             tail -n 1 | sed 's/^\[nnplug-conformance\] //')
+  if [[ $rc -eq 0 ]] && grep -qE 'cuda:0: [1-9][0-9]* passed' <<<"$counts"; then
+    record "attention tiled" PASS "$counts"
+  else
+    record "attention tiled" FAIL "rc $rc: ${counts:-see conformance-attention-tiled.log}"
+  fi
+fi
+
 # ---- the Python package's op tests on cuda -------------------------------------------------------
 phase "python op tests on cuda"
 if [[ -d "$dir/python/tests" ]]; then
   run_step "$out_dir/python.log" 90 env NNPLUG_LIBRARY="$dir/lib/libnnplug.so.0" \
     PYTHONPATH="$dir/python" NNPLUG_TEST_BACKENDS=cuda NNPLUG_TEST_REQUIRE=cuda \
-    "$py" -m pytest -q -p no:cacheprovider -rs "$dir/python/tests/test_ops.py"
+    "$py" -m pytest -q -p no:cacheprovider -rs "$dir/python/tests/test_ops.py" \
+    "$dir/python/tests/test_torch_cuda.py" -k "not twins" \
+    "$dir/python/tests/test_api.py::test_stream_native_handle" \
+    "$dir/python/tests/test_api.py::test_stream_native_handle_cuda"
   record_result python $? "$out_dir/python.log" '[0-9]+ (passed|failed)' '[1-9][0-9]* passed'
 else
   record python FAIL "$dir/python/tests missing"
@@ -314,6 +341,36 @@ else
       fi
     done
   done
+fi
+
+# ---- ONNX models and the PyTorch bridge on cuda:0 (Python, PyTorch on the same GPU) -------------
+py_env=(env NNPLUG_LIBRARY="$dir/lib/libnnplug.so.0" PYTHONPATH="$dir/python" PYTHONUNBUFFERED=1)
+phase "onnx: the six models of make_onnx_models.py on cuda:0 against PyTorch and onnxruntime"
+if [[ -f "$dir/python/bench/onnx_gpu_rows.py" ]]; then
+  run_step "$out_dir/onnx.log" 180 "${py_env[@]}" "$py" "$dir/python/bench/onnx_gpu_rows.py" \
+    --device cuda:0 --min-time 0.5 --json "$out_dir/onnx-cuda.json"
+  rc=$?
+  n_ok=$(grep -cE '^[a-z0-9_]+: ok ' "$out_dir/onnx.log")
+  if [[ $rc -eq 0 && $n_ok -eq 6 ]]; then
+    record onnx PASS "6 models within rtol 1e-3 / atol 1e-4 of PyTorch (and onnxruntime), top-1 equal"
+  else
+    record onnx FAIL "rc $rc, $n_ok of 6 models ok: $(grep -E '^[a-z0-9_]+: (MISMATCH|refused)' "$out_dir/onnx.log" | cut -c1-120 | tr '\n' ' ')"
+  fi
+else
+  record onnx FAIL "$dir/python/bench/onnx_gpu_rows.py missing"
+fi
+phase "nnplug.torch twins training on CUDA tensors (50 steps against the unswapped model)"
+if [[ -f "$dir/python/torch_twins_check.py" ]]; then
+  run_step "$out_dir/twins.log" 90 "${py_env[@]}" "$py" "$dir/python/torch_twins_check.py" \
+    --device cuda --steps 50
+  rc=$?
+  if [[ $rc -eq 0 ]] && grep -q '^{' "$out_dir/twins.log"; then
+    record twins PASS "$(grep '^{' "$out_dir/twins.log" | tail -n 1)"
+  else
+    record twins FAIL "rc $rc: $(tail -n 3 "$out_dir/twins.log" | tr '\n' ' ')"
+  fi
+else
+  record twins FAIL "$dir/python/torch_twins_check.py missing"
 fi
 
 # ---- PyTorch yardsticks, side by side (--bench) --------------------------------------------------
@@ -359,6 +416,9 @@ if [[ $bench -eq 1 ]]; then
       --cuda-graph
     yard "nnplug-cnn-graph-tf32" 40 "$bin/train" --model cnn --backend cuda --epochs 2 \
       --data "$data_dir" --graph --tf32
+    # The attention rows with the per-row kernels of before the tiled ones (same run).
+    yard "nnplug-bench-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
+      "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
     yard "nnplug-bench-large" 60 "$bin/nnplug-bench" --backend cuda --set large --reps 10
     yard "torch-ops-fp32" 40 "$py" "$tb/torch_ops.py" --device cuda --no-tf32
     yard "torch-ops-tf32" 40 "$py" "$tb/torch_ops.py" --device cuda
@@ -366,6 +426,18 @@ if [[ $bench -eq 1 ]]; then
       yard "torch-$model-eager-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
         "${tfm[@]}" --no-tf32
     done
+    # Where the GPU time of a training step goes: each kernel's duration (Nsight Compute), over
+    # a window of launches after the first steps, eager, batch 128.
+    if command -v ncu >/dev/null 2>&1; then
+      for model in vit cnn; do
+        [[ $(left) -lt 30 ]] && { echo "ncu-$model SKIP out of time" >>"$ys"; continue; }
+        run_step "$out_dir/ncu-$model.csv" 45 ncu --csv --metrics gpu__time_duration.sum \
+          --launch-skip 400 --launch-count 500 --print-summary per-kernel "$bin/train" \
+          --model "$model" --backend cuda --epochs 1 --limit 2560 --test-limit 256 \
+          --data "$data_dir" >/dev/null
+        echo "ncu-$model rc $?" >>"$ys"
+      done
+    fi
     record yardstick PASS "$(grep -vc 'SKIP' "$ys") measurements, $(grep -c 'SKIP' "$ys") skipped -> yardstick.txt"
   fi
 fi

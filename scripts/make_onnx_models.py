@@ -85,15 +85,21 @@ def export_bytes(model: nn.Module, x: torch.Tensor, opset: int = 17, fold: bool 
     """The ONNX model of `model` traced on x, the batch dimension dynamic. fold=False: no
     constant folding and no Conv+BatchNorm fusion (TrainingMode.PRESERVE of a model in eval
     mode exports BatchNormalization in inference mode)."""
+    import inspect
     import warnings
     f = io.BytesIO()
+    # The TorchScript exporter on every PyTorch version (1.13 has no other; from 2.9 on the
+    # default is the dynamo exporter, which needs onnxscript and writes other node patterns).
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
+        else {}
     with warnings.catch_warnings():  # tracer warnings about Python asserts on shapes
         warnings.simplefilter("ignore")
         torch.onnx.export(model, x, f, opset_version=opset, input_names=[INPUT_NAME],
                           output_names=[OUTPUT_NAME], do_constant_folding=fold,
                           training=torch.onnx.TrainingMode.EVAL if fold else
                           torch.onnx.TrainingMode.PRESERVE,
-                          dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}})
+                          dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}},
+                          **legacy)
     return f.getvalue()
 
 

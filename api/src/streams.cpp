@@ -1,7 +1,7 @@
-// Streams of libnnplug: create/destroy/synchronize/attributes, forwarded to the owning plugin.
-// Live streams are tracked so nnp_shutdown() can destroy them. Every call on a stream holds the
-// stream's slot mutex (stream_lock): calls on one stream are serialised, a destroyed stream's
-// handle is refused as stale, and a stream is destroyed only between calls.
+// Streams of libnnplug: create/destroy/synchronize/attributes/native handle, forwarded to the
+// owning plugin. Live streams are tracked so nnp_shutdown() can destroy them. Every call on a
+// stream holds the stream's slot mutex (stream_lock): calls on one stream are serialised, a
+// destroyed stream's handle is refused as stale, and a stream is destroyed only between calls.
 #include "internal.hpp"
 
 #include <vector>
@@ -176,6 +176,24 @@ NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* handle, int32_t attribut
     return p->api->stream_set_attribute(stream->handle, attribute, value);
   });
   if (st == NNP_STATUS_OK) stream->allow_tf32 = value;
+  return st;
+}
+
+NNP_API nnp_status nnp_stream_get_native(nnp_stream* handle, void** native) {
+  stream_lock stream;
+  if (nnp_status st = stream.lock("nnp_stream_get_native", "stream", handle)) return st;
+  if (native == nullptr)
+    return set_last_error(NNP_STATUS_INVALID_ARGUMENT, "nnp_stream_get_native: native is NULL");
+  const nnp_plugin* p = stream->device->plugin;
+  if (!has_slot(p, &nnp_plugin_api::stream_get_native))
+    return set_last_errorf(NNP_STATUS_UNSUPPORTED,
+                           "nnp_stream_get_native: plugin '%s' has no native streams (its "
+                           "work runs inside each call or on streams it does not expose)",
+                           p->name.c_str());
+  void* value = nullptr;
+  const nnp_status st = call_slot(
+      p, "stream_get_native", [&] { return p->api->stream_get_native(stream->handle, &value); });
+  if (st == NNP_STATUS_OK) *native = value;
   return st;
 }
 

@@ -36,6 +36,7 @@ static const any_fn all_functions[] = {
     (any_fn)nnp_stream_synchronize,
     (any_fn)nnp_stream_device,
     (any_fn)nnp_stream_set_attribute,
+    (any_fn)nnp_stream_get_native,
     (any_fn)nnp_stream_begin_capture,
     (any_fn)nnp_stream_end_capture,
     (any_fn)nnp_graph_launch,
@@ -68,9 +69,9 @@ int main(void) {
   void* ptr = NULL;
   for (i = 0; i < sizeof(all_functions) / sizeof(all_functions[0]); ++i)
     EXPECT(all_functions[i] != NULL);
-  /* 32 functions (26 of ABI 1.0-1.2, the 6 communicator functions of 1.3) besides one typed
-     wrapper per op kind */
-  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 36 + NNP_OP_KIND_COUNT);
+  /* 37 functions (26 of ABI 1.0-1.2, the 6 communicator functions of 1.3, the 4 graph functions
+     of 1.4, nnp_stream_get_native of 1.6) besides one typed wrapper per op kind */
+  EXPECT(sizeof(all_functions) / sizeof(all_functions[0]) == 37 + NNP_OP_KIND_COUNT);
 
   nnp_get_version(&major, &minor, &patch);
   EXPECT(major == NNP_VERSION_MAJOR && minor == NNP_VERSION_MINOR && patch == NNP_VERSION_PATCH);
@@ -81,6 +82,7 @@ int main(void) {
   EXPECT(nnp_plugin_name(NULL) == NULL);
   EXPECT(nnp_stream_device(NULL) == NULL);
   EXPECT(nnp_stream_destroy(NULL) == NNP_STATUS_OK);
+  EXPECT(nnp_stream_get_native(NULL, &ptr) == NNP_STATUS_INVALID_ARGUMENT && ptr == NULL);
   EXPECT(nnp_load_plugin(NULL, NULL) == NNP_STATUS_INVALID_ARGUMENT);
   EXPECT(strlen(nnp_last_error_message()) > 0);
   EXPECT(nnp_get_device(NULL, &dev) == NNP_STATUS_INVALID_ARGUMENT);

@@ -71,6 +71,10 @@ void check_stream_refused(nnp_stream* s, nnp_device* dev, const std::string& why
   if (dev != nullptr)
     CHECK(nnp_memcpy_async(s, dev, back, nullptr, host, sizeof(host)) ==
           NNP_STATUS_INVALID_ARGUMENT);
+  void* native = &back;
+  CHECK(nnp_stream_get_native(s, &native) == NNP_STATUS_INVALID_ARGUMENT);
+  CHECK(contains(nnp_last_error_message(), why));
+  CHECK(native == static_cast<void*>(&back));
   CHECK(nnp_stream_device(s) == nullptr);
   CHECK(nnp_stream_destroy(s) == NNP_STATUS_INVALID_ARGUMENT);
   CHECK(contains(nnp_last_error_message(), why));

@@ -19,7 +19,8 @@ import statistics
 import sys
 
 RAW = ["summary.txt", "yardstick.txt", "bench-cuda.json", "y-nnplug-bench-conv-noguard.log",
-       "y-nnplug-bench-large.log"]
+       "y-nnplug-bench-large.log", "y-nnplug-bench-attention-rows.log", "onnx-cuda.json",
+       "ncu-vit.csv", "ncu-cnn.csv"]
 # nnplug-bench row -> torch_ops.py row, for the cnn's layers (batch 128).
 CNN_OPS = [
     ("conv fwd cnn.conv1", None, "conv1.fwd"),
@@ -74,9 +75,12 @@ def load(d):
     out["bench"] = {r["name"]: r["median_us"]
                     for r in json.load(open(os.path.join(d, "bench-cuda.json")))["rows"]}
     for key, f in (("noguard", "y-nnplug-bench-conv-noguard.log"),
-                   ("large", "y-nnplug-bench-large.log")):
+                   ("large", "y-nnplug-bench-large.log"),
+                   ("attention_rows", "y-nnplug-bench-attention-rows.log")):
         p = os.path.join(d, f)
         out[key] = bench_rows(open(p).read()) if os.path.exists(p) else {}
+    p = os.path.join(d, "onnx-cuda.json")
+    out["onnx"] = json.load(open(p)) if os.path.exists(p) else None
     out["train"] = {}
     for line in out["summary"].splitlines():
         m = re.match(r"\s*train (\w+) (eager|graph)\s+PASS\s+\S+\s+(\{.*\})", line)
@@ -185,6 +189,45 @@ def report(d, cpu_json):
             if n in tr:
                 p.append(f"| (nnplug-bench has no TF32 row) | {n} | {tr[n]['shape']} | — | "
                          f"{tr[n]['median_us']:.1f} | — | {tr[n]['gflops']} |")
+        p.append("")
+    if r["attention_rows"]:
+        p.append("## Attention: the tiled kernels against the per-row kernels\n")
+        p.append("The attention rows with `NNPLUG_CUDA_ATTENTION_KERNEL=rows` (the per-row kernels, "
+                 "a measurement switch; docs/cuda-backend.md) in the same run, beside the default "
+                 "choice and PyTorch:\n")
+        p.append("| row | default µs | per-row kernels µs | PyTorch row | PyTorch µs | default ÷ PyTorch |")
+        p.append("|---|---|---|---|---|---|")
+        for names, tn in GPU_ROWS:
+            if not names[0].startswith("attention") or not all(n in r["bench"] for n in names):
+                continue
+            v = sum(r["bench"][n] for n in names)
+            old = sum(r["attention_rows"].get(n, float("nan")) for n in names)
+            tv = tr[tn]["median_us"] if tn in tr else None
+            p.append(f"| {' + '.join(names)} | {v:.1f} | {old:.1f} | {tn} | {fmt(tv, 1)} | {ratio(v, tv)} |")
+        p.append("")
+    if r["onnx"]:
+        o = r["onnx"]
+        p.append("## ONNX models on the GPU (`nnplug.onnx`)\n")
+        p.append(f"`scripts/bench/onnx_gpu_rows.py`: the six models of `scripts/make_onnx_models.py` "
+                 f"(random weights, full size) loaded by `nnplug.onnx` on {o['device']}, checked on "
+                 f"{o['rows'][0].get('check_torch', {}).get('n', '—') if o['rows'] else '—'} inputs "
+                 f"against PyTorch {o['torch']} on the same GPU (exact float32) and onnxruntime "
+                 f"{o['onnxruntime'] or '(absent)'} (CPU execution provider), rtol {o['rtol']:g} / "
+                 f"atol {o['atol']:g}; milliseconds per batch with host arrays in and out on both "
+                 "sides, median.\n")
+        p.append("| model | within tolerance, top-1 equal | max abs diff vs PyTorch | batch | nnplug eager ms | nnplug graphs ms | PyTorch eager ms | graphs ÷ PyTorch |")
+        p.append("|---|---|---|---|---|---|---|---|")
+        for row in o["rows"]:
+            if "refused" in row:
+                p.append(f"| {row['model']} | refused: {row['refused'][:80]} | — | — | — | — | — | — |")
+                continue
+            ct, co = row.get("check_torch", {}), row.get("check_onnxruntime")
+            ok = ct.get("ok") and (co is None or co.get("ok"))
+            agree = f"{'yes' if ok else 'NO'} ({ct.get('top1_agree')}/{ct.get('n')})"
+            p.append(f"| {row['model']} | {agree} | {ct.get('max_abs', float('nan')):.2g} | "
+                     f"{row.get('batch', '—')} | {fmt(row.get('nnplug_ms'), 2)} | "
+                     f"{fmt(row.get('nnplug_graphs_ms'), 2)} | {fmt(row.get('torch_ms'), 2)} | "
+                     f"{ratio(row.get('nnplug_graphs_ms'), row.get('torch_ms'))} |")
         p.append("")
     if r["noguard"]:
         p.append("## What the convolutions' non-finite guard costs\n")

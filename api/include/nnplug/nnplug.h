@@ -251,6 +251,18 @@ NNP_API nnp_device* nnp_stream_device(const nnp_stream* stream);
 /** Sets a stream attribute (nnp_stream_attribute, e.g. NNP_STREAM_ATTR_ALLOW_TF32).
     Returns OK, INVALID_ARGUMENT, UNSUPPORTED (the backend has no such attribute). */
 NNP_API nnp_status nnp_stream_set_attribute(nnp_stream* stream, int32_t attribute, int64_t value);
+/**
+ * ABI 1.6. Stores the backend's native handle of the stream in *native: the queue the stream's
+ * work runs on (cuda: the cudaStream_t, on the stream's device), for ordering it against another
+ * library's work with that backend's own events (docs/abi.md, "Native streams"). The handle
+ * stays owned by the plugin and valid until nnp_stream_destroy() or nnp_shutdown(); work the
+ * caller queues on it joins the stream's order (while the stream captures a graph, cuda records
+ * it into the capture). Thread safety as the other stream calls (serialised per stream).
+ * Returns OK; INVALID_ARGUMENT (native is NULL; NULL, stale or foreign stream handle: *native
+ * untouched); UNSUPPORTED when the plugin has no native streams (no stream_get_native slot:
+ * cpu, reference and sim, whose work runs inside each call or on their own threads).
+ */
+NNP_API nnp_status nnp_stream_get_native(nnp_stream* stream, void** native);
 
 /* ---------------------------------------------------------------------------------- ops -- */
 

@@ -51,7 +51,7 @@ extern "C" {
  * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h
  * states the versioning rules. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 5
+#define NNP_ABI_VERSION_MINOR 6
 
 /** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
  * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules

@@ -160,8 +160,10 @@ typedef struct nnp_plugin_api {
 
   /* ---- ABI 1.3 (check struct_size before use) */
   /** Optional. Stores the stream's native handle (cuda: its cudaStream_t) in *native, for the
-      communication plugins that queue work on it (nnplug_comm_plugin.h, DEVICE_STREAM).
-      Default when NULL: such plugins cannot serve this device (UNSUPPORTED). */
+      communication plugins that queue work on it (nnplug_comm_plugin.h, DEVICE_STREAM) and,
+      since ABI 1.6, for nnp_stream_get_native (the host checks `native` and the stream).
+      The handle stays valid until stream_destroy. Default when NULL: such plugins cannot
+      serve this device and nnp_stream_get_native returns UNSUPPORTED. */
   nnp_status (*stream_get_native)(void* stream, void** native);
 
   /* ---- ABI 1.4 (check struct_size before use) */

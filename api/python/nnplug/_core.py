@@ -317,6 +317,17 @@ class Stream:
     def set_attribute(self, attribute: int, value: int) -> None:
         check(lib().nnp_stream_set_attribute(self.handle, int(attribute), int(value)))
 
+    @property
+    def native_handle(self) -> int:
+        """The backend's native handle of this stream as an int (nnp_stream_get_native, ABI
+        1.6): cuda's cudaStream_t, for ``torch.cuda.ExternalStream(s.native_handle)`` or
+        ``cupy.cuda.ExternalStream``. The plugin owns it; it is valid until the stream is
+        destroyed or nnplug.shutdown(). Raises nnplug.Error(UNSUPPORTED) on a backend without
+        native streams (cpu, reference, sim)."""
+        native = c_void_p()
+        check(lib().nnp_stream_get_native(self.handle, byref(native)))
+        return int(native.value or 0)
+
     def destroy(self) -> None:
         if self._handle and self._generation == _generation:
             h, self._handle = self._handle, c_void_p()

@@ -72,6 +72,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nnp_stream_synchronize": (c_int32, [vp]),
         "nnp_stream_device": (vp, [vp]),
         "nnp_stream_set_attribute": (c_int32, [vp, c_int32, c_int64]),
+        "nnp_stream_get_native": (c_int32, [vp, POINTER(vp)]),
         "nnp_stream_begin_capture": (c_int32, [vp]),
         "nnp_stream_end_capture": (c_int32, [vp, POINTER(vp)]),
         "nnp_graph_launch": (c_int32, [vp, vp]),

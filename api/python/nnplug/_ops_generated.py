@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
-ABI_VERSION_MINOR = 5
+ABI_VERSION_MINOR = 6
 
 
 class OpKind(IntEnum):

@@ -14,12 +14,32 @@ its results (PyTorch's conventions: NCHW activations, OIHW filters, a Linear wei
 (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss), whose formulas are PyTorch's. The ops are
 called through ``nnplug.ops.execute`` (docs/ops.md has their formulas).
 
-Tensors: CPU torch tensors (strided layout), passed zero-copy through DLPack on a CPU device
-(cpu, reference); on a device whose memory the host cannot address (sim, cuda) they are staged
-there and back by ``execute`` (numpy views of the same memory). Inputs that are not contiguous
-are copied to contiguous memory first. All floating-point tensors of a call share one dtype:
-float32 runs on every backend, float64 on the reference backend only (the cpu backend answers
+Tensors: torch tensors (strided layout) on the CPU or on one CUDA device ("On the GPU"
+below), all of a call on the same device (else INVALID_ARGUMENT, naming the argument). CPU
+tensors pass zero-copy through DLPack on a CPU device (cpu, reference); on a device whose
+memory the host cannot address (sim, cuda) they are staged there and back by ``execute`` (numpy
+views of the same memory; the call is synchronous). Inputs that are not contiguous are copied
+to contiguous memory first. All floating-point tensors of a call share one dtype: float32 runs
+on every backend, float64 on the reference backend only (the cpu backend answers
 UNSUPPORTED); class targets are int64 (``torch.long``).
+
+On the GPU: a call on CUDA tensors of ``cuda:N`` runs on the nnplug device of that memory
+(``cuda:N``; a ``device=`` or module default other than "auto" must be that device, else
+INVALID_ARGUMENT), forward and backward, with the tensors passed zero-copy through DLPack and
+outputs allocated by PyTorch on the same device. It is queued, never waited for: on an nnplug
+stream of its own (one per nnplug device, created on first use, kept for the process), ordered
+with CUDA events — an event recorded on PyTorch's current stream that the nnplug stream waits
+for, then one recorded on the nnplug stream that PyTorch's current stream waits for — and every
+tensor the op touches is ``record_stream``-ed on it (PyTorch's caching allocator does not reuse
+its memory early). So it composes with PyTorch's streams like any PyTorch op; the cost is two
+event record/wait pairs per call. nnplug keeps its own stream (its handles, scratch and graph
+capture stay the plugin's; PyTorch's stream is never written by nnplug): docs/abi.md, "Native
+streams". Checks raise at once; errors of the queued work surface at the next
+``nnplug.torch.synchronize()`` (PyTorch's own synchronisation waits for the results but does
+not see nnplug's errors). A class target outside [0, C) gives NaN there instead of
+INVALID_ARGUMENT (checking it would wait for the device). ``nnplug.shutdown()`` destroys the
+bridge's streams: free the CUDA tensors its calls touched first (when PyTorch's allocator frees
+one, it records an event on the streams ``record_stream`` named).
 
 Device: ``device=`` on each function (a name such as "cpu", "reference", "sim:0", or an
 ``nnplug.Device``), else the module default set with ``set_device`` ("auto" at first: the best
@@ -28,9 +48,10 @@ PyTorch's own factory keyword there).
 
 Errors: ``nnplug.Error`` with an ``nnplug.Status``. INVALID_ARGUMENT for what is malformed
 (wrong dtypes or shapes, a target class out of range), naming the argument; UNSUPPORTED for
-what PyTorch accepts but this bridge or the backend does not (non-CPU tensors, dropout in
-attention, label smoothing, class-probability targets, float64 on cpu); errors that the ops
-themselves report come through with the op's message, prefixed with the function's name.
+what PyTorch accepts but this bridge or the backend does not (tensors neither on the CPU nor
+on a CUDA device, dropout in attention, label smoothing, class-probability targets, float64 on
+cpu); errors that the ops themselves report come through with the op's message, prefixed with
+the function's name.
 
 Limitations: double backward is not supported (each backward is ``once_differentiable``: a
 gradient taken with ``create_graph=True`` carries no graph through nnplug's backward, and
@@ -48,14 +69,14 @@ from typing import Any, List, Optional, Sequence, Tuple, Type, TypeVar, Union
 import torch
 from torch.autograd.function import once_differentiable
 
-from . import _abi
+from . import _abi, _torch_cuda
 from ._abi import OpKind, ReduceOp, Reduction, Status
 from ._core import Device, Error
 from ._core import device as _nnp_device
 from .ops import execute
 
 __all__ = [
-    "DeviceLike", "set_device", "get_device", "conv2d", "linear", "layer_norm",
+    "DeviceLike", "set_device", "get_device", "synchronize", "conv2d", "linear", "layer_norm",
     "scaled_dot_product_attention", "cross_entropy", "nll_loss", "Conv2d", "Linear",
     "LayerNorm", "from_module", "convert",
 ]
@@ -83,22 +104,35 @@ def get_device(device: Optional[DeviceLike] = None) -> Device:
     return _nnp_device(_default_device if device is None else device)
 
 
+def synchronize(device: Optional[DeviceLike] = None) -> None:
+    """Waits for the work that calls on CUDA tensors queued on the nnplug stream of `device`
+    (None: of every nnplug device used so far) and raises the first error of that work as
+    nnplug.Error (each error once). Such calls return once their op is queued: their checks
+    raise at once, the errors of the queued work here. A no-op for CPU tensors' calls."""
+    _torch_cuda.synchronize(None if device is None else _nnp_device(device))
+
+
 # ------------------------------------------------------------------------------ checks --
 def _fail(status: Status, fn: str, message: str) -> Error:
     return Error(status, f"nnplug.torch.{fn}: {message}")
 
 
 def _tensor(fn: str, name: str, t: Any, dtype: Optional[torch.dtype] = None,
-            integer: bool = False, boolean: bool = False) -> torch.Tensor:
-    """t checked as a CPU tensor that nnplug can take: of `dtype` when given, else int64
-    (integer), bool (boolean) or any floating dtype."""
+            integer: bool = False, boolean: bool = False, like: Optional[torch.Tensor] = None,
+            like_name: str = "input") -> torch.Tensor:
+    """t checked as a CPU or CUDA tensor that nnplug can take: of `dtype` when given, else
+    int64 (integer), bool (boolean) or any floating dtype; on like's device when given."""
     if not isinstance(t, torch.Tensor):
         raise _fail(Status.INVALID_ARGUMENT, fn,
                     f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if t.device.type != "cpu":
+    if t.device.type not in ("cpu", "cuda"):
         raise _fail(Status.UNSUPPORTED, fn,
-                    f"{name} is on device {t.device}: nnplug.torch takes CPU tensors only "
-                    "(move it with .cpu())")
+                    f"{name} is on device {t.device}: nnplug.torch takes CPU and CUDA tensors "
+                    "(move it with .cpu() or .cuda())")
+    if like is not None and t.device != like.device:
+        raise _fail(Status.INVALID_ARGUMENT, fn,
+                    f"{name} is on device {t.device} but {like_name} is on {like.device}: the "
+                    "tensors of a call share one device (the CPU, or one CUDA device)")
     if t.layout != torch.strided:
         raise _fail(Status.UNSUPPORTED, fn, f"{name} has layout {t.layout}: only dense "
                     "(torch.strided) tensors are supported")
@@ -119,8 +153,17 @@ def _tensor(fn: str, name: str, t: Any, dtype: Optional[torch.dtype] = None,
     return t
 
 
-def _optional(fn: str, name: str, t: Any, dtype: torch.dtype) -> Optional[torch.Tensor]:
-    return None if t is None else _tensor(fn, name, t, dtype)
+def _optional(fn: str, name: str, t: Any, x: torch.Tensor) -> Optional[torch.Tensor]:
+    """t (None, or a tensor of x's dtype on x's device, x being the input)."""
+    return None if t is None else _tensor(fn, name, t, x.dtype, like=x)
+
+
+def _device_of(fn: str, device: Optional[DeviceLike], x: torch.Tensor) -> Device:
+    """The nnplug device of a call whose first tensor is x: for CPU tensors get_device's; for
+    CUDA tensors the nnplug device of their memory (a setting other than "auto" must be it)."""
+    if x.device.type == "cuda":
+        return _torch_cuda.call_device(fn, _default_device if device is None else device, x)
+    return get_device(device)
 
 
 def _shape_error(fn: str, message: str) -> Error:
@@ -137,8 +180,12 @@ def _run(fn: str, dev: Device, kind: OpKind, params: Any,
          inputs: Sequence[Optional[torch.Tensor]],
          outputs: Sequence[Optional[torch.Tensor]]) -> None:
     """Runs one op on dev. Outputs are fresh contiguous tensors written in place; inputs must
-    be contiguous. On a CPU device the tensors pass through DLPack; elsewhere as numpy views
-    of the same memory, which execute() stages to the device and (outputs) back."""
+    be contiguous. CUDA tensors go to _torch_cuda.run (queued, ordered by events); on a CPU
+    device the tensors pass through DLPack; elsewhere as numpy views of the same memory, which
+    execute() stages to the device and (outputs) back."""
+    if any(t is not None and t.device.type == "cuda" for t in inputs):
+        return _torch_cuda.run(fn, dev, kind, params, inputs, outputs)
+
     def arg(t: Optional[torch.Tensor]) -> Any:
         if t is None:
             return None
@@ -243,8 +290,8 @@ def conv2d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     Gradients for input, weight and bias; no double backward."""
     fn = "conv2d"
     x = _tensor(fn, "input", input)
-    w = _tensor(fn, "weight", weight, x.dtype)
-    b = _optional(fn, "bias", bias, x.dtype)
+    w = _tensor(fn, "weight", weight, x.dtype, like=x)
+    b = _optional(fn, "bias", bias, x)
     if x.dim() not in (3, 4):
         raise _shape_error(fn, f"input must be [N, C, H, W] or [C, H, W], got shape "
                            f"{list(x.shape)}")
@@ -286,7 +333,7 @@ def conv2d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
         raise _shape_error(fn, f"output size {P} x {Q} is below 1: input {H} x {W}, padding "
                            f"{pads}, kernel {R} x {S}, dilation ({dh}, {dw}), stride ({sh}, {sw})")
     conf = (sh, sw, pads[0], pads[1], pads[2], pads[3], dh, dw, groups)
-    y = _Conv2d.apply(x, w, b, conf, (P, Q), get_device(device))
+    y = _Conv2d.apply(x, w, b, conf, (P, Q), _device_of(fn, device, x))
     return y.squeeze(0) if unbatched else y
 
 
@@ -342,8 +389,8 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     backward."""
     fn = "linear"
     x = _tensor(fn, "input", input)
-    w = _tensor(fn, "weight", weight, x.dtype)
-    b = _optional(fn, "bias", bias, x.dtype)
+    w = _tensor(fn, "weight", weight, x.dtype, like=x)
+    b = _optional(fn, "bias", bias, x)
     if w.dim() != 2:
         raise _shape_error(fn, f"weight must be 2-D [out_features, in_features], got shape "
                            f"{list(w.shape)}")
@@ -353,7 +400,7 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     if b is not None and (b.dim() != 1 or b.shape[0] != w.shape[0]):
         raise _shape_error(fn, f"bias must be [{w.shape[0]}] (out_features), got shape "
                            f"{list(b.shape)}")
-    return _Linear.apply(x, w, b, get_device(device))
+    return _Linear.apply(x, w, b, _device_of(fn, device, x))
 
 
 # ------------------------------------------------------------------------- layer norm --
@@ -411,12 +458,12 @@ def layer_norm(input: torch.Tensor, normalized_shape: Union[int, Sequence[int]],
         raise _shape_error(fn, f"input's trailing dimensions must be normalized_shape "
                            f"{list(shape)}, got input shape {list(x.shape)}")
     for name, t in (("weight", weight), ("bias", bias)):
-        t = _optional(fn, name, t, x.dtype)
+        t = _optional(fn, name, t, x)
         if t is not None and tuple(t.shape) != shape:
             raise _shape_error(fn, f"{name} must have normalized_shape {list(shape)}, got "
                                f"{list(t.shape)}")
     return _LayerNorm.apply(x, weight, bias, x.dim() - len(shape), float(eps),
-                            get_device(device))
+                            _device_of(fn, device, x))
 
 
 # -------------------------------------------------------------------------- attention --
@@ -473,8 +520,8 @@ def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: 
     zeros (PyTorch: NaN). Gradients for query, key and value; no double backward."""
     fn = "scaled_dot_product_attention"
     q = _tensor(fn, "query", query)
-    k = _tensor(fn, "key", key, q.dtype)
-    v = _tensor(fn, "value", value, q.dtype)
+    k = _tensor(fn, "key", key, q.dtype, like=q, like_name="query")
+    v = _tensor(fn, "value", value, q.dtype, like=q, like_name="query")
     if dropout_p != 0.0:
         raise _fail(Status.UNSUPPORTED, fn, f"dropout_p = {dropout_p}: only 0 is supported "
                     "(apply dropout outside)")
@@ -497,7 +544,8 @@ def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: 
     mask: Optional[torch.Tensor] = None
     if attn_mask is not None:
         is_bool = isinstance(attn_mask, torch.Tensor) and attn_mask.dtype == torch.bool
-        m = _tensor(fn, "attn_mask", attn_mask, None if is_bool else q.dtype, boolean=is_bool)
+        m = _tensor(fn, "attn_mask", attn_mask, None if is_bool else q.dtype, boolean=is_bool,
+                    like=q, like_name="query")
         if m.requires_grad and torch.is_grad_enabled():
             raise _fail(Status.UNSUPPORTED, fn, "attn_mask requires grad: no gradient flows "
                         "to the mask in nnplug's attention")
@@ -505,7 +553,7 @@ def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: 
             raise _shape_error(fn, f"attn_mask {list(m.shape)} has more dimensions than "
                                f"query {list(q.shape)}")
         if m.dtype == torch.bool:
-            m = torch.zeros(m.shape, dtype=q.dtype).masked_fill_(~m, -math.inf)
+            m = torch.zeros(m.shape, dtype=q.dtype, device=m.device).masked_fill_(~m, -math.inf)
         mask = m.detach()
     L, E, S = q.shape[-2], q.shape[-1], k.shape[-2]
     lead = tuple(q.shape[:-2])
@@ -523,7 +571,7 @@ def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: 
                 raise _shape_error(fn, f"attn_mask {list(mask.shape)} does not broadcast to "
                                    f"{list(lead + (L, S))}") from None
     y = _Attention.apply(q4, k4, v4, mask, bool(is_causal), 0.0 if scale is None else
-                         float(scale), get_device(device))
+                         float(scale), _device_of(fn, device, q))
     return y.reshape(lead + (L, v.shape[-1]))
 
 
@@ -568,8 +616,8 @@ def _loss(fn: str, kinds: Tuple[OpKind, OpKind, str], input: Any, target: Any, w
     if isinstance(target, torch.Tensor) and target.is_floating_point():
         raise _fail(Status.UNSUPPORTED, fn, "target holds class probabilities (a floating "
                     "tensor): only int64 class indices are supported")
-    t = _tensor(fn, "target", target, integer=True)
-    w = _optional(fn, "weight", weight, x.dtype)
+    t = _tensor(fn, "target", target, integer=True, like=x)
+    w = _optional(fn, "weight", weight, x)
     if x.dim() == 0:
         raise _shape_error(fn, "input must be [N, C, d1..dk] or [C], got a 0-d tensor")
     unbatched = x.dim() == 1
@@ -588,12 +636,13 @@ def _loss(fn: str, kinds: Tuple[OpKind, OpKind, str], input: Any, target: Any, w
             raise _fail(Status.UNSUPPORTED, fn, "weight requires grad: class weights get no "
                         "gradient (as in PyTorch); pass weight.detach()")
         w = w.detach()
-    bad = (t != ignore_index) & ((t < 0) | (t >= C))
-    if bool(bad.any()):
-        raise _shape_error(fn, f"target holds class {int(t[bad][0])}, outside [0, {C}) and not "
-                           f"ignore_index {ignore_index}")
+    if t.device.type == "cpu":  # (CUDA tensors: no host synchronisation; NaN there instead)
+        bad = (t != ignore_index) & ((t < 0) | (t >= C))
+        if bool(bad.any()):
+            raise _shape_error(fn, f"target holds class {int(t[bad][0])}, outside [0, {C}) and "
+                               f"not ignore_index {ignore_index}")
     red = _REDUCTIONS[reduction]
-    loss = _Loss.apply(x, t, w, kinds, (int(red), int(ignore_index)), get_device(device))
+    loss = _Loss.apply(x, t, w, kinds, (int(red), int(ignore_index)), _device_of(fn, device, x))
     return loss.squeeze(0) if unbatched and red == Reduction.NONE else loss
 
 

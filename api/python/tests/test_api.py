@@ -353,6 +353,39 @@ def test_stream_then_synchronize(dev):
         nnplug.scale(x, alpha=1.0, stream=s)
 
 
+def test_stream_native_handle(dev):
+    """Stream.native_handle (nnp_stream_get_native, ABI 1.6): the cuda plugin's cudaStream_t,
+    UNSUPPORTED on the backends without native streams; a destroyed stream is refused."""
+    s = dev.stream()
+    if dev.dldevice[0] == nnplug.DLDeviceType.kDLCUDA:
+        h = s.native_handle
+        assert isinstance(h, int) and h != 0 and s.native_handle == h
+    else:
+        with pytest.raises(nnplug.UnsupportedError) as e:
+            _ = s.native_handle
+        assert e.value.status == nnplug.Status.UNSUPPORTED
+        assert "nnp_stream_get_native" in e.value.message
+        assert "has no native streams" in e.value.message
+    s.destroy()
+    with pytest.raises(nnplug.InvalidArgumentError):
+        _ = s.native_handle
+
+
+def test_stream_native_handle_cuda():
+    """On a cuda device (skipped without one): each stream's own non-zero cudaStream_t."""
+    try:
+        cuda = nnplug.device("cuda:0")
+    except nnplug.Error as e:
+        pytest.skip(f"no cuda device: {e}")
+    a, b = cuda.stream(), cuda.stream()
+    ha, hb = a.native_handle, b.native_handle
+    assert isinstance(ha, int) and ha != 0
+    assert isinstance(hb, int) and hb != 0 and hb != ha
+    assert a.native_handle == ha
+    a.destroy()
+    b.destroy()
+
+
 def test_graph_capture_and_launch(dev):
     """A captured pair of ops replays on each launch with the inputs as they are then; the
     stream refuses what a capture cannot record; an exception in the block discards it."""
