@@ -64,14 +64,8 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
     p->shape[i] = shape[i];
     p->numel *= (size_t)shape[i];
   }
-  size_t bytes = p->numel * sizeof(float);
-  p->w = dev_alloc(nt, bytes);
-  p->g = NULL; /* alloc_gradients, once every parameter is known */
-  p->m = dev_alloc(nt, bytes);
-  p->v = dev_alloc(nt, bytes);
-  fill(nt, p->m, p->numel, 0.0);
-  fill(nt, p->v, p->numel, 0.0);
-  float* host = xmalloc(bytes);
+  p->w = p->g = p->m = p->v = NULL; /* alloc_parameters, once every parameter is known */
+  float* host = xmalloc(p->numel * sizeof(float));
   /* fan_in 0: the draws still happen and give 0 (Keras-example biases, model.c). */
   const double limit = fan_in > 0 ? sqrt(6.0 / (double)(fan_in + fan_out)) : 0.0;
   for (size_t i = 0; i < p->numel; ++i) {
@@ -92,23 +86,33 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
     }
     host[i] = (float)value;
   }
-  CHECK(nnp_memcpy(nt->dev, p->w, NULL, host, bytes));
-  free(host);
+  p->init = host;
   return p;
 }
 
-void alloc_gradients(net* nt) {
+void alloc_parameters(net* nt) {
   const size_t align = 256; /* cudaMalloc's alignment: every gradient a well-aligned tensor */
   size_t bytes = 0;
   for (int i = nt->n_params - 1; i >= 0; --i) {
     nt->p[i].g_offset = bytes;
     bytes += (nt->p[i].numel * sizeof(float) + align - 1) / align * align;
   }
-  nt->grads = dev_alloc(nt, bytes);
   nt->grads_bytes = bytes;
-  fill(nt, nt->grads, bytes / sizeof(float), 0.0);
-  for (int i = 0; i < nt->n_params; ++i)
-    nt->p[i].g = (float*)(void*)((char*)nt->grads + nt->p[i].g_offset);
+  void** buffers[4] = {&nt->weights, &nt->grads, &nt->adam_m, &nt->adam_v};
+  for (int k = 0; k < 4; ++k) {
+    *buffers[k] = dev_alloc(nt, bytes);
+    fill(nt, *buffers[k], bytes / sizeof(float), 0.0);
+  }
+  for (int i = 0; i < nt->n_params; ++i) {
+    param* p = &nt->p[i];
+    p->w = (float*)(void*)((char*)nt->weights + p->g_offset);
+    p->g = (float*)(void*)((char*)nt->grads + p->g_offset);
+    p->m = (float*)(void*)((char*)nt->adam_m + p->g_offset);
+    p->v = (float*)(void*)((char*)nt->adam_v + p->g_offset);
+    CHECK(nnp_memcpy(nt->dev, p->w, NULL, p->init, p->numel * sizeof(float)));
+    free(p->init);
+    p->init = NULL;
+  }
 }
 
 void grad_ready(net* nt, const param* p) {

@@ -47,15 +47,17 @@ void fill(net* nt, void* data, size_t numel, double value);
 /* How add_param initialises the values. */
 typedef enum { INIT_GLOROT, INIT_ZERO, INIT_ONE, INIT_NORMAL_002 } param_init;
 
-/* Adds a parameter of `shape` with zeroed Adam moments (its gradient: alloc_gradients); INIT_GLOROT
+/* Adds a parameter of `shape` (its device buffers: alloc_parameters; until then only its initial
+   values exist, on the host); INIT_GLOROT
    draws uniform in +-sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010, Keras' and PyTorch's
    xavier_uniform_), INIT_NORMAL_002 normal with std 0.02. Returns the parameter. */
 param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, param_init init,
                  int fan_in, int fan_out, uint64_t* rng);
 
-/* Lays out nt->grads (model.h) and points every parameter's g into it; zeroed. build_net
-   calls it once all parameters are added. */
-void alloc_gradients(net* nt);
+/* Lays out nt->grads, nt->weights, nt->adam_m and nt->adam_v (model.h), points every
+   parameter's g, w, m and v into them, uploads the initial values; gradients and moments
+   zeroed. build_net calls it once all parameters are added. */
+void alloc_parameters(net* nt);
 
 /* y[rows, out] = x[rows, in] W^T + b, W [out, in] (PyTorch's nn.Linear); w and b are float
    pointers into parameter values (b may be NULL). */

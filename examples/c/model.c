@@ -113,7 +113,7 @@ void build_net(net* nt, model_kind model, int64_t max_batch, uint64_t seed) {
   nt->labels = dev_alloc(nt, B * sizeof(int64_t));
   nt->loss = dev_alloc(nt, F);
   nt->dloss = dev_alloc(nt, F);
-  alloc_gradients(nt);
+  alloc_parameters(nt);
   tview v;
   nnp_fill_params one = {sizeof one, 1.0};
   CHECK(nnp_fill(nt->s, &one, SCALAR_F32(&v, nt->dloss))); /* d(mean loss)/d(loss) = 1 */
@@ -270,17 +270,17 @@ void adam_step(net* nt, double lr, int64_t step) {
     CHECK(nnp_binary(nt->s, &add, F32(&st, nt->step, 1), F32(&one, nt->step_one, 1),
                      F32(&st, nt->step, 1)));
   }
-  for (int i = 0; i < nt->n_params; ++i) {
-    param* p = &nt->p[i];
-    tview g, w, m, v;
-    int64_t n = (int64_t)p->numel;
-    if (nt->step)
-      CHECK(nnp_op_execute(
-          nt->s, NNP_OP_ADAM_UPDATE, &ap, 2,
-          (const DLTensor* const[]){F32(&g, p->g, n), F32(&st, nt->step, 1)}, 3,
-          (const DLTensor* const[]){F32(&w, p->w, n), F32(&m, p->m, n), F32(&v, p->v, n)}));
-    else
-      CHECK(nnp_adam_update(nt->s, &ap, F32(&g, p->g, n), F32(&w, p->w, n), F32(&m, p->m, n),
-                            F32(&v, p->v, n)));
-  }
+  /* One update of every parameter: Adam is elementwise, and values, gradients and moments
+     share one layout (alloc_parameters), so one call over the whole buffers gives each element
+     what a call per parameter would, with one kernel launch instead of one per parameter. */
+  tview g, w, m, v;
+  const int64_t n = (int64_t)(nt->grads_bytes / sizeof(float));
+  if (nt->step)
+    CHECK(nnp_op_execute(nt->s, NNP_OP_ADAM_UPDATE, &ap, 2,
+                         (const DLTensor* const[]){F32(&g, nt->grads, n), F32(&st, nt->step, 1)}, 3,
+                         (const DLTensor* const[]){F32(&w, nt->weights, n), F32(&m, nt->adam_m, n),
+                                                   F32(&v, nt->adam_v, n)}));
+  else
+    CHECK(nnp_adam_update(nt->s, &ap, F32(&g, nt->grads, n), F32(&w, nt->weights, n),
+                          F32(&m, nt->adam_m, n), F32(&v, nt->adam_v, n)));
 }

@@ -27,8 +27,9 @@ typedef struct param {
   int ndim;
   int64_t shape[4];
   size_t numel;
-  float *w, *g, *m, *v; /* device: value, gradient, Adam moments */
-  size_t g_offset;      /* g's byte offset in net.grads */
+  float *w, *g, *m, *v; /* device: value, gradient, Adam moments (alloc_parameters) */
+  size_t g_offset;      /* the byte offset of w, g, m and v in net.weights, grads, adam_m, adam_v */
+  float* init;          /* host: the initial values until alloc_parameters uploads them */
 } param;
 
 typedef enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_VIT } model_kind;
@@ -61,9 +62,13 @@ typedef struct net {
   nnp_dropout_params drop_params[8]; /* this step's dropout calls, reused by backward */
   /* Every gradient lives in this one device buffer of grads_bytes, the parameters' in reverse
      order (the order backward completes them), each at a 256-byte aligned offset, padding
-     zero: the distributed run all-reduces contiguous ranges of it (buckets, dist.c). */
+     zero: the distributed run all-reduces contiguous ranges of it (buckets, dist.c). The
+     values and the Adam moments live in three more buffers of the same layout, so that one
+     adam_update over all grads_bytes / 4 elements updates every parameter (the padding stays
+     zero: its gradient and moments are zero). */
   void* grads;
   size_t grads_bytes;
+  void *weights, *adam_m, *adam_v;
   /* Called by backward as soon as parameter i's gradient is complete (NULL: not called).
      dist.c hands finished buckets to its communication thread from here. */
   void (*grad_ready)(void* ctx, int i);

@@ -24,7 +24,7 @@
  *    backward-data, backward-filter, backward-bias, max-pool forward/backward, ReLU
  *    forward/backward, dropout forward/backward (Philox, a fresh counter offset per call),
  *    softmax cross-entropy forward/backward (mean), reduce-sum for dense bias gradients and
- *    adam_update per parameter;
+ *    one adam_update over every parameter (values, gradients and moments in one layout each);
  *  - after each epoch evaluates the test set (no dropout; its progress on stderr, as the
  *    training's) and prints loss, accuracies, seconds (training steps only) and images/s; ends
  *    with one JSON line of the results.
