@@ -11,6 +11,7 @@ yardstick phase) are what the page is generated from; docs/benchmarks.json gives
 backend's training figures for the CPU-vs-GPU table.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -19,8 +20,8 @@ import statistics
 import sys
 
 RAW = ["summary.txt", "yardstick.txt", "bench-cuda.json", "y-nnplug-bench-conv-noguard.log",
-       "y-nnplug-bench-large.log", "y-nnplug-bench-attention-rows.log", "onnx-cuda.json",
-       "ncu-vit.csv", "ncu-cnn.csv"]
+       "y-nnplug-bench-large.log", "y-nnplug-bench-attention-rows.log",
+       "y-nnplug-bench-attention-tiled.log", "onnx-cuda.json", "ncu-vit.csv", "ncu-cnn.csv"]
 # nnplug-bench row -> torch_ops.py row, for the cnn's layers (batch 128).
 CNN_OPS = [
     ("conv fwd cnn.conv1", None, "conv1.fwd"),
@@ -76,17 +77,41 @@ def load(d):
                     for r in json.load(open(os.path.join(d, "bench-cuda.json")))["rows"]}
     for key, f in (("noguard", "y-nnplug-bench-conv-noguard.log"),
                    ("large", "y-nnplug-bench-large.log"),
-                   ("attention_rows", "y-nnplug-bench-attention-rows.log")):
+                   ("attention_rows", "y-nnplug-bench-attention-rows.log"),
+                   ("attention_tiled", "y-nnplug-bench-attention-tiled.log")):
         p = os.path.join(d, f)
         out[key] = bench_rows(open(p).read()) if os.path.exists(p) else {}
     p = os.path.join(d, "onnx-cuda.json")
     out["onnx"] = json.load(open(p)) if os.path.exists(p) else None
+    out["ncu"] = {m: ncu_kernels(os.path.join(d, f"ncu-{m}.csv")) for m in ("vit", "cnn")}
     out["train"] = {}
     for line in out["summary"].splitlines():
         m = re.match(r"\s*train (\w+) (eager|graph)\s+PASS\s+\S+\s+(\{.*\})", line)
         if m:
             out["train"][(m.group(1), m.group(2))] = json.loads(m.group(3))
     return out
+
+
+def ncu_kernels(path):
+    """[(kernel, launches, total us)] from `ncu --csv --print-summary per-kernel` output, the
+    largest total first; [] when the file is missing."""
+    if not os.path.exists(path):
+        return []
+    lines = [ln for ln in open(path) if ln.startswith('"')]
+    rows = list(csv.reader(lines))
+    if not rows:
+        return []
+    col = {h: k for k, h in enumerate(rows[0])}
+    agg = {}
+    for r in rows[1:]:
+        name = re.sub(r"\(.*", "", r[col["Kernel Name"]]).replace("nnp::<unnamed>::", "")
+        name = re.sub(r"^void ", "", name)
+        n = int(r[col["Invocations"]])
+        us = n * float(r[col["Average"]].replace(",", "")) / 1000.0
+        a = agg.setdefault(name, [0, 0.0])
+        a[0] += n
+        a[1] += us
+    return sorted(((k, v[0], v[1]) for k, v in agg.items()), key=lambda x: -x[2])
 
 
 def last_epoch(y):
@@ -142,6 +167,10 @@ def report(d, cpu_json):
         te = last_epoch(y[f"torch-{m}-eager-fp32"]) if f"torch-{m}-eager-fp32" in y else None
         tg = last_epoch(y[f"torch-{m}-graph-fp32"]) if f"torch-{m}-graph-fp32" in y else None
         p.append(f"| {m} | {fmt(ne)} | {fmt(ng)} | {fmt(te)} | {fmt(tg)} | {ratio(ng, tg)} | {ratio(ne, te)} |")
+    if "nnplug-vit-graph-attention-tiled" in y and "torch-vit-graph-fp32" in y:
+        a = last_epoch(y["nnplug-vit-graph-attention-tiled"])
+        b = last_epoch(y["torch-vit-graph-fp32"])
+        p.append(f"| vit, tiled attention at T = 17 | — | {fmt(a)} | — | {fmt(b)} | {ratio(a, b)} | — |")
     if "torch-cnn-graph-tf32" in y and "nnplug-cnn-graph-tf32" in y:
         a, b = last_epoch(y["nnplug-cnn-graph-tf32"]), last_epoch(y["torch-cnn-graph-tf32"])
         p.append(f"| cnn, TF32 | — | {fmt(a)} (`--tf32`) | — | {fmt(b)} | {ratio(a, b)} | — |")
@@ -192,18 +221,22 @@ def report(d, cpu_json):
         p.append("")
     if r["attention_rows"]:
         p.append("## Attention: the tiled kernels against the per-row kernels\n")
-        p.append("The attention rows with `NNPLUG_CUDA_ATTENTION_KERNEL=rows` (the per-row kernels, "
-                 "a measurement switch; docs/cuda-backend.md) in the same run, beside the default "
-                 "choice and PyTorch:\n")
-        p.append("| row | default µs | per-row kernels µs | PyTorch row | PyTorch µs | default ÷ PyTorch |")
-        p.append("|---|---|---|---|---|---|")
+        p.append("The attention rows with `NNPLUG_CUDA_ATTENTION_KERNEL=rows` (the per-row kernels) "
+                 "and `=tiled` (the tiled kernels wherever they run; a measurement switch, "
+                 "docs/cuda-backend.md) in the same run, beside the default choice (tiled for "
+                 "more than 32 keys) and PyTorch's `F.scaled_dot_product_attention` (float32):\n")
+        p.append("| row | default µs | per-row kernels µs | tiled kernels µs | PyTorch row | PyTorch µs | default ÷ PyTorch | default GFLOP/s |")
+        p.append("|---|---|---|---|---|---|---|---|")
         for names, tn in GPU_ROWS:
             if not names[0].startswith("attention") or not all(n in r["bench"] for n in names):
                 continue
             v = sum(r["bench"][n] for n in names)
             old = sum(r["attention_rows"].get(n, float("nan")) for n in names)
+            tiled = sum(r["attention_tiled"].get(n, float("nan")) for n in names)
             tv = tr[tn]["median_us"] if tn in tr else None
-            p.append(f"| {' + '.join(names)} | {v:.1f} | {old:.1f} | {tn} | {fmt(tv, 1)} | {ratio(v, tv)} |")
+            gf = tr[tn]["gflops"] * tv / v if tn in tr and tr[tn].get("gflops") else None
+            p.append(f"| {' + '.join(names)} | {v:.1f} | {old:.1f} | {tiled:.1f} | {tn} | "
+                     f"{fmt(tv, 1)} | {ratio(v, tv)} | {fmt(gf, 0)} |")
         p.append("")
     if r["onnx"]:
         o = r["onnx"]
@@ -229,6 +262,33 @@ def report(d, cpu_json):
                      f"{fmt(row.get('nnplug_graphs_ms'), 2)} | {fmt(row.get('torch_ms'), 2)} | "
                      f"{ratio(row.get('nnplug_graphs_ms'), row.get('torch_ms'))} |")
         p.append("")
+    twins = re.search(r"twins\s+(PASS|FAIL)\s+\S+\s+(\{.*\})", s)
+    if twins:
+        tw = json.loads(twins.group(2))
+        p.append("## The PyTorch bridge on CUDA tensors\n")
+        p.append(f"`scripts/torch_twins_check.py --device cuda --steps {tw['steps']}`: a small CNN "
+                 "(two convolutions, LayerNorm, a linear layer) trained with SGD on CUDA tensors, "
+                 "once as PyTorch built it and once with its Conv2d, Linear and LayerNorm swapped for "
+                 f"`nnplug.torch` twins on {tw['nnplug_device']}, from the same weights: the largest "
+                 f"difference of a step's loss is {tw['max_abs_diff']:.2g} (step {tw['at_step']}; "
+                 f"allowed {tw['tol']:g}); final losses {tw['final_loss_nnplug']:.7f} (twins) and "
+                 f"{tw['final_loss_torch']:.7f} (PyTorch), from {tw['first_loss']:.4f}.\n")
+    if any(r["ncu"].values()):
+        p.append("## Where a training step's GPU time goes\n")
+        p.append("Nsight Compute (`ncu --metrics gpu__time_duration.sum --print-summary per-kernel`) "
+                 "over 400 kernel launches of `train --epochs 1 --limit 2560` after the first 400, "
+                 "eager, batch 128. Nsight Compute runs one kernel at a time with its clocks fixed, so "
+                 "the times are longer than in a normal run: read the shares, not the microseconds. "
+                 "The ten largest kernels of each model:\n")
+        for m, ks in r["ncu"].items():
+            if not ks:
+                continue
+            tot = sum(k[2] for k in ks)
+            p.append(f"**{m}** ({sum(k[1] for k in ks)} launches, {tot:.0f} µs):\n")
+            p.append("| kernel | launches | µs per launch | share |\n|---|---|---|---|")
+            for name, n, us in ks[:10]:
+                p.append(f"| `{name[:72]}` | {n} | {us / n:.1f} | {100 * us / tot:.1f} % |")
+            p.append("")
     if r["noguard"]:
         p.append("## What the convolutions' non-finite guard costs\n")
         p.append("The same rows with `NNPLUG_CUDA_CONV_NONFINITE_GUARD=0` (a measurement switch "
