@@ -85,6 +85,34 @@ __device__ __forceinline__ float part(const float4& v, int n) {
   return n == 0 ? v.x : n == 1 ? v.y : n == 2 ? v.z : v.w;
 }
 
+// Two 4 x 4 micro-tiles of the backward at once: acc_a[i][jj] += sum over e < HD of
+// ta[e * kL + 4 ty + i] * ra[(tx + 16 jj) * (HD + 1) + e], and acc_b likewise from tb and rb:
+// a transposed tile (float4 reads) times the rows of a row-major tile (S and dP, or their
+// transposes S^T and dP^T).
+template <int HD>
+__device__ __forceinline__ void micro_tile_pair(const float* ta, const float* tb, const float* ra,
+                                                const float* rb, int tx, int ty,
+                                                float (&acc_a)[4][4], float (&acc_b)[4][4]) {
+  constexpr int LD = HD + 1;
+#pragma unroll 4
+  for (int e = 0; e < HD; ++e) {
+    const float4 av = ld4(ta + e * kL + ty * 4), bv = ld4(tb + e * kL + ty * 4);
+    float ar[4], br[4];
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) {
+      ar[jj] = ra[(tx + 16 * jj) * LD + e];
+      br[jj] = rb[(tx + 16 * jj) * LD + e];
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) {
+        acc_a[i][jj] = fmaf(part(av, i), ar[jj], acc_a[i][jj]);
+        acc_b[i][jj] = fmaf(part(bv, i), br[jj], acc_b[i][jj]);
+      }
+  }
+}
+
 // Reduces over the 16 threads of a tile row (lanes that differ in their low 4 bits).
 template <typename Op>
 __device__ __forceinline__ float row_reduce(float v, Op op) {
@@ -317,23 +345,7 @@ __global__ void __launch_bounds__(kTiledThreads, HD > 64 ? 1 : 2)
       __syncthreads();
       // S^T and dP^T: keys 4 ty + i, query rows tx + 16 jj.
       float st[4][4] = {}, dpt[4][4] = {};
-#pragma unroll 4
-      for (int e = 0; e < HD; ++e) {
-        const float4 kv = ld4(kt + e * kL + ty * 4), vv = ld4(vt + e * kL + ty * 4);
-        float qv[4], dyv[4];
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          qv[jj] = qs[(tx + 16 * jj) * LD + e];
-          dyv[jj] = dys[(tx + 16 * jj) * LD + e];
-        }
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj) {
-            st[i][jj] = fmaf(part(kv, i), qv[jj], st[i][jj]);
-            dpt[i][jj] = fmaf(part(vv, i), dyv[jj], dpt[i][jj]);
-          }
-      }
+      micro_tile_pair<HD>(kt, vt, qs, dys, tx, ty, st, dpt);
 #pragma unroll
       for (int jj = 0; jj < 4; ++jj) {
         const int rl = tx + 16 * jj;
@@ -427,23 +439,7 @@ __global__ void __launch_bounds__(kTiledThreads, HD > 64 ? 1 : 2)
     __syncthreads();
     // S and dP: query rows 4 ty + i, keys tx + 16 jj.
     float s[4][4] = {}, dp[4][4] = {};
-#pragma unroll 4
-    for (int e = 0; e < HD; ++e) {
-      const float4 qv = ld4(qt + e * kL + ty * 4), dyv = ld4(dyt + e * kL + ty * 4);
-      float kv[4], vv[4];
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) {
-        kv[jj] = ks[(tx + 16 * jj) * LD + e];
-        vv[jj] = vs[(tx + 16 * jj) * LD + e];
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          s[i][jj] = fmaf(part(qv, i), kv[jj], s[i][jj]);
-          dp[i][jj] = fmaf(part(dyv, i), vv[jj], dp[i][jj]);
-        }
-    }
+    micro_tile_pair<HD>(qt, dyt, ks, vs, tx, ty, s, dp);
 #pragma unroll
     for (int jj = 0; jj < 4; ++jj) {
       const int cl = tx + 16 * jj;

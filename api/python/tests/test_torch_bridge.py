@@ -6,6 +6,7 @@ simulated accelerator (whose operands are staged), with RTOL/ATOL below; a model
 swapped (and one with every layer converted) giving the unmodified model's loss and gradients;
 and the refusals (dtype, device, shape, unsupported arguments) as nnplug.Error."""
 import copy
+import functools
 import math
 import os
 import subprocess
@@ -18,9 +19,11 @@ F = torch.nn.functional
 
 import nnplug  # noqa: E402
 import nnplug.torch as nt  # noqa: E402
+from torch_helpers import compare as _compare, expect_error  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5  # float32 against PyTorch: elementwise results and short sums
 CONV_ATOL = 1e-4         # float32 convolutions (sums of up to 36 products, Winograd on cpu)
+compare = functools.partial(_compare, rtol=RTOL, atol=ATOL)
 F64_TOL = 1e-10          # float64 on the reference against PyTorch in float64
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..", "..")
@@ -53,33 +56,8 @@ def gradcheck(fn, *inputs):
     assert torch.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-7, rtol=1e-5)
 
 
-def compare(ours, theirs, inputs, rtol=RTOL, atol=ATOL):
-    """Runs ours and theirs on clones of inputs (float32 tensors, those requiring grad get
-    gradients), back-propagates one random upstream gradient through both and compares the
-    outputs and every input gradient."""
-    a = [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
-    b = [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
-    ya, yb = ours(*a), theirs(*b)
-    assert ya.shape == yb.shape and ya.dtype == yb.dtype
-    torch.testing.assert_close(ya, yb, rtol=rtol, atol=atol)
-    dy = torch.randn_like(yb)
-    ya.backward(dy)
-    yb.backward(dy)
-    checked = 0
-    for ta, tb in zip(a, b):
-        if tb.requires_grad:
-            assert ta.grad is not None
-            torch.testing.assert_close(ta.grad, tb.grad, rtol=rtol, atol=atol)
-            checked += 1
-    assert checked > 0
 
 
-def expect_error(status, fragment, fn, *args, **kw):
-    with pytest.raises(nnplug.Error) as e:
-        fn(*args, **kw)
-    assert e.value.status == status, e.value
-    assert fragment in str(e.value), e.value
-    return e.value
 
 
 # ---------------------------------------------------------------------------- conv2d --

@@ -11,6 +11,7 @@ tensors; results that PyTorch's next ops read without any synchronisation, on a 
 and with inputs freed right after the call; no host synchronisation in forward and backward
 (PyTorch's sync debug mode); the refusals of mixed devices and of another nnplug device; the
 bridge's own stream; and the twins check on cuda."""
+import functools
 import json
 import math
 import os
@@ -25,19 +26,15 @@ F = torch.nn.functional
 import nnplug  # noqa: E402
 import nnplug.torch as nt  # noqa: E402
 from nnplug import _torch_cuda  # noqa: E402
+from torch_helpers import compare as _compare, expect_error  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "..", "scripts", "torch_twins_check.py")
 Status = nnplug.Status
 RTOL, ATOL = 1e-4, 1e-4  # float32 on cuda (TF32 off on both sides) against PyTorch
+compare = functools.partial(_compare, rtol=RTOL, atol=ATOL)
 
 
-def expect_error(status, fragment, fn, *args, **kw):
-    with pytest.raises(nnplug.Error) as e:
-        fn(*args, **kw)
-    assert e.value.status == status, e.value
-    assert fragment in str(e.value), e.value
-    return e.value
 
 
 def run_script(*args):
@@ -209,19 +206,6 @@ def cuda():
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-def _compare(ours, theirs, inputs):
-    """Forward and input gradients of ours and theirs on clones of the CUDA inputs."""
-    a = [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
-    b = [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
-    ya, yb = ours(*a), theirs(*b)
-    assert ya.device == yb.device and ya.shape == yb.shape
-    torch.testing.assert_close(ya, yb, rtol=RTOL, atol=ATOL)
-    g = torch.randn_like(yb)
-    ya.backward(g)
-    yb.backward(g)
-    for ta, tb in zip(a, b):
-        if tb.requires_grad:
-            torch.testing.assert_close(ta.grad, tb.grad, rtol=RTOL, atol=ATOL)
 
 
 def _attention(q, k, v, mask):
@@ -233,21 +217,21 @@ def test_every_function_on_cuda_tensors(cuda):
     def r(*shape):
         return torch.randn(*shape, device="cuda", requires_grad=True)
 
-    _compare(lambda x, w, b: nt.conv2d(x, w, b, stride=2, padding=1),
+    compare(lambda x, w, b: nt.conv2d(x, w, b, stride=2, padding=1),
              lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
              [r(2, 4, 9, 8), r(6, 4, 3, 3), r(6)])
-    _compare(nt.linear, F.linear, [r(3, 5, 7), r(4, 7), r(4)])
-    _compare(lambda x, w, b: nt.layer_norm(x, (6,), w, b),
+    compare(nt.linear, F.linear, [r(3, 5, 7), r(4, 7), r(4)])
+    compare(lambda x, w, b: nt.layer_norm(x, (6,), w, b),
              lambda x, w, b: F.layer_norm(x, (6,), w, b), [r(4, 6), r(6), r(6)])
     mask = torch.rand(2, 3, 5, 7, device="cuda") > 0.3
     mask[..., 0] = True
-    _compare(lambda q, k, v: nt.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+    compare(lambda q, k, v: nt.scaled_dot_product_attention(q, k, v, attn_mask=mask),
              lambda q, k, v: _attention(q, k, v, mask), [r(2, 3, 5, 4), r(2, 3, 7, 4),
                                                          r(2, 3, 7, 4)])
     t = torch.randint(0, 5, (6,), device="cuda")
     t[1] = -100
-    _compare(lambda x: nt.cross_entropy(x, t), lambda x: F.cross_entropy(x, t), [r(6, 5)])
-    _compare(lambda x: nt.nll_loss(x.log_softmax(1), t, reduction="sum"),
+    compare(lambda x: nt.cross_entropy(x, t), lambda x: F.cross_entropy(x, t), [r(6, 5)])
+    compare(lambda x: nt.nll_loss(x.log_softmax(1), t, reduction="sum"),
              lambda x: F.nll_loss(x.log_softmax(1), t, reduction="sum"), [r(6, 5)])
     # out of range on the GPU: NaN (no host check), where the cpu path refuses
     bad = torch.tensor([0, 9], device="cuda")
