@@ -85,6 +85,24 @@ __device__ __forceinline__ float part(const float4& v, int n) {
   return n == 0 ? v.x : n == 1 ? v.y : n == 2 ? v.z : v.w;
 }
 
+// The block of one query tile: tile blockIdx.x (rows i0 .. i0 + kT - 1) of query head h =
+// blockIdx.y, batch b = blockIdx.z; the thread's place (tx, ty) in the 16 x 16 grid of
+// micro-tiles; that head's keys and values (of its kv head) and mask rows.
+struct query_tile {
+  int tx, ty;
+  int64_t i0, h, b;
+  const float *kg, *vg, *mg;
+  __device__ query_tile(const attn_dims& a, const float* k, const float* v, const float* mask)
+      : tx(static_cast<int>(threadIdx.x % 16)),
+        ty(static_cast<int>(threadIdx.x / 16)),
+        i0(int64_t(blockIdx.x) * kT),
+        h(blockIdx.y),
+        b(blockIdx.z),
+        kg(k + b * a.kb + h / a.group() * a.kh),
+        vg(v + b * a.vb + h / a.group() * a.vh),
+        mg(mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr) {}
+};
+
 // Two 4 x 4 micro-tiles of the backward at once: acc_a[i][jj] += sum over e < HD of
 // ta[e * kL + 4 ty + i] * ra[(tx + 16 jj) * (HD + 1) + e], and acc_b likewise from tb and rb:
 // a transposed tile (float4 reads) times the rows of a row-major tile (S and dP, or their
@@ -160,12 +178,10 @@ __global__ void __launch_bounds__(kTiledThreads, 2)
   float* qt = reinterpret_cast<float*>(shm4);  // [HD][kL]: Q^T of the tile
   float* kt = qt + HD * kL;                    // [HD][kL]: K^T, then P [kT][kL]
   float* vs = kt + (HD > kT ? HD : kT) * kL;   // [kT][HD]
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t i0 = int64_t(blockIdx.x) * kT, h = blockIdx.y, b = blockIdx.z;
-  const int64_t kvh = h / a.group();
-  const float* kg = k + b * a.kb + kvh * a.kh;
-  const float* vg = v + b * a.vb + kvh * a.vh;
-  const float* mg = mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr;
+  const query_tile t(a, k, v, mask);
+  const int tx = t.tx, ty = t.ty;
+  const int64_t i0 = t.i0, h = t.h, b = t.b;
+  const float *kg = t.kg, *vg = t.vg, *mg = t.mg;
   load_transposed<HD>(qt, q + b * a.qb + h * a.qh, a.qr, i0, a.tq, a.d);
 
   float m[4], l[4], o[4][CO];
@@ -411,12 +427,10 @@ __global__ void __launch_bounds__(kTiledThreads, HD > 64 ? 1 : 2)
   float* vs = ks + kT * LD;                    // [kT][LD]: V rows
   float* lse_s = vs + kT * LD;                 // [kT]
   float* delta_s = lse_s + kT;                 // [kT]
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t i0 = int64_t(blockIdx.x) * kT, h = blockIdx.y, b = blockIdx.z;
-  const int64_t kvh = h / a.group();
-  const float* kg = k + b * a.kb + kvh * a.kh;
-  const float* vg = v + b * a.vb + kvh * a.vh;
-  const float* mg = mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr;
+  const query_tile t(a, k, v, mask);
+  const int tx = t.tx, ty = t.ty;
+  const int64_t i0 = t.i0, h = t.h, b = t.b;
+  const float *kg = t.kg, *vg = t.vg, *mg = t.mg;
   load_transposed<HD>(qt, q + b * a.qb + h * a.qh, a.qr, i0, a.tq, a.d);
   load_transposed<HD>(dyt, dy + b * a.yb + h * a.yh, a.yr, i0, a.tq, a.dv);
   for (int r = threadIdx.x; r < kT; r += blockDim.x) {
