@@ -14,8 +14,8 @@
 #
 # The carry folder holds bin/ and lib/ of the build (libnnplug, the plugins, the programs),
 # share/nnplug/conformance (case lists and tolerances), data/fashion-mnist, python/ (the nnplug
-# package, its op tests, the ONNX and PyTorch-bridge checks) and bench/ (the PyTorch yardsticks from TORCH_BENCH_DIR, when set);
-# --build-only fails if it is over 60 MiB.
+# package, its op tests, the ONNX and PyTorch-bridge checks) and bench/ (the PyTorch yardsticks
+# from TORCH_BENCH_DIR, when set); --build-only fails if it is over 60 MiB.
 #
 # Steps (each under its own time limit, all within --budget; a step that ran nothing FAILS):
 #   probe      the plugin's load test sees cuda:0 (else its reason), and load/shutdown/reload
@@ -56,7 +56,7 @@ py=${PYTHON:-python3}
 data_src=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 train_epochs=${GPU_CHECK_EPOCHS:-2}
 
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 need_value() { [[ $# -ge 2 ]] || { echo "gpu-check: $1 needs a value" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -414,7 +414,7 @@ if [[ $bench -eq 1 ]]; then
       --cuda-graph
     yard "nnplug-cnn-graph-tf32" 40 "$bin/train" --model cnn --backend cuda --epochs 2 \
       --data "$data_dir" --graph --tf32
-    # The attention rows with the per-row kernels of before the tiled ones (same run).
+    # The attention rows with the per-row kernels forced (what ran before the tiled ones).
     yard "nnplug-bench-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
     # ... and with the tiled kernels wherever they run (the vit's T = 17 too), and the vit so.
