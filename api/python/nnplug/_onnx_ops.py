@@ -246,7 +246,7 @@ def _map_split(ctx: _Ctx) -> _Step:
     return _OpStep(_ops.split, [ctx.ref(0)], list(ctx.node.output),
                    [ctx.out(i).shape for i in range(n)],
                    [ctx.out(i).dtype.name for i in range(n)], axis=int(ctx.attr("axis", 0)),
-                   out_shape=[ctx.out(i).shape for i in range(n)])
+                   out_shape=[ctx.out(i).shape for i in range(n)], pool_parts=True)
 
 
 def _map_slice(ctx: _Ctx) -> _Step:

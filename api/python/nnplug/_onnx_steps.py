@@ -126,13 +126,17 @@ class _OpStep(_Step):
     """One call of an nnplug op function. `args` are positional tensors (a list for a variadic
     one), `tensors` keyword tensors (None = absent), `kwargs` the params; the call's results
     are the node outputs `outputs` in order, each seen with `out_views[i]` as its shape when
-    set. `shapes` are the shapes the op itself returns (checked on every run)."""
+    set. `shapes` are the shapes the op itself returns (checked on every run).
+
+    Outputs take their buffers from the run's pool: a single output always; several only with
+    pool_parts=True, for a call that writes every one of them into the buffers given with out=
+    (split's parts: its out_shape is then left out, the buffers say it)."""
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Union[_Ref, List[_Ref]]],
                  outputs: Sequence[str], shapes: Sequence[Tuple[int, ...]],
                  dtypes: Sequence[str], tensors: Optional[Dict[str, Optional[_Ref]]] = None,
                  out_views: Optional[Sequence[Optional[Tuple[int, ...]]]] = None,
-                 **kwargs: Any):
+                 pool_parts: bool = False, **kwargs: Any):
         self.fn, self.args, self.kwargs = fn, list(args), kwargs
         self.tensors = dict(tensors or {})
         self.outputs = list(outputs)
@@ -145,8 +149,11 @@ class _OpStep(_Step):
         refs += [r for r in self.tensors.values() if r is not None]
         self.refs = refs
         self.inputs = [r.name for r in refs]
-        self.poolable = len(self.outputs) == 1 and "out_shape" not in kwargs
-        self.nbytes = _nbytes(self.shapes[0], self.dtypes[0]) if self.poolable else 0
+        self.poolable = (len(self.outputs) == 1 and "out_shape" not in kwargs) or \
+            (pool_parts and all(self.outputs))
+        self.nbytes = [_nbytes(sh, dt) for sh, dt in zip(self.shapes, self.dtypes)] \
+            if self.poolable else []
+        self.pooled_kwargs = {k: v for k, v in kwargs.items() if k != "out_shape"}
 
     def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
         def ph(r: _Ref) -> np.ndarray:
@@ -164,8 +171,20 @@ class _OpStep(_Step):
             return a if r.view is None else a.reshape(r.view)
         args = [[get(r) for r in a] if isinstance(a, list) else get(a) for a in self.args]
         tensors = {k: (None if r is None else get(r)) for k, r in self.tensors.items()}
-        out = pool.take(self.shapes[0], self.dtypes[0], self.nbytes) if self.poolable else None
-        res = self.fn(*args, **tensors, **self.kwargs, out=out, stream=stream)
+        out: Any = None
+        kwargs = self.kwargs
+        if self.poolable:
+            outs = [pool.take(sh, dt, n) for sh, dt, n in zip(self.shapes, self.dtypes,
+                                                               self.nbytes)]
+            if len(outs) == 1:
+                out = outs[0]
+            elif all(o is not None for o in outs):
+                out, kwargs = tuple(outs), self.pooled_kwargs
+            else:  # not every part has a buffer: the call allocates them all
+                for o in outs:
+                    if o is not None:
+                        pool.put(o)
+        res = self.fn(*args, **tensors, **kwargs, out=out, stream=stream)
         results = list(res) if isinstance(res, (tuple, list)) else [res]
         for name, y, shape, view in zip(self.outputs, results, self.shapes, self.out_views):
             if tuple(y.shape) != shape:

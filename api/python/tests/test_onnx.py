@@ -277,6 +277,32 @@ class _CountingCopies:
             monkeypatch.setattr(lib(), name, counted)
 
 
+def test_split_parts_reuse_the_buffers_of_earlier_runs(dev):
+    """Split's parts take their buffers from the run's pool, as single outputs do: from the
+    second run on, they are buffers of the first run, and the results stay right."""
+    nodes = [helper.make_node("Split", ["x"], ["a", "b"], axis=1),
+             helper.make_node("Relu", ["a"], ["ra"]),
+             helper.make_node("Neg", ["b"], ["nb"]),
+             helper.make_node("Concat", ["nb", "ra"], ["y"], axis=1)]
+    model = nx.load(_graph_model(nodes, [_t("x", (2, 6))], [_t("y", None)]), dev)
+    rng = np.random.default_rng(3)
+    seen = []
+
+    def trace(node, op_type, outputs):
+        seen.append((op_type, {k: v.ptr for k, v in outputs.items()}))
+
+    for run in range(3):
+        x = rng.standard_normal((2, 6)).astype(np.float32)
+        got = model.run({"x": x}, trace=trace)["y"]
+        np.testing.assert_array_equal(got, np.concatenate([-x[:, 3:], np.maximum(x[:, :3], 0)],
+                                                          1))
+    first = {p for t, ptrs in seen[:4] for p in ptrs.values()}
+    later = [ptrs for t, ptrs in seen[4:] if t == "Split"]
+    assert len(later) == 2
+    for ptrs in later:
+        assert set(ptrs.values()) <= first and len(set(ptrs.values())) == 2
+
+
 def test_tensors_stay_on_the_device_between_nodes(monkeypatch):
     try:
         sim = nnplug.device("sim")  # memory the host cannot address
