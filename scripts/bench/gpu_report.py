@@ -335,8 +335,17 @@ def main():
     if a.keep:
         os.makedirs(a.dir, exist_ok=True)
         for f in RAW:
-            if os.path.exists(os.path.join(a.keep, f)):
-                shutil.copy(os.path.join(a.keep, f), os.path.join(a.dir, f))
+            src, dst = os.path.join(a.keep, f), os.path.join(a.dir, f)
+            if not os.path.exists(src):
+                continue
+            if f.startswith("ncu-"):  # the CSV rows only (not the profiler's process lines)
+                with open(src) as fi, open(dst, "w") as fo:
+                    fo.writelines(ln for ln in fi if ln.startswith('"'))
+            elif f == "summary.txt":  # the output folder as the run was told, not its path
+                with open(src) as fi, open(dst, "w") as fo:
+                    fo.write(re.sub(r"\(outputs in [^)]*\)", "(outputs in OUT)", fi.read()))
+            else:
+                shutil.copy(src, dst)
         return
     sys.stdout.write(report(a.dir, a.cpu_json))
 
