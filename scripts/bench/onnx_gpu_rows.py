@@ -47,12 +47,10 @@ def timed_ms(fn, min_time):
 
 
 def compare(got, want, rtol, atol):
-    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-    ok = got.shape == want.shape and bool(np.all(diff <= atol + rtol * np.abs(want)))
-    top1 = int(np.sum(got.argmax(1) == want.argmax(1)))
-    return {"max_abs": float(diff.max()), "max_expected": float(np.abs(want).max()),
-            "top1_agree": top1, "n": int(got.shape[0]),
-            "ok": ok and top1 == got.shape[0]}
+    """nnplug.onnx check's figures (max_abs, max_rel, max_expected, top1_agree of n, ok)."""
+    if got.shape != want.shape:
+        return {"ok": False, "shape": list(got.shape), "expected_shape": list(want.shape)}
+    return nonnx._differences(got, want, rtol, atol)
 
 
 def main():

@@ -137,23 +137,37 @@ def _ort_session(path: str, threads: Optional[int] = None) -> Any:
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
+def _differences(got: np.ndarray, want: np.ndarray, rtol: float, atol: float
+                 ) -> Dict[str, Any]:
+    """How far got is from want (same shape): the largest absolute difference, the largest
+    relative one where |want| > atol, the largest |want|, for 2-D outputs of several columns
+    how many rows' top-1 classes agree (top1_agree of n), and ok: every element within
+    atol + rtol |want| and every top-1 class equal."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    diff = np.abs(g - w)
+    rel = np.divide(diff, np.abs(w), out=np.zeros_like(diff), where=np.abs(w) > atol)
+    d: Dict[str, Any] = {"max_abs": float(diff.max()) if diff.size else 0.0,
+                         "max_rel": float(rel.max()) if rel.size else 0.0,
+                         "max_expected": float(np.abs(w).max()) if w.size else 0.0,
+                         "ok": bool(np.all(diff <= atol + rtol * np.abs(w)))}
+    if got.ndim == 2 and got.shape[1] > 1:
+        d["top1_agree"] = int(np.sum(got.argmax(1) == want.argmax(1)))
+        d["n"] = int(got.shape[0])
+        d["ok"] = d["ok"] and d["top1_agree"] == d["n"]
+    return d
+
+
 def _compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float
              ) -> Tuple[bool, str]:
     if got.shape != want.shape:
         return False, f"{name}: shape {got.shape}, expected {want.shape}"
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    diff = np.abs(g - w)
-    max_abs = float(diff.max()) if diff.size else 0.0
-    scale = float(np.abs(w).max()) if w.size else 0.0
-    rel = np.divide(diff, np.abs(w), out=np.zeros_like(diff), where=np.abs(w) > atol)
-    max_rel = float(rel.max()) if rel.size else 0.0
-    ok = bool(np.all(diff <= atol + rtol * np.abs(w)))
-    line = (f"{name}: shape {got.shape}, max abs diff {max_abs:.3g}, max rel diff "
-            f"{max_rel:.3g} (where |expected| > {atol:g}), max |expected| {scale:.3g}")
-    if got.ndim == 2 and got.shape[1] > 1:
-        agree = int(np.sum(got.argmax(1) == want.argmax(1)))
-        line += f", top-1 agrees {agree}/{got.shape[0]}"
-        ok = ok and agree == got.shape[0]
+    d = _differences(got, want, rtol, atol)
+    line = (f"{name}: shape {got.shape}, max abs diff {d['max_abs']:.3g}, max rel diff "
+            f"{d['max_rel']:.3g} (where |expected| > {atol:g}), max |expected| "
+            f"{d['max_expected']:.3g}")
+    if "top1_agree" in d:
+        line += f", top-1 agrees {d['top1_agree']}/{d['n']}"
+    ok = bool(d["ok"])
     return ok, line + ("" if ok else f"  BEYOND rtol {rtol:g} / atol {atol:g}")
 
 
