@@ -283,20 +283,22 @@ else
   record conformance PASS "$counts"
 fi
 
-# The attention cases once more with the tiled kernels forced wherever they run (the default
-# leaves short sequences to the per-row kernels), so both paths meet every case.
-if [[ $(left) -gt 60 ]]; then
-  run_step "$out_dir/conformance-attention-tiled.log" 60 env NNPLUG_CUDA_ATTENTION_KERNEL=tiled \
+# The attention cases once more with each other path forced wherever it runs (the default
+# leaves short sequences to the short-sequence kernels, long ones to the tiled kernels), so every
+# path meets every case it can take.
+for path in tiled rows; do
+  [[ $(left) -gt 60 ]] || break
+  run_step "$out_dir/conformance-attention-$path.log" 60 env NNPLUG_CUDA_ATTENTION_KERNEL=$path \
     "$bin/nnplug-conformance" --backend cuda --cases "$cases" -tc='*attention*'
   rc=$?
-  counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$out_dir/conformance-attention-tiled.log" |
+  counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$out_dir/conformance-attention-$path.log" |
              tail -n 1 | sed 's/^\[nnplug-conformance\] //')
   if [[ $rc -eq 0 ]] && grep -qE 'cuda:0: [1-9][0-9]* passed' <<<"$counts"; then
-    record "attention tiled" PASS "$counts"
+    record "attention $path" PASS "$counts"
   else
-    record "attention tiled" FAIL "rc $rc: ${counts:-see conformance-attention-tiled.log}"
+    record "attention $path" FAIL "rc $rc: ${counts:-see conformance-attention-$path.log}"
   fi
-fi
+done
 
 # ---- the Python package's op tests on cuda -------------------------------------------------------
 phase "python op tests on cuda"
@@ -414,13 +416,14 @@ if [[ $bench -eq 1 ]]; then
       --cuda-graph
     yard "nnplug-cnn-graph-tf32" 40 "$bin/train" --model cnn --backend cuda --epochs 2 \
       --data "$data_dir" --graph --tf32
-    # The attention rows with the per-row kernels forced (what ran before the tiled ones).
+    # The attention rows with the per-row kernels forced, and with the tiled kernels wherever
+    # they run (the vit's T = 17 too); the vit with the per-row kernels (the short-sequence
+    # kernels' predecessor at T = 17).
     yard "nnplug-bench-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
-    # ... and with the tiled kernels wherever they run (the vit's T = 17 too), and the vit so.
     yard "nnplug-bench-attention-tiled" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=tiled \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
-    yard "nnplug-vit-graph-attention-tiled" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=tiled \
+    yard "nnplug-vit-graph-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
       "$bin/train" --model vit --backend cuda --epochs 2 --data "$data_dir" --graph
     yard "nnplug-bench-large" 60 "$bin/nnplug-bench" --backend cuda --set large --reps 10
     yard "torch-ops-fp32" 40 "$py" "$tb/torch_ops.py" --device cuda --no-tf32

@@ -3,9 +3,10 @@
 // layouts ([B, H, T, D] and [B, T, H*D]), grouped-query heads, additive broadcast mask, causal
 // mask (upper-left), the optional softmax_lse output.
 //
-// Two sets of kernels (own, no cuDNN: its fused attention needs the graph API and fixed
+// Three sets of kernels (own, no cuDNN: its fused attention needs the graph API and fixed
 // layouts): the tiled FlashAttention-2-style kernels of attention_tiled.cu (D, Dv <= 128, any
-// Tk), and this file's row kernels (any D, Dv; short sequences). path_of below chooses.
+// Tk), the short-sequence kernels of attention_small.cu (Tq, Tk <= 32, D, Dv <= 64), and this
+// file's row kernels (any D, Dv; short sequences). path_of below chooses.
 // Row kernels:
 //  - forward: one block per (query row i, query head h, batch b). The block keeps q_i and the
 //    row's Tk scores in shared memory: s_j = scale * q_i . k_j + mask (threads over keys), the
@@ -237,28 +238,30 @@ nnp::kit::attention_geometry geometry_of(const op_call& c) {
                                       *c.in(2), c.in(3));
 }
 
-// Which kernels run a call: the row kernels of this file or the tiled ones (attention_tiled.cu).
-// The tiled kernels take D, Dv <= 128 and any Tk; the row kernels any D, Dv while a row's
-// scores fit their shared memory. By default the tiled kernels run when Tk > kRowsMaxKeys:
-// with at most 32 keys a 64 x 64 tile is at most half used (a quarter at the vit's T = 17, and
-// less again for short query tiles), while the row kernels' B Hq Tq blocks of 128 threads fill
-// the device (B = 128, Hq = 4, T = 17: 8 704 blocks) and each thread handles a few keys.
-// NNPLUG_CUDA_ATTENTION_KERNEL=rows|tiled (read once) forces one path where it can run, for
-// measurements side by side and as a fallback (docs/cuda-backend.md).
-enum class attn_path { rows, tiled };
+// Which kernels run a call: the short-sequence kernels (attention_small.cu), the row kernels of
+// this file or the tiled ones (attention_tiled.cu). The short-sequence kernels take Tq, Tk <= 32
+// and D, Dv <= 64: a head per block, a query row per warp (the vit's B = 128, Hq = 4, T = 17:
+// 512 blocks of 4 warps, where the row kernels ran 8 704 blocks of 128 threads for 17 keys
+// each and wrote P and dS to memory between two backward passes). The tiled kernels take
+// D, Dv <= 128 and any Tk, and run when Tk > kRowsMaxKeys (with at most 32 keys a 64 x 64 tile
+// is at most half used); the row kernels any D, Dv while a row's scores fit their shared
+// memory, so they run the rest: a short sequence with a head dimension above 64.
+// NNPLUG_CUDA_ATTENTION_KERNEL=small|rows|tiled (read once) forces one path where it can run,
+// for measurements side by side and as a fallback (docs/cuda-backend.md).
+enum class attn_path { small, rows, tiled };
 constexpr int64_t kRowsMaxKeys = 32;
 
-int forced_path() {  // 0: the rule above, 1: rows, 2: tiled
+int forced_path() {  // 0: the rule above, 1: rows, 2: tiled, 3: small
   static const int forced = [] {
     const char* e = std::getenv("NNPLUG_CUDA_ATTENTION_KERNEL");
     const std::string v = e != nullptr ? e : "";
-    return v == "rows" ? 1 : v == "tiled" ? 2 : 0;
+    return v == "rows" ? 1 : v == "tiled" ? 2 : v == "small" ? 3 : 0;
   }();
   return forced;
 }
 
 // The path of `op` (attention_forward or attention_backward), whose row kernels need `shared`
-// bytes of shared memory per block; UNSUPPORTED when neither path takes the call.
+// bytes of shared memory per block; UNSUPPORTED when no path takes the call.
 attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t shared) {
   if (g.batch > 65535 || g.hq > 65535 || g.hkv > 65535)
     unsupported(
@@ -268,6 +271,8 @@ attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t 
                static_cast<long long>(g.hkv)));
   const bool rows_ok = shared <= kSharedLimit;
   const bool tiled_ok = g.d <= kTiledMaxHeadDim && g.dv <= kTiledMaxHeadDim;
+  const bool small_ok = g.tq <= kSmallMaxTokens && g.tk <= kSmallMaxTokens &&
+                        g.d <= kSmallMaxHeadDim && g.dv <= kSmallMaxHeadDim;
   if (!rows_ok && !tiled_ok)
     unsupported(format(
         "%s: Tk = %lld keys with D = %lld, Dv = %lld: the cuda row kernels need %zu "
@@ -275,8 +280,21 @@ attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t 
         "take D and Dv up to %lld",
         op, static_cast<long long>(g.tk), static_cast<long long>(g.d), static_cast<long long>(g.dv),
         shared, kSharedLimit, static_cast<long long>(kTiledMaxHeadDim)));
+  switch (forced_path()) {
+    case 1:
+      if (rows_ok) return attn_path::rows;
+      break;
+    case 2:
+      if (tiled_ok) return attn_path::tiled;
+      break;
+    case 3:
+      if (small_ok) return attn_path::small;
+      break;
+    default:
+      break;
+  }
+  if (small_ok) return attn_path::small;
   bool tiled = g.tk > kRowsMaxKeys;
-  if (forced_path() != 0) tiled = forced_path() == 2;
   if (tiled && !tiled_ok) tiled = false;
   if (!tiled && !rows_ok) tiled = true;
   return tiled ? attn_path::tiled : attn_path::rows;
@@ -321,7 +339,12 @@ void op_attention_forward(stream& s, const op_call& c) {
   const attention_call at = attention_call_of(c);
   if (!at.any_rows) return;
   float* lse = c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr;
-  if (path_of("attention_forward", at.g, forward_shared(at.g)) == attn_path::tiled) {
+  const attn_path path = path_of("attention_forward", at.g, forward_shared(at.g));
+  if (path == attn_path::small) {
+    attention_forward_small(s, at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)), lse);
+    return;
+  }
+  if (path == attn_path::tiled) {
     attention_forward_tiled(s, at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)), lse);
     return;
   }
@@ -346,7 +369,13 @@ void op_attention_backward(stream& s, const op_call& c) {
                                      sizeof(float) * nnp::numel(*c.out(0)), s.handle));
     return;
   }
-  if (path_of("attention_backward", g, backward_shared(g)) == attn_path::tiled) {
+  const attn_path path = path_of("attention_backward", g, backward_shared(g));
+  if (path == attn_path::small) {
+    attention_backward_small(s, at.a, at.q, at.k, at.v, at.mask, opt_f32(c.in(4)), opt_f32(c.in(5)),
+                             opt_f32(c.in(6)), data_ptr<float>(*c.out(0)), dk, dv);
+    return;
+  }
+  if (path == attn_path::tiled) {
     attention_backward_tiled(s, at.a, at.q, at.k, at.v, at.mask, opt_f32(c.in(4)), opt_f32(c.in(5)),
                              opt_f32(c.in(6)), data_ptr<float>(*c.out(0)), dk, dv);
     return;

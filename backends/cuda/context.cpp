@@ -483,10 +483,42 @@ void stream::memcpy_async(void* dst, const void* src, size_t bytes, int32_t kind
   }
 }
 
+void stream::create_side() {
+  if (side_ != nullptr) return;
+  int least = 0, greatest = 0;
+  NNP_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork_event = nullptr, join_event = nullptr;
+  cudaError_t e = cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, greatest);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&fork_event, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&join_event, cudaEventDisableTiming);
+  if (e != cudaSuccess) {
+    if (join_event != nullptr) (void)cudaEventDestroy(join_event);
+    if (fork_event != nullptr) (void)cudaEventDestroy(fork_event);
+    if (side != nullptr) (void)cudaStreamDestroy(side);
+    NNP_CUDA_CHECK(e);
+  }
+  side_ = side;
+  fork_event_ = fork_event;
+  join_event_ = join_event;
+}
+
+void stream::fork() {
+  create_side();
+  NNP_CUDA_CHECK(cudaEventRecord(fork_event_, handle));
+  NNP_CUDA_CHECK(cudaStreamWaitEvent(side_, fork_event_, 0));
+}
+
+void stream::join() {
+  NNP_CUDA_CHECK(cudaEventRecord(join_event_, side_));
+  NNP_CUDA_CHECK(cudaStreamWaitEvent(handle, join_event_, 0));
+}
+
 void stream::begin_capture() {
   if (capturing_) fail(NNP_STATUS_INVALID_ARGUMENT, "the stream is already capturing");
   (void)blas();  // the handles allocate when created: not inside the capture
   (void)dnn();
+  create_side();
   for (int i = 0; i < kScratchSlots; ++i) {
     eager_ptr_[i] = scratch_ptr_[i];
     eager_size_[i] = scratch_size_[i];
@@ -600,6 +632,14 @@ void stream::destroy() {
     if (b.ptr != nullptr) keep(cudaFreeHost(b.ptr));
     if (b.free != nullptr) keep(cudaEventDestroy(b.free));
     b = staging_buffer{};
+  }
+  if (side_ != nullptr) {  // its work was joined into `handle`, synchronised above
+    keep(cudaStreamSynchronize(side_));
+    keep(cudaStreamDestroy(side_));
+    keep(cudaEventDestroy(fork_event_));
+    keep(cudaEventDestroy(join_event_));
+    side_ = nullptr;
+    fork_event_ = join_event_ = nullptr;
   }
   if (handle != nullptr) keep(cudaStreamDestroy(handle));
   handle = nullptr;

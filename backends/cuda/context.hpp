@@ -112,7 +112,8 @@ enum scratch_slot : int {
   kScratchWorkspace = 0,  // cuDNN workspace
   kScratchTemp0 = 1,      // temporary tensors (padded input, per-row partials, ...)
   kScratchTemp1 = 2,      // more temporaries (conv2d: float32 copies of 16-bit operands)
-  kScratchSlots = 3
+  kScratchGuard = 3,      // the convolutions' non-finite flag (written on the side stream)
+  kScratchSlots = 4
 };
 
 struct stream {
@@ -130,6 +131,14 @@ struct stream {
   // algorithm with a smaller workspace).
   void* try_scratch(int slot, size_t bytes);
   void set_allow_tf32(bool on);
+  // Work beside the caller's stream: fork() makes the side stream (created on first use, and by
+  // begin_capture) wait for everything queued on `handle` so far, side() is where that work is
+  // queued, join() makes `handle` wait for everything queued on the side stream. An op that
+  // forks joins before it returns (conv.cpp's side_work does it even when the op throws), so
+  // callers see one stream, and under capture the side work becomes a branch of the graph.
+  void fork();
+  cudaStream_t side() const { return side_; }
+  void join();
   // The device address of the record that kernels queued now report errors to: the stream's,
   // or while capturing the device's (see the file comment). Never NULL after create_stream.
   kernel_error_record* kernel_errors() const {
@@ -170,6 +179,9 @@ struct stream {
  private:
   cublasHandle_t cublas_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
+  cudaStream_t side_ = nullptr;  // fork/join (created with the greatest priority)
+  cudaEvent_t fork_event_ = nullptr, join_event_ = nullptr;
+  void create_side();
   void* scratch_ptr_[kScratchSlots] = {};
   size_t scratch_size_[kScratchSlots] = {};
   cudaMemPool_t pool_ = nullptr;  // the pool scratch comes from (NULL: cudaMalloc, no pools)

@@ -19,13 +19,16 @@
 // Non-finite values (docs/ops.md, "Non-finite values"): Winograd and FFT algorithms mix the
 // elements of a tile, so an Inf or NaN in an operand can spread to outputs it does not reach,
 // cancel to a finite value, or an Inf become NaN; nor do cuDNN's algorithms always multiply the
-// padding zeros by the filter (0 * inf = NaN). The rule: after cuDNN's result (and the bias) is
-// queued, a flag in scratch is zeroed (cudaMemsetAsync), one kernel sets it when any element of
-// the op's two inputs (x and w, dy and w, or x and dy) is ±inf or NaN (16-byte loads, one
-// launch for both), and the direct kernel is launched with a pointer to the flag: it returns at
-// once when the flag is 0, and otherwise recomputes the whole result with the reference's
-// formula, overwriting cuDNN's. The finite case pays one memory-bound read of the inputs and
-// one wave of empty blocks; nothing comes back to the host, so it works under graph capture.
+// padding zeros by the filter (0 * inf = NaN). The rule: on the stream's side stream (forked
+// before cuDNN's work is queued, so the two run at the same time), a flag in scratch is zeroed
+// (cudaMemsetAsync) and one kernel sets it when any element of the op's two inputs (x and w,
+// dy and w, or x and dy) is ±inf or NaN (16-byte loads, one launch for both); after cuDNN's
+// result (and the bias) the stream joins the side stream and the direct kernel is launched with
+// a pointer to the flag: it returns at once when the flag is 0, and otherwise recomputes the
+// whole result with the reference's formula, overwriting cuDNN's. The check only reads what
+// cuDNN reads, and writes its own flag. The finite case pays, on the op's critical path, one
+// wave of empty blocks (the check overlaps cuDNN's kernels); nothing comes back to the host, so
+// it works under graph capture, where the check becomes a parallel branch of the graph.
 #include "conv_cudnn.hpp"
 
 #include <nnplug/kit/conv_nd.hpp>
@@ -53,6 +56,35 @@ void run_direct(stream& s, const conv_job& j, const int* flag) {
       return;
   }
 }
+
+// Joins the side stream once if it forked: by join(), or when it goes out of scope (an op that
+// throws after forking still leaves no side work unjoined, which would end a capture in error).
+class side_work {
+ public:
+  explicit side_work(stream& s) : s_(s) {}
+  side_work(const side_work&) = delete;
+  side_work& operator=(const side_work&) = delete;
+  ~side_work() {
+    if (!forked_) return;
+    try {
+      s_.join();
+    } catch (...) {  // the op's own error, if any, is the one reported
+    }
+  }
+  void fork() {
+    s_.fork();
+    forked_ = true;
+  }
+  void join() {
+    if (!forked_) return;
+    forked_ = false;
+    s_.join();
+  }
+
+ private:
+  stream& s_;
+  bool forked_ = false;
+};
 
 // Runs direction d on geometry g with its input, filter and output tensors (the one d computes
 // is written) and the optional bias of the result's channels.
@@ -82,7 +114,28 @@ void run_conv(stream& s, dir d, const conv_nd_geometry& g, const DLTensor* in, c
     return;
   }
   j.n_in_cudnn = g.n * g.ci * j.v.in[0] * j.v.in[1] * j.v.in[2];
+  // The non-finite rule (top of the file), its check beside cuDNN's work.
+  // NNPLUG_CUDA_CONV_NONFINITE_GUARD=0 leaves the guard out, only to measure what it costs
+  // (docs/cuda-backend.md): non-finite inputs may then give results of another class.
+  static const bool guard = [] {
+    const char* e = std::getenv("NNPLUG_CUDA_CONV_NONFINITE_GUARD");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  side_work check(s);
+  int* flag = nullptr;
+  if (guard) {
+    flag = static_cast<int*>(s.scratch(kScratchGuard, sizeof(int)));
+    check.fork();
+    NNP_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), s.side()));
+    if (d == dir::forward)
+      launch_nonfinite_flag(s, s.side(), j.t, j.in, j.n_in, j.w, j.n_w, flag);
+    else if (d == dir::backward_data)
+      launch_nonfinite_flag(s, s.side(), j.t, j.out, j.n_out, j.w, j.n_w, flag);
+    else
+      launch_nonfinite_flag(s, s.side(), j.t, j.in, j.n_in, j.out, j.n_out, flag);
+  }
   if (!run_cudnn(s, j)) {
+    check.join();
     run_direct(s, j, nullptr);
     return;
   }
@@ -92,23 +145,8 @@ void run_conv(stream& s, dir d, const conv_nd_geometry& g, const DLTensor* in, c
     else if (d == dir::backward_data)
       launch_bias_add(s, j.t, j.in, j.bias, g.n, g.ci, g.in_size());
   }
-  // The non-finite rule (top of the file). The flag reuses kScratchTemp0: whatever cuDNN's
-  // path queued on it before is done by the time the memset runs (stream order).
-  // NNPLUG_CUDA_CONV_NONFINITE_GUARD=0 leaves the guard out, only to measure what it costs
-  // (docs/cuda-backend.md): non-finite inputs may then give results of another class.
-  static const bool guard = [] {
-    const char* e = std::getenv("NNPLUG_CUDA_CONV_NONFINITE_GUARD");
-    return e == nullptr || std::string(e) != "0";
-  }();
   if (!guard) return;
-  int* flag = static_cast<int*>(s.scratch(kScratchTemp0, sizeof(int)));
-  NNP_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), s.handle));
-  if (d == dir::forward)
-    launch_nonfinite_flag(s, j.t, j.in, j.n_in, j.w, j.n_w, flag);
-  else if (d == dir::backward_data)
-    launch_nonfinite_flag(s, j.t, j.out, j.n_out, j.w, j.n_w, flag);
-  else
-    launch_nonfinite_flag(s, j.t, j.in, j.n_in, j.out, j.n_out, flag);
+  check.join();
   run_direct(s, j, flag);
 }
 

@@ -365,8 +365,8 @@ void launch_conv_window(stream& s, elem t, const void* src, const int64_t* src_e
   NNP_CUDA_CHECK_LAUNCH();
 }
 
-void launch_nonfinite_flag(stream& s, elem t, const void* a, int64_t na, const void* b, int64_t nb,
-                           int* flag) {
+void launch_nonfinite_flag(stream& s, cudaStream_t on, elem t, const void* a, int64_t na,
+                           const void* b, int64_t nb, int* flag) {
   int es = 4;
   uint32_t mask16 = 0;
   switch (t) {
@@ -387,8 +387,8 @@ void launch_nonfinite_flag(stream& s, elem t, const void* a, int64_t na, const v
   const nf_span sb{static_cast<const unsigned char*>(b), b != nullptr ? nb : 0};
   // one 16-byte load per thread and pass: blocks for the larger span, at most one wave
   const int64_t work = (sa.n > sb.n ? sa.n : sb.n) * es / 16 + 1;
-  nonfinite_kernel<<<wave_blocks<nonfinite_kernel>(s, work), kThreads, 0, s.handle>>>(sa, sb, es,
-                                                                                      mask16, flag);
+  nonfinite_kernel<<<wave_blocks<nonfinite_kernel>(s, work), kThreads, 0, on>>>(sa, sb, es, mask16,
+                                                                               flag);
   NNP_CUDA_CHECK_LAUNCH();
 }
 

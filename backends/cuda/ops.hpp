@@ -176,9 +176,10 @@ void launch_conv_direct_backward_filter(stream& s, elem t, const nnp::conv_nd_ge
 void launch_conv_window(stream& s, elem t, const void* src, const int64_t* src_ext, void* dst,
                         const int64_t* dst_ext, const int64_t* shift, int64_t nc);
 // Sets *flag = 1 when any of the na elements at a or the nb at b is ±inf or NaN (a or b may be
-// NULL with a count of 0); never clears it: zero it first (cudaMemsetAsync).
-void launch_nonfinite_flag(stream& s, elem t, const void* a, int64_t na, const void* b, int64_t nb,
-                           int* flag);
+// NULL with a count of 0); never clears it: zero it first (cudaMemsetAsync). Queued on `on`
+// (s's stream or its side stream), sized for s's device.
+void launch_nonfinite_flag(stream& s, cudaStream_t on, elem t, const void* a, int64_t na,
+                           const void* b, int64_t nb, int* flag);
 
 // ---- gemm_kernels.cu (gemm.cpp's device helpers) ----------------------------------------------
 // A shape with one element stride per dimension (0: broadcast), passed by value to a kernel.

@@ -5,8 +5,10 @@
 // NaN (mean), -inf (max, log_sum_exp) or +inf (min); log_sum_exp is m + log(sum(exp(x - m)))
 // with m = max(x) (a first pass), m taken as 0 when it is infinite or NaN. Also convolution's
 // bias gradient (launch_sum_keep_axis). Accumulation in float32.
-// Speed: one block per output with a shuffle tree when the reduced extent is large, one thread
-// per output when it is small. launch_sum_keep_axis (x [outer, K, inner] summed to [K]) has its
+// Speed: reductions over a run of axes with at least 16 kept elements after it (a linear
+// layer's bias gradient, [rows, features] over rows) read whole row segments per warp
+// (column_reduce_kernel); otherwise one block per output with a shuffle tree when the reduced
+// extent is large, one thread per output when it is small. launch_sum_keep_axis (x [outer, K, inner] summed to [K]) has its
 // own kernel: a grid of K x parts blocks, each summing one contiguous chunk of its channel's
 // outer * inner elements with coalesced loads (division-free index stepping), then a warp per
 // channel adds the parts in a fixed order: deterministic, no atomics.
@@ -142,6 +144,122 @@ __global__ void reduce_thread_kernel(const T* x, T* y, int64_t n_out, reduce_pla
   }
 }
 
+// ---- column reductions: y[a, c] = reduce over r of x[a, r, c] (compact) ---------------------
+// A linear layer's bias gradient ([rows, features] summed over rows) and any reduction whose
+// reduced axes are one run with at least kColumnMinWidth kept elements after it. Blocks of
+// 32 x 8 threads: threadIdx.x walks 32 neighbouring columns (one 128-byte row segment per warp
+// and step, coalesced), threadIdx.y every 8th row of the block's part of r; the 8 rows' results
+// are combined in shared memory in a fixed order. With parts > 1 each block writes its part's
+// partial result and column_parts_kernel combines the parts in order: deterministic, no
+// atomics. Not log_sum_exp (its shift needs a first pass); the generic kernels take it.
+constexpr int kColumnTile = 32, kColumnRows = 8;
+constexpr int64_t kColumnMinWidth = 16;
+
+// How partial results combine: max and min by themselves, everything else is a sum.
+__device__ __forceinline__ float combine(int op, float a, float b) {
+  if (op == NNP_REDUCE_MAX) return max_op()(a, b);
+  if (op == NNP_REDUCE_MIN) return min_op()(a, b);
+  return a + b;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kColumnTile* kColumnRows)
+    column_reduce_kernel(const T* __restrict__ x, float* __restrict__ partial, T* __restrict__ y,
+                         int64_t rows, int64_t cols, int64_t part_rows, int op) {
+  __shared__ float acc_of[kColumnRows][kColumnTile + 1];
+  const int64_t c = blockIdx.x * int64_t{kColumnTile} + threadIdx.x;
+  const int64_t part = blockIdx.y, parts = gridDim.y, a = blockIdx.z;
+  const int64_t begin = part * part_rows;
+  const int64_t end = begin + part_rows < rows ? begin + part_rows : rows;
+  float acc = identity_of(op);
+  if (c < cols) {
+    const T* xa = x + a * rows * cols + c;
+    for (int64_t r = begin + threadIdx.y; r < end; r += kColumnRows)
+      acc = accumulate(op, acc, to_f(xa[r * cols]), 0.0f);
+  }
+  acc_of[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y != 0 || c >= cols) return;
+  for (int t = 1; t < kColumnRows; ++t) acc = combine(op, acc, acc_of[t][threadIdx.x]);
+  if (parts == 1)
+    y[a * cols + c] = from_f<T>(finish(op, acc, rows, 0.0f));
+  else
+    partial[(a * parts + part) * cols + c] = acc;
+}
+
+// y[a, c] = finish(the parts of column c of batch a, combined in order), one thread per output.
+template <typename T>
+__global__ void column_parts_kernel(const float* __restrict__ partial, T* __restrict__ y,
+                                    int64_t n_out, int64_t cols, int64_t parts, int64_t rows,
+                                    int op) {
+  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < n_out;
+       o += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t a = o / cols, c = o - a * cols;
+    const float* pa = partial + a * parts * cols + c;
+    float acc = pa[0];
+    for (int64_t p = 1; p < parts; ++p) acc = combine(op, acc, pa[p * cols]);
+    y[o] = from_f<T>(finish(op, acc, rows, 0.0f));
+  }
+}
+
+// x as [outer, rows, cols] when the reduced axes of `shape` are one run of axes (size-1 axes
+// count as either), with at least kColumnMinWidth kept elements after it; false otherwise.
+bool as_columns(const int64_t* shape, int rank, const bool* reduced, int64_t* outer,
+                int64_t* rows, int64_t* cols) {
+  int first = -1, last = -1;
+  for (int d = 0; d < rank; ++d)
+    if (reduced[d] && shape[d] != 1) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  if (first < 0) return false;
+  *outer = *rows = *cols = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (d < first)
+      *outer *= shape[d];
+    else if (d > last)
+      *cols *= shape[d];
+    else if (!reduced[d] && shape[d] != 1)
+      return false;  // a kept axis inside the run
+    else
+      *rows *= shape[d];
+  }
+  return *cols >= kColumnMinWidth && *outer <= 65535;
+}
+
+// Uses scratch slot kScratchTemp0 (outer * parts * cols floats) when it splits the rows.
+void launch_column_reduce(stream& s, elem t, const void* x, void* y, int64_t outer, int64_t rows,
+                          int64_t cols, int op) {
+  const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
+  // Parts of at least 64 rows (8 per thread), up to about 512 blocks in all.
+  constexpr int64_t kMinPartRows = 8 * kColumnRows, kTargetBlocks = 512;
+  int64_t parts = kTargetBlocks / (tiles * outer);
+  const int64_t max_parts = (rows + kMinPartRows - 1) / kMinPartRows;
+  if (parts > max_parts) parts = max_parts;
+  if (parts > 65535) parts = 65535;
+  if (parts < 1) parts = 1;
+  const int64_t part_rows = (rows + parts - 1) / parts;
+  parts = rows > 0 ? (rows + part_rows - 1) / part_rows : 1;  // no empty parts
+  float* partial = parts > 1 ? static_cast<float*>(s.scratch(
+                                   kScratchTemp0, sizeof(float) * static_cast<size_t>(
+                                                                      outer * parts * cols)))
+                             : nullptr;
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(parts),
+                  static_cast<unsigned>(outer));
+  const dim3 block(kColumnTile, kColumnRows);
+  dispatch_float(t, [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    column_reduce_kernel<<<grid, block, 0, s.handle>>>(
+        static_cast<const T*>(x), partial, static_cast<T*>(y), rows, cols, part_rows, op);
+    NNP_CUDA_CHECK_LAUNCH();
+    if (parts > 1) {
+      column_parts_kernel<<<grid_for(outer * cols), kThreads, 0, s.handle>>>(
+          partial, static_cast<T*>(y), outer * cols, cols, parts, rows, op);
+      NNP_CUDA_CHECK_LAUNCH();
+    }
+  });
+}
+
 // Reduces compact x of `shape` over the axes with reduced[d] = true.
 void launch_reduce(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
                    const bool* reduced, int op) {
@@ -165,6 +283,12 @@ void launch_reduce(stream& s, elem t, const void* x, void* y, const int64_t* sha
     }
   }
   if (n_out == 0) return;
+  int64_t outer = 0, rows = 0, cols = 0;
+  if (op != NNP_REDUCE_LOG_SUM_EXP && p.red_count >= 2 &&
+      as_columns(shape, rank, reduced, &outer, &rows, &cols)) {
+    launch_column_reduce(s, t, x, y, outer, rows, cols, op);
+    return;
+  }
   dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
     if (p.red_count >= 64 || n_out < 1024) {

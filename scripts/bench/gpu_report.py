@@ -167,10 +167,11 @@ def report(d, cpu_json):
         te = last_epoch(y[f"torch-{m}-eager-fp32"]) if f"torch-{m}-eager-fp32" in y else None
         tg = last_epoch(y[f"torch-{m}-graph-fp32"]) if f"torch-{m}-graph-fp32" in y else None
         p.append(f"| {m} | {fmt(ne)} | {fmt(ng)} | {fmt(te)} | {fmt(tg)} | {ratio(ng, tg)} | {ratio(ne, te)} |")
-    if "nnplug-vit-graph-attention-tiled" in y and "torch-vit-graph-fp32" in y:
-        a = last_epoch(y["nnplug-vit-graph-attention-tiled"])
-        b = last_epoch(y["torch-vit-graph-fp32"])
-        p.append(f"| vit, tiled attention at T = 17 | — | {fmt(a)} | — | {fmt(b)} | {ratio(a, b)} | — |")
+    for key, what in (("nnplug-vit-graph-attention-tiled", "tiled attention at T = 17"),
+                      ("nnplug-vit-graph-attention-rows", "per-row attention kernels at T = 17")):
+        if key in y and "torch-vit-graph-fp32" in y:
+            a, b = last_epoch(y[key]), last_epoch(y["torch-vit-graph-fp32"])
+            p.append(f"| vit, {what} | — | {fmt(a)} | — | {fmt(b)} | {ratio(a, b)} | — |")
     if "torch-cnn-graph-tf32" in y and "nnplug-cnn-graph-tf32" in y:
         a, b = last_epoch(y["nnplug-cnn-graph-tf32"]), last_epoch(y["torch-cnn-graph-tf32"])
         p.append(f"| cnn, TF32 | — | {fmt(a)} (`--tf32`) | — | {fmt(b)} | {ratio(a, b)} | — |")
@@ -220,10 +221,11 @@ def report(d, cpu_json):
                          f"{tr[n]['median_us']:.1f} | — | {tr[n]['gflops']} |")
         p.append("")
     if r["attention_rows"]:
-        p.append("## Attention: the tiled kernels against the per-row kernels\n")
+        p.append("## Attention: the default kernels against the per-row and tiled kernels\n")
         p.append("The attention rows with `NNPLUG_CUDA_ATTENTION_KERNEL=rows` (the per-row kernels) "
                  "and `=tiled` (the tiled kernels wherever they run; a measurement switch, "
-                 "docs/cuda-backend.md) in the same run, beside the default choice (tiled for "
+                 "docs/cuda-backend.md) in the same run, beside the default choice (the "
+                 "short-sequence kernels for Tq, Tk ≤ 32 and D, Dv ≤ 64, the tiled kernels for "
                  "more than 32 keys) and PyTorch's `F.scaled_dot_product_attention` (float32):\n")
         p.append("| row | default µs | per-row kernels µs | tiled kernels µs | PyTorch row | PyTorch µs | default ÷ PyTorch | default GFLOP/s |")
         p.append("|---|---|---|---|---|---|---|---|")
