@@ -107,13 +107,10 @@ __global__ void __launch_bounds__(kSmallThreads)
   }
 }
 
-__global__ void __launch_bounds__(kSmallThreads)
-    attention_small_backward_kernel(attn_dims a, const float* __restrict q,
-                                    const float* __restrict k, const float* __restrict v,
-                                    const float* __restrict mask, const float* __restrict y,
-                                    const float* __restrict dy, const float* __restrict lse,
-                                    float* __restrict dq, float* __restrict dk,
-                                    float* __restrict dv) {
+__global__ void __launch_bounds__(kSmallThreads) attention_small_backward_kernel(
+    attn_dims a, const float* __restrict q, const float* __restrict k, const float* __restrict v,
+    const float* __restrict mask, const float* __restrict y, const float* __restrict dy,
+    const float* __restrict lse, float* __restrict dq, float* __restrict dk, float* __restrict dv) {
   __shared__ float ks[kMaxT * kLd], vs[kMaxT * kLd], qs[kMaxT * kLd], dys[kMaxT * kLd];
   __shared__ float ps[kMaxT * kPLd], dss[kMaxT * kPLd];
   const int64_t g = blockIdx.x, b = blockIdx.y, group = a.group();

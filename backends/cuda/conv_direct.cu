@@ -388,7 +388,7 @@ void launch_nonfinite_flag(stream& s, cudaStream_t on, elem t, const void* a, in
   // one 16-byte load per thread and pass: blocks for the larger span, at most one wave
   const int64_t work = (sa.n > sb.n ? sa.n : sb.n) * es / 16 + 1;
   nonfinite_kernel<<<wave_blocks<nonfinite_kernel>(s, work), kThreads, 0, on>>>(sa, sb, es, mask16,
-                                                                               flag);
+                                                                                flag);
   NNP_CUDA_CHECK_LAUNCH();
 }
 

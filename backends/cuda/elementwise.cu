@@ -110,8 +110,7 @@ __global__ void broadcast_tail_kernel(const U* c, int64_t n_c, U* y, int64_t n_y
 // (a linear layer: inner = 1) a grid-stride loop with the index in type I (32-bit whenever the
 // tensor allows: 64-bit division is many instructions on the GPU).
 template <typename T>
-__global__ void bias_add_planes_kernel(T* y, const T* b, int64_t planes, int64_t k,
-                                       int64_t inner) {
+__global__ void bias_add_planes_kernel(T* y, const T* b, int64_t planes, int64_t k, int64_t inner) {
   for (int64_t pl = blockIdx.y; pl < planes; pl += gridDim.y) {
     const float bv = to_f(b[pl % k]);
     T* yp = y + pl * inner;
@@ -260,7 +259,8 @@ void launch_bias_add(stream& s, elem t, void* y, const void* b, int64_t n, int64
           yt, bt, static_cast<uint32_t>(total), static_cast<uint32_t>(k),
           static_cast<uint32_t>(inner));
     } else {
-      bias_add_kernel<T, int64_t><<<grid_for(total), kThreads, 0, s.handle>>>(yt, bt, total, k, inner);
+      bias_add_kernel<T, int64_t>
+          <<<grid_for(total), kThreads, 0, s.handle>>>(yt, bt, total, k, inner);
     }
   });
   NNP_CUDA_CHECK_LAUNCH();

@@ -14,7 +14,10 @@
 // reading the plane coalesced and reducing with shuffles. Backward runs one thread per input
 // element gathering dy over the windows that hold it as a tap, in the reference's window order,
 // so no atomics and a deterministic result; max backward first writes each window's first
-// maximum (its offset in the plane) to scratch, so the maxima are found once per window.
+// maximum (its offset in the plane) to scratch, so the maxima are found once per window. Max
+// backward over disjoint windows (the cnn's 2 x 2, stride 2) runs one thread per window instead,
+// writing dy to its first maximum. Max pooling in one or two dimensions with dilation 1 runs
+// these kernels in 32-bit index arithmetic (flat2d).
 #include "common.cuh"
 
 #include <nnplug/kit/pool_nd.hpp>
@@ -156,6 +159,78 @@ __global__ void max_backward_scatter_kernel(const T* x, const T* dy, T* dx, geom
        i += int64_t{gridDim.x} * blockDim.x) {
     const window_max m = window_first_max(x, g, i);
     if (m.offset >= 0) dx[m.plane * g.in_plane + m.offset] = from_f<T>(to_f(dy[i]));
+  }
+}
+
+// ---- 2-D max pooling in 32-bit indices -----------------------------------------------------
+// The common case (one or two spatial dimensions, dilation 1, every index below 2^31) with the
+// same semantics as max_forward_kernel / max_backward_scatter_kernel, but 32-bit index arithmetic
+// (a 64-bit division is several times the instructions of a 32-bit one on the GPU) and, for
+// windows that tile x exactly (stride = kernel, no padding, out * kernel = in), a backward that
+// writes every element of dx itself (no memset first).
+struct flat2d {
+  int planes, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw;
+};
+
+// Output element i's plane, its first maximum's offset in the plane (-1 for an empty window),
+// the maximum, and the window's first tap (y0, x0; negative inside the padding).
+struct window_max2 {
+  int plane, offset, y0, x0;
+  float value;
+};
+template <typename T>
+__device__ __forceinline__ window_max2 first_max_2d(const T* x, const flat2d& f, int i) {
+  const int ox = i % f.ow, t = i / f.ow;
+  const int oy = t % f.oh, plane = t / f.oh;
+  const int y0 = oy * f.sh - f.ph, x0 = ox * f.sw - f.pw;
+  const int ya = max(y0, 0), yb = min(y0 + f.kh, f.ih);
+  const int xa = max(x0, 0), xb = min(x0 + f.kw, f.iw);
+  const T* xp = x + static_cast<ptrdiff_t>(plane) * f.ih * f.iw;
+  float best = -INFINITY;
+  int best_off = -1;
+  for (int yy = ya; yy < yb; ++yy)
+    for (int xx = xa; xx < xb; ++xx) {
+      const int off = yy * f.iw + xx;
+      const float v = to_f(xp[off]);
+      if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {  // max_forward_kernel's rule
+        best = v;
+        best_off = off;
+      }
+    }
+  return {plane, best_off, y0, x0, best};
+}
+
+template <typename T>
+__global__ void max_forward_2d_kernel(const T* x, T* y, int64_t* indices, int64_t* arg, geom g,
+                                      flat2d f) {
+  const int total = f.planes * f.oh * f.ow;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const window_max2 m = first_max_2d(x, f, i);
+    if (y != nullptr) y[i] = from_f<T>(m.value);
+    if (indices != nullptr) indices[i] = onnx_index(g, m.plane, m.offset);
+    if (arg != nullptr) arg[i] = m.offset;
+  }
+}
+
+// Disjoint windows (disjoint_windows below); with kTiles the windows tile x exactly and each
+// thread writes its whole window (dy at the first maximum, 0 elsewhere), else dx was zeroed and
+// only the maximum is written.
+template <typename T, bool kTiles>
+__global__ void max_backward_2d_kernel(const T* x, const T* dy, T* dx, flat2d f) {
+  const int total = f.planes * f.oh * f.ow;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const window_max2 m = first_max_2d(x, f, i);
+    T* dxp = dx + static_cast<ptrdiff_t>(m.plane) * f.ih * f.iw;
+    const T g = dy[i];
+    if (kTiles) {
+      for (int yy = m.y0; yy < m.y0 + f.kh; ++yy)
+        for (int xx = m.x0; xx < m.x0 + f.kw; ++xx) {
+          const int off = yy * f.iw + xx;
+          dxp[off] = off == m.offset ? g : from_f<T>(0.0f);
+        }
+    } else if (m.offset >= 0) {
+      dxp[m.offset] = g;
+    }
   }
 }
 
@@ -334,6 +409,33 @@ bool whole_plane(const geom& g) {
   return g.in_plane >= 16;
 }
 
+// The call as 2-D pooling in 32-bit indices (flat2d above): a unit first dimension, dilation 1
+// (or a kernel of 1) along the others, and every input and output index below 2^31.
+bool as_flat2d(const geom& g, flat2d* f) {
+  const dim_g& u = g.d[0];
+  if (u.in != 1 || u.out != 1 || u.kernel != 1 || u.pad_begin != 0 || u.pad_end != 0) return false;
+  for (int a = 1; a < 3; ++a) {
+    const dim_g& d = g.d[a];
+    if ((d.dilation != 1 && d.kernel > 1) || d.kernel > INT32_MAX / 4 || d.stride > INT32_MAX / 4 ||
+        d.pad_begin > INT32_MAX / 4 || d.pad_end > INT32_MAX / 4)
+      return false;
+  }
+  if (g.planes > INT32_MAX || g.in_plane > INT32_MAX / (g.planes > 0 ? g.planes : 1) ||
+      g.out_plane > INT32_MAX / (g.planes > 0 ? g.planes : 1))
+    return false;
+  // window starts and ends (out * stride + kernel) stay below 2^31 with the bounds above
+  if (g.d[1].out > INT32_MAX / 4 || g.d[2].out > INT32_MAX / 4) return false;
+  if (g.d[1].out * g.d[1].stride > INT32_MAX / 2 || g.d[2].out * g.d[2].stride > INT32_MAX / 2)
+    return false;
+  *f = flat2d{static_cast<int>(g.planes),        static_cast<int>(g.d[1].in),
+              static_cast<int>(g.d[2].in),       static_cast<int>(g.d[1].out),
+              static_cast<int>(g.d[2].out),      static_cast<int>(g.d[1].kernel),
+              static_cast<int>(g.d[2].kernel),   static_cast<int>(g.d[1].stride),
+              static_cast<int>(g.d[2].stride),   static_cast<int>(g.d[1].pad_begin),
+              static_cast<int>(g.d[2].pad_begin)};
+  return true;
+}
+
 // Forward: y, and for max pooling optionally indices (ONNX's) and arg (row-major plane offsets
 // of the first maxima); y may be NULL when arg is wanted alone.
 void launch_forward(stream& s, const geom& g, elem t, const void* x, void* y, int64_t* indices,
@@ -348,6 +450,8 @@ void launch_forward(stream& s, const geom& g, elem t, const void* x, void* y, in
     if (whole_plane(g)) {
       plane_forward_kernel<<<grid_for(g.planes * 32), kThreads, 0, s.handle>>>(xt, yt, indices, arg,
                                                                                g);
+    } else if (flat2d f{}; g.max_mode && as_flat2d(g, &f)) {
+      max_forward_2d_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(xt, yt, indices, arg, g, f);
     } else if (g.max_mode) {
       max_forward_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(xt, yt, indices, arg, g);
     } else {
@@ -371,6 +475,28 @@ void launch_backward(stream& s, const geom& g, elem t, const void* x, const void
   const int64_t n = g.planes * g.in_plane;
   if (n == 0) return;  // dx has no elements
   const int64_t n_out = g.planes * g.out_plane;
+  flat2d f{};
+  if (g.max_mode && disjoint_windows(g) && n_out > 0 && as_flat2d(g, &f)) {
+    const bool tiles = f.sh == f.kh && f.sw == f.kw && f.ph == 0 && f.pw == 0 &&
+                       g.d[1].pad_end == 0 && g.d[2].pad_end == 0 && f.oh * f.kh == f.ih &&
+                       f.ow * f.kw == f.iw;
+    if (!tiles)
+      NNP_CUDA_CHECK(cudaMemsetAsync(dx, 0, static_cast<size_t>(n) * elem_size(t), s.handle));
+    dispatch_float(t, [&](auto tg) {
+      using T = typename decltype(tg)::type;
+      const T* xt = static_cast<const T*>(x);
+      const T* dyt = static_cast<const T*>(dy);
+      T* dxt = static_cast<T*>(dx);
+      if (tiles)
+        max_backward_2d_kernel<T, true>
+            <<<grid_for(n_out), kThreads, 0, s.handle>>>(xt, dyt, dxt, f);
+      else
+        max_backward_2d_kernel<T, false>
+            <<<grid_for(n_out), kThreads, 0, s.handle>>>(xt, dyt, dxt, f);
+    });
+    NNP_CUDA_CHECK_LAUNCH();
+    return;
+  }
   if (g.max_mode && disjoint_windows(g)) {
     NNP_CUDA_CHECK(cudaMemsetAsync(dx, 0, static_cast<size_t>(n) * elem_size(t), s.handle));
     if (n_out == 0) return;

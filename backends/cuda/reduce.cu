@@ -8,10 +8,10 @@
 // Speed: reductions over a run of axes with at least 16 kept elements after it (a linear
 // layer's bias gradient, [rows, features] over rows) read whole row segments per warp
 // (column_reduce_kernel); otherwise one block per output with a shuffle tree when the reduced
-// extent is large, one thread per output when it is small. launch_sum_keep_axis (x [outer, K, inner] summed to [K]) has its
-// own kernel: a grid of K x parts blocks, each summing one contiguous chunk of its channel's
-// outer * inner elements with coalesced loads (division-free index stepping), then a warp per
-// channel adds the parts in a fixed order: deterministic, no atomics.
+// extent is large, one thread per output when it is small. launch_sum_keep_axis (x [outer, K,
+// inner] summed to [K]) has its own kernel: a grid of K x parts blocks, each summing one contiguous
+// chunk of its channel's outer * inner elements with coalesced loads (division-free index
+// stepping), then a warp per channel adds the parts in a fixed order: deterministic, no atomics.
 // cumsum (ABI 1.5, ONNX CumSum; float32): one thread per line along the axis, consecutive threads
 // on neighbouring lines (coalesced rows when inner > 1), each a running sum in double.
 #include "common.cuh"
@@ -204,8 +204,8 @@ __global__ void column_parts_kernel(const float* __restrict__ partial, T* __rest
 
 // x as [outer, rows, cols] when the reduced axes of `shape` are one run of axes (size-1 axes
 // count as either), with at least kColumnMinWidth kept elements after it; false otherwise.
-bool as_columns(const int64_t* shape, int rank, const bool* reduced, int64_t* outer,
-                int64_t* rows, int64_t* cols) {
+bool as_columns(const int64_t* shape, int rank, const bool* reduced, int64_t* outer, int64_t* rows,
+                int64_t* cols) {
   int first = -1, last = -1;
   for (int d = 0; d < rank; ++d)
     if (reduced[d] && shape[d] != 1) {
@@ -240,10 +240,10 @@ void launch_column_reduce(stream& s, elem t, const void* x, void* y, int64_t out
   if (parts < 1) parts = 1;
   const int64_t part_rows = (rows + parts - 1) / parts;
   parts = rows > 0 ? (rows + part_rows - 1) / part_rows : 1;  // no empty parts
-  float* partial = parts > 1 ? static_cast<float*>(s.scratch(
-                                   kScratchTemp0, sizeof(float) * static_cast<size_t>(
-                                                                      outer * parts * cols)))
-                             : nullptr;
+  float* partial =
+      parts > 1 ? static_cast<float*>(s.scratch(
+                      kScratchTemp0, sizeof(float) * static_cast<size_t>(outer * parts * cols)))
+                : nullptr;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(parts),
                   static_cast<unsigned>(outer));
   const dim3 block(kColumnTile, kColumnRows);
