@@ -7,7 +7,8 @@ import numpy as np
 from . import ops as _ops
 from ._abi import Activation, BinaryOp, PoolMode, ReduceOp
 from ._ops_generated import AutoPad, UnaryOp
-from ._onnx_steps import _ExpandStep, _Info, _OpStep, _Ref, _Refuse, _Step, _ViewStep
+from ._onnx_steps import (_ExpandStep, _Info, _OpStep, _Ref, _Refuse, _SplitViewStep, _Step,
+                          _ViewStep)
 
 
 class _Ctx:
@@ -241,6 +242,11 @@ def _map_concat(ctx: _Ctx) -> _Step:
 
 def _map_split(ctx: _Ctx) -> _Step:
     n = len(ctx.node.output)
+    axis = int(ctx.attr("axis", 0))
+    shape = ctx.info(0).shape
+    if -len(shape) <= axis < len(shape) and all(d == 1 for d in shape[:axis % len(shape)]):
+        return _SplitViewStep(ctx.node.input[0], list(ctx.node.output),
+                              [ctx.out(i).shape for i in range(n)])
     if not all(ctx.used(i) for i in range(n)):
         raise _Refuse("an unnamed output (nnplug's split writes every part)")
     return _OpStep(_ops.split, [ctx.ref(0)], list(ctx.node.output),

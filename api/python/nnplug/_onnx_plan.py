@@ -12,6 +12,7 @@ from ._array import DeviceArray, asarray
 from ._core import Device, Error, Graph, Stream, UnsupportedError
 from ._core import device as _device
 from ._onnx_fold import _FOLDABLE, _fold
+from ._onnx_fuse import fuse as _fuse_steps
 from ._onnx_ops import _MAPPINGS, _Ctx
 from ._onnx_steps import (_Env, _Info, _np_dtype, _onnx, _OpStep, _Pool, _Ref,
                           _Refuse, _Step)
@@ -99,6 +100,7 @@ class _Plan:
         self.kept: List[str] = []  # buffers of graph outputs (reusable once copied out)
         self.pool = _Pool()  # buffers of finished runs, for the next one
         self.lock = threading.Lock()
+        self.fused: Dict[str, int] = {}  # chains run as one call (nnplug._onnx_fuse), by kind
         self.consts: List[_Ref] = []  # constants the steps read (uploaded once)
         self.uploaded: Dict[str, DeviceArray] = {}  # folded constants on the device, by key
         self.eager_runs = 0
@@ -111,7 +113,8 @@ class Model:
     """An ONNX model bound to an nnplug device. Use nnplug.onnx.load()."""
 
     def __init__(self, model: Any, device: Any = "auto",
-                 input_shapes: Optional[Dict[str, Sequence[int]]] = None, graphs: bool = False):
+                 input_shapes: Optional[Dict[str, Sequence[int]]] = None, graphs: bool = False,
+                 fuse: bool = True):
         onnx = _onnx()
         if isinstance(model, (str, os.PathLike)):
             model = onnx.load(os.fspath(model))
@@ -120,6 +123,7 @@ class Model:
         self.proto = model
         self.device: Device = _device(device)
         self.graphs = graphs
+        self.fuse = fuse
         self._graph_lock = threading.Lock()  # graph runs share the plan's buffers
         # Streams of finished eager runs, for later runs: a run has a stream of its own, and
         # reusing them lets the op calls of a run use their per-signature call plans (a plan is
@@ -294,6 +298,9 @@ class Model:
                 refusals.append(Refusal(o, "(output)", "no node makes this graph output"))
         if refusals:
             raise _refused(self.device, refusals)
+        if self.fuse:
+            plan.steps, plan.fused = _fuse_steps(plan.steps, infos, self.output_names,
+                                                 self.device)
         self._lifetimes(plan)
         self._plans[key] = plan
         return plan

@@ -207,6 +207,24 @@ class _ViewStep(_Step):
             x.reshape(self.shape)
 
 
+class _SplitViewStep(_Step):
+    """Split along an axis with nothing but unit dimensions before it: each part is a
+    contiguous range of the (compact) input, so the parts are views of it."""
+    owns_outputs = False
+
+    def __init__(self, src: str, dsts: Sequence[str], shapes: Sequence[Tuple[int, ...]]):
+        self.inputs, self.outputs = [src], list(dsts)
+        self.shapes = [tuple(s) for s in shapes]
+        self.offsets = [0]
+        for shp in self.shapes[:-1]:
+            self.offsets.append(self.offsets[-1] + int(np.prod(shp, dtype=np.int64)))
+
+    def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
+        x = env[self.inputs[0]]
+        for name, shape, offset in zip(self.outputs, self.shapes, self.offsets):
+            env[name] = x.view(shape, offset)
+
+
 class _ExpandStep(_Step):
     """Expand: a copy of a view whose broadcast dimensions have stride 0."""
 

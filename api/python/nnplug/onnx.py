@@ -65,8 +65,8 @@ def supported_op_types() -> List[str]:
 
 
 def load(model: Any, device: Any = "auto",
-         input_shapes: Optional[Dict[str, Sequence[int]]] = None, graphs: bool = False
-         ) -> Model:
+         input_shapes: Optional[Dict[str, Sequence[int]]] = None, graphs: bool = False,
+         fuse: bool = True) -> Model:
     """Loads an ONNX model (a path, the bytes of one, or an onnx.ModelProto) for `device` (a
     name such as "cpu", "sim", "cuda:0", "reference", or an nnplug.Device) and checks every
     node against the device with the declared input shapes (symbolic dimensions taken as 1
@@ -76,8 +76,12 @@ def load(model: Any, device: Any = "auto",
     graphs=True: from the second run with given input shapes on, a run is one launch of a
     graph captured from the steps (nnplug's Stream.capture; docs/graphs.md), which saves the
     Python and validation cost of every op call; the inputs are copied into, and the outputs
-    out of, buffers the graph keeps (runs of one Model are then serialised)."""
-    return Model(model, device, input_shapes, graphs)
+    out of, buffers the graph keeps (runs of one Model are then serialised).
+
+    fuse=True: chains of nodes that one nnplug call computes run as that call (a GELU written
+    as Div/Erf/Add/Mul/Mul, MatMul + bias Add, attention written as MatMul/Mul/Softmax/MatMul;
+    docs/onnx.md, "Fusions"); fuse=False runs every node as its own call."""
+    return Model(model, device, input_shapes, graphs, fuse)
 
 
 # -------------------------------------------------------------------------------- CLI --
@@ -172,7 +176,7 @@ def _compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: fl
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    model = load(args.model, args.backend)
+    model = load(args.model, args.backend, fuse=not args.no_fuse)
     feeds = _inputs_for(args, model)
     out = model.run(feeds)
     if args.output:
@@ -186,7 +190,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    model = load(args.model, args.backend)
+    model = load(args.model, args.backend, fuse=not args.no_fuse)
     feeds = _inputs_for(args, model)
     got = model.run(feeds)
     want: Dict[str, np.ndarray] = {}
@@ -240,7 +244,7 @@ def _time(fn: Callable[[], Any], warmup: int, repeat: int, min_seconds: float) -
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    model = load(args.model, args.backend, graphs=args.graphs)
+    model = load(args.model, args.backend, graphs=args.graphs, fuse=not args.no_fuse)
     sess = None if args.no_onnxruntime else _ort_session(args.model, args.threads)
     batches = [int(b) for b in args.batch.split(",")]
     print(f"{args.model} on {model.device.name} ({model.device.description}); median of "
@@ -287,6 +291,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         p.add_argument("model", help="the .onnx file")
         p.add_argument("--backend", default="auto",
                        help="nnplug device: cpu, reference, sim, cuda:0, auto (default)")
+        p.add_argument("--no-fuse", action="store_true",
+                       help="run every node as its own call (nnplug.onnx.load(fuse=False))")
 
     def inputs(p: argparse.ArgumentParser) -> None:
         p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",

@@ -357,3 +357,86 @@ def test_cli_run_check_bench(cpu, tmp_path, capsys):
                     "--warmup", "0", "--min-time", "0", "--no-onnxruntime"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split()[0] for ln in lines[-2:]] == ["1", "4"]
+
+
+def _fusion_model(extra_outputs=()):
+    """A linear layer with an erf GELU, attention written out as PyTorch exports it, and a
+    Split of the leading axis; `extra_outputs` names intermediate values that are graph outputs
+    too (they must not be fused away)."""
+    r = np.random.default_rng(11)
+    inits = [_c("w", r.standard_normal((8, 12)).astype(np.float32)),
+             _c("b", r.standard_normal(12).astype(np.float32)),
+             _c("sqrt2", np.float32(np.sqrt(2.0))), _c("one", np.float32(1.0)),
+             _c("half", np.float32(0.5)), _c("scale", np.float32(0.5))]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]),
+             helper.make_node("Add", ["b", "mm"], ["h"]),
+             helper.make_node("Div", ["h", "sqrt2"], ["hd"]),
+             helper.make_node("Erf", ["hd"], ["he"]),
+             helper.make_node("Add", ["he", "one"], ["h1"]),
+             helper.make_node("Mul", ["h", "h1"], ["hm"]),
+             helper.make_node("Mul", ["hm", "half"], ["y1"]),
+             helper.make_node("Split", ["qkv"], ["q3", "k3", "v3"], axis=0),
+             helper.make_node("Squeeze", ["q3", "ax0"], ["q"]),
+             helper.make_node("Squeeze", ["k3", "ax0"], ["k"]),
+             helper.make_node("Squeeze", ["v3", "ax0"], ["v"]),
+             helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Mul", ["s", "scale"], ["ss"]),
+             helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y2"])]
+    inits.append(_c("ax0", np.array([0], np.int64)))
+    outs = [_t("y1", None), _t("y2", None)] + [_t(n, None) for n in extra_outputs]
+    return _graph_model(nodes, [_t("x", (2, 3, 8)), _t("qkv", (3, 2, 2, 5, 4))], outs, inits), \
+        inits
+
+
+def _fusion_reference(x, qkv, w, b):
+    h = x @ w + b
+    y1 = 0.5 * h * (1 + _erf(h / np.sqrt(2.0)))
+    q, k, v = qkv
+    s = 0.5 * q @ k.transpose(0, 1, 3, 2)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return y1, (p / p.sum(-1, keepdims=True)) @ v
+
+
+def test_fused_chains_run_as_one_call_each(dev):
+    """The GELU, linear and attention chains of _fusion_model run as one call each (fuse=True,
+    the default), the Split of the leading axis as views, with the results of the unfused run
+    and of numpy."""
+    proto, inits = _fusion_model()
+    rng = np.random.default_rng(2)
+    feeds = {"x": rng.standard_normal((2, 3, 8)).astype(np.float32),
+             "qkv": rng.standard_normal((3, 2, 2, 5, 4)).astype(np.float32)}
+    fused, plain = nx.load(proto, dev), nx.load(proto, dev, fuse=False)
+    ran = []
+    got = fused.run(feeds, trace=lambda node, op, outs: ran.append(op))
+    assert sorted(op for op in ran if op.endswith("(fused)")) == \
+        ["Add (fused)", "MatMul (fused)", "Mul (fused)"]
+    assert "Split" in ran and "MatMul" not in ran and "Erf" not in ran
+    (plan,) = fused._plans.values()
+    assert plan.fused == {"gelu": 1, "linear": 1, "attention": 1}
+    want = plain.run(feeds)
+    y1, y2 = _fusion_reference(feeds["x"], feeds["qkv"], numpy_helper.to_array(inits[0]),
+                               numpy_helper.to_array(inits[1]))
+    for name, ref in (("y1", y1), ("y2", y2)):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[name], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_chains_whose_values_are_read_elsewhere_are_not_fused(dev):
+    """An intermediate value that is a graph output keeps its chain unfused (here the Erf of
+    the GELU and the attention scores), and every output is right."""
+    proto, inits = _fusion_model(extra_outputs=("he", "s"))
+    rng = np.random.default_rng(4)
+    feeds = {"x": rng.standard_normal((2, 3, 8)).astype(np.float32),
+             "qkv": rng.standard_normal((3, 2, 2, 5, 4)).astype(np.float32)}
+    model = nx.load(proto, dev)
+    got = model.run(feeds)
+    (plan,) = model._plans.values()
+    assert plan.fused == {"linear": 1}
+    y1, y2 = _fusion_reference(feeds["x"], feeds["qkv"], numpy_helper.to_array(inits[0]),
+                               numpy_helper.to_array(inits[1]))
+    np.testing.assert_allclose(got["y1"], y1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["y2"], y2, rtol=1e-5, atol=1e-5)
+    h = feeds["x"] @ numpy_helper.to_array(inits[0]) + numpy_helper.to_array(inits[1])
+    np.testing.assert_allclose(got["he"], _erf(h / np.sqrt(2.0)), rtol=1e-5, atol=1e-6)

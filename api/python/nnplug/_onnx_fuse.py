@@ -1,0 +1,246 @@
+"""nnplug.onnx internals: fusions of planned steps. Exporters write some layers as chains of
+small ONNX nodes that one nnplug call computes; a plan runs the one call instead (fewer passes
+over memory, fewer calls). Each fusion replaces a chain whose intermediate values nothing else
+reads (no other step, no graph output) and which the device supports as fused; anything else
+is left as it was. The results are those of the chain up to rounding (the tests compare whole
+models with onnxruntime and PyTorch):
+
+- GELU, erf form (torch.nn.GELU exported before opset 20): Div(x, sqrt(2)) (or Mul by 1/sqrt(2))
+  -> Erf -> Add 1 -> Mul by x -> Mul by 0.5, in either order of the last two Muls: one
+  activation_forward(GELU_ERF), 0.5 x (1 + erf(x / sqrt(2))).
+- Linear layers: MatMul(X [.., K], W [K, N] constant) -> Add(b [N] constant): one gemm with X
+  seen as [M, K] and C = b (ONNX Gemm's broadcast of C; beta = 1).
+- Attention: MatMul(Q, Transpose(K, perm [0, 1, 3, 2])) -> Mul (or Div) by a constant scalar
+  -> Softmax(axis -1) -> MatMul by V, with Q, K, V of rank 4 ([B, H, T, D]): one
+  attention_forward (scale = the constant, or its reciprocal for Div), no mask, not causal.
+"""
+import math
+from collections import Counter
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+import numpy as np
+
+from . import ops as _ops
+from ._core import Device
+from ._onnx_steps import _Info, _OpStep, _Ref, _Step
+from ._abi import Activation, BinaryOp
+from ._ops_generated import UnaryOp
+
+
+class _Graph:
+    """The steps with who makes and who reads each value."""
+
+    def __init__(self, steps: List[_Step], infos: Dict[str, _Info], outputs: Sequence[str],
+                 device: Device):
+        self.steps = steps
+        self.infos = infos
+        self.device = device
+        self.uses: Counter = Counter()
+        for s in steps:
+            for n in s.inputs:
+                self.uses[n] += 1
+        for o in outputs:  # graph outputs are never fused away
+            self.uses[o] += 1
+        self.maker: Dict[str, int] = {}
+        self.readers: Dict[str, List[int]] = {}
+        for i, s in enumerate(steps):
+            for o in s.outputs:
+                if o:
+                    self.maker[o] = i
+            for n in s.inputs:
+                self.readers.setdefault(n, []).append(i)
+        self.dead: Set[int] = set()
+
+    def op(self, i: Optional[int], fn: Any, **kw: Any) -> Optional[_OpStep]:
+        """Step i when it is a live call of fn with these keyword values, else None."""
+        if i is None or i in self.dead:
+            return None
+        s = self.steps[i]
+        if not isinstance(s, _OpStep) or s.fn is not fn or len(s.outputs) != 1 or \
+                any(isinstance(a, list) for a in s.args):
+            return None
+        for k, v in kw.items():
+            if s.kwargs.get(k) != v:
+                return None
+        return s
+
+    def only_reader(self, value: str) -> Optional[int]:
+        """The one step that reads value when nothing else does (not a graph output)."""
+        r = self.readers.get(value, [])
+        return r[0] if self.uses[value] == 1 and len(r) == 1 else None
+
+    def const(self, ref: _Ref) -> Optional[np.ndarray]:
+        info = self.infos.get(ref.name)
+        return None if info is None else info.const
+
+    def scalar(self, ref: _Ref) -> Optional[float]:
+        c = self.const(ref)
+        if c is None or c.size != 1 or c.dtype.kind != "f":
+            return None
+        return float(c.reshape(-1)[0])
+
+    def replace(self, first: Sequence[int], last: int, step: _Step, label_of: _OpStep) -> bool:
+        """Puts `step` in place of step `last` and drops the steps `first`, when the device
+        supports it; False (nothing changed) otherwise."""
+        if step.check(self.device, self.infos) is not None:
+            return False
+        step.node, step.op_type = label_of.node, label_of.op_type + " (fused)"
+        self.steps[last] = step
+        self.dead.update(first)
+        return True
+
+
+def _plain(s: _OpStep) -> List[_Ref]:
+    """The tensor arguments of a step _Graph.op matched (none of them a list)."""
+    return [a for a in s.args if not isinstance(a, list)]
+
+
+def _other(s: _OpStep, value: str) -> Optional[_Ref]:
+    """The argument of binary step s that is not `value` (None when both or neither are)."""
+    a, b = _plain(s)
+    if a.name == value and a.view is None and b.name != value:
+        return b
+    if b.name == value and b.view is None and a.name != value:
+        return a
+    return None
+
+
+def _near(v: Optional[float], want: float) -> bool:
+    return v is not None and abs(v - want) <= 1e-6 * abs(want)
+
+
+def _fuse_gelu(g: _Graph, i: int) -> bool:
+    erf = g.op(i, _ops.unary_forward, op=UnaryOp.ERF)
+    if erf is None or _plain(erf)[0].view is not None:
+        return False
+    t = _plain(erf)[0].name
+    scaled = g.maker.get(t)
+    div = g.op(scaled, _ops.binary, op=BinaryOp.DIV) or g.op(scaled, _ops.binary, op=BinaryOp.MUL)
+    if div is None or g.only_reader(t) != i:
+        return False
+    x, c = _plain(div)
+    if x.view is not None or c.name == x.name:
+        return False
+    want = math.sqrt(2.0) if div.kwargs["op"] == BinaryOp.DIV else math.sqrt(0.5)
+    if not _near(g.scalar(c), want):
+        return False
+    shape = g.infos[x.name].shape
+    # erf -> + 1 -> the two multiplications (by x and by 0.5, either first)
+    add_i = g.only_reader(erf.outputs[0])
+    add = g.op(add_i, _ops.binary, op=BinaryOp.ADD)
+    one = _other(add, erf.outputs[0]) if add is not None else None
+    if add is None or one is None or not _near(g.scalar(one), 1.0):
+        return False
+    m1_i = g.only_reader(add.outputs[0])
+    m1 = g.op(m1_i, _ops.binary, op=BinaryOp.MUL)
+    if m1 is None:
+        return False
+    f1 = _other(m1, add.outputs[0])
+    m2_i = g.only_reader(m1.outputs[0])
+    m2 = g.op(m2_i, _ops.binary, op=BinaryOp.MUL)
+    if m2 is None or f1 is None:
+        return False
+    f2 = _other(m2, m1.outputs[0])
+    if f2 is None:
+        return False
+    if not ((f1.name == x.name and f1.view is None and _near(g.scalar(f2), 0.5)) or
+            (f2.name == x.name and f2.view is None and _near(g.scalar(f1), 0.5))):
+        return False
+    if m2.shapes[0] != shape or div.shapes[0] != shape:
+        return False
+    assert scaled is not None and add_i is not None and m1_i is not None and m2_i is not None
+    step = _OpStep(_ops.activation_forward, [_Ref(x.name)], m2.outputs, [shape], m2.dtypes,
+                   function=Activation.GELU_ERF)
+    return g.replace([scaled, i, add_i, m1_i], m2_i, step, m2)
+
+
+def _fuse_linear(g: _Graph, i: int) -> bool:
+    mm = g.op(i, _ops.matmul)
+    if mm is None:
+        return False
+    x, w = _plain(mm)
+    wc = g.const(w) if w.view is None else None
+    if x.view is not None or wc is None or wc.ndim != 2:
+        return False
+    xs = g.infos[x.name].shape
+    k, n = wc.shape
+    if len(xs) < 2 or xs[-1] != k:
+        return False
+    add_i = g.only_reader(mm.outputs[0])
+    add = g.op(add_i, _ops.binary, op=BinaryOp.ADD)
+    b = _other(add, mm.outputs[0]) if add is not None else None
+    bc = g.const(b) if b is not None and b.view is None else None
+    if add is None or b is None or bc is None or bc.size != n or \
+            any(d != 1 for d in bc.shape[:-1]) or (bc.ndim and bc.shape[-1] != n):
+        return False
+    if add.shapes[0] != mm.shapes[0]:
+        return False
+    m = int(np.prod(xs[:-1], dtype=np.int64))
+    assert add_i is not None
+    step = _OpStep(_ops.gemm, [_Ref(x.name, (m, k)), _Ref(w.name)], add.outputs, [(m, n)],
+                   add.dtypes, tensors={"C": _Ref(b.name, None if bc.shape == (n,) else (n,), b.dtype)},
+                   out_views=[add.shapes[0]], alpha=1.0, beta=1.0)
+    return g.replace([i], add_i, step, add)
+
+
+def _fuse_attention(g: _Graph, i: int) -> bool:
+    tk = g.op(i, _ops.transpose, perm=[0, 1, 3, 2])
+    if tk is None or _plain(tk)[0].view is not None:
+        return False
+    k = _plain(tk)[0].name
+    qk_i = g.only_reader(tk.outputs[0])
+    qk = g.op(qk_i, _ops.matmul)
+    if qk is None:
+        return False
+    q, kt = _plain(qk)
+    if kt.name != tk.outputs[0] or \
+            kt.view is not None or q.view is not None:
+        return False
+    sc_i = g.only_reader(qk.outputs[0])
+    sc = g.op(sc_i, _ops.binary, op=BinaryOp.MUL) or g.op(sc_i, _ops.binary, op=BinaryOp.DIV)
+    if sc is None:
+        return False
+    s_ref, c_ref = _plain(sc)
+    if s_ref.name != qk.outputs[0] or s_ref.view is not None:
+        return False
+    c = g.scalar(c_ref)
+    if c is None or not math.isfinite(c) or c == 0.0:
+        return False
+    scale = c if sc.kwargs["op"] == BinaryOp.MUL else 1.0 / c
+    sm_i = g.only_reader(sc.outputs[0])
+    sm = g.op(sm_i, _ops.softmax_forward, log=False)
+    if sm is None or sm.kwargs.get("axis") not in (-1, 3):
+        return False
+    pv_i = g.only_reader(sm.outputs[0])
+    pv = g.op(pv_i, _ops.matmul)
+    if pv is None:
+        return False
+    p, v = _plain(pv)
+    if p.name != sm.outputs[0] or \
+            p.view is not None or v.view is not None:
+        return False
+    qs, ks, vs = (g.infos[n].shape for n in (q.name, k, v.name))
+    if not (len(qs) == len(ks) == len(vs) == 4 and qs[:2] == ks[:2] == vs[:2] and
+            qs[3] == ks[3] and ks[2] == vs[2]):
+        return False
+    assert qk_i is not None and sc_i is not None and sm_i is not None and pv_i is not None
+    step = _OpStep(_ops.attention_forward, [_Ref(q.name), _Ref(k), _Ref(v.name)], pv.outputs,
+                   pv.shapes, pv.dtypes, scale=float(scale))
+    return g.replace([i, qk_i, sc_i, sm_i], pv_i, step, pv)
+
+
+_FUSIONS = (_fuse_gelu, _fuse_linear, _fuse_attention)
+
+
+def fuse(steps: List[_Step], infos: Dict[str, _Info], outputs: Sequence[str],
+         device: Device) -> Tuple[List[_Step], Dict[str, int]]:
+    """The steps with every chain above that the device runs fused replaced, and how many of
+    each kind were fused."""
+    g = _Graph(list(steps), infos, outputs, device)
+    counts: Dict[str, int] = {}
+    for fusion in _FUSIONS:
+        for i in range(len(g.steps)):
+            if i not in g.dead and fusion(g, i):
+                name = fusion.__name__[len("_fuse_"):]
+                counts[name] = counts.get(name, 0) + 1
+    return [s for i, s in enumerate(g.steps) if i not in g.dead], counts
