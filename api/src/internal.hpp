@@ -23,6 +23,7 @@
 #include <deque>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -139,6 +140,16 @@ nnp_status slot_threw(const char* plugin, const char* slot, const char* what) no
 // The value of an environment variable, or NULL. Every read of the environment in libnnplug
 // goes through here (env.cpp): secure_getenv, so set-uid/set-gid processes see none.
 const char* env_value(const char* name);
+
+// ------------------------------------------------------------------------- op profile --
+// NNPLUG_PROFILE (profile.cpp, docs/profiling.md): whether the profile is on (read once), and
+// one op call timed through it: `run` calls the plugin's op_execute, then the stream is
+// synchronised (an error of that synchronisation becomes the stream's pending error, as
+// wait_for_devices does) and the call's time added to the tables printed at exit.
+bool profiling();
+nnp_status profile_op(nnp_stream* stream, int32_t kind, const void* params, size_t n_inputs,
+                      const DLTensor* const* inputs, size_t n_outputs,
+                      const DLTensor* const* outputs, const std::function<nnp_status()>& run);
 
 // ------------------------------------------------------------------ plugin file checks --
 // Made on a candidate before dlopen (plugin_file.cpp, docs/security.md); each returns "" or

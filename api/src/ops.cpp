@@ -64,10 +64,15 @@ NNP_API nnp_status nnp_op_execute(nnp_stream* handle, int32_t op_kind, const voi
     });
   if (is_capturing(stream.get()))
     return capture_op(stream.get(), op_kind, params, n_inputs, inputs, n_outputs, outputs);
-  return call_slot(p, "op_execute", [&] {
-    return p->api->op_execute(stream->handle, op_kind, params, n_inputs, inputs, n_outputs,
-                              outputs);
-  });
+  auto run = [&] {
+    return call_slot(p, "op_execute", [&] {
+      return p->api->op_execute(stream->handle, op_kind, params, n_inputs, inputs, n_outputs,
+                                outputs);
+    });
+  };
+  if (profiling())
+    return profile_op(stream.get(), op_kind, params, n_inputs, inputs, n_outputs, outputs, run);
+  return run();
 }
 
 NNP_API nnp_status nnp_op_supported(const nnp_device* handle, int32_t op_kind, const void* params,
