@@ -105,6 +105,20 @@ def _other(s: _OpStep, value: str) -> Optional[_Ref]:
     return None
 
 
+def _next(g: _Graph, prev: _OpStep, fn: Any, **kw: Any) -> Tuple[Optional[int], Optional[_OpStep]]:
+    """The one step that reads prev's output, when it is a call of fn with these keyword
+    values: (its index, it), else (None, None)."""
+    i = g.only_reader(prev.outputs[0])
+    s = g.op(i, fn, **kw)
+    return (i, s) if s is not None else (None, None)
+
+
+def _reads(s: _OpStep, pos: int, value: str) -> bool:
+    """Whether argument pos of s is `value` as it is (no view)."""
+    r = _plain(s)[pos]
+    return r.name == value and r.view is None
+
+
 def _near(v: Optional[float], want: float) -> bool:
     return v is not None and abs(v - want) <= 1e-6 * abs(want)
 
@@ -126,22 +140,15 @@ def _fuse_gelu(g: _Graph, i: int) -> bool:
         return False
     shape = g.infos[x.name].shape
     # erf -> + 1 -> the two multiplications (by x and by 0.5, either first)
-    add_i = g.only_reader(erf.outputs[0])
-    add = g.op(add_i, _ops.binary, op=BinaryOp.ADD)
+    add_i, add = _next(g, erf, _ops.binary, op=BinaryOp.ADD)
     one = _other(add, erf.outputs[0]) if add is not None else None
     if add is None or one is None or not _near(g.scalar(one), 1.0):
         return False
-    m1_i = g.only_reader(add.outputs[0])
-    m1 = g.op(m1_i, _ops.binary, op=BinaryOp.MUL)
-    if m1 is None:
-        return False
-    f1 = _other(m1, add.outputs[0])
-    m2_i = g.only_reader(m1.outputs[0])
-    m2 = g.op(m2_i, _ops.binary, op=BinaryOp.MUL)
-    if m2 is None or f1 is None:
-        return False
-    f2 = _other(m2, m1.outputs[0])
-    if f2 is None:
+    m1_i, m1 = _next(g, add, _ops.binary, op=BinaryOp.MUL)
+    f1 = _other(m1, add.outputs[0]) if m1 is not None else None
+    m2_i, m2 = _next(g, m1, _ops.binary, op=BinaryOp.MUL) if m1 is not None else (None, None)
+    f2 = _other(m2, m1.outputs[0]) if m2 is not None and m1 is not None else None
+    if m1 is None or m2 is None or f1 is None or f2 is None:
         return False
     if not ((f1.name == x.name and f1.view is None and _near(g.scalar(f2), 0.5)) or
             (f2.name == x.name and f2.view is None and _near(g.scalar(f1), 0.5))):
@@ -166,8 +173,7 @@ def _fuse_linear(g: _Graph, i: int) -> bool:
     k, n = wc.shape
     if len(xs) < 2 or xs[-1] != k:
         return False
-    add_i = g.only_reader(mm.outputs[0])
-    add = g.op(add_i, _ops.binary, op=BinaryOp.ADD)
+    add_i, add = _next(g, mm, _ops.binary, op=BinaryOp.ADD)
     b = _other(add, mm.outputs[0]) if add is not None else None
     bc = g.const(b) if b is not None and b.view is None else None
     if add is None or b is None or bc is None or bc.size != n or \
@@ -188,37 +194,26 @@ def _fuse_attention(g: _Graph, i: int) -> bool:
     if tk is None or _plain(tk)[0].view is not None:
         return False
     k = _plain(tk)[0].name
-    qk_i = g.only_reader(tk.outputs[0])
-    qk = g.op(qk_i, _ops.matmul)
-    if qk is None:
+    qk_i, qk = _next(g, tk, _ops.matmul)
+    if qk is None or not _reads(qk, 1, tk.outputs[0]) or _plain(qk)[0].view is not None:
         return False
-    q, kt = _plain(qk)
-    if kt.name != tk.outputs[0] or \
-            kt.view is not None or q.view is not None:
-        return False
-    sc_i = g.only_reader(qk.outputs[0])
-    sc = g.op(sc_i, _ops.binary, op=BinaryOp.MUL) or g.op(sc_i, _ops.binary, op=BinaryOp.DIV)
+    q = _plain(qk)[0]
+    sc_i, sc = _next(g, qk, _ops.binary, op=BinaryOp.MUL)
     if sc is None:
+        sc_i, sc = _next(g, qk, _ops.binary, op=BinaryOp.DIV)
+    if sc is None or not _reads(sc, 0, qk.outputs[0]):
         return False
-    s_ref, c_ref = _plain(sc)
-    if s_ref.name != qk.outputs[0] or s_ref.view is not None:
-        return False
-    c = g.scalar(c_ref)
+    c = g.scalar(_plain(sc)[1])
     if c is None or not math.isfinite(c) or c == 0.0:
         return False
     scale = c if sc.kwargs["op"] == BinaryOp.MUL else 1.0 / c
-    sm_i = g.only_reader(sc.outputs[0])
-    sm = g.op(sm_i, _ops.softmax_forward, log=False)
+    sm_i, sm = _next(g, sc, _ops.softmax_forward, log=False)
     if sm is None or sm.kwargs.get("axis") not in (-1, 3):
         return False
-    pv_i = g.only_reader(sm.outputs[0])
-    pv = g.op(pv_i, _ops.matmul)
-    if pv is None:
+    pv_i, pv = _next(g, sm, _ops.matmul)
+    if pv is None or not _reads(pv, 0, sm.outputs[0]) or _plain(pv)[1].view is not None:
         return False
-    p, v = _plain(pv)
-    if p.name != sm.outputs[0] or \
-            p.view is not None or v.view is not None:
-        return False
+    v = _plain(pv)[1]
     qs, ks, vs = (g.infos[n].shape for n in (q.name, k, v.name))
     if not (len(qs) == len(ks) == len(vs) == 4 and qs[:2] == ks[:2] == vs[:2] and
             qs[3] == ks[3] and ks[2] == vs[2]):
