@@ -4,12 +4,14 @@
 // Speed: batch norm runs channels in parallel (each channel's N planes are contiguous runs of
 // H*W floats); statistics use two passes with double accumulators (exact enough to match the
 // reference, one extra read of x that stays in cache for small planes). Layer norm runs rows
-// in parallel with the same two-pass statistics; its parameter gradients (dscale, dbias) run
-// columns in parallel so no partial sums need combining.
+// in parallel with the same two-pass statistics; its backward sums the parameter gradients
+// (dscale, dbias) per block of 64 rows in the same pass as dx (reading x and dy once, along the
+// rows), then adds the blocks in order per column: deterministic.
 #include "cpu_backend.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace nnp::cpu {
 namespace {
@@ -152,6 +154,23 @@ void batch_norm_backward(const op_call& c) {
 // ----------------------------------------------------------------------------------
 namespace {
 
+// Sums over a row in double with four independent accumulators (lanes i mod 4, added pairwise
+// at the end): a single accumulator is one chain of dependent additions, which neither
+// pipelines nor vectorises. term(i) is the i-th term.
+template <typename F>
+double lane_sum(int64_t n, const F& term) {
+  double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    a0 += term(i);
+    a1 += term(i + 1);
+    a2 += term(i + 2);
+    a3 += term(i + 3);
+  }
+  for (; i < n; ++i) a0 += term(i);
+  return (a0 + a1) + (a2 + a3);
+}
+
 struct ln_geom {
   int64_t outer, inner;
 };
@@ -176,15 +195,13 @@ void layer_norm_forward(const op_call& c) {
     for (int64_t o = b; o < e; ++o) {
       const float* xr = x + o * g.inner;
       float* yr = y + o * g.inner;
-      double sum = 0.0;
-      for (int64_t i = 0; i < g.inner; ++i) sum += xr[i];
+      const double sum = lane_sum(g.inner, [&](int64_t i) { return double{xr[i]}; });
       // |I| = 0: 0/0 = NaN statistics (docs/ops.md)
       const double mean = sum / static_cast<double>(g.inner);
-      double sq = 0.0;
-      for (int64_t i = 0; i < g.inner; ++i) {
+      const double sq = lane_sum(g.inner, [&](int64_t i) {
         const double d = xr[i] - mean;
-        sq += d * d;
-      }
+        return d * d;
+      });
       const double var = sq / static_cast<double>(g.inner);
       const double inv = 1.0 / std::sqrt(var + p.epsilon);
       const float fm = static_cast<float>(mean), fi = static_cast<float>(inv);
@@ -206,34 +223,48 @@ void layer_norm_backward(const op_call& c) {
   const float *x = f32(X), *dy = f32(c.in(1)), *scale = f32(c.in(2));
   const float *mean = f32(c.in(3)), *inv = f32(c.in(4));
   float *dx = f32(c.out(0)), *dscale = f32(c.out(1)), *dbias = f32(c.out(2));
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.inner));
-  parallel_for(g.outer, grain, [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) {
-      const float *xr = x + o * g.inner, *dyr = dy + o * g.inner;
-      float* dxr = dx + o * g.inner;
-      const float mu = mean[o], is = inv[o];
-      double s1 = 0.0, s2 = 0.0;  // mean of dxhat and of dxhat * xhat
-      for (int64_t i = 0; i < g.inner; ++i) {
-        const double dxh = static_cast<double>(dyr[i]) * scale[i];
-        s1 += dxh;
-        s2 += dxh * ((xr[i] - mu) * is);
-      }
-      const float m1 = static_cast<float>(s1 / static_cast<double>(g.inner));
-      const float m2 = static_cast<float>(s2 / static_cast<double>(g.inner));
-      for (int64_t i = 0; i < g.inner; ++i) {
-        const float xh = (xr[i] - mu) * is;
-        dxr[i] = is * (dyr[i] * scale[i] - m1 - xh * m2);
+  // Rows in fixed blocks of kLnRows: each block writes its rows of dx and its own partial sums
+  // of dscale and dbias (double, along the row: unit stride), then the blocks' partials are
+  // added in block order per column. The order of every sum is fixed, whatever the threads.
+  constexpr int64_t kLnRows = 64;
+  const int64_t blocks = (g.outer + kLnRows - 1) / kLnRows;
+  std::vector<double> partial(static_cast<size_t>(2 * blocks * g.inner));
+  const int64_t grain =
+      std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, kLnRows * g.inner));
+  parallel_for(blocks, grain, [&](int64_t bb, int64_t be) {
+    for (int64_t blk = bb; blk < be; ++blk) {
+      double* ps = partial.data() + 2 * blk * g.inner;
+      double* pb = ps + g.inner;
+      for (int64_t o = blk * kLnRows; o < std::min(g.outer, (blk + 1) * kLnRows); ++o) {
+        const float *xr = x + o * g.inner, *dyr = dy + o * g.inner;
+        float* dxr = dx + o * g.inner;
+        const float mu = mean[o], is = inv[o];
+        // the means of dxhat and of dxhat * xhat; the row's terms of dscale and dbias
+        const double s1 =
+            lane_sum(g.inner, [&](int64_t i) { return static_cast<double>(dyr[i]) * scale[i]; });
+        const double s2 = lane_sum(g.inner, [&](int64_t i) {
+          return static_cast<double>(dyr[i]) * scale[i] * ((xr[i] - mu) * is);
+        });
+        for (int64_t i = 0; i < g.inner; ++i) {
+          ps[i] += static_cast<double>(dyr[i]) * ((xr[i] - mu) * is);
+          pb[i] += dyr[i];
+        }
+        const float m1 = static_cast<float>(s1 / static_cast<double>(g.inner));
+        const float m2 = static_cast<float>(s2 / static_cast<double>(g.inner));
+        for (int64_t i = 0; i < g.inner; ++i) {
+          const float xh = (xr[i] - mu) * is;
+          dxr[i] = is * (dyr[i] * scale[i] - m1 - xh * m2);
+        }
       }
     }
   });
-  const int64_t cgrain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.outer));
+  const int64_t cgrain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, blocks));
   parallel_for(g.inner, cgrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       double ds = 0.0, db = 0.0;
-      for (int64_t o = 0; o < g.outer; ++o) {
-        const float d = dy[o * g.inner + i];
-        ds += static_cast<double>(d) * ((x[o * g.inner + i] - mean[o]) * inv[o]);
-        db += d;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        ds += partial[static_cast<size_t>(2 * blk * g.inner + i)];
+        db += partial[static_cast<size_t>((2 * blk + 1) * g.inner + i)];
       }
       dscale[i] = static_cast<float>(ds);
       if (dbias != nullptr) dbias[i] = static_cast<float>(db);
