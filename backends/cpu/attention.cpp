@@ -10,6 +10,7 @@
 // dK += s dS^T Q, dV += P^T dY as four SGEMMs. The score tile (Tq x Tk floats) lives in the
 // task's scratch buffer.
 #include "cpu_backend.hpp"
+#include "vmath.hpp"
 
 #include <nnplug/kit/attention.hpp>
 
@@ -66,11 +67,9 @@ float softmax_row(float* s, int64_t n) {
     std::fill(s, s + n, 0.0f);
     return kNegInf;
   }
+  for (int64_t j = 0; j < n; ++j) s[j] = fast_exp(s[j] - mx);
   float sum = 0.0f;
-  for (int64_t j = 0; j < n; ++j) {
-    s[j] = std::exp(s[j] - mx);
-    sum += s[j];
-  }
+  for (int64_t j = 0; j < n; ++j) sum += s[j];
   const float inv = 1.0f / sum;
   for (int64_t j = 0; j < n; ++j) s[j] *= inv;
   return mx + std::log(sum);
@@ -131,7 +130,7 @@ void attention_backward(const op_call& c) {
                 std::fill(pi, pi + g.tk, 0.0f);
                 continue;
               }
-              for (int64_t j = 0; j < g.tk; ++j) pi[j] = std::exp(pi[j] - l);
+              for (int64_t j = 0; j < g.tk; ++j) pi[j] = fast_exp(pi[j] - l);
             }
             // dP = dY V^T, then dS = s * P * (dP - delta) in place.
             sgemm_rm(false, true, g.tq, g.tk, g.dv, 1.0f, dy_tile, g.y.row_stride, v_tile,
