@@ -169,6 +169,41 @@ TEST_CASE("copy") { check_numerics_cases("copy", make_copy); }
 
 TEST_CASE("transpose") { check_numerics_cases("transpose", make_transpose); }
 
+// copy moves whole elements of any dtype: 1-byte elements (uint8) on every device that takes
+// them, bit-exact (y read back in logical order is x). The strides make the cpu backend's
+// transposing paths run on 1-byte elements: a source that is a transposed view (tiles of 64 x
+// 64, odd sizes; a large one over several tasks), the vit's qkv split as a view (rows of 16
+// bytes), and a column-major destination (tiles after ordering by destination stride).
+TEST_CASE("copy of 1-byte elements through transposed strides") {
+  struct byte_case {
+    std::vector<int64_t> shape, xstrides, ystrides;  // strides: empty = compact
+  };
+  const std::vector<byte_case> cases{
+      {{70, 33}, {1, 70}, {}},
+      {{3, 301, 300}, {90300, 1, 301}, {}},
+      {{3, 32, 4, 17, 16}, {64, 3264, 16, 192, 1}, {}},
+      {{70, 130}, {}, {1, 70}},
+  };
+  for (const byte_case& c : cases) {
+    const int64_t n = numel(c.shape);
+    std::vector<double> data(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) data[size_t(i)] = static_cast<double>((i * 7 + i / 251) % 256);
+    call_spec call = make_spec(NNP_OP_COPY, {int_tensor(dtype_id::u8, c.shape, data)},
+                               {int_tensor(dtype_id::u8, c.shape)});
+    call.inputs[0].strides = c.xstrides;
+    call.outputs[0].strides = c.ystrides;
+    const auto list = [](const char* key, const std::vector<int64_t>& v) {
+      std::string r = v.empty() ? "" : std::string(" ") + key + "=";
+      for (size_t k = 0; k < v.size(); ++k) r += (k ? "," : "") + std::to_string(v[k]);
+      return r;
+    };
+    std::string name = "u8 x";
+    for (size_t k = 0; k < c.shape.size(); ++k) name += (k ? "x" : "") + std::to_string(c.shape[k]);
+    check_known_answer("copy", name + list("xstrides", c.xstrides) + list("ystrides", c.ystrides),
+                       call, data, 0);
+  }
+}
+
 TEST_CASE("cast") {
   for (const case_line& c : load_cases("cast")) {
     value_rng rng("cast " + c.text);

@@ -63,8 +63,8 @@ inline stream_state* stream_of(const op_call& c) { return static_cast<stream_sta
 
 // The rows of each kernel file (plugin.cpp lists them).
 extern const kit::op_row_list kGemmRows, kMatmulRows, kConvRows, kPoolRows, kActivationRows,
-    kAttentionRows, kLossRows, kNormRows, kDropoutRows, kElementwiseRows, kDataMovementRows,
-    kReduceRows, kOptimRows;
+    kAttentionRows, kLossRows, kNormRows, kDropoutRows, kElementwiseRows, kCopyRows,
+    kDataMovementRows, kReduceRows, kOptimRows;
 // cast: any float dtype.
 inline constexpr uint32_t kAnyFloat = kit::all_floats;
 
@@ -155,6 +155,37 @@ inline void map_block(float* out, int64_t begin, int64_t end, const F& f) {
     std::memcpy(out + i0, tmp, static_cast<size_t>(n) * sizeof(float));
   }
 }
+
+// Walks the outer dimensions dim[0..n) of a strided loop in row-major order from the flat
+// index `start`, keeping one offset per operand (operand o's strides st[o][0..n), elements) in
+// step: one division per dimension at the start, then an addition per step (and a carry where
+// a dimension wraps). idx[i] is the current index in dimension i. n = 0 is one position.
+struct odometer {
+  static constexpr int kMaxOperands = 4;
+  int n, operands;
+  const int64_t* dim;
+  const int64_t (*st)[NNP_MAX_DIMS];
+  int64_t idx[NNP_MAX_DIMS] = {};
+  int64_t off[kMaxOperands] = {0, 0, 0, 0};
+  odometer(int n_, int operands_, const int64_t* dim_, const int64_t (*st_)[NNP_MAX_DIMS],
+           int64_t start)
+      : n(n_), operands(operands_), dim(dim_), st(st_) {
+    for (int i = n - 1; i >= 0; --i) {
+      idx[i] = start % dim[i];
+      start /= dim[i];
+      for (int o = 0; o < operands; ++o) off[o] += idx[i] * st[o][i];
+    }
+  }
+  // The next position (after the last one, the offsets are of no use).
+  void next() {
+    for (int i = n - 1; i >= 0; --i) {
+      for (int o = 0; o < operands; ++o) off[o] += st[o][i];
+      if (++idx[i] < dim[i]) return;
+      for (int o = 0; o < operands; ++o) off[o] -= st[o][i] * dim[i];
+      idx[i] = 0;
+    }
+  }
+};
 
 // Grain for an elementwise loop: about 32k elements per task (~10 us of work), so tasks cost
 // little against their work and small tensors stay on the calling thread.
@@ -268,9 +299,9 @@ void where(const op_call& c);
 void scale(const op_call& c);
 void clip(const op_call& c);
 void fill(const op_call& c);
-void copy(const op_call& c);
-void transpose(const op_call& c);
 void cast(const op_call& c);
+void copy(const op_call& c);  // copy.cpp
+void transpose(const op_call& c);
 void concat(const op_call& c);  // data_movement.cpp
 void split(const op_call& c);
 void slice(const op_call& c);

@@ -1,16 +1,17 @@
-// Elementwise ops and data movement on the CPU, float32: binary ops with numpy broadcasting
-// (NNP_OP_BINARY), unary functions (NNP_OP_UNARY_FORWARD / _BACKWARD: ONNX Exp, Log, Sqrt, Abs,
-// Neg, Reciprocal, Floor, Ceil, Sin, Cos, Erf), where (NNP_OP_WHERE, ONNX Where), scale, clip,
-// fill, copy (any strides), transpose and cast.
+// Elementwise ops on the CPU, float32: binary ops with numpy broadcasting (NNP_OP_BINARY), unary
+// functions (NNP_OP_UNARY_FORWARD / _BACKWARD: ONNX Exp, Log, Sqrt, Abs, Neg, Reciprocal, Floor,
+// Ceil, Sin, Cos, Erf), where (NNP_OP_WHERE, ONNX Where), scale, clip, fill and cast (copy and
+// transpose, any strides: copy.cpp).
 //
 // Speed: every op is one streaming pass split into ~32k-element TBB tasks. Broadcasting (binary,
-// where) and strided copies first coalesce dimensions (merging neighbours that are contiguous
-// for every operand, dropping size-1 dimensions), so the innermost loop is as long as possible
-// and has unit or zero strides that the compiler vectorises; the outer index is decoded once
-// per row. Unary ops are one pass of float math, each function its own loop (the switch is
-// outside the loop), written through map_block so the loop vectorises even in place (abs, neg,
-// reciprocal, floor, ceil, sqrt and the backward products do; exp/log/sin/cos/erf call libm per
-// element); where is a branch-free select over unit or zero strides.
+// where) first coalesces dimensions (merging neighbours that are contiguous for every operand,
+// dropping size-1 dimensions), so the innermost loop is as long as possible and has unit or
+// zero strides that the compiler vectorises; the outer index is decoded once per task and then
+// stepped row by row (odometer, cpu_backend.hpp). Unary ops are one pass of float math, each
+// function its own loop (the switch is outside the loop), written through map_block so the loop
+// vectorises even in place (abs, neg, reciprocal, floor, ceil, sqrt and the backward products
+// do; exp/log/sin/cos/erf call libm per element); where is a branch-free select over unit or
+// zero strides.
 #include "cpu_backend.hpp"
 
 #include <nnplug/kit/half.hpp>
@@ -27,6 +28,7 @@ namespace {
 
 // Up to NNP_MAX_DIMS dimensions with one stride per operand (0 = broadcast), coalesced.
 constexpr int kMaxOperands = 4;  // where: output, condition, x, y
+static_assert(kMaxOperands <= odometer::kMaxOperands, "for_each_row steps every operand");
 struct iter_shape {
   int rank = 0;
   int64_t dim[NNP_MAX_DIMS];
@@ -72,16 +74,8 @@ void for_each_row(const iter_shape& s, int operands, const F& body) {
   for (int i = 0; i < last; ++i) rows *= s.dim[i];
   parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, len)),
                [&](int64_t b, int64_t e) {
-                 for (int64_t r = b; r < e; ++r) {
-                   int64_t off[kMaxOperands] = {0, 0, 0, 0};
-                   int64_t rem = r;
-                   for (int i = last - 1; i >= 0; --i) {
-                     const int64_t idx = rem % s.dim[i];
-                     rem /= s.dim[i];
-                     for (int o = 0; o < operands; ++o) off[o] += idx * s.st[o][i];
-                   }
-                   body(off, len);
-                 }
+                 odometer w(last, operands, s.dim, s.st, b);
+                 for (int64_t r = b; r < e; ++r, w.next()) body(w.off, len);
                });
 }
 
@@ -286,92 +280,12 @@ void fill(const op_call& c) {
   parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { std::fill(y + b, y + e, v); });
 }
 
-// ---- copy / transpose (any element size, any strides on the source)
-// -------------------------------
-namespace {
-
-template <typename T>
-void strided_copy_t(const iter_shape& s, const char* src, char* dst) {
-  const T* x = reinterpret_cast<const T*>(src);
-  T* y = reinterpret_cast<T*>(dst);
-  const int last = s.rank - 1;
-  const int64_t tx = s.st[0][last], ty = s.st[1][last];
-  for_each_row(s, 2, [&](const int64_t* off, int64_t len) {
-    const T* xr = x + off[0];
-    T* yr = y + off[1];
-    if (tx == 1 && ty == 1) {
-      std::memcpy(yr, xr, sizeof(T) * static_cast<size_t>(len));
-    } else {
-      for (int64_t i = 0; i < len; ++i) yr[i * ty] = xr[i * tx];
-    }
-  });
-}
-
-// Copies y[j] = x[offset(j)] for y's shape, with per-dimension strides of x and y (elements).
-void strided_copy(const DLTensor& Y, const int64_t* xstrides, const int64_t* ystrides,
-                  const void* x, void* y) {
-  if (numel(Y) == 0) return;
-  iter_shape s;
-  s.rank = Y.ndim;
-  for (int i = 0; i < Y.ndim; ++i) {
-    s.dim[i] = Y.shape[i];
-    s.st[0][i] = xstrides[i];
-    s.st[1][i] = ystrides[i];
-  }
-  const iter_shape cs = coalesce(s, 2);
-  const char* src = static_cast<const char*>(x);
-  char* dst = static_cast<char*>(y);
-  switch (dtype_size(Y.dtype)) {
-    case 1:
-      return strided_copy_t<uint8_t>(cs, src, dst);
-    case 2:
-      return strided_copy_t<uint16_t>(cs, src, dst);
-    case 4:
-      return strided_copy_t<uint32_t>(cs, src, dst);
-    case 8:
-      return strided_copy_t<uint64_t>(cs, src, dst);
-    default:
-      unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
-  }
-}
-
-void compact_strides(const DLTensor& t, int64_t* st) {
-  int64_t s = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    st[i] = s;
-    s *= t.shape[i];
-  }
-}
-void strides_of(const DLTensor& t, int64_t* st) {
-  if (t.strides == nullptr) return compact_strides(t, st);
-  for (int i = 0; i < t.ndim; ++i) st[i] = t.strides[i];
-}
-// data + byte_offset as nnp::data_ptr computes it (NULL stays NULL; integer arithmetic).
-const void* byte_ptr(const DLTensor& t) { return nnp::data_ptr<const char>(t); }
-
-}  // namespace
-
-void copy(const op_call& c) {
-  const DLTensor &X = *c.in(0), &Y = *c.out(0);
-  int64_t xs[NNP_MAX_DIMS], ys[NNP_MAX_DIMS];
-  strides_of(X, xs);
-  strides_of(Y, ys);
-  strided_copy(Y, xs, ys, byte_ptr(X), const_cast<void*>(byte_ptr(Y)));
-}
-
-void transpose(const op_call& c) {
-  const auto& p = c.params_as<nnp_transpose_params>();
-  const DLTensor &X = *c.in(0), &Y = *c.out(0);
-  int64_t xs[NNP_MAX_DIMS], permuted[NNP_MAX_DIMS], ys[NNP_MAX_DIMS];
-  compact_strides(X, xs);
-  compact_strides(Y, ys);
-  for (int k = 0; k < Y.ndim; ++k) permuted[k] = xs[p.perm[k]];
-  strided_copy(Y, permuted, ys, byte_ptr(X), const_cast<void*>(byte_ptr(Y)));
-}
-
 // ---- cast between float16, bfloat16, float32, float64
 // ----------------------------------------------
 namespace {
+
+// data + byte_offset as nnp::data_ptr computes it (NULL stays NULL; integer arithmetic).
+const void* byte_ptr(const DLTensor& t) { return nnp::data_ptr<const char>(t); }
 
 double load_as_double(const DLDataType& t, const void* p, int64_t i) {
   if (is_f32(t)) return static_cast<const float*>(p)[i];
@@ -415,23 +329,12 @@ void cast(const op_call& c) {
   });
 }
 
-// copy and transpose move elements of 1, 2, 4 or 8 bytes of any dtype.
-void check_element_size(const op_call& c) {
-  for (const DLTensor* t : {c.in(0), c.out(0)}) {
-    if (t == nullptr) continue;
-    const size_t s = dtype_size(t->dtype);
-    if (t->dtype.lanes != 1 || (s != 1 && s != 2 && s != 4 && s != 8))
-      unsupported("cpu copies elements of 1, 2, 4 or 8 bytes only");
-  }
-}
 // The rows of this file's kernels (plugin.cpp lists the files).
 // clang-format off
 const kit::op_row kElementwiseOps[] = {
     {NNP_OP_BINARY,         kit::f32,            binary},
     {NNP_OP_SCALE,          kit::f32,            scale},
     {NNP_OP_FILL,           kit::f32,            fill},
-    {NNP_OP_COPY,           nnp::kit::any,  copy, check_element_size},
-    {NNP_OP_TRANSPOSE,      nnp::kit::any,  transpose, check_element_size},
     {NNP_OP_CAST,           kAnyFloat,      cast},
     {NNP_OP_CLIP,           kit::f32,            clip},
     {NNP_OP_UNARY_FORWARD,  kit::f32,            unary_forward},

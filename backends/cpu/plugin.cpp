@@ -161,9 +161,9 @@ namespace {
 // op_row_list); the plugin kit serves op_supported and op_execute from them (one lookup, so the
 // two always agree).
 const kit::op_row_list* const kFamilies[] = {
-    &kGemmRows,         &kMatmulRows, &kConvRows,  &kPoolRows,    &kActivationRows,
-    &kAttentionRows,    &kLossRows,   &kNormRows,  &kDropoutRows, &kElementwiseRows,
-    &kDataMovementRows, &kReduceRows, &kOptimRows,
+    &kGemmRows,      &kMatmulRows,       &kConvRows,   &kPoolRows,    &kActivationRows,
+    &kAttentionRows, &kLossRows,         &kNormRows,   &kDropoutRows, &kElementwiseRows,
+    &kCopyRows,      &kDataMovementRows, &kReduceRows, &kOptimRows,
 };
 
 // clang-format on

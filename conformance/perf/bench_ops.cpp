@@ -320,6 +320,39 @@ void bench_ops(context& ctx) {
     });
   }
 
+  // Transposes (ONNX Transpose, float32) of the vit's attention run node by node at batch 32:
+  // the qkv split [32, 17, 3, 4, 16] -> [3, 32, 4, 17, 16], heads <-> tokens [32, 4, 17, 16] ->
+  // [32, 17, 4, 16], K^T [32, 4, 17, 16] -> [32, 4, 16, 17]; and a large swap of the last two
+  // axes, [64, 256, 256]. GB/s counts the bytes read and written once.
+  {
+    struct transpose_case {
+      std::vector<int64_t> x;
+      std::vector<int32_t> perm;
+    };
+    const std::vector<transpose_case> cases{{{32, 17, 3, 4, 16}, {2, 0, 3, 1, 4}},
+                                            {{32, 4, 17, 16}, {0, 2, 1, 3}},
+                                            {{32, 4, 17, 16}, {0, 1, 3, 2}},
+                                            {{64, 256, 256}, {0, 2, 1}}};
+    for (const transpose_case& c : cases) {
+      std::vector<int64_t> yshape;
+      nnp_transpose_params p{};
+      p.struct_size = sizeof(p);
+      std::string shape, perm;
+      for (size_t i = 0; i < c.perm.size(); ++i) {
+        p.perm[i] = c.perm[i];
+        yshape.push_back(c.x[size_t(c.perm[i])]);
+        shape += (i ? "x" : "") + std::to_string(c.x[i]);
+        perm += (i ? "," : "") + std::to_string(c.perm[i]);
+      }
+      dtensor& x = ctx.make(c.x, 1.0f);
+      dtensor& y = ctx.make(yshape);
+      measure("transpose perm=" + perm, shape, 0, 8.0 * x.numel(), [&] {
+        check(nnp_transpose(ctx.stream, &p, &x.t, &y.t), "transpose");
+        ctx.sync();
+      });
+    }
+  }
+
   // Adam on the cnn's parameter count (one flat tensor).
   {
     const int64_t n = 32 * 9 + 32 + 64 * 32 * 9 + 64 + 9216 * 128 + 128 + 128 * 10 + 10;

@@ -12,10 +12,11 @@
 // ops) or GB/s (memory-bound ops, bytes read + written once). Shapes are the mlp's and cnn's
 // at batch 128: GEMM forward and both backward GEMMs, a 1024 GEMM, batched matmul at attention
 // shapes ([512, 17, 16] x [512, 16, 17]), the cnn's convolutions (forward,
-// backward-data, backward-filter), max-pool, relu, dropout, softmax cross-entropy and Adam on
-// the cnn's 1.2M parameters. --vs-blas times the same GEMMs against cblas_sgemm called directly
-// (1 OpenBLAS thread, and the device's thread count), interleaved (bench_vs_blas).
-// The dispatch row is the mean cost of a 1-element FILL through nnp_op_execute.
+// backward-data, backward-filter), max-pool, relu, dropout, softmax cross-entropy, the vit's
+// attention transposes (and a [64, 256, 256] one) and Adam on the cnn's 1.2M parameters. --vs-blas
+// times the same GEMMs against cblas_sgemm called directly (1 OpenBLAS thread, and the device's
+// thread count), interleaved (bench_vs_blas). The dispatch row is the mean cost of a 1-element FILL
+// through nnp_op_execute.
 // --step runs forward + backward + Adam of a model at batch 128 with nnplug ops and prints
 // images/s and the implied seconds per 60000-image epoch.
 // Timings are wall-clock (steady_clock) around synchronised calls: fine for CPU backends and
