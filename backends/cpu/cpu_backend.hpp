@@ -145,12 +145,12 @@ void parallel_for(int64_t n, int64_t grain, const F& body) {
 // Writes out[i] = f(i) for i in [begin, end) through a small stack buffer: the loop computing
 // f vectorises even when `out` aliases an input (in-place ops), which the compiler could not
 // otherwise rule out; the copy-out is a memcpy from L1.
+constexpr int64_t kMapBlock = 256;  // floats per block
 template <typename F>
 inline void map_block(float* out, int64_t begin, int64_t end, const F& f) {
-  constexpr int64_t kBlock = 256;
-  alignas(64) float tmp[kBlock];
-  for (int64_t i0 = begin; i0 < end; i0 += kBlock) {
-    const int64_t n = end - i0 < kBlock ? end - i0 : kBlock;
+  alignas(64) float tmp[kMapBlock];
+  for (int64_t i0 = begin; i0 < end; i0 += kMapBlock) {
+    const int64_t n = end - i0 < kMapBlock ? end - i0 : kMapBlock;
     for (int64_t j = 0; j < n; ++j) tmp[j] = f(i0 + j);
     std::memcpy(out + i0, tmp, static_cast<size_t>(n) * sizeof(float));
   }
