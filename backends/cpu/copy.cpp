@@ -146,6 +146,12 @@ void run_rows(const copy_plan& p, int64_t len, const Row& row) {
 // Rows: y[i * ty] = x[i * tx] along the innermost dimension, the row kernel chosen once per
 // call (fixed-size moves for contiguous rows of 16 to 128 bytes). A row longer than a task is
 // cut into pieces of one task each.
+// Rows of kBytes each (a size the compiler copies with fixed moves).
+template <size_t kBytes, typename T>
+void run_fixed_rows(const copy_plan& p, int64_t len, const T* x, T* y) {
+  run_rows<T>(p, len, [x, y](int64_t xo, int64_t yo) { std::memcpy(y + yo, x + xo, kBytes); });
+}
+
 template <typename T>
 void copy_rows(const copy_plan& p, const T* x, T* y) {
   const int last = p.rank - 1;
@@ -178,17 +184,13 @@ void copy_rows(const copy_plan& p, const T* x, T* y) {
   if (tx == 1 && ty == 1) {
     switch (sizeof(T) * static_cast<size_t>(len)) {
       case 16:
-        return run_rows<T>(p, len,
-                           [x, y](int64_t xo, int64_t yo) { std::memcpy(y + yo, x + xo, 16); });
+        return run_fixed_rows<16>(p, len, x, y);
       case 32:
-        return run_rows<T>(p, len,
-                           [x, y](int64_t xo, int64_t yo) { std::memcpy(y + yo, x + xo, 32); });
+        return run_fixed_rows<32>(p, len, x, y);
       case 64:
-        return run_rows<T>(p, len,
-                           [x, y](int64_t xo, int64_t yo) { std::memcpy(y + yo, x + xo, 64); });
+        return run_fixed_rows<64>(p, len, x, y);
       case 128:
-        return run_rows<T>(p, len,
-                           [x, y](int64_t xo, int64_t yo) { std::memcpy(y + yo, x + xo, 128); });
+        return run_fixed_rows<128>(p, len, x, y);
       default: {
         const size_t bytes = sizeof(T) * static_cast<size_t>(len);
         return run_rows<T>(p, len, [x, y, bytes](int64_t xo, int64_t yo) {
