@@ -45,10 +45,12 @@ std::string shape_text(const DLTensor* t) {
   return s + "]";
 }
 
+// The params as struct P (zero beyond the caller's struct_size; all zero without params).
 template <typename P>
 P params_of(const void* params) {
   P p{};
-  std::memcpy(&p, params, std::min(sizeof(P), *static_cast<const size_t*>(params)));
+  if (params != nullptr)
+    std::memcpy(&p, params, std::min(sizeof(P), *static_cast<const size_t*>(params)));
   return p;
 }
 
