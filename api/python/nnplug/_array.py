@@ -268,6 +268,15 @@ class DeviceArray:
         return DeviceArray._wrap(self.device, self.ptr, shape, self.dtype, st, start,
                                  self._span, self if self._owns else self._base)
 
+    def _compact_view(self, shape: Tuple[int, ...], strides: Tuple[int, ...],
+                      offset: int = 0) -> "DeviceArray":
+        """view(shape, offset) without its checks, for callers that know the view lies in
+        this array's memory and that `strides` are shape's compact strides (nnplug.onnx's
+        plans, whose shapes were checked when they were made)."""
+        return DeviceArray._wrap(self.device, self.ptr, shape, self.dtype, strides,
+                                 self.byte_offset + offset * self.itemsize, self._span,
+                                 self if self._owns else self._base)
+
     def reshape(self, *shape: Any) -> "DeviceArray":
         """The same elements in another shape (one dimension may be -1), as a view; needs a
         contiguous array (copy a strided one with nnplug.copy first)."""

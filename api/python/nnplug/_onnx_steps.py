@@ -7,7 +7,7 @@ import numpy as np
 
 from . import ops as _ops
 from ._abi import Status
-from ._array import DeviceArray
+from ._array import DeviceArray, _compact_strides
 from ._core import Device, Error, Stream
 
 _onnx_module: Any = None
@@ -71,6 +71,22 @@ def _nbytes(shape: Tuple[int, ...], dtype: str) -> int:
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
 
 
+_strides_cache: Dict[Tuple[int, ...], Tuple[int, ...]] = {}
+
+
+def _strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    """The compact strides (elements) of shape, computed once per shape."""
+    st = _strides_cache.get(shape)
+    if st is None:
+        st = _strides_cache[shape] = _compact_strides(shape)
+    return st
+
+
+def _as(a: DeviceArray, shape: Tuple[int, ...]) -> DeviceArray:
+    """Compact a seen with `shape` (as many elements: the plan checked the shapes)."""
+    return a if a.shape == shape else a._compact_view(shape, _strides(shape))
+
+
 class _Pool:
     """Device buffers no later step reads, by (bytes, dtype), for outputs of the same size.
     Reuse is safe in stream order: the buffer's last reader was queued before the new writer."""
@@ -90,8 +106,7 @@ class _Pool:
         bufs = self.free.get((nbytes, dtype))
         if not bufs:
             return None
-        a = bufs.pop()
-        return a if a.shape == shape else a.reshape(shape)
+        return _as(bufs.pop(), shape)  # buffers in the pool are compact
 
 
 class _Step:
@@ -168,7 +183,7 @@ class _OpStep(_Step):
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
         def get(r: _Ref) -> DeviceArray:
             a = env[r.key]
-            return a if r.view is None else a.reshape(r.view)
+            return a if r.view is None else _as(a, r.view)
         args = [[get(r) for r in a] if isinstance(a, list) else get(a) for a in self.args]
         tensors = {k: (None if r is None else get(r)) for k, r in self.tensors.items()}
         out: Any = None
@@ -191,7 +206,7 @@ class _OpStep(_Step):
                 raise Error(Status.INVALID_ARGUMENT,
                             f"node {self.node} ({self.op_type}): {self.fn.__name__} gave "
                             f"shape {tuple(y.shape)}, ONNX shape inference {shape}")
-            env[name] = y if view is None else y.reshape(view)
+            env[name] = y if view is None else _as(y, view)
 
 
 class _ViewStep(_Step):
@@ -203,8 +218,7 @@ class _ViewStep(_Step):
 
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
         x = env[self.inputs[0]]
-        env[self.outputs[0]] = x if self.shape is None or self.shape == x.shape else \
-            x.reshape(self.shape)
+        env[self.outputs[0]] = x if self.shape is None else _as(x, self.shape)
 
 
 class _SplitViewStep(_Step):
@@ -222,7 +236,7 @@ class _SplitViewStep(_Step):
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
         x = env[self.inputs[0]]
         for name, shape, offset in zip(self.outputs, self.shapes, self.offsets):
-            env[name] = x.view(shape, offset)
+            env[name] = x._compact_view(shape, _strides(shape), offset)
 
 
 class _ExpandStep(_Step):
