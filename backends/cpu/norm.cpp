@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 namespace nnp::cpu {
 namespace {
@@ -228,13 +227,17 @@ void layer_norm_backward(const op_call& c) {
   // added in block order per column. The order of every sum is fixed, whatever the threads.
   constexpr int64_t kLnRows = 64;
   const int64_t blocks = (g.outer + kLnRows - 1) / kLnRows;
-  std::vector<double> partial(static_cast<size_t>(2 * blocks * g.inner));
+  // The partials live in call-level scratch (no allocation per call), two floats per double.
+  static_assert(sizeof(double) == 2 * sizeof(float), "a double in two scratch floats");
+  double* partial =
+      reinterpret_cast<double*>(scratch(kCallSlot0, static_cast<size_t>(4 * blocks * g.inner)));
   const int64_t grain =
       std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, kLnRows * g.inner));
   parallel_for(blocks, grain, [&](int64_t bb, int64_t be) {
     for (int64_t blk = bb; blk < be; ++blk) {
-      double* ps = partial.data() + 2 * blk * g.inner;
+      double* ps = partial + 2 * blk * g.inner;
       double* pb = ps + g.inner;
+      std::fill(ps, pb + g.inner, 0.0);
       for (int64_t o = blk * kLnRows; o < std::min(g.outer, (blk + 1) * kLnRows); ++o) {
         const float *xr = x + o * g.inner, *dyr = dy + o * g.inner;
         float* dxr = dx + o * g.inner;
