@@ -43,47 +43,24 @@ constexpr int64_t kTileBytes = 64;
 // A 2-D block up to this size is copied as one tile (source and destination fit in L1).
 constexpr int64_t kSmallBlockBytes = 8 * 1024;
 
-// The coalesced iteration space: dim[i] with source strides st[0][i] and destination strides
-// st[1][i], in elements; the last dimension is the innermost.
-struct copy_plan {
-  int rank = 0;
-  int64_t dim[NNP_MAX_DIMS];
-  int64_t st[2][NNP_MAX_DIMS];
-};
+// The coalesced iteration space (iter_shape): dim[i] with source strides st[0][i] and
+// destination strides st[1][i], in elements; the last dimension is the innermost.
+using copy_plan = iter_shape;
 
-// The dimensions of extent > 1 ordered by destination stride, largest first (stable; any order
-// copies the same elements, as the destination does not overlap itself or the source), with
-// neighbours contiguous in both tensors merged. Leaves at least one dimension.
+// The dimensions ordered by destination stride, largest first (stable; any order copies the
+// same elements, as the destination does not overlap itself or the source), then coalesced.
 copy_plan make_plan(const DLTensor& Y, const int64_t* xs, const int64_t* ys) {
   int order[NNP_MAX_DIMS];
-  int n = 0;
-  for (int i = 0; i < Y.ndim; ++i)
-    if (Y.shape[i] != 1) order[n++] = i;
-  std::stable_sort(order, order + n, [&](int a, int b) { return ys[a] > ys[b]; });
-  copy_plan p;
-  for (int k = 0; k < n; ++k) {
-    const int i = order[k];
-    const int64_t d = Y.shape[i];
-    if (p.rank > 0) {
-      const int j = p.rank - 1;
-      if (p.st[0][j] == xs[i] * d && p.st[1][j] == ys[i] * d) {
-        p.dim[j] *= d;
-        p.st[0][j] = xs[i];
-        p.st[1][j] = ys[i];
-        continue;
-      }
-    }
-    p.dim[p.rank] = d;
-    p.st[0][p.rank] = xs[i];
-    p.st[1][p.rank] = ys[i];
-    ++p.rank;
+  for (int i = 0; i < Y.ndim; ++i) order[i] = i;
+  std::stable_sort(order, order + Y.ndim, [&](int a, int b) { return ys[a] > ys[b]; });
+  iter_shape s;
+  s.rank = Y.ndim;
+  for (int k = 0; k < Y.ndim; ++k) {
+    s.dim[k] = Y.shape[order[k]];
+    s.st[0][k] = xs[order[k]];
+    s.st[1][k] = ys[order[k]];
   }
-  if (p.rank == 0) {
-    p.rank = 1;
-    p.dim[0] = 1;
-    p.st[0][0] = p.st[1][0] = 1;
-  }
-  return p;
+  return coalesce(s, 2);
 }
 
 // Copies n bytes between buffers that do not overlap: memcpy when long, else inline moves of

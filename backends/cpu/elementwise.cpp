@@ -26,44 +26,6 @@ namespace nnp::cpu {
 // ---- broadcasting binary ops --------------------------------------------------------------------
 namespace {
 
-// Up to NNP_MAX_DIMS dimensions with one stride per operand (0 = broadcast), coalesced.
-constexpr int kMaxOperands = 4;  // where: output, condition, x, y
-static_assert(kMaxOperands <= odometer::kMaxOperands, "for_each_row steps every operand");
-struct iter_shape {
-  int rank = 0;
-  int64_t dim[NNP_MAX_DIMS];
-  int64_t st[kMaxOperands][NNP_MAX_DIMS];  // strides of up to four operands, in elements
-};
-
-// Drops size-1 dimensions and merges dimension i into i+1 when every operand is contiguous
-// across them. Leaves at least one dimension.
-iter_shape coalesce(const iter_shape& in, int operands) {
-  iter_shape out;
-  for (int i = 0; i < in.rank; ++i) {
-    if (in.dim[i] == 1) continue;
-    if (out.rank > 0) {
-      const int j = out.rank - 1;
-      bool merge = true;
-      for (int o = 0; o < operands; ++o)
-        if (out.st[o][j] != in.st[o][i] * in.dim[i]) merge = false;
-      if (merge) {
-        out.dim[j] *= in.dim[i];
-        for (int o = 0; o < operands; ++o) out.st[o][j] = in.st[o][i];
-        continue;
-      }
-    }
-    out.dim[out.rank] = in.dim[i];
-    for (int o = 0; o < operands; ++o) out.st[o][out.rank] = in.st[o][i];
-    ++out.rank;
-  }
-  if (out.rank == 0) {
-    out.rank = 1;
-    out.dim[0] = 1;
-    for (int o = 0; o < operands; ++o) out.st[o][0] = 1;
-  }
-  return out;
-}
-
 // Runs body(row_offsets[operands], inner_len) for every row of the coalesced iteration space
 // (the last dimension is the row), rows in parallel.
 template <typename F>
