@@ -15,7 +15,6 @@ models with onnxruntime and PyTorch):
   attention_forward (scale = the constant, or its reciprocal for Div), no mask, not causal.
 """
 import math
-from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
@@ -35,12 +34,7 @@ class _Graph:
         self.steps = steps
         self.infos = infos
         self.device = device
-        self.uses: Counter = Counter()
-        for s in steps:
-            for n in s.inputs:
-                self.uses[n] += 1
-        for o in outputs:  # graph outputs are never fused away
-            self.uses[o] += 1
+        self.outputs = set(outputs)  # graph outputs are never fused away
         self.maker: Dict[str, int] = {}
         self.readers: Dict[str, List[int]] = {}
         for i, s in enumerate(steps):
@@ -67,7 +61,7 @@ class _Graph:
     def only_reader(self, value: str) -> Optional[int]:
         """The one step that reads value when nothing else does (not a graph output)."""
         r = self.readers.get(value, [])
-        return r[0] if self.uses[value] == 1 and len(r) == 1 else None
+        return r[0] if len(r) == 1 and value not in self.outputs else None
 
     def const(self, ref: _Ref) -> Optional[np.ndarray]:
         info = self.infos.get(ref.name)
