@@ -144,10 +144,12 @@ void parallel_for(int64_t n, int64_t grain, const F& body) {
 
 // Writes out[i] = f(i) for i in [begin, end) through a small stack buffer: the loop computing
 // f vectorises even when `out` aliases an input (in-place ops), which the compiler could not
-// otherwise rule out; the copy-out is a memcpy from L1.
+// otherwise rule out; the copy-out is a memcpy from L1. Always inlined, so that f's loop is
+// compiled for the caller's target (an AVX2 clone, e.g. activation.cpp's GELU), and f with it.
 constexpr int64_t kMapBlock = 256;  // floats per block
 template <typename F>
-inline void map_block(float* out, int64_t begin, int64_t end, const F& f) {
+__attribute__((always_inline)) inline void map_block(float* out, int64_t begin, int64_t end,
+                                                     const F& f) {
   alignas(64) float tmp[kMapBlock];
   for (int64_t i0 = begin; i0 < end; i0 += kMapBlock) {
     const int64_t n = end - i0 < kMapBlock ? end - i0 : kMapBlock;
