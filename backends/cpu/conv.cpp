@@ -10,14 +10,15 @@
 //   its backward-filter = backward-filter with dy as the input and x as the output gradient,
 // and every bias gradient is conv_backward_bias (it sums over any rank).
 //
-// Speed: each direction first offers the call to Winograd F(2x2, 3x3) (conv_winograd.cpp: 2-D
-// 3x3 stride-1 convolutions with >= 16 channels in and out, finite operands), then to the
-// direct depthwise kernels (conv_depthwise.cpp: 1-D and 2-D, groups of one input channel),
-// else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a per-thread column buffer
-// [ci/groups * kernel volume, slab] reused across calls (a slab: as many output depth planes as
-// keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has one plane, so its slab is
-// its whole output: classic im2col, plain row copies when the last stride is 1), and one
-// single-threaded SGEMM per image, group and slab does the multiply-adds (V = slab here):
+// Speed: each direction first offers the call to Winograd (conv_winograd.cpp: F(2x2, 3x3) or
+// F(4x4, 3x3) for 2-D 3x3 stride-1 convolutions with >= 16 channels in and out, finite
+// operands), then to the direct depthwise kernels (conv_depthwise.cpp: 1-D and 2-D, groups
+// of one input channel), else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a
+// per-thread column buffer [ci/groups * kernel volume, slab] reused across calls (a slab: as many
+// output depth planes as keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has one
+// plane, so its slab is its whole output: classic im2col, plain row copies when the last stride is
+// 1), and one single-threaded SGEMM per image, group and slab does the multiply-adds (V = slab
+// here):
 //   forward          out_g [co/g, V]  = w_g [co/g, CK] . col [CK, V]
 //   backward-data    col   [CK, V]    = w_g^T . dout_g, then col2vol (scatter-add)
 //   backward-filter  dw_g  [co/g, CK] += dout_g . col^T  (per-chunk partial sums, then summed)

@@ -1,6 +1,6 @@
 // conv.hpp — the convolution algorithms of the CPU backend that conv.cpp (im2col / vol2col +
-// SGEMM, every op of the family) hands a call to when they apply: Winograd F(2x2, 3x3)
-// (conv_winograd.cpp), then the direct depthwise kernels (conv_depthwise.cpp). Every algorithm
+// SGEMM, every op of the family) hands a call to when they apply: Winograd F(2x2, 3x3) and F(4x4,
+// 3x3) (conv_winograd.cpp), then the direct depthwise kernels (conv_depthwise.cpp). Every algorithm
 // takes its sizes from the one N-D geometry of nnplug/kit/conv_nd.hpp (conv_nd_geometry, in
 // "forward" terms: input [n, ci, in..] -> output [n, co, out..], filter [co, ci/groups, kernel..];
 // compact float32 tensors).

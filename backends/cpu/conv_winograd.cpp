@@ -1,22 +1,36 @@
-// Winograd F(2x2, 3x3) convolution on the CPU: the fast path of 2-D convolutions with 3x3
-// filters at stride 1 and dilation 1, one group and at least 16 channels in and out (the cnn's
-// conv2), for every op whose geometry is such a convolution (NNP_OP_CONV2D_*, NNP_OP_CONV_* and
-// NNP_OP_CONV_TRANSPOSE_* with k = 2: conv.cpp asks here first). Sizes come from the one N-D
-// geometry (nnplug/kit/conv_nd.hpp; the last two spatial axes are the plane).
+// Winograd convolution on the CPU, F(2x2, 3x3) and F(4x4, 3x3): the fast path of 2-D
+// convolutions with 3x3 filters at stride 1 and dilation 1, one group and at least 16 channels in
+// and out (the cnn's conv2), for every op whose geometry is such a convolution (NNP_OP_CONV2D_*,
+// NNP_OP_CONV_* and NNP_OP_CONV_TRANSPOSE_* with k = 2: conv.cpp asks here first). Sizes come
+// from the one N-D geometry (nnplug/kit/conv_nd.hpp; the last two spatial axes are the plane).
 //
-// Speed: 2.25x fewer multiplies in the SGEMMs than im2col: forward as 16 SGEMMs
-// [K, C] . [C, tiles] per block of images, backward-data as a forward convolution of dy with the
-// flipped filter, backward-filter as 16 SGEMMs [K, tiles] . [tiles, C] per block into dU, then
-// dW = G^T dU G. A block is one image, or several side by side in the SGEMMs' tile dimension
-// when an image has fewer than 128 tiles (winograd_block). The transforms work a plane at a time
-// in unit-stride loops over whole padded rows or all tiles of a plane, with AVX2 clones
-// (target_clones; the plugin is built for plain x86-64), and the 16 xi planes of each
-// transform buffer lie an odd number of cache lines apart, so that the 16 streams a transform
-// reads or writes at once do not share L1 sets (wino_plane_stride). Measured on one thread
-// against the previous per-image version with 4-KiB-aligned planes, SSE2 transforms and
-// per-channel zeroing of the padded plane (docs/cpu-backend.md): forward, backward-data and
-// backward-filter of cnn.conv2 24.9 -> 20.5, 30.4 -> 26.4 and 29.3 -> 21.9 ms, the cnn training
-// step 1104 -> 1267 images/s.
+// Speed: F(m x m, 3x3) computes each m x m output tile from an (m + 2)^2 input tile with
+// (m + 2)^2 multiplies per (k, c) instead of 9 m^2: 2.25x fewer than im2col for m = 2, 4x fewer
+// for m = 4. Forward as (m + 2)^2 GEMMs [K, C] . [C, tiles] per block of images, backward-data
+// as a forward convolution of dy with the flipped filter, backward-filter as (m + 2)^2 SGEMMs
+// [K, tiles] . [tiles, C] per block into dU, then dW = G^T dU G. A block is one image, or
+// several side by side in the GEMMs' tile dimension when an image has fewer than
+// kWinoMinColumns tiles (winograd_block). The transforms work a plane at a time, in unit-stride
+// loops over whole padded rows or all tiles of a plane with AVX2 clones (target_clones; the
+// plugin is built for plain x86-64), or, for F(4x4) where the CPU has AVX2 and FMA, on groups of
+// 8 tiles in registers; the forward-style GEMMs, whose depth is the input channels, run in a
+// kernel of their own there (gemm_small_depth). Transform buffers keep each channel's alpha^2
+// matrices rows together (wino_layout), their strides an odd number of cache lines so that the
+// streams a transform or GEMM reads at once do not share L1 sets (wino_plane_stride). Figures in
+// docs/cpu-backend.md.
+//
+// Accuracy, and which tile size runs (winograd_scheme_for): F(2x2) uses only 0, +-1 and +-1/2;
+// F(4x4) (points 0, +-1, +-2, Lavin & Gray's) multiplies by up to 8 in its output transform, so
+// its rounding error is larger: on the cnn's conv2 forward (N = 16, ReLU'd input, He-initialised
+// filters) the relative RMS error against a double-precision sum is 1.0e-6 with F(4x4), 1.7e-7
+// with F(2x2) and 2.1e-7 with im2col + SGEMM (NMSE 1.1e-12, 3.1e-14, 4.6e-14; the conformance
+// bound for float32 is 1e-9). The backward directions take the tile size that covers the plane
+// with fewer multiplies (F(4x4) for the cnn's 24 x 24 and 26 x 26 planes, F(2x2) for 6 x 6 and
+// less). The forward keeps F(2x2): its outputs feed ReLU and max pooling, whose decisions flip
+// where a value sits within the error of zero or of its neighbour, and with F(4x4) forwards
+// the cnn's training loss left the reference's by 2e-4 within 3 Adam steps and 1e-3 within 10
+// (compare_losses.py, the reference-vs-cpu parity test, allows 1e-4), against <= 1.1e-7 over 10
+// steps with F(2x2) forwards and F(4x4) backwards. NNPLUG_CPU_WINOGRAD=4 runs F(4x4) forwards too.
 // Winograd runs only when its operands are all finite (all_finite: one vectorised pass over
 // each): its transforms would turn an infinity into NaN where the direct formula gives ±inf.
 // TBB runs blocks of images in parallel; backward-filter splits the batch into four chunks per
@@ -27,48 +41,62 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace nnp::cpu {
 namespace {
 
-// ---- Winograd F(2x2, 3x3) -----------------------------------------------------------------------
-// Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (CVPR 2016). For 3x3 filters
-// at stride 1 (dilation 1, one group) each 2x2 output tile costs 16 multiplies per (k, c)
-// instead of 36: Y = A^T [ (G g G^T) .* (B^T d B) ] A, the 16 elementwise products summed over
-// c as 16 SGEMMs [K, C] . [C, tiles]. Transforms use only 0, +-1 and +-1/2.
+// Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (CVPR 2016): for 3x3 filters
+// at stride 1 (dilation 1, one group) Y = A^T [ (G g G^T) .* (B^T d B) ] A per tile, the
+// elementwise products summed over c as (m + 2)^2 SGEMMs. The matrices of each tile size are
+// the paper's (section 4.1 for F(2x2, 3x3), 4.2 for F(4x4, 3x3)); the transforms below write
+// them out as adds, subtracts and small multiples, with shared subexpressions.
 
 constexpr int64_t kWinoMinChannels = 16;  // below this the SGEMMs' depth is too small to pay
-
-// u[xi][k][c] = (G g G^T)[xi] for g = w[k][c] (flip = 0) or, for backward-data as a forward
-// convolution, g[r][s] = w[c][k][2-r][2-s] with w of shape [C_out_of_this, K_of_this, 3, 3].
-void winograd_weights(const float* w, int64_t k_out, int64_t c_in, bool flip, float* u) {
-  const int64_t kc = k_out * c_in;
-  for (int64_t k = 0; k < k_out; ++k) {
-    for (int64_t c = 0; c < c_in; ++c) {
-      float g[3][3];
-      for (int r = 0; r < 3; ++r)
-        for (int s = 0; s < 3; ++s)
-          g[r][s] = flip ? w[((c * k_out + k) * 3 + (2 - r)) * 3 + (2 - s)]
-                         : w[((k * c_in + c) * 3 + r) * 3 + s];
-      float gg[4][3];  // G g
-      for (int s = 0; s < 3; ++s) {
-        gg[0][s] = g[0][s];
-        gg[1][s] = 0.5f * (g[0][s] + g[1][s] + g[2][s]);
-        gg[2][s] = 0.5f * (g[0][s] - g[1][s] + g[2][s]);
-        gg[3][s] = g[2][s];
-      }
-      for (int i = 0; i < 4; ++i) {  // (G g) G^T
-        const float t[4] = {gg[i][0], 0.5f * (gg[i][0] + gg[i][1] + gg[i][2]),
-                            0.5f * (gg[i][0] - gg[i][1] + gg[i][2]), gg[i][2]};
-        for (int j = 0; j < 4; ++j) u[(i * 4 + j) * kc + k * c_in + c] = t[j];
-      }
-    }
-  }
-}
 
 // The transforms below get an AVX2 clone where the CPU has it (NNP_CPU_AVX2_CLONES): their
 // loops are adds and subtracts over rows of tiles.
 #define NNP_WINO_CLONES NNP_CPU_AVX2_CLONES
+
+// ---- F(2x2, 3x3): G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+// ----------------------------------
+
+// u[xi * stride] = (G g G^T)[xi] for one 3x3 filter g (row-major), xi = 4 i + j.
+void weights2(const float (&g)[3][3], float* u, int64_t stride) {
+  float gg[4][3];  // G g
+  for (int s = 0; s < 3; ++s) {
+    gg[0][s] = g[0][s];
+    gg[1][s] = 0.5f * (g[0][s] + g[1][s] + g[2][s]);
+    gg[2][s] = 0.5f * (g[0][s] - g[1][s] + g[2][s]);
+    gg[3][s] = g[2][s];
+  }
+  for (int i = 0; i < 4; ++i) {  // (G g) G^T
+    const float t[4] = {gg[i][0], 0.5f * (gg[i][0] + gg[i][1] + gg[i][2]),
+                        0.5f * (gg[i][0] - gg[i][1] + gg[i][2]), gg[i][2]};
+    for (int j = 0; j < 4; ++j) u[(i * 4 + j) * stride] = t[j];
+  }
+}
+
+// dw = G^T dU G for one (k, c): dU[xi] = du[xi * stride].
+void filter2(const float* du, int64_t stride, float* dw) {
+  float m[4][4];
+  for (int i = 0; i < 16; ++i) m[i / 4][i % 4] = du[i * stride];
+  float t[3][4];  // G^T m
+  for (int j = 0; j < 4; ++j) {
+    t[0][j] = m[0][j] + 0.5f * (m[1][j] + m[2][j]);
+    t[1][j] = 0.5f * (m[1][j] - m[2][j]);
+    t[2][j] = 0.5f * (m[1][j] + m[2][j]) + m[3][j];
+  }
+  for (int i = 0; i < 3; ++i) {  // (G^T m) G
+    dw[i * 3 + 0] = t[i][0] + 0.5f * (t[i][1] + t[i][2]);
+    dw[i * 3 + 1] = 0.5f * (t[i][1] - t[i][2]);
+    dw[i * 3 + 2] = 0.5f * (t[i][1] + t[i][2]) + t[i][3];
+  }
+}
 
 // Input transform of one plane for tp x tq tiles: v[xi * xs + ti * tq + tj] = (B^T d B)[xi] for
 // the 4x4 tile d at rows 2 ti.., columns 2 tj.. of `plane` (rows `ld` floats apart, at least
@@ -76,8 +104,8 @@ void winograd_weights(const float* w, int64_t k_out, int64_t c_in, bool flip, fl
 // the four plane rows first (unit stride over the whole padded row), then B along each of the
 // four results (stride-2 reads), both loops vectorised. tmp holds 4 (2 tq + 2) floats.
 NNP_WINO_CLONES
-void winograd_input_plane(const float* __restrict plane, int64_t ld, int64_t tp, int64_t tq,
-                          float* __restrict v, int64_t xs, float* __restrict tmp) {
+void input_plane2(const float* __restrict plane, int64_t ld, int64_t tp, int64_t tq,
+                  float* __restrict v, int64_t xs, float* __restrict tmp) {
   const int64_t wp = 2 * tq + 2;
   float* __restrict b0 = tmp;
   float* __restrict b1 = tmp + wp;
@@ -110,69 +138,12 @@ void winograd_input_plane(const float* __restrict plane, int64_t ld, int64_t tp,
   }
 }
 
-// Padded plane geometry of the input transform: x [h, w] with padding pad_top / pad_left, read
-// as a plane of hp = 2 tp + 2 rows and wp = 2 tq + 2 columns (zero outside x). When x already is
-// that plane (no padding, h = hp, w = wp) the transform reads x directly; otherwise each plane
-// is copied into a task buffer whose padding was zeroed once (the copied region is the same for
-// every plane, so the zeros stay).
-struct wino_plane {
-  int64_t h, w, tp, tq, pad_top, pad_left;
-  int64_t hp() const { return 2 * tp + 2; }
-  int64_t wp() const { return 2 * tq + 2; }
-  bool direct() const { return pad_top == 0 && pad_left == 0 && h == hp() && w == wp(); }
-  // Floats of task scratch the input transform needs: the padded plane and tmp.
-  int64_t work() const { return (direct() ? 0 : hp() * wp()) + 4 * wp(); }
-  // The plane the transform reads for x (rows `ld()` apart); pad from prepare().
-  const float* place(const float* x, float* pad) const {
-    if (direct()) return x;
-    const int64_t i0 = std::max<int64_t>(0, -pad_top), i1 = std::min(h, hp() - pad_top);
-    const int64_t j0 = std::max<int64_t>(0, -pad_left), j1 = std::min(w, wp() - pad_left);
-    for (int64_t i = i0; i < i1; ++i) {
-      const float* xr = x + i * w;
-      float* pr = pad + (i + pad_top) * wp() + pad_left;
-      for (int64_t j = j0; j < j1; ++j) pr[j] = xr[j];
-    }
-    return pad;
-  }
-  int64_t ld() const { return direct() ? w : wp(); }
-  // Zeroes the task's padded plane (once per task, before the first place()).
-  void prepare(float* pad) const {
-    if (!direct()) std::fill(pad, pad + hp() * wp(), 0.0f);
-  }
-};
-
-// Floats between the 16 xi planes of v, m or dyt holding `floats` each: a whole, odd number of
-// 64-byte lines, so that the 16 streams a transform reads or writes at once (one per plane)
-// fall in different L1 sets. Unpadded, a plane of [64, 144] floats is 9 x 4 KiB and all 16
-// streams land in one set of the 8-way L1 (padding the strides took the cnn conv2 forward from
-// 23.0 to 21.3 ms on one thread, process CPU time of nnplug-bench).
-int64_t wino_plane_stride(int64_t floats) {
-  int64_t lines = (floats + 15) / 16;
-  if (lines % 2 == 0) ++lines;
-  return lines * 16;
-}
-
-// Input transform of images [c_in, h, w] (nb of them, img_stride floats apart) into
-// v[xi * xs + c * ld_v + b * tiles + t], ld_v = nb * tiles: the images' tiles side by side, so
-// that one SGEMM per xi covers the whole block. work: pl.work() floats, prepared.
-NNP_WINO_CLONES
-void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_t c_in,
-                          const wino_plane& pl, float* v, int64_t xs, float* work) {
-  const int64_t tiles = pl.tp * pl.tq, ld_v = nb * tiles;
-  float* pad = work;
-  float* tmp = work + (pl.direct() ? 0 : pl.hp() * pl.wp());
-  for (int64_t b = 0; b < nb; ++b)
-    for (int64_t c = 0; c < c_in; ++c)
-      winograd_input_plane(pl.place(x + b * img_stride + c * pl.h * pl.w, pad), pl.ld(), pl.tp,
-                           pl.tq, v + c * ld_v + b * tiles, xs, tmp);
-}
-
 // Output transform, first half (A^T along the xi rows), over all tiles of a plane at once
 // (unit stride, long loops): s0[j][t] = m0 + m1 + m2 and s1[j][t] = m1 - m2 - m3 for
 // mi = m[(4 i + j) * ms + t]; s = s0 [4][tiles] then s1 [4][tiles].
-inline void winograd_output_cols(const float* __restrict m0, const float* __restrict m1,
-                                 const float* __restrict m2, const float* __restrict m3,
-                                 int64_t tiles, float* __restrict s0, float* __restrict s1) {
+inline void output_cols2(const float* __restrict m0, const float* __restrict m1,
+                         const float* __restrict m2, const float* __restrict m3, int64_t tiles,
+                         float* __restrict s0, float* __restrict s1) {
   for (int64_t t = 0; t < tiles; ++t) {
     s0[t] = m0[t] + m1[t] + m2[t];
     s1[t] = m1[t] - m2[t] - m3[t];
@@ -181,8 +152,8 @@ inline void winograd_output_cols(const float* __restrict m0, const float* __rest
 
 // Output transform, second half (A along each row) for one row of tiles: out[2 t], out[2 t + 1]
 // = a0 + a1 + a2 + bias, a1 - a2 - a3 + bias for aj = a[j * tiles + t].
-inline void winograd_output_row(const float* __restrict a, int64_t tiles, int64_t tq, float bias,
-                                float* __restrict out) {
+inline void output_row2(const float* __restrict a, int64_t tiles, int64_t tq, float bias,
+                        float* __restrict out) {
   for (int64_t t = 0; t < tq; ++t) {
     const float a0 = a[t], a1 = a[tiles + t], a2 = a[2 * tiles + t], a3 = a[3 * tiles + t];
     out[2 * t] = a0 + a1 + a2 + bias;
@@ -193,26 +164,750 @@ inline void winograd_output_row(const float* __restrict a, int64_t tiles, int64_
 // Output transform of one plane: y [p, q] = A^T m A + bias per tile, m[xi] = m[xi * ms + t]
 // for tile t = ti * tq + tj, clipped at odd edges. work: 8 tiles + 4 tq floats.
 NNP_WINO_CLONES
-void winograd_output_plane(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
-                           float bias, float* y, float* work) {
+void output_plane2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
+                   float bias, float* y, float* work) {
   const int64_t tiles = tp * tq;
   float* s = work;                     // [2][4][tiles]
   float* rows_out = work + 8 * tiles;  // two output rows of 2 tq floats
   for (int j = 0; j < 4; ++j)
-    winograd_output_cols(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
-                         s + j * tiles, s + (4 + j) * tiles);
+    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
+                 s + j * tiles, s + (4 + j) * tiles);
   for (int64_t ti = 0; ti < tp; ++ti) {
     const int64_t r0 = 2 * ti;
     const bool fits = r0 + 1 < p && q % 2 == 0;  // direct when it fits
     float* out0 = fits ? y + r0 * q : rows_out;
     float* out1 = fits ? y + (r0 + 1) * q : rows_out + 2 * tq;
-    winograd_output_row(s + ti * tq, tiles, tq, bias, out0);
-    winograd_output_row(s + 4 * tiles + ti * tq, tiles, tq, bias, out1);
+    output_row2(s + ti * tq, tiles, tq, bias, out0);
+    output_row2(s + 4 * tiles + ti * tq, tiles, tq, bias, out1);
     if (!fits) {
       std::memcpy(y + r0 * q, out0, sizeof(float) * static_cast<size_t>(q));
       if (r0 + 1 < p) std::memcpy(y + (r0 + 1) * q, out1, sizeof(float) * static_cast<size_t>(q));
     }
   }
+}
+
+// Row i of (A d) A^T for a row of 2x2 dy tiles: with (a0, a1) = c0 * (e0, o0) + c1 * (e1, o1)
+// (even and odd columns of the two dy rows, read at stride 2), q0..q3 = a0, a0 + a1, a0 - a1,
+// -a1. c0, c1 are 0 or +-1, so the products are exact.
+inline void dy_row2(const float* __restrict d0, const float* __restrict d1, float c0, float c1,
+                    int64_t tq, float* __restrict q0, float* __restrict q1, float* __restrict q2,
+                    float* __restrict q3) {
+  for (int64_t t = 0; t < tq; ++t) {
+    const float a0 = c0 * d0[2 * t] + c1 * d1[2 * t];
+    const float a1 = c0 * d0[2 * t + 1] + c1 * d1[2 * t + 1];
+    q0[t] = a0;
+    q1[t] = a0 + a1;
+    q2[t] = a0 - a1;
+    q3[t] = -a1;
+  }
+}
+
+// dy transform of one plane dy [p, q] for backward-filter: out[xi * ks + ti * tq + tj] =
+// (A d A^T)[xi] for the 2x2 dy tile d at rows 2 ti.., columns 2 tj.. (0 outside P x Q). Row i of
+// A d is (c0 * row0 + c1 * row1) with (c0, c1) = (1, 0), (1, 1), (1, -1), (0, -1); then (A d) A^T
+// maps a row (a0, a1) to [a0, a0 + a1, a0 - a1, -a1]. At odd edges the rows are read from
+// zero-padded copies in work (4 tq floats).
+NNP_WINO_CLONES
+void dy_plane2(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, float* out,
+               int64_t ks, float* work) {
+  static constexpr float kC0[4] = {1.0f, 1.0f, 1.0f, 0.0f};
+  static constexpr float kC1[4] = {0.0f, 1.0f, -1.0f, -1.0f};
+  for (int64_t ti = 0; ti < tp; ++ti) {
+    const float* d0 = dy + 2 * ti * q;
+    const float* d1 = d0 + q;
+    if (2 * ti + 1 >= p || q % 2 != 0) {  // a partial tile row or column
+      std::fill(work, work + 4 * tq, 0.0f);
+      for (int64_t j = 0; j < q; ++j) work[j] = d0[j];
+      if (2 * ti + 1 < p)
+        for (int64_t j = 0; j < q; ++j) work[2 * tq + j] = d1[j];
+      d0 = work;
+      d1 = work + 2 * tq;
+    }
+    for (int i = 0; i < 4; ++i) {
+      float* o = out + 4 * i * ks + ti * tq;
+      dy_row2(d0, d1, kC0[i], kC1[i], tq, o, o + ks, o + 2 * ks, o + 3 * ks);
+    }
+  }
+}
+
+// ---- F(4x4, 3x3)
+// ---------------------------------------------------------------------------------
+//   B^T = [4  0 -5  0 1 0;  0 -4 -4  1 1 0;  0  4 -4 -1 1 0;  0 -2 -1  2 1 0;  0  2 -1 -2 1 0;
+//          0  4  0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0;  0 1 -1 2 -2 0;  0 1 1 4 4 0;  0 1 -1 8 -8 1]
+
+constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
+                              {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                              {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                              {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                              {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                              {0, 0, 1}};
+
+// u[xi * stride] = (G g G^T)[xi], xi = 6 i + j, in double (G's sixths and 24ths are inexact in
+// float; this runs once per (k, c) and call).
+void weights4(const float (&g)[3][3], float* u, int64_t stride) {
+  double gg[6][3];  // G g
+  for (int i = 0; i < 6; ++i)
+    for (int s = 0; s < 3; ++s)
+      gg[i][s] = kG4[i][0] * g[0][s] + kG4[i][1] * g[1][s] + kG4[i][2] * g[2][s];
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      u[(i * 6 + j) * stride] =
+          static_cast<float>(gg[i][0] * kG4[j][0] + gg[i][1] * kG4[j][1] + gg[i][2] * kG4[j][2]);
+}
+
+// dw = G^T dU G for one (k, c), dU[xi] = du[xi * stride], in double.
+void filter4(const float* du, int64_t stride, float* dw) {
+  double t[3][6];  // G^T dU
+  for (int r = 0; r < 3; ++r)
+    for (int j = 0; j < 6; ++j) {
+      double acc = 0;
+      for (int i = 0; i < 6; ++i) acc += kG4[i][r] * du[(i * 6 + j) * stride];
+      t[r][j] = acc;
+    }
+  for (int r = 0; r < 3; ++r)
+    for (int s = 0; s < 3; ++s) {
+      double acc = 0;
+      for (int j = 0; j < 6; ++j) acc += t[r][j] * kG4[j][s];
+      dw[r * 3 + s] = static_cast<float>(acc);
+    }
+}
+
+// B^T applied to six streams d0..d5 (rows of a plane, or columns of a row read at stride 4),
+// element by element: the six rows of B^T d.
+#define NNP_WINO4_BT(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5) \
+  do {                                                               \
+    const float s13_ = (d3) - (d1), s24_ = (d4) - (d2);              \
+    o0 = 4.0f * (d0)-5.0f * (d2) + (d4);                             \
+    o1 = ((d3) + (d4)) - 4.0f * ((d1) + (d2));                       \
+    o2 = ((d4) - (d3)) + 4.0f * ((d1) - (d2));                       \
+    o3 = s24_ + 2.0f * s13_;                                         \
+    o4 = s24_ - 2.0f * s13_;                                         \
+    o5 = 4.0f * (d1)-5.0f * (d3) + (d5);                             \
+  } while (0)
+
+// B^T along six plane rows r0..r5: the six rows of B^T d, into b0..b5 (separate restrict
+// pointers: GCC does not vectorise stores at unknown offsets from one pointer).
+inline void input_rows4(const float* __restrict r0, const float* __restrict r1,
+                        const float* __restrict r2, const float* __restrict r3,
+                        const float* __restrict r4, const float* __restrict r5, int64_t wp,
+                        float* __restrict b0, float* __restrict b1, float* __restrict b2,
+                        float* __restrict b3, float* __restrict b4, float* __restrict b5) {
+  for (int64_t j = 0; j < wp; ++j)
+    NNP_WINO4_BT(r0[j], r1[j], r2[j], r3[j], r4[j], r5[j], b0[j], b1[j], b2[j], b3[j], b4[j],
+                 b5[j]);
+}
+
+// B along one row d of B^T d (wp = 4 tq + 2 floats) for a row of tq tiles: v_j[t] = row j of
+// B^T [d[4 t] .. d[4 t + 5]]. The stride-4 reads are split first into four unit-stride phases
+// c_l[t] = d[4 t + l] (a de-interleave that vectorises as one), so that the transform loop has
+// unit stride: d[4 t + 4] and d[4 t + 5] are c_0[t + 1] and c_1[t + 1]. c: 4 (tq + 1) floats.
+inline void input_cols4(const float* __restrict d, int64_t tq, float* __restrict c,
+                        float* __restrict v0, float* __restrict v1, float* __restrict v2,
+                        float* __restrict v3, float* __restrict v4, float* __restrict v5) {
+  const int64_t n = tq + 1;
+  float* __restrict c0 = c;
+  float* __restrict c1 = c + n;
+  float* __restrict c2 = c + 2 * n;
+  float* __restrict c3 = c + 3 * n;
+  for (int64_t t = 0; t < tq; ++t) {
+    c0[t] = d[4 * t];
+    c1[t] = d[4 * t + 1];
+    c2[t] = d[4 * t + 2];
+    c3[t] = d[4 * t + 3];
+  }
+  c0[tq] = d[4 * tq];
+  c1[tq] = d[4 * tq + 1];
+  for (int64_t t = 0; t < tq; ++t)
+    NNP_WINO4_BT(c0[t], c1[t], c2[t], c3[t], c0[t + 1], c1[t + 1], v0[t], v1[t], v2[t], v3[t],
+                 v4[t], v5[t]);
+}
+
+// Input transform of one plane for tp x tq 6x6 tiles at rows 4 ti.., columns 4 tj..: as
+// input_plane2 (B^T along six whole padded rows of 4 tq + 2 columns, then B along each of the
+// six results at stride 4). tmp holds 6 (4 tq + 2) + 4 (tq + 1) floats.
+NNP_WINO_CLONES
+void input_plane4(const float* __restrict plane, int64_t ld, int64_t tp, int64_t tq,
+                  float* __restrict v, int64_t xs, float* __restrict tmp) {
+  const int64_t wp = 4 * tq + 2;
+  float* phases = tmp + 6 * wp;
+  for (int64_t ti = 0; ti < tp; ++ti) {
+    const float* r = plane + 4 * ti * ld;
+    input_rows4(r, r + ld, r + 2 * ld, r + 3 * ld, r + 4 * ld, r + 5 * ld, wp, tmp, tmp + wp,
+                tmp + 2 * wp, tmp + 3 * wp, tmp + 4 * wp, tmp + 5 * wp);
+    for (int i = 0; i < 6; ++i) {
+      float* o = v + 6 * i * xs + ti * tq;
+      input_cols4(tmp + i * wp, tq, phases, o, o + xs, o + 2 * xs, o + 3 * xs, o + 4 * xs,
+                  o + 5 * xs);
+    }
+  }
+}
+
+// A^T applied to six streams: the four rows of A^T m.
+#define NNP_WINO4_AT(m0, m1, m2, m3, m4, m5, o0, o1, o2, o3) \
+  do {                                                       \
+    const float p_ = (m1) + (m2), q_ = (m1) - (m2);          \
+    const float u_ = (m3) + (m4), w_ = (m3) - (m4);          \
+    o0 = (m0) + p_ + u_;                                     \
+    o1 = q_ + 2.0f * w_;                                     \
+    o2 = p_ + 4.0f * u_;                                     \
+    o3 = q_ + 8.0f * w_ + (m5);                              \
+  } while (0)
+
+// Output transform, first half (A^T along the xi rows, column j of the tile) over all tiles:
+// sr[t] = row r of A^T [m(0, j) .. m(5, j)], m(i, j) = m[(6 i + j) * ms + t].
+inline void output_cols4(const float* __restrict m, int64_t ms, int64_t tiles, float* __restrict s0,
+                         float* __restrict s1, float* __restrict s2, float* __restrict s3) {
+  const float* __restrict m0 = m;
+  const float* __restrict m1 = m + 6 * ms;
+  const float* __restrict m2 = m + 12 * ms;
+  const float* __restrict m3 = m + 18 * ms;
+  const float* __restrict m4 = m + 24 * ms;
+  const float* __restrict m5 = m + 30 * ms;
+  for (int64_t t = 0; t < tiles; ++t)
+    NNP_WINO4_AT(m0[t], m1[t], m2[t], m3[t], m4[t], m5[t], s0[t], s1[t], s2[t], s3[t]);
+}
+
+// Output transform, second half (A along one row of tiles): out[4 t + r] = row r of
+// A^T [a0 .. a5] + bias, aj = a[j * tiles + t].
+inline void output_row4(const float* __restrict a, int64_t tiles, int64_t tq, float bias,
+                        float* __restrict out) {
+  for (int64_t t = 0; t < tq; ++t) {
+    float o0, o1, o2, o3;
+    NNP_WINO4_AT(a[t], a[tiles + t], a[2 * tiles + t], a[3 * tiles + t], a[4 * tiles + t],
+                 a[5 * tiles + t], o0, o1, o2, o3);
+    out[4 * t] = o0 + bias;
+    out[4 * t + 1] = o1 + bias;
+    out[4 * t + 2] = o2 + bias;
+    out[4 * t + 3] = o3 + bias;
+  }
+}
+
+// Output transform of one plane (4x4 tiles), as output_plane2. work: 24 tiles + 16 tq floats.
+NNP_WINO_CLONES
+void output_plane4(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
+                   float bias, float* y, float* work) {
+  const int64_t tiles = tp * tq;
+  float* s = work;                     // [4 rows r][6 columns j][tiles]
+  float* row_out = work + 24 * tiles;  // one output row of 4 tq floats
+  for (int j = 0; j < 6; ++j)
+    output_cols4(m + j * ms, ms, tiles, s + j * tiles, s + (6 + j) * tiles, s + (12 + j) * tiles,
+                 s + (18 + j) * tiles);
+  const bool whole_rows = q % 4 == 0;
+  for (int64_t ti = 0; ti < tp; ++ti)
+    for (int r = 0; r < 4 && 4 * ti + r < p; ++r) {
+      float* out = whole_rows ? y + (4 * ti + r) * q : row_out;
+      output_row4(s + 6 * r * tiles + ti * tq, tiles, tq, bias, out);
+      if (!whole_rows)
+        std::memcpy(y + (4 * ti + r) * q, out, sizeof(float) * static_cast<size_t>(q));
+    }
+}
+
+// A applied to four streams (A = (A^T)^T, 6 x 4): the six rows of A d.
+#define NNP_WINO4_A(d0, d1, d2, d3, o0, o1, o2, o3, o4, o5)       \
+  do {                                                            \
+    const float e_ = (d0) + (d2), f_ = (d1) + (d3);               \
+    const float g_ = (d0) + 4.0f * (d2), h_ = (d1) + 4.0f * (d3); \
+    o0 = (d0);                                                    \
+    o1 = e_ + f_;                                                 \
+    o2 = e_ - f_;                                                 \
+    o3 = g_ + 2.0f * h_;                                          \
+    o4 = g_ - 2.0f * h_;                                          \
+    o5 = (d3);                                                    \
+  } while (0)
+
+inline void dy_rows4(const float* __restrict d0, const float* __restrict d1,
+                     const float* __restrict d2, const float* __restrict d3, int64_t wq,
+                     float* __restrict e0, float* __restrict e1, float* __restrict e2,
+                     float* __restrict e3, float* __restrict e4, float* __restrict e5) {
+  for (int64_t x = 0; x < wq; ++x)
+    NNP_WINO4_A(d0[x], d1[x], d2[x], d3[x], e0[x], e1[x], e2[x], e3[x], e4[x], e5[x]);
+}
+
+// A along one row f of A d (4 tq floats) for tq tiles (f[4 t + l] read as a de-interleave, as
+// in input_cols4): o_j[t] = row j of A [f[4 t] .. f[4 t + 3]].
+inline void dy_cols4(const float* __restrict f, int64_t tq, float* __restrict o0,
+                     float* __restrict o1, float* __restrict o2, float* __restrict o3,
+                     float* __restrict o4, float* __restrict o5) {
+  for (int64_t t = 0; t < tq; ++t)
+    NNP_WINO4_A(f[4 * t], f[4 * t + 1], f[4 * t + 2], f[4 * t + 3], o0[t], o1[t], o2[t], o3[t],
+                o4[t], o5[t]);
+}
+
+// dy transform of one plane for backward-filter, 4x4 dy tiles (0 outside P x Q): out[xi * ks +
+// ti * tq + tj] = (A d A^T)[xi]. A along the four dy rows of a tile row first (whole rows of
+// 4 tq columns into e), then A along each of e's six rows at stride 4. At odd edges the rows are
+// read from zero-padded copies. work: 10 x 4 tq floats (4 padded rows, then e).
+NNP_WINO_CLONES
+void dy_plane4(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, float* out,
+               int64_t ks, float* work) {
+  const int64_t wq = 4 * tq;
+  float* rows = work;
+  float* e = work + 4 * wq;
+  for (int64_t ti = 0; ti < tp; ++ti) {
+    const float* d[4];
+    if (4 * ti + 3 >= p || q % 4 != 0) {  // a partial tile row or column
+      std::fill(rows, rows + 4 * wq, 0.0f);
+      for (int l = 0; l < 4 && 4 * ti + l < p; ++l)
+        std::memcpy(rows + l * wq, dy + (4 * ti + l) * q, sizeof(float) * static_cast<size_t>(q));
+      for (int l = 0; l < 4; ++l) d[l] = rows + l * wq;
+    } else {
+      for (int l = 0; l < 4; ++l) d[l] = dy + (4 * ti + l) * q;
+    }
+    dy_rows4(d[0], d[1], d[2], d[3], wq, e, e + wq, e + 2 * wq, e + 3 * wq, e + 4 * wq, e + 5 * wq);
+    for (int i = 0; i < 6; ++i) {
+      float* o = out + 6 * i * ks + ti * tq;
+      dy_cols4(e + i * wq, tq, o, o + ks, o + 2 * ks, o + 3 * ks, o + 4 * ks, o + 5 * ks);
+    }
+  }
+}
+
+#undef NNP_WINO4_BT
+#undef NNP_WINO4_AT
+#undef NNP_WINO4_A
+
+// ---- F(4x4, 3x3) with AVX2 + FMA intrinsics --------------------------------------------------
+// The portable transforms above vectorise along a row of tiles, and at the cnn's 24 x 24 output
+// a row has 6 tiles: shorter than one AVX2 vector, so GCC's loops run their scalar remainders.
+// These work on groups of 8 tiles of one tile row, one tile per lane, with partial stores at the
+// end of a row: the stride-4 columns of 8 tiles are de-interleaved in registers (4 x 4
+// transposes in each 128-bit half), and the output transform interleaves its four columns back
+// the same way. Chosen at load time where the CPU has AVX2 and FMA (winograd_f4); the portable
+// versions stay for other CPUs and for NNPLUG_CPU_WINOGRAD=4-portable.
+#if defined(__GNUC__) && defined(__x86_64__)
+#define NNP_WINO_AVX2 1
+#define NNP_AVX2_FMA __attribute__((target("avx2,fma")))
+
+// Stores the first n lanes of x at p (all 8 when n >= 8). Masked stores (vmaskmovps) would do
+// it in one instruction, but on AMD Zen they are microcoded and slower than these pieces.
+NNP_AVX2_FMA inline void store_first(float* p, __m256 x, int64_t n) {
+  if (n >= 8) {
+    _mm256_storeu_ps(p, x);
+    return;
+  }
+  __m128 part = _mm256_castps256_ps128(x);
+  if (n >= 4) {
+    _mm_storeu_ps(p, part);
+    part = _mm256_extractf128_ps(x, 1);
+    p += 4;
+    n -= 4;
+  }
+  if (n >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
+    part = _mm_movehl_ps(part, part);
+    p += 2;
+    n -= 2;
+  }
+  if (n >= 1) _mm_store_ss(p, part);
+}
+
+// Two 4-float groups into one vector: lo in the low half, hi in the high half.
+NNP_AVX2_FMA inline __m256 load_halves(const float* lo, const float* hi) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);
+}
+
+// c_l = r[4 t + l] for tiles t = 0..7 (lane t), l = 0..3: reads r[0 .. 31].
+NNP_AVX2_FMA inline void deinterleave4(const float* r, __m256& c0, __m256& c1, __m256& c2,
+                                       __m256& c3) {
+  const __m256 a0 = load_halves(r, r + 16), a1 = load_halves(r + 4, r + 20);
+  const __m256 a2 = load_halves(r + 8, r + 24), a3 = load_halves(r + 12, r + 28);
+  const __m256 u0 = _mm256_unpacklo_ps(a0, a1), u1 = _mm256_unpackhi_ps(a0, a1);
+  const __m256 u2 = _mm256_unpacklo_ps(a2, a3), u3 = _mm256_unpackhi_ps(a2, a3);
+  c0 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(1, 0, 1, 0));
+  c1 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));
+  c2 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));
+  c3 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+// Lanes 1..7 of c, then `next` in lane 7: column l of the next tile.
+NNP_AVX2_FMA inline __m256 next_tile(__m256 c, float next) {
+  const __m256 shifted = _mm256_permutevar8x32_ps(c, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7));
+  return _mm256_blend_ps(shifted, _mm256_set1_ps(next), 0x80);
+}
+
+// The six rows of B^T d for vectors d0..d5 (as NNP_WINO4_BT, with FMAs).
+NNP_AVX2_FMA inline void bt6(__m256 d0, __m256 d1, __m256 d2, __m256 d3, __m256 d4, __m256 d5,
+                             __m256* o) {
+  const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f);
+  const __m256 two = _mm256_set1_ps(2.0f);
+  const __m256 s13 = _mm256_sub_ps(d3, d1), s24 = _mm256_sub_ps(d4, d2);
+  o[0] = _mm256_fnmadd_ps(five, d2, _mm256_fmadd_ps(four, d0, d4));
+  o[1] = _mm256_fnmadd_ps(four, _mm256_add_ps(d1, d2), _mm256_add_ps(d3, d4));
+  o[2] = _mm256_fmadd_ps(four, _mm256_sub_ps(d1, d2), _mm256_sub_ps(d4, d3));
+  o[3] = _mm256_fmadd_ps(two, s13, s24);
+  o[4] = _mm256_fnmadd_ps(two, s13, s24);
+  o[5] = _mm256_fnmadd_ps(five, d3, _mm256_fmadd_ps(four, d1, d5));
+}
+
+// input_plane4 for groups of 8 tiles. plane: rows ld floats apart, each readable up to column
+// 4 (8 ceil(tq / 8)) (kF4's padded width). tmp: 36 x 8 floats.
+NNP_AVX2_FMA void input_plane4_avx2(const float* plane, int64_t ld, int64_t tp, int64_t tq,
+                                    float* v, int64_t xs, float* tmp) {
+  for (int64_t ti = 0; ti < tp; ++ti) {
+    for (int64_t t0 = 0; t0 < tq; t0 += 8) {
+      for (int l = 0; l < 6; ++l) {  // B along each of the tile group's six rows
+        const float* r = plane + (4 * ti + l) * ld + 4 * t0;
+        __m256 c0, c1, c2, c3, o[6];
+        deinterleave4(r, c0, c1, c2, c3);
+        bt6(c0, c1, c2, c3, next_tile(c0, r[32]), next_tile(c1, r[33]), o);
+        for (int j = 0; j < 6; ++j) _mm256_storeu_ps(tmp + (6 * l + j) * 8, o[j]);
+      }
+      for (int j = 0; j < 6; ++j) {  // B^T along the rows, per column j
+        __m256 o[6];
+        bt6(_mm256_loadu_ps(tmp + j * 8), _mm256_loadu_ps(tmp + (6 + j) * 8),
+            _mm256_loadu_ps(tmp + (12 + j) * 8), _mm256_loadu_ps(tmp + (18 + j) * 8),
+            _mm256_loadu_ps(tmp + (24 + j) * 8), _mm256_loadu_ps(tmp + (30 + j) * 8), o);
+        float* out = v + j * xs + ti * tq + t0;
+        for (int i = 0; i < 6; ++i) store_first(out + 6 * i * xs, o[i], tq - t0);
+      }
+    }
+  }
+}
+
+// output_plane4 with the second half on groups of 8 tiles; s (the first half, from
+// output_cols4) readable 8 floats past its end. work: 24 tiles + 8 floats.
+NNP_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p,
+                                     int64_t q, float bias, float* y, float* work) {
+  const int64_t tiles = tp * tq;
+  float* s = work;  // [4 rows r][6 columns j][tiles]
+  for (int j = 0; j < 6; ++j)
+    output_cols4(m + j * ms, ms, tiles, s + j * tiles, s + (6 + j) * tiles, s + (12 + j) * tiles,
+                 s + (18 + j) * tiles);
+  const __m256 b = _mm256_set1_ps(bias), two = _mm256_set1_ps(2.0f);
+  const __m256 four = _mm256_set1_ps(4.0f), eight = _mm256_set1_ps(8.0f);
+  for (int64_t ti = 0; ti < tp; ++ti)
+    for (int r = 0; r < 4 && 4 * ti + r < p; ++r) {
+      const float* a = s + 6 * r * tiles + ti * tq;
+      float* out = y + (4 * ti + r) * q;
+      for (int64_t t0 = 0; t0 < tq; t0 += 8) {
+        const __m256 a0 = _mm256_loadu_ps(a + t0), a1 = _mm256_loadu_ps(a + tiles + t0);
+        const __m256 a2 = _mm256_loadu_ps(a + 2 * tiles + t0);
+        const __m256 a3 = _mm256_loadu_ps(a + 3 * tiles + t0);
+        const __m256 a4 = _mm256_loadu_ps(a + 4 * tiles + t0);
+        const __m256 a5 = _mm256_loadu_ps(a + 5 * tiles + t0);
+        const __m256 pp = _mm256_add_ps(a1, a2), qq = _mm256_sub_ps(a1, a2);
+        const __m256 uu = _mm256_add_ps(a3, a4), ww = _mm256_sub_ps(a3, a4);
+        const __m256 o0 = _mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(pp, uu));
+        const __m256 o1 = _mm256_fmadd_ps(two, ww, _mm256_add_ps(qq, b));
+        const __m256 o2 = _mm256_fmadd_ps(four, uu, _mm256_add_ps(pp, b));
+        const __m256 o3 = _mm256_fmadd_ps(eight, ww, _mm256_add_ps(_mm256_add_ps(qq, a5), b));
+        // interleave: out[4 t + c] = o_c[t]
+        const __m256 w0 = _mm256_unpacklo_ps(o0, o1), w1 = _mm256_unpackhi_ps(o0, o1);
+        const __m256 w2 = _mm256_unpacklo_ps(o2, o3), w3 = _mm256_unpackhi_ps(o2, o3);
+        const __m256 x0 = _mm256_shuffle_ps(w0, w2, _MM_SHUFFLE(1, 0, 1, 0));  // tiles 0 | 4
+        const __m256 x1 = _mm256_shuffle_ps(w0, w2, _MM_SHUFFLE(3, 2, 3, 2));  // tiles 1 | 5
+        const __m256 x2 = _mm256_shuffle_ps(w1, w3, _MM_SHUFFLE(1, 0, 1, 0));  // tiles 2 | 6
+        const __m256 x3 = _mm256_shuffle_ps(w1, w3, _MM_SHUFFLE(3, 2, 3, 2));  // tiles 3 | 7
+        const __m256 yv[4] = {
+            _mm256_permute2f128_ps(x0, x1, 0x20), _mm256_permute2f128_ps(x2, x3, 0x20),
+            _mm256_permute2f128_ps(x0, x1, 0x31), _mm256_permute2f128_ps(x2, x3, 0x31)};
+        for (int k = 0; k < 4; ++k) {
+          const int64_t col = 4 * t0 + 8 * k;
+          if (col >= q) break;
+          store_first(out + col, yv[k], q - col);
+        }
+      }
+    }
+}
+
+// dy_plane4 with the second half (A along each row of A d) on groups of 8 tiles. work:
+// (4 + 6) x 4 (8 ceil(tq / 8)) floats.
+NNP_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq,
+                                 float* out, int64_t ks, float* work) {
+  const int64_t wq = 4 * tq, we = 4 * ((tq + 7) / 8 * 8);  // e's rows are we apart
+  float* rows = work;
+  float* e = work + 4 * we;
+  const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f);
+  for (int64_t ti = 0; ti < tp; ++ti) {
+    const float* d[4];
+    if (4 * ti + 3 >= p || q % 4 != 0) {  // a partial tile row or column
+      std::fill(rows, rows + 4 * we, 0.0f);
+      for (int l = 0; l < 4 && 4 * ti + l < p; ++l)
+        std::memcpy(rows + l * we, dy + (4 * ti + l) * q, sizeof(float) * static_cast<size_t>(q));
+      for (int l = 0; l < 4; ++l) d[l] = rows + l * we;
+    } else {
+      for (int l = 0; l < 4; ++l) d[l] = dy + (4 * ti + l) * q;
+    }
+    dy_rows4(d[0], d[1], d[2], d[3], wq, e, e + we, e + 2 * we, e + 3 * we, e + 4 * we, e + 5 * we);
+    for (int i = 0; i < 6; ++i)
+      for (int64_t t0 = 0; t0 < tq; t0 += 8) {
+        __m256 f0, f1, f2, f3;
+        deinterleave4(e + i * we + 4 * t0, f0, f1, f2, f3);
+        const __m256 g0 = _mm256_add_ps(f0, f2), h0 = _mm256_add_ps(f1, f3);
+        const __m256 g1 = _mm256_fmadd_ps(four, f2, f0), h1 = _mm256_fmadd_ps(four, f3, f1);
+        const __m256 o[6] = {f0,
+                             _mm256_add_ps(g0, h0),
+                             _mm256_sub_ps(g0, h0),
+                             _mm256_fmadd_ps(two, h1, g1),
+                             _mm256_fnmadd_ps(two, h1, g1),
+                             f3};
+        float* dst = out + 6 * i * ks + ti * tq + t0;
+        for (int j = 0; j < 6; ++j) store_first(dst + j * ks, o[j], tq - t0);
+      }
+  }
+}
+
+// The SGEMMs of winograd_batch, m[xi] [K, N] = u[xi] [K, C] . v[xi] [C, N], have a short depth
+// (C = the input channels, 32 in the cnn's conv2) and, per call, OpenBLAS scales C by beta = 0
+// in a separate pass and packs both operands: at C = 32 that overhead measured a third of the
+// kernel's own time. This kernel reads v in place (rows ldb apart), u from panels of 4 rows
+// packed once per call (pack index: (k / 4) C 4 + c 4 + k % 4, rows past K zero), keeps a
+// 4 x 24 block of m in 12 registers over the whole depth and stores it once. Columns past the
+// last whole 24 are read from a zero-padded copy (tail: C x 24 floats) and stored in part.
+NNP_AVX2_FMA void gemm_small_depth(int64_t k_rows, int64_t n, int64_t depth, const float* ap,
+                                   const float* b, int64_t ldb, float* c, int64_t ldc,
+                                   float* tail) {
+  for (int64_t n0 = 0; n0 < n; n0 += 24) {
+    const int64_t nn = std::min<int64_t>(24, n - n0);
+    const float* bp = b + n0;
+    int64_t ldbp = ldb;
+    if (nn < 24) {
+      for (int64_t r = 0; r < depth; ++r) {
+        std::memcpy(tail + r * 24, b + r * ldb + n0, sizeof(float) * static_cast<size_t>(nn));
+        std::fill(tail + r * 24 + nn, tail + r * 24 + 24, 0.0f);
+      }
+      bp = tail;
+      ldbp = 24;
+    }
+    for (int64_t k0 = 0; k0 < k_rows; k0 += 4) {
+      const float* a = ap + k0 * depth;
+      // 12 named accumulators: GCC keeps an array of them on the stack.
+      __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
+      __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+      for (int64_t r = 0; r < depth; ++r) {
+        const float* br = bp + r * ldbp;
+        const __m256 b0 = _mm256_loadu_ps(br), b1 = _mm256_loadu_ps(br + 8);
+        const __m256 b2 = _mm256_loadu_ps(br + 16);
+        const float* ar = a + 4 * r;
+        __m256 ai = _mm256_broadcast_ss(ar);
+        c00 = _mm256_fmadd_ps(ai, b0, c00);
+        c01 = _mm256_fmadd_ps(ai, b1, c01);
+        c02 = _mm256_fmadd_ps(ai, b2, c02);
+        ai = _mm256_broadcast_ss(ar + 1);
+        c10 = _mm256_fmadd_ps(ai, b0, c10);
+        c11 = _mm256_fmadd_ps(ai, b1, c11);
+        c12 = _mm256_fmadd_ps(ai, b2, c12);
+        ai = _mm256_broadcast_ss(ar + 2);
+        c20 = _mm256_fmadd_ps(ai, b0, c20);
+        c21 = _mm256_fmadd_ps(ai, b1, c21);
+        c22 = _mm256_fmadd_ps(ai, b2, c22);
+        ai = _mm256_broadcast_ss(ar + 3);
+        c30 = _mm256_fmadd_ps(ai, b0, c30);
+        c31 = _mm256_fmadd_ps(ai, b1, c31);
+        c32 = _mm256_fmadd_ps(ai, b2, c32);
+      }
+      const __m256 acc[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+      for (int i = 0; i < 4 && k0 + i < k_rows; ++i) {
+        float* cr = c + (k0 + i) * ldc + n0;
+        store_first(cr, acc[i][0], nn);
+        if (nn > 8) store_first(cr + 8, acc[i][1], nn - 8);
+        if (nn > 16) store_first(cr + 16, acc[i][2], nn - 16);
+      }
+    }
+  }
+}
+#undef NNP_AVX2_FMA
+#endif
+
+// ---- the two schemes
+// -----------------------------------------------------------------------------
+
+// One tile size's transforms. m: output tile side; alpha = m + 2: input tile side, and
+// xi = alpha i + j runs over alpha^2 products. The work sizes cover every implementation of
+// the transforms (portable and AVX2).
+struct wino_scheme {
+  int m, alpha;
+  void (*weights)(const float (&g)[3][3], float* u, int64_t stride);
+  void (*filter)(const float* du, int64_t stride, float* dw);
+  void (*input_plane)(const float* plane, int64_t ld, int64_t tp, int64_t tq, float* v, int64_t xs,
+                      float* tmp);
+  void (*output_plane)(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
+                       float bias, float* y, float* work);
+  void (*dy_plane)(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, float* out,
+                   int64_t ks, float* work);
+  int64_t products() const { return int64_t{alpha} * alpha; }
+  int64_t tiles_along(int64_t n) const { return (n + m - 1) / m; }
+  // Row length of the padded input plane for tq tiles across: m tq + 2, and for F(4x4) room
+  // for the AVX2 transform's groups of 8 tiles.
+  int64_t width(int64_t tq) const { return m == 2 ? 2 * tq + 2 : 4 * round8(tq) + 4; }
+  // Floats of work input_plane, output_plane and dy_plane need for tp x tq tiles.
+  int64_t input_work(int64_t tq) const {
+    return m == 2 ? 4 * (2 * tq + 2) : 6 * (4 * tq + 2) + 4 * (tq + 1) + 36 * 8;
+  }
+  int64_t output_work(int64_t tiles, int64_t tq) const {
+    return m * alpha * tiles + m * m * tq + 8;
+  }
+  int64_t dy_work(int64_t tq) const { return (m + alpha) * m * round8(tq); }
+  static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
+};
+
+constexpr wino_scheme kF2{2, 4, weights2, filter2, input_plane2, output_plane2, dy_plane2};
+constexpr wino_scheme kF4_portable{4, 6, weights4, filter4, input_plane4, output_plane4, dy_plane4};
+#ifdef NNP_WINO_AVX2
+constexpr wino_scheme kF4_avx2{
+    4, 6, weights4, filter4, input_plane4_avx2, output_plane4_avx2, dy_plane4_avx2};
+#endif
+
+// NNPLUG_CPU_WINOGRAD (read once): "0" turns the Winograd paths off (im2col everywhere), "2" or
+// "4" forces that tile size (in every direction), anything else (or unset) chooses per call.
+// A "-portable" suffix ("2-portable", "4-portable", or "portable" alone) keeps to the portable
+// transforms and OpenBLAS where the AVX2 code would run. For measurements and for the
+// conformance runs that cover each path.
+enum class wino_tiles { off, automatic, f2, f4 };
+struct wino_mode {
+  wino_tiles tiles;
+  bool portable;
+};
+wino_mode winograd_mode() {
+  static const wino_mode mode = [] {
+    const char* env = std::getenv("NNPLUG_CPU_WINOGRAD");
+    std::string v = env != nullptr ? env : "";
+    const std::string suffix = "-portable";
+    bool portable = v == "portable";
+    if (v.size() > suffix.size() &&
+        v.compare(v.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      portable = true;
+      v.resize(v.size() - suffix.size());
+    }
+    wino_tiles tiles = wino_tiles::automatic;
+    if (v == "0") tiles = wino_tiles::off;
+    if (v == "2") tiles = wino_tiles::f2;
+    if (v == "4") tiles = wino_tiles::f4;
+    return wino_mode{tiles, portable};
+  }();
+  return mode;
+}
+
+// Whether the AVX2 + FMA code runs: the CPU has both and NNPLUG_CPU_WINOGRAD does not ask for
+// the portable code.
+bool winograd_avx2() {
+#ifdef NNP_WINO_AVX2
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2 && !winograd_mode().portable;
+#else
+  return false;
+#endif
+}
+
+// F(4x4, 3x3) with the AVX2 transforms where they run.
+const wino_scheme& winograd_f4() {
+#ifdef NNP_WINO_AVX2
+  if (winograd_avx2()) return kF4_avx2;
+#endif
+  return kF4_portable;
+}
+
+// The tile size for an output plane of p x q: the one whose tiles cover it with fewer
+// multiplies (tiles x alpha^2, the GEMMs' work), F(2x2) on a tie, as its transforms are cheaper;
+// for the forward (forward = true) F(2x2) unless NNPLUG_CPU_WINOGRAD=4 (see "Accuracy" at the
+// top).
+const wino_scheme& winograd_scheme_for(int64_t p, int64_t q, bool forward) {
+  switch (winograd_mode().tiles) {
+    case wino_tiles::f2:
+      return kF2;
+    case wino_tiles::f4:
+      return winograd_f4();
+    default:
+      break;
+  }
+  if (forward) return kF2;
+  const wino_scheme& f4 = winograd_f4();
+  const int64_t cost2 = kF2.tiles_along(p) * kF2.tiles_along(q) * kF2.products();
+  const int64_t cost4 = f4.tiles_along(p) * f4.tiles_along(q) * f4.products();
+  return cost4 < cost2 ? f4 : kF2;
+}
+
+// u[xi] = (G g G^T)[xi] for each (k, c), with g = w[k][c] (flip = 0) or, for backward-data as
+// a forward convolution, g[r][s] = w[c][k][2-r][2-s] with w of shape [C_out_of_this,
+// K_of_this, 3, 3]. Unpacked: u[xi][k][c]; packed (for gemm_small_depth): per xi the panels of
+// 4 rows, k_out rounded up to 4 with zero rows. Returns the floats between xi matrices.
+int64_t winograd_weights(const wino_scheme& s, const float* w, int64_t k_out, int64_t c_in,
+                         bool flip, bool packed, float* u) {
+  const int64_t k_pad = packed ? (k_out + 3) / 4 * 4 : k_out, xs = k_pad * c_in;
+  if (k_pad != k_out) std::fill(u, u + s.products() * xs, 0.0f);
+  for (int64_t k = 0; k < k_out; ++k) {
+    for (int64_t c = 0; c < c_in; ++c) {
+      float g[3][3];
+      for (int r = 0; r < 3; ++r)
+        for (int t = 0; t < 3; ++t)
+          g[r][t] = flip ? w[((c * k_out + k) * 3 + (2 - r)) * 3 + (2 - t)]
+                         : w[((k * c_in + c) * 3 + r) * 3 + t];
+      s.weights(g, u + (packed ? (k / 4) * c_in * 4 + c * 4 + k % 4 : k * c_in + c), xs);
+    }
+  }
+  return xs;
+}
+
+// Padded plane geometry of the input transform: x [h, w] with padding pad_top / pad_left, read
+// as a plane of hp = m tp + 2 rows and wp = m tq + 2 columns (zero outside x). When x already is
+// that plane (no padding, h = hp, w = wp) the transform reads x directly; otherwise each plane
+// is copied into a task buffer whose padding was zeroed once (the copied region is the same for
+// every plane, so the zeros stay).
+struct wino_plane {
+  const wino_scheme& s;
+  int64_t h, w, tp, tq, pad_top, pad_left;
+  int64_t hp() const { return s.m * tp + 2; }
+  int64_t wp() const { return s.width(tq); }
+  bool direct() const { return pad_top == 0 && pad_left == 0 && h == hp() && w == wp(); }
+  // Floats of task scratch the input transform needs: the padded plane and tmp.
+  int64_t work() const { return (direct() ? 0 : hp() * wp()) + s.input_work(tq); }
+  // The plane the transform reads for x (rows `ld()` apart); pad from prepare().
+  const float* place(const float* x, float* pad) const {
+    if (direct()) return x;
+    const int64_t i0 = std::max<int64_t>(0, -pad_top), i1 = std::min(h, hp() - pad_top);
+    const int64_t j0 = std::max<int64_t>(0, -pad_left), j1 = std::min(w, wp() - pad_left);
+    if (j1 > j0)
+      for (int64_t i = i0; i < i1; ++i)
+        std::memcpy(pad + (i + pad_top) * wp() + pad_left + j0, x + i * w + j0,
+                    sizeof(float) * static_cast<size_t>(j1 - j0));
+    return pad;
+  }
+  int64_t ld() const { return direct() ? w : wp(); }
+  // Zeroes the task's padded plane (once per task, before the first place()).
+  void prepare(float* pad) const {
+    if (!direct()) std::fill(pad, pad + hp() * wp(), 0.0f);
+  }
+};
+
+// Floats between the xi planes of v, m or dyt holding `floats` each: a whole, odd number of
+// 64-byte lines, so that the streams a transform reads or writes at once (one per plane) fall
+// in different L1 sets. Unpadded, a plane of [64, 144] floats is 9 x 4 KiB and all 16 streams
+// of F(2x2) land in one set of the 8-way L1 (padding the strides took the cnn conv2 forward from
+// 23.0 to 21.3 ms on one thread, process CPU time of nnplug-bench).
+int64_t wino_plane_stride(int64_t floats) {
+  int64_t lines = (floats + 15) / 16;
+  if (lines % 2 == 0) ++lines;
+  return lines * 16;
+}
+
+// Where the transform buffers v, m and dyt keep element (xi, row, column) of their alpha^2
+// matrices [rows, columns] (rows: channels; columns: the block's tiles): at xi * plane + row *
+// row_stride + column. Rows interleaved by xi (row_stride = alpha^2 plane): the alpha^2
+// values one transform writes for a channel, and the ones an output transform reads, lie in one
+// region of alpha^2 plane floats, not alpha^2 regions a buffer apart; each SGEMM reads or
+// writes its xi matrix with leading dimension row_stride.
+struct wino_layout {
+  int64_t plane, row_stride;
+  int64_t size(int64_t rows) const { return rows * row_stride; }
+};
+wino_layout winograd_layout(const wino_scheme& s, int64_t columns) {
+  const int64_t plane = wino_plane_stride(columns);
+  return {plane, wino_plane_stride(s.products() * plane)};
+}
+
+// Input transform of images [c_in, h, w] (nb of them, img_stride floats apart) into v (layout
+// vl, row c, column b * tiles + t): the images' tiles side by side, so that one SGEMM per xi
+// covers the whole block. work: pl.work() floats, prepared.
+void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_t c_in,
+                          const wino_plane& pl, float* v, const wino_layout& vl, float* work) {
+  const int64_t tiles = pl.tp * pl.tq;
+  float* pad = work;
+  float* tmp = work + (pl.direct() ? 0 : pl.hp() * pl.wp());
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t c = 0; c < c_in; ++c)
+      pl.s.input_plane(pl.place(x + b * img_stride + c * pl.h * pl.w, pad), pl.ld(), pl.tp, pl.tq,
+                       v + c * vl.row_stride + b * tiles, vl.plane, tmp);
 }
 
 // Images per block of the batched transforms and SGEMMs: enough that a block has at least
@@ -227,47 +922,51 @@ int64_t winograd_block(int64_t n, int64_t tiles) {
   return std::max<int64_t>(1, std::min(want, per));
 }
 
-// NNPLUG_CPU_WINOGRAD=0 turns the Winograd paths off (im2col everywhere), to measure them.
-bool winograd_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("NNPLUG_CPU_WINOGRAD");
-    return env == nullptr || std::strcmp(env, "0") != 0;
-  }();
-  return enabled;
-}
-
 // A batch of n images x [n, c_in, h, w] -> y [n, k_out, p, q] (+ bias), padding pad_top /
 // pad_left (the bottom and right padding follow from p and q), after one winograd_weights of wt
 // (flip as there) into call scratch. Blocks of winograd_block(n, tiles) images in parallel; per
-// block the input transform of its images into v [16][c_in][nb * tiles], 16 SGEMMs m[xi] [K, nb *
-// tiles] = u[xi] [K, C] . v[xi] [C, nb * tiles], and the output transform.
-void winograd_batch(int64_t n, const float* x, int64_t c_in, int64_t h, int64_t w, const float* wt,
-                    bool flip, int64_t k_out, int64_t p, int64_t q, int64_t pad_top,
-                    int64_t pad_left, const float* bias, float* y) {
-  float* u = scratch(kCallSlot1, static_cast<size_t>(16 * k_out * c_in));
-  winograd_weights(wt, k_out, c_in, flip, u);
-  const wino_plane pl{h, w, (p + 1) / 2, (q + 1) / 2, pad_top, pad_left};
+// block the input transform of its images into v [alpha^2][c_in][nb * tiles], alpha^2 SGEMMs
+// m[xi] [K, nb * tiles] = u[xi] [K, C] . v[xi] [C, nb * tiles], and the output transform.
+void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_in, int64_t h,
+                    int64_t w, const float* wt, bool flip, int64_t k_out, int64_t p, int64_t q,
+                    int64_t pad_top, int64_t pad_left, const float* bias, float* y) {
+  const int64_t products = s.products();
+  const bool packed = winograd_avx2();
+  float* u = scratch(kCallSlot1, static_cast<size_t>(products * (k_out + 3) * c_in));
+  const int64_t us = winograd_weights(s, wt, k_out, c_in, flip, packed, u);
+  const wino_plane pl{s, h, w, s.tiles_along(p), s.tiles_along(q), pad_top, pad_left};
   const int64_t tiles = pl.tp * pl.tq;
   const int64_t block = winograd_block(n, tiles), blocks = (n + block - 1) / block;
   parallel_for(blocks, 1, [&](int64_t bb, int64_t be) {
-    const int64_t xs = wino_plane_stride(c_in * block * tiles), vsize = 16 * xs;
-    const int64_t ms = wino_plane_stride(k_out * block * tiles);
-    float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() + 8 * tiles + 4 * pl.tq));
+    const wino_layout vl = winograd_layout(s, block * tiles);
+    const wino_layout ml = winograd_layout(s, block * tiles);
+    const int64_t vsize = vl.size(c_in);
+    float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() +
+                                                       s.output_work(tiles, pl.tq) + 24 * c_in));
     float* work = v + vsize;
     float* out_work = work + pl.work();
-    float* m = scratch(kTaskSlot1, static_cast<size_t>(16 * ms));
+    float* tail = out_work + s.output_work(tiles, pl.tq);
+    float* m = scratch(kTaskSlot1, static_cast<size_t>(ml.size(k_out)));
     pl.prepare(work);
     for (int64_t blk = bb; blk < be; ++blk) {
       const int64_t i0 = blk * block, nb = std::min(block, n - i0), ld = nb * tiles;
-      winograd_input_block(x + i0 * c_in * h * w, nb, c_in * h * w, c_in, pl, v, xs, work);
-      for (int xi = 0; xi < 16; ++xi)
-        sgemm_rm(false, false, k_out, ld, c_in, 1.0f, u + xi * k_out * c_in, c_in, v + xi * xs, ld,
-                 0.0f, m + xi * ms, ld);
+      winograd_input_block(x + i0 * c_in * h * w, nb, c_in * h * w, c_in, pl, v, vl, work);
+      for (int64_t xi = 0; xi < products; ++xi) {
+#ifdef NNP_WINO_AVX2
+        if (packed) {
+          gemm_small_depth(k_out, ld, c_in, u + xi * us, v + xi * vl.plane, vl.row_stride,
+                           m + xi * ml.plane, ml.row_stride, tail);
+          continue;
+        }
+#endif
+        sgemm_rm(false, false, k_out, ld, c_in, 1.0f, u + xi * us, c_in, v + xi * vl.plane,
+                 vl.row_stride, 0.0f, m + xi * ml.plane, ml.row_stride);
+      }
       for (int64_t b = 0; b < nb; ++b)
         for (int64_t k = 0; k < k_out; ++k)
-          winograd_output_plane(m + k * ld + b * tiles, ms, pl.tp, pl.tq, p, q,
-                                bias != nullptr ? bias[k] : 0.0f,
-                                y + ((i0 + b) * k_out + k) * p * q, out_work);
+          s.output_plane(m + k * ml.row_stride + b * tiles, ml.plane, pl.tp, pl.tq, p, q,
+                         bias != nullptr ? bias[k] : 0.0f, y + ((i0 + b) * k_out + k) * p * q,
+                         out_work);
     }
   });
 }
@@ -296,87 +995,44 @@ bool all_finite(const float* p, int64_t n) {
   return finite.load();
 }
 
-// Row i of (A d) A^T for a row of 2x2 dy tiles: with (a0, a1) = c0 * (e0, o0) + c1 * (e1, o1)
-// (even and odd columns of the two dy rows, read at stride 2), q0..q3 = a0, a0 + a1, a0 - a1,
-// -a1. c0, c1 are 0 or +-1, so the products are exact.
-inline void winograd_dy_row(const float* __restrict d0, const float* __restrict d1, float c0,
-                            float c1, int64_t tq, float* __restrict q0, float* __restrict q1,
-                            float* __restrict q2, float* __restrict q3) {
-  for (int64_t t = 0; t < tq; ++t) {
-    const float a0 = c0 * d0[2 * t] + c1 * d1[2 * t];
-    const float a1 = c0 * d0[2 * t + 1] + c1 * d1[2 * t + 1];
-    q0[t] = a0;
-    q1[t] = a0 + a1;
-    q2[t] = a0 - a1;
-    q3[t] = -a1;
-  }
-}
-
-// dy transform of one plane dy [p, q] for backward-filter: out[xi * ks + ti * tq + tj] =
-// (A d A^T)[xi] for the 2x2 dy tile d at rows 2 ti.., columns 2 tj.. (0 outside P x Q). Row i of
-// A d is (c0 * row0 + c1 * row1) with (c0, c1) = (1, 0), (1, 1), (1, -1), (0, -1); then (A d) A^T
-// maps a row (a0, a1) to [a0, a0 + a1, a0 - a1, -a1]. At odd edges the rows are read from
-// zero-padded copies in rows (4 tq floats).
-NNP_WINO_CLONES
-void winograd_dy_plane(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, float* out,
-                       int64_t ks, float* rows) {
-  static constexpr float kC0[4] = {1.0f, 1.0f, 1.0f, 0.0f};
-  static constexpr float kC1[4] = {0.0f, 1.0f, -1.0f, -1.0f};
-  for (int64_t ti = 0; ti < tp; ++ti) {
-    const float* d0 = dy + 2 * ti * q;
-    const float* d1 = d0 + q;
-    if (2 * ti + 1 >= p || q % 2 != 0) {  // a partial tile row or column
-      std::fill(rows, rows + 4 * tq, 0.0f);
-      for (int64_t j = 0; j < q; ++j) rows[j] = d0[j];
-      if (2 * ti + 1 < p)
-        for (int64_t j = 0; j < q; ++j) rows[2 * tq + j] = d1[j];
-      d0 = rows;
-      d1 = rows + 2 * tq;
-    }
-    for (int i = 0; i < 4; ++i) {
-      float* o = out + 4 * i * ks + ti * tq;
-      winograd_dy_row(d0, d1, kC0[i], kC1[i], tq, o, o + ks, o + 2 * ks, o + 3 * ks);
-    }
-  }
-}
-
-// Backward-filter by Winograd F(2x2, 3x3): the forward is y = A^T [(G g G^T) .* V] A per tile,
-// linear in g, so dg = G^T dU G with dU[xi] = sum over images and tiles of (A dy A^T)[xi] *
-// V[xi]. The batch splits into chunks (one with one thread, else four per thread, as in
-// sum_over_image_chunks), each accumulating its own dU; per block of winograd_block images the
-// input transform into v [16][C][nb * tiles], the dy transform into dyt [16][K][nb * tiles], and
-// 16 SGEMMs [K, nb * tiles] . [nb * tiles, C] into dU; then one 4x4 -> 3x3 transform per (k, c).
-void winograd_filter_gradient(const conv_nd_geometry& g, const float* x, const float* dy,
-                              float* dw) {
+// Backward-filter by Winograd: the forward is y = A^T [(G g G^T) .* V] A per tile, linear in g,
+// so dg = G^T dU G with dU[xi] = sum over images and tiles of (A dy A^T)[xi] * V[xi]. The batch
+// splits into chunks (one with one thread, else four per thread, as in sum_over_image_chunks),
+// each accumulating its own dU; per block of winograd_block images the input transform into
+// v [alpha^2][C][nb * tiles], the dy transform into dyt [alpha^2][K][nb * tiles], and alpha^2
+// SGEMMs [K, nb * tiles] . [nb * tiles, C] into dU; then one dU -> 3x3 transform per (k, c).
+void winograd_filter_gradient(const wino_scheme& s, const conv_nd_geometry& g, const float* x,
+                              const float* dy, float* dw) {
   const int64_t h = g.in[1], w = g.in[2], p = g.out[1], q = g.out[2];
-  const wino_plane pl{h, w, (p + 1) / 2, (q + 1) / 2, g.pad[1], g.pad[2]};
+  const wino_plane pl{s, h, w, s.tiles_along(p), s.tiles_along(q), g.pad[1], g.pad[2]};
   const int64_t tp = pl.tp, tq = pl.tq, tiles = tp * tq;
-  const int64_t usize = 16 * g.co * g.ci;
+  const int64_t products = s.products(), usize = products * g.co * g.ci;
   const int64_t chunks = std::min<int64_t>(num_threads() == 1 ? 1 : 4 * num_threads(), g.n);
   const int64_t block = std::min(winograd_block(g.n, tiles), (g.n + chunks - 1) / chunks);
   float* du_all = scratch(kCallSlot0, static_cast<size_t>(chunks * usize));
   parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
-    const int64_t xs = wino_plane_stride(g.ci * block * tiles), vsize = 16 * xs;
-    const int64_t ks = wino_plane_stride(g.co * block * tiles);
+    const wino_layout vl = winograd_layout(s, block * tiles);
+    const wino_layout kl = winograd_layout(s, block * tiles);
+    const int64_t vsize = vl.size(g.ci), dsize = kl.size(g.co);
     float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work()));
     float* work = v + vsize;
-    float* dyt = scratch(kTaskSlot1, static_cast<size_t>(16 * ks + 4 * tq));
-    float* rows = dyt + 16 * ks;
+    float* dyt = scratch(kTaskSlot1, static_cast<size_t>(dsize + s.dy_work(tq)));
+    float* dy_work = dyt + dsize;
     pl.prepare(work);
     for (int64_t ch = cb; ch < ce; ++ch) {
       float* du = du_all + ch * usize;
       const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
       for (int64_t i0 = n0; i0 < n1; i0 += block) {
         const int64_t nb = std::min(block, n1 - i0), ld = nb * tiles;
-        winograd_input_block(x + i0 * g.ci * h * w, nb, g.ci * h * w, g.ci, pl, v, xs, work);
+        winograd_input_block(x + i0 * g.ci * h * w, nb, g.ci * h * w, g.ci, pl, v, vl, work);
         for (int64_t b = 0; b < nb; ++b)
           for (int64_t k = 0; k < g.co; ++k)
-            winograd_dy_plane(dy + ((i0 + b) * g.co + k) * p * q, p, q, tp, tq,
-                              dyt + k * ld + b * tiles, ks, rows);
+            s.dy_plane(dy + ((i0 + b) * g.co + k) * p * q, p, q, tp, tq,
+                       dyt + k * kl.row_stride + b * tiles, kl.plane, dy_work);
         const float beta = i0 == n0 ? 0.0f : 1.0f;
-        for (int xi = 0; xi < 16; ++xi)
-          sgemm_rm(false, true, g.co, g.ci, ld, 1.0f, dyt + xi * ks, ld, v + xi * xs, ld, beta,
-                   du + xi * g.co * g.ci, g.ci);
+        for (int64_t xi = 0; xi < products; ++xi)
+          sgemm_rm(false, true, g.co, g.ci, ld, 1.0f, dyt + xi * kl.plane, kl.row_stride,
+                   v + xi * vl.plane, vl.row_stride, beta, du + xi * g.co * g.ci, g.ci);
       }
     }
   });
@@ -386,34 +1042,18 @@ void winograd_filter_gradient(const conv_nd_geometry& g, const float* x, const f
     for (int64_t i = 0; i < usize; ++i) du_all[i] += part[i];
   }
   const int64_t kc = g.co * g.ci;
-  for (int64_t k = 0; k < g.co; ++k) {
-    for (int64_t c = 0; c < g.ci; ++c) {
-      float m[4][4];
-      for (int i = 0; i < 16; ++i) m[i / 4][i % 4] = du_all[i * kc + k * g.ci + c];
-      float t[3][4];  // G^T m
-      for (int j = 0; j < 4; ++j) {
-        t[0][j] = m[0][j] + 0.5f * (m[1][j] + m[2][j]);
-        t[1][j] = 0.5f * (m[1][j] - m[2][j]);
-        t[2][j] = 0.5f * (m[1][j] + m[2][j]) + m[3][j];
-      }
-      float* out = dw + (k * g.ci + c) * 9;
-      for (int i = 0; i < 3; ++i) {  // (G^T m) G
-        out[i * 3 + 0] = t[i][0] + 0.5f * (t[i][1] + t[i][2]);
-        out[i * 3 + 1] = 0.5f * (t[i][1] - t[i][2]);
-        out[i * 3 + 2] = 0.5f * (t[i][1] + t[i][2]) + t[i][3];
-      }
-    }
-  }
+  for (int64_t k = 0; k < g.co; ++k)
+    for (int64_t c = 0; c < g.ci; ++c) s.filter(du_all + k * g.ci + c, kc, dw + (k * g.ci + c) * 9);
 }
 
-// Whether g is a convolution that Winograd F(2x2, 3x3) runs: 2-D, 3x3 filters, stride 1,
-// dilation 1, one group, at least kWinoMinChannels channels in and out, no negative begin
-// padding (ConvTranspose's output_shape can ask for one); and the path is not turned off.
+// Whether g is a convolution that Winograd runs: 2-D, 3x3 filters, stride 1, dilation 1, one
+// group, at least kWinoMinChannels channels in and out, no negative begin padding
+// (ConvTranspose's output_shape can ask for one); and the path is not turned off.
 bool winograd_fits(const conv_nd_geometry& g) {
-  return winograd_enabled() && g.spatial == 2 && g.kernel[1] == 3 && g.kernel[2] == 3 &&
-         g.stride[1] == 1 && g.stride[2] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1 &&
-         g.groups == 1 && g.ci >= kWinoMinChannels && g.co >= kWinoMinChannels && g.pad[1] >= 0 &&
-         g.pad[2] >= 0;
+  return winograd_mode().tiles != wino_tiles::off && g.spatial == 2 && g.kernel[1] == 3 &&
+         g.kernel[2] == 3 && g.stride[1] == 1 && g.stride[2] == 1 && g.dilation[1] == 1 &&
+         g.dilation[2] == 1 && g.groups == 1 && g.ci >= kWinoMinChannels &&
+         g.co >= kWinoMinChannels && g.pad[1] >= 0 && g.pad[2] >= 0;
 }
 
 // The end padding of spatial axis a that the sizes imply (negative when the last input rows are
@@ -429,8 +1069,8 @@ bool winograd_forward(const conv_nd_geometry& g, const float* in, const float* w
   if (!winograd_fits(g) || !all_finite(w, g.co * g.ci * 9) ||
       !all_finite(in, g.n * g.ci * g.in_size()))
     return false;
-  winograd_batch(g.n, in, g.ci, g.in[1], g.in[2], w, false, g.co, g.out[1], g.out[2], g.pad[1],
-                 g.pad[2], b, out);
+  winograd_batch(winograd_scheme_for(g.out[1], g.out[2], true), g.n, in, g.ci, g.in[1], g.in[2], w,
+                 false, g.co, g.out[1], g.out[2], g.pad[1], g.pad[2], b, out);
   return true;
 }
 
@@ -441,8 +1081,8 @@ bool winograd_backward_data(const conv_nd_geometry& g, const float* dout, const 
   if (!winograd_fits(g) || g.pad[1] > 2 || g.pad[2] > 2 || end_pad(g, 1) > 2 || end_pad(g, 2) > 2 ||
       !all_finite(w, g.co * g.ci * 9) || !all_finite(dout, g.n * g.co * g.out_size()))
     return false;
-  winograd_batch(g.n, dout, g.co, g.out[1], g.out[2], w, true, g.ci, g.in[1], g.in[2], 2 - g.pad[1],
-                 2 - g.pad[2], b, din);
+  winograd_batch(winograd_scheme_for(g.in[1], g.in[2], false), g.n, dout, g.co, g.out[1], g.out[2],
+                 w, true, g.ci, g.in[1], g.in[2], 2 - g.pad[1], 2 - g.pad[2], b, din);
   return true;
 }
 
@@ -451,7 +1091,7 @@ bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const 
   if (g.n == 0 || !winograd_fits(g) || !all_finite(dout, g.n * g.co * g.out_size()) ||
       !all_finite(in, g.n * g.ci * g.in_size()))
     return false;
-  winograd_filter_gradient(g, in, dout, dw);
+  winograd_filter_gradient(winograd_scheme_for(g.out[1], g.out[2], false), g, in, dout, dw);
   return true;
 }
 
