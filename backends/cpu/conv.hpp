@@ -14,10 +14,12 @@ namespace nnp::cpu {
 
 using nnp::conv_nd_geometry;
 
-// Each returns false, touching nothing, when Winograd does not apply to g (2-D, 3x3, stride 1,
-// dilation 1, one group, >= 16 channels in and out; backward-data also every padding <= 2) or
-// an operand it reads is not all finite (its transforms would turn an infinity into NaN where
-// the direct formula gives +-inf); else it writes the result and returns true.
+// Each returns false when Winograd does not apply to g (2-D, 3x3, stride 1, dilation 1, one
+// group, >= 16 channels in and out; backward-data also every padding <= 2), touching nothing,
+// or when an operand is not all finite (its transforms would turn an infinity into NaN where the
+// direct formula gives +-inf): the forward checks its operands first and touches nothing; the
+// backward directions check their result, and return false having written it (the caller then
+// overwrites it whole). Else each writes the result and returns true.
 //   forward          out = conv(in, w) + b (b optional)
 //   backward_data    din = dL/din of the forward for dL/dout = dout, + b (b optional, per input
 //                    channel: ConvTranspose's bias)

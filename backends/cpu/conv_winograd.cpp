@@ -31,8 +31,10 @@
 // the cnn's training loss left the reference's by 2e-4 within 3 Adam steps and 1e-3 within 10
 // (compare_losses.py, the reference-vs-cpu parity test, allows 1e-4), against <= 1.1e-7 over 10
 // steps with F(2x2) forwards and F(4x4) backwards. NNPLUG_CPU_WINOGRAD=4 runs F(4x4) forwards too.
-// Winograd runs only when its operands are all finite (all_finite: one vectorised pass over
-// each): its transforms would turn an infinity into NaN where the direct formula gives ±inf.
+// Winograd's transforms would turn an infinity into NaN where the direct formula gives ±inf, so
+// its results stand only for finite operands: the forward scans its operands first (all_finite:
+// one vectorised pass over each), the backward directions their result after (the smaller
+// tensor), and otherwise conv.cpp runs im2col.
 // TBB runs blocks of images in parallel; backward-filter splits the batch into four chunks per
 // thread, each accumulating into its own dU (call-level scratch), summed at the end.
 #include "conv.hpp"
@@ -1074,25 +1076,28 @@ bool winograd_forward(const conv_nd_geometry& g, const float* in, const float* w
   return true;
 }
 
+// The backward directions check their result instead of their operands: the output of
+// backward-data is the smaller tensor, that of backward-filter is tiny, and a non-finite operand
+// that the direct formula reads makes some output non-finite in Winograd too (a transform
+// spreads it: inf - inf = NaN, 0 * inf = NaN), where the direct formula gives ±inf or NaN. So
+// when every output is finite the operands were, and the result stands; otherwise conv.cpp
+// runs im2col, which overwrites the output whole.
 bool winograd_backward_data(const conv_nd_geometry& g, const float* dout, const float* w,
                             const float* b, float* din) {
   // As a forward convolution of dout with the flipped, transposed filter (padding 2 - pad), so
   // every padding must be at most 2.
-  if (!winograd_fits(g) || g.pad[1] > 2 || g.pad[2] > 2 || end_pad(g, 1) > 2 || end_pad(g, 2) > 2 ||
-      !all_finite(w, g.co * g.ci * 9) || !all_finite(dout, g.n * g.co * g.out_size()))
+  if (!winograd_fits(g) || g.pad[1] > 2 || g.pad[2] > 2 || end_pad(g, 1) > 2 || end_pad(g, 2) > 2)
     return false;
   winograd_batch(winograd_scheme_for(g.in[1], g.in[2], false), g.n, dout, g.co, g.out[1], g.out[2],
                  w, true, g.ci, g.in[1], g.in[2], 2 - g.pad[1], 2 - g.pad[2], b, din);
-  return true;
+  return all_finite(din, g.n * g.ci * g.in_size());
 }
 
 bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout,
                               float* dw) {
-  if (g.n == 0 || !winograd_fits(g) || !all_finite(dout, g.n * g.co * g.out_size()) ||
-      !all_finite(in, g.n * g.ci * g.in_size()))
-    return false;
+  if (g.n == 0 || !winograd_fits(g)) return false;
   winograd_filter_gradient(winograd_scheme_for(g.out[1], g.out[2], false), g, in, dout, dw);
-  return true;
+  return all_finite(dw, g.co * g.ci * 9);
 }
 
 }  // namespace nnp::cpu

@@ -14,7 +14,12 @@
 #include <nnplug/kit/step.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace nnp::cpu {
 
@@ -64,6 +69,87 @@ void philox_keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold
   }
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#define NNP_DROPOUT_AVX2 1
+// philox_keep_masks with AVX2 intrinsics: GCC vectorises the loops above, but extracts the
+// 32-bit halves of the 64-bit products with cross-lane permutes (vpermq, vperm2i128), and the
+// kernel ran at 37 cycles per counter block on AMD Zen 3. Here the products of the even and the
+// odd lanes (vpmuludq) are recombined with in-lane shifts and blends, and the four words of the
+// eight counters are interleaved into element order by a 4 x 8 transpose at the end.
+__attribute__((target("avx2"))) void philox_keep_masks_avx2(uint64_t seed, uint64_t first_counter,
+                                                            uint32_t threshold, uint32_t* keep) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  // counters first_counter + l: low words wrap into the high word at 2^32
+  const __m256i lo_base = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(first_counter)));
+  __m256i c0 = _mm256_add_epi32(lo_base, lane);
+  const __m256i wrapped =  // lanes whose low word wrapped: c0 < lo_base (unsigned)
+      _mm256_cmpgt_epi32(_mm256_xor_si256(lo_base, _mm256_set1_epi32(INT32_MIN)),
+                         _mm256_xor_si256(c0, _mm256_set1_epi32(INT32_MIN)));
+  __m256i c1 = _mm256_sub_epi32(
+      _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(first_counter >> 32))), wrapped);
+  __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    // 32 x 32 -> 64-bit products of every lane: even lanes, then odd lanes shifted down
+    const __m256i e0 = _mm256_mul_epu32(c0, m0),
+                  o0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), m0);
+    const __m256i e1 = _mm256_mul_epu32(c2, m1),
+                  o1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
+    const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
+    const __m256i lo0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+    const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
+    const __m256i lo1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
+    const __m256i n0 =
+        _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+    const __m256i n2 =
+        _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+  }
+  // keep = (word >> 8) >= threshold, as all ones; (word >> 8) < 2^24, so a signed compare with
+  // threshold - 1 (threshold <= 2^24) is exact, threshold 0 included
+  const __m256i t = _mm256_set1_epi32(static_cast<int>(threshold) - 1);
+  const __m256i w0 = _mm256_cmpgt_epi32(_mm256_srli_epi32(c0, 8), t);
+  const __m256i w1 = _mm256_cmpgt_epi32(_mm256_srli_epi32(c1, 8), t);
+  const __m256i w2 = _mm256_cmpgt_epi32(_mm256_srli_epi32(c2, 8), t);
+  const __m256i w3 = _mm256_cmpgt_epi32(_mm256_srli_epi32(c3, 8), t);
+  // element 4 l + w takes word w of counter l: transpose [4 words][8 counters]
+  const __m256i a0 = _mm256_unpacklo_epi32(w0, w1), a1 = _mm256_unpackhi_epi32(w0, w1);
+  const __m256i a2 = _mm256_unpacklo_epi32(w2, w3), a3 = _mm256_unpackhi_epi32(w2, w3);
+  const __m256i b0 = _mm256_unpacklo_epi64(a0, a2);  // counters 0 | 4
+  const __m256i b1 = _mm256_unpackhi_epi64(a0, a2);  // counters 1 | 5
+  const __m256i b2 = _mm256_unpacklo_epi64(a1, a3);  // counters 2 | 6
+  const __m256i b3 = _mm256_unpackhi_epi64(a1, a3);  // counters 3 | 7
+  auto* out = reinterpret_cast<__m256i*>(keep);
+  _mm256_storeu_si256(out + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
+  _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
+  _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
+  _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
+}
+#endif
+
+// The keep masks of 4 kLanes elements from counter first_counter: the AVX2 kernel where the
+// CPU has AVX2, else the loops above (their AVX2 clone elsewhere is for CPUs... both agree bit
+// for bit with nnplug/kit/philox.hpp, which the conformance suite checks).
+void keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold, uint32_t* keep) {
+#ifdef NNP_DROPOUT_AVX2
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    philox_keep_masks_avx2(seed, first_counter, threshold, keep);
+    return;
+  }
+#endif
+  philox_keep_masks(seed, first_counter, threshold, keep);
+}
+
 // Forward: y = keep ? x * scale : 0 from Philox; the keep bytes go to `mask` (the optional
 // output) and/or `cache` (the stream's mask cache), either may be NULL.
 void dropout_generate(const nnp_dropout_params& p, const float* x, float* y, uint8_t* mask,
@@ -77,7 +163,7 @@ void dropout_generate(const nnp_dropout_params& p, const float* x, float* y, uin
     alignas(64) uint32_t out[kGroup];
     for (int64_t g = gb; g < ge; ++g) {
       const int64_t i0 = g * kGroup, len = std::min(kGroup, n - i0);
-      philox_keep_masks(p.seed, p.offset + static_cast<uint64_t>(g * kLanes), threshold, keep);
+      keep_masks(p.seed, p.offset + static_cast<uint64_t>(g * kLanes), threshold, keep);
       // y = keep ? x * scale : 0 as a bit mask (dropped NaN/Inf inputs give 0, as the rule
       // says), through a stack buffer so it vectorises even when y aliases x.
       for (int64_t j = 0; j < len; ++j) {
