@@ -31,9 +31,11 @@ bool winograd_backward_data(const conv_nd_geometry& g, const float* dout, const 
 bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout,
                               float* dw);
 
-// The same three, direct, when g has several groups of one input channel each (depthwise
-// layers: groups = ci > 1) and at most 2 spatial axes (conv_depthwise.cpp); false,
-// touching nothing, otherwise. Finite or not, they follow the direct formula.
+// The same three, direct, when g has one input channel per group and at most 2 spatial axes
+// (conv_depthwise.cpp), and either several groups (depthwise layers: groups = ci > 1) or, for
+// the forward and the 3x3 backward-filter where the CPU has AVX2 and FMA, at least 8 output
+// channels per group (the cnn's conv1); false, touching nothing, otherwise. Finite or not, they
+// follow the direct formula.
 bool depthwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                        float* out);
 bool depthwise_backward_data(const conv_nd_geometry& g, const float* dout, const float* w,

@@ -15,9 +15,11 @@
 // with ih = p * stride_h + r * dilation_h - pad_top, iw = q * stride_w + s * dilation_w -
 // pad_left; taps that fall in the padding contribute nothing. Each (r, s) tap is one unit-stride
 // multiply-add over the output row's valid range (stride 1; strided reads otherwise), which the
-// compiler vectorises (an AVX2 clone where the CPU has it). A single group with one input channel
-// (the cnn's conv1) stays with im2col + SGEMM: there the SGEMM's [co, R*S] filter block is reused
-// across the plane, and it measured 3-4x faster than this loop (nnplug-bench, conv * cnn.conv1).
+// compiler vectorises (an AVX2 clone where the CPU has it). With at least 8 output channels per
+// group (the cnn's conv1: one input channel, 32 outputs) and AVX2 + FMA, the channel-blocked
+// kernels below run the forward and the 3x3 backward-filter instead, for any number of groups;
+// without AVX2 a single group with one input channel stays with im2col + SGEMM, where the
+// SGEMM's [co, R*S] filter block is reused across the plane (3-4x faster than these loops).
 // Measured on MobileNetV2 at batch 32, 224x224 (2-core AMD EPYC, AVX2): its 17 depthwise
 // convolutions 227 -> 179 ms against im2col + SGEMM per group.
 // TBB runs planes in parallel: forward over (image, output channel), backward-data over

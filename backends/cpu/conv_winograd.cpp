@@ -655,57 +655,58 @@ NNP_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t 
 // in a separate pass and packs both operands: at C = 32 that overhead measured a third of the
 // kernel's own time. This kernel reads v in place (rows ldb apart), u from panels of 4 rows
 // packed once per call (pack index: (k / 4) C 4 + c 4 + k % 4, rows past K zero), keeps a
-// 4 x 24 block of m in 12 registers over the whole depth and stores it once. Columns past the
-// last whole 24 are read from a zero-padded copy (tail: C x 24 floats) and stored in part.
+// 4 x 8 NV block of m in registers over the whole depth (NV = 3 vectors, fewer at the end of a
+// row) and stores it once. The last vector of a row may read up to 7 floats past column N: the
+// transform buffers' planes are whole 16-float lines, so they are there (their values land in
+// lanes that are not stored).
+template <int NV>
+NNP_AVX2_FMA inline void gemm_block4(const float* a, const float* b, int64_t ldb, int64_t depth,
+                                     float* c, int64_t ldc, int64_t rows, int64_t cols) {
+  // named accumulators: GCC keeps an array of them on the stack
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
+  __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+  for (int64_t r = 0; r < depth; ++r) {
+    const float* br = b + r * ldb;
+    const float* ar = a + 4 * r;
+    const __m256 b0 = _mm256_loadu_ps(br);
+    const __m256 b1 = NV > 1 ? _mm256_loadu_ps(br + 8) : b0;
+    const __m256 b2 = NV > 2 ? _mm256_loadu_ps(br + 16) : b0;
+    __m256 ai = _mm256_broadcast_ss(ar);
+    c00 = _mm256_fmadd_ps(ai, b0, c00);
+    if (NV > 1) c01 = _mm256_fmadd_ps(ai, b1, c01);
+    if (NV > 2) c02 = _mm256_fmadd_ps(ai, b2, c02);
+    ai = _mm256_broadcast_ss(ar + 1);
+    c10 = _mm256_fmadd_ps(ai, b0, c10);
+    if (NV > 1) c11 = _mm256_fmadd_ps(ai, b1, c11);
+    if (NV > 2) c12 = _mm256_fmadd_ps(ai, b2, c12);
+    ai = _mm256_broadcast_ss(ar + 2);
+    c20 = _mm256_fmadd_ps(ai, b0, c20);
+    if (NV > 1) c21 = _mm256_fmadd_ps(ai, b1, c21);
+    if (NV > 2) c22 = _mm256_fmadd_ps(ai, b2, c22);
+    ai = _mm256_broadcast_ss(ar + 3);
+    c30 = _mm256_fmadd_ps(ai, b0, c30);
+    if (NV > 1) c31 = _mm256_fmadd_ps(ai, b1, c31);
+    if (NV > 2) c32 = _mm256_fmadd_ps(ai, b2, c32);
+  }
+  const __m256 acc[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+  for (int64_t i = 0; i < 4 && i < rows; ++i)
+    for (int v = 0; v < NV && 8 * v < cols; ++v)
+      store_first(c + i * ldc + 8 * v, acc[i][v], cols - 8 * v);
+}
+
 NNP_AVX2_FMA void gemm_small_depth(int64_t k_rows, int64_t n, int64_t depth, const float* ap,
-                                   const float* b, int64_t ldb, float* c, int64_t ldc,
-                                   float* tail) {
+                                   const float* b, int64_t ldb, float* c, int64_t ldc) {
   for (int64_t n0 = 0; n0 < n; n0 += 24) {
     const int64_t nn = std::min<int64_t>(24, n - n0);
-    const float* bp = b + n0;
-    int64_t ldbp = ldb;
-    if (nn < 24) {
-      for (int64_t r = 0; r < depth; ++r) {
-        std::memcpy(tail + r * 24, b + r * ldb + n0, sizeof(float) * static_cast<size_t>(nn));
-        std::fill(tail + r * 24 + nn, tail + r * 24 + 24, 0.0f);
-      }
-      bp = tail;
-      ldbp = 24;
-    }
     for (int64_t k0 = 0; k0 < k_rows; k0 += 4) {
       const float* a = ap + k0 * depth;
-      // 12 named accumulators: GCC keeps an array of them on the stack.
-      __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
-      __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
-      for (int64_t r = 0; r < depth; ++r) {
-        const float* br = bp + r * ldbp;
-        const __m256 b0 = _mm256_loadu_ps(br), b1 = _mm256_loadu_ps(br + 8);
-        const __m256 b2 = _mm256_loadu_ps(br + 16);
-        const float* ar = a + 4 * r;
-        __m256 ai = _mm256_broadcast_ss(ar);
-        c00 = _mm256_fmadd_ps(ai, b0, c00);
-        c01 = _mm256_fmadd_ps(ai, b1, c01);
-        c02 = _mm256_fmadd_ps(ai, b2, c02);
-        ai = _mm256_broadcast_ss(ar + 1);
-        c10 = _mm256_fmadd_ps(ai, b0, c10);
-        c11 = _mm256_fmadd_ps(ai, b1, c11);
-        c12 = _mm256_fmadd_ps(ai, b2, c12);
-        ai = _mm256_broadcast_ss(ar + 2);
-        c20 = _mm256_fmadd_ps(ai, b0, c20);
-        c21 = _mm256_fmadd_ps(ai, b1, c21);
-        c22 = _mm256_fmadd_ps(ai, b2, c22);
-        ai = _mm256_broadcast_ss(ar + 3);
-        c30 = _mm256_fmadd_ps(ai, b0, c30);
-        c31 = _mm256_fmadd_ps(ai, b1, c31);
-        c32 = _mm256_fmadd_ps(ai, b2, c32);
-      }
-      const __m256 acc[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
-      for (int i = 0; i < 4 && k0 + i < k_rows; ++i) {
-        float* cr = c + (k0 + i) * ldc + n0;
-        store_first(cr, acc[i][0], nn);
-        if (nn > 8) store_first(cr + 8, acc[i][1], nn - 8);
-        if (nn > 16) store_first(cr + 16, acc[i][2], nn - 16);
-      }
+      float* ck = c + k0 * ldc + n0;
+      if (nn > 16)
+        gemm_block4<3>(a, b + n0, ldb, depth, ck, ldc, k_rows - k0, nn);
+      else if (nn > 8)
+        gemm_block4<2>(a, b + n0, ldb, depth, ck, ldc, k_rows - k0, nn);
+      else
+        gemm_block4<1>(a, b + n0, ldb, depth, ck, ldc, k_rows - k0, nn);
     }
   }
 }
@@ -943,11 +944,10 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
     const wino_layout vl = winograd_layout(s, block * tiles);
     const wino_layout ml = winograd_layout(s, block * tiles);
     const int64_t vsize = vl.size(c_in);
-    float* v = scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() +
-                                                       s.output_work(tiles, pl.tq) + 24 * c_in));
+    float* v =
+        scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() + s.output_work(tiles, pl.tq)));
     float* work = v + vsize;
     float* out_work = work + pl.work();
-    float* tail = out_work + s.output_work(tiles, pl.tq);
     float* m = scratch(kTaskSlot1, static_cast<size_t>(ml.size(k_out)));
     pl.prepare(work);
     for (int64_t blk = bb; blk < be; ++blk) {
@@ -957,7 +957,7 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
 #ifdef NNP_WINO_AVX2
         if (packed) {
           gemm_small_depth(k_out, ld, c_in, u + xi * us, v + xi * vl.plane, vl.row_stride,
-                           m + xi * ml.plane, ml.row_stride, tail);
+                           m + xi * ml.plane, ml.row_stride);
           continue;
         }
 #endif
