@@ -12,8 +12,8 @@
 // several side by side in the GEMMs' tile dimension when an image has fewer than
 // kWinoMinColumns tiles (winograd_block). The transforms work a plane at a time, in unit-stride
 // loops over whole padded rows or all tiles of a plane with AVX2 clones (target_clones; the
-// plugin is built for plain x86-64), or, for F(4x4) where the CPU has AVX2 and FMA, on groups of
-// 8 tiles in registers; the forward-style GEMMs, whose depth is the input channels, run in a
+// plugin is built for plain x86-64), or, where the CPU has AVX2 and FMA, on groups of 8 tiles
+// in registers; the forward-style GEMMs, whose depth is the input channels, run in a
 // kernel of their own there (gemm_small_depth). Transform buffers keep each channel's alpha^2
 // matrices rows together (wino_layout), their strides an odd number of cache lines so that the
 // streams a transform or GEMM reads at once do not share L1 sets (wino_plane_stride). Figures in
@@ -650,6 +650,82 @@ NNP_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t 
   }
 }
 
+// ---- F(2x2, 3x3) with AVX2: groups of 8 tiles along a tile row, the last group ending at the
+// row's last tile (overlapping the one before: those tiles are computed and stored twice, with
+// the same values), so that no read passes the plane's 2 tq + 2 columns and unpadded planes are
+// still read in place. Rows of fewer than 8 tiles take the portable loops.
+
+// input_plane2 for tile rows of at least 8 tiles. tmp: 16 x 8 floats.
+NNP_AVX2_FMA void input_plane2_avx2(const float* plane, int64_t ld, int64_t tp, int64_t tq,
+                                    float* v, int64_t xs, float* tmp) {
+  if (tq < 8) {
+    input_plane2(plane, ld, tp, tq, v, xs, tmp);
+    return;
+  }
+  for (int64_t ti = 0; ti < tp; ++ti) {
+    for (int64_t g0 = 0; g0 < tq; g0 += 8) {
+      const int64_t t0 = std::min(g0, tq - 8);
+      for (int l = 0; l < 4; ++l) {  // B along each of the group's four rows
+        const float* r = plane + (2 * ti + l) * ld + 2 * t0;
+        const __m256 a = load_halves(r, r + 8), b = load_halves(r + 4, r + 12);
+        const __m256 d0 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // columns 2 t
+        const __m256 d1 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));  // 2 t + 1
+        const __m256 d2 = next_tile(d0, r[16]), d3 = next_tile(d1, r[17]);
+        _mm256_storeu_ps(tmp + (4 * l + 0) * 8, _mm256_sub_ps(d0, d2));
+        _mm256_storeu_ps(tmp + (4 * l + 1) * 8, _mm256_add_ps(d1, d2));
+        _mm256_storeu_ps(tmp + (4 * l + 2) * 8, _mm256_sub_ps(d2, d1));
+        _mm256_storeu_ps(tmp + (4 * l + 3) * 8, _mm256_sub_ps(d1, d3));
+      }
+      for (int j = 0; j < 4; ++j) {  // B^T along the rows, per column j
+        const __m256 e0 = _mm256_loadu_ps(tmp + j * 8), e1 = _mm256_loadu_ps(tmp + (4 + j) * 8);
+        const __m256 e2 = _mm256_loadu_ps(tmp + (8 + j) * 8);
+        const __m256 e3 = _mm256_loadu_ps(tmp + (12 + j) * 8);
+        float* out = v + j * xs + ti * tq + t0;
+        _mm256_storeu_ps(out, _mm256_sub_ps(e0, e2));
+        _mm256_storeu_ps(out + 4 * xs, _mm256_add_ps(e1, e2));
+        _mm256_storeu_ps(out + 8 * xs, _mm256_sub_ps(e2, e1));
+        _mm256_storeu_ps(out + 12 * xs, _mm256_sub_ps(e1, e3));
+      }
+    }
+  }
+}
+
+// output_plane2 for tile rows of at least 8 tiles: the first half (A^T along the xi rows, all
+// tiles at once) as there, the second half and the interleave of the two output columns per
+// group of 8 tiles. work: 8 tiles floats.
+NNP_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p,
+                                     int64_t q, float bias, float* y, float* work) {
+  if (tq < 8) {
+    output_plane2(m, ms, tp, tq, p, q, bias, y, work);
+    return;
+  }
+  const int64_t tiles = tp * tq;
+  float* s = work;  // [2 rows][4 columns j][tiles]
+  for (int j = 0; j < 4; ++j)
+    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
+                 s + j * tiles, s + (4 + j) * tiles);
+  const __m256 b = _mm256_set1_ps(bias);
+  for (int64_t ti = 0; ti < tp; ++ti)
+    for (int r = 0; r < 2 && 2 * ti + r < p; ++r) {
+      const float* a = s + 4 * r * tiles + ti * tq;
+      float* out = y + (2 * ti + r) * q;
+      for (int64_t g0 = 0; g0 < tq; g0 += 8) {
+        const int64_t t0 = std::min(g0, tq - 8);
+        const __m256 a0 = _mm256_loadu_ps(a + t0), a1 = _mm256_loadu_ps(a + tiles + t0);
+        const __m256 a2 = _mm256_loadu_ps(a + 2 * tiles + t0);
+        const __m256 a3 = _mm256_loadu_ps(a + 3 * tiles + t0);
+        const __m256 o0 = _mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(a1, a2));
+        const __m256 o1 = _mm256_sub_ps(_mm256_add_ps(a1, b), _mm256_add_ps(a2, a3));
+        // interleave: out[2 t] = o0[t], out[2 t + 1] = o1[t]
+        const __m256 lo = _mm256_unpacklo_ps(o0, o1), hi = _mm256_unpackhi_ps(o0, o1);
+        const int64_t col = 2 * t0;
+        store_first(out + col, _mm256_permute2f128_ps(lo, hi, 0x20), q - col);
+        if (q - col > 8)
+          store_first(out + col + 8, _mm256_permute2f128_ps(lo, hi, 0x31), q - col - 8);
+      }
+    }
+}
+
 // The SGEMMs of winograd_batch, m[xi] [K, N] = u[xi] [K, C] . v[xi] [C, N], have a short depth
 // (C = the input channels, 32 in the cnn's conv2) and, per call, OpenBLAS scales C by beta = 0
 // in a separate pass and packs both operands: at C = 32 that overhead measured a third of the
@@ -736,7 +812,7 @@ struct wino_scheme {
   int64_t width(int64_t tq) const { return m == 2 ? 2 * tq + 2 : 4 * round8(tq) + 4; }
   // Floats of work input_plane, output_plane and dy_plane need for tp x tq tiles.
   int64_t input_work(int64_t tq) const {
-    return m == 2 ? 4 * (2 * tq + 2) : 6 * (4 * tq + 2) + 4 * (tq + 1) + 36 * 8;
+    return m == 2 ? 4 * (2 * tq + 2) + 16 * 8 : 6 * (4 * tq + 2) + 4 * (tq + 1) + 36 * 8;
   }
   int64_t output_work(int64_t tiles, int64_t tq) const {
     return m * alpha * tiles + m * m * tq + 8;
@@ -745,9 +821,11 @@ struct wino_scheme {
   static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
 };
 
-constexpr wino_scheme kF2{2, 4, weights2, filter2, input_plane2, output_plane2, dy_plane2};
+constexpr wino_scheme kF2_portable{2, 4, weights2, filter2, input_plane2, output_plane2, dy_plane2};
 constexpr wino_scheme kF4_portable{4, 6, weights4, filter4, input_plane4, output_plane4, dy_plane4};
 #ifdef NNP_WINO_AVX2
+constexpr wino_scheme kF2_avx2{
+    2, 4, weights2, filter2, input_plane2_avx2, output_plane2_avx2, dy_plane2};
 constexpr wino_scheme kF4_avx2{
     4, 6, weights4, filter4, input_plane4_avx2, output_plane4_avx2, dy_plane4_avx2};
 #endif
@@ -793,7 +871,13 @@ bool winograd_avx2() {
 #endif
 }
 
-// F(4x4, 3x3) with the AVX2 transforms where they run.
+// F(2x2, 3x3) and F(4x4, 3x3) with the AVX2 transforms where they run.
+const wino_scheme& winograd_f2() {
+#ifdef NNP_WINO_AVX2
+  if (winograd_avx2()) return kF2_avx2;
+#endif
+  return kF2_portable;
+}
 const wino_scheme& winograd_f4() {
 #ifdef NNP_WINO_AVX2
   if (winograd_avx2()) return kF4_avx2;
@@ -808,17 +892,17 @@ const wino_scheme& winograd_f4() {
 const wino_scheme& winograd_scheme_for(int64_t p, int64_t q, bool forward) {
   switch (winograd_mode().tiles) {
     case wino_tiles::f2:
-      return kF2;
+      return winograd_f2();
     case wino_tiles::f4:
       return winograd_f4();
     default:
       break;
   }
-  if (forward) return kF2;
-  const wino_scheme& f4 = winograd_f4();
-  const int64_t cost2 = kF2.tiles_along(p) * kF2.tiles_along(q) * kF2.products();
+  const wino_scheme &f2 = winograd_f2(), &f4 = winograd_f4();
+  if (forward) return f2;
+  const int64_t cost2 = f2.tiles_along(p) * f2.tiles_along(q) * f2.products();
   const int64_t cost4 = f4.tiles_along(p) * f4.tiles_along(q) * f4.products();
-  return cost4 < cost2 ? f4 : kF2;
+  return cost4 < cost2 ? f4 : f2;
 }
 
 // u[xi] = (G g G^T)[xi] for each (k, c), with g = w[k][c] (flip = 0) or, for backward-data as
