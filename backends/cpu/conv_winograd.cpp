@@ -437,6 +437,24 @@ inline void dy_cols4(const float* __restrict f, int64_t tq, float* __restrict o0
                 o4[t], o5[t]);
 }
 
+// A along the four dy rows of tile row ti (4 tq columns, 0 outside P x Q): the six rows of A d
+// into e, ld floats apart (ld >= 4 tq). At odd edges the rows are read from zero-padded copies
+// in rows (4 ld floats).
+inline void dy_tile_rows4(const float* dy, int64_t p, int64_t q, int64_t ti, int64_t tq,
+                          float* rows, float* e, int64_t ld) {
+  const float* d[4];
+  if (4 * ti + 3 >= p || q % 4 != 0) {  // a partial tile row or column
+    std::fill(rows, rows + 4 * ld, 0.0f);
+    for (int l = 0; l < 4 && 4 * ti + l < p; ++l)
+      std::memcpy(rows + l * ld, dy + (4 * ti + l) * q, sizeof(float) * static_cast<size_t>(q));
+    for (int l = 0; l < 4; ++l) d[l] = rows + l * ld;
+  } else {
+    for (int l = 0; l < 4; ++l) d[l] = dy + (4 * ti + l) * q;
+  }
+  dy_rows4(d[0], d[1], d[2], d[3], 4 * tq, e, e + ld, e + 2 * ld, e + 3 * ld, e + 4 * ld,
+           e + 5 * ld);
+}
+
 // dy transform of one plane for backward-filter, 4x4 dy tiles (0 outside P x Q): out[xi * ks +
 // ti * tq + tj] = (A d A^T)[xi]. A along the four dy rows of a tile row first (whole rows of
 // 4 tq columns into e), then A along each of e's six rows at stride 4. At odd edges the rows are
@@ -448,16 +466,7 @@ void dy_plane4(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, fl
   float* rows = work;
   float* e = work + 4 * wq;
   for (int64_t ti = 0; ti < tp; ++ti) {
-    const float* d[4];
-    if (4 * ti + 3 >= p || q % 4 != 0) {  // a partial tile row or column
-      std::fill(rows, rows + 4 * wq, 0.0f);
-      for (int l = 0; l < 4 && 4 * ti + l < p; ++l)
-        std::memcpy(rows + l * wq, dy + (4 * ti + l) * q, sizeof(float) * static_cast<size_t>(q));
-      for (int l = 0; l < 4; ++l) d[l] = rows + l * wq;
-    } else {
-      for (int l = 0; l < 4; ++l) d[l] = dy + (4 * ti + l) * q;
-    }
-    dy_rows4(d[0], d[1], d[2], d[3], wq, e, e + wq, e + 2 * wq, e + 3 * wq, e + 4 * wq, e + 5 * wq);
+    dy_tile_rows4(dy, p, q, ti, tq, rows, e, wq);
     for (int i = 0; i < 6; ++i) {
       float* o = out + 6 * i * ks + ti * tq;
       dy_cols4(e + i * wq, tq, o, o + ks, o + 2 * ks, o + 3 * ks, o + 4 * ks, o + 5 * ks);
@@ -617,21 +626,12 @@ NNP_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp, int
 // (4 + 6) x 4 (8 ceil(tq / 8)) floats.
 NNP_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq,
                                  float* out, int64_t ks, float* work) {
-  const int64_t wq = 4 * tq, we = 4 * ((tq + 7) / 8 * 8);  // e's rows are we apart
+  const int64_t we = 4 * ((tq + 7) / 8 * 8);  // e's rows are we apart
   float* rows = work;
   float* e = work + 4 * we;
   const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f);
   for (int64_t ti = 0; ti < tp; ++ti) {
-    const float* d[4];
-    if (4 * ti + 3 >= p || q % 4 != 0) {  // a partial tile row or column
-      std::fill(rows, rows + 4 * we, 0.0f);
-      for (int l = 0; l < 4 && 4 * ti + l < p; ++l)
-        std::memcpy(rows + l * we, dy + (4 * ti + l) * q, sizeof(float) * static_cast<size_t>(q));
-      for (int l = 0; l < 4; ++l) d[l] = rows + l * we;
-    } else {
-      for (int l = 0; l < 4; ++l) d[l] = dy + (4 * ti + l) * q;
-    }
-    dy_rows4(d[0], d[1], d[2], d[3], wq, e, e + we, e + 2 * we, e + 3 * we, e + 4 * we, e + 5 * we);
+    dy_tile_rows4(dy, p, q, ti, tq, rows, e, we);
     for (int i = 0; i < 6; ++i)
       for (int64_t t0 = 0; t0 < tq; t0 += 8) {
         __m256 f0, f1, f2, f3;
@@ -735,6 +735,15 @@ NNP_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp, int
 // row) and stores it once. The last vector of a row may read up to 7 floats past column N: the
 // transform buffers' planes are whole 16-float lines, so they are there (their values land in
 // lanes that are not stored).
+// One row of a gemm_block4 block: x_v += a * b_v for the NV vectors of the row.
+template <int NV>
+NNP_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, __m256& x0, __m256& x1,
+                                 __m256& x2) {
+  x0 = _mm256_fmadd_ps(a, b0, x0);
+  if (NV > 1) x1 = _mm256_fmadd_ps(a, b1, x1);
+  if (NV > 2) x2 = _mm256_fmadd_ps(a, b2, x2);
+}
+
 template <int NV>
 NNP_AVX2_FMA inline void gemm_block4(const float* a, const float* b, int64_t ldb, int64_t depth,
                                      float* c, int64_t ldc, int64_t rows, int64_t cols) {
@@ -747,22 +756,10 @@ NNP_AVX2_FMA inline void gemm_block4(const float* a, const float* b, int64_t ldb
     const __m256 b0 = _mm256_loadu_ps(br);
     const __m256 b1 = NV > 1 ? _mm256_loadu_ps(br + 8) : b0;
     const __m256 b2 = NV > 2 ? _mm256_loadu_ps(br + 16) : b0;
-    __m256 ai = _mm256_broadcast_ss(ar);
-    c00 = _mm256_fmadd_ps(ai, b0, c00);
-    if (NV > 1) c01 = _mm256_fmadd_ps(ai, b1, c01);
-    if (NV > 2) c02 = _mm256_fmadd_ps(ai, b2, c02);
-    ai = _mm256_broadcast_ss(ar + 1);
-    c10 = _mm256_fmadd_ps(ai, b0, c10);
-    if (NV > 1) c11 = _mm256_fmadd_ps(ai, b1, c11);
-    if (NV > 2) c12 = _mm256_fmadd_ps(ai, b2, c12);
-    ai = _mm256_broadcast_ss(ar + 2);
-    c20 = _mm256_fmadd_ps(ai, b0, c20);
-    if (NV > 1) c21 = _mm256_fmadd_ps(ai, b1, c21);
-    if (NV > 2) c22 = _mm256_fmadd_ps(ai, b2, c22);
-    ai = _mm256_broadcast_ss(ar + 3);
-    c30 = _mm256_fmadd_ps(ai, b0, c30);
-    if (NV > 1) c31 = _mm256_fmadd_ps(ai, b1, c31);
-    if (NV > 2) c32 = _mm256_fmadd_ps(ai, b2, c32);
+    fma_row<NV>(_mm256_broadcast_ss(ar), b0, b1, b2, c00, c01, c02);
+    fma_row<NV>(_mm256_broadcast_ss(ar + 1), b0, b1, b2, c10, c11, c12);
+    fma_row<NV>(_mm256_broadcast_ss(ar + 2), b0, b1, b2, c20, c21, c22);
+    fma_row<NV>(_mm256_broadcast_ss(ar + 3), b0, b1, b2, c30, c31, c32);
   }
   const __m256 acc[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
   for (int64_t i = 0; i < 4 && i < rows; ++i)
