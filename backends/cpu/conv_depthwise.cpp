@@ -31,10 +31,6 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace nnp::cpu {
 namespace {
 
@@ -178,14 +174,8 @@ double filter_tap(const conv_nd_geometry& g, const tap_range& t, const float* x,
 // values twice, backward-filter masks the lanes already counted). The input plane is read in
 // place when the convolution has no padding, else from a zero-padded copy. Where the CPU has AVX2
 // and FMA; elsewhere the paths below (SGEMM for one group, the loops above for depthwise).
-#if defined(__GNUC__) && defined(__x86_64__)
-#define NNP_BLOCKED_AVX2 1
-#define NNP_AVX2_FMA __attribute__((target("avx2,fma")))
-
-bool blocked_cpu() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
+#ifdef NNP_CPU_X86_KERNELS
+#define NNP_AVX2_FMA NNP_CPU_AVX2_FMA
 
 // The rows and columns of input a whole output plane reads (stride 1 along the row).
 struct padded_plane {
@@ -215,7 +205,7 @@ const float* place_plane(const conv_nd_geometry& g, const padded_plane& pp, cons
 }
 
 bool blocked_applies(const conv_nd_geometry& g) {
-  return blocked_cpu() && g.spatial <= 2 && g.cig() == 1 && g.cog() >= 8 && g.in[0] == 1 &&
+  return cpu_avx2_fma() && g.spatial <= 2 && g.cig() == 1 && g.cog() >= 8 && g.in[0] == 1 &&
          g.kernel[0] == 1 && g.out[0] == 1 && g.stride[2] == 1 && g.out[2] >= 8;
 }
 
@@ -308,11 +298,13 @@ bool blocked_forward(const conv_nd_geometry& g, const float* in, const float* w,
   const int64_t cog = g.cog(), kblocks = (cog + 7) / 8;
   const padded_plane pp = padded_of(g);
   // weights packed per block of 8 channels of a group: [groups][kblocks][R S][8], zeros past cog
-  std::vector<float> wp(static_cast<size_t>(g.groups * kblocks * RS * 8), 0.0f);
+  const int64_t wsize = g.groups * kblocks * RS * 8;
+  float* wp = scratch(kCallSlot0, static_cast<size_t>(wsize));
+  std::fill(wp, wp + wsize, 0.0f);
   for (int64_t oc = 0; oc < g.co; ++oc) {
     const int64_t grp = oc / cog, j = oc % cog;
     for (int64_t t = 0; t < RS; ++t)
-      wp[static_cast<size_t>(((grp * kblocks + j / 8) * RS + t) * 8 + j % 8)] = w[oc * RS + t];
+      wp[((grp * kblocks + j / 8) * RS + t) * 8 + j % 8] = w[oc * RS + t];
   }
   parallel_for(g.n * g.groups, 1, [&](int64_t tb, int64_t te) {
     float* buf =
@@ -323,7 +315,7 @@ bool blocked_forward(const conv_nd_geometry& g, const float* in, const float* w,
       for (int64_t kb = 0; kb < kblocks; ++kb) {
         const int64_t k0 = grp * cog + kb * 8;
         forward_block8(
-            g, pp, xb, wp.data() + (grp * kblocks + kb) * RS * 8, b != nullptr ? b + k0 : nullptr,
+            g, pp, xb, wp + (grp * kblocks + kb) * RS * 8, b != nullptr ? b + k0 : nullptr,
             static_cast<int>(std::min<int64_t>(8, cog - kb * 8)), out + (n * g.co + k0) * PQ);
       }
     }

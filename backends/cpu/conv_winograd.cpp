@@ -45,10 +45,6 @@
 #include <cstring>
 #include <string>
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace nnp::cpu {
 namespace {
 
@@ -486,9 +482,8 @@ void dy_plane4(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, fl
 // transposes in each 128-bit half), and the output transform interleaves its four columns back
 // the same way. Chosen at load time where the CPU has AVX2 and FMA (winograd_f4); the portable
 // versions stay for other CPUs and for NNPLUG_CPU_WINOGRAD=4-portable.
-#if defined(__GNUC__) && defined(__x86_64__)
-#define NNP_WINO_AVX2 1
-#define NNP_AVX2_FMA __attribute__((target("avx2,fma")))
+#ifdef NNP_CPU_X86_KERNELS
+#define NNP_AVX2_FMA NNP_CPU_AVX2_FMA
 
 // Stores the first n lanes of x at p (all 8 when n >= 8). Masked stores (vmaskmovps) would do
 // it in one instruction, but on AMD Zen they are microcoded and slower than these pieces.
@@ -820,7 +815,7 @@ struct wino_scheme {
 
 constexpr wino_scheme kF2_portable{2, 4, weights2, filter2, input_plane2, output_plane2, dy_plane2};
 constexpr wino_scheme kF4_portable{4, 6, weights4, filter4, input_plane4, output_plane4, dy_plane4};
-#ifdef NNP_WINO_AVX2
+#ifdef NNP_CPU_X86_KERNELS
 constexpr wino_scheme kF2_avx2{
     2, 4, weights2, filter2, input_plane2_avx2, output_plane2_avx2, dy_plane2};
 constexpr wino_scheme kF4_avx2{
@@ -860,9 +855,8 @@ wino_mode winograd_mode() {
 // Whether the AVX2 + FMA code runs: the CPU has both and NNPLUG_CPU_WINOGRAD does not ask for
 // the portable code.
 bool winograd_avx2() {
-#ifdef NNP_WINO_AVX2
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return avx2 && !winograd_mode().portable;
+#ifdef NNP_CPU_X86_KERNELS
+  return cpu_avx2_fma() && !winograd_mode().portable;
 #else
   return false;
 #endif
@@ -870,13 +864,13 @@ bool winograd_avx2() {
 
 // F(2x2, 3x3) and F(4x4, 3x3) with the AVX2 transforms where they run.
 const wino_scheme& winograd_f2() {
-#ifdef NNP_WINO_AVX2
+#ifdef NNP_CPU_X86_KERNELS
   if (winograd_avx2()) return kF2_avx2;
 #endif
   return kF2_portable;
 }
 const wino_scheme& winograd_f4() {
-#ifdef NNP_WINO_AVX2
+#ifdef NNP_CPU_X86_KERNELS
   if (winograd_avx2()) return kF4_avx2;
 #endif
   return kF4_portable;
@@ -936,16 +930,18 @@ struct wino_plane {
   bool direct() const { return pad_top == 0 && pad_left == 0 && h == hp() && w == wp(); }
   // Floats of task scratch the input transform needs: the padded plane and tmp.
   int64_t work() const { return (direct() ? 0 : hp() * wp()) + s.input_work(tq); }
-  // The plane the transform reads for x (rows `ld()` apart); pad from prepare().
-  const float* place(const float* x, float* pad) const {
-    if (direct()) return x;
-    const int64_t i0 = std::max<int64_t>(0, -pad_top), i1 = std::min(h, hp() - pad_top);
+  // The plane the transform reads for x (rows `ld()` apart), from padded row m r0 on, for tile
+  // rows [r0, r1); pad from prepare(). Only the rows of x those tiles read are copied.
+  const float* place(const float* x, float* pad, int64_t r0, int64_t r1) const {
+    if (direct()) return x + s.m * r0 * w;
+    const int64_t i0 = std::max<int64_t>(0, s.m * r0 - pad_top);
+    const int64_t i1 = std::min(h, s.m * r1 + 2 - pad_top);
     const int64_t j0 = std::max<int64_t>(0, -pad_left), j1 = std::min(w, wp() - pad_left);
     if (j1 > j0)
       for (int64_t i = i0; i < i1; ++i)
         std::memcpy(pad + (i + pad_top) * wp() + pad_left + j0, x + i * w + j0,
                     sizeof(float) * static_cast<size_t>(j1 - j0));
-    return pad;
+    return pad + s.m * r0 * wp();
   }
   int64_t ld() const { return direct() ? w : wp(); }
   // Zeroes the task's padded plane (once per task, before the first place()).
@@ -980,18 +976,19 @@ wino_layout winograd_layout(const wino_scheme& s, int64_t columns) {
   return {plane, wino_plane_stride(s.products() * plane)};
 }
 
-// Input transform of images [c_in, h, w] (nb of them, img_stride floats apart) into v (layout
-// vl, row c, column b * tiles + t): the images' tiles side by side, so that one SGEMM per xi
-// covers the whole block. work: pl.work() floats, prepared.
+// Input transform of tile rows [r0, r1) of images [c_in, h, w] (nb of them, img_stride floats
+// apart) into v (layout vl, row c, column b * (r1 - r0) tq + t): the images' tiles side by side,
+// so that one GEMM per xi covers the whole block. work: pl.work() floats, prepared.
 void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_t c_in,
-                          const wino_plane& pl, float* v, const wino_layout& vl, float* work) {
-  const int64_t tiles = pl.tp * pl.tq;
+                          const wino_plane& pl, int64_t r0, int64_t r1, float* v,
+                          const wino_layout& vl, float* work) {
+  const int64_t tiles = (r1 - r0) * pl.tq;
   float* pad = work;
   float* tmp = work + (pl.direct() ? 0 : pl.hp() * pl.wp());
   for (int64_t b = 0; b < nb; ++b)
     for (int64_t c = 0; c < c_in; ++c)
-      pl.s.input_plane(pl.place(x + b * img_stride + c * pl.h * pl.w, pad), pl.ld(), pl.tp, pl.tq,
-                       v + c * vl.row_stride + b * tiles, vl.plane, tmp);
+      pl.s.input_plane(pl.place(x + b * img_stride + c * pl.h * pl.w, pad, r0, r1), pl.ld(),
+                       r1 - r0, pl.tq, v + c * vl.row_stride + b * tiles, vl.plane, tmp);
 }
 
 // Images per block of the batched transforms and SGEMMs: enough that a block has at least
@@ -1000,6 +997,11 @@ void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_
 // most of a 1 MiB L2, and blocks of 2, 4 or 8 such images measured up to 10% slower. Fewer when
 // that leaves fewer than two blocks per thread (so that 2 threads still split the batch).
 constexpr int64_t kWinoMinColumns = 128;
+// An image with more tiles than this runs as blocks of tile rows (winograd_batch): a block's v and
+// m stay a few hundred KiB, and the GEMMs' rows short enough for gemm_small_depth's panels to stay
+// in L1 (ResNet's 56 x 56 planes: 784 tiles, in 4 blocks of 7 tile rows; whole, the forward ran
+// 20% slower than through OpenBLAS).
+constexpr int64_t kWinoMaxColumns = 256;
 int64_t winograd_block(int64_t n, int64_t tiles) {
   const int64_t want = (kWinoMinColumns + tiles - 1) / tiles;
   const int64_t per = (n + 2 * num_threads() - 1) / (2 * num_threads());
@@ -1008,9 +1010,10 @@ int64_t winograd_block(int64_t n, int64_t tiles) {
 
 // A batch of n images x [n, c_in, h, w] -> y [n, k_out, p, q] (+ bias), padding pad_top /
 // pad_left (the bottom and right padding follow from p and q), after one winograd_weights of wt
-// (flip as there) into call scratch. Blocks of winograd_block(n, tiles) images in parallel; per
-// block the input transform of its images into v [alpha^2][c_in][nb * tiles], alpha^2 SGEMMs
-// m[xi] [K, nb * tiles] = u[xi] [K, C] . v[xi] [C, nb * tiles], and the output transform.
+// (flip as there) into call scratch. Blocks of winograd_block(n, tiles) images, or of tile rows
+// of one image for large planes, in parallel; per block the input transform of its tiles into
+// v [c_in][alpha^2][block tiles], alpha^2 GEMMs m[xi] [K, block tiles] = u[xi] [K, C] .
+// v[xi] [C, block tiles], and the output transform.
 void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_in, int64_t h,
                     int64_t w, const float* wt, bool flip, int64_t k_out, int64_t p, int64_t q,
                     int64_t pad_top, int64_t pad_left, const float* bias, float* y) {
@@ -1019,23 +1022,31 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
   float* u = scratch(kCallSlot1, static_cast<size_t>(products * (k_out + 3) * c_in));
   const int64_t us = winograd_weights(s, wt, k_out, c_in, flip, packed, u);
   const wino_plane pl{s, h, w, s.tiles_along(p), s.tiles_along(q), pad_top, pad_left};
-  const int64_t tiles = pl.tp * pl.tq;
-  const int64_t block = winograd_block(n, tiles), blocks = (n + block - 1) / block;
-  parallel_for(blocks, 1, [&](int64_t bb, int64_t be) {
-    const wino_layout vl = winograd_layout(s, block * tiles);
-    const wino_layout ml = winograd_layout(s, block * tiles);
+  const int64_t tp = pl.tp, tq = pl.tq, tiles = tp * tq;
+  // Work items: blocks of whole images, or, for images of more than kWinoMaxColumns tiles, one
+  // image's tile rows [r0, r1) in chunks of about equal size.
+  const int64_t chunks = (tiles + kWinoMaxColumns - 1) / kWinoMaxColumns;
+  const int64_t rows = (tp + chunks - 1) / chunks, per_image = (tp + rows - 1) / rows;
+  const int64_t block = per_image > 1 ? 1 : winograd_block(n, tiles);
+  const int64_t items = per_image > 1 ? n * per_image : (n + block - 1) / block;
+  parallel_for(items, 1, [&](int64_t ib, int64_t ie) {
+    const wino_layout vl = winograd_layout(s, block * rows * tq);
+    const wino_layout ml = winograd_layout(s, block * rows * tq);
     const int64_t vsize = vl.size(c_in);
     float* v =
-        scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() + s.output_work(tiles, pl.tq)));
+        scratch(kTaskSlot0, static_cast<size_t>(vsize + pl.work() + s.output_work(tiles, tq)));
     float* work = v + vsize;
     float* out_work = work + pl.work();
     float* m = scratch(kTaskSlot1, static_cast<size_t>(ml.size(k_out)));
     pl.prepare(work);
-    for (int64_t blk = bb; blk < be; ++blk) {
-      const int64_t i0 = blk * block, nb = std::min(block, n - i0), ld = nb * tiles;
-      winograd_input_block(x + i0 * c_in * h * w, nb, c_in * h * w, c_in, pl, v, vl, work);
+    for (int64_t it = ib; it < ie; ++it) {
+      const int64_t i0 = per_image > 1 ? it / per_image : it * block;
+      const int64_t nb = std::min(block, n - i0);
+      const int64_t r0 = per_image > 1 ? it % per_image * rows : 0;
+      const int64_t r1 = std::min(tp, r0 + rows), bt = (r1 - r0) * tq, ld = nb * bt;
+      winograd_input_block(x + i0 * c_in * h * w, nb, c_in * h * w, c_in, pl, r0, r1, v, vl, work);
       for (int64_t xi = 0; xi < products; ++xi) {
-#ifdef NNP_WINO_AVX2
+#ifdef NNP_CPU_X86_KERNELS
         if (packed) {
           gemm_small_depth(k_out, ld, c_in, u + xi * us, v + xi * vl.plane, vl.row_stride,
                            m + xi * ml.plane, ml.row_stride);
@@ -1045,11 +1056,12 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
         sgemm_rm(false, false, k_out, ld, c_in, 1.0f, u + xi * us, c_in, v + xi * vl.plane,
                  vl.row_stride, 0.0f, m + xi * ml.plane, ml.row_stride);
       }
+      const int64_t p0 = s.m * r0, pc = std::min(p - p0, s.m * (r1 - r0));
       for (int64_t b = 0; b < nb; ++b)
         for (int64_t k = 0; k < k_out; ++k)
-          s.output_plane(m + k * ml.row_stride + b * tiles, ml.plane, pl.tp, pl.tq, p, q,
-                         bias != nullptr ? bias[k] : 0.0f, y + ((i0 + b) * k_out + k) * p * q,
-                         out_work);
+          s.output_plane(m + k * ml.row_stride + b * bt, ml.plane, r1 - r0, tq, pc, q,
+                         bias != nullptr ? bias[k] : 0.0f,
+                         y + ((i0 + b) * k_out + k) * p * q + p0 * q, out_work);
     }
   });
 }
@@ -1107,7 +1119,7 @@ void winograd_filter_gradient(const wino_scheme& s, const conv_nd_geometry& g, c
       const int64_t n0 = g.n * ch / chunks, n1 = g.n * (ch + 1) / chunks;
       for (int64_t i0 = n0; i0 < n1; i0 += block) {
         const int64_t nb = std::min(block, n1 - i0), ld = nb * tiles;
-        winograd_input_block(x + i0 * g.ci * h * w, nb, g.ci * h * w, g.ci, pl, v, vl, work);
+        winograd_input_block(x + i0 * g.ci * h * w, nb, g.ci * h * w, g.ci, pl, 0, tp, v, vl, work);
         for (int64_t b = 0; b < nb; ++b)
           for (int64_t k = 0; k < g.co; ++k)
             s.dy_plane(dy + ((i0 + b) * g.co + k) * p * q, p, q, tp, tq,

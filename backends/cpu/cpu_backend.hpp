@@ -34,6 +34,16 @@
 #define NNP_CPU_AVX2_CLONES
 #endif
 
+// Kernels written with AVX2 + FMA intrinsics (Winograd transforms and GEMM, the channel-blocked
+// convolutions, Philox): defined where NNP_CPU_X86_KERNELS is, each function marked
+// NNP_CPU_AVX2_FMA, and called only when cpu_avx2_fma() says the CPU has both (checked once);
+// the portable code runs otherwise.
+#if defined(__GNUC__) && defined(__x86_64__)
+#define NNP_CPU_X86_KERNELS 1
+#define NNP_CPU_AVX2_FMA __attribute__((target("avx2,fma")))
+#include <immintrin.h>
+#endif
+
 namespace nnp::cpu {
 
 // Dropout keep masks a stream generated recently (dropout.cpp): dropout_backward with the
@@ -71,6 +81,8 @@ inline constexpr uint32_t kAnyFloat = kit::all_floats;
 // ---- threading (policy: plugin.cpp, top of file) ----------------------------------------------
 tbb::task_arena& arena();
 int num_threads();
+// Whether the CPU has AVX2 and FMA (plugin.cpp; false where NNP_CPU_X86_KERNELS is not defined).
+bool cpu_avx2_fma();
 
 // ThreadSanitizer builds (NNPLUG_TSAN): oneTBB is not instrumented, so ThreadSanitizer cannot
 // see how TBB hands the loop from the calling thread to its workers and back. parallel_for

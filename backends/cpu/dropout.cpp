@@ -17,10 +17,6 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace nnp::cpu {
 
 namespace {
@@ -69,15 +65,14 @@ void philox_keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold
   }
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define NNP_DROPOUT_AVX2 1
+#ifdef NNP_CPU_X86_KERNELS
 // philox_keep_masks with AVX2 intrinsics: GCC vectorises the loops above, but extracts the
 // 32-bit halves of the 64-bit products with cross-lane permutes (vpermq, vperm2i128), and the
 // kernel ran at 37 cycles per counter block on AMD Zen 3. Here the products of the even and the
 // odd lanes (vpmuludq) are recombined with in-lane shifts and blends, and the four words of the
 // eight counters are interleaved into element order by a 4 x 8 transpose at the end.
-__attribute__((target("avx2"))) void philox_keep_masks_avx2(uint64_t seed, uint64_t first_counter,
-                                                            uint32_t threshold, uint32_t* keep) {
+NNP_CPU_AVX2_FMA void philox_keep_masks_avx2(uint64_t seed, uint64_t first_counter,
+                                             uint32_t threshold, uint32_t* keep) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   // counters first_counter + l: low words wrap into the high word at 2^32
   const __m256i lo_base = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(first_counter)));
@@ -136,13 +131,13 @@ __attribute__((target("avx2"))) void philox_keep_masks_avx2(uint64_t seed, uint6
 }
 #endif
 
-// The keep masks of 4 kLanes elements from counter first_counter: the AVX2 kernel where the
-// CPU has AVX2, else the loops above (their AVX2 clone elsewhere is for CPUs... both agree bit
-// for bit with nnplug/kit/philox.hpp, which the conformance suite checks).
+// The keep masks of 4 kLanes elements from counter first_counter: the intrinsics kernel where
+// the CPU has AVX2 (and FMA, the gate of every intrinsics kernel of this backend), else the
+// loops above. Both agree bit for bit with nnplug/kit/philox.hpp (the conformance suite
+// compares the masks with the reference's).
 void keep_masks(uint64_t seed, uint64_t first_counter, uint32_t threshold, uint32_t* keep) {
-#ifdef NNP_DROPOUT_AVX2
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
+#ifdef NNP_CPU_X86_KERNELS
+  if (cpu_avx2_fma()) {
     philox_keep_masks_avx2(seed, first_counter, threshold, keep);
     return;
   }

@@ -142,6 +142,15 @@ void release_device() {
 tbb::task_arena& arena() { return *device().arena; }
 int num_threads() { return device().threads; }
 
+bool cpu_avx2_fma() {
+#ifdef NNP_CPU_X86_KERNELS
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
 float* scratch(int slot, size_t n) {
   std::vector<float>& v = device().scratch.local().slot[slot];
   if (v.size() < n) {
