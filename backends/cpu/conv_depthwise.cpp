@@ -175,7 +175,6 @@ double filter_tap(const conv_nd_geometry& g, const tap_range& t, const float* x,
 // place when the convolution has no padding, else from a zero-padded copy. Where the CPU has AVX2
 // and FMA; elsewhere the paths below (SGEMM for one group, the loops above for depthwise).
 #ifdef NNP_CPU_X86_KERNELS
-#define NNP_AVX2_FMA NNP_CPU_AVX2_FMA
 
 // The rows and columns of input a whole output plane reads (stride 1 along the row).
 struct padded_plane {
@@ -188,11 +187,20 @@ padded_plane padded_of(const conv_nd_geometry& g) {
   return {rows, cols, g.pad[1] == 0 && g.pad[2] == 0 && rows == g.in[1] && cols == g.in[2]};
 }
 
-// x [H, W] with the call's padding into buf [Hb, Wb] (zeros outside x), or x itself in place.
+// A task's buffer for place_plane, zeroed (nullptr when planes are read in place). Every plane
+// is copied into the same region of it, so the padding around that region stays zero.
+float* padded_buffer(const padded_plane& pp) {
+  if (pp.in_place) return nullptr;
+  float* buf = scratch(kTaskSlot0, static_cast<size_t>(pp.rows * pp.cols));
+  std::fill(buf, buf + pp.rows * pp.cols, 0.0f);
+  return buf;
+}
+
+// x [H, W] with the call's padding into buf [Hb, Wb] from padded_buffer (zeros outside x), or x
+// itself in place.
 const float* place_plane(const conv_nd_geometry& g, const padded_plane& pp, const float* x,
                          float* buf) {
   if (pp.in_place) return x;
-  std::fill(buf, buf + pp.rows * pp.cols, 0.0f);
   for (int64_t i = 0; i < pp.rows; ++i) {
     const int64_t ih = i - g.pad[1];
     if (ih < 0 || ih >= g.in[1]) continue;
@@ -211,8 +219,9 @@ bool blocked_applies(const conv_nd_geometry& g) {
 
 // Output planes of the 8 channels k0.. (kb of them valid, weights wp packed [R S][8] with zero
 // columns past kb) from input plane xb [Hb, Wb]: y + j PQ for channel k0 + j.
-NNP_AVX2_FMA void forward_block8(const conv_nd_geometry& g, const padded_plane& pp, const float* xb,
-                                 const float* wp, const float* bias, int kb, float* y) {
+NNP_CPU_AVX2_FMA void forward_block8(const conv_nd_geometry& g, const padded_plane& pp,
+                                     const float* xb, const float* wp, const float* bias, int kb,
+                                     float* y) {
   const int64_t P = g.out[1], Q = g.out[2], R = g.kernel[1], S = g.kernel[2], PQ = P * Q;
   const int64_t sh = g.stride[1], dh = g.dilation[1], dw = g.dilation[2];
   float b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -247,7 +256,7 @@ NNP_AVX2_FMA void forward_block8(const conv_nd_geometry& g, const padded_plane& 
 }
 
 // Sum of the 8 lanes of v, in double.
-NNP_AVX2_FMA inline double lane_sum(__m256 v) {
+NNP_CPU_AVX2_FMA inline double lane_sum(__m256 v) {
   alignas(32) float f[8];
   _mm256_store_ps(f, v);
   double t = 0.0;
@@ -257,8 +266,8 @@ NNP_AVX2_FMA inline double lane_sum(__m256 v) {
 
 // One image's part of dw[k, 0, r, s] for a 3x3 filter: sum over p, q of dy [P, Q] times the
 // input plane xb [Hb, Wb] at tap (r, s), added into tot[3 r + s].
-NNP_AVX2_FMA void filter_taps3x3(const conv_nd_geometry& g, const padded_plane& pp, const float* xb,
-                                 const float* dy, double* tot) {
+NNP_CPU_AVX2_FMA void filter_taps3x3(const conv_nd_geometry& g, const padded_plane& pp,
+                                     const float* xb, const float* dy, double* tot) {
   const int64_t P = g.out[1], Q = g.out[2];
   const int64_t sh = g.stride[1], dh = g.dilation[1], dw = g.dilation[2];
   // lanes of the last vector of a row that earlier vectors already covered
@@ -289,7 +298,6 @@ NNP_AVX2_FMA void filter_taps3x3(const conv_nd_geometry& g, const padded_plane& 
   const __m256 sums[9] = {c0, c1, c2, c3, c4, c5, c6, c7, c8};
   for (int t = 0; t < 9; ++t) tot[t] += lane_sum(sums[t]);
 }
-#undef NNP_AVX2_FMA
 
 bool blocked_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                      float* out) {
@@ -307,8 +315,7 @@ bool blocked_forward(const conv_nd_geometry& g, const float* in, const float* w,
       wp[((grp * kblocks + j / 8) * RS + t) * 8 + j % 8] = w[oc * RS + t];
   }
   parallel_for(g.n * g.groups, 1, [&](int64_t tb, int64_t te) {
-    float* buf =
-        pp.in_place ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(pp.rows * pp.cols));
+    float* buf = padded_buffer(pp);
     for (int64_t t = tb; t < te; ++t) {
       const int64_t n = t / g.groups, grp = t % g.groups;
       const float* xb = place_plane(g, pp, in + (n * g.ci + grp) * HW, buf);
@@ -333,8 +340,7 @@ bool blocked_backward_filter(const conv_nd_geometry& g, const float* in, const f
   constexpr int64_t kBlock = 8;
   const int64_t kblocks = (cog + kBlock - 1) / kBlock;
   parallel_for(g.groups * kblocks, 1, [&](int64_t tb, int64_t te) {
-    float* buf =
-        pp.in_place ? nullptr : scratch(kTaskSlot0, static_cast<size_t>(pp.rows * pp.cols));
+    float* buf = padded_buffer(pp);
     for (int64_t t = tb; t < te; ++t) {
       const int64_t grp = t / kblocks, k0 = grp * cog + (t % kblocks) * kBlock;
       const int64_t k1 = std::min(k0 + kBlock, (grp + 1) * cog);

@@ -483,11 +483,10 @@ void dy_plane4(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, fl
 // the same way. Chosen at load time where the CPU has AVX2 and FMA (winograd_f4); the portable
 // versions stay for other CPUs and for NNPLUG_CPU_WINOGRAD=4-portable.
 #ifdef NNP_CPU_X86_KERNELS
-#define NNP_AVX2_FMA NNP_CPU_AVX2_FMA
 
 // Stores the first n lanes of x at p (all 8 when n >= 8). Masked stores (vmaskmovps) would do
 // it in one instruction, but on AMD Zen they are microcoded and slower than these pieces.
-NNP_AVX2_FMA inline void store_first(float* p, __m256 x, int64_t n) {
+NNP_CPU_AVX2_FMA inline void store_first(float* p, __m256 x, int64_t n) {
   if (n >= 8) {
     _mm256_storeu_ps(p, x);
     return;
@@ -509,13 +508,13 @@ NNP_AVX2_FMA inline void store_first(float* p, __m256 x, int64_t n) {
 }
 
 // Two 4-float groups into one vector: lo in the low half, hi in the high half.
-NNP_AVX2_FMA inline __m256 load_halves(const float* lo, const float* hi) {
+NNP_CPU_AVX2_FMA inline __m256 load_halves(const float* lo, const float* hi) {
   return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);
 }
 
 // c_l = r[4 t + l] for tiles t = 0..7 (lane t), l = 0..3: reads r[0 .. 31].
-NNP_AVX2_FMA inline void deinterleave4(const float* r, __m256& c0, __m256& c1, __m256& c2,
-                                       __m256& c3) {
+NNP_CPU_AVX2_FMA inline void deinterleave4(const float* r, __m256& c0, __m256& c1, __m256& c2,
+                                           __m256& c3) {
   const __m256 a0 = load_halves(r, r + 16), a1 = load_halves(r + 4, r + 20);
   const __m256 a2 = load_halves(r + 8, r + 24), a3 = load_halves(r + 12, r + 28);
   const __m256 u0 = _mm256_unpacklo_ps(a0, a1), u1 = _mm256_unpackhi_ps(a0, a1);
@@ -527,14 +526,14 @@ NNP_AVX2_FMA inline void deinterleave4(const float* r, __m256& c0, __m256& c1, _
 }
 
 // Lanes 1..7 of c, then `next` in lane 7: column l of the next tile.
-NNP_AVX2_FMA inline __m256 next_tile(__m256 c, float next) {
+NNP_CPU_AVX2_FMA inline __m256 next_tile(__m256 c, float next) {
   const __m256 shifted = _mm256_permutevar8x32_ps(c, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7));
   return _mm256_blend_ps(shifted, _mm256_set1_ps(next), 0x80);
 }
 
 // The six rows of B^T d for vectors d0..d5 (as NNP_WINO4_BT, with FMAs).
-NNP_AVX2_FMA inline void bt6(__m256 d0, __m256 d1, __m256 d2, __m256 d3, __m256 d4, __m256 d5,
-                             __m256* o) {
+NNP_CPU_AVX2_FMA inline void bt6(__m256 d0, __m256 d1, __m256 d2, __m256 d3, __m256 d4, __m256 d5,
+                                 __m256* o) {
   const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f);
   const __m256 two = _mm256_set1_ps(2.0f);
   const __m256 s13 = _mm256_sub_ps(d3, d1), s24 = _mm256_sub_ps(d4, d2);
@@ -548,8 +547,8 @@ NNP_AVX2_FMA inline void bt6(__m256 d0, __m256 d1, __m256 d2, __m256 d3, __m256 
 
 // input_plane4 for groups of 8 tiles. plane: rows ld floats apart, each readable up to column
 // 4 (8 ceil(tq / 8)) (kF4's padded width). tmp: 36 x 8 floats.
-NNP_AVX2_FMA void input_plane4_avx2(const float* plane, int64_t ld, int64_t tp, int64_t tq,
-                                    float* v, int64_t xs, float* tmp) {
+NNP_CPU_AVX2_FMA void input_plane4_avx2(const float* plane, int64_t ld, int64_t tp, int64_t tq,
+                                        float* v, int64_t xs, float* tmp) {
   for (int64_t ti = 0; ti < tp; ++ti) {
     for (int64_t t0 = 0; t0 < tq; t0 += 8) {
       for (int l = 0; l < 6; ++l) {  // B along each of the tile group's six rows
@@ -573,8 +572,8 @@ NNP_AVX2_FMA void input_plane4_avx2(const float* plane, int64_t ld, int64_t tp, 
 
 // output_plane4 with the second half on groups of 8 tiles; s (the first half, from
 // output_cols4) readable 8 floats past its end. work: 24 tiles + 8 floats.
-NNP_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p,
-                                     int64_t q, float bias, float* y, float* work) {
+NNP_CPU_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq,
+                                         int64_t p, int64_t q, float bias, float* y, float* work) {
   const int64_t tiles = tp * tq;
   float* s = work;  // [4 rows r][6 columns j][tiles]
   for (int j = 0; j < 6; ++j)
@@ -619,8 +618,8 @@ NNP_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp, int
 
 // dy_plane4 with the second half (A along each row of A d) on groups of 8 tiles. work:
 // (4 + 6) x 4 (8 ceil(tq / 8)) floats.
-NNP_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq,
-                                 float* out, int64_t ks, float* work) {
+NNP_CPU_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq,
+                                     float* out, int64_t ks, float* work) {
   const int64_t we = 4 * ((tq + 7) / 8 * 8);  // e's rows are we apart
   float* rows = work;
   float* e = work + 4 * we;
@@ -651,8 +650,8 @@ NNP_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t 
 // still read in place. Rows of fewer than 8 tiles take the portable loops.
 
 // input_plane2 for tile rows of at least 8 tiles. tmp: 16 x 8 floats.
-NNP_AVX2_FMA void input_plane2_avx2(const float* plane, int64_t ld, int64_t tp, int64_t tq,
-                                    float* v, int64_t xs, float* tmp) {
+NNP_CPU_AVX2_FMA void input_plane2_avx2(const float* plane, int64_t ld, int64_t tp, int64_t tq,
+                                        float* v, int64_t xs, float* tmp) {
   if (tq < 8) {
     input_plane2(plane, ld, tp, tq, v, xs, tmp);
     return;
@@ -688,8 +687,8 @@ NNP_AVX2_FMA void input_plane2_avx2(const float* plane, int64_t ld, int64_t tp, 
 // output_plane2 for tile rows of at least 8 tiles: the first half (A^T along the xi rows, all
 // tiles at once) as there, the second half and the interleave of the two output columns per
 // group of 8 tiles. work: 8 tiles floats.
-NNP_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p,
-                                     int64_t q, float bias, float* y, float* work) {
+NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq,
+                                         int64_t p, int64_t q, float bias, float* y, float* work) {
   if (tq < 8) {
     output_plane2(m, ms, tp, tq, p, q, bias, y, work);
     return;
@@ -732,16 +731,16 @@ NNP_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp, int
 // lanes that are not stored).
 // One row of a gemm_block4 block: x_v += a * b_v for the NV vectors of the row.
 template <int NV>
-NNP_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, __m256& x0, __m256& x1,
-                                 __m256& x2) {
+NNP_CPU_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, __m256& x0,
+                                     __m256& x1, __m256& x2) {
   x0 = _mm256_fmadd_ps(a, b0, x0);
   if (NV > 1) x1 = _mm256_fmadd_ps(a, b1, x1);
   if (NV > 2) x2 = _mm256_fmadd_ps(a, b2, x2);
 }
 
 template <int NV>
-NNP_AVX2_FMA inline void gemm_block4(const float* a, const float* b, int64_t ldb, int64_t depth,
-                                     float* c, int64_t ldc, int64_t rows, int64_t cols) {
+NNP_CPU_AVX2_FMA inline void gemm_block4(const float* a, const float* b, int64_t ldb, int64_t depth,
+                                         float* c, int64_t ldc, int64_t rows, int64_t cols) {
   // named accumulators: GCC keeps an array of them on the stack
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
   __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
@@ -762,8 +761,8 @@ NNP_AVX2_FMA inline void gemm_block4(const float* a, const float* b, int64_t ldb
       store_first(c + i * ldc + 8 * v, acc[i][v], cols - 8 * v);
 }
 
-NNP_AVX2_FMA void gemm_small_depth(int64_t k_rows, int64_t n, int64_t depth, const float* ap,
-                                   const float* b, int64_t ldb, float* c, int64_t ldc) {
+NNP_CPU_AVX2_FMA void gemm_small_depth(int64_t k_rows, int64_t n, int64_t depth, const float* ap,
+                                       const float* b, int64_t ldb, float* c, int64_t ldc) {
   for (int64_t n0 = 0; n0 < n; n0 += 24) {
     const int64_t nn = std::min<int64_t>(24, n - n0);
     for (int64_t k0 = 0; k0 < k_rows; k0 += 4) {
@@ -778,7 +777,6 @@ NNP_AVX2_FMA void gemm_small_depth(int64_t k_rows, int64_t n, int64_t depth, con
     }
   }
 }
-#undef NNP_AVX2_FMA
 #endif
 
 // ---- the two schemes
