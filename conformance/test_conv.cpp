@@ -288,6 +288,15 @@ conv_nd_setup conv_nd(const case_line& cs, bool transpose) {
     if (cs.i("ks", 0)) {
       for (size_t i = 0; i < k; ++i) p.kernel_shape[i] = static_cast<int32_t>(v.r[i]);
     }
+    // the forward's fused clamp (ABI 1.7): clip_min=a, clip_max=b (the backward calls clear it)
+    if (cs.has("clip_min")) {
+      p.has_clip_min = 1;
+      p.clip_min = cs.d("clip_min", 0.0);
+    }
+    if (cs.has("clip_max")) {
+      p.has_clip_max = 1;
+      p.clip_max = cs.d("clip_max", 0.0);
+    }
     v.group = one_if_zero(p.group);
     for (size_t i = 0; i < k; ++i) {
       const int64_t s = one_if_zero(p.strides[i]), d = one_if_zero(p.dilations[i]);
@@ -344,10 +353,14 @@ std::vector<int64_t> ws(const conv_nd_setup& v) {
   return v.transpose ? cat({v.c, v.k / v.group}, v.r) : cat({v.k, v.c / v.group}, v.r);
 }
 
+// The case's params for op `kind`; the fused clamp goes to the forward only (the backward kinds
+// refuse it).
 call_spec with_params(const conv_nd_setup& v, int32_t kind, std::vector<tensor_spec> in,
                       std::vector<tensor_spec> out) {
-  return v.transpose ? make_spec(kind, v.convt, std::move(in), std::move(out))
-                     : make_spec(kind, v.conv, std::move(in), std::move(out));
+  if (v.transpose) return make_spec(kind, v.convt, std::move(in), std::move(out));
+  nnp_conv_params p = v.conv;
+  if (kind != NNP_OP_CONV_FORWARD) p.has_clip_min = p.has_clip_max = 0;
+  return make_spec(kind, p, std::move(in), std::move(out));
 }
 
 call_spec fwd(const conv_nd_setup& v, value_rng& rng) {
@@ -553,6 +566,53 @@ TEST_CASE("conv_nd: known answers") {
     call.inputs[0].data = k.x;
     call.inputs[1].data = k.w;
     check_known_answer(k.transpose ? "conv_transpose" : "conv_nd", k.text, call, k.y);
+  }
+}
+
+// The forward's fused clamp (ABI 1.7) on shapes that take each of the cpu's paths (Winograd
+// with and without padding, depthwise at stride 1 and 2, one input channel with 16 outputs, 1x1,
+// im2col): the answer is clamp(conv(x, w) + b) by the direct formula here, in double, so a
+// path that skipped or misplaced the clamp fails (the reference-agreement cases cannot see a
+// clamp that both sides skip).
+TEST_CASE("conv_nd: fused clamp (known answers)") {
+  const char* const cases[] = {
+      "n1 c16 x8x8 k16 r3x3 pads1,1,1,1 clip_min=0",
+      "n1 c16 x9x10 k16 r3x3 clip_min=-0.1 clip_max=0.2",
+      "n2 c8 x9x9 k8 r3x3 pads1,1,1,1 g8 clip_min=0 clip_max=0.1",
+      "n1 c8 x10x11 k8 r3x3 strides2,2 pads1,1,1,1 g8 clip_max=0",
+      "n1 c1 x12x12 k16 r3x3 clip_min=0",
+      "n1 c8 x6x6 k12 r1x1 clip_min=0",
+      "n1 c3 x7x7 k4 r3x3 strides2,2 clip_min=0.5 clip_max=-0.5",
+  };
+  for (const char* text : cases) {
+    const conv_nd_setup v = conv_nd(parse_case(text), false);
+    const nnp_conv_params& p = v.conv;
+    value_rng rng("fused clamp");
+    const call_spec call = fwd(v, rng);
+    const std::vector<double>&x = call.inputs[0].data, &w = call.inputs[1].data;
+    const int64_t H = v.x[0], W = v.x[1], R = v.r[0], S = v.r[1], P = v.y[0], Q = v.y[1];
+    const int64_t sh = one_if_zero(p.strides[0]), sw = one_if_zero(p.strides[1]);
+    const int64_t cg = v.c / v.group, kg = v.k / v.group;
+    std::vector<double> want;
+    for (int64_t n = 0; n < v.n; ++n)
+      for (int64_t m = 0; m < v.k; ++m)
+        for (int64_t oh = 0; oh < P; ++oh)
+          for (int64_t ow = 0; ow < Q; ++ow) {
+            double y = v.bias ? call.inputs[2].data[static_cast<size_t>(m)] : 0.0;
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t t = 0; t < S; ++t) {
+                  const int64_t ih = oh * sh - p.pads[0] + r, iw = ow * sw - p.pads[1] + t;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  const int64_t ic = m / kg * cg + c;
+                  y += x[static_cast<size_t>(((n * v.c + ic) * H + ih) * W + iw)] *
+                       w[static_cast<size_t>(((m * cg + c) * R + r) * S + t)];
+                }
+            if (p.has_clip_min && y < p.clip_min) y = p.clip_min;
+            if (p.has_clip_max && y > p.clip_max) y = p.clip_max;
+            want.push_back(y);
+          }
+    check_known_answer("conv_nd_clamp", text, call, want, 1e-10);
   }
 }
 

@@ -10,6 +10,9 @@
 
 #include <nnplug/geometry/conv.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <string>
 
 namespace nnp::host {
@@ -315,19 +318,51 @@ void nd_backward_filter(call& c, const void* params, Output output) {
   c.expect_shape(c.in_label(1), c.in(1), y, "([N, K, O1..Ok])");
 }
 
+// The caller's nnp_conv_params with the fields past its struct_size zero (their defaults): the
+// fused clamp's fields are ABI 1.7, and a caller built for 1.2 passes a shorter struct.
+nnp_conv_params conv_params_padded(const void* params) {
+  nnp_conv_params p{};
+  if (params != nullptr) {
+    size_t size;
+    std::memcpy(&size, params, sizeof size);
+    std::memcpy(&p, params, std::min(size, sizeof p));
+  }
+  return p;
+}
+
+// The fused clamp (ABI 1.7): bounds that are numbers on the forward; no flag on the backward
+// kinds, whose gradient does not include it.
+void check_clamp(const call& c, const void* params, bool forward) {
+  const nnp_conv_params p = conv_params_padded(params);
+  if (forward) {
+    if (p.has_clip_min && std::isnan(p.clip_min))
+      c.fail("params->clip_min: expected a number, got NaN");
+    if (p.has_clip_max && std::isnan(p.clip_max))
+      c.fail("params->clip_max: expected a number, got NaN");
+  } else if (p.has_clip_min || p.has_clip_max) {
+    c.fail(std::string("params->") + (p.has_clip_min ? "has_clip_min" : "has_clip_max") +
+           ": the fused clamp is conv_forward's (expected 0 here: the clamp's gradient is the "
+           "caller's, e.g. activation_backward(RELU) with the clamped y)");
+  }
+}
+
 }  // namespace
 
 void shapes_conv_forward(call& c, const void* params) {
+  check_clamp(c, params, true);
   nd_forward<nnp_conv_params>(c, params, conv_output);
 }
 void shapes_conv_backward_data(call& c, const void* params) {
+  check_clamp(c, params, false);
   nd_backward_data<nnp_conv_params>(c, params, conv_output,
                                     "dx has x's shape, and several D give one O");
 }
 void shapes_conv_backward_filter(call& c, const void* params) {
+  check_clamp(c, params, false);
   nd_backward_filter<nnp_conv_params>(c, params, conv_output);
 }
-void shapes_conv_backward_bias(call& c, const void*) {
+void shapes_conv_backward_bias(call& c, const void* params) {
+  if (params != nullptr) check_clamp(c, params, false);
   spatial_dims(c, c.in_label(0), c.in(0));
   c.output_shape(0, {c.in(0)->shape[1]}, "([K])");
 }

@@ -570,4 +570,37 @@ TEST_CASE("validate: optimisers") {
                 NNP_OP_ADAM_UPDATE, &ap, {g, d({1}), d({1}, kF64)}, {param, d({10}), d({10})});
 }
 
+// conv_forward's fused clamp (ABI 1.7): bounds that are numbers, and no clamp flag on the
+// backward kinds; a 1.2-sized struct (no clamp fields) stays valid.
+TEST_CASE("validate: conv_forward's fused clamp") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  auto p = params_of<nnp_conv_params>();
+  const auto x = [&] { return d({1, 2, 5}); };
+  const auto w = [&] { return d({3, 2, 3}); };
+  const auto y = [&] { return d({1, 3, 3}); };
+  p.has_clip_min = 1;
+  p.clip_min = 0.0;
+  CHECK_VALID(NNP_OP_CONV_FORWARD, &p, {x(), w()}, {y()});
+  p.has_clip_max = 1;
+  p.clip_max = std::numeric_limits<double>::quiet_NaN();
+  CHECK_INVALID("conv_forward", W("params->clip_max", "NaN"), NNP_OP_CONV_FORWARD, &p, {x(), w()},
+                {y()});
+  p.clip_max = 1e300;  // past float32: refused like every double field
+  CHECK_INVALID("conv_forward", W("params->clip_max", "does not fit"), NNP_OP_CONV_FORWARD, &p,
+                {x(), w()}, {y()});
+  p.has_clip_max = 0;  // an unused bound that is a number is not checked further
+  p.clip_max = std::numeric_limits<double>::quiet_NaN();
+  CHECK_VALID(NNP_OP_CONV_FORWARD, &p, {x(), w()}, {y()});
+  CHECK_INVALID("conv_backward_data", W("params->has_clip_min", "conv_forward's"),
+                NNP_OP_CONV_BACKWARD_DATA, &p, {y(), w()}, {x()});
+  CHECK_INVALID("conv_backward_filter", W("params->has_clip_min"), NNP_OP_CONV_BACKWARD_FILTER, &p,
+                {x(), y()}, {w()});
+  CHECK_INVALID("conv_backward_bias", W("params->has_clip_min"), NNP_OP_CONV_BACKWARD_BIAS, &p,
+                {y()}, {d({3})});
+  // a caller built for ABI 1.2: its struct ends before the clamp, whatever follows in memory
+  p.struct_size = NNP_CONV_PARAMS_STRUCT_SIZE_1_2;
+  CHECK_VALID(NNP_OP_CONV_BACKWARD_DATA, &p, {y(), w()}, {x()});
+}
+
 }  // namespace nnp_test

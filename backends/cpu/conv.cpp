@@ -13,7 +13,8 @@
 // Speed: each direction first offers the call to Winograd (conv_winograd.cpp: F(2x2, 3x3) or
 // F(4x4, 3x3) for 2-D 3x3 stride-1 convolutions with >= 16 channels in and out, finite
 // operands), then to the direct depthwise kernels (conv_depthwise.cpp: 1-D and 2-D, groups
-// of one input channel), else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a
+// of one input channel), the forward to the pointwise kernel (conv_pointwise.cpp: 1x1 with at
+// most 64 input channels), else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a
 // per-thread column buffer [ci/groups * kernel volume, slab] reused across calls (a slab: as many
 // output depth planes as keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has one
 // plane, so its slab is its whole output: classic im2col, plain row copies when the last stride is
@@ -151,17 +152,21 @@ void for_each_image_group(const conv_nd_geometry& g, const F& f) {
   });
 }
 
-// rows[c, :] += b[c] for `channels` rows of `size` floats.
-void add_bias(float* rows, const float* b, int64_t channels, int64_t size) {
+// rows[c, :] = clamp(rows[c, :] + b[c]) for `channels` rows of `size` floats (b optional).
+void add_bias(float* rows, const float* b, const out_clamp& clamp, int64_t channels, int64_t size) {
   for (int64_t c = 0; c < channels; ++c) {
     float* row = rows + c * size;
-    const float bc = b[c];
-    for (int64_t i = 0; i < size; ++i) row[i] += bc;
+    const float bc = b != nullptr ? b[c] : 0.0f;
+    if (clamp.active) {
+      for (int64_t i = 0; i < size; ++i) row[i] = clamp.apply(row[i] + bc);
+    } else if (b != nullptr) {
+      for (int64_t i = 0; i < size; ++i) row[i] += bc;
+    }
   }
 }
 
 void gemm_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
-                  float* out) {
+                  const out_clamp& clamp, float* out) {
   const int64_t V = g.out_size(), CK = col_rows(g), plane = g.out[1] * g.out[2];
   const int64_t slab = slab_depth(g);
   for_each_image_group(g, [&](int64_t n, int64_t grp, float* col) {
@@ -177,7 +182,8 @@ void gemm_forward(const conv_nd_geometry& g, const float* in, const float* w, co
         sgemm_rm(false, false, g.cog(), vs, CK, 1.0f, wg, CK, col, vs, 0.0f, dst + od0 * plane, V);
       }
     }
-    if (b != nullptr) add_bias(dst, b + grp * g.cog(), g.cog(), V);
+    if (b != nullptr || clamp.active)
+      add_bias(dst, b != nullptr ? b + grp * g.cog() : nullptr, clamp, g.cog(), V);
   });
 }
 
@@ -199,7 +205,7 @@ void gemm_backward_data(const conv_nd_geometry& g, const float* dout, const floa
         col2vol(g, col, od0, od1, dst);
       }
     }
-    if (b != nullptr) add_bias(dst, b + grp * g.cig(), g.cig(), g.in_size());
+    if (b != nullptr) add_bias(dst, b + grp * g.cig(), out_clamp{}, g.cig(), g.in_size());
   });
 }
 
@@ -236,9 +242,10 @@ void gemm_backward_filter(const conv_nd_geometry& g, const float* in, const floa
 
 // ---- the three directions: Winograd where it applies, else im2col / vol2col + SGEMM ----------
 void run_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
-                 float* out) {
-  if (!winograd_forward(g, in, w, b, out) && !depthwise_forward(g, in, w, b, out))
-    gemm_forward(g, in, w, b, out);
+                 const out_clamp& clamp, float* out) {
+  if (!winograd_forward(g, in, w, b, clamp, out) && !depthwise_forward(g, in, w, b, clamp, out) &&
+      !pointwise_forward(g, in, w, b, clamp, out))
+    gemm_forward(g, in, w, b, clamp, out);
 }
 
 void run_backward_data(const conv_nd_geometry& g, const float* dout, const float* w, const float* b,
@@ -278,7 +285,8 @@ op_call as_conv_nd(const op_call& c, nnp_conv_params* q) {
 void conv_forward(const op_call& c) {
   const auto p = c.params_as<nnp_conv_params>();
   const conv_nd_geometry g = conv_nd_of_conv(p, *c.in(0), *c.in(1), *c.out(0));
-  run_forward(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)));
+  run_forward(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), out_clamp(nnp::conv_clamp_of(p)),
+              f32(c.out(0)));
 }
 
 void conv_backward_data(const op_call& c) {
@@ -325,7 +333,7 @@ void conv_transpose_forward(const op_call& c) {
 void conv_transpose_backward_data(const op_call& c) {
   const auto p = c.params_as<nnp_conv_transpose_params>();
   const conv_nd_geometry g = conv_nd_of_transpose(p, *c.out(0), *c.in(1), *c.in(0));
-  run_forward(g, f32(c.in(0)), f32(c.in(1)), nullptr, f32(c.out(0)));
+  run_forward(g, f32(c.in(0)), f32(c.in(1)), nullptr, out_clamp{}, f32(c.out(0)));
 }
 
 void conv_transpose_backward_filter(const op_call& c) {

@@ -86,10 +86,11 @@ int64_t grain_of(const conv_nd_geometry& g) {
   return std::max<int64_t>(1, kDepthwiseGrainWork / std::max<int64_t>(1, work));
 }
 
-// One output plane y [P, Q] of input plane x [H, W] and filter wk [R, S] (y starts at `bias`).
+// One output plane y [P, Q] of input plane x [H, W] and filter wk [R, S] (y starts at `bias`),
+// clamped row by row (while the row is in L1).
 NNP_CPU_AVX2_CLONES
 void forward_plane(const conv_nd_geometry& g, const tap_range* taps, const float* x,
-                   const float* wk, float bias, float* y) {
+                   const float* wk, float bias, const out_clamp& clamp, float* y) {
   const int64_t W = g.in[2], P = g.out[1], Q = g.out[2], R = g.kernel[1], S = g.kernel[2];
   const int64_t stride = g.stride[2];
   std::fill(y, y + P * Q, bias);
@@ -110,6 +111,8 @@ void forward_plane(const conv_nd_geometry& g, const tap_range* taps, const float
         }
       }
     }
+    if (clamp.active)
+      for (int64_t q = 0; q < Q; ++q) yr[q] = clamp.apply(yr[q]);
   }
 }
 
@@ -221,11 +224,12 @@ bool blocked_applies(const conv_nd_geometry& g) {
 // columns past kb) from input plane xb [Hb, Wb]: y + j PQ for channel k0 + j.
 NNP_CPU_AVX2_FMA void forward_block8(const conv_nd_geometry& g, const padded_plane& pp,
                                      const float* xb, const float* wp, const float* bias, int kb,
-                                     float* y) {
+                                     const out_clamp& clamp, float* y) {
   const int64_t P = g.out[1], Q = g.out[2], R = g.kernel[1], S = g.kernel[2], PQ = P * Q;
   const int64_t sh = g.stride[1], dh = g.dilation[1], dw = g.dilation[2];
   float b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int j = 0; j < kb; ++j) b[j] = bias != nullptr ? bias[j] : 0.0f;
+  const __m256 lo = _mm256_set1_ps(clamp.lo), hi = _mm256_set1_ps(clamp.hi);
   for (int64_t p = 0; p < P; ++p) {
     for (int64_t q0 = 0; q0 < Q; q0 += 8) {
       const int64_t q = std::min(q0, Q - 8);
@@ -250,7 +254,7 @@ NNP_CPU_AVX2_FMA void forward_block8(const conv_nd_geometry& g, const padded_pla
       }
       const __m256 acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
       float* out = y + p * Q + q;
-      for (int j = 0; j < kb; ++j) _mm256_storeu_ps(out + j * PQ, acc[j]);
+      for (int j = 0; j < kb; ++j) _mm256_storeu_ps(out + j * PQ, clamp8(acc[j], lo, hi));
     }
   }
 }
@@ -300,7 +304,7 @@ NNP_CPU_AVX2_FMA void filter_taps3x3(const conv_nd_geometry& g, const padded_pla
 }
 
 bool blocked_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
-                     float* out) {
+                     const out_clamp& clamp, float* out) {
   if (!blocked_applies(g)) return false;
   const int64_t HW = g.in[1] * g.in[2], PQ = g.out[1] * g.out[2], RS = g.kernel[1] * g.kernel[2];
   const int64_t cog = g.cog(), kblocks = (cog + 7) / 8;
@@ -321,9 +325,10 @@ bool blocked_forward(const conv_nd_geometry& g, const float* in, const float* w,
       const float* xb = place_plane(g, pp, in + (n * g.ci + grp) * HW, buf);
       for (int64_t kb = 0; kb < kblocks; ++kb) {
         const int64_t k0 = grp * cog + kb * 8;
-        forward_block8(
-            g, pp, xb, wp + (grp * kblocks + kb) * RS * 8, b != nullptr ? b + k0 : nullptr,
-            static_cast<int>(std::min<int64_t>(8, cog - kb * 8)), out + (n * g.co + k0) * PQ);
+        forward_block8(g, pp, xb, wp + (grp * kblocks + kb) * RS * 8,
+                       b != nullptr ? b + k0 : nullptr,
+                       static_cast<int>(std::min<int64_t>(8, cog - kb * 8)), clamp,
+                       out + (n * g.co + k0) * PQ);
       }
     }
   });
@@ -357,7 +362,8 @@ bool blocked_backward_filter(const conv_nd_geometry& g, const float* in, const f
   return true;
 }
 #else
-bool blocked_forward(const conv_nd_geometry&, const float*, const float*, const float*, float*) {
+bool blocked_forward(const conv_nd_geometry&, const float*, const float*, const float*,
+                     const out_clamp&, float*) {
   return false;
 }
 bool blocked_backward_filter(const conv_nd_geometry&, const float*, const float*, float*) {
@@ -368,8 +374,8 @@ bool blocked_backward_filter(const conv_nd_geometry&, const float*, const float*
 }  // namespace
 
 bool depthwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
-                       float* out) {
-  if (blocked_forward(g, in, w, b, out)) return true;
+                       const out_clamp& clamp, float* out) {
+  if (blocked_forward(g, in, w, b, clamp, out)) return true;
   if (!applies(g)) return false;
   const int64_t HW = g.in[1] * g.in[2], PQ = g.out[1] * g.out[2], RS = g.kernel[1] * g.kernel[2];
   const int64_t cog = g.cog();
@@ -378,7 +384,7 @@ bool depthwise_forward(const conv_nd_geometry& g, const float* in, const float* 
     for (int64_t t = tb; t < te; ++t) {
       const int64_t n = t / g.co, oc = t % g.co;
       forward_plane(g, taps.data(), in + (n * g.ci + oc / cog) * HW, w + oc * RS,
-                    b != nullptr ? b[oc] : 0.0f, out + t * PQ);
+                    b != nullptr ? b[oc] : 0.0f, clamp, out + t * PQ);
     }
   });
   return true;

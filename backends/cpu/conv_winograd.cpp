@@ -60,6 +60,18 @@ constexpr int64_t kWinoMinChannels = 16;  // below this the SGEMMs' depth is too
 // loops are adds and subtracts over rows of tiles.
 #define NNP_WINO_CLONES NNP_CPU_AVX2_CLONES
 
+// What the output transforms add and clamp per output channel: y = min(max(A^T m A + bias, lo),
+// hi), lo and hi those of out_clamp (-inf and +inf without conv_forward's fused clamp; compares
+// written so that NaN stays NaN).
+struct wino_out {
+  float bias, lo, hi;
+  float apply(float v) const {
+    v += bias;
+    v = lo > v ? lo : v;
+    return hi < v ? hi : v;
+  }
+};
+
 // ---- F(2x2, 3x3): G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
 // ----------------------------------
 
@@ -149,21 +161,21 @@ inline void output_cols2(const float* __restrict m0, const float* __restrict m1,
 }
 
 // Output transform, second half (A along each row) for one row of tiles: out[2 t], out[2 t + 1]
-// = a0 + a1 + a2 + bias, a1 - a2 - a3 + bias for aj = a[j * tiles + t].
-inline void output_row2(const float* __restrict a, int64_t tiles, int64_t tq, float bias,
+// = e(a0 + a1 + a2), e(a1 - a2 - a3) for aj = a[j * tiles + t].
+inline void output_row2(const float* __restrict a, int64_t tiles, int64_t tq, const wino_out& e,
                         float* __restrict out) {
   for (int64_t t = 0; t < tq; ++t) {
     const float a0 = a[t], a1 = a[tiles + t], a2 = a[2 * tiles + t], a3 = a[3 * tiles + t];
-    out[2 * t] = a0 + a1 + a2 + bias;
-    out[2 * t + 1] = a1 - a2 - a3 + bias;
+    out[2 * t] = e.apply(a0 + a1 + a2);
+    out[2 * t + 1] = e.apply(a1 - a2 - a3);
   }
 }
 
-// Output transform of one plane: y [p, q] = A^T m A + bias per tile, m[xi] = m[xi * ms + t]
+// Output transform of one plane: y [p, q] = e(A^T m A) per tile, m[xi] = m[xi * ms + t]
 // for tile t = ti * tq + tj, clipped at odd edges. work: 8 tiles + 4 tq floats.
 NNP_WINO_CLONES
 void output_plane2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
-                   float bias, float* y, float* work) {
+                   const wino_out& e, float* y, float* work) {
   const int64_t tiles = tp * tq;
   float* s = work;                     // [2][4][tiles]
   float* rows_out = work + 8 * tiles;  // two output rows of 2 tq floats
@@ -175,8 +187,8 @@ void output_plane2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p
     const bool fits = r0 + 1 < p && q % 2 == 0;  // direct when it fits
     float* out0 = fits ? y + r0 * q : rows_out;
     float* out1 = fits ? y + (r0 + 1) * q : rows_out + 2 * tq;
-    output_row2(s + ti * tq, tiles, tq, bias, out0);
-    output_row2(s + 4 * tiles + ti * tq, tiles, tq, bias, out1);
+    output_row2(s + ti * tq, tiles, tq, e, out0);
+    output_row2(s + 4 * tiles + ti * tq, tiles, tq, e, out1);
     if (!fits) {
       std::memcpy(y + r0 * q, out0, sizeof(float) * static_cast<size_t>(q));
       if (r0 + 1 < p) std::memcpy(y + (r0 + 1) * q, out1, sizeof(float) * static_cast<size_t>(q));
@@ -367,25 +379,25 @@ inline void output_cols4(const float* __restrict m, int64_t ms, int64_t tiles, f
     NNP_WINO4_AT(m0[t], m1[t], m2[t], m3[t], m4[t], m5[t], s0[t], s1[t], s2[t], s3[t]);
 }
 
-// Output transform, second half (A along one row of tiles): out[4 t + r] = row r of
-// A^T [a0 .. a5] + bias, aj = a[j * tiles + t].
-inline void output_row4(const float* __restrict a, int64_t tiles, int64_t tq, float bias,
+// Output transform, second half (A along one row of tiles): out[4 t + r] = e(row r of
+// A^T [a0 .. a5]), aj = a[j * tiles + t].
+inline void output_row4(const float* __restrict a, int64_t tiles, int64_t tq, const wino_out& e,
                         float* __restrict out) {
   for (int64_t t = 0; t < tq; ++t) {
     float o0, o1, o2, o3;
     NNP_WINO4_AT(a[t], a[tiles + t], a[2 * tiles + t], a[3 * tiles + t], a[4 * tiles + t],
                  a[5 * tiles + t], o0, o1, o2, o3);
-    out[4 * t] = o0 + bias;
-    out[4 * t + 1] = o1 + bias;
-    out[4 * t + 2] = o2 + bias;
-    out[4 * t + 3] = o3 + bias;
+    out[4 * t] = e.apply(o0);
+    out[4 * t + 1] = e.apply(o1);
+    out[4 * t + 2] = e.apply(o2);
+    out[4 * t + 3] = e.apply(o3);
   }
 }
 
 // Output transform of one plane (4x4 tiles), as output_plane2. work: 24 tiles + 16 tq floats.
 NNP_WINO_CLONES
 void output_plane4(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
-                   float bias, float* y, float* work) {
+                   const wino_out& e, float* y, float* work) {
   const int64_t tiles = tp * tq;
   float* s = work;                     // [4 rows r][6 columns j][tiles]
   float* row_out = work + 24 * tiles;  // one output row of 4 tq floats
@@ -396,7 +408,7 @@ void output_plane4(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p
   for (int64_t ti = 0; ti < tp; ++ti)
     for (int r = 0; r < 4 && 4 * ti + r < p; ++r) {
       float* out = whole_rows ? y + (4 * ti + r) * q : row_out;
-      output_row4(s + 6 * r * tiles + ti * tq, tiles, tq, bias, out);
+      output_row4(s + 6 * r * tiles + ti * tq, tiles, tq, e, out);
       if (!whole_rows)
         std::memcpy(y + (4 * ti + r) * q, out, sizeof(float) * static_cast<size_t>(q));
     }
@@ -573,14 +585,16 @@ NNP_CPU_AVX2_FMA void input_plane4_avx2(const float* plane, int64_t ld, int64_t 
 // output_plane4 with the second half on groups of 8 tiles; s (the first half, from
 // output_cols4) readable 8 floats past its end. work: 24 tiles + 8 floats.
 NNP_CPU_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq,
-                                         int64_t p, int64_t q, float bias, float* y, float* work) {
+                                         int64_t p, int64_t q, const wino_out& e, float* y,
+                                         float* work) {
   const int64_t tiles = tp * tq;
   float* s = work;  // [4 rows r][6 columns j][tiles]
   for (int j = 0; j < 6; ++j)
     output_cols4(m + j * ms, ms, tiles, s + j * tiles, s + (6 + j) * tiles, s + (12 + j) * tiles,
                  s + (18 + j) * tiles);
-  const __m256 b = _mm256_set1_ps(bias), two = _mm256_set1_ps(2.0f);
+  const __m256 b = _mm256_set1_ps(e.bias), two = _mm256_set1_ps(2.0f);
   const __m256 four = _mm256_set1_ps(4.0f), eight = _mm256_set1_ps(8.0f);
+  const __m256 lo = _mm256_set1_ps(e.lo), hi = _mm256_set1_ps(e.hi);
   for (int64_t ti = 0; ti < tp; ++ti)
     for (int r = 0; r < 4 && 4 * ti + r < p; ++r) {
       const float* a = s + 6 * r * tiles + ti * tq;
@@ -593,10 +607,12 @@ NNP_CPU_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp,
         const __m256 a5 = _mm256_loadu_ps(a + 5 * tiles + t0);
         const __m256 pp = _mm256_add_ps(a1, a2), qq = _mm256_sub_ps(a1, a2);
         const __m256 uu = _mm256_add_ps(a3, a4), ww = _mm256_sub_ps(a3, a4);
-        const __m256 o0 = _mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(pp, uu));
-        const __m256 o1 = _mm256_fmadd_ps(two, ww, _mm256_add_ps(qq, b));
-        const __m256 o2 = _mm256_fmadd_ps(four, uu, _mm256_add_ps(pp, b));
-        const __m256 o3 = _mm256_fmadd_ps(eight, ww, _mm256_add_ps(_mm256_add_ps(qq, a5), b));
+        const __m256 o0 =
+            clamp8(_mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(pp, uu)), lo, hi);
+        const __m256 o1 = clamp8(_mm256_fmadd_ps(two, ww, _mm256_add_ps(qq, b)), lo, hi);
+        const __m256 o2 = clamp8(_mm256_fmadd_ps(four, uu, _mm256_add_ps(pp, b)), lo, hi);
+        const __m256 o3 =
+            clamp8(_mm256_fmadd_ps(eight, ww, _mm256_add_ps(_mm256_add_ps(qq, a5), b)), lo, hi);
         // interleave: out[4 t + c] = o_c[t]
         const __m256 w0 = _mm256_unpacklo_ps(o0, o1), w1 = _mm256_unpackhi_ps(o0, o1);
         const __m256 w2 = _mm256_unpacklo_ps(o2, o3), w3 = _mm256_unpackhi_ps(o2, o3);
@@ -688,9 +704,10 @@ NNP_CPU_AVX2_FMA void input_plane2_avx2(const float* plane, int64_t ld, int64_t 
 // tiles at once) as there, the second half and the interleave of the two output columns per
 // group of 8 tiles. work: 8 tiles floats.
 NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq,
-                                         int64_t p, int64_t q, float bias, float* y, float* work) {
+                                         int64_t p, int64_t q, const wino_out& e, float* y,
+                                         float* work) {
   if (tq < 8) {
-    output_plane2(m, ms, tp, tq, p, q, bias, y, work);
+    output_plane2(m, ms, tp, tq, p, q, e, y, work);
     return;
   }
   const int64_t tiles = tp * tq;
@@ -698,7 +715,8 @@ NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp,
   for (int j = 0; j < 4; ++j)
     output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
                  s + j * tiles, s + (4 + j) * tiles);
-  const __m256 b = _mm256_set1_ps(bias);
+  const __m256 b = _mm256_set1_ps(e.bias);
+  const __m256 lo = _mm256_set1_ps(e.lo), hi = _mm256_set1_ps(e.hi);
   for (int64_t ti = 0; ti < tp; ++ti)
     for (int r = 0; r < 2 && 2 * ti + r < p; ++r) {
       const float* a = s + 4 * r * tiles + ti * tq;
@@ -708,14 +726,16 @@ NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp,
         const __m256 a0 = _mm256_loadu_ps(a + t0), a1 = _mm256_loadu_ps(a + tiles + t0);
         const __m256 a2 = _mm256_loadu_ps(a + 2 * tiles + t0);
         const __m256 a3 = _mm256_loadu_ps(a + 3 * tiles + t0);
-        const __m256 o0 = _mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(a1, a2));
-        const __m256 o1 = _mm256_sub_ps(_mm256_add_ps(a1, b), _mm256_add_ps(a2, a3));
+        const __m256 o0 =
+            clamp8(_mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(a1, a2)), lo, hi);
+        const __m256 o1 =
+            clamp8(_mm256_sub_ps(_mm256_add_ps(a1, b), _mm256_add_ps(a2, a3)), lo, hi);
         // interleave: out[2 t] = o0[t], out[2 t + 1] = o1[t]
-        const __m256 lo = _mm256_unpacklo_ps(o0, o1), hi = _mm256_unpackhi_ps(o0, o1);
+        const __m256 il = _mm256_unpacklo_ps(o0, o1), ih = _mm256_unpackhi_ps(o0, o1);
         const int64_t col = 2 * t0;
-        store_first(out + col, _mm256_permute2f128_ps(lo, hi, 0x20), q - col);
+        store_first(out + col, _mm256_permute2f128_ps(il, ih, 0x20), q - col);
         if (q - col > 8)
-          store_first(out + col + 8, _mm256_permute2f128_ps(lo, hi, 0x31), q - col - 8);
+          store_first(out + col + 8, _mm256_permute2f128_ps(il, ih, 0x31), q - col - 8);
       }
     }
 }
@@ -792,7 +812,7 @@ struct wino_scheme {
   void (*input_plane)(const float* plane, int64_t ld, int64_t tp, int64_t tq, float* v, int64_t xs,
                       float* tmp);
   void (*output_plane)(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p, int64_t q,
-                       float bias, float* y, float* work);
+                       const wino_out& e, float* y, float* work);
   void (*dy_plane)(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, float* out,
                    int64_t ks, float* work);
   int64_t products() const { return int64_t{alpha} * alpha; }
@@ -1006,15 +1026,16 @@ int64_t winograd_block(int64_t n, int64_t tiles) {
   return std::max<int64_t>(1, std::min(want, per));
 }
 
-// A batch of n images x [n, c_in, h, w] -> y [n, k_out, p, q] (+ bias), padding pad_top /
-// pad_left (the bottom and right padding follow from p and q), after one winograd_weights of wt
+// A batch of n images x [n, c_in, h, w] -> y [n, k_out, p, q] (+ bias, then clamp), padding pad_top
+// / pad_left (the bottom and right padding follow from p and q), after one winograd_weights of wt
 // (flip as there) into call scratch. Blocks of winograd_block(n, tiles) images, or of tile rows
 // of one image for large planes, in parallel; per block the input transform of its tiles into
 // v [c_in][alpha^2][block tiles], alpha^2 GEMMs m[xi] [K, block tiles] = u[xi] [K, C] .
 // v[xi] [C, block tiles], and the output transform.
 void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_in, int64_t h,
                     int64_t w, const float* wt, bool flip, int64_t k_out, int64_t p, int64_t q,
-                    int64_t pad_top, int64_t pad_left, const float* bias, float* y) {
+                    int64_t pad_top, int64_t pad_left, const float* bias, const out_clamp& clamp,
+                    float* y) {
   const int64_t products = s.products();
   const bool packed = winograd_avx2();
   float* u = scratch(kCallSlot1, static_cast<size_t>(products * (k_out + 3) * c_in));
@@ -1058,7 +1079,7 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
       for (int64_t b = 0; b < nb; ++b)
         for (int64_t k = 0; k < k_out; ++k)
           s.output_plane(m + k * ml.row_stride + b * bt, ml.plane, r1 - r0, tq, pc, q,
-                         bias != nullptr ? bias[k] : 0.0f,
+                         {bias != nullptr ? bias[k] : 0.0f, clamp.lo, clamp.hi},
                          y + ((i0 + b) * k_out + k) * p * q + p0 * q, out_work);
     }
   });
@@ -1158,12 +1179,12 @@ int64_t end_pad(const conv_nd_geometry& g, int a) {
 }  // namespace
 
 bool winograd_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
-                      float* out) {
+                      const out_clamp& clamp, float* out) {
   if (!winograd_fits(g) || !all_finite(w, g.co * g.ci * 9) ||
       !all_finite(in, g.n * g.ci * g.in_size()))
     return false;
   winograd_batch(winograd_scheme_for(g.out[1], g.out[2], true), g.n, in, g.ci, g.in[1], g.in[2], w,
-                 false, g.co, g.out[1], g.out[2], g.pad[1], g.pad[2], b, out);
+                 false, g.co, g.out[1], g.out[2], g.pad[1], g.pad[2], b, clamp, out);
   return true;
 }
 
@@ -1180,7 +1201,7 @@ bool winograd_backward_data(const conv_nd_geometry& g, const float* dout, const 
   if (!winograd_fits(g) || g.pad[1] > 2 || g.pad[2] > 2 || end_pad(g, 1) > 2 || end_pad(g, 2) > 2)
     return false;
   winograd_batch(winograd_scheme_for(g.in[1], g.in[2], false), g.n, dout, g.co, g.out[1], g.out[2],
-                 w, true, g.ci, g.in[1], g.in[2], 2 - g.pad[1], 2 - g.pad[2], b, din);
+                 w, true, g.ci, g.in[1], g.in[2], 2 - g.pad[1], 2 - g.pad[2], b, out_clamp{}, din);
   return all_finite(din, g.n * g.ci * g.in_size());
 }
 

@@ -198,10 +198,20 @@ void op_conv2d_backward_filter(stream& s, const op_call& c) {
            c.out(0), c.in(1), nullptr);
 }
 
+// The fused clamp (ABI 1.7) runs as one clip pass over y after cuDNN's convolution and bias, the
+// same for every pair of bounds: cuDNN's fused bias + activation forward
+// (cudnnConvolutionBiasActivationForward) takes ReLU or identity activations only, so it could
+// serve clip_min = 0 alone; whether it pays for ReLU is for a GPU measurement to decide.
 void op_conv_forward(stream& s, const op_call& c) {
   const auto p = c.params_as<nnp_conv_params>();
   run_conv(s, dir::forward, nnp::conv_nd_of_conv(p, *c.in(0), *c.in(1), *c.out(0)), c.in(0),
            c.in(1), c.out(0), c.in(2));
+  const nnp::conv_clamp clamp = nnp::conv_clamp_of(p);
+  if (clamp.active) {
+    const DLTensor& y = *c.out(0);
+    launch_clip(s, elem_of(y.dtype), data_ptr<const void>(y), data_ptr<void>(y), numel(y),
+                static_cast<float>(clamp.lo), static_cast<float>(clamp.hi));
+  }
 }
 
 void op_conv_backward_data(stream& s, const op_call& c) {

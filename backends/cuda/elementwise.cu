@@ -293,19 +293,23 @@ void op_scale(stream& s, const op_call& c) {
   launch_scale(s, elem_of(y.dtype), data_ptr<const void>(x), data_ptr<void>(y), numel(y), p.alpha);
 }
 
+void launch_clip(stream& s, elem t, const void* x, void* y, int64_t n, float lo, float hi) {
+  if (n == 0) return;
+  dispatch_float(t, [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    clip_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(static_cast<const T*>(x),
+                                                        static_cast<T*>(y), n, lo, hi);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
 void op_clip(stream& s, const op_call& c) {
   const auto p = c.params_as<nnp_clip_params>();
   const float lo = p.has_min ? static_cast<float>(p.min) : -INFINITY;
   const float hi = p.has_max ? static_cast<float>(p.max) : INFINITY;
   const DLTensor& y = *c.out(0);
-  const int64_t n = numel(y);
-  if (n == 0) return;
-  dispatch_float(elem_of(y.dtype), [&](auto tg) {
-    using T = typename decltype(tg)::type;
-    clip_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(data_ptr<const T>(*c.in(0)), data_ptr<T>(y),
-                                                        n, lo, hi);
-  });
-  NNP_CUDA_CHECK_LAUNCH();
+  launch_clip(s, elem_of(y.dtype), data_ptr<const void>(*c.in(0)), data_ptr<void>(y), numel(y), lo,
+              hi);
 }
 
 void op_fill(stream& s, const op_call& c) {

@@ -148,6 +148,8 @@ void launch_broadcast_tail(stream& s, elem t, const void* c, int64_t n_c, void* 
 void launch_axpby(stream& s, elem t, const void* p, void* y, int64_t n, double alpha, double beta);
 // y[i] = alpha * x[i]; y may equal x.
 void launch_scale(stream& s, elem t, const void* x, void* y, int64_t n, double alpha);
+// y = min(max(x, lo), hi) (ONNX Clip; NaN stays NaN); y may be x. lo / hi: -inf / +inf for none.
+void launch_clip(stream& s, elem t, const void* x, void* y, int64_t n, float lo, float hi);
 // y[n, k, :] += b[k] for y [N, K, inner].
 void launch_bias_add(stream& s, elem t, void* y, const void* b, int64_t n, int64_t k,
                      int64_t inner);

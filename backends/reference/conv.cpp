@@ -72,8 +72,11 @@ bool output_of(const conv_nd_geometry& g, const int64_t* i, const int64_t* r, in
   return true;
 }
 
+// clamp: the fused clamp of conv_forward, applied to the output as NNP_OP_CLIP would apply it
+// to the stored value (after rounding to T).
 template <typename T>
-void forward(const conv_nd_geometry& g, const T* in, const T* w, const T* b, T* out) {
+void forward(const conv_nd_geometry& g, const T* in, const T* w, const T* b, T* out,
+             const nnp::conv_clamp& clamp = {}) {
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t m = 0; m < g.co; ++m) {
       const int64_t grp = m / g.cog();
@@ -89,7 +92,8 @@ void forward(const conv_nd_geometry& g, const T* in, const T* w, const T* b, T* 
             }
             acc += double(in[in_at(g, n, grp * g.cig() + c, i)]) * wv;
           });
-        out[out_at(g, n, m, o)] = static_cast<T>(acc);
+        const T y = static_cast<T>(acc);
+        out[out_at(g, n, m, o)] = clamp.active ? static_cast<T>(clamp.apply(double(y))) : y;
       });
     }
 }
@@ -140,7 +144,7 @@ void conv_forward_t(const op_args& a) {
   const auto p = read_params<nnp_conv_params>(a.params);
   const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.in(0), *a.in(1), *a.out(0));
   forward<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)), opt_in<T>(a, 2),
-             nnp::data_ptr<T>(*a.out(0)));
+             nnp::data_ptr<T>(*a.out(0)), nnp::conv_clamp_of(p));
 }
 
 template <typename T>

@@ -47,6 +47,10 @@ static const nnp_conv2d_params kConv = {.struct_size = sizeof(nnp_conv2d_params)
                                         .dilation_h = 1,
                                         .dilation_w = 1,
                                         .groups = 1}; /* no padding */
+/* The forward of the same convolution with its ReLU fused (ABI 1.7): y = max(conv + b, 0) in one
+   pass over y. Zeroed N-D params are ONNX's defaults: stride 1, no padding, dilation 1. */
+static const nnp_conv_params kConvRelu = {
+    .struct_size = sizeof(nnp_conv_params), .has_clip_min = 1, .clip_min = 0.0};
 static const nnp_pool2d_params kPool = {.struct_size = sizeof(nnp_pool2d_params),
                                         .mode = NNP_POOL_MAX,
                                         .window_h = 2,
@@ -187,14 +191,12 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
     dense_forward(nt, nt->a2, 0, n, &p[4], &p[5], nt->logits);
   } else {
     tview a, b, c, d;
-    CHECK(nnp_conv2d_forward(nt->s, &kConv, F32O(&a, x, x_off, n, 1, 28, 28),
-                             F32(&b, p[0].w, 32, 1, 3, 3), F32(&c, p[1].w, 32),
-                             F32(&d, nt->c1, n, 32, nt->h1, nt->h1)));
-    relu_forward(nt, nt->c1, n * 32 * nt->h1 * nt->h1);
-    CHECK(nnp_conv2d_forward(nt->s, &kConv, F32(&a, nt->c1, n, 32, nt->h1, nt->h1),
-                             F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, p[3].w, 64),
-                             F32(&d, nt->c2, n, 64, nt->h2, nt->h2)));
-    relu_forward(nt, nt->c2, n * 64 * nt->h2 * nt->h2);
+    CHECK(nnp_conv_forward(nt->s, &kConvRelu, F32O(&a, x, x_off, n, 1, 28, 28),
+                           F32(&b, p[0].w, 32, 1, 3, 3), F32(&c, p[1].w, 32),
+                           F32(&d, nt->c1, n, 32, nt->h1, nt->h1)));
+    CHECK(nnp_conv_forward(nt->s, &kConvRelu, F32(&a, nt->c1, n, 32, nt->h1, nt->h1),
+                           F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, p[3].w, 64),
+                           F32(&d, nt->c2, n, 64, nt->h2, nt->h2)));
     CHECK(nnp_pool2d_forward(nt->s, &kPool, F32(&a, nt->c2, n, 64, nt->h2, nt->h2),
                              F32(&b, nt->pool, n, 64, nt->hp, nt->hp)));
     float* flat = nt->pool; /* [n, flat]: NCHW flattened as torch's nn.Flatten */

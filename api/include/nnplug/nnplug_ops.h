@@ -51,7 +51,7 @@ extern "C" {
  * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h
  * states the versioning rules. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 6
+#define NNP_ABI_VERSION_MINOR 7
 
 /** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
  * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules
@@ -300,6 +300,14 @@ typedef struct nnp_conv2d_params {
  * or ceil(total/2) (LOWER); VALID is no padding; pads must then be all 0. C and K must be
  * divisible by group (group = C, K = m*C: depthwise with channel multiplier m); every O_i >= 1.
  *
+ * Fused clamp (ABI 1.7; NNP_OP_CONV_FORWARD only): with has_clip_min and/or has_clip_max set,
+ * the forward's output is y = min(max(y, clip_min), clip_max) after the bias, each bound only
+ * where its flag is 1: ONNX Conv followed by ONNX Clip (opset 13; both bounds with clip_min >
+ * clip_max give clip_max everywhere; NaN stays NaN), in one pass. Relu is has_clip_min = 1,
+ * clip_min = 0; ReLU6 (MobileNet's Clip(0, 6)) sets both. The backward kinds refuse the flags
+ * (INVALID_ARGUMENT): the clamp's gradient is the caller's (ReLU's is activation_backward(RELU)
+ * with the clamped y as its x, as y > 0 exactly where the unclamped output was).
+ *
  * NNP_OP_CONV_FORWARD (conv_forward, 14), new in ABI 1.2
  *   inputs:  [0] x: [N, C, D1..Dk], k = 1..3
  *            [1] w: [K, C/group, R1..Rk]
@@ -337,9 +345,14 @@ typedef struct nnp_conv_params {
   int32_t strides[NNP_MAX_DIMS]; /**< ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2 */
   int32_t pads[NNP_MAX_DIMS]; /**< ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2 */
   int32_t dilations[NNP_MAX_DIMS]; /**< ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2 */
+  int32_t has_clip_min; /**< 0 or 1; 1: the forward's y is clamped below at clip_min (conv_forward only); default 0; ABI 1.7 */
+  int32_t has_clip_max; /**< 0 or 1; 1: the forward's y is clamped above at clip_max (conv_forward only); default 0; ABI 1.7 */
+  double clip_min; /**< lower bound (not NaN) when has_clip_min = 1; default 0.0; ABI 1.7 */
+  double clip_max; /**< upper bound (not NaN) when has_clip_max = 1; default 0.0; ABI 1.7 */
 } nnp_conv_params;
 #define NNP_CONV_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_conv_params, dilations) + sizeof(int32_t) * NNP_MAX_DIMS)
-#define NNP_CONV_PARAMS_STRUCT_SIZE NNP_CONV_PARAMS_STRUCT_SIZE_1_2
+#define NNP_CONV_PARAMS_STRUCT_SIZE_1_7 (offsetof(nnp_conv_params, clip_max) + sizeof(double))
+#define NNP_CONV_PARAMS_STRUCT_SIZE NNP_CONV_PARAMS_STRUCT_SIZE_1_7
 
 /* ------------------------------------------------------------------------------------------ */
 /**

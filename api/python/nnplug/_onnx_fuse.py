@@ -13,6 +13,9 @@ models with onnxruntime and PyTorch):
 - Attention: MatMul(Q, Transpose(K, perm [0, 1, 3, 2])) -> Mul (or Div) by a constant scalar
   -> Softmax(axis -1) -> MatMul by V, with Q, K, V of rank 4 ([B, H, T, D]): one
   attention_forward (scale = the constant, or its reciprocal for Div), no mask, not causal.
+- Convolution + clamp: Conv -> Relu (clip_min = 0) or Conv -> Clip with constant bounds
+  (MobileNet's ReLU6: clip_min = 0, clip_max = 6): one conv_forward with its fused clamp
+  (ABI 1.7), the clamp applied as each output is stored instead of in a pass of its own.
 """
 import math
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -218,7 +221,28 @@ def _fuse_attention(g: _Graph, i: int) -> bool:
     return g.replace([i, qk_i, sc_i, sm_i], pv_i, step, pv)
 
 
-_FUSIONS = (_fuse_gelu, _fuse_linear, _fuse_attention)
+def _fuse_conv_clamp(g: _Graph, i: int) -> bool:
+    conv = g.op(i, _ops.conv_forward, clip_min=None, clip_max=None)
+    if conv is None:
+        return False
+    j, act = _next(g, conv, _ops.activation_forward, function=Activation.RELU)
+    if act is not None:
+        bounds: Dict[str, Any] = {"clip_min": 0.0}
+    else:
+        j, act = _next(g, conv, _ops.clip)
+        if act is None:
+            return False
+        bounds = {"clip_min": act.kwargs.get("min"), "clip_max": act.kwargs.get("max")}
+    if not _reads(act, 0, conv.outputs[0]) or act.shapes[0] != conv.shapes[0] or \
+            act.out_views[0] is not None:
+        return False
+    assert j is not None
+    step = _OpStep(_ops.conv_forward, conv.args, act.outputs, conv.shapes, act.dtypes,
+                   tensors=conv.tensors, **{**conv.kwargs, **bounds})
+    return g.replace([i], j, step, act)
+
+
+_FUSIONS = (_fuse_gelu, _fuse_linear, _fuse_attention, _fuse_conv_clamp)
 
 
 def fuse(steps: List[_Step], infos: Dict[str, _Info], outputs: Sequence[str],

@@ -267,13 +267,14 @@ def conv2d_backward_bias(
 _conv_forward = _Op('conv_forward', OpKind.CONV_FORWARD, _g.nnp_conv_params, False, True,
     (_T('x', False, 'float', False, False), _T('w', False, 'float', False, False), _T('b', True, 'float', False, False), ),
     (_T('y', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), ))
 
 
 def conv_forward(
     x: TensorLike, w: TensorLike, *, b: Optional[TensorLike] = None, group: int = 1, auto_pad: Union[str, int] = 'notset',
     kernel_shape: Union[int, Sequence[int]] = (), strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (),
-    dilations: Union[int, Sequence[int]] = (), out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
+    dilations: Union[int, Sequence[int]] = (), clip_min: Optional[float] = None, clip_max: Optional[float] = None, out: OutLike = None,
+    stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_FORWARD (14; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -290,6 +291,14 @@ def conv_forward(
     max(0, (O_i-1)*stride_i + dilation_i*(R_i-1) + 1 - D_i), split begin = floor(total/2) (UPPER)
     or ceil(total/2) (LOWER); VALID is no padding; pads must then be all 0. C and K must be
     divisible by group (group = C, K = m*C: depthwise with channel multiplier m); every O_i >= 1.
+
+    Fused clamp (ABI 1.7; NNP_OP_CONV_FORWARD only): with has_clip_min and/or has_clip_max set,
+    the forward's output is y = min(max(y, clip_min), clip_max) after the bias, each bound only
+    where its flag is 1: ONNX Conv followed by ONNX Clip (opset 13; both bounds with clip_min >
+    clip_max give clip_max everywhere; NaN stays NaN), in one pass. Relu is has_clip_min = 1,
+    clip_min = 0; ReLU6 (MobileNet's Clip(0, 6)) sets both. The backward kinds refuse the flags
+    (INVALID_ARGUMENT): the clamp's gradient is the caller's (ReLU's is activation_backward(RELU)
+    with the clamped y as its x, as y > 0 exactly where the unclamped output was).
 
     N-D convolution (ONNX Conv), 1 to 3 spatial dimensions; nnp_conv_params has the formula.
 
@@ -308,6 +317,8 @@ def conv_forward(
         strides (Union[int, Sequence[int]]): ONNX strides, >= 0 (0 means 1); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
         pads (Union[int, Sequence[int]]): ONNX pads, >= 0: [begin_1..begin_k, end_1..end_k]; default 0; ABI 1.2; 2k entries [begins..., ends...] (ONNX), k entries (begin = end on each axis, as PyTorch's padding), or an int for every begin and end; () = all 0; other lengths are refused
         dilations (Union[int, Sequence[int]]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
+        clip_min (Optional[float]): lower bound (not NaN) when has_clip_min = 1; default 0.0; ABI 1.7; None leaves has_clip_min = 0
+        clip_max (Optional[float]): upper bound (not NaN) when has_clip_max = 1; default 0.0; ABI 1.7; None leaves has_clip_max = 0
 
     Returns: y.
 
@@ -319,13 +330,14 @@ def conv_forward(
 _conv_backward_data = _Op('conv_backward_data', OpKind.CONV_BACKWARD_DATA, _g.nnp_conv_params, False, False,
     (_T('dy', False, 'float', False, False), _T('w', False, 'float', False, False), ),
     (_T('dx', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), ))
 
 
 def conv_backward_data(
     dy: TensorLike, w: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
     strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
-    out_shape: Optional[Sequence[Any]] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
+    clip_min: Optional[float] = None, clip_max: Optional[float] = None, out_shape: Optional[Sequence[Any]] = None, out: OutLike = None,
+    stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_BACKWARD_DATA (15; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -341,7 +353,7 @@ def conv_backward_data(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape [N, C, D1..Dk] (not inferable: several D give one O) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, as in nnplug.conv_forward.
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, clip_min, clip_max, as in nnplug.conv_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -357,13 +369,14 @@ def conv_backward_data(
 _conv_backward_filter = _Op('conv_backward_filter', OpKind.CONV_BACKWARD_FILTER, _g.nnp_conv_params, False, False,
     (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), ),
     (_T('dw', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), ))
 
 
 def conv_backward_filter(
     x: TensorLike, dy: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
     strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
-    out_shape: Optional[Sequence[Any]] = None, out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
+    clip_min: Optional[float] = None, clip_max: Optional[float] = None, out_shape: Optional[Sequence[Any]] = None, out: OutLike = None,
+    stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_BACKWARD_FILTER (16; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -380,7 +393,7 @@ def conv_backward_filter(
     Outputs (returned; storage may be passed with out=, in this order):
         dw: w's shape [K, C/group, R1..Rk] (not inferable: several R give one O) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, as in nnplug.conv_forward.
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, clip_min, clip_max, as in nnplug.conv_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it

@@ -320,13 +320,14 @@ def test_tensors_stay_on_the_device_between_nodes(monkeypatch):
     got = model.run({INPUT: x}, trace=trace)[OUTPUT]
     assert copies.calls == 2  # the input in, the output out: nothing between nodes
     _close(got, want)
-    assert [t for t, _ in seen] == ["Conv", "Relu", "Conv", "Relu", "MaxPool", "Flatten", "Gemm",
+    # each Conv -> Relu runs as one conv_forward with its fused clamp
+    assert [t for t, _ in seen] == ["Relu (fused)", "Relu (fused)", "MaxPool", "Flatten", "Gemm",
                                     "Relu", "Gemm"]
     for _, outs in seen:
         for v in outs.values():
             assert isinstance(v, nnplug.DeviceArray) and v.device == sim
     # Flatten is a view: the same memory as the max-pool output it reshapes
-    (pool_out,), (flat,) = seen[4][1].values(), seen[5][1].values()
+    (pool_out,), (flat,) = seen[2][1].values(), seen[3][1].values()
     assert flat.ptr == pool_out.ptr and flat.shape == (BATCH, 9216)
     # the output stays on the device when asked
     dev_out = model.run({INPUT: x}, as_numpy=False)[OUTPUT]
@@ -421,6 +422,44 @@ def test_fused_chains_run_as_one_call_each(dev):
     for name, ref in (("y1", y1), ("y2", y2)):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(got[name], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_and_its_clamp_run_as_one_call(dev):
+    """Conv -> Relu and Conv -> Clip(0, 6) (MobileNet's ReLU6) run as conv_forward with its
+    fused clamp; a Conv whose output another node also reads, and a Clip without bounds, stay
+    as they are; every output matches the unfused run and numpy."""
+    r = np.random.default_rng(13)
+    inits = [_c("w1", r.standard_normal((6, 3, 3, 3)).astype(np.float32)),
+             _c("b1", r.standard_normal(6).astype(np.float32)),
+             _c("w2", r.standard_normal((6, 1, 3, 3)).astype(np.float32)),
+             _c("w3", r.standard_normal((4, 6, 1, 1)).astype(np.float32)),
+             _c("zero", np.float32(0.0)), _c("six", np.float32(6.0))]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], group=6,
+                              strides=[2, 2]),
+             helper.make_node("Clip", ["c2", "zero", "six"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3"], ["c3"]),
+             helper.make_node("Relu", ["c3"], ["y"]),
+             helper.make_node("Clip", ["c3"], ["y2"])]  # c3 has two readers: not fused
+    proto = _graph_model(nodes, [_t("x", (2, 3, 9, 9))], [_t("y", None), _t("y2", None)], inits)
+    feeds = {"x": (3 * r.standard_normal((2, 3, 9, 9))).astype(np.float32)}
+    fused, plain = nx.load(proto, dev), nx.load(proto, dev, fuse=False)
+    ran = []
+    got = fused.run(feeds, trace=lambda node, op, outs: ran.append(op))
+    assert ran == ["Relu (fused)", "Clip (fused)", "Conv", "Relu", "Clip"]
+    (plan,) = fused._plans.values()
+    assert plan.fused == {"conv_clamp": 2}
+    want = plain.run(feeds)
+    t = torch.nn.functional
+    w = {i.name: torch.from_numpy(numpy_helper.to_array(i)) for i in inits}
+    c1 = t.conv2d(torch.from_numpy(feeds["x"]), w["w1"], w["b1"], padding=1).relu()
+    c2 = t.conv2d(c1, w["w2"], padding=1, stride=2, groups=6).clamp(0, 6)
+    c3 = t.conv2d(c2, w["w3"])
+    assert (c2 == 6).any() and (c2 == 0).any()  # both bounds take part
+    for name, ref in (("y", c3.relu()), ("y2", c3)):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[name], ref.numpy(), rtol=1e-4, atol=1e-4)
 
 
 def test_chains_whose_values_are_read_elsewhere_are_not_fused(dev):

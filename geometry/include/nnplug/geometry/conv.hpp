@@ -9,6 +9,7 @@
 #include <nnplug/geometry/tensor.hpp>
 
 #include <cstdint>
+#include <limits>
 
 namespace nnp {
 
@@ -165,6 +166,28 @@ inline conv_nd_geometry conv_nd_of_transpose(const nnp_conv_transpose_params& p,
                                              const DLTensor& w, const DLTensor& y) {
   return conv_detail::geometry_of(p, conv_transpose_resolve_axis, x, w, y.shape[1], x.shape[1], y,
                                   x);
+}
+
+// The fused clamp of NNP_OP_CONV_FORWARD (nnp_conv_params, ABI 1.7): y = min(max(y, lo), hi)
+// after the bias, a bound that is not given being -inf / +inf, so that NaN stays NaN (both
+// compares are false) and lo > hi gives hi everywhere (ONNX Clip, as NNP_OP_CLIP).
+struct conv_clamp {
+  bool active = false;  // a bound is given
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  template <typename T>
+  T apply(T v) const {
+    const T l = static_cast<T>(lo), h = static_cast<T>(hi);
+    v = v < l ? l : v;
+    return v > h ? h : v;
+  }
+};
+inline conv_clamp conv_clamp_of(const nnp_conv_params& p) {
+  conv_clamp c;
+  c.active = p.has_clip_min != 0 || p.has_clip_max != 0;
+  if (p.has_clip_min != 0) c.lo = p.clip_min;
+  if (p.has_clip_max != 0) c.hi = p.clip_max;
+  return c;
 }
 
 // The strides {h, w} and pads {top, left, bottom, right} (ONNX's order: begins, then ends) of a
