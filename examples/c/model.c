@@ -213,13 +213,15 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
 
 /* The gradients of a cnn conv layer's (kConv) 3x3 filter pw [co, ci, 3, 3] and bias pb [co],
    from its input x [n, ci, hx, hx] and its output's gradient dy [n, co, hy, hy]; both are then
-   ready (grad_ready). */
+   ready (grad_ready). The bias gradient sums db [n, co, hb, hb]: dy itself, or a tensor with the
+   same channel sums. */
 static void conv_backward_params(net* nt, int64_t n, float* x, int64_t ci, int64_t hx, float* dy,
-                                 int64_t co, int64_t hy, param* pw, param* pb) {
+                                 int64_t co, int64_t hy, float* db, int64_t hb, param* pw,
+                                 param* pb) {
   tview a, b, c;
   CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, x, n, ci, hx, hx),
                                    F32(&b, dy, n, co, hy, hy), F32(&c, pw->g, co, ci, 3, 3)));
-  CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, dy, n, co, hy, hy), F32(&b, pb->g, co)));
+  CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, db, n, co, hb, hb), F32(&b, pb->g, co)));
   grad_ready(nt, pw);
   grad_ready(nt, pb);
 }
@@ -250,17 +252,23 @@ void loss_and_backward(net* nt, int64_t n) {
     relu_backward(nt, nt->fc, nt->dfc, n * 128);
     dense_backward(nt, nt->drop, n, &p[4], &p[5], nt->dfc, nt->ddrop);
     dropout_backward(nt, 0, nt->ddrop, nt->ddrop, n * nt->flat); /* now d(pool) */
+    /* conv2's ReLU, on the pooled gradient: max pooling routes each window's gradient to its
+       maximum, where ReLU's derivative is 1 exactly when the window's max (pool) is > 0, and
+       every other position gets 0 either way; so d(pool) *= (pool > 0) before the routing
+       gives what dc2 *= (c2 > 0) after it gives, on a tensor 4x smaller. For the same reason
+       conv2's bias gradient (the sum of dc2 over each channel) is the sum of d(pool). */
+    relu_backward(nt, nt->pool, nt->ddrop, n * nt->flat);
     CHECK(nnp_pool2d_backward(nt->s, &kPool, F32(&a, nt->c2, n, 64, nt->h2, nt->h2),
                               F32(&b, nt->pool, n, 64, nt->hp, nt->hp),
                               F32(&c, nt->ddrop, n, 64, nt->hp, nt->hp),
                               F32(&d, nt->dc2, n, 64, nt->h2, nt->h2)));
-    relu_backward(nt, nt->c2, nt->dc2, n * 64 * nt->h2 * nt->h2);
-    conv_backward_params(nt, n, nt->c1, 32, nt->h1, nt->dc2, 64, nt->h2, &p[2], &p[3]);
+    conv_backward_params(nt, n, nt->c1, 32, nt->h1, nt->dc2, 64, nt->h2, nt->ddrop, nt->hp, &p[2],
+                         &p[3]);
     CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
                                    F32(&b, p[2].w, 64, 32, 3, 3),
                                    F32(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
     relu_backward(nt, nt->c1, nt->dc1, n * 32 * nt->h1 * nt->h1);
-    conv_backward_params(nt, n, nt->x, 1, 28, nt->dc1, 32, nt->h1, &p[0], &p[1]);
+    conv_backward_params(nt, n, nt->x, 1, 28, nt->dc1, 32, nt->h1, nt->dc1, nt->h1, &p[0], &p[1]);
   }
 }
 
