@@ -14,7 +14,7 @@
 // F(4x4, 3x3) for 2-D 3x3 stride-1 convolutions with >= 16 channels in and out, finite
 // operands), then to the direct depthwise kernels (conv_depthwise.cpp: 1-D and 2-D, groups
 // of one input channel), the forward to the pointwise kernel (conv_pointwise.cpp: 1x1 with at
-// most 64 input channels), else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a
+// most 32 input channels), else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a
 // per-thread column buffer [ci/groups * kernel volume, slab] reused across calls (a slab: as many
 // output depth planes as keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has one
 // plane, so its slab is its whole output: classic im2col, plain row copies when the last stride is

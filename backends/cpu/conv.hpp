@@ -65,7 +65,7 @@ bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const 
 // follow the direct formula.
 bool depthwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                        const out_clamp& clamp, float* out);
-// The forward of a 1x1, stride-1, unpadded, ungrouped convolution with at most 64 input channels,
+// The forward of a 1x1, stride-1, unpadded, ungrouped convolution with at most 32 input channels,
 // where the CPU has AVX2 and FMA (conv_pointwise.cpp): y written once, bias and clamp applied in
 // registers; false, touching nothing, otherwise.
 bool pointwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,

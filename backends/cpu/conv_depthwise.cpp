@@ -13,21 +13,30 @@
 //   backward-data    dx[n, grp, ih, iw] = b[grp] + sum_{oc of grp, p, q, r, s} w . dy
 //   backward-filter  dw[oc, 0, r, s] = sum_{n, p, q} dy[n, oc, p, q] x[n, grp, ih, iw]
 // with ih = p * stride_h + r * dilation_h - pad_top, iw = q * stride_w + s * dilation_w -
-// pad_left; taps that fall in the padding contribute nothing. Each (r, s) tap is one unit-stride
-// multiply-add over the output row's valid range (stride 1; strided reads otherwise), which the
-// compiler vectorises (an AVX2 clone where the CPU has it). With at least 8 output channels per
-// group (the cnn's conv1: one input channel, 32 outputs) and AVX2 + FMA, the channel-blocked
-// kernels below run the forward and the 3x3 backward-filter instead, for any number of groups;
-// without AVX2 a single group with one input channel stays with im2col + SGEMM, where the
-// SGEMM's [co, R*S] filter block is reused across the plane (3-4x faster than these loops).
+// pad_left; taps that fall in the padding read zeros (0 * w: nothing for a finite weight, NaN
+// for an infinite or NaN one, docs/ops.md "Non-finite values"). Each (r, s) tap is one
+// unit-stride multiply-add over the output row's valid range (stride 1; strided reads
+// otherwise), which the compiler vectorises (an AVX2 clone where the CPU has it); these loops
+// skip the padding taps, so the forward adds a non-finite weight's NaN there itself (the
+// backward-filter's loops do not: an infinite dy over padding gives no NaN in dw there).
+// With AVX2 + FMA two kinds of kernels below run the forward instead: in 2-D with one output
+// channel per group (depthwise layers proper), register-blocked rows over a zero-padded copy of
+// each plane; with at least 8 output channels per group (the cnn's conv1: one input channel, 32
+// outputs), channel-blocked kernels, which also run the 3x3 backward-filter, for any number of
+// groups. Without AVX2 a single group with one input channel stays with im2col + SGEMM, where
+// the SGEMM's [co, R*S] filter block is reused across the plane (3-4x faster than these loops).
 // Measured on MobileNetV2 at batch 32, 224x224 (2-core AMD EPYC, AVX2): its 17 depthwise
-// convolutions 227 -> 179 ms against im2col + SGEMM per group.
+// convolutions took 227 ms with im2col + SGEMM per group and 179 ms with these loops; the
+// register-blocked rows (see there) then took them from 205 to 71 ms (the whole model 500 ->
+// 409 ms; two alternated runs each of NNPLUG_PROFILE=... python -m nnplug.onnx bench
+// mobilenet_v2.onnx --backend cpu --batch 32 --min-time 3).
 // TBB runs planes in parallel: forward over (image, output channel), backward-data over
 // (image, input channel) (each input plane gathers its group's output channels: no two tasks
 // write one element), backward-filter over output channels (each sums over the batch).
 #include "conv.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -98,11 +107,19 @@ void forward_plane(const conv_nd_geometry& g, const tap_range* taps, const float
     float* yr = y + p * Q;
     for (int64_t r = 0; r < R; ++r) {
       const int64_t ih = input_row(g, p, r);
-      if (ih < 0) continue;
-      const float* xr = x + ih * W;
       for (int64_t s = 0; s < S; ++s) {
         const float wv = wk[r * S + s];
         const tap_range& t = taps[s];
+        if (!std::isfinite(wv)) {
+          // the padding's products 0 * wv are NaN (docs/ops.md, "Non-finite values"); a
+          // finite weight's are zeros, skipped
+          const float nan = wv * 0.0f;
+          const int64_t lo = ih < 0 ? Q : t.lo, hi = ih < 0 ? Q : t.hi;
+          for (int64_t q = 0; q < lo; ++q) yr[q] += nan;
+          for (int64_t q = hi; q < Q; ++q) yr[q] += nan;
+        }
+        if (ih < 0) continue;
+        const float* xr = x + ih * W;
         if (stride == 1) {
           const float* xs = xr + t.off;
           for (int64_t q = t.lo; q < t.hi; ++q) yr[q] += wv * xs[q];
@@ -361,6 +378,251 @@ bool blocked_backward_filter(const conv_nd_geometry& g, const float* in, const f
   });
   return true;
 }
+
+// ---- one input and one output channel per group (depthwise layers): register-blocked rows ----
+// MobileNetV2's 17 depthwise layers (3x3, padding 1, stride 1 or 2, planes of 112x112 down to
+// 7x7) ran the loops above at 2-5x the time of reading x and writing y once: a read-modify-write
+// of the output row per tap and, at stride 2, strided reads that do not vectorise. Here each
+// task zeroes a buffer once and copies every plane into it with its padding, each padded row
+// split into stride_w column phases (phase k, column j: padded column j * stride_w + k; stride
+// 1 a plain copy, stride 2 the even and odd columns, de-interleaved with AVX2 shuffles), so that
+// tap (r, s) of output (p, q) reads phase (s * dil_w) % stride_w, column q + (s * dil_w) /
+// stride_w of padded row p * stride_h + r * dil_h: for consecutive q a contiguous run, in bounds
+// without a test. Then every 8 outputs of a row are one vector: the bias, every tap's broadcast
+// weight FMA'd in (r, s) order, the clamp, one store. 4 vectors at a time (4 independent FMA
+// chains; the 9 weights of a 3x3 filter stay in registers), a row's last vector overlapping the
+// one before; rows shorter than 8 (7x7 planes) one vector each, 4 rows at a time, storing 8
+// lanes (the ones past Q land in the next row, stored after). Padding taps multiply the buffer's
+// zeros, as the formula says (0 * inf = NaN). Measured at batch 32, 3x3, padding 1, clamp
+// [0, 6] (2-core AMD EPYC, 2 threads; nnplug.ops.conv_forward from Python, median of 7 calls,
+// median of 5 runs alternated with the loops above; ms, the loops -> these rows):
+//   x [32, 96, 112, 112] stride 2  28.5 -> 16.1    x [32, 192, 28, 28] stride 2   5.7 -> 2.6
+//   x [32, 32, 112, 112] stride 1  15.6 ->  9.6    x [32, 384, 14, 14] stride 1   8.2 -> 2.0
+//   x [32, 144, 56, 56] stride 1   19.8 ->  9.8    x [32, 576, 14, 14] stride 1  13.1 -> 3.3
+//   x [32, 144, 56, 56] stride 2   11.1 ->  6.3    x [32, 576, 14, 14] stride 2   8.5 -> 2.1
+//   x [32, 192, 28, 28] stride 1   10.8 ->  4.1    x [32, 960, 7, 7] stride 1    10.6 -> 2.0
+// The large planes are then at the machine's memory bandwidth (x read and y written once:
+// 193 MB in 16 ms for the first row); streaming stores for y (no read for ownership) gained
+// nothing measurable there.
+
+// A plane's buffer: rows [Hb] of stride_w phases [Wp] each (Wp = Q + (S - 1) * dil_w / stride_w
+// columns: every column a tap of an output q < Q reads), and 8 floats of slack at the end for
+// the lanes past Q of the vectors of rows shorter than 8.
+struct phase_plane {
+  int64_t rows, width, pitch, size;  // Hb, Wp, floats per row (stride_w * Wp), floats in all
+};
+phase_plane phase_plane_of(const conv_nd_geometry& g) {
+  const int64_t rows = (g.out[1] - 1) * g.stride[1] + (g.kernel[1] - 1) * g.dilation[1] + 1;
+  const int64_t width = g.out[2] + (g.kernel[2] - 1) * g.dilation[2] / g.stride[2];
+  const int64_t pitch = g.stride[2] * width;
+  return {rows, width, pitch, rows * pitch + 8};
+}
+
+// 2-D, one input and one output channel per group; any filter, stride, dilation and padding.
+bool rows_apply(const conv_nd_geometry& g) {
+  return cpu_avx2_fma() && applies(g) && g.spatial == 2 && g.cog() == 1;
+}
+
+// n floats from src to dst, in vectors (the last one overlapping the one before; calls to
+// memcpy cost more than the copy for rows of 7 or 14).
+NNP_CPU_AVX2_FMA inline void copy_row(float* dst, const float* src, int64_t n) {
+  if (n >= 8) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, _mm256_loadu_ps(src + j));
+    if (j < n) _mm256_storeu_ps(dst + n - 8, _mm256_loadu_ps(src + n - 8));
+  } else if (n >= 4) {
+    _mm_storeu_ps(dst, _mm_loadu_ps(src));
+    _mm_storeu_ps(dst + n - 4, _mm_loadu_ps(src + n - 4));
+  } else {
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[j];
+  }
+}
+
+// Columns 2m, 2m + 2, .. 2m + 14 of row x to de + m, columns 2m + 1, .. 2m + 15 to dd + m.
+NNP_CPU_AVX2_FMA inline void deinterleave8(const float* x, int64_t m, float* de, float* dd) {
+  const __m256 a = _mm256_loadu_ps(x + 2 * m), b = _mm256_loadu_ps(x + 2 * m + 8);
+  // in-lane shuffles give [a0 a2 b0 b2 a4 a6 b4 b6]; the 64-bit permute orders them
+  const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+  const __m256 odd = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  _mm256_storeu_ps(de + m, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even),
+                                                                  _MM_SHUFFLE(3, 1, 2, 0))));
+  _mm256_storeu_ps(dd + m, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odd),
+                                                                  _MM_SHUFFLE(3, 1, 2, 0))));
+}
+
+// deinterleave8 for 4 pairs.
+NNP_CPU_AVX2_FMA inline void deinterleave4(const float* x, int64_t m, float* de, float* dd) {
+  const __m128 a = _mm_loadu_ps(x + 2 * m), b = _mm_loadu_ps(x + 2 * m + 4);
+  _mm_storeu_ps(de + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+  _mm_storeu_ps(dd + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// Input plane x [H, W] into buf (phase_plane pp, zeroed by the task: only the positions that
+// hold x are written, the same for every plane, so the padding stays zero).
+NNP_CPU_AVX2_FMA void place_phases(const conv_nd_geometry& g, const phase_plane& pp, const float* x,
+                                   float* buf) {
+  const int64_t H = g.in[1], W = g.in[2], pt = g.pad[1], pl = g.pad[2], sw = g.stride[2];
+  const int64_t Wp = pp.width;
+  const int64_t i0 = std::min(pp.rows, pt), i1 = std::min(pp.rows, H + pt);
+  for (int64_t i = i0; i < i1; ++i) {
+    const float* xr = x + (i - pt) * W;
+    float* dr = buf + i * pp.pitch;
+    if (sw == 1) {
+      const int64_t j0 = std::min(Wp, pl), j1 = std::min(Wp, W + pl);
+      copy_row(dr + j0, xr + (j0 - pl), j1 - j0);
+    } else if (sw == 2) {
+      // x[2m + e] is padded column 2m + e + pl: phase (e + pl) & 1, column m + (e + pl) / 2
+      float* de = dr + (pl & 1) * Wp + pl / 2;
+      float* dd = dr + ((pl + 1) & 1) * Wp + (pl + 1) / 2;
+      const int64_t me = std::max<int64_t>(0, std::min((W + 1) / 2, Wp - pl / 2));
+      const int64_t md = std::max<int64_t>(0, std::min(W / 2, Wp - (pl + 1) / 2));
+      const int64_t mv = std::min(me, md);  // pairs both phases take
+      // vectors of 8 pairs, the last one overlapping the one before (rows of 14 or 28: 7 or 14
+      // pairs), else of 4, then the odd column of a row of odd length
+      if (mv >= 8) {
+        for (int64_t m = 0; m < mv; m += 8) deinterleave8(xr, std::min(m, mv - 8), de, dd);
+      } else if (mv >= 4) {
+        deinterleave4(xr, 0, de, dd);
+        deinterleave4(xr, mv - 4, de, dd);
+      } else {
+        for (int64_t m = 0; m < mv; ++m) {
+          de[m] = xr[2 * m];
+          dd[m] = xr[2 * m + 1];
+        }
+      }
+      if (me > mv) de[mv] = xr[2 * mv];  // me, md <= mv + 1
+      if (md > mv) dd[mv] = xr[2 * mv + 1];
+    } else {
+      // phase k, column j: x[j * sw + k - pl] for 0 <= j * sw + k - pl < W
+      for (int64_t k = 0; k < sw; ++k) {
+        const int64_t j0 = k >= pl ? 0 : (pl - k + sw - 1) / sw;
+        const int64_t j1 = std::min(Wp, W + pl - k <= 0 ? 0 : (W + pl - k + sw - 1) / sw);
+        for (int64_t j = j0; j < j1; ++j) dr[k * Wp + j] = xr[j * sw + k - pl];
+      }
+    }
+  }
+}
+
+// The accumulators of kVecs output vectors, vector u from buf at x + xo[u] (the first padded
+// row and column its outputs read), tap t at offset off[t] from there: bias, then tap by tap in
+// (r, s) order (the weights in registers, wv, when kTaps > 0, else broadcast from wk). The
+// vectors are independent chains of FMAs: 4 of them hide the FMA latency.
+template <int kTaps, int kVecs>
+NNP_CPU_AVX2_FMA inline void row_vectors(const float* x, const int64_t* xo, const int64_t* off,
+                                         const __m256* wv, const float* wk, int taps, __m256 bias,
+                                         __m256* acc) {
+  for (int u = 0; u < kVecs; ++u) acc[u] = bias;
+  const int n = kTaps > 0 ? kTaps : taps;
+  for (int t = 0; t < n; ++t) {
+    const __m256 w = kTaps > 0 ? wv[t] : _mm256_broadcast_ss(wk + t);
+    const float* xt = x + off[t];
+    for (int u = 0; u < kVecs; ++u)
+      acc[u] = _mm256_fmadd_ps(w, _mm256_loadu_ps(xt + xo[u]), acc[u]);
+  }
+}
+
+// row_vectors, clamped, stored at y + yo[u] in order of u.
+template <int kTaps, int kVecs>
+NNP_CPU_AVX2_FMA inline void store_vectors(const float* x, const int64_t* xo, const int64_t* off,
+                                           const __m256* wv, const float* wk, int taps, __m256 bias,
+                                           __m256 lo, __m256 hi, float* y, const int64_t* yo) {
+  __m256 acc[kVecs];
+  row_vectors<kTaps, kVecs>(x, xo, off, wv, wk, taps, bias, acc);
+  for (int u = 0; u < kVecs; ++u) _mm256_storeu_ps(y + yo[u], clamp8(acc[u], lo, hi));
+}
+
+// Output plane y [P, Q] from buf (place_phases) with filter wk [R, S] (kTaps = R * S, or 0 for
+// any), tap t at offset off[t] of an output row's first padded row. Rows of Q >= 8 in blocks of
+// 4 vectors, then the last 1-4 (the last one at Q - 8); rows of Q < 8 (7x7 planes) one vector a
+// row, 4 rows at a time, each store's lanes past Q landing in the next rows before their own
+// stores (the last rows through a copy: they would land past the plane).
+template <int kTaps>
+NNP_CPU_AVX2_FMA void rows_plane(const conv_nd_geometry& g, const phase_plane& pp,
+                                 const int64_t* off, const float* buf, const float* wk, float bias,
+                                 const out_clamp& clamp, float* y) {
+  const int64_t P = g.out[1], Q = g.out[2], step = g.stride[1] * pp.pitch;
+  const int taps = static_cast<int>(g.kernel[1] * g.kernel[2]);
+  __m256 wv[kTaps > 0 ? kTaps : 1] = {};
+  for (int t = 0; t < kTaps; ++t) wv[t] = _mm256_set1_ps(wk[t]);
+  const __m256 b = _mm256_set1_ps(bias);
+  const __m256 lo = _mm256_set1_ps(clamp.lo), hi = _mm256_set1_ps(clamp.hi);
+  if (Q < 8) {
+    // the rows p < pf store 8 lanes within the plane: p Q + 8 <= P Q
+    const int64_t pf = std::max<int64_t>(0, P - (8 + Q - 1) / Q + 1);
+    const int64_t xo[4] = {0, step, 2 * step, 3 * step}, yo[4] = {0, Q, 2 * Q, 3 * Q};
+    int64_t p = 0;
+    for (; p + 4 <= pf; p += 4)
+      store_vectors<kTaps, 4>(buf + p * step, xo, off, wv, wk, taps, b, lo, hi, y + p * Q, yo);
+    for (; p < pf; ++p)
+      store_vectors<kTaps, 1>(buf + p * step, xo, off, wv, wk, taps, b, lo, hi, y + p * Q, yo);
+    for (; p < P; ++p) {
+      __m256 acc;
+      row_vectors<kTaps, 1>(buf + p * step, xo, off, wv, wk, taps, b, &acc);
+      alignas(32) float last[8];
+      _mm256_store_ps(last, clamp8(acc, lo, hi));
+      for (int64_t q = 0; q < Q; ++q) y[p * Q + q] = last[q];
+    }
+    return;
+  }
+  for (int64_t p = 0; p < P; ++p) {
+    const float* x = buf + p * step;
+    float* yr = y + p * Q;
+    int64_t q = 0;
+    const int64_t o4[4] = {0, 8, 16, 24};
+    for (; q + 32 <= Q; q += 32)
+      store_vectors<kTaps, 4>(x + q, o4, off, wv, wk, taps, b, lo, hi, yr + q, o4);
+    if (q == Q) continue;
+    // the last 1-4 vectors: q, q + 8, .. and the last one at Q - 8
+    const int64_t o[4] = {std::min(q, Q - 8), std::min(q + 8, Q - 8), std::min(q + 16, Q - 8),
+                          Q - 8};
+    switch ((Q - q + 7) / 8) {
+      case 1:
+        store_vectors<kTaps, 1>(x, o, off, wv, wk, taps, b, lo, hi, yr, o);
+        break;
+      case 2:
+        store_vectors<kTaps, 2>(x, o, off, wv, wk, taps, b, lo, hi, yr, o);
+        break;
+      case 3:
+        store_vectors<kTaps, 3>(x, o, off, wv, wk, taps, b, lo, hi, yr, o);
+        break;
+      default:
+        store_vectors<kTaps, 4>(x, o, off, wv, wk, taps, b, lo, hi, yr, o);
+    }
+  }
+}
+
+bool rows_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
+                  const out_clamp& clamp, float* out) {
+  if (!rows_apply(g)) return false;
+  const int64_t HW = g.in[1] * g.in[2], PQ = g.out[1] * g.out[2], RS = g.kernel[1] * g.kernel[2];
+  const int64_t sw = g.stride[2];
+  const phase_plane pp = phase_plane_of(g);
+  std::vector<int64_t> off(static_cast<size_t>(RS));
+  for (int64_t r = 0; r < g.kernel[1]; ++r)
+    for (int64_t s = 0; s < g.kernel[2]; ++s) {
+      const int64_t c = s * g.dilation[2];
+      off[static_cast<size_t>(r * g.kernel[2] + s)] =
+          r * g.dilation[1] * pp.pitch + (c % sw) * pp.width + c / sw;
+    }
+  // the bounds when inactive: +-inf, whatever the caller left in lo and hi
+  const out_clamp bounds = clamp.active ? clamp : out_clamp{};
+  parallel_for(g.n * g.co, grain_of(g), [&](int64_t tb, int64_t te) {
+    float* buf = scratch(kTaskSlot0, static_cast<size_t>(pp.size));
+    std::fill(buf, buf + pp.size, 0.0f);
+    for (int64_t t = tb; t < te; ++t) {
+      // one input channel per output channel: plane t of the input is plane t of the output's
+      const int64_t oc = t % g.co;
+      const float* wk = w + oc * RS;
+      const float bias = b != nullptr ? b[oc] : 0.0f;
+      place_phases(g, pp, in + t * HW, buf);
+      if (RS == 9)
+        rows_plane<9>(g, pp, off.data(), buf, wk, bias, bounds, out + t * PQ);
+      else
+        rows_plane<0>(g, pp, off.data(), buf, wk, bias, bounds, out + t * PQ);
+    }
+  });
+  return true;
+}
 #else
 bool blocked_forward(const conv_nd_geometry&, const float*, const float*, const float*,
                      const out_clamp&, float*) {
@@ -369,13 +631,18 @@ bool blocked_forward(const conv_nd_geometry&, const float*, const float*, const 
 bool blocked_backward_filter(const conv_nd_geometry&, const float*, const float*, float*) {
   return false;
 }
+bool rows_forward(const conv_nd_geometry&, const float*, const float*, const float*,
+                  const out_clamp&, float*) {
+  return false;
+}
 #endif
 
 }  // namespace
 
 bool depthwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                        const out_clamp& clamp, float* out) {
-  if (blocked_forward(g, in, w, b, clamp, out)) return true;
+  if (blocked_forward(g, in, w, b, clamp, out) || rows_forward(g, in, w, b, clamp, out))
+    return true;
   if (!applies(g)) return false;
   const int64_t HW = g.in[1] * g.in[2], PQ = g.out[1] * g.out[2], RS = g.kernel[1] * g.kernel[2];
   const int64_t cog = g.cog();

@@ -6,13 +6,17 @@
 //
 // Per image, y [K, V] = w [K, C] . x [C, V] + b (V = the output positions), then the fused clamp.
 // conv.cpp's general path runs it as one OpenBLAS SGEMM per image and a second pass for the bias
-// (and the clamp): with C = 16 the SGEMM's depth is too short for its packing to pay, and the
-// output, larger than the caches (154 MB for MobileNetV2's first expansion at batch 32), is
-// written, then read and written again. Here a 4 x 24 block of y stays in registers over the
-// whole depth (x read in place, its C x 24 panel in L1 across the K / 4 row blocks; w packed
-// once per call in panels of 4 rows), and leaves with its bias added and clamped: y is written
-// once. Columns past the last whole vector of a task's range take a scalar loop (no read past
-// x's end). Deeper convolutions stay with OpenBLAS, whose packing pays there.
+// and the clamp: with C <= 32 the SGEMM's depth is too short for its packing to pay, and the
+// output, often larger than the caches (154 MB for MobileNetV2's first expansion at batch 32),
+// is written, then read and written again. Here a 4 x 24 block of y stays in registers over the
+// whole depth (named accumulators: as an array GCC kept them on the stack, and the kernel ran
+// at half OpenBLAS's speed), x read in place (its C x 24 panel in L1 across the K / 4 row
+// blocks), w packed once per call in panels of 4 rows; y leaves with its bias added and
+// clamped, written once. Columns past the last whole vector of a task's range take a scalar
+// loop (no read past x's end). Against SGEMM + the bias and clamp pass, 2 threads, alternated
+// (2-core AMD EPYC): [32, 16, 112, 112] -> 96: 30-38 against 30-46 ms (bound by writing y);
+// [32, 24, 56, 56] -> 144: 10-14 against 11-17 ms; [32, 32, 28, 28] -> 192: 3.9-4.7 against
+// 4.2-6.4 ms. Streaming stores for outputs larger than the caches measured no better.
 // TBB runs (image, chunk of kChunk columns) pairs in parallel.
 #include "conv.hpp"
 
@@ -21,8 +25,10 @@
 namespace nnp::cpu {
 namespace {
 
-constexpr int64_t kMaxDepth = 64;  // input channels: deeper, OpenBLAS (packing pays)
-constexpr int64_t kChunk = 384;    // columns per task: 16 blocks of 24
+// Input channels: deeper, OpenBLAS (packing pays; at 64 channels and 14 x 14 planes it measured
+// 3.8-5.1 ms against this kernel's 5.5-6.2 for MobileNetV2's [32, 64, 14, 14] -> 384).
+constexpr int64_t kMaxDepth = 32;
+constexpr int64_t kChunk = 384;  // columns per task: 16 blocks of 24
 
 #ifdef NNP_CPU_X86_KERNELS
 bool applies(const conv_nd_geometry& g) {
@@ -32,23 +38,38 @@ bool applies(const conv_nd_geometry& g) {
   return true;
 }
 
+// x_v += a * b_v for the NV vectors of one row of a block4 block.
+template <int NV>
+NNP_CPU_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, __m256& x0,
+                                     __m256& x1, __m256& x2) {
+  x0 = _mm256_fmadd_ps(a, b0, x0);
+  if (NV > 1) x1 = _mm256_fmadd_ps(a, b1, x1);
+  if (NV > 2) x2 = _mm256_fmadd_ps(a, b2, x2);
+}
+
 // Rows k0.. (up to 4: `rows`) of y at columns [j, j + 8 NV): bias + sum over c of w[k][c] x[c][.]
-// for w packed as wp[c][4], clamped.
+// for w packed as wp[c][4], clamped. Named accumulators: GCC keeps an array of them on the
+// stack, which made this kernel slower than OpenBLAS.
 template <int NV>
 NNP_CPU_AVX2_FMA void block4(const float* wp, const float* x, int64_t ldx, int64_t depth,
                              const float* bias4, __m256 lo, __m256 hi, float* y, int64_t ldy,
                              int64_t rows) {
-  __m256 acc[4][NV];
-  for (int i = 0; i < 4; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_broadcast_ss(bias4 + i);
+  __m256 c00 = _mm256_broadcast_ss(bias4), c01 = c00, c02 = c00;
+  __m256 c10 = _mm256_broadcast_ss(bias4 + 1), c11 = c10, c12 = c10;
+  __m256 c20 = _mm256_broadcast_ss(bias4 + 2), c21 = c20, c22 = c20;
+  __m256 c30 = _mm256_broadcast_ss(bias4 + 3), c31 = c30, c32 = c30;
   for (int64_t c = 0; c < depth; ++c) {
-    __m256 xv[NV];
-    for (int v = 0; v < NV; ++v) xv[v] = _mm256_loadu_ps(x + c * ldx + 8 * v);
-    for (int i = 0; i < 4; ++i) {
-      const __m256 a = _mm256_broadcast_ss(wp + 4 * c + i);
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(a, xv[v], acc[i][v]);
-    }
+    const float* xr = x + c * ldx;
+    const float* a = wp + 4 * c;
+    const __m256 b0 = _mm256_loadu_ps(xr);
+    const __m256 b1 = NV > 1 ? _mm256_loadu_ps(xr + 8) : b0;
+    const __m256 b2 = NV > 2 ? _mm256_loadu_ps(xr + 16) : b0;
+    fma_row<NV>(_mm256_broadcast_ss(a), b0, b1, b2, c00, c01, c02);
+    fma_row<NV>(_mm256_broadcast_ss(a + 1), b0, b1, b2, c10, c11, c12);
+    fma_row<NV>(_mm256_broadcast_ss(a + 2), b0, b1, b2, c20, c21, c22);
+    fma_row<NV>(_mm256_broadcast_ss(a + 3), b0, b1, b2, c30, c31, c32);
   }
+  const __m256 acc[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
   for (int64_t i = 0; i < rows && i < 4; ++i)
     for (int v = 0; v < NV; ++v) _mm256_storeu_ps(y + i * ldy + 8 * v, clamp8(acc[i][v], lo, hi));
 }
