@@ -38,6 +38,43 @@ struct out_clamp {
 NNP_CPU_AVX2_FMA inline __m256 clamp8(__m256 v, __m256 lo, __m256 hi) {
   return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
+
+// x_v += a * b_v for the NV vectors of one row of a block4x8 block.
+template <int NV>
+NNP_CPU_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, __m256& x0,
+                                     __m256& x1, __m256& x2) {
+  x0 = _mm256_fmadd_ps(a, b0, x0);
+  if (NV > 1) x1 = _mm256_fmadd_ps(a, b1, x1);
+  if (NV > 2) x2 = _mm256_fmadd_ps(a, b2, x2);
+}
+
+// The register block of the small-depth GEMMs (Winograd's gemm_small_depth, the pointwise
+// convolution's): acc[i][v] = init[i] + sum over r < depth of a[4 r + i] * b[r ldb + 8 v ..
+// + 8] for rows i < 4 and NV <= 3 vectors of 8 columns (a: 4 rows packed per depth step; b's
+// rows ldb apart, 8 NV floats read from each). The loop keeps named accumulators (as an array
+// GCC kept them on the stack, at half the speed); acc is written once, after it.
+template <int NV>
+NNP_CPU_AVX2_FMA inline void block4x8(const float* a, const float* b, int64_t ldb, int64_t depth,
+                                      const float* init, __m256 (&acc)[4][3]) {
+  __m256 c00 = _mm256_broadcast_ss(init), c01 = c00, c02 = c00;
+  __m256 c10 = _mm256_broadcast_ss(init + 1), c11 = c10, c12 = c10;
+  __m256 c20 = _mm256_broadcast_ss(init + 2), c21 = c20, c22 = c20;
+  __m256 c30 = _mm256_broadcast_ss(init + 3), c31 = c30, c32 = c30;
+  for (int64_t r = 0; r < depth; ++r) {
+    const float* br = b + r * ldb;
+    const float* ar = a + 4 * r;
+    const __m256 b0 = _mm256_loadu_ps(br);
+    const __m256 b1 = NV > 1 ? _mm256_loadu_ps(br + 8) : b0;
+    const __m256 b2 = NV > 2 ? _mm256_loadu_ps(br + 16) : b0;
+    fma_row<NV>(_mm256_broadcast_ss(ar), b0, b1, b2, c00, c01, c02);
+    fma_row<NV>(_mm256_broadcast_ss(ar + 1), b0, b1, b2, c10, c11, c12);
+    fma_row<NV>(_mm256_broadcast_ss(ar + 2), b0, b1, b2, c20, c21, c22);
+    fma_row<NV>(_mm256_broadcast_ss(ar + 3), b0, b1, b2, c30, c31, c32);
+  }
+  acc[0][0] = c00, acc[0][1] = c01, acc[0][2] = c02, acc[1][0] = c10, acc[1][1] = c11;
+  acc[1][2] = c12, acc[2][0] = c20, acc[2][1] = c21, acc[2][2] = c22, acc[3][0] = c30;
+  acc[3][1] = c31, acc[3][2] = c32;
+}
 #endif
 
 // Each returns false when Winograd does not apply to g (2-D, 3x3, stride 1, dilation 1, one

@@ -9,8 +9,7 @@
 // and the clamp: with C <= 32 the SGEMM's depth is too short for its packing to pay, and the
 // output, often larger than the caches (154 MB for MobileNetV2's first expansion at batch 32),
 // is written, then read and written again. Here a 4 x 24 block of y stays in registers over the
-// whole depth (named accumulators: as an array GCC kept them on the stack, and the kernel ran
-// at half OpenBLAS's speed), x read in place (its C x 24 panel in L1 across the K / 4 row
+// whole depth (block4x8, conv.hpp), x read in place (its C x 24 panel in L1 across the K / 4 row
 // blocks), w packed once per call in panels of 4 rows; y leaves with its bias added and
 // clamped, written once. Columns past the last whole vector of a task's range take a scalar
 // loop (no read past x's end). Against SGEMM + the bias and clamp pass, 2 threads, alternated
@@ -38,38 +37,14 @@ bool applies(const conv_nd_geometry& g) {
   return true;
 }
 
-// x_v += a * b_v for the NV vectors of one row of a block4 block.
-template <int NV>
-NNP_CPU_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, __m256& x0,
-                                     __m256& x1, __m256& x2) {
-  x0 = _mm256_fmadd_ps(a, b0, x0);
-  if (NV > 1) x1 = _mm256_fmadd_ps(a, b1, x1);
-  if (NV > 2) x2 = _mm256_fmadd_ps(a, b2, x2);
-}
-
 // Rows k0.. (up to 4: `rows`) of y at columns [j, j + 8 NV): bias + sum over c of w[k][c] x[c][.]
-// for w packed as wp[c][4], clamped. Named accumulators: GCC keeps an array of them on the
-// stack, which made this kernel slower than OpenBLAS.
+// for w packed as wp[c][4], clamped.
 template <int NV>
 NNP_CPU_AVX2_FMA void block4(const float* wp, const float* x, int64_t ldx, int64_t depth,
                              const float* bias4, __m256 lo, __m256 hi, float* y, int64_t ldy,
                              int64_t rows) {
-  __m256 c00 = _mm256_broadcast_ss(bias4), c01 = c00, c02 = c00;
-  __m256 c10 = _mm256_broadcast_ss(bias4 + 1), c11 = c10, c12 = c10;
-  __m256 c20 = _mm256_broadcast_ss(bias4 + 2), c21 = c20, c22 = c20;
-  __m256 c30 = _mm256_broadcast_ss(bias4 + 3), c31 = c30, c32 = c30;
-  for (int64_t c = 0; c < depth; ++c) {
-    const float* xr = x + c * ldx;
-    const float* a = wp + 4 * c;
-    const __m256 b0 = _mm256_loadu_ps(xr);
-    const __m256 b1 = NV > 1 ? _mm256_loadu_ps(xr + 8) : b0;
-    const __m256 b2 = NV > 2 ? _mm256_loadu_ps(xr + 16) : b0;
-    fma_row<NV>(_mm256_broadcast_ss(a), b0, b1, b2, c00, c01, c02);
-    fma_row<NV>(_mm256_broadcast_ss(a + 1), b0, b1, b2, c10, c11, c12);
-    fma_row<NV>(_mm256_broadcast_ss(a + 2), b0, b1, b2, c20, c21, c22);
-    fma_row<NV>(_mm256_broadcast_ss(a + 3), b0, b1, b2, c30, c31, c32);
-  }
-  const __m256 acc[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+  __m256 acc[4][3];
+  block4x8<NV>(wp, x, ldx, depth, bias4, acc);
   for (int64_t i = 0; i < rows && i < 4; ++i)
     for (int v = 0; v < NV; ++v) _mm256_storeu_ps(y + i * ldy + 8 * v, clamp8(acc[i][v], lo, hi));
 }

@@ -749,33 +749,12 @@ NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp,
 // row) and stores it once. The last vector of a row may read up to 7 floats past column N: the
 // transform buffers' planes are whole 16-float lines, so they are there (their values land in
 // lanes that are not stored).
-// One row of a gemm_block4 block: x_v += a * b_v for the NV vectors of the row.
-template <int NV>
-NNP_CPU_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, __m256& x0,
-                                     __m256& x1, __m256& x2) {
-  x0 = _mm256_fmadd_ps(a, b0, x0);
-  if (NV > 1) x1 = _mm256_fmadd_ps(a, b1, x1);
-  if (NV > 2) x2 = _mm256_fmadd_ps(a, b2, x2);
-}
-
 template <int NV>
 NNP_CPU_AVX2_FMA inline void gemm_block4(const float* a, const float* b, int64_t ldb, int64_t depth,
                                          float* c, int64_t ldc, int64_t rows, int64_t cols) {
-  // named accumulators: GCC keeps an array of them on the stack
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
-  __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
-  for (int64_t r = 0; r < depth; ++r) {
-    const float* br = b + r * ldb;
-    const float* ar = a + 4 * r;
-    const __m256 b0 = _mm256_loadu_ps(br);
-    const __m256 b1 = NV > 1 ? _mm256_loadu_ps(br + 8) : b0;
-    const __m256 b2 = NV > 2 ? _mm256_loadu_ps(br + 16) : b0;
-    fma_row<NV>(_mm256_broadcast_ss(ar), b0, b1, b2, c00, c01, c02);
-    fma_row<NV>(_mm256_broadcast_ss(ar + 1), b0, b1, b2, c10, c11, c12);
-    fma_row<NV>(_mm256_broadcast_ss(ar + 2), b0, b1, b2, c20, c21, c22);
-    fma_row<NV>(_mm256_broadcast_ss(ar + 3), b0, b1, b2, c30, c31, c32);
-  }
-  const __m256 acc[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+  static const float zeros[4] = {0, 0, 0, 0};
+  __m256 acc[4][3];
+  block4x8<NV>(a, b, ldb, depth, zeros, acc);
   for (int64_t i = 0; i < 4 && i < rows; ++i)
     for (int v = 0; v < NV && 8 * v < cols; ++v)
       store_first(c + i * ldc + 8 * v, acc[i][v], cols - 8 * v);
