@@ -53,18 +53,22 @@ nnp_conv2d_params conv_params(int32_t pad) {
 }  // namespace
 
 // Convolution: a 3x3 filter with padding 1 over 16 channels (the cpu backend's Winograd
-// shape) and over 2 channels (im2col + SGEMM), every direction; an infinite weight tap that
-// reads padding gives NaN at the border outputs.
+// shape), over 2 channels (im2col + SGEMM) and depthwise over 4 (the cpu's depthwise kernels),
+// every direction; an infinite weight tap that reads padding gives NaN at the border outputs,
+// and an infinite dy at an output whose taps read padding gives NaN in those taps' dw.
 TEST_CASE("non-finite: conv2d forward, backward data and backward filter") {
   struct named_shape {
     const char* name;
-    int64_t n, c, h, w, k;
+    int64_t n, c, h, w, k, groups;
   };
-  for (const named_shape& s : {named_shape{"c16 k16 (winograd)", 1, 16, 6, 6, 16},
-                               named_shape{"c2 k3 (im2col)", 2, 2, 5, 4, 3}})
+  for (const named_shape& s : {named_shape{"c16 k16 (winograd)", 1, 16, 6, 6, 16, 1},
+                               named_shape{"c2 k3 (im2col)", 2, 2, 5, 4, 3, 1},
+                               named_shape{"c4 k4 g4 (depthwise)", 2, 4, 6, 9, 4, 4}})
     for (const plant_variant& v : variants()) {
-      const nnp_conv2d_params p = conv_params(1);
-      const std::vector<int64_t> x{s.n, s.c, s.h, s.w}, w{s.k, s.c, 3, 3}, y{s.n, s.k, s.h, s.w};
+      nnp_conv2d_params p = conv_params(1);
+      p.groups = static_cast<int32_t>(s.groups);
+      const std::vector<int64_t> x{s.n, s.c, s.h, s.w}, w{s.k, s.c / s.groups, 3, 3};
+      const std::vector<int64_t> y{s.n, s.k, s.h, s.w};
       value_rng rng(std::string("nonfinite conv2d ") + s.name + " " + v.name);
       const auto xd = planted(rng.uniform_vec(numel(x)), v.in0);
       const auto wd = planted(rng.uniform_vec(numel(w)), v.in1);

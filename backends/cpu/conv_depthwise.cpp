@@ -17,8 +17,8 @@
 // for an infinite or NaN one, docs/ops.md "Non-finite values"). Each (r, s) tap is one
 // unit-stride multiply-add over the output row's valid range (stride 1; strided reads
 // otherwise), which the compiler vectorises (an AVX2 clone where the CPU has it); these loops
-// skip the padding taps, so the forward adds a non-finite weight's NaN there itself (the
-// backward-filter's loops do not: an infinite dy over padding gives no NaN in dw there).
+// skip the padding taps, so the forward adds a non-finite weight's NaN there itself, and
+// backward-filter a non-finite dy's (0 * dy over the outputs whose tap reads the padding).
 // With AVX2 + FMA two kinds of kernels below run the forward instead: in 2-D with one output
 // channel per group (depthwise layers proper), register-blocked rows over a zero-padded copy of
 // each plane; with at least 8 output channels per group (the cnn's conv1: one input channel, 32
@@ -160,8 +160,17 @@ void backward_data_plane(const conv_nd_geometry& g, const tap_range* taps, const
   }
 }
 
+// sum over q in [lo, hi) of 0 * dy[q]: 0, or NaN where a dy is not finite (the padding's zeros
+// take part in the products, docs/ops.md "Non-finite values", as in the reference).
+inline float padding_products(const float* dy, int64_t lo, int64_t hi) {
+  float z = 0.0f;
+  for (int64_t q = lo; q < hi; ++q) z += 0.0f * dy[q];
+  return z;
+}
+
 // sum over p, q of dy [P, Q] times input plane x [H, W] at tap (r, s): one image's part of
-// dw[oc, 0, r, s], each row's dot in float, their total in double.
+// dw[oc, 0, r, s], each row's dot in float, their total in double. Outputs whose tap reads the
+// padding add 0 * dy.
 NNP_CPU_AVX2_CLONES
 double filter_tap(const conv_nd_geometry& g, const tap_range& t, const float* x, const float* dy,
                   int64_t r) {
@@ -169,9 +178,13 @@ double filter_tap(const conv_nd_geometry& g, const tap_range& t, const float* x,
   double total = 0.0;
   for (int64_t p = 0; p < P; ++p) {
     const int64_t ih = input_row(g, p, r);
-    if (ih < 0) continue;
-    const float* xr = x + ih * W;
     const float* dyr = dy + p * Q;
+    if (ih < 0) {
+      total += padding_products(dyr, 0, Q);
+      continue;
+    }
+    total += padding_products(dyr, 0, t.lo) + padding_products(dyr, t.hi, Q);
+    const float* xr = x + ih * W;
     if (stride == 1) {
       total += dot(dyr, xr + t.off, t.lo, t.hi);
     } else {
