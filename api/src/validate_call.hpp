@@ -208,6 +208,8 @@ class call {
 // validate_shapes_conv.cpp.
 nnp_conv2d_params conv2d_with_defaults(const nnp_conv2d_params& p);
 
+// A shape rule's params: the bounded, zero-extended copy that plugins get (plugin_params,
+// validate.hpp), so every field of P is there whatever struct_size the caller wrote.
 template <typename P>
 const P& params_of(const void* params) {
   return *static_cast<const P*>(params);

@@ -10,9 +10,7 @@
 
 #include <nnplug/geometry/conv.hpp>
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 
 namespace nnp::host {
@@ -318,22 +316,10 @@ void nd_backward_filter(call& c, const void* params, Output output) {
   c.expect_shape(c.in_label(1), c.in(1), y, "([N, K, O1..Ok])");
 }
 
-// The caller's nnp_conv_params with the fields past its struct_size zero (their defaults): the
-// fused clamp's fields are ABI 1.7, and a caller built for 1.2 passes a shorter struct.
-nnp_conv_params conv_params_padded(const void* params) {
-  nnp_conv_params p{};
-  if (params != nullptr) {
-    size_t size;
-    std::memcpy(&size, params, sizeof size);
-    std::memcpy(&p, params, std::min(size, sizeof p));
-  }
-  return p;
-}
-
 // The fused clamp (ABI 1.7): bounds that are numbers on the forward; no flag on the backward
 // kinds, whose gradient does not include it.
 void check_clamp(const call& c, const void* params, bool forward) {
-  const nnp_conv_params p = conv_params_padded(params);
+  const auto& p = params_of<nnp_conv_params>(params);
   if (forward) {
     if (p.has_clip_min && std::isnan(p.clip_min))
       c.fail("params->clip_min: expected a number, got NaN");

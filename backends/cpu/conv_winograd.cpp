@@ -60,16 +60,12 @@ constexpr int64_t kWinoMinChannels = 16;  // below this the SGEMMs' depth is too
 // loops are adds and subtracts over rows of tiles.
 #define NNP_WINO_CLONES NNP_CPU_AVX2_CLONES
 
-// What the output transforms add and clamp per output channel: y = min(max(A^T m A + bias, lo),
-// hi), lo and hi those of out_clamp (-inf and +inf without conv_forward's fused clamp; compares
-// written so that NaN stays NaN).
+// What the output transforms add and clamp per output channel: y = clamp(A^T m A + bias) (the
+// clamp: conv_forward's fused clamp, out_clamp{} for none).
 struct wino_out {
-  float bias, lo, hi;
-  float apply(float v) const {
-    v += bias;
-    v = lo > v ? lo : v;
-    return hi < v ? hi : v;
-  }
+  float bias;
+  out_clamp clamp;
+  float apply(float v) const { return clamp.apply(v + bias); }
 };
 
 // ---- F(2x2, 3x3): G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
@@ -594,7 +590,7 @@ NNP_CPU_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp,
                  s + (18 + j) * tiles);
   const __m256 b = _mm256_set1_ps(e.bias), two = _mm256_set1_ps(2.0f);
   const __m256 four = _mm256_set1_ps(4.0f), eight = _mm256_set1_ps(8.0f);
-  const __m256 lo = _mm256_set1_ps(e.lo), hi = _mm256_set1_ps(e.hi);
+  const __m256 lo = _mm256_set1_ps(e.clamp.lo), hi = _mm256_set1_ps(e.clamp.hi);
   for (int64_t ti = 0; ti < tp; ++ti)
     for (int r = 0; r < 4 && 4 * ti + r < p; ++r) {
       const float* a = s + 6 * r * tiles + ti * tq;
@@ -716,7 +712,7 @@ NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp,
     output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
                  s + j * tiles, s + (4 + j) * tiles);
   const __m256 b = _mm256_set1_ps(e.bias);
-  const __m256 lo = _mm256_set1_ps(e.lo), hi = _mm256_set1_ps(e.hi);
+  const __m256 lo = _mm256_set1_ps(e.clamp.lo), hi = _mm256_set1_ps(e.clamp.hi);
   for (int64_t ti = 0; ti < tp; ++ti)
     for (int r = 0; r < 2 && 2 * ti + r < p; ++r) {
       const float* a = s + 4 * r * tiles + ti * tq;
@@ -1058,7 +1054,7 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
       for (int64_t b = 0; b < nb; ++b)
         for (int64_t k = 0; k < k_out; ++k)
           s.output_plane(m + k * ml.row_stride + b * bt, ml.plane, r1 - r0, tq, pc, q,
-                         {bias != nullptr ? bias[k] : 0.0f, clamp.lo, clamp.hi},
+                         {bias != nullptr ? bias[k] : 0.0f, clamp},
                          y + ((i0 + b) * k_out + k) * p * q + p0 * q, out_work);
     }
   });
