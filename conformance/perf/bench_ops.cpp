@@ -294,6 +294,18 @@ void bench_ops(context& ctx) {
       check(nnp_activation_backward(ctx.stream, &gp, &h.t, &g.t, &g.t), "gelu bwd");
       ctx.sync();
     });
+    // A linear layer's bias gradient: the sum of dy [rows, 128] over its rows.
+    dtensor& gb = ctx.make({128});
+    nnp_reduce_params rp{};
+    rp.struct_size = sizeof rp;
+    rp.op = NNP_REDUCE_SUM;
+    rp.keepdims = 0;
+    rp.n_axes = 1;
+    rp.axes[0] = 0;
+    measure("reduce sum rows vit", dims({rows, 128}), 0, 4.0 * rows * 128, [&] {
+      check(nnp_reduce(ctx.stream, &rp, &h.t, &gb.t), "reduce sum rows");
+      ctx.sync();
+    });
   }
 
   // Softmax cross-entropy on [128, 10].
