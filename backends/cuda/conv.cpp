@@ -86,6 +86,23 @@ class side_work {
   bool forked_ = false;
 };
 
+// The forward of geometry g by the few-tap kernel (conv_direct.cu: groups = 1, at most 27
+// input channels x taps, the bias and the clamp fused), where it takes the call; false
+// otherwise. NNPLUG_CUDA_CONV_SMALL=0 leaves it out (cuDNN then runs those calls), to measure
+// the two side by side (docs/cuda-backend.md).
+bool small_forward(stream& s, const conv_nd_geometry& g, const DLTensor* x, const DLTensor* w,
+                   const DLTensor* y, const DLTensor* bias, const nnp::conv_clamp& clamp) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("NNPLUG_CUDA_CONV_SMALL");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  if (!enabled || numel(*x) == 0 || numel(*w) == 0 || numel(*y) == 0) return false;
+  return launch_conv_small_forward(
+      s, elem_of(y->dtype), g, data_ptr<const void>(*x), data_ptr<const void>(*w),
+      bias != nullptr ? data_ptr<const void>(*bias) : nullptr, data_ptr<void>(*y),
+      static_cast<float>(clamp.lo), static_cast<float>(clamp.hi));
+}
+
 // Runs direction d on geometry g with its input, filter and output tensors (the one d computes
 // is written) and the optional bias of the result's channels.
 void run_conv(stream& s, dir d, const conv_nd_geometry& g, const DLTensor* in, const DLTensor* w,
@@ -182,8 +199,9 @@ conv_nd_geometry geometry_of_conv2d(const nnp_conv2d_params& p, const DLTensor& 
 // ---- the ops ------------------------------------------------------------------------------------
 void op_conv2d_forward(stream& s, const op_call& c) {
   const auto p = c.params_as<nnp_conv2d_params>();
-  run_conv(s, dir::forward, geometry_of_conv2d(p, *c.in(0), *c.in(1), *c.out(0)), c.in(0), c.in(1),
-           c.out(0), c.in(2));
+  const conv_nd_geometry g = geometry_of_conv2d(p, *c.in(0), *c.in(1), *c.out(0));
+  if (small_forward(s, g, c.in(0), c.in(1), c.out(0), c.in(2), nnp::conv_clamp{})) return;
+  run_conv(s, dir::forward, g, c.in(0), c.in(1), c.out(0), c.in(2));
 }
 
 void op_conv2d_backward_data(stream& s, const op_call& c) {
@@ -198,15 +216,17 @@ void op_conv2d_backward_filter(stream& s, const op_call& c) {
            c.out(0), c.in(1), nullptr);
 }
 
-// The fused clamp (ABI 1.7) runs as one clip pass over y after cuDNN's convolution and bias, the
-// same for every pair of bounds: cuDNN's fused bias + activation forward
-// (cudnnConvolutionBiasActivationForward) takes ReLU or identity activations only, so it could
-// serve clip_min = 0 alone; whether it pays for ReLU is for a GPU measurement to decide.
+// The fused clamp (ABI 1.7): in the few-tap kernel where it runs, else one clip pass over y
+// after cuDNN's convolution and bias, the same for every pair of bounds: cuDNN's fused bias +
+// activation forward (cudnnConvolutionBiasActivationForward) takes ReLU or identity activations
+// only, so it could serve clip_min = 0 alone; whether it pays for ReLU is for a GPU measurement
+// to decide.
 void op_conv_forward(stream& s, const op_call& c) {
   const auto p = c.params_as<nnp_conv_params>();
-  run_conv(s, dir::forward, nnp::conv_nd_of_conv(p, *c.in(0), *c.in(1), *c.out(0)), c.in(0),
-           c.in(1), c.out(0), c.in(2));
+  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *c.in(0), *c.in(1), *c.out(0));
   const nnp::conv_clamp clamp = nnp::conv_clamp_of(p);
+  if (small_forward(s, g, c.in(0), c.in(1), c.out(0), c.in(2), clamp)) return;
+  run_conv(s, dir::forward, g, c.in(0), c.in(1), c.out(0), c.in(2));
   if (clamp.active) {
     const DLTensor& y = *c.out(0);
     launch_clip(s, elem_of(y.dtype), data_ptr<const void>(y), data_ptr<void>(y), numel(y),

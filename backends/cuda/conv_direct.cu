@@ -126,6 +126,68 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The few-tap forward (groups = 1, ci * kernel taps <= kSmallTaps): out[n, m, o] =
+// clamp(bias[m] + sum over c, taps r of in[...] * w[m, c, r]) in the order of
+// direct_forward_kernel (the reference's), padding taps adding 0 * w. One thread per output
+// position gathers its taps into registers once and walks every output channel, with the filter
+// and bias in shared memory (read as broadcasts: a warp works on one channel at a time), so each
+// store is a warp's coalesced row segment. For a first layer (one or three input channels,
+// 3 x 3) it replaces cuDNN's implicit GEMM with a reduction of 9 or 27, the non-finite guard, the
+// bias pass and the clamp pass: it computes the reference's formula, so it needs no guard.
+constexpr int kSmallTaps = 27;
+constexpr size_t kSmallShared = 32 * 1024;  // filter + bias, bytes
+
+template <typename T, int kTaps>
+__global__ void __launch_bounds__(kThreads)
+    small_forward_kernel(direct_geom g, const T* __restrict__ in, const T* __restrict__ w,
+                         const T* __restrict__ bias, T* __restrict__ out, int64_t pixels, float lo,
+                         float hi) {
+  extern __shared__ float small_shared[];
+  const int taps = static_cast<int>(g.ci * g.k_size), co = static_cast<int>(g.co);
+  float* ws = small_shared;              // [co][taps]
+  float* bs = small_shared + co * taps;  // [co]
+  for (int i = threadIdx.x; i < co * taps; i += blockDim.x) ws[i] = to_f(w[i]);
+  for (int i = threadIdx.x; i < co; i += blockDim.x) bs[i] = bias != nullptr ? to_f(bias[i]) : 0.0f;
+  __syncthreads();
+  const int ks = static_cast<int>(g.k_size), k12 = static_cast<int>(g.k[1] * g.k[2]),
+            k2 = static_cast<int>(g.k[2]);
+  for (int64_t idx = global_thread(); idx < pixels; idx += grid_threads()) {
+    const int64_t pos = idx % g.out_size, n = idx / g.out_size;
+    int64_t t = pos;
+    const int64_t o2 = t % g.out[2];
+    t /= g.out[2];
+    const int64_t o1 = t % g.out[1];
+    const int64_t o0 = t / g.out[1];
+    const int64_t b0 = o0 * g.stride[0] - g.pad[0];
+    const int64_t b1 = o1 * g.stride[1] - g.pad[1];
+    const int64_t b2 = o2 * g.stride[2] - g.pad[2];
+    const T* xn = in + n * g.ci * g.in_size;
+    float xv[kTaps];
+#pragma unroll
+    for (int k = 0; k < kTaps; ++k) {
+      float v = 0.0f;  // padding: a zero that takes part (0 * inf = NaN)
+      if (k < taps) {
+        const int c = k / ks, r = k - c * ks;
+        const int r0 = r / k12, r1 = (r - r0 * k12) / k2, r2 = r - r0 * k12 - r1 * k2;
+        const int64_t i0 = b0 + r0 * g.dil[0], i1 = b1 + r1 * g.dil[1], i2 = b2 + r2 * g.dil[2];
+        if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2])
+          v = to_f(xn[c * g.in_size + (i0 * g.in[1] + i1) * g.in[2] + i2]);
+      }
+      xv[k] = v;
+    }
+    T* yp = out + n * g.co * g.out_size + pos;
+    for (int m = 0; m < co; ++m, yp += g.out_size) {
+      const float* wm = ws + m * taps;
+      float acc = bs[m];
+#pragma unroll
+      for (int k = 0; k < kTaps; ++k)
+        if (k < taps) acc += xv[k] * wm[k];
+      acc = acc < lo ? lo : acc;  // ONNX Clip: NaN stays NaN, lo > hi gives hi
+      *yp = from_f<T>(acc > hi ? hi : acc);
+    }
+  }
+}
+
 // in[n, ic, i] = bias[ic] + sum over m in ic's group, taps r with i = o*stride - pad + r*dil
 // (0 <= o < out) of out[n, m, o] * w[m, ic - g*cig, r]. Only real products: a position no output
 // reads gets bias (or 0).
@@ -315,6 +377,28 @@ void launch_conv_direct_forward(stream& s, elem t, const nnp::conv_nd_geometry& 
             g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), total, flag);
   });
   NNP_CUDA_CHECK_LAUNCH();
+}
+
+bool launch_conv_small_forward(stream& s, elem t, const nnp::conv_nd_geometry& geom, const void* in,
+                               const void* w, const void* bias, void* out, float lo, float hi) {
+  const direct_geom g = direct_of(geom);
+  const int64_t taps = g.ci * g.k_size;
+  const size_t shared = sizeof(float) * static_cast<size_t>(g.co * (taps + 1));
+  if (g.cig != g.ci || g.cog != g.co || taps > kSmallTaps || shared > kSmallShared) return false;
+  const int64_t pixels = g.n * g.out_size;
+  if (pixels == 0 || g.co == 0) return true;
+  dispatch_float(t, [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    const unsigned blocks = grid_for(pixels);
+    if (taps <= 9)
+      small_forward_kernel<T, 9><<<blocks, kThreads, shared, s.handle>>>(
+          g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), pixels, lo, hi);
+    else
+      small_forward_kernel<T, kSmallTaps><<<blocks, kThreads, shared, s.handle>>>(
+          g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), pixels, lo, hi);
+  });
+  NNP_CUDA_CHECK_LAUNCH();
+  return true;
 }
 
 void launch_conv_direct_backward_data(stream& s, elem t, const nnp::conv_nd_geometry& geom,
