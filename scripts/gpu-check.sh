@@ -285,18 +285,25 @@ fi
 
 # The attention cases once more with each other path forced wherever it runs (the default
 # leaves short sequences to the short-sequence kernels, long ones to the tiled kernels), so every
-# path meets every case it can take.
-for path in tiled rows; do
+# path meets every case it can take; and the convolution cases with the few-tap forward left
+# out, so cuDNN's path meets the few-channel cases too.
+for path in "attention tiled" "attention rows" "conv cudnn"; do
   [[ $(left) -gt 60 ]] || break
-  run_step "$out_dir/conformance-attention-$path.log" 60 env NNPLUG_CUDA_ATTENTION_KERNEL=$path \
-    "$bin/nnplug-conformance" --backend cuda --cases "$cases" -tc='*attention*'
+  case "$path" in
+    "attention tiled") setting=NNPLUG_CUDA_ATTENTION_KERNEL=tiled; filter='*attention*' ;;
+    "attention rows") setting=NNPLUG_CUDA_ATTENTION_KERNEL=rows; filter='*attention*' ;;
+    *) setting=NNPLUG_CUDA_CONV_SMALL=0; filter='*conv*' ;;
+  esac
+  log="$out_dir/conformance-${path// /-}.log"
+  run_step "$log" 60 env "$setting" \
+    "$bin/nnplug-conformance" --backend cuda --cases "$cases" -tc="$filter"
   rc=$?
-  counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$out_dir/conformance-attention-$path.log" |
-             tail -n 1 | sed 's/^\[nnplug-conformance\] //')
+  counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$log" | tail -n 1 |
+             sed 's/^\[nnplug-conformance\] //')
   if [[ $rc -eq 0 ]] && grep -qE 'cuda:0: [1-9][0-9]* passed' <<<"$counts"; then
-    record "attention $path" PASS "$counts"
+    record "$path" PASS "$counts"
   else
-    record "attention $path" FAIL "rc $rc: ${counts:-see conformance-attention-$path.log}"
+    record "$path" FAIL "rc $rc: ${counts:-see $log}"
   fi
 done
 
@@ -405,6 +412,16 @@ if [[ $bench -eq 1 ]]; then
       yard "torch-$model-b1024-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
         "${tfm[@]}" --batch 1024 --no-tf32
     done
+    # The few-tap convolution forward and the one-pass column reduction, each against what ran
+    # before it (cuDNN + bias + clip passes; the two-pass reduction), in the same run.
+    yard "nnplug-bench-conv-nosmall" 30 env NNPLUG_CUDA_CONV_SMALL=0 \
+      "$bin/nnplug-bench" --backend cuda --reps 10 --filter conv
+    yard "nnplug-cnn-graph-nosmall" 40 env NNPLUG_CUDA_CONV_SMALL=0 "$bin/train" \
+      --model cnn --backend cuda --epochs 2 --data "$data_dir" --graph
+    yard "nnplug-bench-reduce-two-pass" 30 env NNPLUG_CUDA_COLUMN_REDUCE=two-pass \
+      "$bin/nnplug-bench" --backend cuda --reps 10 --filter reduce
+    yard "nnplug-vit-graph-two-pass" 40 env NNPLUG_CUDA_COLUMN_REDUCE=two-pass "$bin/train" \
+      --model vit --backend cuda --epochs 2 --data "$data_dir" --graph
     [[ -f "$dir/python/torch_gpu_rows.py" ]] &&
       yard "torch-gpu-rows" 60 "$py" "$dir/python/torch_gpu_rows.py"
     # What the convolutions' non-finite guard costs: the same rows and the cnn without it.
