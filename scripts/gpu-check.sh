@@ -21,7 +21,9 @@
 #   probe      the plugin's load test sees cuda:0 (else its reason), and load/shutdown/reload
 #   nccl       one NCCL rank on cuda:0 (exact all_reduce, broadcast, all_gather)
 #   conformance  nnplug-conformance --backend cuda --cases LIST: fails on any failed check, and
-#              when no case ran or a case list is missing (the runner fails on that itself)
+#              when no case ran or a case list is missing (the runner fails on that itself);
+#              then the attention cases with each kernel forced, and the conv cases (ci lists)
+#              with the few-tap forward left out (cuDNN's path)
 #   python     the package's op tests and nnplug.torch-on-CUDA tests on cuda (pytest;
 #              NNPLUG_TEST_BACKENDS=cuda, cuda required)
 #   bench      nnplug-bench --backend cuda: unsupported rows are listed, failed rows fail
@@ -295,8 +297,11 @@ for path in "attention tiled" "attention rows" "conv cudnn"; do
     *) setting=NNPLUG_CUDA_CONV_SMALL=0; filter='*conv*' ;;
   esac
   log="$out_dir/conformance-${path// /-}.log"
-  run_step "$log" 60 env "$setting" \
-    "$bin/nnplug-conformance" --backend cuda --cases "$cases" -tc="$filter"
+  # cuDNN measures its algorithms for every new shape: the ci lists keep that step short.
+  list=$cases
+  [[ $path == "conv cudnn" ]] && list=ci
+  run_step "$log" 90 env "$setting" \
+    "$bin/nnplug-conformance" --backend cuda --cases "$list" -tc="$filter"
   rc=$?
   counts=$(grep -E '^\[nnplug-conformance\] cuda:0: ' "$log" | tail -n 1 |
              sed 's/^\[nnplug-conformance\] //')
@@ -412,16 +417,11 @@ if [[ $bench -eq 1 ]]; then
       yard "torch-$model-b1024-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
         "${tfm[@]}" --batch 1024 --no-tf32
     done
-    # The few-tap convolution forward and the one-pass column reduction, each against what ran
-    # before it (cuDNN + bias + clip passes; the two-pass reduction), in the same run.
+    # The few-tap convolution forward against cuDNN + bias + clip passes, in the same run.
     yard "nnplug-bench-conv-nosmall" 30 env NNPLUG_CUDA_CONV_SMALL=0 \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter conv
     yard "nnplug-cnn-graph-nosmall" 40 env NNPLUG_CUDA_CONV_SMALL=0 "$bin/train" \
       --model cnn --backend cuda --epochs 2 --data "$data_dir" --graph
-    yard "nnplug-bench-reduce-two-pass" 30 env NNPLUG_CUDA_COLUMN_REDUCE=two-pass \
-      "$bin/nnplug-bench" --backend cuda --reps 10 --filter reduce
-    yard "nnplug-vit-graph-two-pass" 40 env NNPLUG_CUDA_COLUMN_REDUCE=two-pass "$bin/train" \
-      --model vit --backend cuda --epochs 2 --data "$data_dir" --graph
     [[ -f "$dir/python/torch_gpu_rows.py" ]] &&
       yard "torch-gpu-rows" 60 "$py" "$dir/python/torch_gpu_rows.py"
     # What the convolutions' non-finite guard costs: the same rows and the cnn without it.

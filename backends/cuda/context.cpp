@@ -402,22 +402,6 @@ cudaError_t stream::grow_scratch(int slot, size_t bytes) {
   return cudaSuccess;
 }
 
-unsigned* stream::counters() {
-  if (counters_ != nullptr) return counters_;
-  // Not while capturing: begin_capture made the capture's.
-  device_memory& m = memory_of(device);
-  pool_ = m.pool;
-  void* p = nullptr;
-  NNP_CUDA_CHECK(alloc_on(m, sizeof(unsigned) * kCounters, handle, &p));
-  const cudaError_t e = cudaMemsetAsync(p, 0, sizeof(unsigned) * kCounters, handle);
-  if (e != cudaSuccess) {
-    (void)(pool_ != nullptr ? cudaFreeAsync(p, handle) : cudaFree(p));
-    NNP_CUDA_CHECK(e);
-  }
-  counters_ = static_cast<unsigned*>(p);
-  return counters_;
-}
-
 void* stream::try_scratch(int slot, size_t bytes) {
   if (slot < 0 || slot >= kScratchSlots) fail(NNP_STATUS_INTERNAL, "bad scratch slot");
   if (bytes == 0) bytes = 1;
@@ -535,17 +519,6 @@ void stream::begin_capture() {
   (void)blas();  // the handles allocate when created: not inside the capture
   (void)dnn();
   create_side();
-  // The capture's counters, zeroed before it starts (a memset inside would become a node).
-  device_memory& m = memory_of(device);
-  void* counters = device_alloc(device, sizeof(unsigned) * kCounters);
-  cudaError_t ze = cudaMemsetAsync(counters, 0, sizeof(unsigned) * kCounters, m.stream);
-  if (ze == cudaSuccess) ze = cudaStreamSynchronize(m.stream);
-  if (ze != cudaSuccess) {
-    device_free(device, counters);
-    NNP_CUDA_CHECK(ze);
-  }
-  eager_counters_ = counters_;
-  counters_ = static_cast<unsigned*>(counters);
   for (int i = 0; i < kScratchSlots; ++i) {
     eager_ptr_[i] = scratch_ptr_[i];
     eager_size_[i] = scratch_size_[i];
@@ -558,9 +531,6 @@ void stream::begin_capture() {
       scratch_ptr_[i] = eager_ptr_[i];
       scratch_size_[i] = eager_size_[i];
     }
-    device_free(device, counters_);
-    counters_ = eager_counters_;
-    eager_counters_ = nullptr;
     NNP_CUDA_CHECK(e);
   }
   capturing_ = true;
@@ -570,9 +540,6 @@ cudaError_t stream::stop_capture(cudaGraph_t* recorded, std::vector<void*>* buff
   cudaGraph_t g = nullptr;
   const cudaError_t e = cudaStreamEndCapture(handle, &g);
   capturing_ = false;
-  capture_buffers_.push_back(counters_);
-  counters_ = eager_counters_;
-  eager_counters_ = nullptr;
   for (int i = 0; i < kScratchSlots; ++i) {
     if (scratch_ptr_[i] != nullptr) capture_buffers_.push_back(scratch_ptr_[i]);
     scratch_ptr_[i] = eager_ptr_[i];
@@ -661,9 +628,6 @@ void stream::destroy() {
     scratch_ptr_[i] = nullptr;
     scratch_size_[i] = 0;
   }
-  if (counters_ != nullptr)
-    keep(pool_ != nullptr ? cudaFreeAsync(counters_, handle) : cudaFree(counters_));
-  counters_ = nullptr;
   for (staging_buffer& b : staging_) {  // idle: the stream was synchronised above
     if (b.ptr != nullptr) keep(cudaFreeHost(b.ptr));
     if (b.free != nullptr) keep(cudaEventDestroy(b.free));

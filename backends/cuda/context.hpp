@@ -131,13 +131,6 @@ struct stream {
   // algorithm with a smaller workspace).
   void* try_scratch(int slot, size_t bytes);
   void set_allow_tf32(bool on);
-  // kCounters unsigned ints on the device that are 0 between kernels: a kernel that counts in
-  // them leaves its counters at 0 when it ends (reduce.cu's one-pass column reduction: the last
-  // block resets its own). Allocated and zeroed on first use; while capturing, the capture's
-  // own (allocated and zeroed by begin_capture before the capture starts, owned by the graph),
-  // so a graph and eager work never share one.
-  static constexpr int kCounters = 4096;
-  unsigned* counters();
   // Work beside the caller's stream: fork() makes the side stream (created on first use, and by
   // begin_capture) wait for everything queued on `handle` so far, side() is where that work is
   // queued, join() makes `handle` wait for everything queued on the side stream. An op that
@@ -191,7 +184,6 @@ struct stream {
   void create_side();
   void* scratch_ptr_[kScratchSlots] = {};
   size_t scratch_size_[kScratchSlots] = {};
-  unsigned* counters_ = nullptr;
   cudaMemPool_t pool_ = nullptr;  // the pool scratch comes from (NULL: cudaMalloc, no pools)
   // Pinned staging for copies from pageable host memory: a ring, used in turn (memcpy_async).
   struct staging_buffer {
@@ -207,7 +199,6 @@ struct stream {
   bool capturing_ = false;
   void* eager_ptr_[kScratchSlots] = {};
   size_t eager_size_[kScratchSlots] = {};
-  unsigned* eager_counters_ = nullptr;
   std::vector<void*> capture_buffers_;
   // Ends a capture: stops it (returning the recorded graph, or NULL after an error), gives the
   // stream its scratch back and hands the capture's buffers to *buffers.

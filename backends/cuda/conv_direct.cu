@@ -128,26 +128,27 @@ __global__ void __launch_bounds__(kThreads)
 
 // The few-tap forward (groups = 1, ci * kernel taps <= kSmallTaps): out[n, m, o] =
 // clamp(bias[m] + sum over c, taps r of in[...] * w[m, c, r]) in the order of
-// direct_forward_kernel (the reference's), padding taps adding 0 * w. One thread per output
-// position gathers its taps into registers once and walks every output channel, with the filter
-// and bias in shared memory (read as broadcasts: a warp works on one channel at a time), so each
-// store is a warp's coalesced row segment. For a first layer (one or three input channels,
-// 3 x 3) it replaces cuDNN's implicit GEMM with a reduction of 9 or 27, the non-finite guard, the
-// bias pass and the clamp pass: it computes the reference's formula, so it needs no guard.
-constexpr int kSmallTaps = 27;
-constexpr size_t kSmallShared = 32 * 1024;  // filter + bias, bytes
+// direct_forward_kernel (the reference's), padding taps adding 0 * w. A thread per output
+// position and block of kSmallChannels output channels (blockIdx.y) gathers its taps into
+// registers once and walks the block's channels, with their filter rows and bias in shared memory
+// (read as broadcasts: a warp works on one channel at a time), so each store is a warp's
+// coalesced row segment. For a first layer (one or three input channels, 3 x 3) it replaces
+// cuDNN's implicit GEMM with a reduction of 9 or 27, the non-finite guard, the bias pass and the
+// clamp pass: it computes the reference's formula, so it needs no guard.
+constexpr int kSmallTaps = 27, kSmallChannels = 8;
 
 template <typename T, int kTaps>
 __global__ void __launch_bounds__(kThreads)
     small_forward_kernel(direct_geom g, const T* __restrict__ in, const T* __restrict__ w,
                          const T* __restrict__ bias, T* __restrict__ out, int64_t pixels, float lo,
                          float hi) {
-  extern __shared__ float small_shared[];
-  const int taps = static_cast<int>(g.ci * g.k_size), co = static_cast<int>(g.co);
-  float* ws = small_shared;              // [co][taps]
-  float* bs = small_shared + co * taps;  // [co]
-  for (int i = threadIdx.x; i < co * taps; i += blockDim.x) ws[i] = to_f(w[i]);
-  for (int i = threadIdx.x; i < co; i += blockDim.x) bs[i] = bias != nullptr ? to_f(bias[i]) : 0.0f;
+  __shared__ float ws[kSmallChannels * kTaps], bs[kSmallChannels];
+  const int taps = static_cast<int>(g.ci * g.k_size);
+  const int64_t m0 = int64_t{blockIdx.y} * kSmallChannels;
+  const int cb = static_cast<int>(g.co - m0 < kSmallChannels ? g.co - m0 : kSmallChannels);
+  for (int i = threadIdx.x; i < cb * taps; i += blockDim.x) ws[i] = to_f(w[m0 * taps + i]);
+  for (int i = threadIdx.x; i < cb; i += blockDim.x)
+    bs[i] = bias != nullptr ? to_f(bias[m0 + i]) : 0.0f;
   __syncthreads();
   const int ks = static_cast<int>(g.k_size), k12 = static_cast<int>(g.k[1] * g.k[2]),
             k2 = static_cast<int>(g.k[2]);
@@ -175,8 +176,8 @@ __global__ void __launch_bounds__(kThreads)
       }
       xv[k] = v;
     }
-    T* yp = out + n * g.co * g.out_size + pos;
-    for (int m = 0; m < co; ++m, yp += g.out_size) {
+    T* yp = out + (n * g.co + m0) * g.out_size + pos;
+    for (int m = 0; m < cb; ++m, yp += g.out_size) {
       const float* wm = ws + m * taps;
       float acc = bs[m];
 #pragma unroll
@@ -382,19 +383,19 @@ void launch_conv_direct_forward(stream& s, elem t, const nnp::conv_nd_geometry& 
 bool launch_conv_small_forward(stream& s, elem t, const nnp::conv_nd_geometry& geom, const void* in,
                                const void* w, const void* bias, void* out, float lo, float hi) {
   const direct_geom g = direct_of(geom);
-  const int64_t taps = g.ci * g.k_size;
-  const size_t shared = sizeof(float) * static_cast<size_t>(g.co * (taps + 1));
-  if (g.cig != g.ci || g.cog != g.co || taps > kSmallTaps || shared > kSmallShared) return false;
+  const int64_t chunks = (g.co + kSmallChannels - 1) / kSmallChannels;
+  if (g.cig != g.ci || g.cog != g.co || g.ci * g.k_size > kSmallTaps || chunks > 65535)
+    return false;
   const int64_t pixels = g.n * g.out_size;
   if (pixels == 0 || g.co == 0) return true;
+  const dim3 grid(grid_for(pixels), static_cast<unsigned>(chunks));
   dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
-    const unsigned blocks = grid_for(pixels);
-    if (taps <= 9)
-      small_forward_kernel<T, 9><<<blocks, kThreads, shared, s.handle>>>(
+    if (g.ci * g.k_size <= 9)
+      small_forward_kernel<T, 9><<<grid, kThreads, 0, s.handle>>>(
           g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), pixels, lo, hi);
     else
-      small_forward_kernel<T, kSmallTaps><<<blocks, kThreads, shared, s.handle>>>(
+      small_forward_kernel<T, kSmallTaps><<<grid, kThreads, 0, s.handle>>>(
           g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), pixels, lo, hi);
   });
   NNP_CUDA_CHECK_LAUNCH();

@@ -17,8 +17,6 @@
 #include "common.cuh"
 
 #include <cmath>
-#include <cstdlib>
-#include <string>
 
 namespace nnp::cuda {
 namespace {
@@ -164,18 +162,11 @@ __device__ __forceinline__ float combine(int op, float a, float b) {
   return a + b;
 }
 
-// With counters == NULL (the two-pass form) a block of a split reduction writes its part and
-// column_parts_kernel combines the parts. With counters (one pass) each block writes its part,
-// then takes a ticket from counters[a * tiles + tile]; the block that draws the last ticket reads
-// every part of its tile (in part order, through L2) and writes y, and resets the counter to 0
-// for the next launch (the threadFenceReduction pattern of the CUDA samples).
 template <typename T>
 __global__ void __launch_bounds__(kColumnTile* kColumnRows)
     column_reduce_kernel(const T* __restrict__ x, float* __restrict__ partial, T* __restrict__ y,
-                         unsigned* __restrict__ counters, int64_t rows, int64_t cols,
-                         int64_t part_rows, int op) {
+                         int64_t rows, int64_t cols, int64_t part_rows, int op) {
   __shared__ float acc_of[kColumnRows][kColumnTile + 1];
-  __shared__ bool last_block;
   const int64_t c = blockIdx.x * int64_t{kColumnTile} + threadIdx.x;
   const int64_t part = blockIdx.y, parts = gridDim.y, a = blockIdx.z;
   const int64_t begin = part * part_rows;
@@ -183,36 +174,17 @@ __global__ void __launch_bounds__(kColumnTile* kColumnRows)
   float acc = identity_of(op);
   if (c < cols) {
     const T* xa = x + a * rows * cols + c;
-#pragma unroll 4
     for (int64_t r = begin + threadIdx.y; r < end; r += kColumnRows)
       acc = accumulate(op, acc, to_f(xa[r * cols]), 0.0f);
   }
   acc_of[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
-  const bool writer = threadIdx.y == 0 && c < cols;
-  if (writer)
-    for (int t = 1; t < kColumnRows; ++t) acc = combine(op, acc, acc_of[t][threadIdx.x]);
-  if (parts == 1) {
-    if (writer) y[a * cols + c] = from_f<T>(finish(op, acc, rows, 0.0f));
-    return;
-  }
-  if (writer) partial[(a * parts + part) * cols + c] = acc;
-  if (counters == nullptr) return;
-  unsigned* counter = counters + a * gridDim.x + blockIdx.x;
-  __threadfence();  // this block's part is visible device-wide before its ticket
-  __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0)
-    last_block = atomicAdd(counter, 1u) == static_cast<unsigned>(parts - 1);
-  __syncthreads();
-  if (!last_block) return;
-  __threadfence();
-  if (writer) {
-    const float* pa = partial + a * parts * cols + c;
-    float sum = __ldcg(pa);
-    for (int64_t p = 1; p < parts; ++p) sum = combine(op, sum, __ldcg(pa + p * cols));
-    y[a * cols + c] = from_f<T>(finish(op, sum, rows, 0.0f));
-  }
-  if (threadIdx.x == 0 && threadIdx.y == 0) *counter = 0u;
+  if (threadIdx.y != 0 || c >= cols) return;
+  for (int t = 1; t < kColumnRows; ++t) acc = combine(op, acc, acc_of[t][threadIdx.x]);
+  if (parts == 1)
+    y[a * cols + c] = from_f<T>(finish(op, acc, rows, 0.0f));
+  else
+    partial[(a * parts + part) * cols + c] = acc;
 }
 
 // y[a, c] = finish(the parts of column c of batch a, combined in order), one thread per output.
@@ -255,26 +227,14 @@ bool as_columns(const int64_t* shape, int rank, const bool* reduced, int64_t* ou
   return *cols >= kColumnMinWidth && *outer <= 65535;
 }
 
-// NNPLUG_CUDA_COLUMN_REDUCE=two-pass (read once) makes split column reductions combine their
-// parts in a second kernel instead of in the last block, for measurements side by side.
-bool column_two_pass() {
-  static const bool forced = [] {
-    const char* e = std::getenv("NNPLUG_CUDA_COLUMN_REDUCE");
-    return e != nullptr && std::string(e) == "two-pass";
-  }();
-  return forced;
-}
-
-// Uses scratch slot kScratchTemp0 (outer * parts * cols floats) when it splits the rows, and the
-// stream's counters (one per column tile and batch) when the last block combines the parts.
+// Uses scratch slot kScratchTemp0 (outer * parts * cols floats) when it splits the rows.
 void launch_column_reduce(stream& s, elem t, const void* x, void* y, int64_t outer, int64_t rows,
                           int64_t cols, int op) {
   const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
-  const bool one_pass = !column_two_pass() && tiles * outer <= stream::kCounters;
-  // Parts of at least 4 rows per thread (8 for the two-pass form), up to about 512 blocks.
-  const int64_t min_part_rows = (one_pass ? 4 : 8) * kColumnRows, target_blocks = 512;
-  int64_t parts = target_blocks / (tiles * outer);
-  const int64_t max_parts = (rows + min_part_rows - 1) / min_part_rows;
+  // Parts of at least 64 rows (8 per thread), up to about 512 blocks in all.
+  constexpr int64_t kMinPartRows = 8 * kColumnRows, kTargetBlocks = 512;
+  int64_t parts = kTargetBlocks / (tiles * outer);
+  const int64_t max_parts = (rows + kMinPartRows - 1) / kMinPartRows;
   if (parts > max_parts) parts = max_parts;
   if (parts > 65535) parts = 65535;
   if (parts < 1) parts = 1;
@@ -284,16 +244,15 @@ void launch_column_reduce(stream& s, elem t, const void* x, void* y, int64_t out
       parts > 1 ? static_cast<float*>(s.scratch(
                       kScratchTemp0, sizeof(float) * static_cast<size_t>(outer * parts * cols)))
                 : nullptr;
-  unsigned* counters = parts > 1 && one_pass ? s.counters() : nullptr;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(parts),
                   static_cast<unsigned>(outer));
   const dim3 block(kColumnTile, kColumnRows);
   dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
     column_reduce_kernel<<<grid, block, 0, s.handle>>>(
-        static_cast<const T*>(x), partial, static_cast<T*>(y), counters, rows, cols, part_rows, op);
+        static_cast<const T*>(x), partial, static_cast<T*>(y), rows, cols, part_rows, op);
     NNP_CUDA_CHECK_LAUNCH();
-    if (parts > 1 && counters == nullptr) {
+    if (parts > 1) {
       column_parts_kernel<<<grid_for(outer * cols), kThreads, 0, s.handle>>>(
           partial, static_cast<T*>(y), outer * cols, cols, parts, rows, op);
       NNP_CUDA_CHECK_LAUNCH();
