@@ -134,8 +134,11 @@ __global__ void __launch_bounds__(kThreads)
 // (read as broadcasts: a warp works on one channel at a time), so each store is a warp's
 // coalesced row segment. For a first layer (one or three input channels, 3 x 3) it replaces
 // cuDNN's implicit GEMM with a reduction of 9 or 27, the non-finite guard, the bias pass and the
-// clamp pass: it computes the reference's formula, so it needs no guard.
-constexpr int kSmallTaps = 27, kSmallChannels = 8;
+// clamp pass: it computes the reference's formula, so it needs no guard. On an H200 the cnn's
+// conv1 (128 x 1 x 28 x 28, 32 channels, 3 x 3) took 24 us with all 32 channels in one thread's
+// walk and 39 us with blocks of 8 (each block gathers the taps again), against 71-76 us for
+// cuDNN's measured choice plus the bias pass.
+constexpr int kSmallTaps = 27, kSmallChannels = 32;
 
 template <typename T, int kTaps>
 __global__ void __launch_bounds__(kThreads)

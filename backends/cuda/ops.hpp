@@ -169,7 +169,7 @@ void launch_sum_keep_axis(stream& s, elem t, const void* x, void* y, const int64
 void launch_conv_direct_forward(stream& s, elem t, const nnp::conv_nd_geometry& g, const void* in,
                                 const void* w, const void* bias, void* out, const int* flag);
 // The few-tap forward: out = clamp(bias + conv) (lo / hi: -inf / +inf for none) by one thread per
-// output position and block of 8 channels, with the reference's order and products, for
+// output position and block of 32 channels, with the reference's order and products, for
 // groups = 1 and ci * kernel taps <= 27; false (nothing launched) for any other geometry.
 bool launch_conv_small_forward(stream& s, elem t, const nnp::conv_nd_geometry& g, const void* in,
                                const void* w, const void* bias, void* out, float lo, float hi);
