@@ -2,13 +2,26 @@
 // nnp_attention_params in nnplug_ops.h).
 //
 // Speed: one TBB task per (batch, head) tile — per kv head in the backward, whose dK and dV sum
-// over the query heads of a group — and within it single-threaded OpenBLAS SGEMMs straight on
-// the strided rows of Q, K, V (both ONNX layouts are rows with a leading dimension, so nothing
-// is copied or transposed): S = s Q K^T, then one pass per row for the mask, the causal bound
-// and the softmax (one exp per score), then Y = P V. The backward recomputes P from the
-// forward's log-sum-exp and does dP = dY V^T, dS = P (dP - delta), dQ = s dS K,
-// dK += s dS^T Q, dV += P^T dY as four SGEMMs. The score tile (Tq x Tk floats) lives in the
-// task's scratch buffer.
+// over the query heads of a group. Two ways to run a tile:
+//  - short sequences (Tk <= 32, D and Dv <= 64) where the CPU has AVX2 and FMA: one fused pass
+//    per query row with everything in registers and L1 (the vit's heads are 17 x 17 x 16, where
+//    each OpenBLAS call costs more than its arithmetic). K (and V for the backward) is
+//    transposed once per tile into [D][Tk rounded up to 8] so that a row's scores are NV = Tk/8
+//    vector accumulators over D broadcasts of q; the softmax runs on those vectors (the same
+//    fast_exp, eight lanes at a time); the output row is Dv/8 vector accumulators over Tk
+//    broadcasts of p. The backward recomputes each row's P from the forward's log-sum-exp, then
+//    dP (over Dv broadcasts of dy against V^T), dS = s P (dP - delta) with delta = dy . y in
+//    double, dQ = dS K as one row, and adds dS^T Q and P^T dY into dK and dV tiles that stay in
+//    scratch until the group's last head. Padding lanes (past Tk) hold -inf scores, so their P
+//    and dS are 0.
+//  - otherwise single-threaded OpenBLAS SGEMMs straight on the strided rows of Q, K, V (both
+//    ONNX layouts are rows with a leading dimension, so nothing is copied or transposed):
+//    S = s Q K^T, then one pass per row for the mask, the causal bound and the softmax (one exp
+//    per score), then Y = P V. The backward recomputes P from the forward's log-sum-exp and does
+//    dP = dY V^T, dS = P (dP - delta), dQ = s dS K, dK += s dS^T Q, dV += P^T dY as four SGEMMs.
+//    The score tile (Tq x Tk floats) lives in the task's scratch buffer.
+// NNPLUG_CPU_ATTENTION=sgemm (read once) makes every tile take the SGEMM path, to measure the
+// two side by side and to test that path on machines with AVX2.
 #include "cpu_backend.hpp"
 #include "vmath.hpp"
 
@@ -16,7 +29,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace nnp::cpu {
 namespace {
@@ -75,6 +91,263 @@ float softmax_row(float* s, int64_t n) {
   return mx + std::log(sum);
 }
 
+bool sgemm_forced() {
+  static const bool forced = [] {
+    const char* e = std::getenv("NNPLUG_CPU_ATTENTION");
+    return e != nullptr && std::strcmp(e, "sgemm") == 0;
+  }();
+  return forced;
+}
+
+#ifdef NNP_CPU_X86_KERNELS
+constexpr int64_t kFusedMaxKeys = 32, kFusedMaxDim = 64;
+
+bool fused_applies(const attention_geometry& g) {
+  return cpu_avx2_fma() && !sgemm_forced() && g.tk >= 1 && g.tk <= kFusedMaxKeys && g.d >= 1 &&
+         g.d <= kFusedMaxDim && g.dv >= 1 && g.dv <= kFusedMaxDim;
+}
+
+int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
+
+// fast_exp (vmath.hpp) on eight lanes, step for step.
+NNP_CPU_AVX2_FMA inline __m256 exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33f), hi = _mm256_set1_ps(88.3f);
+  // max_ps / min_ps return their second operand when one is NaN: x last keeps NaN.
+  const __m256 xc = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+  const __m256 shifter = _mm256_set1_ps(12582912.0f);
+  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), shifter);
+  const __m256 n = _mm256_sub_ps(t, shifter);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723e-6f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256 nf = _mm256_and_ps(n, _mm256_cmp_ps(n, n, _CMP_ORD_Q));  // NaN -> 0
+  const __m256i e =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nf), _mm256_set1_epi32(127)), 23);
+  const __m256 res = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), res);  // x < lo: 0
+}
+
+// What a fused tile reads in place of K (and V): rows transposed into [width][w] with w = Tk
+// rounded up to 8 and zeros past Tk.
+NNP_CPU_AVX2_FMA inline void transpose_rows(const float* src, int64_t rows, int64_t stride,
+                                            int64_t width, int64_t w, float* dst) {
+  for (int64_t e = 0; e < width; ++e) {
+    float* de = dst + e * w;
+    for (int64_t j = 0; j < rows; ++j) de[j] = src[j * stride + e];
+    for (int64_t j = rows; j < w; ++j) de[j] = 0.0f;
+  }
+}
+
+// Rows [rows][width] copied to [rows][wp] with zeros past width.
+inline void pad_rows(const float* src, int64_t rows, int64_t stride, int64_t width, int64_t wp,
+                     float* dst) {
+  for (int64_t j = 0; j < rows; ++j) {
+    std::memcpy(dst + j * wp, src + j * stride, sizeof(float) * static_cast<size_t>(width));
+    std::fill(dst + j * wp + width, dst + (j + 1) * wp, 0.0f);
+  }
+}
+
+// Query row i of head h's scores into s[NV * 8]: scale * q_i . k_j, + mask, -inf past the causal
+// bound and past Tk. kt: K^T as transpose_rows makes it.
+template <int NV>
+NNP_CPU_AVX2_FMA inline void score_row(const attention_args& a, int64_t b, int64_t h, int64_t i,
+                                       const float* qi, const float* kt, float* s) {
+  const attention_geometry& g = a.g;
+  constexpr int64_t w = NV * 8;
+  __m256 acc[NV];
+  for (int v = 0; v < NV; ++v) acc[v] = _mm256_setzero_ps();
+  for (int64_t d = 0; d < g.d; ++d) {
+    const __m256 qd = _mm256_broadcast_ss(qi + d);
+    for (int v = 0; v < NV; ++v)
+      acc[v] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + d * w + 8 * v), acc[v]);
+  }
+  const __m256 sc = _mm256_set1_ps(static_cast<float>(g.scale));
+  for (int v = 0; v < NV; ++v) _mm256_storeu_ps(s + 8 * v, _mm256_mul_ps(acc[v], sc));
+  if (a.mask != nullptr) {
+    const float* mi = a.mask + g.mask_offset(b, h, i, 0);
+    const int64_t ms = g.mask_strides[3];
+    for (int64_t j = 0; j < g.tk; ++j) s[j] += mi[j * ms];
+  }
+  for (int64_t j = g.visible(i); j < w; ++j) s[j] = kNegInf;
+}
+
+// s[0, NV * 8) = exp(s - m) in place (lanes of -inf give 0).
+template <int NV>
+NNP_CPU_AVX2_FMA inline void exp_row(float* s, float m) {
+  const __m256 mv = _mm256_set1_ps(m);
+  for (int v = 0; v < NV; ++v)
+    _mm256_storeu_ps(s + 8 * v, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + 8 * v), mv)));
+}
+
+// out[0, width) = sum over j < tk of p[j] * rows[j][.] (rows [tk][wp], wp = width rounded up
+// to 8); tail lanes go through a buffer.
+NNP_CPU_AVX2_FMA inline void combine_rows(const float* p, int64_t tk, const float* rows, int64_t wp,
+                                          int64_t width, float* out) {
+  for (int64_t u = 0; u < wp; u += 8) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t j = 0; j < tk; ++j)
+      acc = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j), _mm256_loadu_ps(rows + j * wp + u), acc);
+    if (u + 8 <= width) {
+      _mm256_storeu_ps(out + u, acc);
+    } else {
+      alignas(32) float t[8];
+      _mm256_store_ps(t, acc);
+      for (int64_t e = u; e < width; ++e) out[e] = t[e - u];
+    }
+  }
+}
+
+template <int NV>
+NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* lse, int64_t lo,
+                                    int64_t hi) {
+  const attention_geometry& g = a.g;
+  constexpr int64_t w = NV * 8;
+  const int64_t dvp = round8(g.dv);
+  float* kt = scratch(kTaskSlot0, static_cast<size_t>(g.d * w + g.tk * dvp + w));
+  float* vp = kt + g.d * w;
+  float* s = vp + g.tk * dvp;
+  for (int64_t tile = lo; tile < hi; ++tile) {
+    const int64_t b = tile / g.hq, h = tile % g.hq, kvh = h / g.group();
+    // K and V of a kv head serve its group's query heads: a tile whose head shares the previous
+    // tile's kv head keeps them.
+    if (tile == lo || h % g.group() == 0) {
+      transpose_rows(a.k + g.k.offset(b, kvh, 0), g.tk, g.k.row_stride, g.d, w, kt);
+      pad_rows(a.v + g.v.offset(b, kvh, 0), g.tk, g.v.row_stride, g.dv, dvp, vp);
+    }
+    const float* q_tile = a.q + g.q.offset(b, h, 0);
+    float* y_tile = y + g.y.offset(b, h, 0);
+    for (int64_t i = 0; i < g.tq; ++i) {
+      score_row<NV>(a, b, h, i, q_tile + i * g.q.row_stride, kt, s);
+      float m = kNegInf;
+      for (int64_t j = 0; j < g.tk; ++j) m = std::max(m, s[j]);
+      float l = kNegInf;
+      if (m == kNegInf) {
+        std::fill(s, s + w, 0.0f);
+      } else {
+        exp_row<NV>(s, m);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < g.tk; ++j) sum += s[j];
+        const float inv = 1.0f / sum;
+        for (int64_t j = 0; j < g.tk; ++j) s[j] *= inv;
+        l = m + std::log(sum);
+      }
+      if (lse != nullptr) lse[tile * g.tq + i] = l;
+      combine_rows(s, g.tk, vp, dvp, g.dv, y_tile + i * g.y.row_stride);
+    }
+  }
+}
+
+template <int NV>
+NNP_CPU_AVX2_FMA void fused_backward(const attention_args& a, const float* y, const float* dy,
+                                     const float* lse, float* dq, float* dk, float* dv, int64_t lo,
+                                     int64_t hi) {
+  const attention_geometry& g = a.g;
+  constexpr int64_t w = NV * 8;
+  const int64_t dp = round8(g.d), dvp = round8(g.dv);
+  const float scale = static_cast<float>(g.scale);
+  // kt [D][w], vt [Dv][w], kp [Tk][dp], dk_acc [Tk][dp], dv_acc [Tk][dvp], p [w], ds [w],
+  // q_row [dp], dy_row [dvp].
+  const size_t need =
+      static_cast<size_t>(g.d * w + g.dv * w + 2 * g.tk * dp + g.tk * dvp + 2 * w + dp + dvp);
+  float* kt = scratch(kTaskSlot0, need);
+  float* vt = kt + g.d * w;
+  float* kp = vt + g.dv * w;
+  float* dk_acc = kp + g.tk * dp;
+  float* dv_acc = dk_acc + g.tk * dp;
+  float* p = dv_acc + g.tk * dvp;
+  float* ds = p + w;
+  float* q_row = ds + w;
+  float* dy_row = q_row + dp;
+  for (int64_t kv_tile = lo; kv_tile < hi; ++kv_tile) {
+    const int64_t b = kv_tile / g.hkv, kvh = kv_tile % g.hkv;
+    const float* k_tile = a.k + g.k.offset(b, kvh, 0);
+    transpose_rows(k_tile, g.tk, g.k.row_stride, g.d, w, kt);
+    transpose_rows(a.v + g.v.offset(b, kvh, 0), g.tk, g.v.row_stride, g.dv, w, vt);
+    pad_rows(k_tile, g.tk, g.k.row_stride, g.d, dp, kp);
+    std::fill(dk_acc, dk_acc + g.tk * (dp + dvp), 0.0f);  // dk_acc and dv_acc
+    for (int64_t h = kvh * g.group(); h < (kvh + 1) * g.group(); ++h) {
+      const float* q_tile = a.q + g.q.offset(b, h, 0);
+      const float* dy_tile = dy + g.y.offset(b, h, 0);
+      const float* y_tile = y + g.y.offset(b, h, 0);
+      float* dq_tile = dq + g.q.offset(b, h, 0);
+      const float* lse_row = lse + (b * g.hq + h) * g.tq;
+      for (int64_t i = 0; i < g.tq; ++i) {
+        const float* qi = q_tile + i * g.q.row_stride;
+        const float* dyi = dy_tile + i * g.y.row_stride;
+        // P's row from the forward's log-sum-exp (a fully masked row, lse = -inf, is 0).
+        score_row<NV>(a, b, h, i, qi, kt, p);
+        const float l = lse_row[i];
+        if (l == kNegInf)
+          std::fill(p, p + w, 0.0f);
+        else
+          exp_row<NV>(p, l);
+        // dP = dy_i V^T, delta = dy_i . y_i (double), dS = s P (dP - delta).
+        __m256 acc[NV];
+        for (int v = 0; v < NV; ++v) acc[v] = _mm256_setzero_ps();
+        for (int64_t e = 0; e < g.dv; ++e) {
+          const __m256 de = _mm256_broadcast_ss(dyi + e);
+          for (int v = 0; v < NV; ++v)
+            acc[v] = _mm256_fmadd_ps(de, _mm256_loadu_ps(vt + e * w + 8 * v), acc[v]);
+        }
+        const float* yi = y_tile + i * g.y.row_stride;
+        double delta = 0.0;
+        for (int64_t e = 0; e < g.dv; ++e) delta += double(dyi[e]) * double(yi[e]);
+        const __m256 dl = _mm256_set1_ps(static_cast<float>(delta)), sv = _mm256_set1_ps(scale);
+        for (int v = 0; v < NV; ++v) {
+          const __m256 pv = _mm256_loadu_ps(p + 8 * v);
+          _mm256_storeu_ps(ds + 8 * v,
+                           _mm256_mul_ps(_mm256_mul_ps(sv, pv), _mm256_sub_ps(acc[v], dl)));
+        }
+        // dQ_i = dS_i K; dK += dS_i^T q_i; dV += P_i^T dy_i.
+        combine_rows(ds, g.tk, kp, dp, g.d, dq_tile + i * g.q.row_stride);
+        pad_rows(qi, 1, 0, g.d, dp, q_row);
+        pad_rows(dyi, 1, 0, g.dv, dvp, dy_row);
+        for (int64_t j = 0; j < g.tk; ++j) {
+          const __m256 dsj = _mm256_broadcast_ss(ds + j), pj = _mm256_broadcast_ss(p + j);
+          float* dkj = dk_acc + j * dp;
+          for (int64_t u = 0; u < dp; u += 8)
+            _mm256_storeu_ps(dkj + u, _mm256_fmadd_ps(dsj, _mm256_loadu_ps(q_row + u),
+                                                      _mm256_loadu_ps(dkj + u)));
+          float* dvj = dv_acc + j * dvp;
+          for (int64_t u = 0; u < dvp; u += 8)
+            _mm256_storeu_ps(dvj + u, _mm256_fmadd_ps(pj, _mm256_loadu_ps(dy_row + u),
+                                                      _mm256_loadu_ps(dvj + u)));
+        }
+      }
+    }
+    float* dk_tile = dk + g.k.offset(b, kvh, 0);
+    float* dv_tile = dv + g.v.offset(b, kvh, 0);
+    for (int64_t j = 0; j < g.tk; ++j) {
+      std::memcpy(dk_tile + j * g.k.row_stride, dk_acc + j * dp,
+                  sizeof(float) * static_cast<size_t>(g.d));
+      std::memcpy(dv_tile + j * g.v.row_stride, dv_acc + j * dvp,
+                  sizeof(float) * static_cast<size_t>(g.dv));
+    }
+  }
+}
+
+// Calls fn(std::integral_constant<int, NV>) for NV = Tk / 8 rounded up (1..4).
+template <typename Fn>
+void with_nv(int64_t tk, Fn&& fn) {
+  switch ((tk + 7) / 8) {
+    case 1:
+      return fn(std::integral_constant<int, 1>{});
+    case 2:
+      return fn(std::integral_constant<int, 2>{});
+    case 3:
+      return fn(std::integral_constant<int, 3>{});
+    default:
+      return fn(std::integral_constant<int, 4>{});
+  }
+}
+#endif
+
 }  // namespace
 
 void attention_forward(const op_call& c) {
@@ -82,6 +355,16 @@ void attention_forward(const op_call& c) {
   const attention_geometry& g = a.g;
   float* y = f32(c.out(0));
   float* lse = f32(c.out(1));
+#ifdef NNP_CPU_X86_KERNELS
+  if (fused_applies(g)) {
+    with_nv(g.tk, [&](auto nv) {
+      parallel_for(g.batch * g.hq, a.grain(), [&](int64_t lo, int64_t hi) {
+        fused_forward<decltype(nv)::value>(a, y, lse, lo, hi);
+      });
+    });
+    return;
+  }
+#endif
   parallel_for(g.batch * g.hq, a.grain(), [&](int64_t lo, int64_t hi) {
     float* s = scratch(kTaskSlot0, static_cast<size_t>(g.tq * g.tk));
     for (int64_t tile = lo; tile < hi; ++tile) {
@@ -105,6 +388,17 @@ void attention_backward(const op_call& c) {
   const float* lse = f32(c.in(6));
   float *dq = f32(c.out(0)), *dk = f32(c.out(1)), *dv = f32(c.out(2));
   const float scale = static_cast<float>(g.scale);
+#ifdef NNP_CPU_X86_KERNELS
+  if (fused_applies(g)) {
+    with_nv(g.tk, [&](auto nv) {
+      parallel_for(g.batch * g.hkv, std::max<int64_t>(1, a.grain() / g.group()),
+                   [&](int64_t lo, int64_t hi) {
+                     fused_backward<decltype(nv)::value>(a, y, dy, lse, dq, dk, dv, lo, hi);
+                   });
+    });
+    return;
+  }
+#endif
   parallel_for(
       g.batch * g.hkv, std::max<int64_t>(1, a.grain() / g.group()), [&](int64_t lo, int64_t hi) {
         const size_t tile_size = static_cast<size_t>(g.tq * g.tk);
