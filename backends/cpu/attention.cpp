@@ -153,28 +153,36 @@ inline void pad_rows(const float* src, int64_t rows, int64_t stride, int64_t wid
   }
 }
 
-// Query row i of head h's scores into s[NV * 8]: scale * q_i . k_j, + mask, -inf past the causal
-// bound and past Tk. kt: K^T as transpose_rows makes it.
-template <int NV>
-NNP_CPU_AVX2_FMA inline void score_row(const attention_args& a, int64_t b, int64_t h, int64_t i,
-                                       const float* qi, const float* kt, float* s) {
+// Query rows i .. i + R - 1 of head h's scores into s[R][NV * 8]: scale * q_i . k_j, + mask,
+// -inf past the causal bound and past Tk. qi: row i of Q (the next rows qs apart); kt: K^T as
+// transpose_rows makes it. R rows at once keep R x NV independent accumulator chains.
+template <int NV, int R>
+NNP_CPU_AVX2_FMA inline void score_rows(const attention_args& a, int64_t b, int64_t h, int64_t i,
+                                        const float* qi, int64_t qs, const float* kt, float* s) {
   const attention_geometry& g = a.g;
   constexpr int64_t w = NV * 8;
-  __m256 acc[NV];
-  for (int v = 0; v < NV; ++v) acc[v] = _mm256_setzero_ps();
+  __m256 acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
   for (int64_t d = 0; d < g.d; ++d) {
-    const __m256 qd = _mm256_broadcast_ss(qi + d);
-    for (int v = 0; v < NV; ++v)
-      acc[v] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kt + d * w + 8 * v), acc[v]);
+    __m256 k[NV];
+    for (int v = 0; v < NV; ++v) k[v] = _mm256_loadu_ps(kt + d * w + 8 * v);
+    for (int r = 0; r < R; ++r) {
+      const __m256 qd = _mm256_broadcast_ss(qi + r * qs + d);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(qd, k[v], acc[r][v]);
+    }
   }
   const __m256 sc = _mm256_set1_ps(static_cast<float>(g.scale));
-  for (int v = 0; v < NV; ++v) _mm256_storeu_ps(s + 8 * v, _mm256_mul_ps(acc[v], sc));
-  if (a.mask != nullptr) {
-    const float* mi = a.mask + g.mask_offset(b, h, i, 0);
-    const int64_t ms = g.mask_strides[3];
-    for (int64_t j = 0; j < g.tk; ++j) s[j] += mi[j * ms];
+  for (int r = 0; r < R; ++r) {
+    float* sr = s + r * w;
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(sr + 8 * v, _mm256_mul_ps(acc[r][v], sc));
+    if (a.mask != nullptr) {
+      const float* mi = a.mask + g.mask_offset(b, h, i + r, 0);
+      const int64_t ms = g.mask_strides[3];
+      for (int64_t j = 0; j < g.tk; ++j) sr[j] += mi[j * ms];
+    }
+    for (int64_t j = g.visible(i + r); j < w; ++j) sr[j] = kNegInf;
   }
-  for (int64_t j = g.visible(i); j < w; ++j) s[j] = kNegInf;
 }
 
 // s[0, NV * 8) = exp(s - m) in place (lanes of -inf give 0).
@@ -185,22 +193,49 @@ NNP_CPU_AVX2_FMA inline void exp_row(float* s, float m) {
     _mm256_storeu_ps(s + 8 * v, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + 8 * v), mv)));
 }
 
-// out[0, width) = sum over j < tk of p[j] * rows[j][.] (rows [tk][wp], wp = width rounded up
-// to 8); tail lanes go through a buffer.
-NNP_CPU_AVX2_FMA inline void combine_rows(const float* p, int64_t tk, const float* rows, int64_t wp,
-                                          int64_t width, float* out) {
+// out_r[0, width) = sum over j < tk of p_r[j] * rows[j][.] for r < R (p_r = p + r * ps, out_r =
+// out + r * os; rows [tk][wp], wp = width rounded up to 8); tail lanes go through a buffer.
+template <int R>
+NNP_CPU_AVX2_FMA inline void combine_rows(const float* p, int64_t ps, int64_t tk, const float* rows,
+                                          int64_t wp, int64_t width, float* out, int64_t os) {
   for (int64_t u = 0; u < wp; u += 8) {
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t j = 0; j < tk; ++j)
-      acc = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j), _mm256_loadu_ps(rows + j * wp + u), acc);
-    if (u + 8 <= width) {
-      _mm256_storeu_ps(out + u, acc);
-    } else {
-      alignas(32) float t[8];
-      _mm256_store_ps(t, acc);
-      for (int64_t e = u; e < width; ++e) out[e] = t[e - u];
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < tk; ++j) {
+      const __m256 vj = _mm256_loadu_ps(rows + j * wp + u);
+      for (int r = 0; r < R; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + r * ps + j), vj, acc[r]);
+    }
+    for (int r = 0; r < R; ++r) {
+      float* o = out + r * os;
+      if (u + 8 <= width) {
+        _mm256_storeu_ps(o + u, acc[r]);
+      } else {
+        alignas(32) float t[8];
+        _mm256_store_ps(t, acc[r]);
+        for (int64_t e = u; e < width; ++e) o[e] = t[e - u];
+      }
     }
   }
+}
+
+// Row r's softmax in place over s[0, w) (its max over the first tk lanes; lanes of -inf give
+// 0); returns the log-sum-exp (-inf for a row of -inf, then all 0).
+template <int NV>
+NNP_CPU_AVX2_FMA inline float softmax_lanes(float* s, int64_t tk) {
+  float m = kNegInf;
+  for (int64_t j = 0; j < tk; ++j) m = std::max(m, s[j]);
+  if (m == kNegInf) {
+    std::fill(s, s + NV * 8, 0.0f);
+    return kNegInf;
+  }
+  exp_row<NV>(s, m);
+  float sum = 0.0f;
+  for (int64_t j = 0; j < tk; ++j) sum += s[j];
+  const __m256 inv = _mm256_set1_ps(1.0f / sum);
+  for (int v = 0; v < NV; ++v)
+    _mm256_storeu_ps(s + 8 * v, _mm256_mul_ps(_mm256_loadu_ps(s + 8 * v), inv));
+  return m + std::log(sum);
 }
 
 template <int NV>
@@ -209,7 +244,7 @@ NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* ls
   const attention_geometry& g = a.g;
   constexpr int64_t w = NV * 8;
   const int64_t dvp = round8(g.dv);
-  float* kt = scratch(kTaskSlot0, static_cast<size_t>(g.d * w + g.tk * dvp + w));
+  float* kt = scratch(kTaskSlot0, static_cast<size_t>(g.d * w + g.tk * dvp + 2 * w));
   float* vp = kt + g.d * w;
   float* s = vp + g.tk * dvp;
   for (int64_t tile = lo; tile < hi; ++tile) {
@@ -222,23 +257,110 @@ NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* ls
     }
     const float* q_tile = a.q + g.q.offset(b, h, 0);
     float* y_tile = y + g.y.offset(b, h, 0);
-    for (int64_t i = 0; i < g.tq; ++i) {
-      score_row<NV>(a, b, h, i, q_tile + i * g.q.row_stride, kt, s);
-      float m = kNegInf;
-      for (int64_t j = 0; j < g.tk; ++j) m = std::max(m, s[j]);
-      float l = kNegInf;
-      if (m == kNegInf) {
-        std::fill(s, s + w, 0.0f);
-      } else {
-        exp_row<NV>(s, m);
-        float sum = 0.0f;
-        for (int64_t j = 0; j < g.tk; ++j) sum += s[j];
-        const float inv = 1.0f / sum;
-        for (int64_t j = 0; j < g.tk; ++j) s[j] *= inv;
-        l = m + std::log(sum);
+    const int64_t qs = g.q.row_stride, ys = g.y.row_stride;
+    int64_t i = 0;
+    for (; i + 2 <= g.tq; i += 2) {  // two rows at a time, then the last odd one
+      score_rows<NV, 2>(a, b, h, i, q_tile + i * qs, qs, kt, s);
+      for (int r = 0; r < 2; ++r) {
+        const float l = softmax_lanes<NV>(s + r * w, g.tk);
+        if (lse != nullptr) lse[tile * g.tq + i + r] = l;
       }
+      combine_rows<2>(s, w, g.tk, vp, dvp, g.dv, y_tile + i * ys, ys);
+    }
+    if (i < g.tq) {
+      score_rows<NV, 1>(a, b, h, i, q_tile + i * qs, qs, kt, s);
+      const float l = softmax_lanes<NV>(s, g.tk);
       if (lse != nullptr) lse[tile * g.tq + i] = l;
-      combine_rows(s, g.tk, vp, dvp, g.dv, y_tile + i * g.y.row_stride);
+      combine_rows<1>(s, w, g.tk, vp, dvp, g.dv, y_tile + i * ys, ys);
+    }
+  }
+}
+
+// A kv tile's buffers in the backward (scratch): kt [D][w], vt [Dv][w], kp [Tk][dp], dk_acc
+// [Tk][dp], dv_acc [Tk][dvp], then per row of a step of up to 2 rows p [w], ds [w], q_row [dp],
+// dy_row [dvp] (w = Tk rounded up to 8, dp and dvp D and Dv rounded up to 8).
+struct backward_tile {
+  int64_t w, dp, dvp;
+  float *kt, *vt, *kp, *dk_acc, *dv_acc, *p, *ds, *q_row, *dy_row;
+  backward_tile(const attention_geometry& g, int64_t w_)
+      : w(w_), dp(round8(g.d)), dvp(round8(g.dv)) {
+    const size_t need = static_cast<size_t>(g.d * w + g.dv * w + 2 * g.tk * dp + g.tk * dvp +
+                                            2 * (2 * w + dp + dvp));
+    kt = scratch(kTaskSlot0, need);
+    vt = kt + g.d * w;
+    kp = vt + g.dv * w;
+    dk_acc = kp + g.tk * dp;
+    dv_acc = dk_acc + g.tk * dp;
+    p = dv_acc + g.tk * dvp;
+    ds = p + 2 * w;
+    q_row = ds + 2 * w;
+    dy_row = q_row + 2 * dp;
+  }
+};
+
+// Query rows i .. i + R - 1 of head h: P from the forward's log-sum-exp (a fully masked row,
+// lse = -inf, is 0); dP = dy V^T; delta = dy . y (double); dS = s P (dP - delta); dQ = dS K;
+// dK += dS^T q; dV += P^T dy.
+template <int NV, int R>
+NNP_CPU_AVX2_FMA inline void backward_rows(const attention_args& a, const backward_tile& t,
+                                           int64_t b, int64_t h, int64_t i, const float* q_tile,
+                                           const float* y_tile, const float* dy_tile,
+                                           float* dq_tile, const float* lse_row) {
+  const attention_geometry& g = a.g;
+  constexpr int64_t w = NV * 8;
+  const int64_t qs = g.q.row_stride, ys = g.y.row_stride;
+  score_rows<NV, R>(a, b, h, i, q_tile + i * qs, qs, t.kt, t.p);
+  for (int r = 0; r < R; ++r) {
+    const float l = lse_row[i + r];
+    if (l == kNegInf)
+      std::fill(t.p + r * w, t.p + (r + 1) * w, 0.0f);
+    else
+      exp_row<NV>(t.p + r * w, l);
+  }
+  __m256 acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+  const float* dyi = dy_tile + i * ys;
+  for (int64_t e = 0; e < g.dv; ++e) {
+    __m256 ve[NV];
+    for (int v = 0; v < NV; ++v) ve[v] = _mm256_loadu_ps(t.vt + e * w + 8 * v);
+    for (int r = 0; r < R; ++r) {
+      const __m256 de = _mm256_broadcast_ss(dyi + r * ys + e);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(de, ve[v], acc[r][v]);
+    }
+  }
+  const __m256 sv = _mm256_set1_ps(static_cast<float>(g.scale));
+  for (int r = 0; r < R; ++r) {
+    const float* dyr = dyi + r * ys;
+    const float* yr = y_tile + (i + r) * ys;
+    double delta = 0.0;
+    for (int64_t e = 0; e < g.dv; ++e) delta += double(dyr[e]) * double(yr[e]);
+    const __m256 dl = _mm256_set1_ps(static_cast<float>(delta));
+    for (int v = 0; v < NV; ++v) {
+      const __m256 pv = _mm256_loadu_ps(t.p + r * w + 8 * v);
+      _mm256_storeu_ps(t.ds + r * w + 8 * v,
+                       _mm256_mul_ps(_mm256_mul_ps(sv, pv), _mm256_sub_ps(acc[r][v], dl)));
+    }
+    pad_rows(q_tile + (i + r) * qs, 1, 0, g.d, t.dp, t.q_row + r * t.dp);
+    pad_rows(dyr, 1, 0, g.dv, t.dvp, t.dy_row + r * t.dvp);
+  }
+  combine_rows<R>(t.ds, w, g.tk, t.kp, t.dp, g.d, dq_tile + i * qs, qs);
+  for (int64_t j = 0; j < g.tk; ++j) {
+    float* dkj = t.dk_acc + j * t.dp;
+    for (int64_t u = 0; u < t.dp; u += 8) {
+      __m256 x = _mm256_loadu_ps(dkj + u);
+      for (int r = 0; r < R; ++r)
+        x = _mm256_fmadd_ps(_mm256_broadcast_ss(t.ds + r * w + j),
+                            _mm256_loadu_ps(t.q_row + r * t.dp + u), x);
+      _mm256_storeu_ps(dkj + u, x);
+    }
+    float* dvj = t.dv_acc + j * t.dvp;
+    for (int64_t u = 0; u < t.dvp; u += 8) {
+      __m256 x = _mm256_loadu_ps(dvj + u);
+      for (int r = 0; r < R; ++r)
+        x = _mm256_fmadd_ps(_mm256_broadcast_ss(t.p + r * w + j),
+                            _mm256_loadu_ps(t.dy_row + r * t.dvp + u), x);
+      _mm256_storeu_ps(dvj + u, x);
     }
   }
 }
@@ -248,85 +370,31 @@ NNP_CPU_AVX2_FMA void fused_backward(const attention_args& a, const float* y, co
                                      const float* lse, float* dq, float* dk, float* dv, int64_t lo,
                                      int64_t hi) {
   const attention_geometry& g = a.g;
-  constexpr int64_t w = NV * 8;
-  const int64_t dp = round8(g.d), dvp = round8(g.dv);
-  const float scale = static_cast<float>(g.scale);
-  // kt [D][w], vt [Dv][w], kp [Tk][dp], dk_acc [Tk][dp], dv_acc [Tk][dvp], p [w], ds [w],
-  // q_row [dp], dy_row [dvp].
-  const size_t need =
-      static_cast<size_t>(g.d * w + g.dv * w + 2 * g.tk * dp + g.tk * dvp + 2 * w + dp + dvp);
-  float* kt = scratch(kTaskSlot0, need);
-  float* vt = kt + g.d * w;
-  float* kp = vt + g.dv * w;
-  float* dk_acc = kp + g.tk * dp;
-  float* dv_acc = dk_acc + g.tk * dp;
-  float* p = dv_acc + g.tk * dvp;
-  float* ds = p + w;
-  float* q_row = ds + w;
-  float* dy_row = q_row + dp;
+  const backward_tile t(g, NV * 8);
   for (int64_t kv_tile = lo; kv_tile < hi; ++kv_tile) {
     const int64_t b = kv_tile / g.hkv, kvh = kv_tile % g.hkv;
     const float* k_tile = a.k + g.k.offset(b, kvh, 0);
-    transpose_rows(k_tile, g.tk, g.k.row_stride, g.d, w, kt);
-    transpose_rows(a.v + g.v.offset(b, kvh, 0), g.tk, g.v.row_stride, g.dv, w, vt);
-    pad_rows(k_tile, g.tk, g.k.row_stride, g.d, dp, kp);
-    std::fill(dk_acc, dk_acc + g.tk * (dp + dvp), 0.0f);  // dk_acc and dv_acc
+    transpose_rows(k_tile, g.tk, g.k.row_stride, g.d, t.w, t.kt);
+    transpose_rows(a.v + g.v.offset(b, kvh, 0), g.tk, g.v.row_stride, g.dv, t.w, t.vt);
+    pad_rows(k_tile, g.tk, g.k.row_stride, g.d, t.dp, t.kp);
+    std::fill(t.dk_acc, t.dk_acc + g.tk * (t.dp + t.dvp), 0.0f);  // dk_acc and dv_acc
     for (int64_t h = kvh * g.group(); h < (kvh + 1) * g.group(); ++h) {
       const float* q_tile = a.q + g.q.offset(b, h, 0);
       const float* dy_tile = dy + g.y.offset(b, h, 0);
       const float* y_tile = y + g.y.offset(b, h, 0);
       float* dq_tile = dq + g.q.offset(b, h, 0);
       const float* lse_row = lse + (b * g.hq + h) * g.tq;
-      for (int64_t i = 0; i < g.tq; ++i) {
-        const float* qi = q_tile + i * g.q.row_stride;
-        const float* dyi = dy_tile + i * g.y.row_stride;
-        // P's row from the forward's log-sum-exp (a fully masked row, lse = -inf, is 0).
-        score_row<NV>(a, b, h, i, qi, kt, p);
-        const float l = lse_row[i];
-        if (l == kNegInf)
-          std::fill(p, p + w, 0.0f);
-        else
-          exp_row<NV>(p, l);
-        // dP = dy_i V^T, delta = dy_i . y_i (double), dS = s P (dP - delta).
-        __m256 acc[NV];
-        for (int v = 0; v < NV; ++v) acc[v] = _mm256_setzero_ps();
-        for (int64_t e = 0; e < g.dv; ++e) {
-          const __m256 de = _mm256_broadcast_ss(dyi + e);
-          for (int v = 0; v < NV; ++v)
-            acc[v] = _mm256_fmadd_ps(de, _mm256_loadu_ps(vt + e * w + 8 * v), acc[v]);
-        }
-        const float* yi = y_tile + i * g.y.row_stride;
-        double delta = 0.0;
-        for (int64_t e = 0; e < g.dv; ++e) delta += double(dyi[e]) * double(yi[e]);
-        const __m256 dl = _mm256_set1_ps(static_cast<float>(delta)), sv = _mm256_set1_ps(scale);
-        for (int v = 0; v < NV; ++v) {
-          const __m256 pv = _mm256_loadu_ps(p + 8 * v);
-          _mm256_storeu_ps(ds + 8 * v,
-                           _mm256_mul_ps(_mm256_mul_ps(sv, pv), _mm256_sub_ps(acc[v], dl)));
-        }
-        // dQ_i = dS_i K; dK += dS_i^T q_i; dV += P_i^T dy_i.
-        combine_rows(ds, g.tk, kp, dp, g.d, dq_tile + i * g.q.row_stride);
-        pad_rows(qi, 1, 0, g.d, dp, q_row);
-        pad_rows(dyi, 1, 0, g.dv, dvp, dy_row);
-        for (int64_t j = 0; j < g.tk; ++j) {
-          const __m256 dsj = _mm256_broadcast_ss(ds + j), pj = _mm256_broadcast_ss(p + j);
-          float* dkj = dk_acc + j * dp;
-          for (int64_t u = 0; u < dp; u += 8)
-            _mm256_storeu_ps(dkj + u, _mm256_fmadd_ps(dsj, _mm256_loadu_ps(q_row + u),
-                                                      _mm256_loadu_ps(dkj + u)));
-          float* dvj = dv_acc + j * dvp;
-          for (int64_t u = 0; u < dvp; u += 8)
-            _mm256_storeu_ps(dvj + u, _mm256_fmadd_ps(pj, _mm256_loadu_ps(dy_row + u),
-                                                      _mm256_loadu_ps(dvj + u)));
-        }
-      }
+      int64_t i = 0;
+      for (; i + 2 <= g.tq; i += 2)  // two rows at a time, then the last odd one
+        backward_rows<NV, 2>(a, t, b, h, i, q_tile, y_tile, dy_tile, dq_tile, lse_row);
+      if (i < g.tq) backward_rows<NV, 1>(a, t, b, h, i, q_tile, y_tile, dy_tile, dq_tile, lse_row);
     }
     float* dk_tile = dk + g.k.offset(b, kvh, 0);
     float* dv_tile = dv + g.v.offset(b, kvh, 0);
     for (int64_t j = 0; j < g.tk; ++j) {
-      std::memcpy(dk_tile + j * g.k.row_stride, dk_acc + j * dp,
+      std::memcpy(dk_tile + j * g.k.row_stride, t.dk_acc + j * t.dp,
                   sizeof(float) * static_cast<size_t>(g.d));
-      std::memcpy(dv_tile + j * g.v.row_stride, dv_acc + j * dvp,
+      std::memcpy(dv_tile + j * g.v.row_stride, t.dv_acc + j * t.dvp,
                   sizeof(float) * static_cast<size_t>(g.dv));
     }
   }
