@@ -298,6 +298,23 @@ struct backward_tile {
   }
 };
 
+// dst[j][u] += sum over r < R of c[r * w + j] * x[r * wp + u], for j < tk and u < wp (a
+// multiple of 8): R rank-1 updates of a [tk][wp] tile.
+template <int R>
+NNP_CPU_AVX2_FMA inline void add_outer(float* dst, int64_t wp, int64_t tk, const float* c,
+                                       int64_t w, const float* x) {
+  for (int64_t j = 0; j < tk; ++j) {
+    float* dj = dst + j * wp;
+    for (int64_t u = 0; u < wp; u += 8) {
+      __m256 acc = _mm256_loadu_ps(dj + u);
+      for (int r = 0; r < R; ++r)
+        acc = _mm256_fmadd_ps(_mm256_broadcast_ss(c + r * w + j), _mm256_loadu_ps(x + r * wp + u),
+                              acc);
+      _mm256_storeu_ps(dj + u, acc);
+    }
+  }
+}
+
 // Query rows i .. i + R - 1 of head h: P from the forward's log-sum-exp (a fully masked row,
 // lse = -inf, is 0); dP = dy V^T; delta = dy . y (double); dS = s P (dP - delta); dQ = dS K;
 // dK += dS^T q; dV += P^T dy.
@@ -345,24 +362,8 @@ NNP_CPU_AVX2_FMA inline void backward_rows(const attention_args& a, const backwa
     pad_rows(dyr, 1, 0, g.dv, t.dvp, t.dy_row + r * t.dvp);
   }
   combine_rows<R>(t.ds, w, g.tk, t.kp, t.dp, g.d, dq_tile + i * qs, qs);
-  for (int64_t j = 0; j < g.tk; ++j) {
-    float* dkj = t.dk_acc + j * t.dp;
-    for (int64_t u = 0; u < t.dp; u += 8) {
-      __m256 x = _mm256_loadu_ps(dkj + u);
-      for (int r = 0; r < R; ++r)
-        x = _mm256_fmadd_ps(_mm256_broadcast_ss(t.ds + r * w + j),
-                            _mm256_loadu_ps(t.q_row + r * t.dp + u), x);
-      _mm256_storeu_ps(dkj + u, x);
-    }
-    float* dvj = t.dv_acc + j * t.dvp;
-    for (int64_t u = 0; u < t.dvp; u += 8) {
-      __m256 x = _mm256_loadu_ps(dvj + u);
-      for (int r = 0; r < R; ++r)
-        x = _mm256_fmadd_ps(_mm256_broadcast_ss(t.p + r * w + j),
-                            _mm256_loadu_ps(t.dy_row + r * t.dvp + u), x);
-      _mm256_storeu_ps(dvj + u, x);
-    }
-  }
+  add_outer<R>(t.dk_acc, t.dp, g.tk, t.ds, w, t.q_row);
+  add_outer<R>(t.dv_acc, t.dvp, g.tk, t.p, w, t.dy_row);
 }
 
 template <int NV>
