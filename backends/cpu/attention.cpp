@@ -91,6 +91,7 @@ float softmax_row(float* s, int64_t n) {
   return mx + std::log(sum);
 }
 
+#ifdef NNP_CPU_X86_KERNELS
 bool sgemm_forced() {
   static const bool forced = [] {
     const char* e = std::getenv("NNPLUG_CPU_ATTENTION");
@@ -99,7 +100,6 @@ bool sgemm_forced() {
   return forced;
 }
 
-#ifdef NNP_CPU_X86_KERNELS
 constexpr int64_t kFusedMaxKeys = 32, kFusedMaxDim = 64;
 
 bool fused_applies(const attention_geometry& g) {
