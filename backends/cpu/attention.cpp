@@ -7,13 +7,13 @@
 //    per query row with everything in registers and L1 (the vit's heads are 17 x 17 x 16, where
 //    each OpenBLAS call costs more than its arithmetic). K (and V for the backward) is
 //    transposed once per tile into [D][Tk rounded up to 8] so that a row's scores are NV = Tk/8
-//    vector accumulators over D broadcasts of q; the softmax runs on those vectors (the same
-//    fast_exp, eight lanes at a time); the output row is Dv/8 vector accumulators over Tk
+//    vector accumulators over D broadcasts of q; the softmax is the SGEMM path's (softmax_row,
+//    over the row's first Tk lanes); the output row is Dv/8 vector accumulators over Tk
 //    broadcasts of p. The backward recomputes each row's P from the forward's log-sum-exp, then
 //    dP (over Dv broadcasts of dy against V^T), dS = s P (dP - delta) with delta = dy . y in
 //    double, dQ = dS K as one row, and adds dS^T Q and P^T dY into dK and dV tiles that stay in
-//    scratch until the group's last head. Padding lanes (past Tk) hold -inf scores, so their P
-//    and dS are 0.
+//    scratch until the group's last head. Lanes past Tk (K^T's zero padding) are computed
+//    along and never read.
 //  - otherwise single-threaded OpenBLAS SGEMMs straight on the strided rows of Q, K, V (both
 //    ONNX layouts are rows with a leading dimension, so nothing is copied or transposed):
 //    S = s Q K^T, then one pass per row for the mask, the causal bound and the softmax (one exp
@@ -75,8 +75,8 @@ struct attention_args {
 
 // Softmax of one score row in place: e = exp(x - max) once per element, then e / sum(e);
 // returns the row's log-sum-exp, max + log(sum). A row that is all -inf becomes 0 with
-// lse = -inf.
-float softmax_row(float* s, int64_t n) {
+// lse = -inf. An AVX2 clone (eight exponentials at a time) where the CPU has it.
+NNP_CPU_AVX2_CLONES float softmax_row(float* s, int64_t n) {
   float mx = kNegInf;
   for (int64_t j = 0; j < n; ++j) mx = std::max(mx, s[j]);
   if (mx == kNegInf) {
@@ -89,6 +89,16 @@ float softmax_row(float* s, int64_t n) {
   const float inv = 1.0f / sum;
   for (int64_t j = 0; j < n; ++j) s[j] *= inv;
   return mx + std::log(sum);
+}
+
+// P's row from the forward's log-sum-exp in place: p = exp(s - lse); a fully masked row
+// (lse = -inf) is 0.
+inline void probabilities_row(float* s, int64_t n, float lse) {
+  if (lse == kNegInf) {
+    std::fill(s, s + n, 0.0f);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) s[j] = fast_exp(s[j] - lse);
 }
 
 #ifdef NNP_CPU_X86_KERNELS
@@ -108,30 +118,6 @@ bool fused_applies(const attention_geometry& g) {
 }
 
 int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
-
-// fast_exp (vmath.hpp) on eight lanes, step for step.
-NNP_CPU_AVX2_FMA inline __m256 exp8(__m256 x) {
-  const __m256 lo = _mm256_set1_ps(-87.33f), hi = _mm256_set1_ps(88.3f);
-  // max_ps / min_ps return their second operand when one is NaN: x last keeps NaN.
-  const __m256 xc = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
-  const __m256 shifter = _mm256_set1_ps(12582912.0f);
-  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), shifter);
-  const __m256 n = _mm256_sub_ps(t, shifter);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723e-6f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256 nf = _mm256_and_ps(n, _mm256_cmp_ps(n, n, _CMP_ORD_Q));  // NaN -> 0
-  const __m256i e =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nf), _mm256_set1_epi32(127)), 23);
-  const __m256 res = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), res);  // x < lo: 0
-}
 
 // What a fused tile reads in place of K (and V): rows transposed into [width][w] with w = Tk
 // rounded up to 8 and zeros past Tk.
@@ -154,8 +140,8 @@ inline void pad_rows(const float* src, int64_t rows, int64_t stride, int64_t wid
 }
 
 // Query rows i .. i + R - 1 of head h's scores into s[R][NV * 8]: scale * q_i . k_j, + mask,
-// -inf past the causal bound and past Tk. qi: row i of Q (the next rows qs apart); kt: K^T as
-// transpose_rows makes it. R rows at once keep R x NV independent accumulator chains.
+// -inf past the causal bound (lanes past Tk: 0, unused). qi: row i of Q (the next rows qs apart);
+// kt: K^T as transpose_rows makes it. R rows at once keep R x NV independent accumulator chains.
 template <int NV, int R>
 NNP_CPU_AVX2_FMA inline void score_rows(const attention_args& a, int64_t b, int64_t h, int64_t i,
                                         const float* qi, int64_t qs, const float* kt, float* s) {
@@ -181,16 +167,8 @@ NNP_CPU_AVX2_FMA inline void score_rows(const attention_args& a, int64_t b, int6
       const int64_t ms = g.mask_strides[3];
       for (int64_t j = 0; j < g.tk; ++j) sr[j] += mi[j * ms];
     }
-    for (int64_t j = g.visible(i + r); j < w; ++j) sr[j] = kNegInf;
+    for (int64_t j = g.visible(i + r); j < g.tk; ++j) sr[j] = kNegInf;
   }
-}
-
-// s[0, NV * 8) = exp(s - m) in place (lanes of -inf give 0).
-template <int NV>
-NNP_CPU_AVX2_FMA inline void exp_row(float* s, float m) {
-  const __m256 mv = _mm256_set1_ps(m);
-  for (int v = 0; v < NV; ++v)
-    _mm256_storeu_ps(s + 8 * v, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + 8 * v), mv)));
 }
 
 // out_r[0, width) = sum over j < tk of p_r[j] * rows[j][.] for r < R (p_r = p + r * ps, out_r =
@@ -219,25 +197,6 @@ NNP_CPU_AVX2_FMA inline void combine_rows(const float* p, int64_t ps, int64_t tk
   }
 }
 
-// Row r's softmax in place over s[0, w) (its max over the first tk lanes; lanes of -inf give
-// 0); returns the log-sum-exp (-inf for a row of -inf, then all 0).
-template <int NV>
-NNP_CPU_AVX2_FMA inline float softmax_lanes(float* s, int64_t tk) {
-  float m = kNegInf;
-  for (int64_t j = 0; j < tk; ++j) m = std::max(m, s[j]);
-  if (m == kNegInf) {
-    std::fill(s, s + NV * 8, 0.0f);
-    return kNegInf;
-  }
-  exp_row<NV>(s, m);
-  float sum = 0.0f;
-  for (int64_t j = 0; j < tk; ++j) sum += s[j];
-  const __m256 inv = _mm256_set1_ps(1.0f / sum);
-  for (int v = 0; v < NV; ++v)
-    _mm256_storeu_ps(s + 8 * v, _mm256_mul_ps(_mm256_loadu_ps(s + 8 * v), inv));
-  return m + std::log(sum);
-}
-
 template <int NV>
 NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* lse, int64_t lo,
                                     int64_t hi) {
@@ -262,14 +221,14 @@ NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* ls
     for (; i + 2 <= g.tq; i += 2) {  // two rows at a time, then the last odd one
       score_rows<NV, 2>(a, b, h, i, q_tile + i * qs, qs, kt, s);
       for (int r = 0; r < 2; ++r) {
-        const float l = softmax_lanes<NV>(s + r * w, g.tk);
+        const float l = softmax_row(s + r * w, g.tk);
         if (lse != nullptr) lse[tile * g.tq + i + r] = l;
       }
       combine_rows<2>(s, w, g.tk, vp, dvp, g.dv, y_tile + i * ys, ys);
     }
     if (i < g.tq) {
       score_rows<NV, 1>(a, b, h, i, q_tile + i * qs, qs, kt, s);
-      const float l = softmax_lanes<NV>(s, g.tk);
+      const float l = softmax_row(s, g.tk);
       if (lse != nullptr) lse[tile * g.tq + i] = l;
       combine_rows<1>(s, w, g.tk, vp, dvp, g.dv, y_tile + i * ys, ys);
     }
@@ -327,13 +286,7 @@ NNP_CPU_AVX2_FMA inline void backward_rows(const attention_args& a, const backwa
   constexpr int64_t w = NV * 8;
   const int64_t qs = g.q.row_stride, ys = g.y.row_stride;
   score_rows<NV, R>(a, b, h, i, q_tile + i * qs, qs, t.kt, t.p);
-  for (int r = 0; r < R; ++r) {
-    const float l = lse_row[i + r];
-    if (l == kNegInf)
-      std::fill(t.p + r * w, t.p + (r + 1) * w, 0.0f);
-    else
-      exp_row<NV>(t.p + r * w, l);
-  }
+  for (int r = 0; r < R; ++r) probabilities_row(t.p + r * w, g.tk, lse_row[i + r]);
   __m256 acc[R][NV];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
@@ -486,15 +439,7 @@ void attention_backward(const op_call& c) {
             // P = exp(S - lse), rows of a fully masked query (lse = -inf) are 0.
             a.scores(b, h, p);
             const float* lse_row = lse + (b * g.hq + h) * g.tq;
-            for (int64_t i = 0; i < g.tq; ++i) {
-              float* pi = p + i * g.tk;
-              const float l = lse_row[i];
-              if (l == kNegInf) {
-                std::fill(pi, pi + g.tk, 0.0f);
-                continue;
-              }
-              for (int64_t j = 0; j < g.tk; ++j) pi[j] = fast_exp(pi[j] - l);
-            }
+            for (int64_t i = 0; i < g.tq; ++i) probabilities_row(p + i * g.tk, g.tk, lse_row[i]);
             // dP = dY V^T, then dS = s * P * (dP - delta) in place.
             sgemm_rm(false, true, g.tq, g.tk, g.dv, 1.0f, dy_tile, g.y.row_stride, v_tile,
                      g.v.row_stride, 0.0f, ds, g.tk);
