@@ -60,6 +60,19 @@ __device__ __forceinline__ float warp_reduce(float v, Op op) {
   return v;
 }
 
+// Combines p[0], p[stride], ..., p[(n - 1) * stride] with op in one warp: lane l takes elements
+// l, l + 32, ... in that order, then warp_reduce's fixed butterfly. The same order on every run
+// (no atomics), and the 32 lanes' loads are in flight together, so the parts pass of a split
+// reduction waits about one load latency per 32 parts rather than a chain of n loads. Call it
+// with all 32 lanes of the warp; every lane gets the result.
+template <typename Op>
+__device__ __forceinline__ float warp_combine_strided(const float* __restrict__ p, int64_t n,
+                                                      int64_t stride, Op op, float identity) {
+  float v = identity;
+  for (int64_t i = threadIdx.x & 31; i < n; i += 32) v = op(v, p[i * stride]);
+  return warp_reduce(v, op);
+}
+
 // Reduces v over the block (blockDim.x a multiple of 32, <= 1024); every thread gets the
 // result. Safe to call several times in a row.
 template <typename Op>

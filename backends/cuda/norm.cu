@@ -168,7 +168,7 @@ __global__ void ln_backward_dx_kernel(const float* x, const float* dy, const flo
 // dscale[j] = sum_r dy * xhat, dbias[j] = sum_r dy, in two deterministic passes (no atomics):
 // pass 1, a grid of (column tiles of 32) x (row chunks), block 32 x 8: each block sums its
 // chunk's rows for its 32 columns (coalesced over j; 8 rows in flight per column) and writes one
-// partial per column and chunk; pass 2 adds the chunks' partials per column in chunk order. A
+// partial per column and chunk; pass 2 adds the chunks' partials per column in a fixed order. A
 // single thread per column looping over all rows (rows = 2176 in the vit) was latency-bound.
 constexpr int kLnColumns = 32, kLnRowsInFlight = 8;
 __global__ void ln_backward_params_partial_kernel(const float* x, const float* dy,
@@ -182,11 +182,20 @@ __global__ void ln_backward_params_partial_kernel(const float* x, const float* d
   const int64_t r1 = r0 + rows_per_chunk < rows ? r0 + rows_per_chunk : rows;
   float ds = 0.0f, db = 0.0f;
   if (j < I) {
-    for (int64_t r = r0 + threadIdx.y; r < r1; r += kLnRowsInFlight) {
-      const float g = dy[r * I + j];
-      ds += g * ((x[r * I + j] - mean[r]) * inv_std[r]);
+    auto add_row = [&](float g, float xv, float mu, float is) {
+      ds += g * ((xv - mu) * is);
       db += g;
+    };
+    int64_t r = r0 + threadIdx.y;
+    // Two rows' loads in flight before their (in-order) accumulation.
+    for (; r + kLnRowsInFlight < r1; r += 2 * kLnRowsInFlight) {
+      const int64_t r2 = r + kLnRowsInFlight;
+      const float g0 = dy[r * I + j], x0 = x[r * I + j], m0 = mean[r], s0 = inv_std[r];
+      const float g1 = dy[r2 * I + j], x1 = x[r2 * I + j], m1 = mean[r2], s1 = inv_std[r2];
+      add_row(g0, x0, m0, s0);
+      add_row(g1, x1, m1, s1);
     }
+    for (; r < r1; r += kLnRowsInFlight) add_row(dy[r * I + j], x[r * I + j], mean[r], inv_std[r]);
   }
   sds[threadIdx.y][threadIdx.x] = ds;
   sdb[threadIdx.y][threadIdx.x] = db;
@@ -201,16 +210,16 @@ __global__ void ln_backward_params_partial_kernel(const float* x, const float* d
   }
 }
 
+// Pass 2: a warp per column adds its chunks' partials in a fixed order (warp_combine_strided);
+// a thread per column walking them one load after the other was a chain of 34 load latencies.
 __global__ void ln_backward_params_final_kernel(const float* part_ds, const float* part_db,
                                                 float* dscale, float* dbias, int64_t chunks,
                                                 int64_t I) {
-  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < I;
-       j += int64_t{gridDim.x} * blockDim.x) {
-    float ds = 0.0f, db = 0.0f;
-    for (int64_t k = 0; k < chunks; ++k) {
-      ds += part_ds[k * I + j];
-      db += part_db[k * I + j];
-    }
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x >> 5);
+  for (int64_t j = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5; j < I; j += warps) {
+    const float ds = warp_combine_strided(part_ds + j, chunks, I, sum_op(), 0.0f);
+    const float db = warp_combine_strided(part_db + j, chunks, I, sum_op(), 0.0f);
+    if ((threadIdx.x & 31) != 0) continue;
     dscale[j] = ds;
     if (dbias != nullptr) dbias[j] = db;
   }
@@ -334,7 +343,7 @@ void op_layer_norm_backward(stream& s, const op_call& c) {
       f32(c.in(0)), f32(c.in(1)), f32(c.in(3)), f32(c.in(4)), part, part + chunks * I, rows, I,
       rows_per_chunk);
   NNP_CUDA_CHECK_LAUNCH();
-  ln_backward_params_final_kernel<<<grid_for(I), kThreads, 0, s.handle>>>(
+  ln_backward_params_final_kernel<<<grid_for(I * 32), kThreads, 0, s.handle>>>(
       part, part + chunks * I, f32(c.out(1)), f32(c.out(2)), chunks, I);
   NNP_CUDA_CHECK_LAUNCH();
 }

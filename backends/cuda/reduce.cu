@@ -174,8 +174,17 @@ __global__ void __launch_bounds__(kColumnTile* kColumnRows)
   float acc = identity_of(op);
   if (c < cols) {
     const T* xa = x + a * rows * cols + c;
-    for (int64_t r = begin + threadIdx.y; r < end; r += kColumnRows)
-      acc = accumulate(op, acc, to_f(xa[r * cols]), 0.0f);
+    int64_t r = begin + threadIdx.y;
+    // Four rows' loads issued before their (in-order) accumulation: a thread's rows are
+    // independent loads, and a part has 8 per thread, so this halves the chain of latencies.
+    for (; r + 3 * kColumnRows < end; r += 4 * kColumnRows) {
+      const float v0 = to_f(xa[r * cols]), v1 = to_f(xa[(r + kColumnRows) * cols]);
+      const float v2 = to_f(xa[(r + 2 * kColumnRows) * cols]);
+      const float v3 = to_f(xa[(r + 3 * kColumnRows) * cols]);
+      acc = accumulate(op, accumulate(op, acc, v0, 0.0f), v1, 0.0f);
+      acc = accumulate(op, accumulate(op, acc, v2, 0.0f), v3, 0.0f);
+    }
+    for (; r < end; r += kColumnRows) acc = accumulate(op, acc, to_f(xa[r * cols]), 0.0f);
   }
   acc_of[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
@@ -187,18 +196,24 @@ __global__ void __launch_bounds__(kColumnTile* kColumnRows)
     partial[(a * parts + part) * cols + c] = acc;
 }
 
-// y[a, c] = finish(the parts of column c of batch a, combined in order), one thread per output.
+struct combine_op {
+  int op;
+  __device__ __forceinline__ float operator()(float a, float b) const { return combine(op, a, b); }
+};
+
+// y[a, c] = finish(the parts of column c of batch a), one warp per output combining them in a
+// fixed order (warp_combine_strided). A thread per output walking its parts one load after the
+// other was a chain of 34 load latencies for the vit's bias gradients ([2 176, 64]).
 template <typename T>
 __global__ void column_parts_kernel(const float* __restrict__ partial, T* __restrict__ y,
                                     int64_t n_out, int64_t cols, int64_t parts, int64_t rows,
                                     int op) {
-  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < n_out;
-       o += int64_t{gridDim.x} * blockDim.x) {
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x >> 5);
+  for (int64_t o = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5; o < n_out; o += warps) {
     const int64_t a = o / cols, c = o - a * cols;
-    const float* pa = partial + a * parts * cols + c;
-    float acc = pa[0];
-    for (int64_t p = 1; p < parts; ++p) acc = combine(op, acc, pa[p * cols]);
-    y[o] = from_f<T>(finish(op, acc, rows, 0.0f));
+    const float acc = warp_combine_strided(partial + a * parts * cols + c, parts, cols,
+                                           combine_op{op}, identity_of(op));
+    if ((threadIdx.x & 31) == 0) y[o] = from_f<T>(finish(op, acc, rows, 0.0f));
   }
 }
 
@@ -253,7 +268,7 @@ void launch_column_reduce(stream& s, elem t, const void* x, void* y, int64_t out
         static_cast<const T*>(x), partial, static_cast<T*>(y), rows, cols, part_rows, op);
     NNP_CUDA_CHECK_LAUNCH();
     if (parts > 1) {
-      column_parts_kernel<<<grid_for(outer * cols), kThreads, 0, s.handle>>>(
+      column_parts_kernel<<<grid_for(outer * cols * 32), kThreads, 0, s.handle>>>(
           partial, static_cast<T*>(y), outer * cols, cols, parts, rows, op);
       NNP_CUDA_CHECK_LAUNCH();
     }
@@ -324,15 +339,27 @@ __global__ void channel_sum_kernel(const T* __restrict__ x, float* __restrict__ 
     const int64_t dn = step / inner, di = step - dn * inner;  // j += step as (n, i) += (dn, di)
     const int64_t row_stride = k_count * inner;
     const T* xk = x + k * inner;
-    for (; j < end; j += step) {
-      acc += to_f(xk[n * row_stride + i]);
+    auto next = [&] {  // the offset of (n, i), then (n, i) one step on
+      const int64_t off = n * row_stride + i;
       n += dn;
       i += di;
       if (i >= inner) {
         i -= inner;
         ++n;
       }
+      return off;
+    };
+    // Four loads in flight before their (in-order) additions, then the rest one at a time.
+    for (; j + 3 * step < end; j += 4 * step) {
+      float v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) v[u] = to_f(xk[next()]);
+      acc += v[0];
+      acc += v[1];
+      acc += v[2];
+      acc += v[3];
     }
+    for (; j < end; j += step) acc += to_f(xk[next()]);
   }
   acc = block_reduce(acc, sum_op(), 0.0f);
   if (threadIdx.x == 0) {
@@ -350,9 +377,7 @@ __global__ void channel_sum_parts_kernel(const float* __restrict__ partial, T* _
   const int lane = threadIdx.x & 31;
   const int64_t k = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
   if (k >= k_count) return;  // the whole warp (k is the same for its 32 lanes)
-  float acc = 0.0f;
-  for (int p = lane; p < parts; p += 32) acc += partial[k * parts + p];
-  acc = warp_reduce(acc, sum_op());
+  const float acc = warp_combine_strided(partial + k * parts, parts, 1, sum_op(), 0.0f);
   if (lane == 0) y[k] = from_f<T>(acc);
 }
 
