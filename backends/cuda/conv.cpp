@@ -86,22 +86,17 @@ class side_work {
   bool forked_ = false;
 };
 
-// Whether the few-tap kernels (conv_direct.cu: groups = 1, at most 27 input channels x taps)
-// take the forward and backward-filter calls they can. NNPLUG_CUDA_CONV_SMALL=0 leaves them out
-// (cuDNN then runs those calls), to measure the two side by side (docs/cuda-backend.md).
-bool small_enabled() {
+// The forward of geometry g by the few-tap kernel (conv_direct.cu: groups = 1, at most 27
+// input channels x taps, the bias and the clamp fused), where it takes the call; false
+// otherwise. NNPLUG_CUDA_CONV_SMALL=0 leaves it out (cuDNN then runs those calls), to measure
+// the two side by side (docs/cuda-backend.md).
+bool small_forward(stream& s, const conv_nd_geometry& g, const DLTensor* x, const DLTensor* w,
+                   const DLTensor* y, const DLTensor* bias, const nnp::conv_clamp& clamp) {
   static const bool enabled = [] {
     const char* e = std::getenv("NNPLUG_CUDA_CONV_SMALL");
     return e == nullptr || std::string(e) != "0";
   }();
-  return enabled;
-}
-
-// The forward of geometry g by the few-tap kernel (the bias and the clamp fused), where it takes
-// the call; false otherwise.
-bool small_forward(stream& s, const conv_nd_geometry& g, const DLTensor* x, const DLTensor* w,
-                   const DLTensor* y, const DLTensor* bias, const nnp::conv_clamp& clamp) {
-  if (!small_enabled() || numel(*x) == 0 || numel(*w) == 0 || numel(*y) == 0) return false;
+  if (!enabled || numel(*x) == 0 || numel(*w) == 0 || numel(*y) == 0) return false;
   return launch_conv_small_forward(
       s, elem_of(y->dtype), g, data_ptr<const void>(*x), data_ptr<const void>(*w),
       bias != nullptr ? data_ptr<const void>(*bias) : nullptr, data_ptr<void>(*y),
@@ -130,10 +125,6 @@ void run_conv(stream& s, dir d, const conv_nd_geometry& g, const DLTensor* in, c
     run_direct(s, j, nullptr);
     return;
   }
-  // A first layer's weight gradient: the few-tap kernel (conv_direct.cu), no guard needed.
-  if (d == dir::backward_filter && small_enabled() &&
-      launch_conv_small_backward_filter(s, j.t, g, j.in, j.out, j.w))
-    return;
   j.v = view_of(g);
   if (!j.v.fits) {  // beyond cuDNN's 32-bit sizes
     run_direct(s, j, nullptr);

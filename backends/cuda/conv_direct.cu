@@ -192,91 +192,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The few-tap backward-filter (groups = 1, ci * kernel taps <= kSmallTaps): w[m, c, r] = the sum
-// over n and output positions o of in[n, c, o*stride - pad + r*dil] * out[n, m, o], padding taps
-// adding 0 * out (direct_backward_filter_kernel's products). Block (m, part) walks its part of
-// channel m's n * out_size positions, consecutive threads on consecutive positions (coalesced
-// reads of out), gathers each position's taps (their offsets from shared memory) and keeps one
-// sum per tap in registers; the block then adds each tap's sums over its threads (warp_reduce,
-// then the warps in order) and writes them (parts == 1) or its part's partials, which
-// small_filter_parts_kernel adds in a fixed order. The order of the sum is not the reference's,
-// but the products are, so a non-finite input gives a result of the same class: no guard. It
-// replaces cuDNN's backward-filter for a first layer, a GEMM with a reduction of n * out_size
-// and only 9 or 27 columns.
-template <typename T, int kTaps>
-__global__ void __launch_bounds__(kThreads)
-    small_backward_filter_kernel(direct_geom g, const T* __restrict__ in, const T* __restrict__ out,
-                                 float* __restrict__ partial, T* __restrict__ w, int64_t chunk,
-                                 int parts) {
-  __shared__ int tap_c[kTaps], tap_d0[kTaps], tap_d1[kTaps], tap_d2[kTaps];
-  __shared__ float sums[kThreads / 32][kTaps];
-  const int taps = static_cast<int>(g.ci * g.k_size);
-  if (threadIdx.x < taps) {
-    const int ks = static_cast<int>(g.k_size), k12 = static_cast<int>(g.k[1] * g.k[2]),
-              k2 = static_cast<int>(g.k[2]);
-    const int k = threadIdx.x, c = k / ks, r = k - c * ks;
-    const int r0 = r / k12, r1 = (r - r0 * k12) / k2, r2 = r - r0 * k12 - r1 * k2;
-    tap_c[k] = c;
-    tap_d0[k] = static_cast<int>(r0 * g.dil[0]);
-    tap_d1[k] = static_cast<int>(r1 * g.dil[1]);
-    tap_d2[k] = static_cast<int>(r2 * g.dil[2]);
-  }
-  __syncthreads();
-  const int64_t m = blockIdx.x, part = blockIdx.y;
-  const int64_t total = g.n * g.out_size;
-  const int64_t begin = part * chunk, end = begin + chunk < total ? begin + chunk : total;
-  float acc[kTaps];
-#pragma unroll
-  for (int k = 0; k < kTaps; ++k) acc[k] = 0.0f;
-  for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
-    const int64_t n = j / g.out_size, pos = j - n * g.out_size;
-    int64_t t = pos;
-    const int64_t o2 = t % g.out[2];
-    t /= g.out[2];
-    const int64_t o1 = t % g.out[1];
-    const int64_t o0 = t / g.out[1];
-    const int64_t b0 = o0 * g.stride[0] - g.pad[0];
-    const int64_t b1 = o1 * g.stride[1] - g.pad[1];
-    const int64_t b2 = o2 * g.stride[2] - g.pad[2];
-    const float d = to_f(out[(n * g.co + m) * g.out_size + pos]);
-    const T* xn = in + n * g.ci * g.in_size;
-#pragma unroll
-    for (int k = 0; k < kTaps; ++k) {
-      if (k >= taps) continue;
-      const int64_t i0 = b0 + tap_d0[k], i1 = b1 + tap_d1[k], i2 = b2 + tap_d2[k];
-      float v = 0.0f;  // padding: a zero that takes part (0 * inf = NaN)
-      if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2])
-        v = to_f(xn[tap_c[k] * g.in_size + (i0 * g.in[1] + i1) * g.in[2] + i2]);
-      acc[k] += v * d;
-    }
-  }
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int k = 0; k < kTaps; ++k) {
-    const float v = warp_reduce(acc[k], sum_op());
-    if (lane == 0) sums[warp][k] = v;
-  }
-  __syncthreads();
-  if (threadIdx.x >= taps) return;
-  float v = 0.0f;
-  for (int i = 0; i < static_cast<int>(blockDim.x >> 5); ++i) v += sums[i][threadIdx.x];
-  const int64_t o = m * taps + threadIdx.x;
-  if (parts == 1)
-    w[o] = from_f<T>(v);
-  else
-    partial[o * parts + part] = v;
-}
-
-// w[o] = the sum of partial[o * parts + 0 .. parts), a warp per filter element (a fixed order).
-template <typename T>
-__global__ void small_filter_parts_kernel(const float* __restrict__ partial, T* __restrict__ w,
-                                          int64_t n_out, int parts) {
-  const int64_t o = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
-  if (o >= n_out) return;  // the whole warp
-  const float v = warp_combine_strided(partial + o * parts, parts, 1, sum_op(), 0.0f);
-  if ((threadIdx.x & 31) == 0) w[o] = from_f<T>(v);
-}
-
 // in[n, ic, i] = bias[ic] + sum over m in ic's group, taps r with i = o*stride - pad + r*dil
 // (0 <= o < out) of out[n, m, o] * w[m, ic - g*cig, r]. Only real products: a position no output
 // reads gets bias (or 0).
@@ -487,47 +402,6 @@ bool launch_conv_small_forward(stream& s, elem t, const nnp::conv_nd_geometry& g
           g, typed<T>(in), typed<T>(w), typed<T>(bias), static_cast<T*>(out), pixels, lo, hi);
   });
   NNP_CUDA_CHECK_LAUNCH();
-  return true;
-}
-
-// Uses scratch slot kScratchTemp0 (co * taps * parts floats) when it splits the positions.
-bool launch_conv_small_backward_filter(stream& s, elem t, const nnp::conv_nd_geometry& geom,
-                                       const void* in, const void* out, void* w) {
-  const direct_geom g = direct_of(geom);
-  if (g.cig != g.ci || g.cog != g.co || g.ci * g.k_size > kSmallTaps || g.co > INT32_MAX)
-    return false;
-  const int64_t taps = g.ci * g.k_size, total = g.n * g.out_size;
-  if (g.co == 0 || taps == 0) return true;
-  // Parts of about 8 positions per thread, at most about 2 048 blocks in all.
-  constexpr int64_t kPerBlock = 8 * kThreads, kMaxBlocks = 2048;
-  int64_t parts = (total + kPerBlock - 1) / kPerBlock;
-  const int64_t max_parts = g.co >= kMaxBlocks ? 1 : kMaxBlocks / g.co;
-  if (parts > max_parts) parts = max_parts;
-  if (parts < 1) parts = 1;
-  const int64_t chunk = (total + parts - 1) / parts;
-  parts = total > 0 ? (total + chunk - 1) / chunk : 1;  // no empty parts
-  float* partial =
-      parts > 1 ? static_cast<float*>(s.scratch(
-                      kScratchTemp0, sizeof(float) * static_cast<size_t>(g.co * taps * parts)))
-                : nullptr;
-  const dim3 grid(static_cast<unsigned>(g.co), static_cast<unsigned>(parts));
-  dispatch_float(t, [&](auto tg) {
-    using T = typename decltype(tg)::type;
-    if (taps <= 9)
-      small_backward_filter_kernel<T, 9>
-          <<<grid, kThreads, 0, s.handle>>>(g, typed<T>(in), typed<T>(out), partial,
-                                            static_cast<T*>(w), chunk, static_cast<int>(parts));
-    else
-      small_backward_filter_kernel<T, kSmallTaps>
-          <<<grid, kThreads, 0, s.handle>>>(g, typed<T>(in), typed<T>(out), partial,
-                                            static_cast<T*>(w), chunk, static_cast<int>(parts));
-    NNP_CUDA_CHECK_LAUNCH();
-    if (parts > 1) {
-      small_filter_parts_kernel<T><<<grid_for(g.co * taps * 32), kThreads, 0, s.handle>>>(
-          partial, static_cast<T*>(w), g.co * taps, static_cast<int>(parts));
-      NNP_CUDA_CHECK_LAUNCH();
-    }
-  });
   return true;
 }
 

@@ -173,13 +173,6 @@ void launch_conv_direct_forward(stream& s, elem t, const nnp::conv_nd_geometry& 
 // groups = 1 and ci * kernel taps <= 27; false (nothing launched) for any other geometry.
 bool launch_conv_small_forward(stream& s, elem t, const nnp::conv_nd_geometry& g, const void* in,
                                const void* w, const void* bias, void* out, float lo, float hi);
-// The few-tap backward-filter: w = the sum over images and output positions of in's taps times
-// out, split over blocks per output channel with the parts added in a fixed order (the
-// reference's products; its order of the sum only within a part), for groups = 1 and
-// ci * kernel taps <= 27; false (nothing launched) for any other geometry. Uses the stream's
-// kScratchTemp0 for the parts.
-bool launch_conv_small_backward_filter(stream& s, elem t, const nnp::conv_nd_geometry& g,
-                                       const void* in, const void* out, void* w);
 void launch_conv_direct_backward_data(stream& s, elem t, const nnp::conv_nd_geometry& g,
                                       const void* out, const void* w, const void* bias, void* in,
                                       const int* flag);
