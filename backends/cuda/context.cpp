@@ -335,6 +335,15 @@ cublasHandle_t stream::blas() {
   return cublas_;
 }
 
+cublasLtHandle_t stream::blas_lt() {
+  if (cublas_lt_ == nullptr) {
+    cublasLtHandle_t h = nullptr;
+    NNP_CUBLAS_CHECK(cublasLtCreate(&h));
+    cublas_lt_ = h;
+  }
+  return cublas_lt_;
+}
+
 cudnnHandle_t stream::dnn() {
   if (cudnn_ == nullptr) {
     cudnnHandle_t h = nullptr;
@@ -517,6 +526,7 @@ void stream::join() {
 void stream::begin_capture() {
   if (capturing_) fail(NNP_STATUS_INVALID_ARGUMENT, "the stream is already capturing");
   (void)blas();  // the handles allocate when created: not inside the capture
+  (void)blas_lt();
   (void)dnn();
   create_side();
   for (int i = 0; i < kScratchSlots; ++i) {
@@ -616,6 +626,11 @@ void stream::destroy() {
     const cublasStatus_t s = cublasDestroy(cublas_);
     keep_lib(status_of(s), "cublasDestroy", cublasGetStatusString(s));
     cublas_ = nullptr;
+  }
+  if (cublas_lt_ != nullptr) {
+    const cublasStatus_t s = cublasLtDestroy(cublas_lt_);
+    keep_lib(status_of(s), "cublasLtDestroy", cublasGetStatusString(s));
+    cublas_lt_ = nullptr;
   }
   if (cudnn_ != nullptr) {
     const cudnnStatus_t s = cudnnDestroy(cudnn_);

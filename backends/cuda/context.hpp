@@ -123,6 +123,7 @@ struct stream {
 
   // Handles bound to this stream, created on first use.
   cublasHandle_t blas();
+  cublasLtHandle_t blas_lt();  // cuBLASLt (gemm.cpp's bias epilogue)
   cudnnHandle_t dnn();
   // A device buffer of at least `bytes` for `slot` (grow-only; growing waits for the stream
   // so no queued work still uses the old buffer). Valid until the next call for that slot.
@@ -178,6 +179,7 @@ struct stream {
 
  private:
   cublasHandle_t cublas_ = nullptr;
+  cublasLtHandle_t cublas_lt_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cudaStream_t side_ = nullptr;  // fork/join (created with the greatest priority)
   cudaEvent_t fork_event_ = nullptr, join_event_ = nullptr;

@@ -3,9 +3,12 @@
 // libcublas.so.13 (resolved with dlsym on first call). cublas_v2.h maps cublasCreate and friends
 // to their _v2 names, so those are the names defined and looked up here. libcublasLt.so.13 is
 // libcublas's own dependency, found through its RUNPATH ($ORIGIN): in a pip wheel and in the
-// toolkit both live in the same folder.
+// toolkit both live in the same folder. The cublasLt* functions (gemm.cpp's bias epilogue) are
+// looked up through libcublas's handle too: dlsym on a handle searches the library and its
+// dependencies, so they come from the libcublasLt that this libcublas loaded.
 #include "lib_loader.hpp"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include <nnplug/kit/error.hpp>
@@ -45,7 +48,42 @@
      void* const Carray[], cudaDataType Ctype, int ldc, int batchCount,                           \
      cublasComputeType_t computeType, cublasGemmAlgo_t algo),                                      \
     (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, \
-     Ctype, ldc, batchCount, computeType, algo))
+     Ctype, ldc, batchCount, computeType, algo))                                                   \
+  X(cublasStatus_t, cublasLtCreate, (cublasLtHandle_t* handle), (handle))                          \
+  X(cublasStatus_t, cublasLtDestroy, (cublasLtHandle_t handle), (handle))                          \
+  X(cublasStatus_t, cublasLtMatmulDescCreate,                                                      \
+    (cublasLtMatmulDesc_t* desc, cublasComputeType_t computeType, cudaDataType_t scaleType),        \
+    (desc, computeType, scaleType))                                                                \
+  X(cublasStatus_t, cublasLtMatmulDescDestroy, (cublasLtMatmulDesc_t desc), (desc))                \
+  X(cublasStatus_t, cublasLtMatmulDescSetAttribute,                                                \
+    (cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const void* buf,              \
+     size_t sizeInBytes),                                                                          \
+    (desc, attr, buf, sizeInBytes))                                                                \
+  X(cublasStatus_t, cublasLtMatrixLayoutCreate,                                                    \
+    (cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld), \
+    (layout, type, rows, cols, ld))                                                                \
+  X(cublasStatus_t, cublasLtMatrixLayoutDestroy, (cublasLtMatrixLayout_t layout), (layout))        \
+  X(cublasStatus_t, cublasLtMatmulPreferenceCreate, (cublasLtMatmulPreference_t* pref), (pref))    \
+  X(cublasStatus_t, cublasLtMatmulPreferenceDestroy, (cublasLtMatmulPreference_t pref), (pref))    \
+  X(cublasStatus_t, cublasLtMatmulPreferenceSetAttribute,                                          \
+    (cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const void* buf,  \
+     size_t sizeInBytes),                                                                          \
+    (pref, attr, buf, sizeInBytes))                                                                \
+  X(cublasStatus_t, cublasLtMatmulAlgoGetHeuristic,                                                \
+    (cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t Adesc,             \
+     cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,     \
+     cublasLtMatmulPreference_t pref, int requestedAlgoCount,                                      \
+     cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int* returnAlgoCount),               \
+    (handle, desc, Adesc, Bdesc, Cdesc, Ddesc, pref, requestedAlgoCount, heuristicResultsArray,    \
+     returnAlgoCount))                                                                             \
+  X(cublasStatus_t, cublasLtMatmul,                                                                \
+    (cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha, const void* A,         \
+     cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc, const void* beta,  \
+     const void* C, cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc,           \
+     const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,               \
+     cudaStream_t stream),                                                                         \
+    (handle, desc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace,           \
+     workspaceSizeInBytes, stream))
 
 #define NNP_CUBLAS_TEXT_FUNCTIONS(X)                                                               \
   X(const char*, cublasGetStatusName, (cublasStatus_t status), (status))                           \

@@ -4,6 +4,7 @@
 // and the call that failed; nnp::guard at the plugin boundary turns that into a status.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>

@@ -21,7 +21,14 @@
 #include <nnplug/kit/broadcast.hpp>
 #include <nnplug/kit/matmul.hpp>
 
+#include <cublasLt.h>
+
 #include <climits>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 
 namespace nnp::cuda {
 namespace {
@@ -48,6 +55,132 @@ cublasHandle_t blas_for(stream& s, elem t) {
 
 cublasComputeType_t compute_type(const stream& s, elem t) {
   return (t == elem::f32 && s.allow_tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+// ---- a GEMM with its bias in cuBLASLt's epilogue
+// ------------------------------------------------- Y = alpha op(A) op(B) + C for float32 when C is
+// a vector of Y's N columns and beta = 1 (a linear layer's forward): one cublasLtMatmul with
+// CUBLASLT_EPILOGUE_BIAS (the bias added to the product in the GEMM's epilogue, before it is
+// stored) instead of C broadcast into Y by a kernel, then a GEMM with beta = 1 reading Y back. The
+// formula is the same (alpha * the product + C[j], rounded once per step); the math mode is the
+// stream's, as for cublasGemmEx. The algorithm is cuBLASLt's first heuristic choice for the shape,
+// math mode and operand alignments, asked once per device and cached (thread-safe); with no choice
+// the op takes the two-kernel path. NNPLUG_CUDA_GEMM_LT=0 leaves this path out, to measure the two
+// side by side.
+bool lt_enabled() {
+  static const bool enabled = [] {
+    const char* e = std::getenv("NNPLUG_CUDA_GEMM_LT");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return enabled;
+}
+
+// The largest of 16, 8 and 4 bytes that p is aligned to (cuBLASLt's alignment preferences).
+uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  return a % 16 == 0 ? 16u : a % 8 == 0 ? 8u : 4u;
+}
+
+// cuBLASLt's descriptors of one call, destroyed with it.
+struct lt_call {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  lt_call() = default;
+  lt_call(const lt_call&) = delete;
+  lt_call& operator=(const lt_call&) = delete;
+  ~lt_call() {
+    if (pref != nullptr) cublasLtMatmulPreferenceDestroy(pref);
+    if (d != nullptr) cublasLtMatrixLayoutDestroy(d);
+    if (b != nullptr) cublasLtMatrixLayoutDestroy(b);
+    if (a != nullptr) cublasLtMatrixLayoutDestroy(a);
+    if (op != nullptr) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// The workspace cuBLASLt's heuristic may ask for (split-K partials), from the stream's
+// kScratchWorkspace slot.
+constexpr uint64_t kLtWorkspaceBytes = uint64_t{4} << 20;
+
+// D [m, n] (column-major, ld m) = alpha op_a(a) op_b(b) + bias[i] for row i, float32, with a and b
+// as cublasGemmEx takes them (a: m x k after op_a, leading dimension lda; b: k x n after op_b).
+// False when cuBLASLt offers no algorithm for it (nothing was launched).
+bool gemm_bias_lt(stream& s, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k,
+                  float alpha, const void* a, int lda, const void* b, int ldb, const void* bias,
+                  void* d, cublasComputeType_t compute) {
+  lt_call c;
+  NNP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&c.op, compute, CUDA_R_32F));
+  NNP_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
+  NNP_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  NNP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                  sizeof epilogue));
+  NNP_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  const bool ta = op_a != CUBLAS_OP_N, tb = op_b != CUBLAS_OP_N;
+  NNP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c.a, CUDA_R_32F, ta ? k : m, ta ? m : k, lda));
+  NNP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c.b, CUDA_R_32F, tb ? n : k, tb ? k : n, ldb));
+  NNP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c.d, CUDA_R_32F, m, n, m));
+
+  // The heuristic's choice, once per (device, shape, math mode, alignments).
+  using key_t =
+      std::tuple<int, int, int, int, int, int, int, uint32_t, uint32_t, uint32_t, uint32_t>;
+  struct choice {
+    bool found;
+    cublasLtMatmulHeuristicResult_t result;
+  };
+  static std::mutex mutex;
+  static std::map<key_t, choice> cache;
+  const uint32_t al_a = alignment_of(a), al_b = alignment_of(b), al_d = alignment_of(d),
+                 al_bias = alignment_of(bias);
+  const key_t key{s.device,
+                  m,
+                  n,
+                  k,
+                  static_cast<int>(op_a),
+                  static_cast<int>(op_b),
+                  static_cast<int>(compute),
+                  al_a,
+                  al_b,
+                  al_d,
+                  al_bias};
+  choice ch{};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) ch = it->second;
+  }
+  if (!ch.found && ch.result.state == CUBLAS_STATUS_SUCCESS) {  // not asked yet
+    NNP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&c.pref));
+    NNP_CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &kLtWorkspaceBytes, sizeof kLtWorkspaceBytes));
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, al_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, al_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, al_d},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, al_d}};
+    for (const auto& [attr, value] : aligns)
+      NNP_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(c.pref, attr, &value, sizeof value));
+    int returned = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s.blas_lt(), c.op, c.a, c.b, c.d, c.d,
+                                                             c.pref, 1, &ch.result, &returned);
+    ch.found = st == CUBLAS_STATUS_SUCCESS && returned > 0 &&
+               ch.result.state == CUBLAS_STATUS_SUCCESS &&
+               ch.result.workspaceSize <= kLtWorkspaceBytes;
+    if (!ch.found) ch.result.state = CUBLAS_STATUS_NOT_SUPPORTED;  // asked: none
+    std::lock_guard<std::mutex> lock(mutex);
+    cache.emplace(key, ch);
+  }
+  if (!ch.found) return false;
+  void* workspace =
+      ch.result.workspaceSize > 0 ? s.scratch(kScratchWorkspace, ch.result.workspaceSize) : nullptr;
+  const float beta = 0.0f;
+  NNP_CUBLAS_CHECK(cublasLtMatmul(s.blas_lt(), c.op, &alpha, a, c.a, b, c.b, &beta, d, c.d, d, c.d,
+                                  &ch.result.algo, workspace, ch.result.workspaceSize, s.handle));
+  return true;
 }
 
 // ---- gemm ---------------------------------------------------------------------------------------
@@ -221,12 +354,20 @@ void op_gemm(stream& s, const op_call& c) {
   const int64_t n_y = numel(Y);
   if (n_y == 0) return;
 
+  // A batched, untransposed A against one B: the batch folds into M (one [batch * M, K] GEMM;
+  // Y's batch entries follow each other like A's).
+  const bool fold = batch > 1 && ra == 3 && rb == 2 && !p.trans_a && batch * M <= INT_MAX;
+  // C a vector of N with beta = 1: cuBLASLt's bias epilogue (above), C not broadcast first.
+  const bool bias_epilogue = lt_enabled() && t == elem::f32 && C != nullptr && p.beta == 1.0 &&
+                             p.alpha != 0.0 && K > 0 && (batch == 1 || fold) && numel(*C) == N &&
+                             C->ndim >= 1 && C->shape[C->ndim - 1] == N &&
+                             data_ptr<const void>(*C) != data_ptr<const void>(Y);
   // Y <- C broadcast (unless Y is C itself), then Y = alpha op(A) op(B) + beta Y. beta = 0 does
   // not read C (BLAS convention: NaN/Inf in C do not leak through).
   double beta = 0.0;
   if (C != nullptr && p.beta != 0.0) {
     beta = p.beta;
-    if (data_ptr<const void>(*C) != data_ptr<const void>(Y) || numel(*C) != n_y)
+    if (!bias_epilogue && (data_ptr<const void>(*C) != data_ptr<const void>(Y) || numel(*C) != n_y))
       broadcast_c(s, t, *C, Y);
   }
   if (K == 0) {  // empty inner product: Y = beta * C (or 0)
@@ -257,11 +398,15 @@ void op_gemm(stream& s, const op_call& c) {
   const float alpha_f = zero_alpha ? 1.0f : static_cast<float>(p.alpha);
   const float beta_f = zero_alpha ? 0.0f : static_cast<float>(beta);
   cublasHandle_t h = blas_for(s, t);
-  // A batched, untransposed A against one B: the batch folds into M (one [batch * M, K] GEMM;
-  // Y's batch entries follow each other like A's).
-  const bool fold = batch > 1 && ra == 3 && rb == 2 && !p.trans_a && batch * M <= INT_MAX;
   if (batch == 1 || fold) {
     const int n = checked_int(fold ? batch * M : M, "gemm", "M");
+    if (bias_epilogue) {
+      if (gemm_bias_lt(s, op_first, op_second, m, n, k, alpha_f, data_ptr<const void>(B), ld_first,
+                       data_ptr<const void>(A), ld_second, data_ptr<const void>(*C), y_out,
+                       compute))
+        return;
+      broadcast_c(s, t, *C, Y);  // no cuBLASLt algorithm: the two-kernel path
+    }
     NNP_CUBLAS_CHECK(cublasGemmEx(h, op_first, op_second, m, n, k, &alpha_f,
                                   data_ptr<const void>(B), dt, ld_first, data_ptr<const void>(A),
                                   dt, ld_second, &beta_f, y_out, dt, m, compute,
