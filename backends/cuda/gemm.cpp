@@ -65,14 +65,21 @@ cublasComputeType_t compute_type(const stream& s, elem t) {
 // formula is the same (alpha * the product + C[j], rounded once per step); the math mode is the
 // stream's, as for cublasGemmEx. The algorithm is cuBLASLt's first heuristic choice for the shape,
 // math mode and operand alignments, asked once per device and cached (thread-safe); with no choice
-// the op takes the two-kernel path. NNPLUG_CUDA_GEMM_LT=0 leaves this path out, to measure the two
-// side by side.
-bool lt_enabled() {
-  static const bool enabled = [] {
+// the op takes the two-kernel path.
+// It takes GEMMs with K <= kLtMaxK: there the bias pass is a large share of the op, and on an H200
+// (docs/cuda-backend.md) the vit's linear layers (K = 49 to 128, M = 2 176) gained 5 % of the
+// `--graph` epoch, while the cnn's fc1 (M = 128, N = 128, K = 9 216) ran slower under cuBLASLt's
+// heuristic choice than under cublasGemmEx's (its epoch 0.29-0.33 s against 0.28 s), and the
+// mlp's (K = 512, 784) no faster. NNPLUG_CUDA_GEMM_LT=0 leaves the path out, =all takes it for
+// every K, to measure them side by side.
+constexpr int64_t kLtMaxK = 256;
+bool lt_takes(int64_t K) {
+  static const int mode = [] {  // 0: never, 1: K <= kLtMaxK, 2: always
     const char* e = std::getenv("NNPLUG_CUDA_GEMM_LT");
-    return e == nullptr || std::string(e) != "0";
+    if (e == nullptr) return 1;
+    return std::string(e) == "0" ? 0 : std::string(e) == "all" ? 2 : 1;
   }();
-  return enabled;
+  return mode == 2 || (mode == 1 && K <= kLtMaxK);
 }
 
 // The largest of 16, 8 and 4 bytes that p is aligned to (cuBLASLt's alignment preferences).
@@ -358,7 +365,7 @@ void op_gemm(stream& s, const op_call& c) {
   // Y's batch entries follow each other like A's).
   const bool fold = batch > 1 && ra == 3 && rb == 2 && !p.trans_a && batch * M <= INT_MAX;
   // C a vector of N with beta = 1: cuBLASLt's bias epilogue (above), C not broadcast first.
-  const bool bias_epilogue = lt_enabled() && t == elem::f32 && C != nullptr && p.beta == 1.0 &&
+  const bool bias_epilogue = lt_takes(K) && t == elem::f32 && C != nullptr && p.beta == 1.0 &&
                              p.alpha != 0.0 && K > 0 && (batch == 1 || fold) && numel(*C) == N &&
                              C->ndim >= 1 && C->shape[C->ndim - 1] == N &&
                              data_ptr<const void>(*C) != data_ptr<const void>(Y);
