@@ -14,7 +14,9 @@
 // cuBLAS is column-major; nnplug is row-major. A row-major [R, C] matrix is the column-major
 // [C, R] matrix of its transpose, so Y = op(A) op(B) is computed as Y^T = op(B)^T op(A)^T with
 // B as cuBLAS's first operand; each operand's leading dimension is its stored column count.
-// GEMM's C is broadcast into Y first (any ONNX unidirectional form), then accumulated with beta.
+// GEMM's C is broadcast into Y first (any ONNX unidirectional form), then accumulated with beta,
+// except for a linear layer's bias vector on the shapes where cuBLASLt's bias epilogue was
+// measured faster (below).
 #include "lib_loader.hpp"
 #include "ops.hpp"
 
@@ -57,29 +59,29 @@ cublasComputeType_t compute_type(const stream& s, elem t) {
   return (t == elem::f32 && s.allow_tf32) ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-// ---- a GEMM with its bias in cuBLASLt's epilogue
-// ------------------------------------------------- Y = alpha op(A) op(B) + C for float32 when C is
-// a vector of Y's N columns and beta = 1 (a linear layer's forward): one cublasLtMatmul with
-// CUBLASLT_EPILOGUE_BIAS (the bias added to the product in the GEMM's epilogue, before it is
-// stored) instead of C broadcast into Y by a kernel, then a GEMM with beta = 1 reading Y back. The
-// formula is the same (alpha * the product + C[j], rounded once per step); the math mode is the
-// stream's, as for cublasGemmEx. The algorithm is cuBLASLt's first heuristic choice for the shape,
-// math mode and operand alignments, asked once per device and cached (thread-safe); with no choice
-// the op takes the two-kernel path.
-// It takes GEMMs with K <= kLtMaxK: there the bias pass is a large share of the op, and on an H200
-// (docs/cuda-backend.md) the vit's linear layers (K = 49 to 128, M = 2 176) gained 5 % of the
-// `--graph` epoch, while the cnn's fc1 (M = 128, N = 128, K = 9 216) ran slower under cuBLASLt's
-// heuristic choice than under cublasGemmEx's (its epoch 0.29-0.33 s against 0.28 s), and the
-// mlp's (K = 512, 784) no faster. NNPLUG_CUDA_GEMM_LT=0 leaves the path out, =all takes it for
-// every K, to measure them side by side.
-constexpr int64_t kLtMaxK = 256;
-bool lt_takes(int64_t K) {
-  static const int mode = [] {  // 0: never, 1: K <= kLtMaxK, 2: always
+// ---- a GEMM with its bias in cuBLASLt's epilogue ---------------------------------------------
+// Y = alpha op(A) op(B) + C for float32 when C is a vector of Y's N columns and beta = 1 (a linear
+// layer's forward): one cublasLtMatmul with CUBLASLT_EPILOGUE_BIAS (the bias added to the product
+// in the GEMM's epilogue, before it is stored) instead of C broadcast into Y by a kernel, then a
+// GEMM with beta = 1 reading Y back. The formula is the same (alpha * the product + C[j], rounded
+// once per step); the math mode is the stream's, as for cublasGemmEx. The algorithm is
+// cuBLASLt's first heuristic choice for the shape, math mode and operand alignments, asked once
+// per device and cached (thread-safe); with no choice the op takes the two-kernel path.
+// It takes GEMMs with K <= 256 and at least 65 536 elements in Y: there the bias pass is a real
+// pass over memory next to a short GEMM. On an H200 (docs/cuda-backend.md) that is the vit's
+// linear layers (M = 2 048 and 2 176, K = 49 to 128), whose `--graph` epoch it made 5 % faster,
+// while the cnn's fc1 (M = 128, N = 128, K = 9 216) ran slower under cuBLASLt's heuristic choice
+// than under cublasGemmEx's (the cnn's epoch 0.29-0.33 s against 0.28 s) and the mlp's layers
+// (M = 128, K = 512 and 784) were no faster. NNPLUG_CUDA_GEMM_LT=0 leaves the path out, =all
+// takes it for every shape, to measure them side by side.
+constexpr int64_t kLtMaxK = 256, kLtMinOutput = 65536;
+bool lt_takes(int64_t M, int64_t N, int64_t K) {
+  static const int mode = [] {  // 0: never, 1: the shapes above, 2: always
     const char* e = std::getenv("NNPLUG_CUDA_GEMM_LT");
     if (e == nullptr) return 1;
     return std::string(e) == "0" ? 0 : std::string(e) == "all" ? 2 : 1;
   }();
-  return mode == 2 || (mode == 1 && K <= kLtMaxK);
+  return mode == 2 || (mode == 1 && K <= kLtMaxK && M * N >= kLtMinOutput);
 }
 
 // The largest of 16, 8 and 4 bytes that p is aligned to (cuBLASLt's alignment preferences).
@@ -365,9 +367,9 @@ void op_gemm(stream& s, const op_call& c) {
   // Y's batch entries follow each other like A's).
   const bool fold = batch > 1 && ra == 3 && rb == 2 && !p.trans_a && batch * M <= INT_MAX;
   // C a vector of N with beta = 1: cuBLASLt's bias epilogue (above), C not broadcast first.
-  const bool bias_epilogue = lt_takes(K) && t == elem::f32 && C != nullptr && p.beta == 1.0 &&
-                             p.alpha != 0.0 && K > 0 && (batch == 1 || fold) && numel(*C) == N &&
-                             C->ndim >= 1 && C->shape[C->ndim - 1] == N &&
+  const bool bias_epilogue = lt_takes(batch * M, N, K) && t == elem::f32 && C != nullptr &&
+                             p.beta == 1.0 && p.alpha != 0.0 && K > 0 && (batch == 1 || fold) &&
+                             numel(*C) == N && C->ndim >= 1 && C->shape[C->ndim - 1] == N &&
                              data_ptr<const void>(*C) != data_ptr<const void>(Y);
   // Y <- C broadcast (unless Y is C itself), then Y = alpha op(A) op(B) + beta Y. beta = 0 does
   // not read C (BLAS convention: NaN/Inf in C do not leak through).
