@@ -150,7 +150,7 @@ __global__ void reduce_thread_kernel(const T* x, T* y, int64_t n_out, reduce_pla
 // 32 x 8 threads: threadIdx.x walks 32 neighbouring columns (one 128-byte row segment per warp
 // and step, coalesced), threadIdx.y every 8th row of the block's part of r; the 8 rows' results
 // are combined in shared memory in a fixed order. With parts > 1 each block writes its part's
-// partial result and column_parts_kernel combines the parts in order: deterministic, no
+// partial result and column_parts_kernel combines the parts in a fixed order: deterministic, no
 // atomics. Not log_sum_exp (its shift needs a first pass); the generic kernels take it.
 constexpr int kColumnTile = 32, kColumnRows = 8;
 constexpr int64_t kColumnMinWidth = 16;
