@@ -417,6 +417,9 @@ if [[ $bench -eq 1 ]]; then
       yard "torch-$model-b1024-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
         "${tfm[@]}" --batch 1024 --no-tf32
     done
+    # The linear layers' bias in cuBLASLt's epilogue against a broadcast kernel and beta = 1.
+    yard "nnplug-vit-graph-nolt" 40 env NNPLUG_CUDA_GEMM_LT=0 "$bin/train" \
+      --model vit --backend cuda --epochs 2 --data "$data_dir" --graph
     # The few-tap convolution forward against cuDNN + bias + clip passes, in the same run.
     yard "nnplug-bench-conv-nosmall" 30 env NNPLUG_CUDA_CONV_SMALL=0 \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter conv
