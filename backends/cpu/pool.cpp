@@ -12,7 +12,8 @@
 // planes in parallel, since windows of one plane overlap, and scatters each row's dy after
 // computing its first maxima (max) or shares (average) the same way, so no atomics are needed.
 // 2-D max pooling with 2x2 windows at stride 2 and every window inside x (the cnn's) has its own
-// path in both directions: planes in parallel, each window's maximum from selects, and the
+// path in both directions: planes in parallel, each window's maximum from selects (with AVX2,
+// 8 outputs at a time: maxpool2_row_avx2), and the
 // backward's first-maximum masks from compares and bit operations (no branches).
 #include "cpu_backend.hpp"
 
@@ -337,8 +338,54 @@ void maxpool2_backward_row(const float* __restrict r0, const float* __restrict r
   }
 }
 
-// Forward of one plane x [h, w] -> y [p, q] (is_plain_2x2_max).
+#ifdef NNP_CPU_X86_KERNELS
+// max(a, b) per lane with NaN propagating (a NaN in either gives NaN): vmaxps returns its
+// second operand when either is NaN, so the unordered lanes take a + b (a NaN) instead.
+NNP_CPU_AVX2_FMA inline __m256 max_nan8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_max_ps(a, b), _mm256_add_ps(a, b),
+                          _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+NNP_CPU_AVX2_FMA inline __m128 max_nan4(__m128 a, __m128 b) {
+  return _mm_blendv_ps(_mm_max_ps(a, b), _mm_add_ps(a, b), _mm_cmpunord_ps(a, b));
+}
+
+// One output row of 2x2 max pooling: out[j] = the maximum of r0[2j], r0[2j+1], r1[2j],
+// r1[2j+1] (NaN if any is NaN), 8 outputs from 16 columns of both rows at a time: the rows'
+// maximum, then the even and odd columns de-interleaved within 128-bit lanes and combined; 4
+// outputs from 8 columns; the last ones by max4. The same results as max4 (NaN payloads aside).
+NNP_CPU_AVX2_FMA void maxpool2_row_avx2(const float* r0, const float* r1, int64_t q, float* out) {
+  int64_t j = 0;
+  for (; j + 8 <= q; j += 8) {
+    const __m256 a = max_nan8(_mm256_loadu_ps(r0 + 2 * j), _mm256_loadu_ps(r1 + 2 * j));
+    const __m256 b = max_nan8(_mm256_loadu_ps(r0 + 2 * j + 8), _mm256_loadu_ps(r1 + 2 * j + 8));
+    // lane 0: outputs j..j+1 (from a) and j+4..j+5 (from b); lane 1: j+2..j+3 and j+6..j+7
+    const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 odd = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    const __m256 m = max_nan8(even, odd);  // [j j+1 j+4 j+5 | j+2 j+3 j+6 j+7]
+    _mm256_storeu_ps(out + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m),
+                                                                     _MM_SHUFFLE(3, 1, 2, 0))));
+  }
+  if (j + 4 <= q) {
+    const __m128 a = max_nan4(_mm_loadu_ps(r0 + 2 * j), _mm_loadu_ps(r1 + 2 * j));
+    const __m128 b = max_nan4(_mm_loadu_ps(r0 + 2 * j + 4), _mm_loadu_ps(r1 + 2 * j + 4));
+    _mm_storeu_ps(out + j, max_nan4(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))));
+    j += 4;
+  }
+  for (; j < q; ++j) out[j] = max4(r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]);
+}
+#endif
+
+// Forward of one plane x [h, w] -> y [p, q] (is_plain_2x2_max); with AVX2, 8 outputs at a time
+// (maxpool2_row_avx2).
 void maxpool2_forward_plane(const float* xp, int64_t w, int64_t p, int64_t q, float* yp) {
+#ifdef NNP_CPU_X86_KERNELS
+  if (cpu_avx2_fma()) {
+    for (int64_t i = 0; i < p; ++i)
+      maxpool2_row_avx2(xp + 2 * i * w, xp + (2 * i + 1) * w, q, yp + i * q);
+    return;
+  }
+#endif
   for (int64_t i = 0; i < p; ++i) {
     const float* r0 = xp + 2 * i * w;
     const float* r1 = r0 + w;
