@@ -13,8 +13,8 @@
 // computing its first maxima (max) or shares (average) the same way, so no atomics are needed.
 // 2-D max pooling with 2x2 windows at stride 2 and every window inside x (the cnn's) has its own
 // path in both directions: planes in parallel, each window's maximum from selects (with AVX2,
-// 8 outputs at a time: maxpool2_row_avx2), and the
-// backward's first-maximum masks from compares and bit operations (no branches).
+// 8 outputs at a time: maxpool2_row_avx2), and the backward's first-maximum masks from compares
+// and bit operations (no branches).
 #include "cpu_backend.hpp"
 
 #include <nnplug/kit/pool_nd.hpp>
