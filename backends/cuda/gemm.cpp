@@ -137,7 +137,7 @@ bool gemm_bias_lt(stream& s, cublasOperation_t op_a, cublasOperation_t op_b, int
   using key_t =
       std::tuple<int, int, int, int, int, int, int, uint32_t, uint32_t, uint32_t, uint32_t>;
   struct choice {
-    bool found;
+    bool found;  // false: cuBLASLt offered no algorithm (the two-kernel path)
     cublasLtMatmulHeuristicResult_t result;
   };
   static std::mutex mutex;
@@ -156,12 +156,16 @@ bool gemm_bias_lt(stream& s, cublasOperation_t op_a, cublasOperation_t op_b, int
                   al_d,
                   al_bias};
   choice ch{};
+  bool asked = false;
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
-    if (it != cache.end()) ch = it->second;
+    if (it != cache.end()) {
+      ch = it->second;
+      asked = true;
+    }
   }
-  if (!ch.found && ch.result.state == CUBLAS_STATUS_SUCCESS) {  // not asked yet
+  if (!asked) {
     NNP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&c.pref));
     NNP_CUBLAS_CHECK(
         cublasLtMatmulPreferenceSetAttribute(c.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -179,7 +183,6 @@ bool gemm_bias_lt(stream& s, cublasOperation_t op_a, cublasOperation_t op_b, int
     ch.found = st == CUBLAS_STATUS_SUCCESS && returned > 0 &&
                ch.result.state == CUBLAS_STATUS_SUCCESS &&
                ch.result.workspaceSize <= kLtWorkspaceBytes;
-    if (!ch.found) ch.result.state = CUBLAS_STATUS_NOT_SUPPORTED;  // asked: none
     std::lock_guard<std::mutex> lock(mutex);
     cache.emplace(key, ch);
   }
