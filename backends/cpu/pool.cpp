@@ -379,17 +379,16 @@ NNP_CPU_AVX2_FMA void maxpool2_row_avx2(const float* r0, const float* r1, int64_
 // Forward of one plane x [h, w] -> y [p, q] (is_plain_2x2_max); with AVX2, 8 outputs at a time
 // (maxpool2_row_avx2).
 void maxpool2_forward_plane(const float* xp, int64_t w, int64_t p, int64_t q, float* yp) {
-#ifdef NNP_CPU_X86_KERNELS
-  if (cpu_avx2_fma()) {
-    for (int64_t i = 0; i < p; ++i)
-      maxpool2_row_avx2(xp + 2 * i * w, xp + (2 * i + 1) * w, q, yp + i * q);
-    return;
-  }
-#endif
   for (int64_t i = 0; i < p; ++i) {
     const float* r0 = xp + 2 * i * w;
     const float* r1 = r0 + w;
     float* out = yp + i * q;
+#ifdef NNP_CPU_X86_KERNELS
+    if (cpu_avx2_fma()) {
+      maxpool2_row_avx2(r0, r1, q, out);
+      continue;
+    }
+#endif
     for (int64_t j = 0; j < q; ++j)
       out[j] = max4(r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]);
   }
