@@ -444,28 +444,36 @@ ONNX_TARGETS = {"cnn": 1.0, "vit": 1.0, "resnet18": 1.5, "mobilenet_v2": 1.5}
 
 
 def onnx_md(results):
-    """The ONNX models' table: nnplug cpu eager and with graph launches against onnxruntime."""
+    """The ONNX models' table: nnplug cpu eager and with graph launches, each against the
+    onnxruntime timed beside it (records from before graphs runs timed onnxruntime compare
+    both with the eager run's)."""
     o = results.get("onnx")
     if not o:
         return "Not run (a benchmark record from before this section)."
     if o.get("skipped"):
         return f"Skipped: {o['skipped']}."
     ort = o.get("onnxruntime")
+    paired = any(v.get("graphs_onnxruntime_ms") for v in o["models"].values())
     rows = []
     for name, v in o["models"].items():
-        t_ort = v.get("onnxruntime_median")
         cells = [f"`{name}`"]
-        for key in ("eager", "graphs"):
-            ms = v.get(key + "_median")
-            thr = noise(v[key + "_ms"], v["onnxruntime_ms"]) if t_ort else None
-            ratio = ms / t_ort if (ms and t_ort) else None
-            cells += [" / ".join(fmt(x) for x in v[key + "_ms"]) + f" → **{fmt(ms)}**",
-                      ratio_cell(ratio, thr)]
-        cells.insert(3, (" / ".join(fmt(x) for x in v["onnxruntime_ms"]) + f" → **{fmt(t_ort)}**")
-                     if t_ort else "not run")
+        for key, ort_key in (("eager", "onnxruntime"),
+                             ("graphs", "graphs_onnxruntime" if paired else "onnxruntime")):
+            ms, ort_ms = v.get(key + "_median"), v.get(ort_key + "_median")
+            if ort_ms is None and v.get(ort_key + "_ms"):
+                ort_ms = statistics.median(v[ort_key + "_ms"])
+            thr = noise(v[key + "_ms"], v[ort_key + "_ms"]) if ort_ms else None
+            ratio = ms / ort_ms if (ms and ort_ms) else None
+            cells.append(" / ".join(fmt(x) for x in v[key + "_ms"]) + f" → **{fmt(ms)}**")
+            if paired or key == "eager":
+                cells.append((" / ".join(fmt(x) for x in v[ort_key + "_ms"])
+                              + f" → **{fmt(ort_ms)}**") if ort_ms else "not run")
+            cells.append(ratio_cell(ratio, thr))
         target = ONNX_TARGETS.get(name)
         cells.append(f"≤ {target:.1f}" if target else "–")
         rows.append(cells)
+    where = ("in the same process as each nnplug run, the two alternating in blocks of "
+             "0.25 s (each block's first run untimed)" if paired else "in the eager run's process")
     text = [f"`python -m nnplug.onnx bench MODEL --backend cpu --batch {o['batch']}` on the six "
             "models of `scripts/make_onnx_models.py` (random weights; torchvision's at "
             + ("32×32, `--small`" if results.get("quick") else "224×224") + "), "
@@ -473,13 +481,18 @@ def onnx_md(results):
             "out), median of each round's timed runs, then the median of the rounds; eager runs "
             "(one Python call per node) and graph launches (`--graphs`: one captured graph per "
             "run), beside "
-            + (f"onnxruntime {ort}'s CPU execution provider (default threads) in the eager "
-               "run's process." if ort else "no onnxruntime (not installed)."),
+            + (f"onnxruntime {ort}'s CPU execution provider (default threads) {where}."
+               if ort else "no onnxruntime (not installed)."),
             "The ratios are nnplug's time ÷ onnxruntime's; the targets are those of the ONNX "
-            "runner's issue (batch 32, cpu).", "",
-            table(["model", "nnplug eager ms (rounds → median)", "÷ onnxruntime",
-                   "onnxruntime ms (rounds → median)", "nnplug graphs ms (rounds → median)",
-                   "÷ onnxruntime", "target"], rows)]
+            "runner's issue (batch 32, cpu).", ""]
+    if paired:
+        head = ["model", "nnplug eager ms (rounds → median)", "onnxruntime ms", "÷ onnxruntime",
+                "nnplug graphs ms (rounds → median)", "onnxruntime ms", "÷ onnxruntime",
+                "target"]
+    else:
+        head = ["model", "nnplug eager ms (rounds → median)", "onnxruntime ms (rounds → median)",
+                "÷ onnxruntime", "nnplug graphs ms (rounds → median)", "÷ onnxruntime", "target"]
+    text.append(table(head, rows))
     return "\n".join(text)
 
 

@@ -431,7 +431,8 @@ def python_overhead(r, cfg):
 def onnx_models(r, cfg, pythons):
     """The six ONNX models of scripts/make_onnx_models.py (exported by the first Python that
     imports torch and torchvision) run by `python -m nnplug.onnx bench` on cpu at one batch
-    size, eagerly and as graph launches, beside onnxruntime's CPU execution provider, run by
+    size, eagerly and as graph launches, each beside onnxruntime's CPU execution provider in
+    the same process (the two alternate in blocks: `bench` without --no-onnxruntime), run by
     the first Python that imports onnx and onnxruntime (or onnx alone: nnplug's figures only),
     --rounds times; each figure is the median of its rounds."""
     maker = next((py for py in pythons if imports(py, ["torch", "torchvision", "onnx"])),
@@ -453,26 +454,28 @@ def onnx_models(r, cfg, pythons):
     for rnd in range(r.args.rounds):
         for name in ONNX_MODELS:
             v = res["models"].setdefault(name, {"eager_ms": [], "graphs_ms": [],
-                                                "onnxruntime_ms": []})
+                                                "onnxruntime_ms": [],
+                                                "graphs_onnxruntime_ms": []})
             for graphs in ((False, True) if rnd % 2 == 0 else (True, False)):
                 out = os.path.join(r.tmp, f"onnx-{name}.json")
                 cmd = [runner, "-m", "nnplug.onnx", "bench",
                        os.path.join(models_dir, name + ".onnx"), "--backend", "cpu",
                        "--batch", str(cfg["onnx_batch"]), *cfg["onnx_bench"], "--json", out]
                 if graphs:
-                    cmd += ["--graphs", "--no-onnxruntime"]
-                elif not with_ort:
+                    cmd += ["--graphs"]
+                if not with_ort:
                     cmd += ["--no-onnxruntime"]
                 r.run(cmd, env=env)
                 with open(out) as f:
                     got = json.load(f)
                 row = got["rows"][0]
                 v["graphs_ms" if graphs else "eager_ms"].append(row["nnplug_ms"])
-                if "onnxruntime_ms" in row:
-                    v["onnxruntime_ms"].append(row["onnxruntime_ms"])
+                if "onnxruntime_ms" in row:  # timed in the same process, alternating
+                    v["graphs_onnxruntime_ms" if graphs else "onnxruntime_ms"].append(
+                        row["onnxruntime_ms"])
                     res["onnxruntime"] = got["onnxruntime"]
     for v in res["models"].values():
-        for k in ("eager_ms", "graphs_ms", "onnxruntime_ms"):
+        for k in ("eager_ms", "graphs_ms", "onnxruntime_ms", "graphs_onnxruntime_ms"):
             v[k.replace("_ms", "_median")] = statistics.median(v[k]) if v[k] else None
     return res
 

@@ -50,6 +50,9 @@ def main():
         for model in ("mlp", "cnn", "vit", "resnet18", "mobilenet_v2", "vit_tiny"):
             assert onnx["models"][model]["eager_median"] > 0, model
             assert onnx["models"][model]["graphs_median"] > 0, model
+            if onnx.get("onnxruntime"):  # timed beside each of the two nnplug runs
+                assert onnx["models"][model]["onnxruntime_median"] > 0, model
+                assert onnx["models"][model]["graphs_onnxruntime_median"] > 0, model
             assert re.search(rf"^\| `{model}` \| [\d.]+ → \*\*[\d.]+\*\* \|", text, re.M), \
                 f"no ONNX row with numbers for {model}"
     rows = results["python_overhead"]["rows"]

@@ -243,12 +243,52 @@ def _time(fn: Callable[[], Any], warmup: int, repeat: int, min_seconds: float) -
     return times
 
 
+# Alternated timing: seconds per block of one side's runs.
+_BLOCK_SECONDS = 0.25
+
+
+def _time_alternated(fns: Sequence[Callable[[], Any]], warmup: int, repeat: int,
+                     min_seconds: float) -> List[List[float]]:
+    """Times each of fns (the same work on different engines) in alternating blocks of about
+    _BLOCK_SECONDS, until each has at least `repeat` timed runs and about min_seconds of them,
+    and returns each one's run times in seconds. Alternating makes a machine whose speed drifts
+    (other tenants, clock changes) weigh on every side alike; timing one side after the other
+    gave the cnn's ratio against onnxruntime anywhere from 0.64 to 1.32 on one 2-core VM.
+    Each block begins with one untimed run, which warms the caches the other side's block
+    evicted, unless one run takes longer than a block (such a model's tensors outgrow the
+    caches within a run); then every run is timed, one per block."""
+    once = []
+    for fn in fns:
+        for _ in range(max(warmup, 1)):
+            t0 = time.perf_counter()
+            fn()
+            dt = time.perf_counter() - t0
+        once.append(dt)
+    times: List[List[float]] = [[] for _ in fns]
+    spent = [0.0 for _ in fns]
+    while any(len(t) < repeat or s < min_seconds for t, s in zip(times, spent)):
+        for i, fn in enumerate(fns):
+            if once[i] < _BLOCK_SECONDS:
+                fn()  # this block's warm-up run
+            block_start = time.perf_counter()
+            while True:
+                t0 = time.perf_counter()
+                fn()
+                t1 = time.perf_counter()
+                times[i].append(t1 - t0)
+                spent[i] += t1 - t0
+                if t1 - block_start >= _BLOCK_SECONDS:
+                    break
+    return times
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     model = load(args.model, args.backend, graphs=args.graphs, fuse=not args.no_fuse)
     sess = None if args.no_onnxruntime else _ort_session(args.model, args.threads)
     batches = [int(b) for b in args.batch.split(",")]
     print(f"{args.model} on {model.device.name} ({model.device.description}); median of "
           f">= {args.repeat} runs after {args.warmup} warm-up, host arrays in and out"
+          f"{'; alternating with onnxruntime in blocks of %g s' % _BLOCK_SECONDS if sess else ''}"
           f"{', graph launches' if args.graphs else ''}")
     header = f"{'batch':>6} {'nnplug ms':>10} {'items/s':>10}"
     if sess is not None:
@@ -257,14 +297,18 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     rows: List[Dict[str, Any]] = []
     for b in batches:
         feeds = _random_inputs(model, b)
-        t = statistics.median(_time(lambda: model.run(feeds), args.warmup, args.repeat,
-                                    args.min_time))
+        if sess is None:
+            t = statistics.median(_time(lambda: model.run(feeds), args.warmup, args.repeat,
+                                        args.min_time))
+        else:
+            s = sess
+            ours, theirs = _time_alternated([lambda: model.run(feeds),
+                                             lambda: s.run(None, feeds)],
+                                            args.warmup, args.repeat, args.min_time)
+            t, to = statistics.median(ours), statistics.median(theirs)
         line = f"{b:>6} {t * 1e3:>10.3f} {b / t:>10.1f}"
         row: Dict[str, Any] = {"batch": b, "nnplug_ms": t * 1e3}
         if sess is not None:
-            s = sess
-            to = statistics.median(_time(lambda: s.run(None, feeds), args.warmup, args.repeat,
-                                         args.min_time))
             line += f" {to * 1e3:>15.3f} {b / to:>10.1f} {t / to:>6.2f}"
             row["onnxruntime_ms"] = to * 1e3
         rows.append(row)
@@ -329,7 +373,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--repeat", type=int, default=10, help="timed runs at least (default 10)")
     p.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
     p.add_argument("--min-time", type=float, default=1.0,
-                   help="time each batch size for at least this many seconds (default 1)")
+                   help="time each side for at least this many seconds per batch size "
+                   "(default 1); with onnxruntime the two alternate in blocks of 0.25 s")
     p.add_argument("--threads", type=int, help="onnxruntime's intra-op threads")
     p.add_argument("--no-onnxruntime", action="store_true", help="skip onnxruntime")
     p.add_argument("--graphs", action="store_true",

@@ -4,6 +4,7 @@ top-1 classes; unsupported nodes are refused when the model is loaded, all of th
 tensors stay on the device between nodes. Skips without onnx, PyTorch or torchvision."""
 import importlib.util
 import os
+import time
 
 import numpy as np
 import pytest
@@ -358,6 +359,34 @@ def test_cli_run_check_bench(cpu, tmp_path, capsys):
                     "--warmup", "0", "--min-time", "0", "--no-onnxruntime"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split()[0] for ln in lines[-2:]] == ["1", "4"]
+
+
+def test_bench_alternates_blocks(monkeypatch):
+    """bench's side-by-side timing: the two sides run in alternating blocks, each block but the
+    first of a slow side begins with an untimed run, and each side gets its timed runs."""
+    monkeypatch.setattr(nx, "_BLOCK_SECONDS", 0.02)
+    calls = []
+
+    def side(name, seconds):
+        def run():
+            calls.append(name)
+            t = time.perf_counter()
+            while time.perf_counter() - t < seconds:
+                pass
+        return run
+
+    fast, slow = nx._time_alternated([side("fast", 0.002), side("slow", 0.03)], warmup=1,
+                                     repeat=3, min_seconds=0.05)
+    assert len(fast) >= 3 and len(slow) >= 3
+    assert sum(fast) >= 0.05 and sum(slow) >= 0.05
+    assert all(t >= 0.002 for t in fast) and all(t >= 0.03 for t in slow)
+    # blocks: the calls switch sides many times, not once
+    switches = sum(1 for a, b in zip(calls, calls[1:]) if a != b)
+    assert switches >= 5, calls
+    # the fast side's blocks each add one untimed run; the slow side (a run longer than a
+    # block) times every run after its warm-up, one per block
+    assert calls.count("slow") == len(slow) + 1
+    assert calls.count("fast") > len(fast) + 1
 
 
 def _fusion_model(extra_outputs=()):
