@@ -86,17 +86,22 @@ class side_work {
   bool forked_ = false;
 };
 
-// The forward of geometry g by the few-tap kernel (conv_direct.cu: groups = 1, at most 27
-// input channels x taps, the bias and the clamp fused), where it takes the call; false
-// otherwise. NNPLUG_CUDA_CONV_SMALL=0 leaves it out (cuDNN then runs those calls), to measure
-// the two side by side (docs/cuda-backend.md).
-bool small_forward(stream& s, const conv_nd_geometry& g, const DLTensor* x, const DLTensor* w,
-                   const DLTensor* y, const DLTensor* bias, const nnp::conv_clamp& clamp) {
+// NNPLUG_CUDA_CONV_SMALL=0 leaves the few-tap forward and the few-channel backward-data kernels
+// out (cuDNN then runs those calls), to measure them side by side (docs/cuda-backend.md).
+bool small_kernels_enabled() {
   static const bool enabled = [] {
     const char* e = std::getenv("NNPLUG_CUDA_CONV_SMALL");
     return e == nullptr || std::string(e) != "0";
   }();
-  if (!enabled || numel(*x) == 0 || numel(*w) == 0 || numel(*y) == 0) return false;
+  return enabled;
+}
+
+// The forward of geometry g by the few-tap kernel (conv_direct.cu: groups = 1, at most 27
+// input channels x taps, the bias and the clamp fused), where it takes the call; false
+// otherwise.
+bool small_forward(stream& s, const conv_nd_geometry& g, const DLTensor* x, const DLTensor* w,
+                   const DLTensor* y, const DLTensor* bias, const nnp::conv_clamp& clamp) {
+  if (!small_kernels_enabled() || numel(*x) == 0 || numel(*w) == 0 || numel(*y) == 0) return false;
   return launch_conv_small_forward(
       s, elem_of(y->dtype), g, data_ptr<const void>(*x), data_ptr<const void>(*w),
       bias != nullptr ? data_ptr<const void>(*bias) : nullptr, data_ptr<void>(*y),
@@ -130,6 +135,11 @@ void run_conv(stream& s, dir d, const conv_nd_geometry& g, const DLTensor* in, c
     run_direct(s, j, nullptr);
     return;
   }
+  // The few-channel backward-data kernel (conv_direct.cu: groups = 1, at most 4 input channels)
+  // computes the direct formula with its bias, so it needs neither the guard nor the bias pass.
+  if (d == dir::backward_data && small_kernels_enabled() &&
+      launch_conv_small_backward_data(s, j.t, g, j.out, j.w, j.bias, j.in))
+    return;
   j.n_in_cudnn = g.n * g.ci * j.v.in[0] * j.v.in[1] * j.v.in[2];
   // The non-finite rule (top of the file), its check beside cuDNN's work.
   // NNPLUG_CUDA_CONV_NONFINITE_GUARD=0 leaves the guard out, only to measure what it costs

@@ -173,6 +173,12 @@ void launch_conv_direct_forward(stream& s, elem t, const nnp::conv_nd_geometry& 
 // groups = 1 and ci * kernel taps <= 27; false (nothing launched) for any other geometry.
 bool launch_conv_small_forward(stream& s, elem t, const nnp::conv_nd_geometry& g, const void* in,
                                const void* w, const void* bias, void* out, float lo, float hi);
+// The few-channel backward-data: in = bias + the direct kernel's sum, in its order and with its
+// products, by one thread per input element with the filter in shared memory, for groups = 1,
+// at most 4 input channels, 27 kernel taps and 2048 filter elements; false (nothing launched)
+// for any other geometry.
+bool launch_conv_small_backward_data(stream& s, elem t, const nnp::conv_nd_geometry& g,
+                                     const void* out, const void* w, const void* bias, void* in);
 void launch_conv_direct_backward_data(stream& s, elem t, const nnp::conv_nd_geometry& g,
                                       const void* out, const void* w, const void* bias, void* in,
                                       const int* flag);
