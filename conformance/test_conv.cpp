@@ -21,6 +21,9 @@
 
 #include "harness.hpp"
 
+#include <algorithm>
+#include <limits>
+
 namespace {
 using namespace conf;
 
@@ -246,6 +249,7 @@ struct conv_nd_setup {
   std::vector<int64_t> x, r, y;  // spatial dims
   int64_t group = 1;             // effective group
   bool bias = true;
+  int64_t pool = 1;  // the forward's fused max pooling (ABI 1.8): y's spatial dims / pool
   nnp_conv_params conv{};
   nnp_conv_transpose_params convt{};
 };
@@ -297,6 +301,9 @@ conv_nd_setup conv_nd(const case_line& cs, bool transpose) {
       p.has_clip_max = 1;
       p.clip_max = cs.d("clip_max", 0.0);
     }
+    // the forward's fused max pooling (ABI 1.8): pool=p (the backward calls clear it)
+    p.max_pool = static_cast<int32_t>(cs.i("pool", 0));
+    v.pool = std::max<int64_t>(1, p.max_pool);
     v.group = one_if_zero(p.group);
     for (size_t i = 0; i < k; ++i) {
       const int64_t s = one_if_zero(p.strides[i]), d = one_if_zero(p.dilations[i]);
@@ -349,17 +356,23 @@ std::vector<int64_t> cat(std::vector<int64_t> a, const std::vector<int64_t>& b) 
 }
 std::vector<int64_t> xs(const conv_nd_setup& v) { return cat({v.n, v.c}, v.x); }
 std::vector<int64_t> ys(const conv_nd_setup& v) { return cat({v.n, v.k}, v.y); }
+// The forward's output: ys, or with the fused max pooling [N, K, floor(O/pool)..].
+std::vector<int64_t> ys_forward(const conv_nd_setup& v) {
+  std::vector<int64_t> y = ys(v);
+  for (size_t i = 2; i < y.size(); ++i) y[i] /= v.pool;
+  return y;
+}
 std::vector<int64_t> ws(const conv_nd_setup& v) {
   return v.transpose ? cat({v.c, v.k / v.group}, v.r) : cat({v.k, v.c / v.group}, v.r);
 }
 
-// The case's params for op `kind`; the fused clamp goes to the forward only (the backward kinds
-// refuse it).
+// The case's params for op `kind`; the fused clamp and max pooling go to the forward only (the
+// backward kinds refuse them).
 call_spec with_params(const conv_nd_setup& v, int32_t kind, std::vector<tensor_spec> in,
                       std::vector<tensor_spec> out) {
   if (v.transpose) return make_spec(kind, v.convt, std::move(in), std::move(out));
   nnp_conv_params p = v.conv;
-  if (kind != NNP_OP_CONV_FORWARD) p.has_clip_min = p.has_clip_max = 0;
+  if (kind != NNP_OP_CONV_FORWARD) p.has_clip_min = p.has_clip_max = p.max_pool = 0;
   return make_spec(kind, p, std::move(in), std::move(out));
 }
 
@@ -369,7 +382,7 @@ call_spec fwd(const conv_nd_setup& v, value_rng& rng) {
   return with_params(v, v.transpose ? NNP_OP_CONV_TRANSPOSE_FORWARD : NNP_OP_CONV_FORWARD,
                      {tensor(xs(v), std::move(x)), tensor(ws(v), std::move(w)),
                       v.bias ? tensor({v.k}, rng.uniform_vec(v.k)) : absent_tensor()},
-                     {tensor(ys(v))});
+                     {tensor(ys_forward(v))});
 }
 call_spec bwd_data(const conv_nd_setup& v, const std::vector<double>& dy,
                    const std::vector<double>& w) {
@@ -613,6 +626,79 @@ TEST_CASE("conv_nd: fused clamp (known answers)") {
             want.push_back(y);
           }
     check_known_answer("conv_nd_clamp", text, call, want, 1e-10);
+  }
+}
+
+// The forward's fused max pooling (ABI 1.8) on shapes that take each of the cpu's paths (the
+// Winograd output transform for 2 x 2 on planes at least 15 wide, with and without the clamp;
+// too narrow a plane, odd sizes whose last row and column no window covers, windows of 3, 1-d and
+// 3-d on im2col, depthwise): the answer is the windows' maxima of clamp(conv(x, w) + b) by the
+// direct formula here, in double. A device without it (nnp_op_supported) is skipped.
+TEST_CASE("conv_nd: fused max pooling (known answers)") {
+  const char* const cases[] = {
+      "n2 c16 x18x18 k16 r3x3 pads1,1,1,1 pool=2 clip_min=0",
+      "n1 c16 x19x21 k16 r3x3 pool=2",
+      "n1 c16 x12x12 k16 r3x3 pool=2 clip_min=-0.1 clip_max=0.2",
+      "n1 c2 x9x11 k3 r3x3 pads1,1,1,1 pool=3",
+      "n2 c3 x13 k4 r3 strides2 pool=2 bias0",
+      "n1 c2 x6x7x8 k3 r3x3x3 pads1,1,1,1,1,1 pool=2 clip_max=0",
+      "n1 c8 x10x10 k8 r3x3 pads1,1,1,1 g8 pool=2 clip_min=0",
+  };
+  for (const char* text : cases) {
+    const conv_nd_setup v = conv_nd(parse_case(text), false);
+    const nnp_conv_params& p = v.conv;
+    REQUIRE(v.pool > 1);
+    value_rng rng("fused max pooling");
+    const call_spec call = fwd(v, rng);
+    const std::vector<double>&x = call.inputs[0].data, &w = call.inputs[1].data;
+    // Three spatial axes, the leading unused ones of extent 1.
+    const size_t k = v.x.size();
+    int64_t D[3] = {1, 1, 1}, R[3] = {1, 1, 1}, O[3] = {1, 1, 1}, st[3] = {1, 1, 1},
+            pb[3] = {0, 0, 0}, win[3] = {1, 1, 1};
+    for (size_t i = 0; i < k; ++i) {
+      const size_t a = 3 - k + i;
+      D[a] = v.x[i];
+      R[a] = v.r[i];
+      O[a] = v.y[i];
+      st[a] = one_if_zero(p.strides[i]);
+      pb[a] = p.pads[i];
+      win[a] = v.pool;
+    }
+    const int64_t cg = v.c / v.group, kg = v.k / v.group;
+    const auto conv_at = [&](int64_t n, int64_t m, const int64_t* o) {
+      double y = v.bias ? call.inputs[2].data[static_cast<size_t>(m)] : 0.0;
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t r0 = 0; r0 < R[0]; ++r0)
+          for (int64_t r1 = 0; r1 < R[1]; ++r1)
+            for (int64_t r2 = 0; r2 < R[2]; ++r2) {
+              const int64_t i0 = o[0] * st[0] - pb[0] + r0, i1 = o[1] * st[1] - pb[1] + r1,
+                            i2 = o[2] * st[2] - pb[2] + r2;
+              if (i0 < 0 || i0 >= D[0] || i1 < 0 || i1 >= D[1] || i2 < 0 || i2 >= D[2]) continue;
+              const int64_t ic = m / kg * cg + c;
+              y += x[static_cast<size_t>((((n * v.c + ic) * D[0] + i0) * D[1] + i1) * D[2] + i2)] *
+                   w[static_cast<size_t>((((m * cg + c) * R[0] + r0) * R[1] + r1) * R[2] + r2)];
+            }
+      if (p.has_clip_min && y < p.clip_min) y = p.clip_min;
+      if (p.has_clip_max && y > p.clip_max) y = p.clip_max;
+      return y;
+    };
+    std::vector<double> want;
+    for (int64_t n = 0; n < v.n; ++n)
+      for (int64_t m = 0; m < v.k; ++m)
+        for (int64_t q0 = 0; q0 < O[0] / win[0]; ++q0)
+          for (int64_t q1 = 0; q1 < O[1] / win[1]; ++q1)
+            for (int64_t q2 = 0; q2 < O[2] / win[2]; ++q2) {
+              double best = -std::numeric_limits<double>::infinity();
+              for (int64_t s0 = 0; s0 < win[0]; ++s0)
+                for (int64_t s1 = 0; s1 < win[1]; ++s1)
+                  for (int64_t s2 = 0; s2 < win[2]; ++s2) {
+                    const int64_t o[3] = {q0 * win[0] + s0, q1 * win[1] + s1, q2 * win[2] + s2};
+                    best = std::max(best, conv_at(n, m, o));
+                  }
+              want.push_back(best);
+            }
+    REQUIRE(want.size() == static_cast<size_t>(numel(ys_forward(v))));
+    check_known_answer("conv_nd_max_pool", text, call, want, 1e-10);
   }
 }
 

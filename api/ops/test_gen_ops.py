@@ -182,8 +182,10 @@ def main():
            "table_ops: unary_forward is exact and its zeroed params are refused (UNDEFINED op)")
     expect('{"perm[7]", offsetof(nnp_transpose_params, perm) + 28, 4}' in facts("transpose"),
            "table_ops: an unused_zero array's last entry must be 0")
-    expect(facts("conv_backward_bias").startswith("false, false, false, 0x0u, false, {}, "),
-           "table_ops: optional params (ignored by the shape rule) have no unused_zero entries")
+    expect(facts("conv_backward_bias").startswith(
+        'false, false, false, 0x0u, false, {{"reserved1", offsetof(nnp_conv_params, reserved1), 4}}, '),
+           "table_ops: optional params (ignored by the shape rule) have no unused_zero entries, "
+           "only their reserved fields")
     expect(facts("gemm").endswith("{offsetof(nnp_gemm_params, alpha), "
                                   "offsetof(nnp_gemm_params, beta)}},")
            and facts("gemm").startswith("false, false, true, "),

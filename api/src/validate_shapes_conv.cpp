@@ -332,23 +332,52 @@ void check_clamp(const call& c, const void* params, bool forward) {
   }
 }
 
+// The fused max pooling (ABI 1.8): the forward's only; the backward kinds refuse it (max
+// pooling's gradient needs the unpooled output).
+void check_pool(const call& c, const void* params, bool forward) {
+  const auto& p = params_of<nnp_conv_params>(params);
+  if (!forward && p.max_pool > 1)
+    c.fail("params->max_pool = " + std::to_string(p.max_pool) +
+           ": the fused max pooling is conv_forward's (expected 0 or 1 here: max pooling's "
+           "gradient needs the unpooled output)");
+}
+
 }  // namespace
 
 void shapes_conv_forward(call& c, const void* params) {
   check_clamp(c, params, true);
-  nd_forward<nnp_conv_params>(c, params, conv_output);
+  const auto& p = params_of<nnp_conv_params>(params);
+  shape_t y = conv_output(c, p, c.in_label(0), c.in(0), c.in_label(1), c.in(1));
+  c.expect_shape(c.in_label(2), c.in(2), {y[1]}, "([K])");
+  if (p.max_pool <= 1) {
+    c.output_shape(0, y, "([N, K, O1..Ok])");
+    return;
+  }
+  for (size_t i = 2; i < y.size(); ++i) {
+    if (y[i] < p.max_pool)
+      c.fail("params->max_pool = " + std::to_string(p.max_pool) +
+             ": expected every convolution output size O_i >= max_pool, got O" +
+             std::to_string(i - 1) + " = " + std::to_string(y[i]));
+    y[i] /= p.max_pool;
+  }
+  c.output_shape(0, y, "([N, K, floor(O1/max_pool)..floor(Ok/max_pool)])");
 }
 void shapes_conv_backward_data(call& c, const void* params) {
   check_clamp(c, params, false);
+  check_pool(c, params, false);
   nd_backward_data<nnp_conv_params>(c, params, conv_output,
                                     "dx has x's shape, and several D give one O");
 }
 void shapes_conv_backward_filter(call& c, const void* params) {
   check_clamp(c, params, false);
+  check_pool(c, params, false);
   nd_backward_filter<nnp_conv_params>(c, params, conv_output);
 }
 void shapes_conv_backward_bias(call& c, const void* params) {
-  if (params != nullptr) check_clamp(c, params, false);
+  if (params != nullptr) {
+    check_clamp(c, params, false);
+    check_pool(c, params, false);
+  }
   spatial_dims(c, c.in_label(0), c.in(0));
   c.output_shape(0, {c.in(0)->shape[1]}, "([K])");
 }

@@ -570,6 +570,54 @@ TEST_CASE("validate: optimisers") {
                 NNP_OP_ADAM_UPDATE, &ap, {g, d({1}), d({1}, kF64)}, {param, d({10}), d({10})});
 }
 
+// conv_forward's fused max pooling (ABI 1.8): y [N, K, floor(O/p)..] (what nnp_op_infer_shapes
+// gives, and nothing else accepted), every O >= p; the backward kinds refuse it; a 1.7-sized
+// struct (no max_pool field) stays valid.
+TEST_CASE("validate: conv_forward's fused max pooling") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  auto p = params_of<nnp_conv_params>();
+  const auto x = [&] { return d({2, 3, 12, 13}); };  // O = 10 x 11 with a 3 x 3 filter
+  const auto w = [&] { return d({4, 3, 3, 3}); };
+  p.max_pool = 2;
+  const DLTensor* in[] = {x(), w()};
+  nnp_shape shape{};
+  REQUIRE_MESSAGE(nnp_op_infer_shapes(NNP_OP_CONV_FORWARD, &p, 2, in, 1, &shape) == NNP_STATUS_OK,
+                  nnp_last_error_message());
+  CHECK(shape.ndim == 4);
+  CHECK(shape.dims[1] == 4);
+  CHECK(shape.dims[2] == 5);  // floor(10 / 2)
+  CHECK(shape.dims[3] == 5);  // floor(11 / 2)
+  CHECK_VALID(NNP_OP_CONV_FORWARD, &p, {x(), w()}, {d({2, 4, 5, 5})});
+  CHECK_INVALID("conv_forward", W("y", "[2, 4, 5, 5]"), NNP_OP_CONV_FORWARD, &p, {x(), w()},
+                {d({2, 4, 10, 11})});  // the unpooled shape
+  p.max_pool = 11;                     // O1 = 10 < 11
+  CHECK_INVALID("conv_forward", W("params->max_pool = 11", "O1 = 10"), NNP_OP_CONV_FORWARD, &p,
+                {x(), w()}, {d({2, 4, 0, 1})});
+  p.max_pool = -1;
+  CHECK_INVALID("conv_forward", W("params->max_pool"), NNP_OP_CONV_FORWARD, &p, {x(), w()},
+                {d({2, 4, 10, 11})});
+  p.max_pool = 1;  // no pooling
+  CHECK_VALID(NNP_OP_CONV_FORWARD, &p, {x(), w()}, {d({2, 4, 10, 11})});
+  p.max_pool = 0;
+  p.reserved1 = 1;
+  CHECK_INVALID("conv_forward", W("params->reserved1"), NNP_OP_CONV_FORWARD, &p, {x(), w()},
+                {d({2, 4, 10, 11})});
+  p.reserved1 = 0;
+  p.max_pool = 2;
+  const auto y = [&] { return d({2, 4, 10, 11}); };
+  CHECK_INVALID("conv_backward_data", W("params->max_pool = 2", "conv_forward's"),
+                NNP_OP_CONV_BACKWARD_DATA, &p, {y(), w()}, {x()});
+  CHECK_INVALID("conv_backward_filter", W("params->max_pool = 2"), NNP_OP_CONV_BACKWARD_FILTER, &p,
+                {x(), y()}, {w()});
+  CHECK_INVALID("conv_backward_bias", W("params->max_pool = 2"), NNP_OP_CONV_BACKWARD_BIAS, &p,
+                {y()}, {d({4})});
+  // a caller built for ABI 1.7: its struct ends before max_pool, whatever follows in memory
+  p.struct_size = NNP_CONV_PARAMS_STRUCT_SIZE_1_7;
+  CHECK_VALID(NNP_OP_CONV_FORWARD, &p, {x(), w()}, {y()});
+  CHECK_VALID(NNP_OP_CONV_BACKWARD_DATA, &p, {y(), w()}, {x()});
+}
+
 // conv_forward's fused clamp (ABI 1.7): bounds that are numbers, and no clamp flag on the
 // backward kinds; a 1.2-sized struct (no clamp fields) stays valid.
 TEST_CASE("validate: conv_forward's fused clamp") {

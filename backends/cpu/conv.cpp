@@ -29,6 +29,7 @@
 #include "conv.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace nnp::cpu {
@@ -240,6 +241,41 @@ void gemm_backward_filter(const conv_nd_geometry& g, const float* in, const floa
   });
 }
 
+// conv_forward's fused max pooling where no kernel takes it: pooled[n, m, q] = the max of
+// full[n, m, q*p + s] over the p x .. x p window s (the k spatial axes; NaN if any element is
+// NaN), planes in parallel.
+void max_pool_windows(const conv_nd_geometry& g, int64_t p, const float* full, float* pooled) {
+  int64_t win[nnp::kConvMaxSpatial], ext[nnp::kConvMaxSpatial];
+  for (int a = 0; a < nnp::kConvMaxSpatial; ++a) {
+    win[a] = a >= nnp::kConvMaxSpatial - g.spatial ? p : 1;
+    ext[a] = g.out[a] / win[a];
+  }
+  const int64_t pooled_size = ext[0] * ext[1] * ext[2];
+  parallel_for(
+      g.n * g.co, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.out_size())),
+      [&](int64_t pb, int64_t pe) {
+        for (int64_t nm = pb; nm < pe; ++nm) {
+          const float* plane = full + nm * g.out_size();
+          float* dst = pooled + nm * pooled_size;
+          for (int64_t q0 = 0; q0 < ext[0]; ++q0)
+            for (int64_t q1 = 0; q1 < ext[1]; ++q1)
+              for (int64_t q2 = 0; q2 < ext[2]; ++q2) {
+                float best =
+                    plane[((q0 * win[0]) * g.out[1] + q1 * win[1]) * g.out[2] + q2 * win[2]];
+                for (int64_t s0 = 0; s0 < win[0]; ++s0)
+                  for (int64_t s1 = 0; s1 < win[1]; ++s1)
+                    for (int64_t s2 = 0; s2 < win[2]; ++s2) {
+                      const float v =
+                          plane[((q0 * win[0] + s0) * g.out[1] + q1 * win[1] + s1) * g.out[2] +
+                                q2 * win[2] + s2];
+                      if (v > best || (std::isnan(v) && !std::isnan(best))) best = v;
+                    }
+                dst[(q0 * ext[1] + q1) * ext[2] + q2] = best;
+              }
+        }
+      });
+}
+
 // ---- the three directions: Winograd where it applies, else im2col / vol2col + SGEMM ----------
 void run_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                  const out_clamp& clamp, float* out) {
@@ -284,9 +320,21 @@ op_call as_conv_nd(const op_call& c, nnp_conv_params* q) {
 
 void conv_forward(const op_call& c) {
   const auto p = c.params_as<nnp_conv_params>();
-  const conv_nd_geometry g = conv_nd_of_conv(p, *c.in(0), *c.in(1), *c.out(0));
-  run_forward(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), out_clamp(nnp::conv_clamp_of(p)),
-              f32(c.out(0)));
+  const conv_nd_geometry g = nnp::conv_nd_of_conv_forward(p, *c.in(0), *c.in(1), *c.out(0));
+  const out_clamp clamp(nnp::conv_clamp_of(p));
+  const int64_t pool = nnp::conv_max_pool_of(p);
+  if (pool == 1) {
+    run_forward(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), clamp, f32(c.out(0)));
+    return;
+  }
+  // The fused max pooling (ABI 1.8): in the Winograd output transform where it runs (2 x 2 on
+  // F(2x2)), else the whole output into call scratch, then its windows' maxima.
+  if (pool == 2 &&
+      winograd_forward_pool2(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), clamp, f32(c.out(0))))
+    return;
+  float* full = scratch(kCallSlot2, static_cast<size_t>(g.n * g.co * g.out_size()));
+  run_forward(g, f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), clamp, full);
+  max_pool_windows(g, pool, full, f32(c.out(0)));
 }
 
 void conv_backward_data(const op_call& c) {

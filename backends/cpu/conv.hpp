@@ -90,6 +90,12 @@ NNP_CPU_AVX2_FMA inline void block4x8(const float* a, const float* b, int64_t ld
 //   backward_filter  dw = dL/dw of the forward for input in and dL/dout = dout
 bool winograd_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                       const out_clamp& clamp, float* out);
+// conv_forward's fused 2 x 2 max pooling (ABI 1.8) on the Winograd path: pooled = the 2 x 2
+// max pooling of winograd_forward's out, [n, co, out[1] / 2, out[2] / 2], taken from each 2 x 2
+// output tile in registers. Where F(2x2) runs with the AVX2 transforms and the plane is at least
+// 8 tiles (15 outputs) across; false (nothing written) otherwise.
+bool winograd_forward_pool2(const conv_nd_geometry& g, const float* in, const float* w,
+                            const float* b, const out_clamp& clamp, float* pooled);
 bool winograd_backward_data(const conv_nd_geometry& g, const float* dout, const float* w,
                             const float* b, float* din);
 bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout,

@@ -628,6 +628,49 @@ NNP_CPU_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp,
     }
 }
 
+// max(x, y) per lane, NaN where either is NaN (max pooling's rule).
+NNP_CPU_AVX2_FMA inline __m256 max_nan(__m256 x, __m256 y) {
+  return _mm256_blendv_ps(_mm256_max_ps(x, y), _mm256_add_ps(x, y),
+                          _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
+}
+
+// output_plane2_avx2 with conv_forward's fused 2 x 2 max pooling (ABI 1.8): each 2 x 2 output
+// tile is one pooling window, so the maximum of its four outputs (after bias and clamp; NaN if
+// any is NaN) is the pooled value, stored at pooled [tp', q / 2] (row ti, column tj) for the
+// tiles wholly inside the p x q output (ti < p / 2, tj < q / 2: floor, as ONNX MaxPool without
+// ceil_mode). The full-size output is never stored. tq >= 8. work: 8 tiles floats.
+NNP_CPU_AVX2_FMA void output_plane2_pool_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq,
+                                              int64_t p, int64_t q, const wino_out& e,
+                                              float* pooled, float* work) {
+  const int64_t tiles = tp * tq, pp = std::min(tp, p / 2), pq = q / 2;
+  float* s = work;  // [2 rows][4 columns j][tiles]
+  for (int j = 0; j < 4; ++j)
+    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
+                 s + j * tiles, s + (4 + j) * tiles);
+  const __m256 b = _mm256_set1_ps(e.bias);
+  const __m256 lo = _mm256_set1_ps(e.clamp.lo), hi = _mm256_set1_ps(e.clamp.hi);
+  for (int64_t ti = 0; ti < pp; ++ti) {
+    float* out = pooled + ti * pq;
+    for (int64_t g0 = 0; g0 < pq; g0 += 8) {
+      const int64_t t0 = std::min(g0, tq - 8);
+      __m256 best = _mm256_setzero_ps();
+      for (int r = 0; r < 2; ++r) {
+        const float* a = s + 4 * r * tiles + ti * tq;
+        const __m256 a0 = _mm256_loadu_ps(a + t0), a1 = _mm256_loadu_ps(a + tiles + t0);
+        const __m256 a2 = _mm256_loadu_ps(a + 2 * tiles + t0);
+        const __m256 a3 = _mm256_loadu_ps(a + 3 * tiles + t0);
+        const __m256 o0 =
+            clamp8(_mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(a1, a2)), lo, hi);
+        const __m256 o1 =
+            clamp8(_mm256_sub_ps(_mm256_add_ps(a1, b), _mm256_add_ps(a2, a3)), lo, hi);
+        const __m256 row = max_nan(o0, o1);
+        best = r == 0 ? row : max_nan(best, row);
+      }
+      store_first(out + t0, best, pq - t0);
+    }
+  }
+}
+
 // dy_plane4 with the second half (A along each row of A d) on groups of 8 tiles. work:
 // (4 + 6) x 4 (8 ceil(tq / 8)) floats.
 NNP_CPU_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq,
@@ -1006,11 +1049,13 @@ int64_t winograd_block(int64_t n, int64_t tiles) {
 // (flip as there) into call scratch. Blocks of winograd_block(n, tiles) images, or of tile rows
 // of one image for large planes, in parallel; per block the input transform of its tiles into
 // v [c_in][alpha^2][block tiles], alpha^2 GEMMs m[xi] [K, block tiles] = u[xi] [K, C] .
-// v[xi] [C, block tiles], and the output transform.
+// v[xi] [C, block tiles], and the output transform. pool2 (F(2x2) with the AVX2 transforms and
+// at least 8 tiles across only): y is instead the 2 x 2 max-pooled output [n, k_out, p / 2,
+// q / 2] (output_plane2_pool_avx2).
 void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_in, int64_t h,
                     int64_t w, const float* wt, bool flip, int64_t k_out, int64_t p, int64_t q,
                     int64_t pad_top, int64_t pad_left, const float* bias, const out_clamp& clamp,
-                    float* y) {
+                    float* y, bool pool2 = false) {
   const int64_t products = s.products();
   const bool packed = winograd_avx2();
   float* u = scratch(kCallSlot1, static_cast<size_t>(products * (k_out + 3) * c_in));
@@ -1052,10 +1097,20 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
       }
       const int64_t p0 = s.m * r0, pc = std::min(p - p0, s.m * (r1 - r0));
       for (int64_t b = 0; b < nb; ++b)
-        for (int64_t k = 0; k < k_out; ++k)
-          s.output_plane(m + k * ml.row_stride + b * bt, ml.plane, r1 - r0, tq, pc, q,
-                         {bias != nullptr ? bias[k] : 0.0f, clamp},
+        for (int64_t k = 0; k < k_out; ++k) {
+          const wino_out e{bias != nullptr ? bias[k] : 0.0f, clamp};
+          const float* mk = m + k * ml.row_stride + b * bt;
+#ifdef NNP_CPU_X86_KERNELS
+          if (pool2) {  // pooled rows r0.. of the plane: tile row ti is pooled row ti
+            output_plane2_pool_avx2(mk, ml.plane, r1 - r0, tq, pc, q, e,
+                                    y + ((i0 + b) * k_out + k) * (p / 2) * (q / 2) + r0 * (q / 2),
+                                    out_work);
+            continue;
+          }
+#endif
+          s.output_plane(mk, ml.plane, r1 - r0, tq, pc, q, e,
                          y + ((i0 + b) * k_out + k) * p * q + p0 * q, out_work);
+        }
     }
   });
 }
@@ -1161,6 +1216,23 @@ bool winograd_forward(const conv_nd_geometry& g, const float* in, const float* w
   winograd_batch(winograd_scheme_for(g.out[1], g.out[2], true), g.n, in, g.ci, g.in[1], g.in[2], w,
                  false, g.co, g.out[1], g.out[2], g.pad[1], g.pad[2], b, clamp, out);
   return true;
+}
+
+bool winograd_forward_pool2(const conv_nd_geometry& g, const float* in, const float* w,
+                            const float* b, const out_clamp& clamp, float* pooled) {
+#ifdef NNP_CPU_X86_KERNELS
+  if (!winograd_fits(g) || g.out[1] < 2 || g.out[2] < 2) return false;
+  const wino_scheme& s = winograd_scheme_for(g.out[1], g.out[2], true);
+  if (&s != &kF2_avx2 || s.tiles_along(g.out[2]) < 8 || !all_finite(w, g.co * g.ci * 9) ||
+      !all_finite(in, g.n * g.ci * g.in_size()))
+    return false;
+  winograd_batch(s, g.n, in, g.ci, g.in[1], g.in[2], w, false, g.co, g.out[1], g.out[2], g.pad[1],
+                 g.pad[2], b, clamp, pooled, true);
+  return true;
+#else
+  (void)g, (void)in, (void)w, (void)b, (void)clamp, (void)pooled;
+  return false;
+#endif
 }
 
 // The backward directions check their result instead of their operands: the output of

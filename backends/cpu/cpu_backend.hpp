@@ -279,8 +279,10 @@ inline void row_stats(const float* x, int64_t C, float* m, float* s, float* e = 
 // thread at call level (outside any task), e.g. per-chunk partial sums that tasks fill and the
 // caller then combines. A thread waiting in parallel_for may run tasks of another stream's
 // call; this split keeps their buffers apart.
-constexpr int kScratchSlots = 4;
-constexpr int kTaskSlot0 = 0, kTaskSlot1 = 1, kCallSlot0 = 2, kCallSlot1 = 3;
+// kCallSlot2 holds conv_forward's unpooled output when its fused max pooling runs apart from
+// the convolution (conv.cpp), around calls that use the other call slots.
+constexpr int kScratchSlots = 5;
+constexpr int kTaskSlot0 = 0, kTaskSlot1 = 1, kCallSlot0 = 2, kCallSlot1 = 3, kCallSlot2 = 4;
 float* scratch(int slot, size_t n);
 
 // A filter gradient summed over `images` in parallel: the images split into chunks, four per

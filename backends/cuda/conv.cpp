@@ -284,6 +284,17 @@ void op_conv_transpose_backward_filter(stream& s, const op_call& c) {
            c.in(1), c.out(0), c.in(0), nullptr);
 }
 
+// conv_forward's fused max pooling (ABI 1.8) is not implemented here: UNSUPPORTED, so that
+// nnp_op_supported says so and callers (nnplug.onnx) keep the convolution and the pooling apart.
+void check_conv_forward(const op_call& c) {
+  const int64_t pool = nnp::conv_max_pool_of(c.params_as<nnp_conv_params>());
+  if (pool > 1)
+    unsupported(
+        format("conv_forward: the fused max pooling (max_pool = %lld) is not implemented "
+               "on cuda (run conv_forward, then pool_forward)",
+               static_cast<long long>(pool)));
+}
+
 // The rows of this file's kernels (plugin.cpp lists the files).
 // clang-format off
 const kit::op_row kConvOps[] = {
@@ -291,7 +302,7 @@ const kit::op_row kConvOps[] = {
     {NNP_OP_CONV2D_BACKWARD_DATA,           kHalfFloats, on_stream<op_conv2d_backward_data>},
     {NNP_OP_CONV2D_BACKWARD_FILTER,         kHalfFloats, on_stream<op_conv2d_backward_filter>},
     {NNP_OP_CONV2D_BACKWARD_BIAS,           kHalfFloats, on_stream<op_conv_backward_bias>},
-    {NNP_OP_CONV_FORWARD,                   kHalfFloats, on_stream<op_conv_forward>},
+    {NNP_OP_CONV_FORWARD,                   kHalfFloats, on_stream<op_conv_forward>, check_conv_forward},
     {NNP_OP_CONV_BACKWARD_DATA,             kHalfFloats, on_stream<op_conv_backward_data>},
     {NNP_OP_CONV_BACKWARD_FILTER,           kHalfFloats, on_stream<op_conv_backward_filter>},
     {NNP_OP_CONV_BACKWARD_BIAS,             kHalfFloats, on_stream<op_conv_backward_bias>},

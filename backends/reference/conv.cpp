@@ -26,6 +26,9 @@
 
 #include <nnplug/kit/conv_nd.hpp>
 
+#include <cmath>
+#include <vector>
+
 namespace ref {
 namespace {
 
@@ -138,13 +141,50 @@ void backward_filter(const conv_nd_geometry& g, const T* in, const T* out, T* w)
   }
 }
 
+// The fused max pooling of conv_forward (ABI 1.8): pooled[n, m, q] = the max of full[n, m, q*p + s]
+// over the window s (p along each of the k spatial axes, 1 along the leading unused ones), the
+// first NaN winning outright (as the reference's max pooling: NaN if any element is NaN).
+template <typename T>
+void max_pool_windows(const conv_nd_geometry& g, int64_t p, const T* full, T* pooled) {
+  int64_t win[kConvMaxSpatial], ext[kConvMaxSpatial];
+  for (int a = 0; a < kConvMaxSpatial; ++a) {
+    win[a] = a >= kConvMaxSpatial - g.spatial ? p : 1;
+    ext[a] = g.out[a] / win[a];
+  }
+  const int64_t pooled_size = ext[0] * ext[1] * ext[2];
+  for (int64_t nm = 0; nm < g.n * g.co; ++nm) {
+    const T* plane = full + nm * g.out_size();
+    for_box(ext, [&](const int64_t* q) {
+      T best = T(0);
+      bool first = true;
+      for_box(win, [&](const int64_t* s) {
+        const int64_t o0 = q[0] * win[0] + s[0], o1 = q[1] * win[1] + s[1],
+                      o2 = q[2] * win[2] + s[2];
+        const T v = plane[(o0 * g.out[1] + o1) * g.out[2] + o2];
+        if (first || v > best || (std::isnan(double(v)) && !std::isnan(double(best)))) best = v;
+        first = false;
+      });
+      pooled[nm * pooled_size + (q[0] * ext[1] + q[1]) * ext[2] + q[2]] = best;
+    });
+  }
+}
+
 // ---- the ops ------------------------------------------------------------------------------------
 template <typename T>
 void conv_forward_t(const op_args& a) {
   const auto p = read_params<nnp_conv_params>(a.params);
-  const conv_nd_geometry g = nnp::conv_nd_of_conv(p, *a.in(0), *a.in(1), *a.out(0));
+  const conv_nd_geometry g = nnp::conv_nd_of_conv_forward(p, *a.in(0), *a.in(1), *a.out(0));
+  const int64_t pool = nnp::conv_max_pool_of(p);
+  if (pool == 1) {
+    forward<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)),
+               opt_in<T>(a, 2), nnp::data_ptr<T>(*a.out(0)), nnp::conv_clamp_of(p));
+    return;
+  }
+  // The whole convolution's output first, then its windows' maxima into y.
+  std::vector<T> full(static_cast<size_t>(g.n * g.co * g.out_size()));
   forward<T>(g, nnp::data_ptr<const T>(*a.in(0)), nnp::data_ptr<const T>(*a.in(1)), opt_in<T>(a, 2),
-             nnp::data_ptr<T>(*a.out(0)), nnp::conv_clamp_of(p));
+             full.data(), nnp::conv_clamp_of(p));
+  max_pool_windows<T>(g, pool, full.data(), nnp::data_ptr<T>(*a.out(0)));
 }
 
 template <typename T>

@@ -51,7 +51,7 @@ extern "C" {
  * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h
  * states the versioning rules. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 7
+#define NNP_ABI_VERSION_MINOR 8
 
 /** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
  * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules
@@ -308,11 +308,22 @@ typedef struct nnp_conv2d_params {
  * (INVALID_ARGUMENT): the clamp's gradient is the caller's (ReLU's is activation_backward(RELU)
  * with the clamped y as its x, as y > 0 exactly where the unclamped output was).
  *
+ * Fused max pooling (ABI 1.8; NNP_OP_CONV_FORWARD only): with max_pool = p >= 2, the forward's
+ * output (after the bias and the clamp) is then max-pooled over non-overlapping p x .. x p
+ * windows, and only the pooled tensor is written: y [N, K, P1..Pk] with P_i = floor(O_i / p)
+ * (every O_i >= p), y[n,m,q] = max over 0 <= s_i < p of conv(n, m, q*p + s), NaN if any of them
+ * is NaN. That is ONNX Conv [-> Clip/Relu] -> MaxPool with kernel_shape = strides = [p]*k, no
+ * padding, dilations 1, ceil_mode 0, one output, in one pass: the full-size output is never
+ * stored (on the cpu, a 2 x 2 pool after a Winograd convolution is taken from each 2 x 2 output
+ * tile in registers). max_pool 0 or 1: no pooling. The backward kinds refuse it (INVALID_ARGUMENT):
+ * max pooling's gradient needs the unpooled output. A backend may answer UNSUPPORTED for it
+ * (nnp_op_supported says so), and a plugin built for an earlier minor never receives it.
+ *
  * NNP_OP_CONV_FORWARD (conv_forward, 14), new in ABI 1.2
  *   inputs:  [0] x: [N, C, D1..Dk], k = 1..3
  *            [1] w: [K, C/group, R1..Rk]
  *            [2] b (optional): [K]
- *   outputs: [0] y: [N, K, O1..Ok]
+ *   outputs: [0] y: [N, K, O1..Ok]; [N, K, floor(O1/p)..floor(Ok/p)] with max_pool = p >= 2
  *   N-D convolution (ONNX Conv), 1 to 3 spatial dimensions; nnp_conv_params has the formula.
  *
  * NNP_OP_CONV_BACKWARD_DATA (conv_backward_data, 15), new in ABI 1.2
@@ -349,10 +360,13 @@ typedef struct nnp_conv_params {
   int32_t has_clip_max; /**< 0 or 1; 1: the forward's y is clamped above at clip_max (conv_forward only); default 0; ABI 1.7 */
   double clip_min; /**< lower bound (not NaN) when has_clip_min = 1; default 0.0; ABI 1.7 */
   double clip_max; /**< upper bound (not NaN) when has_clip_max = 1; default 0.0; ABI 1.7 */
+  int32_t max_pool; /**< >= 0; p >= 2: the forward's y is max-pooled over non-overlapping windows of p along every spatial axis (conv_forward only); 0 or 1: none; default 0; ABI 1.8 */
+  int32_t reserved1; /**< reserved, must be 0; ABI 1.8 */
 } nnp_conv_params;
 #define NNP_CONV_PARAMS_STRUCT_SIZE_1_2 (offsetof(nnp_conv_params, dilations) + sizeof(int32_t) * NNP_MAX_DIMS)
 #define NNP_CONV_PARAMS_STRUCT_SIZE_1_7 (offsetof(nnp_conv_params, clip_max) + sizeof(double))
-#define NNP_CONV_PARAMS_STRUCT_SIZE NNP_CONV_PARAMS_STRUCT_SIZE_1_7
+#define NNP_CONV_PARAMS_STRUCT_SIZE_1_8 (offsetof(nnp_conv_params, reserved1) + sizeof(int32_t))
+#define NNP_CONV_PARAMS_STRUCT_SIZE NNP_CONV_PARAMS_STRUCT_SIZE_1_8
 
 /* ------------------------------------------------------------------------------------------ */
 /**

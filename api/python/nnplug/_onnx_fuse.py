@@ -16,6 +16,10 @@ models with onnxruntime and PyTorch):
 - Convolution + clamp: Conv -> Relu (clip_min = 0) or Conv -> Clip with constant bounds
   (MobileNet's ReLU6: clip_min = 0, clip_max = 6): one conv_forward with its fused clamp
   (ABI 1.7), the clamp applied as each output is stored instead of in a pass of its own.
+- Convolution (+ clamp) + max pooling: a conv_forward (clamped or not) -> MaxPool with
+  kernel_shape = strides = [p] * k (p >= 2), no padding, dilations 1, ceil_mode 0 and no
+  Indices output: one conv_forward with its fused max pooling (ABI 1.8, max_pool = p; the
+  classic CNN block Conv -> Relu -> MaxPool 2 x 2), the full-size output never stored.
 """
 import math
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -25,8 +29,8 @@ import numpy as np
 from . import ops as _ops
 from ._core import Device
 from ._onnx_steps import _Info, _OpStep, _Ref, _Step
-from ._abi import Activation, BinaryOp
-from ._ops_generated import UnaryOp
+from ._abi import Activation, BinaryOp, PoolMode
+from ._ops_generated import AutoPad, UnaryOp
 
 
 class _Graph:
@@ -242,7 +246,30 @@ def _fuse_conv_clamp(g: _Graph, i: int) -> bool:
     return g.replace([i], j, step, act)
 
 
-_FUSIONS = (_fuse_gelu, _fuse_linear, _fuse_attention, _fuse_conv_clamp)
+def _fuse_conv_pool(g: _Graph, i: int) -> bool:
+    conv = g.op(i, _ops.conv_forward)
+    if conv is None or conv.kwargs.get("max_pool", 0) > 1:
+        return False
+    j, pool = _next(g, conv, _ops.pool_forward, mode=PoolMode.MAX)
+    if pool is None or not _reads(pool, 0, conv.outputs[0]) or pool.out_views[0] is not None:
+        return False
+    k = len(conv.shapes[0]) - 2
+    kernel = list(pool.kwargs.get("kernel_shape") or [])
+    p = kernel[0] if kernel else 0
+    if p < 2 or kernel != [p] * k or list(pool.kwargs.get("strides") or []) != [p] * k or \
+            any(pool.kwargs.get("pads") or []) or \
+            any(d != 1 for d in (pool.kwargs.get("dilations") or [])) or \
+            pool.kwargs.get("auto_pad", AutoPad.NOTSET) != AutoPad.NOTSET or \
+            pool.kwargs.get("ceil_mode") or pool.kwargs.get("global_") or \
+            pool.kwargs.get("return_indices"):
+        return False
+    assert j is not None
+    step = _OpStep(_ops.conv_forward, conv.args, pool.outputs, pool.shapes, pool.dtypes,
+                   tensors=conv.tensors, **{**conv.kwargs, "max_pool": p})
+    return g.replace([i], j, step, pool)
+
+
+_FUSIONS = (_fuse_gelu, _fuse_linear, _fuse_attention, _fuse_conv_clamp, _fuse_conv_pool)
 
 
 def fuse(steps: List[_Step], infos: Dict[str, _Info], outputs: Sequence[str],

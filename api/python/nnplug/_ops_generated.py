@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
-ABI_VERSION_MINOR = 7
+ABI_VERSION_MINOR = 8
 
 
 class OpKind(IntEnum):
@@ -178,7 +178,7 @@ class nnp_conv2d_params(_Params):
 
 
 class nnp_conv_params(_Params):
-    _fields_ = [("struct_size", c_size_t), ("group", c_int32), ("auto_pad", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS), ("has_clip_min", c_int32), ("has_clip_max", c_int32), ("clip_min", c_double), ("clip_max", c_double)]
+    _fields_ = [("struct_size", c_size_t), ("group", c_int32), ("auto_pad", c_int32), ("kernel_shape", c_int32 * MAX_DIMS), ("strides", c_int32 * MAX_DIMS), ("pads", c_int32 * MAX_DIMS), ("dilations", c_int32 * MAX_DIMS), ("has_clip_min", c_int32), ("has_clip_max", c_int32), ("clip_min", c_double), ("clip_max", c_double), ("max_pool", c_int32), ("reserved1", c_int32)]
     _defaults_: Dict[str, Any] = {'group': 1}
 
 

@@ -267,14 +267,14 @@ def conv2d_backward_bias(
 _conv_forward = _Op('conv_forward', OpKind.CONV_FORWARD, _g.nnp_conv_params, False, True,
     (_T('x', False, 'float', False, False), _T('w', False, 'float', False, False), _T('b', True, 'float', False, False), ),
     (_T('y', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), _P('max_pool', 'max_pool', 'int32', None, None, None), ))
 
 
 def conv_forward(
     x: TensorLike, w: TensorLike, *, b: Optional[TensorLike] = None, group: int = 1, auto_pad: Union[str, int] = 'notset',
     kernel_shape: Union[int, Sequence[int]] = (), strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (),
-    dilations: Union[int, Sequence[int]] = (), clip_min: Optional[float] = None, clip_max: Optional[float] = None, out: OutLike = None,
-    stream: StreamLike = None, device: DeviceLike = None,
+    dilations: Union[int, Sequence[int]] = (), clip_min: Optional[float] = None, clip_max: Optional[float] = None, max_pool: int = 0,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_FORWARD (14; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -300,6 +300,17 @@ def conv_forward(
     (INVALID_ARGUMENT): the clamp's gradient is the caller's (ReLU's is activation_backward(RELU)
     with the clamped y as its x, as y > 0 exactly where the unclamped output was).
 
+    Fused max pooling (ABI 1.8; NNP_OP_CONV_FORWARD only): with max_pool = p >= 2, the forward's
+    output (after the bias and the clamp) is then max-pooled over non-overlapping p x .. x p
+    windows, and only the pooled tensor is written: y [N, K, P1..Pk] with P_i = floor(O_i / p)
+    (every O_i >= p), y[n,m,q] = max over 0 <= s_i < p of conv(n, m, q*p + s), NaN if any of them
+    is NaN. That is ONNX Conv [-> Clip/Relu] -> MaxPool with kernel_shape = strides = [p]*k, no
+    padding, dilations 1, ceil_mode 0, one output, in one pass: the full-size output is never
+    stored (on the cpu, a 2 x 2 pool after a Winograd convolution is taken from each 2 x 2 output
+    tile in registers). max_pool 0 or 1: no pooling. The backward kinds refuse it (INVALID_ARGUMENT):
+    max pooling's gradient needs the unpooled output. A backend may answer UNSUPPORTED for it
+    (nnp_op_supported says so), and a plugin built for an earlier minor never receives it.
+
     N-D convolution (ONNX Conv), 1 to 3 spatial dimensions; nnp_conv_params has the formula.
 
     Inputs:
@@ -308,7 +319,7 @@ def conv_forward(
         b (optional keyword): [K] (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
-        y: [N, K, O1..Ok] (the call's float dtype)
+        y: [N, K, O1..Ok]; [N, K, floor(O1/p)..floor(Ok/p)] with max_pool = p >= 2 (the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         group (int): >= 0; ONNX group; 0 means 1; default 1; ABI 1.2
@@ -319,6 +330,7 @@ def conv_forward(
         dilations (Union[int, Sequence[int]]): ONNX dilations, >= 0 (0 means 1); default 0; ABI 1.2; k entries (one per spatial axis), or an int for all k; () = all 0; other lengths are refused
         clip_min (Optional[float]): lower bound (not NaN) when has_clip_min = 1; default 0.0; ABI 1.7; None leaves has_clip_min = 0
         clip_max (Optional[float]): upper bound (not NaN) when has_clip_max = 1; default 0.0; ABI 1.7; None leaves has_clip_max = 0
+        max_pool (int): >= 0; p >= 2: the forward's y is max-pooled over non-overlapping windows of p along every spatial axis (conv_forward only); 0 or 1: none; default 0; ABI 1.8
 
     Returns: y.
 
@@ -330,14 +342,14 @@ def conv_forward(
 _conv_backward_data = _Op('conv_backward_data', OpKind.CONV_BACKWARD_DATA, _g.nnp_conv_params, False, False,
     (_T('dy', False, 'float', False, False), _T('w', False, 'float', False, False), ),
     (_T('dx', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), _P('max_pool', 'max_pool', 'int32', None, None, None), ))
 
 
 def conv_backward_data(
     dy: TensorLike, w: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
     strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
-    clip_min: Optional[float] = None, clip_max: Optional[float] = None, out_shape: Optional[Sequence[Any]] = None, out: OutLike = None,
-    stream: StreamLike = None, device: DeviceLike = None,
+    clip_min: Optional[float] = None, clip_max: Optional[float] = None, max_pool: int = 0, out_shape: Optional[Sequence[Any]] = None,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_BACKWARD_DATA (15; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -353,7 +365,7 @@ def conv_backward_data(
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape [N, C, D1..Dk] (not inferable: several D give one O) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, clip_min, clip_max, as in nnplug.conv_forward.
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, clip_min, clip_max, max_pool, as in nnplug.conv_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it
@@ -369,14 +381,14 @@ def conv_backward_data(
 _conv_backward_filter = _Op('conv_backward_filter', OpKind.CONV_BACKWARD_FILTER, _g.nnp_conv_params, False, False,
     (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), ),
     (_T('dw', False, 'float', False, False), ),
-    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), ))
+    (_P('group', 'group', 'int32', None, None, None), _P('auto_pad', 'auto_pad', 'enum', _g.AutoPad, None, None), _P('kernel_shape', 'kernel_shape', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('strides', 'strides', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('pads', 'pads', 'int32[NNP_MAX_DIMS]', None, None, None, 2), _P('dilations', 'dilations', 'int32[NNP_MAX_DIMS]', None, None, None, 1), _P('clip_min', 'clip_min', 'double', None, 'has_clip_min', None), _P('clip_max', 'clip_max', 'double', None, 'has_clip_max', None), _P('max_pool', 'max_pool', 'int32', None, None, None), ))
 
 
 def conv_backward_filter(
     x: TensorLike, dy: TensorLike, *, group: int = 1, auto_pad: Union[str, int] = 'notset', kernel_shape: Union[int, Sequence[int]] = (),
     strides: Union[int, Sequence[int]] = (), pads: Union[int, Sequence[int]] = (), dilations: Union[int, Sequence[int]] = (),
-    clip_min: Optional[float] = None, clip_max: Optional[float] = None, out_shape: Optional[Sequence[Any]] = None, out: OutLike = None,
-    stream: StreamLike = None, device: DeviceLike = None,
+    clip_min: Optional[float] = None, clip_max: Optional[float] = None, max_pool: int = 0, out_shape: Optional[Sequence[Any]] = None,
+    out: OutLike = None, stream: StreamLike = None, device: DeviceLike = None,
 ) -> Any:
     """NNP_OP_CONV_BACKWARD_FILTER (16; ABI 1.2): see nnplug_ops.h and docs/ops.md.
 
@@ -393,7 +405,7 @@ def conv_backward_filter(
     Outputs (returned; storage may be passed with out=, in this order):
         dw: w's shape [K, C/group, R1..Rk] (not inferable: several R give one O) (the call's float dtype)
 
-    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, clip_min, clip_max, as in nnplug.conv_forward.
+    Params (keyword-only; the C struct's fields): group, auto_pad, kernel_shape, strides, pads, dilations, clip_min, clip_max, max_pool, as in nnplug.conv_forward.
 
     Other keywords:
         out_shape: the output's shape (a list of shapes for a variadic output), needed without out= because the inputs do not determine it

@@ -321,14 +321,15 @@ def test_tensors_stay_on_the_device_between_nodes(monkeypatch):
     got = model.run({INPUT: x}, trace=trace)[OUTPUT]
     assert copies.calls == 2  # the input in, the output out: nothing between nodes
     _close(got, want)
-    # each Conv -> Relu runs as one conv_forward with its fused clamp
-    assert [t for t, _ in seen] == ["Relu (fused)", "Relu (fused)", "MaxPool", "Flatten", "Gemm",
-                                    "Relu", "Gemm"]
+    # each Conv -> Relu runs as one conv_forward with its fused clamp, the second with the
+    # MaxPool after it fused too
+    assert [t for t, _ in seen] == ["Relu (fused)", "MaxPool (fused)", "Flatten", "Gemm", "Relu",
+                                    "Gemm"]
     for _, outs in seen:
         for v in outs.values():
             assert isinstance(v, nnplug.DeviceArray) and v.device == sim
     # Flatten is a view: the same memory as the max-pool output it reshapes
-    (pool_out,), (flat,) = seen[2][1].values(), seen[3][1].values()
+    (pool_out,), (flat,) = seen[1][1].values(), seen[2][1].values()
     assert flat.ptr == pool_out.ptr and flat.shape == (BATCH, 9216)
     # the output stays on the device when asked
     dev_out = model.run({INPUT: x}, as_numpy=False)[OUTPUT]
@@ -487,6 +488,49 @@ def test_conv_and_its_clamp_run_as_one_call(dev):
     c3 = t.conv2d(c2, w["w3"])
     assert (c2 == 6).any() and (c2 == 0).any()  # both bounds take part
     for name, ref in (("y", c3.relu()), ("y2", c3)):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[name], ref.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_and_its_max_pooling_run_as_one_call(dev):
+    """Conv -> Relu -> MaxPool 2 x 2 (the cnn's block; on the cpu the Winograd path with the
+    pooling in its output transform) and Conv -> MaxPool 3 x 3 run as conv_forward with its
+    fused max pooling where the device has it (cuda does not: nnp_op_supported says so and both
+    stay apart there); overlapping windows and padded pooling stay unfused; every output matches
+    the unfused run and PyTorch."""
+    r = np.random.default_rng(17)
+    inits = [_c("w1", (0.2 * r.standard_normal((16, 16, 3, 3))).astype(np.float32)),
+             _c("b1", r.standard_normal(16).astype(np.float32)),
+             _c("w2", r.standard_normal((5, 16, 3, 3)).astype(np.float32))]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("MaxPool", ["r1"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["x", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c2"], ["y2"], kernel_shape=[3, 3], strides=[3, 3]),
+             helper.make_node("Conv", ["x", "w2"], ["c3"]),
+             helper.make_node("MaxPool", ["c3"], ["y3"], kernel_shape=[2, 2], strides=[1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["c4"]),
+             helper.make_node("MaxPool", ["c4"], ["y4"], kernel_shape=[2, 2], strides=[2, 2],
+                              pads=[1, 1, 1, 1])]
+    proto = _graph_model(nodes, [_t("x", (2, 16, 19, 19))],
+                         [_t(n, None) for n in ("y", "y2", "y3", "y4")], inits)
+    feeds = {"x": r.standard_normal((2, 16, 19, 19)).astype(np.float32)}
+    fused, plain = nx.load(proto, dev), nx.load(proto, dev, fuse=False)
+    got = fused.run(feeds)
+    (plan,) = fused._plans.values()
+    pools = 0 if dev.name.startswith("cuda") else 2
+    assert plan.fused.get("conv_pool", 0) == pools
+    assert plan.fused.get("conv_clamp") == 1 and len(plan.steps) == 9 - 1 - pools
+    want = plain.run(feeds)
+    t = torch.nn.functional
+    w = {i.name: torch.from_numpy(numpy_helper.to_array(i)) for i in inits}
+    x = torch.from_numpy(feeds["x"])
+    r1 = t.conv2d(x, w["w1"], w["b1"]).relu()
+    refs = {"y": t.max_pool2d(r1, 2), "y2": t.max_pool2d(t.conv2d(x, w["w2"], padding=1), 3),
+            "y3": t.max_pool2d(t.conv2d(x, w["w2"]), 2, stride=1),
+            "y4": t.max_pool2d(t.conv2d(x, w["w2"]), 2, padding=1)}
+    for name, ref in refs.items():
+        assert got[name].shape == tuple(ref.shape)
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got[name], ref.numpy(), rtol=1e-4, atol=1e-4)
 

@@ -160,6 +160,26 @@ inline conv_nd_geometry conv_nd_of_conv(const nnp_conv_params& p, const DLTensor
   return conv_detail::geometry_of(p, conv_resolve_axis, x, w, x.shape[1], w.shape[0], x, y);
 }
 
+// NNP_OP_CONV_FORWARD's convolution: as conv_nd_of_conv, except that with the fused max pooling
+// (ABI 1.8: max_pool = p >= 2) y holds the pooled output [N, K, floor(O/p)..], so the
+// convolution's output extents O come from the formula (conv_resolve_axis), not from y.
+inline conv_nd_geometry conv_nd_of_conv_forward(const nnp_conv_params& p, const DLTensor& x,
+                                                const DLTensor& w, const DLTensor& y) {
+  conv_nd_geometry g = conv_nd_of_conv(p, x, w, y);
+  if (p.max_pool > 1) {
+    const int k = x.ndim - 2;
+    for (int i = 0; i < k; ++i)
+      g.out[kConvMaxSpatial - k + i] =
+          conv_resolve_axis(p, k, i, x.shape[2 + i], w.shape[2 + i]).out;
+  }
+  return g;
+}
+
+// The window (and stride) of conv_forward's fused max pooling: max_pool, or 1 for none.
+inline int64_t conv_max_pool_of(const nnp_conv_params& p) {
+  return p.max_pool > 1 ? p.max_pool : 1;
+}
+
 // NNP_OP_CONV_TRANSPOSE_*: x [N, C, D..], w [C, K/group, R..], y [N, K, O..]; the geometry of
 // the convolution whose input is y and whose output is x.
 inline conv_nd_geometry conv_nd_of_transpose(const nnp_conv_transpose_params& p, const DLTensor& x,
