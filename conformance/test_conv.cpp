@@ -630,13 +630,15 @@ TEST_CASE("conv_nd: fused clamp (known answers)") {
 }
 
 // The forward's fused max pooling (ABI 1.8) on shapes that take each of the cpu's paths (the
-// Winograd output transform for 2 x 2 on planes at least 15 wide, with and without the clamp;
-// too narrow a plane, odd sizes whose last row and column no window covers, windows of 3, 1-d and
-// 3-d on im2col, depthwise): the answer is the windows' maxima of clamp(conv(x, w) + b) by the
-// direct formula here, in double. A device without it (nnp_op_supported) is skipped.
+// Winograd output transform for 2 x 2 on planes at least 15 wide, with and without the clamp,
+// whole and in blocks of tile rows (more than 256 tiles); too narrow a plane, odd sizes whose last
+// row and column no window covers, windows of 3, 1-d and 3-d on im2col, depthwise): the answer is
+// the windows' maxima of clamp(conv(x, w) + b) by the direct formula here, in double. A device
+// without it (nnp_op_supported) is skipped.
 TEST_CASE("conv_nd: fused max pooling (known answers)") {
   const char* const cases[] = {
       "n2 c16 x18x18 k16 r3x3 pads1,1,1,1 pool=2 clip_min=0",
+      "n1 c16 x36x35 k16 r3x3 pool=2",  // 17 x 17 tiles: the Winograd path's blocks of tile rows
       "n1 c16 x19x21 k16 r3x3 pool=2",
       "n1 c16 x12x12 k16 r3x3 pool=2 clip_min=-0.1 clip_max=0.2",
       "n1 c2 x9x11 k3 r3x3 pads1,1,1,1 pool=3",

@@ -628,49 +628,6 @@ NNP_CPU_AVX2_FMA void output_plane4_avx2(const float* m, int64_t ms, int64_t tp,
     }
 }
 
-// max(x, y) per lane, NaN where either is NaN (max pooling's rule).
-NNP_CPU_AVX2_FMA inline __m256 max_nan(__m256 x, __m256 y) {
-  return _mm256_blendv_ps(_mm256_max_ps(x, y), _mm256_add_ps(x, y),
-                          _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
-}
-
-// output_plane2_avx2 with conv_forward's fused 2 x 2 max pooling (ABI 1.8): each 2 x 2 output
-// tile is one pooling window, so the maximum of its four outputs (after bias and clamp; NaN if
-// any is NaN) is the pooled value, stored at pooled [tp', q / 2] (row ti, column tj) for the
-// tiles wholly inside the p x q output (ti < p / 2, tj < q / 2: floor, as ONNX MaxPool without
-// ceil_mode). The full-size output is never stored. tq >= 8. work: 8 tiles floats.
-NNP_CPU_AVX2_FMA void output_plane2_pool_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq,
-                                              int64_t p, int64_t q, const wino_out& e,
-                                              float* pooled, float* work) {
-  const int64_t tiles = tp * tq, pp = std::min(tp, p / 2), pq = q / 2;
-  float* s = work;  // [2 rows][4 columns j][tiles]
-  for (int j = 0; j < 4; ++j)
-    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
-                 s + j * tiles, s + (4 + j) * tiles);
-  const __m256 b = _mm256_set1_ps(e.bias);
-  const __m256 lo = _mm256_set1_ps(e.clamp.lo), hi = _mm256_set1_ps(e.clamp.hi);
-  for (int64_t ti = 0; ti < pp; ++ti) {
-    float* out = pooled + ti * pq;
-    for (int64_t g0 = 0; g0 < pq; g0 += 8) {
-      const int64_t t0 = std::min(g0, tq - 8);
-      __m256 best = _mm256_setzero_ps();
-      for (int r = 0; r < 2; ++r) {
-        const float* a = s + 4 * r * tiles + ti * tq;
-        const __m256 a0 = _mm256_loadu_ps(a + t0), a1 = _mm256_loadu_ps(a + tiles + t0);
-        const __m256 a2 = _mm256_loadu_ps(a + 2 * tiles + t0);
-        const __m256 a3 = _mm256_loadu_ps(a + 3 * tiles + t0);
-        const __m256 o0 =
-            clamp8(_mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(a1, a2)), lo, hi);
-        const __m256 o1 =
-            clamp8(_mm256_sub_ps(_mm256_add_ps(a1, b), _mm256_add_ps(a2, a3)), lo, hi);
-        const __m256 row = max_nan(o0, o1);
-        best = r == 0 ? row : max_nan(best, row);
-      }
-      store_first(out + t0, best, pq - t0);
-    }
-  }
-}
-
 // dy_plane4 with the second half (A along each row of A d) on groups of 8 tiles. work:
 // (4 + 6) x 4 (8 ceil(tq / 8)) floats.
 NNP_CPU_AVX2_FMA void dy_plane4_avx2(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq,
@@ -739,6 +696,22 @@ NNP_CPU_AVX2_FMA void input_plane2_avx2(const float* plane, int64_t ld, int64_t 
   }
 }
 
+// The second half of F(2x2)'s output transform for 8 tiles t0.. of one output row: a = the row's
+// first column sums (s + 4 r tiles + ti tq), the four columns `tiles` apart. o0 / o1: the even
+// and odd outputs of each tile, bias added and clamped. Shared by the plain and the pooled
+// transform, so the fused pooling sees exactly the values the plain one stores.
+struct row_pair2 {
+  __m256 even, odd;
+};
+NNP_CPU_AVX2_FMA inline row_pair2 output_pair2(const float* a, int64_t tiles, int64_t t0, __m256 b,
+                                               __m256 lo, __m256 hi) {
+  const __m256 a0 = _mm256_loadu_ps(a + t0), a1 = _mm256_loadu_ps(a + tiles + t0);
+  const __m256 a2 = _mm256_loadu_ps(a + 2 * tiles + t0);
+  const __m256 a3 = _mm256_loadu_ps(a + 3 * tiles + t0);
+  return {clamp8(_mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(a1, a2)), lo, hi),
+          clamp8(_mm256_sub_ps(_mm256_add_ps(a1, b), _mm256_add_ps(a2, a3)), lo, hi)};
+}
+
 // output_plane2 for tile rows of at least 8 tiles: the first half (A^T along the xi rows, all
 // tiles at once) as there, the second half and the interleave of the two output columns per
 // group of 8 tiles. work: 8 tiles floats.
@@ -762,21 +735,51 @@ NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp,
       float* out = y + (2 * ti + r) * q;
       for (int64_t g0 = 0; g0 < tq; g0 += 8) {
         const int64_t t0 = std::min(g0, tq - 8);
-        const __m256 a0 = _mm256_loadu_ps(a + t0), a1 = _mm256_loadu_ps(a + tiles + t0);
-        const __m256 a2 = _mm256_loadu_ps(a + 2 * tiles + t0);
-        const __m256 a3 = _mm256_loadu_ps(a + 3 * tiles + t0);
-        const __m256 o0 =
-            clamp8(_mm256_add_ps(_mm256_add_ps(a0, b), _mm256_add_ps(a1, a2)), lo, hi);
-        const __m256 o1 =
-            clamp8(_mm256_sub_ps(_mm256_add_ps(a1, b), _mm256_add_ps(a2, a3)), lo, hi);
-        // interleave: out[2 t] = o0[t], out[2 t + 1] = o1[t]
-        const __m256 il = _mm256_unpacklo_ps(o0, o1), ih = _mm256_unpackhi_ps(o0, o1);
+        const row_pair2 o = output_pair2(a, tiles, t0, b, lo, hi);
+        // interleave: out[2 t] = o.even[t], out[2 t + 1] = o.odd[t]
+        const __m256 il = _mm256_unpacklo_ps(o.even, o.odd), ih = _mm256_unpackhi_ps(o.even, o.odd);
         const int64_t col = 2 * t0;
         store_first(out + col, _mm256_permute2f128_ps(il, ih, 0x20), q - col);
         if (q - col > 8)
           store_first(out + col + 8, _mm256_permute2f128_ps(il, ih, 0x31), q - col - 8);
       }
     }
+}
+
+// max(x, y) per lane, NaN where either is NaN (max pooling's rule).
+NNP_CPU_AVX2_FMA inline __m256 max_nan(__m256 x, __m256 y) {
+  return _mm256_blendv_ps(_mm256_max_ps(x, y), _mm256_add_ps(x, y),
+                          _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
+}
+
+// output_plane2_avx2 with conv_forward's fused 2 x 2 max pooling (ABI 1.8): each 2 x 2 output
+// tile is one pooling window, so the maximum of its four outputs (after bias and clamp; NaN if
+// any is NaN) is the pooled value, stored at pooled [tp', q / 2] (row ti, column tj) for the
+// tiles wholly inside the p x q output (ti < p / 2, tj < q / 2: floor, as ONNX MaxPool without
+// ceil_mode). The full-size output is never stored. tq >= 8. work: 8 tiles floats.
+NNP_CPU_AVX2_FMA void output_plane2_pool_avx2(const float* m, int64_t ms, int64_t tp, int64_t tq,
+                                              int64_t p, int64_t q, const wino_out& e,
+                                              float* pooled, float* work) {
+  const int64_t tiles = tp * tq, pp = std::min(tp, p / 2), pq = q / 2;
+  float* s = work;  // [2 rows][4 columns j][tiles]
+  for (int j = 0; j < 4; ++j)
+    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
+                 s + j * tiles, s + (4 + j) * tiles);
+  const __m256 b = _mm256_set1_ps(e.bias);
+  const __m256 lo = _mm256_set1_ps(e.clamp.lo), hi = _mm256_set1_ps(e.clamp.hi);
+  for (int64_t ti = 0; ti < pp; ++ti) {
+    float* out = pooled + ti * pq;
+    for (int64_t g0 = 0; g0 < pq; g0 += 8) {
+      const int64_t t0 = std::min(g0, tq - 8);
+      __m256 best = _mm256_setzero_ps();
+      for (int r = 0; r < 2; ++r) {
+        const row_pair2 o = output_pair2(s + 4 * r * tiles + ti * tq, tiles, t0, b, lo, hi);
+        const __m256 row = max_nan(o.even, o.odd);
+        best = r == 0 ? row : max_nan(best, row);
+      }
+      store_first(out + t0, best, pq - t0);
+    }
+  }
 }
 
 // The SGEMMs of winograd_batch, m[xi] [K, N] = u[xi] [K, C] . v[xi] [C, N], have a short depth
