@@ -13,6 +13,9 @@ models with onnxruntime and PyTorch):
 - Attention: MatMul(Q, Transpose(K, perm [0, 1, 3, 2])) -> Mul (or Div) by a constant scalar
   -> Softmax(axis -1) -> MatMul by V, with Q, K, V of rank 4 ([B, H, T, D]): one
   attention_forward (scale = the constant, or its reciprocal for Div), no mask, not causal.
+  PyTorch 2's exporter writes F.scaled_dot_product_attention with both operands scaled
+  instead, MatMul(Mul(Q, c1), Mul(Transpose(K), c2)) -> Softmax -> MatMul V: the same call
+  with scale c1 * c2.
 - Convolution + clamp: Conv -> Relu (clip_min = 0) or Conv -> Clip with constant bounds
   (MobileNet's ReLU6: clip_min = 0, clip_max = 6): one conv_forward with its fused clamp
   (ABI 1.7), the clamp applied as each output is stored instead of in a pass of its own.
@@ -225,6 +228,56 @@ def _fuse_attention(g: _Graph, i: int) -> bool:
     return g.replace([i, qk_i, sc_i, sm_i], pv_i, step, pv)
 
 
+def _scaled_by(g: _Graph, s: Optional[_OpStep], value: str) -> Optional[float]:
+    """The constant finite non-zero scalar that binary step s multiplies `value` by (either
+    operand order), else None."""
+    if s is None:
+        return None
+    other = _other(s, value)
+    c = None if other is None else g.scalar(other)
+    return c if c is not None and math.isfinite(c) and c != 0.0 else None
+
+
+def _fuse_attention_scaled_operands(g: _Graph, i: int) -> bool:
+    """Attention as PyTorch 2's exporter writes F.scaled_dot_product_attention: each operand
+    scaled by sqrt(scale) before the product, Mul(q, c1) and Mul(Transpose(k), c2) -> MatMul
+    -> Softmax(axis -1) -> MatMul v: one attention_forward with scale c1 * c2."""
+    tk = g.op(i, _ops.transpose, perm=[0, 1, 3, 2])
+    if tk is None or _plain(tk)[0].view is not None:
+        return False
+    k = _plain(tk)[0].name
+    mk_i, mk = _next(g, tk, _ops.binary, op=BinaryOp.MUL)
+    ck = _scaled_by(g, mk, tk.outputs[0])
+    if mk is None or ck is None:
+        return False
+    qk_i, qk = _next(g, mk, _ops.matmul)
+    if qk is None or not _reads(qk, 1, mk.outputs[0]) or _plain(qk)[0].view is not None:
+        return False
+    mq_i = g.maker.get(_plain(qk)[0].name)
+    mq = g.op(mq_i, _ops.binary, op=BinaryOp.MUL)
+    if mq is None or mq_i is None or g.only_reader(mq.outputs[0]) != qk_i:
+        return False
+    q = next((r for r in _plain(mq) if r.view is None and g.scalar(r) is None), None)
+    cq = None if q is None else _scaled_by(g, mq, q.name)
+    if q is None or cq is None:
+        return False
+    sm_i, sm = _next(g, qk, _ops.softmax_forward, log=False)
+    if sm is None or sm.kwargs.get("axis") not in (-1, 3):
+        return False
+    pv_i, pv = _next(g, sm, _ops.matmul)
+    if pv is None or not _reads(pv, 0, sm.outputs[0]) or _plain(pv)[1].view is not None:
+        return False
+    v = _plain(pv)[1]
+    qs, ks, vs = (g.infos[n].shape for n in (q.name, k, v.name))
+    if not (len(qs) == len(ks) == len(vs) == 4 and qs[:2] == ks[:2] == vs[:2] and
+            qs[3] == ks[3] and ks[2] == vs[2]):
+        return False
+    assert mk_i is not None and qk_i is not None and sm_i is not None and pv_i is not None
+    step = _OpStep(_ops.attention_forward, [_Ref(q.name), _Ref(k), _Ref(v.name)], pv.outputs,
+                   pv.shapes, pv.dtypes, scale=float(cq * ck))
+    return g.replace([i, mk_i, mq_i, qk_i, sm_i], pv_i, step, pv)
+
+
 def _fuse_conv_clamp(g: _Graph, i: int) -> bool:
     conv = g.op(i, _ops.conv_forward, clip_min=None, clip_max=None)
     if conv is None:
@@ -269,7 +322,8 @@ def _fuse_conv_pool(g: _Graph, i: int) -> bool:
     return g.replace([i], j, step, pool)
 
 
-_FUSIONS = (_fuse_gelu, _fuse_linear, _fuse_attention, _fuse_conv_clamp, _fuse_conv_pool)
+_FUSIONS = (_fuse_gelu, _fuse_linear, _fuse_attention, _fuse_attention_scaled_operands,
+            _fuse_conv_clamp, _fuse_conv_pool)
 
 
 def fuse(steps: List[_Step], infos: Dict[str, _Info], outputs: Sequence[str],

@@ -492,6 +492,33 @@ def test_conv_and_its_clamp_run_as_one_call(dev):
         np.testing.assert_allclose(got[name], ref.numpy(), rtol=1e-4, atol=1e-4)
 
 
+def test_attention_with_scaled_operands_runs_as_one_call(dev):
+    """PyTorch 2's export of F.scaled_dot_product_attention, Mul(q, c1) and Mul(Transpose(k),
+    c2) -> MatMul -> Softmax -> MatMul v (either operand order in the Muls), is one
+    attention_forward with scale c1 * c2, and gives numpy's result; with a q that is read
+    elsewhere too it stays unfused and still right."""
+    r = np.random.default_rng(19)
+    for shared_q in (False, True):
+        nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+                 helper.make_node("Mul", ["c2", "kt"], ["ks"]),
+                 helper.make_node("Mul", ["q", "c1"], ["qs"]),
+                 helper.make_node("MatMul", ["qs", "ks"], ["s"]),
+                 helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+                 helper.make_node("MatMul", ["p", "v"], ["y"])]
+        outputs = [_t("y", None)] + ([_t("qs", None)] if shared_q else [])
+        proto = _graph_model(nodes, [_t(n, (2, 3, 5, 4)) for n in ("q", "k", "v")], outputs,
+                             [_c("c1", np.float32(0.6)), _c("c2", np.float32(0.7))])
+        feeds = {n: r.standard_normal((2, 3, 5, 4)).astype(np.float32) for n in "qkv"}
+        model = nx.load(proto, dev)
+        got = model.run(feeds)["y"]
+        (plan,) = model._plans.values()
+        assert plan.fused == ({} if shared_q else {"attention_scaled_operands": 1})
+        sc = 0.42 * feeds["q"] @ feeds["k"].transpose(0, 1, 3, 2)
+        e = np.exp(sc - sc.max(-1, keepdims=True))
+        np.testing.assert_allclose(got, (e / e.sum(-1, keepdims=True)) @ feeds["v"],
+                                   rtol=1e-5, atol=1e-5)
+
+
 def test_conv_and_its_max_pooling_run_as_one_call(dev):
     """Conv -> Relu -> MaxPool 2 x 2 (the cnn's block; on the cpu the Winograd path with the
     pooling in its output transform) and Conv -> MaxPool 3 x 3 run as conv_forward with its
