@@ -156,6 +156,14 @@ inline void output_cols2(const float* __restrict m0, const float* __restrict m1,
   }
 }
 
+// The first half for every tile of a plane: output_cols2 for the four columns j, into
+// s [2 rows][4 columns][tiles] (8 tiles floats).
+inline void output_cols2_all(const float* m, int64_t ms, int64_t tiles, float* s) {
+  for (int j = 0; j < 4; ++j)
+    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
+                 s + j * tiles, s + (4 + j) * tiles);
+}
+
 // Output transform, second half (A along each row) for one row of tiles: out[2 t], out[2 t + 1]
 // = e(a0 + a1 + a2), e(a1 - a2 - a3) for aj = a[j * tiles + t].
 inline void output_row2(const float* __restrict a, int64_t tiles, int64_t tq, const wino_out& e,
@@ -175,9 +183,7 @@ void output_plane2(const float* m, int64_t ms, int64_t tp, int64_t tq, int64_t p
   const int64_t tiles = tp * tq;
   float* s = work;                     // [2][4][tiles]
   float* rows_out = work + 8 * tiles;  // two output rows of 2 tq floats
-  for (int j = 0; j < 4; ++j)
-    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
-                 s + j * tiles, s + (4 + j) * tiles);
+  output_cols2_all(m, ms, tiles, s);
   for (int64_t ti = 0; ti < tp; ++ti) {
     const int64_t r0 = 2 * ti;
     const bool fits = r0 + 1 < p && q % 2 == 0;  // direct when it fits
@@ -724,9 +730,7 @@ NNP_CPU_AVX2_FMA void output_plane2_avx2(const float* m, int64_t ms, int64_t tp,
   }
   const int64_t tiles = tp * tq;
   float* s = work;  // [2 rows][4 columns j][tiles]
-  for (int j = 0; j < 4; ++j)
-    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
-                 s + j * tiles, s + (4 + j) * tiles);
+  output_cols2_all(m, ms, tiles, s);
   const __m256 b = _mm256_set1_ps(e.bias);
   const __m256 lo = _mm256_set1_ps(e.clamp.lo), hi = _mm256_set1_ps(e.clamp.hi);
   for (int64_t ti = 0; ti < tp; ++ti)
@@ -762,9 +766,7 @@ NNP_CPU_AVX2_FMA void output_plane2_pool_avx2(const float* m, int64_t ms, int64_
                                               float* pooled, float* work) {
   const int64_t tiles = tp * tq, pp = std::min(tp, p / 2), pq = q / 2;
   float* s = work;  // [2 rows][4 columns j][tiles]
-  for (int j = 0; j < 4; ++j)
-    output_cols2(m + j * ms, m + (4 + j) * ms, m + (8 + j) * ms, m + (12 + j) * ms, tiles,
-                 s + j * tiles, s + (4 + j) * tiles);
+  output_cols2_all(m, ms, tiles, s);
   const __m256 b = _mm256_set1_ps(e.bias);
   const __m256 lo = _mm256_set1_ps(e.clamp.lo), hi = _mm256_set1_ps(e.clamp.hi);
   for (int64_t ti = 0; ti < pp; ++ti) {

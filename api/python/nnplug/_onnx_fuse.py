@@ -211,21 +211,30 @@ def _fuse_attention(g: _Graph, i: int) -> bool:
     if c is None or not math.isfinite(c) or c == 0.0:
         return False
     scale = c if sc.kwargs["op"] == BinaryOp.MUL else 1.0 / c
-    sm_i, sm = _next(g, sc, _ops.softmax_forward, log=False)
+    assert qk_i is not None and sc_i is not None
+    return _attention_tail(g, sc, q.name, k, scale, [i, qk_i, sc_i])
+
+
+def _attention_tail(g: _Graph, scores: _OpStep, q: str, k: str, scale: float,
+                    chain: List[int]) -> bool:
+    """The end both attention patterns share: `scores` (the scaled q k^T) -> Softmax(axis -1)
+    -> MatMul by v, with q, k, v [B, H, T, D]: one attention_forward(q, k, v, scale) in place
+    of the last MatMul, the steps `chain` and the Softmax dropped."""
+    sm_i, sm = _next(g, scores, _ops.softmax_forward, log=False)
     if sm is None or sm.kwargs.get("axis") not in (-1, 3):
         return False
     pv_i, pv = _next(g, sm, _ops.matmul)
     if pv is None or not _reads(pv, 0, sm.outputs[0]) or _plain(pv)[1].view is not None:
         return False
     v = _plain(pv)[1]
-    qs, ks, vs = (g.infos[n].shape for n in (q.name, k, v.name))
+    qs, ks, vs = (g.infos[n].shape for n in (q, k, v.name))
     if not (len(qs) == len(ks) == len(vs) == 4 and qs[:2] == ks[:2] == vs[:2] and
             qs[3] == ks[3] and ks[2] == vs[2]):
         return False
-    assert qk_i is not None and sc_i is not None and sm_i is not None and pv_i is not None
-    step = _OpStep(_ops.attention_forward, [_Ref(q.name), _Ref(k), _Ref(v.name)], pv.outputs,
+    assert sm_i is not None and pv_i is not None
+    step = _OpStep(_ops.attention_forward, [_Ref(q), _Ref(k), _Ref(v.name)], pv.outputs,
                    pv.shapes, pv.dtypes, scale=float(scale))
-    return g.replace([i, qk_i, sc_i, sm_i], pv_i, step, pv)
+    return g.replace(chain + [sm_i], pv_i, step, pv)
 
 
 def _scaled_by(g: _Graph, s: Optional[_OpStep], value: str) -> Optional[float]:
@@ -261,21 +270,8 @@ def _fuse_attention_scaled_operands(g: _Graph, i: int) -> bool:
     cq = None if q is None else _scaled_by(g, mq, q.name)
     if q is None or cq is None:
         return False
-    sm_i, sm = _next(g, qk, _ops.softmax_forward, log=False)
-    if sm is None or sm.kwargs.get("axis") not in (-1, 3):
-        return False
-    pv_i, pv = _next(g, sm, _ops.matmul)
-    if pv is None or not _reads(pv, 0, sm.outputs[0]) or _plain(pv)[1].view is not None:
-        return False
-    v = _plain(pv)[1]
-    qs, ks, vs = (g.infos[n].shape for n in (q.name, k, v.name))
-    if not (len(qs) == len(ks) == len(vs) == 4 and qs[:2] == ks[:2] == vs[:2] and
-            qs[3] == ks[3] and ks[2] == vs[2]):
-        return False
-    assert mk_i is not None and qk_i is not None and sm_i is not None and pv_i is not None
-    step = _OpStep(_ops.attention_forward, [_Ref(q.name), _Ref(k), _Ref(v.name)], pv.outputs,
-                   pv.shapes, pv.dtypes, scale=float(cq * ck))
-    return g.replace([i, mk_i, mq_i, qk_i, sm_i], pv_i, step, pv)
+    assert mk_i is not None and qk_i is not None
+    return _attention_tail(g, qk, q.name, k, cq * ck, [i, mk_i, mq_i, qk_i])
 
 
 def _fuse_conv_clamp(g: _Graph, i: int) -> bool:
