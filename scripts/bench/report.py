@@ -443,6 +443,18 @@ def distributed_md(results):
 ONNX_TARGETS = {"cnn": 1.0, "vit": 1.0, "resnet18": 1.5, "mobilenet_v2": 1.5}
 
 
+def dirty_text(git):
+    """What the page says after the commit when tracked files differed from it at the start:
+    their names where the record has them (older records have only the flag)."""
+    if not git.get("dirty"):
+        return ""
+    changed = git.get("changed") or []
+    if not changed:
+        return " (with uncommitted changes)"
+    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+    return " (with uncommitted changes to " + ", ".join(f"`{c}`" for c in changed[:5]) + more + ")"
+
+
 def onnx_md(results):
     """The ONNX models' table: nnplug cpu eager and with graph launches, each against the
     onnxruntime timed beside it (records from before graphs runs timed onnxruntime compare
@@ -539,7 +551,7 @@ def write(results, out_dir):
     doc = tmpl.substitute(
         command=results.get("command") or "scripts/benchmark.sh",
         date=m["date"], commit=m["git"]["commit"][:12],
-        dirty=" (with uncommitted changes)" if m["git"].get("dirty") else "",
+        dirty=dirty_text(m["git"]),
         total=f"{total:.0f} s ({phases})" if phases else "(not recorded)",
         quick_note=("\n\n**This is a `--quick` smoke run**: tiny step counts and one round; its "
                     "figures are not benchmarks." if results.get("quick") else ""),

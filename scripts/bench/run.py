@@ -201,12 +201,15 @@ def machine(r, torch_pythons):
     # the first PyTorch that imports (the distributed phase falls back on it)
     m["torch"] = m["torches"][0] if m["torches"] else None
     git = ["git", "-C", ROOT]
+    # tracked files that differ from the commit when the run starts (their names, so that the
+    # page can say which)
+    changed = [line[3:] for line in r.run(git + ["status", "--porcelain", "--untracked-files=no"],
+                                          record=False, check=False).splitlines() if line.strip()]
     m["git"] = {
         "commit": r.run(git + ["rev-parse", "HEAD"], record=False, check=False).strip(),
         "commit_date": r.run(git + ["show", "-s", "--format=%cs", "HEAD"], record=False,
                              check=False).strip(),
-        "dirty": bool(r.run(git + ["status", "--porcelain", "--untracked-files=no"],
-                            record=False, check=False).strip())}
+        "dirty": bool(changed), "changed": changed}
     m["date"] = time.strftime("%Y-%m-%d", time.gmtime())
     return m
 
