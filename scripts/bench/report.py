@@ -469,18 +469,18 @@ def onnx_md(results):
     rows = []
     for name, v in o["models"].items():
         cells = [f"`{name}`"]
+        # each nnplug figure against the onnxruntime timed beside it (records from before graph
+        # runs timed it: the eager run's)
         for key, ort_key in (("eager", "onnxruntime"),
                              ("graphs", "graphs_onnxruntime" if paired else "onnxruntime")):
-            ms, ort_ms = v.get(key + "_median"), v.get(ort_key + "_median")
-            if ort_ms is None and v.get(ort_key + "_ms"):
-                ort_ms = statistics.median(v[ort_key + "_ms"])
-            thr = noise(v[key + "_ms"], v[ort_key + "_ms"]) if ort_ms else None
+            ms, ort_list = v.get(key + "_median"), v.get(ort_key + "_ms") or []
+            ort_ms = statistics.median(ort_list) if ort_list else None
+            thr = noise(v[key + "_ms"], ort_list) if ort_ms else None
             ratio = ms / ort_ms if (ms and ort_ms) else None
-            cells.append(" / ".join(fmt(x) for x in v[key + "_ms"]) + f" → **{fmt(ms)}**")
-            if paired or key == "eager":
-                cells.append((" / ".join(fmt(x) for x in v[ort_key + "_ms"])
-                              + f" → **{fmt(ort_ms)}**") if ort_ms else "not run")
-            cells.append(ratio_cell(ratio, thr))
+            cells += [" / ".join(fmt(x) for x in v[key + "_ms"]) + f" → **{fmt(ms)}**",
+                      (" / ".join(fmt(x) for x in ort_list) + f" → **{fmt(ort_ms)}**")
+                      if ort_ms else "not run",
+                      ratio_cell(ratio, thr)]
         target = ONNX_TARGETS.get(name)
         cells.append(f"≤ {target:.1f}" if target else "–")
         rows.append(cells)
@@ -497,13 +497,8 @@ def onnx_md(results):
                if ort else "no onnxruntime (not installed)."),
             "The ratios are nnplug's time ÷ onnxruntime's; the targets are those of the ONNX "
             "runner's issue (batch 32, cpu).", ""]
-    if paired:
-        head = ["model", "nnplug eager ms (rounds → median)", "onnxruntime ms", "÷ onnxruntime",
-                "nnplug graphs ms (rounds → median)", "onnxruntime ms", "÷ onnxruntime",
-                "target"]
-    else:
-        head = ["model", "nnplug eager ms (rounds → median)", "onnxruntime ms (rounds → median)",
-                "÷ onnxruntime", "nnplug graphs ms (rounds → median)", "÷ onnxruntime", "target"]
+    head = ["model", "nnplug eager ms (rounds → median)", "onnxruntime ms", "÷ onnxruntime",
+            "nnplug graphs ms (rounds → median)", "onnxruntime ms", "÷ onnxruntime", "target"]
     text.append(table(head, rows))
     return "\n".join(text)
 
