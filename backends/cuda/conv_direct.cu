@@ -175,14 +175,8 @@ __global__ void __launch_bounds__(kThreads)
                                 const int* flag) {
   if (flag != nullptr && *flag == 0) return;
   for (int64_t idx = global_thread(); idx < total; idx += grid_threads()) {
-    int64_t t = idx;
-    const int64_t i2 = t % g.in[2];
-    t /= g.in[2];
-    const int64_t i1 = t % g.in[1];
-    t /= g.in[1];
-    const int64_t i0 = t % g.in[0];
-    t /= g.in[0];
-    const int64_t ic = t % g.ci, n = t / g.ci;
+    const input_element e = input_element_of(g, idx);
+    const int64_t i0 = e.i[0], i1 = e.i[1], i2 = e.i[2], ic = e.c, n = e.n;
     const int64_t grp = ic / g.cig, c = ic - grp * g.cig;
     float acc = bias != nullptr ? to_f(bias[ic]) : 0.0f;
     for (int64_t m = grp * g.cog; m < (grp + 1) * g.cog; ++m) {

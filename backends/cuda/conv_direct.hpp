@@ -51,6 +51,24 @@ inline direct_geom direct_of(const nnp::conv_nd_geometry& g) {
   return d;
 }
 
+// Element idx of an input-shaped tensor [n, ci, in[0], in[1], in[2]] (backward-data's result):
+// idx = (((n * ci + c) * in[0] + i[0]) * in[1] + i[1]) * in[2] + i[2].
+struct input_element {
+  int64_t n, c, i[3];
+};
+NNP_CUDA_HOST_DEVICE input_element input_element_of(const direct_geom& g, int64_t idx) {
+  input_element e;
+  e.i[2] = idx % g.in[2];
+  idx /= g.in[2];
+  e.i[1] = idx % g.in[1];
+  idx /= g.in[1];
+  e.i[0] = idx % g.in[0];
+  idx /= g.in[0];
+  e.c = idx % g.ci;
+  e.n = idx / g.ci;
+  return e;
+}
+
 // ---- the few-channel backward-data --------------------------------------------------------------
 // Where it applies: groups = 1, at most kSmallBwdChannels input channels, kSmallBwdTaps kernel
 // taps and kSmallBwdWeights filter elements (the filter sits in shared memory), an output plane
@@ -74,14 +92,8 @@ template <int kTaps, typename DyAt, typename BiasAt>
 NNP_CUDA_HOST_DEVICE float small_backward_data_element(const direct_geom& g, int64_t idx,
                                                        const float* ws, const DyAt& dy_at,
                                                        const BiasAt& bias_at) {
-  int64_t t = idx;
-  const int64_t i2 = t % g.in[2];
-  t /= g.in[2];
-  const int64_t i1 = t % g.in[1];
-  t /= g.in[1];
-  const int64_t i0 = t % g.in[0];
-  t /= g.in[0];
-  const int64_t c = t % g.ci, n = t / g.ci;
+  const input_element e = input_element_of(g, idx);
+  const int64_t i0 = e.i[0], i1 = e.i[1], i2 = e.i[2], c = e.c, n = e.n;
   const int taps = static_cast<int>(g.k_size);
   const int k12 = static_cast<int>(g.k[1] * g.k[2]), k2 = static_cast<int>(g.k[2]);
   int offs[kTaps];
