@@ -74,6 +74,8 @@ double quantize(double v, dtype_id t);
 struct tensor_spec {
   std::vector<int64_t> shape;
   bool follows_case_dtype = true;  // dtype = the case's float dtype
+  bool accumulation = false;       // with follows_case_dtype: float32 when the case's dtype is
+                                   // float16/bfloat16 (the op table's `accumulation` rule)
   dtype_id dtype = dtype_id::f32;  // used when follows_case_dtype is false
   std::vector<double> data;        // inputs and in/out outputs: initial values (row-major)
   std::vector<int64_t> strides;    // empty = compact; else strides in elements (NNP_OP_COPY)

@@ -134,7 +134,9 @@ void make_dltensor(DLTensor& t, const guarded_buffer& b, const tensor_spec& s, d
 }  // namespace
 
 dtype_id spec_dtype(const tensor_spec& t, dtype_id case_dtype) {
-  return t.follows_case_dtype ? case_dtype : t.dtype;
+  if (!t.follows_case_dtype) return t.dtype;
+  const bool half = case_dtype == dtype_id::f16 || case_dtype == dtype_id::bf16;
+  return t.accumulation && half ? dtype_id::f32 : case_dtype;
 }
 
 run_result run_op(device_entry& d, const call_spec& call, dtype_id dtype, nnp_stream* stream,
@@ -304,7 +306,7 @@ std::vector<std::vector<double>> reference_outputs(const call_spec& call, dtype_
   std::vector<std::vector<double>> out = r.outputs;
   for (size_t k = 0; k < out.size(); ++k) {
     const tensor_spec& t = call.outputs[k];
-    for (double& e : out[k]) e = quantize(e, t.follows_case_dtype ? dt : t.dtype);
+    for (double& e : out[k]) e = quantize(e, spec_dtype(t, dt));
   }
   return out;
 }

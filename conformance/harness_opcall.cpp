@@ -54,7 +54,7 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 call_spec quantized(const call_spec& call, dtype_id dtype) {
   call_spec q = call;
   auto round_all = [dtype](tensor_spec& t) {
-    const dtype_id d = t.follows_case_dtype ? dtype : t.dtype;
+    const dtype_id d = spec_dtype(t, dtype);
     for (double& v : t.data) v = quantize(v, d);
   };
   for (auto& t : q.inputs) round_all(t);

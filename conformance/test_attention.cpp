@@ -82,18 +82,25 @@ tensor_spec mask_tensor(const attn_setup& v, std::vector<double> mask) {
   return v.mask.empty() ? absent_tensor() : tensor(v.mask, std::move(mask));
 }
 
+// softmax_lse [B, Hq, Tq]: float32 in a 16-bit case (the op table's accumulation rule, ABI 1.9).
+tensor_spec lse_tensor(const attn_setup& v, std::vector<double> data = {}) {
+  tensor_spec t = tensor(v.lse(), std::move(data));
+  t.accumulation = true;
+  return t;
+}
+
 call_spec attn_forward(const attn_setup& v, const attn_inputs& d, bool lse = true) {
   return make_spec(
       NNP_OP_ATTENTION_FORWARD, v.p,
       {tensor(v.q(), d.q), tensor(v.k(), d.k), tensor(v.v(), d.v), mask_tensor(v, d.mask)},
-      {tensor(v.y()), lse ? tensor(v.lse()) : absent_tensor()});
+      {tensor(v.y()), lse ? lse_tensor(v) : absent_tensor()});
 }
 call_spec attn_backward(const attn_setup& v, const attn_inputs& d, std::vector<double> y,
                         std::vector<double> dy, std::vector<double> lse) {
   return make_spec(
       NNP_OP_ATTENTION_BACKWARD, v.p,
       {tensor(v.q(), d.q), tensor(v.k(), d.k), tensor(v.v(), d.v), mask_tensor(v, d.mask),
-       tensor(v.y(), std::move(y)), tensor(v.y(), std::move(dy)), tensor(v.lse(), std::move(lse))},
+       tensor(v.y(), std::move(y)), tensor(v.y(), std::move(dy)), lse_tensor(v, std::move(lse))},
       {tensor(v.q()), tensor(v.k()), tensor(v.v())});
 }
 

@@ -19,7 +19,9 @@ namespace conf {
 
 struct table_tensor {
   std::vector<int64_t> shape;
-  char dtype;  // 'f' the call's float dtype, 'l' int64, 'u' uint8
+  // 'f' the call's float dtype, 'l' int64, 'u' uint8, 'F' float32, 'a' float32 in a
+  // float16/bfloat16 call, else the call's float dtype (the table's dtype rules)
+  char dtype;
   bool optional;
 };
 
@@ -98,9 +100,11 @@ bound_example bind_example(const table_example& e, DLDevice device, DLDataType f
     DLTensor d{};
     d.device = device;
     d.ndim = static_cast<int32_t>(t.shape.size());
-    d.dtype = t.dtype == 'l'   ? DLDataType{kDLInt, 64, 1}
-              : t.dtype == 'u' ? DLDataType{kDLUInt, 8, 1}
-                               : float_dtype;
+    const bool half = float_dtype.bits == 16;  // float16, bfloat16
+    d.dtype = t.dtype == 'l'                               ? DLDataType{kDLInt, 64, 1}
+              : t.dtype == 'u'                             ? DLDataType{kDLUInt, 8, 1}
+              : t.dtype == 'F' || (t.dtype == 'a' && half) ? DLDataType{kDLFloat, 32, 1}
+                                                           : float_dtype;
     d.shape = b.shapes.back().data();
     size_t n = 1;
     for (int64_t v : t.shape) n *= static_cast<size_t>(v);

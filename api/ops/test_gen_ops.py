@@ -121,7 +121,7 @@ def main():
     adam_in = '  { name = "grad" },'
     bad_lines = [
         ("a tensor newer than the table's minor is refused", adam_step,
-         '  { name = "step", optional = true, dtype = "float32", since = 9 },', "> ABI minor"),
+         '  { name = "step", optional = true, dtype = "float32", since = 99 },', "> ABI minor"),
         ("a tensor added after its op must be optional", adam_step,
          '  { name = "step", dtype = "float32", since = 4 },', "must be optional"),
         ("a tensor added later comes after the op's older tensors", adam_in,

@@ -64,7 +64,24 @@ struct param_struct {
 };
 
 // float32: always float32, whatever the call's float dtype (a step counter on the device).
-enum class dtype_rule { float_common, int64, uint8, same_as_input0, any_float, float32 };
+enum class dtype_rule {
+  float_common,
+  int64,
+  uint8,
+  same_as_input0,
+  any_float,
+  float32,
+  accumulation  // float32 when the call's float dtype is float16/bfloat16, else that dtype
+};
+
+// The ABI minor from which the accumulation rule holds (before: the call's float dtype).
+constexpr int32_t kAccumulationRuleSince = 9;
+
+// The dtype of an `accumulation` tensor in a call whose float dtype is t.
+inline DLDataType accumulation_dtype(const DLDataType& t) {
+  const bool half = t.lanes == 1 && t.bits == 16 && (t.code == kDLFloat || t.code == kDLBfloat);
+  return half ? DLDataType{kDLFloat, 32, 1} : t;
+}
 
 struct tensor_desc {
   const char* name;

@@ -186,9 +186,13 @@ void call::check_no_self_overlap(const arg_name& label, const DLTensor& t) const
 void call::dtypes() {
   bool have = false;
   arg_name first{};
+  std::vector<std::pair<arg_name, const DLTensor*>> accumulation;  // checked once float_dtype_ is
   auto visit = [&](const arg_name& label, const DLTensor* t, dtype_rule rule) {
     if (t == nullptr) return;
     switch (rule) {
+      case dtype_rule::accumulation:
+        accumulation.emplace_back(label, t);
+        return;
       case dtype_rule::float_common:
         if (!nnp::is_float_dtype(t->dtype))
           fail(label + ": expected a float dtype (float16, bfloat16, float32, float64), got " +
@@ -229,6 +233,19 @@ void call::dtypes() {
   };
   for (size_t i = 0; i < n_in_; ++i) visit(in_label(i), in(i), input_desc(op_, i).dtype);
   for (size_t i = 0; i < n_out_; ++i) visit(out_label(i), out(i), output_desc(op_, i).dtype);
+  for (const auto& [label, t] : accumulation) {
+    if (!have) {  // no tensor sets the call's float dtype: any float dtype
+      visit(label, t, dtype_rule::float_common);
+      continue;
+    }
+    const DLDataType want = accumulation_dtype(float_dtype_);
+    if (!nnp::same_dtype(want, t->dtype))
+      fail(label + ": expected dtype " + nnp::dtype_name(want) +
+           (nnp::same_dtype(want, float_dtype_)
+                ? " (the dtype of " + first + ")"
+                : " (float32 in a " + nnp::dtype_name(float_dtype_) + " call, ABI 1.9)") +
+           ", got " + nnp::dtype_name(t->dtype));
+  }
 }
 
 void call::expect_rank(const arg_name& label, const DLTensor* t, int rank, const char* what) const {
@@ -590,6 +607,31 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inpu
                              op->name, input ? "input" : "output", d.name,
                              static_cast<int>(d.since), plugin, static_cast<int>(plugin_minor));
   }
+  // A float32 statistic in a 16-bit call (the accumulation rule of ABI 1.9): a plugin built for
+  // an earlier minor expects it in the call's dtype. (Validated before: the call's first float
+  // tensor sets its dtype.)
+  if (plugin_minor < kAccumulationRuleSince) {
+    const DLDataType* call_dtype = nullptr;
+    for (size_t i = 0; i < n_inputs + n_outputs && call_dtype == nullptr; ++i) {
+      const bool input = i < n_inputs;
+      const DLTensor* t = input ? inputs[i] : outputs[i - n_inputs];
+      const tensor_desc& d = input ? input_desc(*op, i) : output_desc(*op, i - n_inputs);
+      if (t != nullptr && d.dtype == dtype_rule::float_common) call_dtype = &t->dtype;
+    }
+    for (size_t i = 0; i < n_inputs + n_outputs && call_dtype != nullptr; ++i) {
+      const bool input = i < n_inputs;
+      const DLTensor* t = input ? inputs[i] : outputs[i - n_inputs];
+      const tensor_desc& d = input ? input_desc(*op, i) : output_desc(*op, i - n_inputs);
+      if (t != nullptr && d.dtype == dtype_rule::accumulation &&
+          !nnp::same_dtype(t->dtype, *call_dtype))
+        return set_last_errorf(NNP_STATUS_UNSUPPORTED,
+                               "%s: %s '%s' is float32 in a %s call, the rule of ABI 1.%d; plugin "
+                               "'%s' is built for ABI 1.%d, which had it in the call's dtype",
+                               op->name, input ? "input" : "output", d.name,
+                               nnp::dtype_name(*call_dtype).c_str(), kAccumulationRuleSince, plugin,
+                               static_cast<int>(plugin_minor));
+    }
+  }
   const param_struct* ps = op->params;
   if (ps == nullptr || params == nullptr) return NNP_STATUS_OK;
   size_t size;
@@ -659,6 +701,9 @@ nnp_status infer_shapes(int32_t op_kind, const void* params, size_t n_inputs,
           break;
         case dtype_rule::float32:
           s.dtype = DLDataType{kDLFloat, 32, 1};
+          break;
+        case dtype_rule::accumulation:
+          s.dtype = accumulation_dtype(c.float_dtype());
           break;
       }
       out_shapes[i] = s;

@@ -123,6 +123,7 @@ TEST_CASE("loader: every fixture gets the exact load state, status and reason") 
       {"wrong_major", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"ABI 2.0", "ABI 1."}},
       {"newer_minor", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
       {"older_minor", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
+      {"minor8", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
       {"small_table", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"struct_size", "1.0"}},
       {"null_slot", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"'op_execute'", "NULL"}},
       {"name_mismatch",
@@ -454,6 +455,37 @@ TEST_CASE("loader: a plugin of an older minor never receives newer kinds, fields
     CHECK(has_text(nnp_last_error_message(), "new in ABI 1."));
   }
   CHECK(nnp_stream_destroy(stream) == NNP_STATUS_OK);
+}
+
+TEST_CASE("loader: a plugin built for 1.8 never receives a float32 softmax_lse in a 16-bit call") {
+  const std::string dir = fixture_dir();
+  if (dir.empty()) return;
+  REQUIRE(nnp_load_plugin(fixture_path(dir, "minor8").c_str(), nullptr) == NNP_STATUS_OK);
+  nnp_device* dev = nullptr;
+  REQUIRE(nnp_get_device("fx_minor8", &dev) == NNP_STATUS_OK);
+  const std::vector<conf::table_example> examples = conf::table_examples();
+  for (const int32_t kind : {NNP_OP_ATTENTION_FORWARD, NNP_OP_ATTENTION_BACKWARD}) {
+    const conf::table_example* e = nullptr;
+    for (const conf::table_example& x : examples)
+      if (x.kind == kind) e = &x;
+    REQUIRE(e != nullptr);
+    CAPTURE(e->name);
+    for (const DLDataType half : {DLDataType{kDLFloat, 16, 1}, DLDataType{kDLBfloat, 16, 1}}) {
+      // softmax_lse float32 (the 1.9 rule): the host refuses, naming the rule.
+      const conf::bound_example b =
+          conf::bind_example(*e, DLDevice{kDLCPU, 0}, half, [](size_t) { return nullptr; });
+      CHECK(nnp_op_supported(dev, kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+                             b.out_ptrs.size(), b.out_ptrs.data()) == NNP_STATUS_UNSUPPORTED);
+      check_last_message_has({"softmax_lse", "float32", "ABI 1.9", "fx_minor8", "ABI 1.8"});
+    }
+    // A float32 call is one the plugin knows: it answers for itself (it implements fill only).
+    const conf::bound_example b = conf::bind_example(
+        *e, DLDevice{kDLCPU, 0}, DLDataType{kDLFloat, 32, 1}, [](size_t) { return nullptr; });
+    CHECK(nnp_op_supported(dev, kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+                           b.out_ptrs.size(), b.out_ptrs.data()) == NNP_STATUS_UNSUPPORTED);
+    CHECK(has_text(nnp_last_error_message(), "fx_minor8"));
+    CHECK_FALSE(has_text(nnp_last_error_message(), "ABI 1.9"));
+  }
 }
 
 TEST_CASE("loader: a slot that fails silently or throws becomes a clear status") {

@@ -651,4 +651,56 @@ TEST_CASE("validate: conv_forward's fused clamp") {
   CHECK_VALID(NNP_OP_CONV_BACKWARD_DATA, &p, {y(), w()}, {x()});
 }
 
+TEST_CASE("validate: attention's softmax_lse follows the accumulation rule") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  const auto p = params_of<nnp_attention_params>();
+  const DLDataType f16{kDLFloat, 16, 1}, bf16{kDLBfloat, 16, 1};
+  // Q [2, 2, 3, 4], K and V [2, 2, 5, 4]: lse [2, 2, 3].
+  for (const DLDataType t : {f16, bf16}) {
+    CAPTURE(int(t.code));
+    const auto qkv = [&] {
+      return std::vector<const DLTensor*>{d({2, 2, 3, 4}, t), d({2, 2, 5, 4}, t),
+                                          d({2, 2, 5, 4}, t)};
+    };
+    CHECK_VALID(NNP_OP_ATTENTION_FORWARD, &p, qkv(), {d({2, 2, 3, 4}, t), d({2, 2, 3}, kF32)});
+    CHECK_INVALID("attention_forward", W("softmax_lse", "expected dtype float32", "ABI 1.9"),
+                  NNP_OP_ATTENTION_FORWARD, &p, qkv(), {d({2, 2, 3, 4}, t), d({2, 2, 3}, t)});
+    // nnp_op_infer_shapes says float32 for it, Q's dtype for Y.
+    const std::vector<const DLTensor*> in = qkv();
+    nnp_shape shapes[2]{};
+    REQUIRE_MESSAGE(
+        nnp_op_infer_shapes(NNP_OP_ATTENTION_FORWARD, &p, 3, in.data(), 2, shapes) == NNP_STATUS_OK,
+        nnp_last_error_message());
+    CHECK((shapes[0].dtype.code == t.code && shapes[0].dtype.bits == 16));
+    CHECK((shapes[1].dtype.code == kDLFloat && shapes[1].dtype.bits == 32));
+    // The backward reads it as float32 too.
+    const auto bwd_in = [&](DLDataType lse) {
+      std::vector<const DLTensor*> v = qkv();
+      v.insert(v.end(), {nullptr, d({2, 2, 3, 4}, t), d({2, 2, 3, 4}, t), d({2, 2, 3}, lse)});
+      return v;
+    };
+    const auto grads = [&] {
+      return std::vector<const DLTensor*>{d({2, 2, 3, 4}, t), d({2, 2, 5, 4}, t),
+                                          d({2, 2, 5, 4}, t)};
+    };
+    CHECK_VALID(NNP_OP_ATTENTION_BACKWARD, &p, bwd_in(kF32), grads());
+    CHECK_INVALID("attention_backward", W("softmax_lse", "expected dtype float32"),
+                  NNP_OP_ATTENTION_BACKWARD, &p, bwd_in(t), grads());
+  }
+  // float32 and float64 calls: softmax_lse has the call's dtype, as before.
+  for (const DLDataType t : {kF32, kF64}) {
+    const char* name = t.bits == 32 ? "float32" : "float64";
+    CAPTURE(name);
+    const DLDataType other = t.bits == 32 ? kF64 : kF32;
+    CHECK_VALID(NNP_OP_ATTENTION_FORWARD, &p,
+                {d({2, 2, 3, 4}, t), d({2, 2, 5, 4}, t), d({2, 2, 5, 4}, t)},
+                {d({2, 2, 3, 4}, t), d({2, 2, 3}, t)});
+    CHECK_INVALID("attention_forward", W("softmax_lse", name, "the dtype of"),
+                  NNP_OP_ATTENTION_FORWARD, &p,
+                  {d({2, 2, 3, 4}, t), d({2, 2, 5, 4}, t), d({2, 2, 5, 4}, t)},
+                  {d({2, 2, 3, 4}, t), d({2, 2, 3}, other)});
+  }
+}
+
 }  // namespace nnp_test

@@ -35,6 +35,8 @@
  *  - A field added in a later minor, set to a non-default value, makes a plugin built for an
  *    older minor answer NNP_STATUS_UNSUPPORTED (libnnplug checks this before calling it).
  *  - Reductions and normalisations accumulate in at least float32 (double on the reference).
+ *    A statistic an op hands from its forward to its backward in that precision (attention's
+ *    softmax_lse) is float32 in a float16/bfloat16 call (ABI 1.9; the call's dtype before).
  * Where ONNX defines the op, semantics follow ONNX (opset 17 unless a block names another);
  * where it does not, the block names its source. docs/ops.md has the formulas in full.
  */
@@ -51,7 +53,7 @@ extern "C" {
  * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h
  * states the versioning rules. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 8
+#define NNP_ABI_VERSION_MINOR 9
 
 /** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
  * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules
@@ -614,7 +616,7 @@ typedef struct nnp_softmax_params {
  *            [2] V: [B, Hkv, Tk, Dv] or [B, Tk, Hkv*Dv]
  *            [3] attn_mask (optional): additive, broadcastable to [B, Hq, Tq, Tk] (rank <= 4)
  *   outputs: [0] Y: [B, Hq, Tq, Dv] or [B, Tq, Hq*Dv]
- *            [1] softmax_lse (optional): [B, Hq, Tq]: each score row's log-sum-exp, for the backward
+ *            [1] softmax_lse (optional): [B, Hq, Tq]: each score row's log-sum-exp, for the backward, float32 in a float16/bfloat16 call, else the call's float dtype
  *
  * NNP_OP_ATTENTION_BACKWARD (attention_backward, 131), new in ABI 1.2
  *   inputs:  [0] Q
@@ -623,7 +625,7 @@ typedef struct nnp_softmax_params {
  *            [3] attn_mask (optional): the forward's mask
  *            [4] Y: the forward's output
  *            [5] dY: Y's shape
- *            [6] softmax_lse: [B, Hq, Tq], the forward's
+ *            [6] softmax_lse: [B, Hq, Tq], the forward's, float32 in a float16/bfloat16 call, else the call's float dtype
  *   outputs: [0] dQ: Q's shape
  *            [1] dK: K's shape
  *            [2] dV: V's shape

@@ -30,7 +30,9 @@ def tensor_line(i, t, op):
         desc = (desc + ", " if desc else "") + {"int64": "int64", "uint8": "uint8",
                                                 "same_as_input0": "any dtype",
                                                 "any_float": "any float dtype",
-                                                "float32": "float32"}[t["dtype"]]
+                                                "float32": "float32",
+                                                "accumulation": "float32 in a float16/bfloat16 "
+                                                "call, else the call's float dtype"}[t["dtype"]]
     if t["alias"]:
         desc = (desc + "; " if desc else "") + "may alias " + " or ".join(t["alias"].split())
     if added_later(op, t):
@@ -237,7 +239,8 @@ def gen_op_table_inc(enums, structs, ops):
     o.append("")
     dt = {"float": "dtype_rule::float_common", "int64": "dtype_rule::int64",
           "uint8": "dtype_rule::uint8", "same_as_input0": "dtype_rule::same_as_input0",
-          "any_float": "dtype_rule::any_float", "float32": "dtype_rule::float32"}
+          "any_float": "dtype_rule::any_float", "float32": "dtype_rule::float32",
+          "accumulation": "dtype_rule::accumulation"}
     for op in ops:
         n = op["name"]
         for role in ("inputs", "outputs"):

@@ -266,7 +266,9 @@ def gen_python_ops(enums, structs, ops):
             dt = {"float": "the call's float dtype",
                   "int64": "int64", "uint8": "uint8",
                   "same_as_input0": "any dtype, that of the first input",
-                  "any_float": "any float dtype", "float32": "float32"}[t["dtype"]]
+                  "any_float": "any float dtype", "float32": "float32",
+                  "accumulation": "float32 in a float16/bfloat16 call, else the call's float "
+                                  "dtype"}[t["dtype"]]
             if added_later(op, t):
                 dt += f"; ABI 1.{t['since']}"
             v = f"a list of 1..{MAX_VARIADIC} tensors; " if t["variadic"] else ""

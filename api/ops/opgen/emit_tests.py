@@ -103,7 +103,7 @@ def gen_conformance_cases(enums, structs, ops):
     o.append("inline std::vector<table_example> table_examples() {")
     o.append("  std::vector<table_example> v;")
     letters = {"float": "'f'", "int64": "'l'", "uint8": "'u'", "same_as_input0": "'f'",
-               "any_float": "'f'", "float32": "'F'"}
+               "any_float": "'f'", "float32": "'F'", "accumulation": "'a'"}
     for op in ops:
         if op["collective"]:
             continue  # needs a communicator: api/tests/test_comm.cpp

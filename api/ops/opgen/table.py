@@ -82,7 +82,7 @@ def load(root):
                 if t["inplace"] and role == "inputs":
                     raise SpecError(f"op {op['name']}: {t['name']}: only outputs are inplace")
                 if t["dtype"] not in ("float", "int64", "uint8", "same_as_input0", "any_float",
-                                      "float32"):
+                                      "float32", "accumulation"):
                     raise SpecError(f"op {op['name']}: {t['name']}: unknown dtype {t['dtype']}")
                 if t["since"] > minor:
                     raise SpecError(f"op {op['name']}: {t['name']}: since {t['since']} > ABI "

@@ -476,7 +476,9 @@ class _Op:
                 for shp in self._given_shapes(a, objs):
                     t = self.results[0]
                     dt = _dtype_arg(self.name, a["dtype"]) if a.get("dtype") is not None \
-                        else {"int64": "int64", "uint8": "uint8",
+                        else {"int64": "int64", "uint8": "uint8", "float32": "float32",
+                              "accumulation": "float32" if float_dt in ("float16", "bfloat16")
+                              else float_dt,
                               "same_as_input0": _dtype_name(objs[0]) if objs
                               else None}.get(t.dtype, float_dt) or "float32"
                     shapes.append((shp, dt))

@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
-ABI_VERSION_MINOR = 8
+ABI_VERSION_MINOR = 9
 
 
 class OpKind(IntEnum):
@@ -357,8 +357,8 @@ OPS = {
     'activation_backward': (OpKind.ACTIVATION_BACKWARD, nnp_activation_params, False, (('x', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
     'softmax_forward': (OpKind.SOFTMAX_FORWARD, nnp_softmax_params, False, (('x', False, 'float', False),), (('y', False, 'float', False),)),
     'softmax_backward': (OpKind.SOFTMAX_BACKWARD, nnp_softmax_params, False, (('y', False, 'float', False), ('dy', False, 'float', False)), (('dx', False, 'float', False),)),
-    'attention_forward': (OpKind.ATTENTION_FORWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False)), (('Y', False, 'float', False), ('softmax_lse', True, 'float', False))),
-    'attention_backward': (OpKind.ATTENTION_BACKWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False), ('Y', False, 'float', False), ('dY', False, 'float', False), ('softmax_lse', False, 'float', False)), (('dQ', False, 'float', False), ('dK', False, 'float', False), ('dV', False, 'float', False))),
+    'attention_forward': (OpKind.ATTENTION_FORWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False)), (('Y', False, 'float', False), ('softmax_lse', True, 'accumulation', False))),
+    'attention_backward': (OpKind.ATTENTION_BACKWARD, nnp_attention_params, False, (('Q', False, 'float', False), ('K', False, 'float', False), ('V', False, 'float', False), ('attn_mask', True, 'float', False), ('Y', False, 'float', False), ('dY', False, 'float', False), ('softmax_lse', False, 'accumulation', False)), (('dQ', False, 'float', False), ('dK', False, 'float', False), ('dV', False, 'float', False))),
     'softmax_cross_entropy_forward': (OpKind.SOFTMAX_CROSS_ENTROPY_FORWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float', False), ('labels', False, 'int64', False)), (('loss', False, 'float', False), ('log_prob', True, 'float', False))),
     'softmax_cross_entropy_backward': (OpKind.SOFTMAX_CROSS_ENTROPY_BACKWARD, nnp_softmax_cross_entropy_params, False, (('logits', False, 'float', False), ('labels', False, 'int64', False), ('dloss', False, 'float', False)), (('dlogits', False, 'float', False),)),
     'nll_loss_forward': (OpKind.NLL_LOSS_FORWARD, nnp_nll_loss_params, False, (('input', False, 'float', False), ('target', False, 'int64', False), ('weight', True, 'float', False)), (('loss', False, 'float', False),)),

@@ -912,7 +912,7 @@ def softmax_backward(
 
 _attention_forward = _Op('attention_forward', OpKind.ATTENTION_FORWARD, _g.nnp_attention_params, False, True,
     (_T('Q', False, 'float', False, False), _T('K', False, 'float', False, False), _T('V', False, 'float', False, False), _T('attn_mask', True, 'float', False, False), ),
-    (_T('Y', False, 'float', False, False), _T('softmax_lse', True, 'float', False, False), ),
+    (_T('Y', False, 'float', False, False), _T('softmax_lse', True, 'accumulation', False, False), ),
     (_P('is_causal', 'is_causal', 'flag', None, None, None), _P('q_num_heads', 'q_num_heads', 'int32', None, None, None), _P('kv_num_heads', 'kv_num_heads', 'int32', None, None, None), _P('scale', 'scale', 'double', None, None, None), ))
 
 
@@ -957,7 +957,7 @@ def attention_forward(
 
     Outputs (returned; storage may be passed with out=, in this order):
         Y: [B, Hq, Tq, Dv] or [B, Tq, Hq*Dv] (the call's float dtype)
-        softmax_lse (optional: return_softmax_lse=True or out=): [B, Hq, Tq]: each score row's log-sum-exp, for the backward (the call's float dtype)
+        softmax_lse (optional: return_softmax_lse=True or out=): [B, Hq, Tq]: each score row's log-sum-exp, for the backward (float32 in a float16/bfloat16 call, else the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         is_causal (bool): 0 or 1; 1: mask keys after the query (j > i), ONNX is_causal; default 0; ABI 1.2
@@ -976,7 +976,7 @@ def attention_forward(
 
 
 _attention_backward = _Op('attention_backward', OpKind.ATTENTION_BACKWARD, _g.nnp_attention_params, False, True,
-    (_T('Q', False, 'float', False, False), _T('K', False, 'float', False, False), _T('V', False, 'float', False, False), _T('attn_mask', True, 'float', False, False), _T('Y', False, 'float', False, False), _T('dY', False, 'float', False, False), _T('softmax_lse', False, 'float', False, False), ),
+    (_T('Q', False, 'float', False, False), _T('K', False, 'float', False, False), _T('V', False, 'float', False, False), _T('attn_mask', True, 'float', False, False), _T('Y', False, 'float', False, False), _T('dY', False, 'float', False, False), _T('softmax_lse', False, 'accumulation', False, False), ),
     (_T('dQ', False, 'float', False, False), _T('dK', False, 'float', False, False), _T('dV', False, 'float', False, False), ),
     (_P('is_causal', 'is_causal', 'flag', None, None, None), _P('q_num_heads', 'q_num_heads', 'int32', None, None, None), _P('kv_num_heads', 'kv_num_heads', 'int32', None, None, None), _P('scale', 'scale', 'double', None, None, None), ))
 
@@ -998,7 +998,7 @@ def attention_backward(
         V: see the op (the call's float dtype)
         Y: the forward's output (the call's float dtype)
         dY: Y's shape (the call's float dtype)
-        softmax_lse: [B, Hq, Tq], the forward's (the call's float dtype)
+        softmax_lse: [B, Hq, Tq], the forward's (float32 in a float16/bfloat16 call, else the call's float dtype)
         attn_mask (optional keyword): the forward's mask (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):

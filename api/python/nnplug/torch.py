@@ -478,7 +478,9 @@ class _Attention(torch.autograd.Function):
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         mask = None if mask is None else mask.contiguous()
         y = q.new_empty(tuple(q.shape[:3]) + (v.shape[3],))
-        lse = q.new_empty(tuple(q.shape[:3]))
+        # float32 in a float16/bfloat16 call (the op table's accumulation rule, ABI 1.9)
+        lse = q.new_empty(tuple(q.shape[:3]), dtype=torch.float32
+                          if q.dtype in (torch.float16, torch.bfloat16) else q.dtype)
         p = _params("nnp_attention_params", is_causal=int(is_causal), scale=scale)
         _run("scaled_dot_product_attention", dev, OpKind.ATTENTION_FORWARD, p,
              [q, k, v, mask], [y, lse])
