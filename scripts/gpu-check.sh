@@ -22,8 +22,8 @@
 #   nccl       one NCCL rank on cuda:0 (exact all_reduce, broadcast, all_gather)
 #   conformance  nnplug-conformance --backend cuda --cases LIST: fails on any failed check, and
 #              when no case ran or a case list is missing (the runner fails on that itself);
-#              then the attention cases with each kernel forced, and the conv cases (ci lists)
-#              with the few-tap forward left out (cuDNN's path)
+#              then the attention cases with cuDNN and each kernel forced, and the conv cases
+#              (ci lists) with the few-tap forward left out (cuDNN's path)
 #   python     the package's op tests and nnplug.torch-on-CUDA tests on cuda (pytest;
 #              NNPLUG_TEST_BACKENDS=cuda, cuda required)
 #   bench      nnplug-bench --backend cuda: unsupported rows are listed, failed rows fail
@@ -286,12 +286,15 @@ else
 fi
 
 # The attention cases once more with each other path forced wherever it runs (the default
-# leaves short sequences to the short-sequence kernels, long ones to the tiled kernels), so every
-# path meets every case it can take; and the convolution cases with the few-tap forward left
-# out, so cuDNN's path meets the few-channel cases too.
-for path in "attention tiled" "attention rows" "conv cudnn"; do
+# leaves short sequences to the short-sequence kernels, long ones to the tiled kernels, and
+# 16-bit calls to cuDNN's fused attention where it takes them), so every path meets every case
+# it can take: with an own kernel forced, 16-bit calls run it on float32 copies; with cuDNN
+# forced, what cuDNN refuses is UNSUPPORTED (and float32 is). Then the convolution cases with the
+# few-tap forward left out, so cuDNN's path meets the few-channel cases too.
+for path in "attention cudnn" "attention tiled" "attention rows" "conv cudnn"; do
   [[ $(left) -gt 60 ]] || break
   case "$path" in
+    "attention cudnn") setting=NNPLUG_CUDA_ATTENTION_KERNEL=cudnn; filter='*attention*' ;;
     "attention tiled") setting=NNPLUG_CUDA_ATTENTION_KERNEL=tiled; filter='*attention*' ;;
     "attention rows") setting=NNPLUG_CUDA_ATTENTION_KERNEL=rows; filter='*attention*' ;;
     *) setting=NNPLUG_CUDA_CONV_SMALL=0; filter='*conv*' ;;

@@ -8,9 +8,9 @@ object (the last line).
   python3 scripts/torch_gpu_rows.py [--reps 20] [--warmup 3]
 
 Rows: GEMM M=N=K in {1024, 2048, 4096} in exact float32 and in TF32; F.scaled_dot_product_attention
-forward and forward+backward in float32 at the vit's shape (128 x 4 heads x 17 x 16) and at
-8 x 8 x 256 x 64 and 2 x 8 x 1024 x 64 (layout [B, H, T, D]); F.layer_norm forward and backward
-at [2176, 64].
+forward and forward+backward in float32, float16 and bfloat16 (rows named " f16", " bf16") at the
+vit's shape (128 x 4 heads x 17 x 16) and at 8 x 8 x 256 x 64 and 2 x 8 x 1024 x 64 (layout
+[B, H, T, D]); F.layer_norm forward and backward at [2176, 64].
 """
 import argparse
 import json
@@ -62,16 +62,20 @@ def main():
 
     for label, (b, h, t, d) in (("vit", (128, 4, 17, 16)), ("T256", (8, 8, 256, 64)),
                                 ("T1024", (2, 8, 1024, 64))):
-        q, k, v = (torch.randn(b, h, t, d, device=dev, requires_grad=True) for _ in range(3))
-        g = torch.randn(b, h, t, d, device=dev)
-        flop_f = 4.0 * b * h * t * t * d
-        shape = f"{b}x{h}x{t}x{d}"
-        add(f"sdpa fwd {label}", shape, lambda: F.scaled_dot_product_attention(q, k, v), flop_f)
+        for suffix, dtype in (("", torch.float32), (" f16", torch.float16),
+                              (" bf16", torch.bfloat16)):
+            q, k, v = (torch.randn(b, h, t, d, device=dev, dtype=dtype, requires_grad=True)
+                       for _ in range(3))
+            g = torch.randn(b, h, t, d, device=dev, dtype=dtype)
+            flop_f = 4.0 * b * h * t * t * d
+            shape = f"{b}x{h}x{t}x{d}"
+            add(f"sdpa fwd {label}{suffix}", shape,
+                lambda: F.scaled_dot_product_attention(q, k, v), flop_f)
 
-        def fwd_bwd():
-            out = F.scaled_dot_product_attention(q, k, v)
-            torch.autograd.grad(out, (q, k, v), g)
-        add(f"sdpa fwd+bwd {label}", shape, fwd_bwd, 3.5 * flop_f)
+            def fwd_bwd():
+                out = F.scaled_dot_product_attention(q, k, v)
+                torch.autograd.grad(out, (q, k, v), g)
+            add(f"sdpa fwd+bwd {label}{suffix}", shape, fwd_bwd, 3.5 * flop_f)
 
     x = torch.randn(2176, 64, device=dev, requires_grad=True)
     w = torch.randn(64, device=dev, requires_grad=True)

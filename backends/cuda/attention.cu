@@ -25,10 +25,12 @@
 // shared memory per block within 48 KiB: Tk + D + 128 floats forward, 2 Tk + D + Dv + 128
 // backward.
 #include "attention.cuh"
+#include "attention_cudnn.hpp"
 
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace nnp::cuda {
 namespace {
@@ -251,11 +253,11 @@ nnp::kit::attention_geometry geometry_of(const op_call& c) {
 enum class attn_path { small, rows, tiled };
 constexpr int64_t kRowsMaxKeys = 32;
 
-int forced_path() {  // 0: the rule above, 1: rows, 2: tiled, 3: small
+int forced_path() {  // 0: the rule above, 1: rows, 2: tiled, 3: small, 4: cudnn (16-bit)
   static const int forced = [] {
     const char* e = std::getenv("NNPLUG_CUDA_ATTENTION_KERNEL");
     const std::string v = e != nullptr ? e : "";
-    return v == "rows" ? 1 : v == "tiled" ? 2 : v == "small" ? 3 : 0;
+    return v == "rows" ? 1 : v == "tiled" ? 2 : v == "small" ? 3 : v == "cudnn" ? 4 : 0;
   }();
   return forced;
 }
@@ -300,27 +302,156 @@ attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t 
   return tiled ? attn_path::tiled : attn_path::rows;
 }
 
-// What forward and backward share: the geometry, its kernels' form, the grid of one block per
-// query row, and the inputs q, k, v and the optional mask.
+// What forward and backward share: the geometry, its kernels' form and the grid of one block per
+// query row.
 struct attention_call {
   nnp::kit::attention_geometry g;
   attn_dims a;
   dim3 rows;
   bool any_rows;
-  const float *q, *k, *v, *mask;
 };
 
 attention_call attention_call_of(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
-  return {g,
-          dims_of(g),
+  return {g, dims_of(g),
           dim3(static_cast<unsigned>(g.tq), static_cast<unsigned>(g.hq),
                static_cast<unsigned>(g.batch)),
-          g.tq > 0 && g.hq > 0 && g.batch > 0,
-          opt_f32(c.in(0)),
-          opt_f32(c.in(1)),
-          opt_f32(c.in(2)),
-          opt_f32(c.in(3))};
+          g.tq > 0 && g.hq > 0 && g.batch > 0};
+}
+
+// The forward on float32 operands (mask and lse may be NULL), by the kernels path_of chooses.
+void forward_f32(stream& s, const attention_call& at, const float* q, const float* k,
+                 const float* v, const float* mask, float* y, float* lse) {
+  const attn_path path = path_of("attention_forward", at.g, forward_shared(at.g));
+  if (path == attn_path::small) {
+    attention_forward_small(s, at.a, q, k, v, mask, y, lse);
+    return;
+  }
+  if (path == attn_path::tiled) {
+    attention_forward_tiled(s, at.a, q, k, v, mask, y, lse);
+    return;
+  }
+  attention_forward_kernel<<<at.rows, kAttnThreads, forward_shared(at.g), s.handle>>>(at.a, q, k, v,
+                                                                                      mask, y, lse);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+// The backward on float32 operands, for a call with query rows and keys.
+void backward_f32(stream& s, const attention_call& at, const float* q, const float* k,
+                  const float* v, const float* mask, const float* y, const float* dy,
+                  const float* lse, float* dq, float* dk, float* dv) {
+  const nnp::kit::attention_geometry& g = at.g;
+  const attn_path path = path_of("attention_backward", g, backward_shared(g));
+  if (path == attn_path::small) {
+    attention_backward_small(s, at.a, q, k, v, mask, y, dy, lse, dq, dk, dv);
+    return;
+  }
+  if (path == attn_path::tiled) {
+    attention_backward_tiled(s, at.a, q, k, v, mask, y, dy, lse, dq, dk, dv);
+    return;
+  }
+  const size_t scores = static_cast<size_t>(g.batch * g.hq * g.tq * g.tk);
+  float* pbuf = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float) * scores));
+  float* dsbuf = static_cast<float*>(s.scratch(kScratchTemp1, sizeof(float) * scores));
+  attention_backward_rows_kernel<<<at.rows, kAttnThreads, backward_shared(g), s.handle>>>(
+      at.a, q, k, v, mask, y, dy, lse, dq, pbuf, dsbuf);
+  NNP_CUDA_CHECK_LAUNCH();
+  const dim3 key_rows(static_cast<unsigned>(g.tk), static_cast<unsigned>(g.hkv),
+                      static_cast<unsigned>(g.batch));
+  attention_backward_keys_kernel<<<key_rows, kAttnThreads, sizeof(float) * kAttnThreads,
+                                   s.handle>>>(at.a, q, dy, pbuf, dsbuf, dk, dv);
+  NNP_CUDA_CHECK_LAUNCH();
+}
+
+// ---- 16-bit calls --------------------------------------------------------------------------
+// cuDNN's fused attention (attention_cudnn.cpp) where it takes the call, unless an own kernel is
+// forced; else float32 copies of the 16-bit operands in scratch (slot kScratchTemp2), the
+// float32 kernels above, and the results converted back (round to nearest even). softmax_lse is
+// float32 in a 16-bit call (the op table's accumulation rule, ABI 1.9): both paths read and
+// write it as it is.
+
+const void* data_of(const DLTensor* t) { return t != nullptr ? data_ptr<const char>(*t) : nullptr; }
+float* f32_of(const DLTensor* t) { return t != nullptr ? data_ptr<float>(*t) : nullptr; }
+int64_t numel_of(const DLTensor* t) { return t != nullptr ? nnp::numel(*t) : 0; }
+
+// Float32 buffers of counts[i] elements (NULL for a count of 0), carved out of the stream's
+// kScratchTemp2 buffer, each 256-byte aligned.
+std::vector<float*> f32_buffers(stream& s, std::initializer_list<int64_t> counts) {
+  size_t total = 0;
+  std::vector<size_t> offsets;
+  for (int64_t n : counts) {
+    offsets.push_back(total);
+    total += (static_cast<size_t>(n) * sizeof(float) + 255) / 256 * 256;
+  }
+  char* base = static_cast<char*>(s.scratch(kScratchTemp2, total > 0 ? total : 1));
+  std::vector<float*> out;
+  size_t i = 0;
+  for (int64_t n : counts) {
+    out.push_back(n > 0 ? reinterpret_cast<float*>(base + offsets[i]) : nullptr);
+    ++i;
+  }
+  return out;
+}
+
+// x (a 16-bit tensor, or NULL) into its float32 copy f.
+void to_f32(stream& s, elem t, const DLTensor* x, float* f) {
+  if (x != nullptr && f != nullptr) launch_cast(s, t, data_of(x), elem::f32, f, nnp::numel(*x));
+}
+// The float32 result f into y (a 16-bit tensor, or NULL).
+void from_f32(stream& s, elem t, const float* f, const DLTensor* y) {
+  if (y != nullptr && f != nullptr)
+    launch_cast(s, elem::f32, f, t, data_ptr<char>(*y), nnp::numel(*y));
+}
+
+// Whether cuDNN may be asked (no own kernel forced), and whether it is forced.
+bool cudnn_allowed() { return forced_path() == 0 || forced_path() == 4; }
+bool cudnn_forced() { return forced_path() == 4; }
+
+void forward_16bit(stream& s, const op_call& c, const attention_call& at, elem t) {
+  float* lse = f32_of(c.out(1));
+  if (cudnn_allowed()) {
+    std::string why = cudnn_attention_refusal(t, at.g, c.in(3) != nullptr, {});
+    if (why.empty())
+      why = attention_forward_cudnn(s, t, at.g, data_of(c.in(0)), data_of(c.in(1)),
+                                    data_of(c.in(2)), data_ptr<char>(*c.out(0)), lse);
+    if (why.empty()) return;
+    if (cudnn_forced()) unsupported("attention_forward: " + why);
+  }
+  const std::vector<float*> f =
+      f32_buffers(s, {numel_of(c.in(0)), numel_of(c.in(1)), numel_of(c.in(2)), numel_of(c.in(3)),
+                      numel_of(c.out(0))});
+  for (int i = 0; i < 4; ++i) to_f32(s, t, c.in(i), f[i]);
+  forward_f32(s, at, f[0], f[1], f[2], f[3], f[4], lse);
+  from_f32(s, t, f[4], c.out(0));
+}
+
+void backward_16bit(stream& s, const op_call& c, const attention_call& at, elem t) {
+  const float* lse = f32_of(c.in(6));
+  if (cudnn_allowed()) {
+    std::string why = cudnn_attention_refusal(t, at.g, c.in(3) != nullptr, {});
+    if (why.empty())
+      why = attention_backward_cudnn(s, t, at.g, data_of(c.in(0)), data_of(c.in(1)),
+                                     data_of(c.in(2)), data_of(c.in(4)), data_of(c.in(5)), lse,
+                                     data_ptr<char>(*c.out(0)), data_ptr<char>(*c.out(1)),
+                                     data_ptr<char>(*c.out(2)));
+    if (why.empty()) return;
+    if (cudnn_forced()) unsupported("attention_backward: " + why);
+  }
+  const std::vector<float*> f =
+      f32_buffers(s, {numel_of(c.in(0)), numel_of(c.in(1)), numel_of(c.in(2)), numel_of(c.in(3)),
+                      numel_of(c.in(4)), numel_of(c.in(5)), numel_of(c.out(0)), numel_of(c.out(1)),
+                      numel_of(c.out(2))});
+  for (int i = 0; i < 6; ++i) to_f32(s, t, c.in(i), f[i]);
+  backward_f32(s, at, f[0], f[1], f[2], f[3], f[4], f[5], lse, f[6], f[7], f[8]);
+  for (int i = 0; i < 3; ++i) from_f32(s, t, f[6 + i], c.out(i));
+}
+
+// With NNPLUG_CUDA_ATTENTION_KERNEL=cudnn, what cuDNN refuses before it is asked is UNSUPPORTED.
+void check_forced_cudnn(const char* op, const op_call& c) {
+  if (!cudnn_forced()) return;
+  const std::string why =
+      cudnn_attention_refusal(elem_of(c.in(0)->dtype), geometry_of(c), c.in(3) != nullptr, {});
+  if (!why.empty()) unsupported(format("%s: %s", op, why.c_str()));
 }
 
 }  // namespace
@@ -328,77 +459,60 @@ attention_call attention_call_of(const op_call& c) {
 void check_attention_forward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
   path_of("attention_forward", g, forward_shared(g));
+  check_forced_cudnn("attention_forward", c);
 }
 
 void check_attention_backward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
   path_of("attention_backward", g, backward_shared(g));
+  check_forced_cudnn("attention_backward", c);
 }
 
 void op_attention_forward(stream& s, const op_call& c) {
   const attention_call at = attention_call_of(c);
   if (!at.any_rows) return;
-  float* lse = c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr;
-  const attn_path path = path_of("attention_forward", at.g, forward_shared(at.g));
-  if (path == attn_path::small) {
-    attention_forward_small(s, at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)), lse);
+  const elem t = elem_of(c.in(0)->dtype);
+  if (t != elem::f32) {
+    forward_16bit(s, c, at, t);
     return;
   }
-  if (path == attn_path::tiled) {
-    attention_forward_tiled(s, at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)), lse);
-    return;
-  }
-  attention_forward_kernel<<<at.rows, kAttnThreads, forward_shared(at.g), s.handle>>>(
-      at.a, at.q, at.k, at.v, at.mask, data_ptr<float>(*c.out(0)), lse);
-  NNP_CUDA_CHECK_LAUNCH();
+  forward_f32(s, at, opt_f32(c.in(0)), opt_f32(c.in(1)), opt_f32(c.in(2)), opt_f32(c.in(3)),
+              data_ptr<float>(*c.out(0)),
+              c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr);
 }
 
 void op_attention_backward(stream& s, const op_call& c) {
   const attention_call at = attention_call_of(c);
   const nnp::kit::attention_geometry& g = at.g;
-  float* dk = data_ptr<float>(*c.out(1));
-  float* dv = data_ptr<float>(*c.out(2));
+  const elem t = elem_of(c.in(0)->dtype);
+  const size_t bytes = elem_size(t);
   const int64_t keys = g.batch * g.hkv * g.tk;
   if (!at.any_rows || g.tk == 0) {  // no query rows: dK and dV are zero; no keys: dQ is zero
     if (keys > 0) {
-      NNP_CUDA_CHECK(cudaMemsetAsync(dk, 0, sizeof(float) * nnp::numel(*c.out(1)), s.handle));
-      NNP_CUDA_CHECK(cudaMemsetAsync(dv, 0, sizeof(float) * nnp::numel(*c.out(2)), s.handle));
+      NNP_CUDA_CHECK(
+          cudaMemsetAsync(data_ptr<char>(*c.out(1)), 0, bytes * nnp::numel(*c.out(1)), s.handle));
+      NNP_CUDA_CHECK(
+          cudaMemsetAsync(data_ptr<char>(*c.out(2)), 0, bytes * nnp::numel(*c.out(2)), s.handle));
     }
     if (g.tk == 0 && at.any_rows)
-      NNP_CUDA_CHECK(cudaMemsetAsync(data_ptr<float>(*c.out(0)), 0,
-                                     sizeof(float) * nnp::numel(*c.out(0)), s.handle));
+      NNP_CUDA_CHECK(
+          cudaMemsetAsync(data_ptr<char>(*c.out(0)), 0, bytes * nnp::numel(*c.out(0)), s.handle));
     return;
   }
-  const attn_path path = path_of("attention_backward", g, backward_shared(g));
-  if (path == attn_path::small) {
-    attention_backward_small(s, at.a, at.q, at.k, at.v, at.mask, opt_f32(c.in(4)), opt_f32(c.in(5)),
-                             opt_f32(c.in(6)), data_ptr<float>(*c.out(0)), dk, dv);
+  if (t != elem::f32) {
+    backward_16bit(s, c, at, t);
     return;
   }
-  if (path == attn_path::tiled) {
-    attention_backward_tiled(s, at.a, at.q, at.k, at.v, at.mask, opt_f32(c.in(4)), opt_f32(c.in(5)),
-                             opt_f32(c.in(6)), data_ptr<float>(*c.out(0)), dk, dv);
-    return;
-  }
-  const size_t scores = static_cast<size_t>(g.batch * g.hq * g.tq * g.tk);
-  float* pbuf = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float) * scores));
-  float* dsbuf = static_cast<float*>(s.scratch(kScratchTemp1, sizeof(float) * scores));
-  attention_backward_rows_kernel<<<at.rows, kAttnThreads, backward_shared(g), s.handle>>>(
-      at.a, at.q, at.k, at.v, at.mask, opt_f32(c.in(4)), opt_f32(c.in(5)), opt_f32(c.in(6)),
-      data_ptr<float>(*c.out(0)), pbuf, dsbuf);
-  NNP_CUDA_CHECK_LAUNCH();
-  const dim3 key_rows(static_cast<unsigned>(g.tk), static_cast<unsigned>(g.hkv),
-                      static_cast<unsigned>(g.batch));
-  attention_backward_keys_kernel<<<key_rows, kAttnThreads, sizeof(float) * kAttnThreads,
-                                   s.handle>>>(at.a, at.q, opt_f32(c.in(5)), pbuf, dsbuf, dk, dv);
-  NNP_CUDA_CHECK_LAUNCH();
+  backward_f32(s, at, opt_f32(c.in(0)), opt_f32(c.in(1)), opt_f32(c.in(2)), opt_f32(c.in(3)),
+               opt_f32(c.in(4)), opt_f32(c.in(5)), opt_f32(c.in(6)), data_ptr<float>(*c.out(0)),
+               data_ptr<float>(*c.out(1)), data_ptr<float>(*c.out(2)));
 }
 
 // The rows of this file's kernels (plugin.cpp lists the files).
 // clang-format off
 const kit::op_row kAttentionOps[] = {
-    {NNP_OP_ATTENTION_FORWARD,  kit::f32,         on_stream<op_attention_forward>, check_attention_forward_limits},
-    {NNP_OP_ATTENTION_BACKWARD, kit::f32,         on_stream<op_attention_backward>, check_attention_backward_limits},
+    {NNP_OP_ATTENTION_FORWARD,  kHalfFloats, on_stream<op_attention_forward>, check_attention_forward_limits},
+    {NNP_OP_ATTENTION_BACKWARD, kHalfFloats, on_stream<op_attention_backward>, check_attention_backward_limits},
 };
 // clang-format on
 extern const kit::op_row_list kAttentionRows = kit::row_list(kAttentionOps);

@@ -113,7 +113,8 @@ enum scratch_slot : int {
   kScratchTemp0 = 1,      // temporary tensors (padded input, per-row partials, ...)
   kScratchTemp1 = 2,      // more temporaries (conv2d: float32 copies of 16-bit operands)
   kScratchGuard = 3,      // the convolutions' non-finite flag (written on the side stream)
-  kScratchSlots = 4
+  kScratchTemp2 = 4,      // 16-bit attention: float32 copies of the operands, or cuDNN's lse
+  kScratchSlots = 5
 };
 
 struct stream {

@@ -151,7 +151,44 @@
      void* workSpace, size_t workSpaceSizeInBytes, const void* beta,                               \
      const cudnnFilterDescriptor_t dwDesc, void* dw),                                              \
     (handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta,   \
-     dwDesc, dw))
+     dwDesc, dw))                                                                                  \
+  X(cudnnStatus_t, cudnnGetStream, (cudnnHandle_t handle, cudaStream_t* streamId),                 \
+    (handle, streamId))                                                                            \
+  /* the graph API, for cudnn-frontend (attention_cudnn.cpp) */                                   \
+  X(cudnnStatus_t, cudnnBackendCreateDescriptor,                                                   \
+    (cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t* descriptor),           \
+    (descriptorType, descriptor))                                                                  \
+  X(cudnnStatus_t, cudnnBackendDestroyDescriptor, (cudnnBackendDescriptor_t descriptor),           \
+    (descriptor))                                                                                  \
+  X(cudnnStatus_t, cudnnBackendFinalize, (cudnnBackendDescriptor_t descriptor), (descriptor))      \
+  X(cudnnStatus_t, cudnnBackendSetAttribute,                                                       \
+    (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName,               \
+     cudnnBackendAttributeType_t attributeType, int64_t elementCount,                              \
+     const void* arrayOfElements),                                                                 \
+    (descriptor, attributeName, attributeType, elementCount, arrayOfElements))                     \
+  X(cudnnStatus_t, cudnnBackendGetAttribute,                                                       \
+    (cudnnBackendDescriptor_t const descriptor, cudnnBackendAttributeName_t attributeName,         \
+     cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount,                     \
+     int64_t* elementCount, void* arrayOfElements),                                                \
+    (descriptor, attributeName, attributeType, requestedElementCount, elementCount,                \
+     arrayOfElements))                                                                             \
+  X(cudnnStatus_t, cudnnBackendExecute,                                                            \
+    (cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,                                 \
+     cudnnBackendDescriptor_t variantPack),                                                        \
+    (handle, executionPlan, variantPack))
+
+// Referenced by cudnn-frontend's native CUDA-graph support, which the backend does not use; newer
+// than cuDNN 9.0, so not required of the library found (kSymbols): a cuDNN without them answers
+// CUDNN_STATUS_NOT_SUPPORTED.
+#define NNP_CUDNN_OPTIONAL_FUNCTIONS(X)                                                            \
+  X(cudnnStatus_t, cudnnBackendPopulateCudaGraph,                                                  \
+    (cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,                                 \
+     cudnnBackendDescriptor_t variantPack, cudaGraph_t graph),                                     \
+    (handle, executionPlan, variantPack, graph))                                                   \
+  X(cudnnStatus_t, cudnnBackendUpdateCudaGraph,                                                    \
+    (cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,                                 \
+     cudnnBackendDescriptor_t variantPack, cudaGraph_t graph),                                     \
+    (handle, executionPlan, variantPack, graph))
 
 #define NNP_CUDNN_OTHER_FUNCTIONS(X)                                                               \
   X(const char*, cudnnGetErrorString, (cudnnStatus_t status), (status))                            \
@@ -217,6 +254,10 @@ const loaded_library& cudnn_library() {
   NNP_CUDA_LAZY_FUNCTION(::nnp::cuda::cudnn_library, CUDNN_STATUS_NOT_INITIALIZED, ret, name, \
                          params, args)
 NNP_CUDNN_FUNCTIONS(NNP_CUDNN_DEFINE)
+#define NNP_CUDNN_DEFINE_OPTIONAL(ret, name, params, args)                                  \
+  NNP_CUDA_LAZY_FUNCTION(::nnp::cuda::cudnn_library, CUDNN_STATUS_NOT_SUPPORTED, ret, name, \
+                         params, args)
+NNP_CUDNN_OPTIONAL_FUNCTIONS(NNP_CUDNN_DEFINE_OPTIONAL)
 NNP_CUDA_LAZY_FUNCTION(::nnp::cuda::cudnn_library, "cuDNN is not loaded", const char*,
                        cudnnGetErrorString, (cudnnStatus_t status), (status))
 NNP_CUDA_LAZY_FUNCTION(::nnp::cuda::cudnn_library, (void)0, void, cudnnGetLastErrorString,

@@ -6,6 +6,8 @@
 
 #include <nnplug/nnplug.h>
 
+#include <nnplug/kit/half.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +32,8 @@ struct call_error : std::runtime_error {
 void check(nnp_status s, const char* what);
 
 inline DLDataType f32() { return DLDataType{kDLFloat, 32, 1}; }
+inline DLDataType f16() { return DLDataType{kDLFloat, 16, 1}; }
+inline DLDataType bf16() { return DLDataType{kDLBfloat, 16, 1}; }
 inline DLDataType i64() { return DLDataType{kDLInt, 64, 1}; }
 
 // A tensor in device memory. Shapes live in the object, so it must not move after bind().
@@ -81,11 +85,19 @@ class context {
     t->t.ndim = static_cast<int>(t->shape.size());
     t->t.dtype = dt;
     t->t.shape = t->shape.data();
-    if (dt.code == kDLFloat) {
+    if (dt.code == kDLFloat || dt.code == kDLBfloat) {
       std::vector<float> host(static_cast<size_t>(t->numel()));
       std::uniform_real_distribution<float> dist(-scale, scale);
       for (float& v : host) v = scale > 0 ? dist(rng_) : 0.0f;
-      upload(*t, host.data());
+      if (dt.bits == 16) {  // float16 / bfloat16: the values rounded to nearest even
+        std::vector<uint16_t> half(host.size());
+        for (size_t i = 0; i < host.size(); ++i)
+          half[i] =
+              dt.code == kDLBfloat ? nnp::float_to_bf16(host[i]) : nnp::float_to_half(host[i]);
+        upload(*t, half.data());
+      } else {
+        upload(*t, host.data());
+      }
     }
     return *t;
   }

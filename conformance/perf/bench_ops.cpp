@@ -425,43 +425,51 @@ void bench_resnet_conv(context& ctx) {
   });
 }
 
-// Attention at the named shapes ("vit", "T256", "T1024").
+// Attention at the named shapes ("vit", "T256", "T1024"), in float32, float16 and bfloat16.
 void bench_attention(context& ctx, const std::vector<std::string>& which) {
   // Attention (rank-4 [B, H, T, D]): the vit's blocks (B 128, 4 heads of 16, 17 tokens) and
   // longer sequences. Forward 4*B*H*T^2*D flops (two matmuls); backward 10*B*H*T^2*D (S
-  // recomputed, then dP, dV, dQ, dK).
+  // recomputed, then dP, dV, dQ, dK). The 16-bit rows are named with their dtype.
   struct attention_shape {
     const char* name;
     int64_t b, h, t, d;
+  };
+  struct attention_dtype {
+    const char* suffix;
+    DLDataType dt;
   };
   for (const attention_shape& a :
        {attention_shape{"vit", 128, 4, 17, 16}, attention_shape{"T256", 8, 8, 256, 64},
         attention_shape{"T1024", 2, 8, 1024, 64}}) {
     if (std::find(which.begin(), which.end(), a.name) == which.end()) continue;
-    dtensor& q = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
-    dtensor& k = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
-    dtensor& v = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
-    dtensor& y = ctx.make({a.b, a.h, a.t, a.d});
-    dtensor& lse = ctx.make({a.b, a.h, a.t});
-    dtensor& dy = ctx.make({a.b, a.h, a.t, a.d}, 1.0f);
-    dtensor& dq = ctx.make({a.b, a.h, a.t, a.d});
-    dtensor& dk = ctx.make({a.b, a.h, a.t, a.d});
-    dtensor& dv = ctx.make({a.b, a.h, a.t, a.d});
-    nnp_attention_params p{};
-    p.struct_size = sizeof p;
-    const double fwd = 4.0 * a.b * a.h * a.t * a.t * a.d;
-    const std::string shape = dims({a.b, a.h, a.t, a.d});
-    measure(std::string("attention fwd ") + a.name, shape, fwd, 0, [&] {
-      check(nnp_attention_forward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &lse.t),
-            "attention fwd");
-      ctx.sync();
-    });
-    measure(std::string("attention bwd ") + a.name, shape, 2.5 * fwd, 0, [&] {
-      check(nnp_attention_backward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &dy.t, &lse.t,
-                                   &dq.t, &dk.t, &dv.t),
-            "attention bwd");
-      ctx.sync();
-    });
+    for (const attention_dtype& ty : {attention_dtype{"", f32()}, attention_dtype{" f16", f16()},
+                                      attention_dtype{" bf16", bf16()}}) {
+      const DLDataType dt = ty.dt;
+      dtensor& q = ctx.make({a.b, a.h, a.t, a.d}, 1.0f, dt);
+      dtensor& k = ctx.make({a.b, a.h, a.t, a.d}, 1.0f, dt);
+      dtensor& v = ctx.make({a.b, a.h, a.t, a.d}, 1.0f, dt);
+      dtensor& y = ctx.make({a.b, a.h, a.t, a.d}, 0.0f, dt);
+      dtensor& lse = ctx.make({a.b, a.h, a.t}, 0.0f, dt);
+      dtensor& dy = ctx.make({a.b, a.h, a.t, a.d}, 1.0f, dt);
+      dtensor& dq = ctx.make({a.b, a.h, a.t, a.d}, 0.0f, dt);
+      dtensor& dk = ctx.make({a.b, a.h, a.t, a.d}, 0.0f, dt);
+      dtensor& dv = ctx.make({a.b, a.h, a.t, a.d}, 0.0f, dt);
+      nnp_attention_params p{};
+      p.struct_size = sizeof p;
+      const double fwd = 4.0 * a.b * a.h * a.t * a.t * a.d;
+      const std::string shape = dims({a.b, a.h, a.t, a.d});
+      measure(std::string("attention fwd ") + a.name + ty.suffix, shape, fwd, 0, [&] {
+        check(nnp_attention_forward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &lse.t),
+              "attention fwd");
+        ctx.sync();
+      });
+      measure(std::string("attention bwd ") + a.name + ty.suffix, shape, 2.5 * fwd, 0, [&] {
+        check(nnp_attention_backward(ctx.stream, &p, &q.t, &k.t, &v.t, nullptr, &y.t, &dy.t, &lse.t,
+                                     &dq.t, &dk.t, &dv.t),
+              "attention bwd");
+        ctx.sync();
+      });
+    }
   }
 }
 

@@ -52,6 +52,14 @@ GPU_ROWS = [
     (["attention fwd T256", "attention bwd T256"], "sdpa fwd+bwd T256"),
     (["attention fwd T1024"], "sdpa fwd T1024"),
     (["attention fwd T1024", "attention bwd T1024"], "sdpa fwd+bwd T1024"),
+] + [  # 16-bit attention (cuDNN's fused attention on nnplug's side)
+    (names, torch + " " + ty)
+    for ty in ("f16", "bf16")
+    for shape in ("vit", "T256", "T1024")
+    for names, torch in (([f"attention fwd {shape} {ty}"], f"sdpa fwd {shape}"),
+                         ([f"attention fwd {shape} {ty}", f"attention bwd {shape} {ty}"],
+                          f"sdpa fwd+bwd {shape}"))
+] + [
     (["layer_norm fwd vit"], "layer_norm fwd vit"),
     (["layer_norm fwd vit", "layer_norm bwd vit"], "layer_norm fwd+bwd vit"),
 ]
