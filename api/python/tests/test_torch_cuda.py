@@ -10,7 +10,8 @@ NNPLUG_TEST_REQUIRE names cuda): every function forward and backward against PyT
 tensors; results that PyTorch's next ops read without any synchronisation, on a side stream
 and with inputs freed right after the call; no host synchronisation in forward and backward
 (PyTorch's sync debug mode); the refusals of mixed devices and of another nnplug device; the
-bridge's own stream; and the twins check on cuda."""
+bridge's own stream; 16-bit attention against PyTorch's in float32; and the twins check on
+cuda."""
 import functools
 import json
 import math
@@ -236,6 +237,42 @@ def test_every_function_on_cuda_tensors(cuda):
     # out of range on the GPU: NaN (no host check), where the cpu path refuses
     bad = torch.tensor([0, 9], device="cuda")
     assert torch.isnan(nt.cross_entropy(torch.randn(2, 5, device="cuda"), bad)).item()
+    nt.synchronize()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_attention_on_cuda_tensors(cuda, dtype):
+    """16-bit attention forward and backward against PyTorch's in float32 on the same (rounded)
+    values: calls cuDNN's fused attention takes (no mask; grouped-query heads, causal, Tq != Tk,
+    D != Dv) and one the float32 kernels take on copies (a mask)."""
+    dt = getattr(torch, dtype)
+    tol = {"float16": 1e-2, "bfloat16": 4e-2}[dtype]  # a few units of the output's rounding
+    g = torch.Generator(device="cuda").manual_seed(3)
+
+    def r(*shape):
+        return torch.randn(*shape, device="cuda", generator=g).to(dt)
+
+    mask = torch.rand(2, 4, 24, 40, device="cuda", generator=g) > 0.3
+    mask[..., 0] = True
+    cases = [  # q, k, v shapes, keyword arguments
+        ((2, 8, 40, 64), (2, 2, 72, 64), (2, 2, 72, 32), {"is_causal": True, "enable_gqa": True}),
+        ((1, 4, 100, 128), (1, 4, 100, 128), (1, 4, 100, 128), {"scale": 0.3}),
+        ((2, 4, 24, 16), (2, 4, 40, 16), (2, 4, 40, 16), {"attn_mask": mask}),
+    ]
+    for qs, ks, vs, kw in cases:
+        q, k, v = r(*qs), r(*ks), r(*vs)
+        dy = r(qs[0], qs[1], qs[2], vs[3])
+        ours = [t.clone().requires_grad_() for t in (q, k, v)]
+        ref = [t.float().requires_grad_() for t in (q, k, v)]
+        y = nt.scaled_dot_product_attention(*ours, **kw)
+        y_ref = F.scaled_dot_product_attention(*ref, **kw)
+        assert y.dtype == dt and y.shape == y_ref.shape
+        torch.testing.assert_close(y.float(), y_ref, rtol=tol, atol=tol)
+        y.backward(dy)
+        y_ref.backward(dy.float())
+        for a, b in zip(ours, ref):
+            assert a.grad is not None and a.grad.dtype == dt
+            torch.testing.assert_close(a.grad.float(), b.grad, rtol=tol, atol=tol)
     nt.synchronize()
 
 
