@@ -130,20 +130,32 @@ std::string build(fe::graph::Graph& graph, cudnnHandle_t h, int64_t* workspace) 
   return m.empty() ? "cuDNN refused the graph" : m;
 }
 
+// A new plan whose graph has its data types and the inputs both directions read: Q, K, V.
+struct plan_inputs {
+  std::shared_ptr<sdpa_plan> plan;
+  tensor_ptr q, k, v;
+};
+plan_inputs new_plan(elem t, const nnp::kit::attention_geometry& g) {
+  plan_inputs in{std::make_shared<sdpa_plan>(), nullptr, nullptr, nullptr};
+  fe::graph::Graph& graph = in.plan->graph;
+  set_io_types(graph, t);
+  in.q = add_tensor(graph, "Q", kUidQ, g.batch, g.hq, g.tq, g.d, g.q);
+  in.k = add_tensor(graph, "K", kUidK, g.batch, g.hkv, g.tk, g.d, g.k);
+  in.v = add_tensor(graph, "V", kUidV, g.batch, g.hkv, g.tk, g.dv, g.v);
+  return in;
+}
+
 std::shared_ptr<sdpa_plan> forward_plan(elem t, const nnp::kit::attention_geometry& g, bool stats,
                                         cudnnHandle_t h) {
-  auto plan = std::make_shared<sdpa_plan>();
+  const plan_inputs in = new_plan(t, g);
+  const std::shared_ptr<sdpa_plan>& plan = in.plan;
   fe::graph::Graph& graph = plan->graph;
-  set_io_types(graph, t);
-  const tensor_ptr q = add_tensor(graph, "Q", kUidQ, g.batch, g.hq, g.tq, g.d, g.q);
-  const tensor_ptr k = add_tensor(graph, "K", kUidK, g.batch, g.hkv, g.tk, g.d, g.k);
-  const tensor_ptr v = add_tensor(graph, "V", kUidV, g.batch, g.hkv, g.tk, g.dv, g.v);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("nnplug_attention_forward")
                      .set_generate_stats(stats)
                      .set_attn_scale(static_cast<float>(g.scale))
                      .set_causal_mask(g.causal);
-  auto [o, lse] = graph.sdpa(q, k, v, options);
+  auto [o, lse] = graph.sdpa(in.q, in.k, in.v, options);
   o->set_output(true)
       .set_uid(kUidO)
       .set_dim({g.batch, g.hq, g.tq, g.dv})
@@ -160,12 +172,9 @@ std::shared_ptr<sdpa_plan> forward_plan(elem t, const nnp::kit::attention_geomet
 
 std::shared_ptr<sdpa_plan> backward_plan(elem t, const nnp::kit::attention_geometry& g,
                                          cudnnHandle_t h, bool deterministic) {
-  auto plan = std::make_shared<sdpa_plan>();
+  const plan_inputs in = new_plan(t, g);
+  const std::shared_ptr<sdpa_plan>& plan = in.plan;
   fe::graph::Graph& graph = plan->graph;
-  set_io_types(graph, t);
-  const tensor_ptr q = add_tensor(graph, "Q", kUidQ, g.batch, g.hq, g.tq, g.d, g.q);
-  const tensor_ptr k = add_tensor(graph, "K", kUidK, g.batch, g.hkv, g.tk, g.d, g.k);
-  const tensor_ptr v = add_tensor(graph, "V", kUidV, g.batch, g.hkv, g.tk, g.dv, g.v);
   const tensor_ptr o = add_tensor(graph, "O", kUidO, g.batch, g.hq, g.tq, g.dv, g.y);
   const tensor_ptr d_o = add_tensor(graph, "dO", kUidDO, g.batch, g.hq, g.tq, g.dv, g.y);
   const tensor_ptr stats = graph.tensor(fe::graph::Tensor_attributes()
@@ -179,7 +188,7 @@ std::shared_ptr<sdpa_plan> backward_plan(elem t, const nnp::kit::attention_geome
                      .set_attn_scale(static_cast<float>(g.scale))
                      .set_causal_mask(g.causal)
                      .set_deterministic_algorithm(deterministic);
-  auto [dq, dk, dv] = graph.sdpa_backward(q, k, v, o, d_o, stats, options);
+  auto [dq, dk, dv] = graph.sdpa_backward(in.q, in.k, in.v, o, d_o, stats, options);
   const nnp::kit::attention_operand* layouts[] = {&g.q, &g.k, &g.v};
   const std::array<int64_t, 4> dims[] = {
       {g.batch, g.hq, g.tq, g.d}, {g.batch, g.hkv, g.tk, g.d}, {g.batch, g.hkv, g.tk, g.dv}};
