@@ -27,7 +27,9 @@ def gen_docs_table(structs, ops, enums):
         o.append(f"| {op['value']} | `{op['enum']}` | {tl(op['inputs'])} | {tl(op['outputs'])} | "
                  f"{p} | 1.{op['since']} |")
     o += ["", "*x*? = optional (NULL allowed). Tensors without a dtype note share the call's "
-          f"float dtype. name[1..{MAX_VARIADIC}] = variadic: 1 to NNP_MAX_VARIADIC = {MAX_VARIADIC} "
+          "float dtype; (accumulation) = float32 in a float16/bfloat16 call, else the call's "
+          "float dtype (ABI 1.9). "
+          f"name[1..{MAX_VARIADIC}] = variadic: 1 to NNP_MAX_VARIADIC = {MAX_VARIADIC} "
           "tensors. (ABI 1.m) on a tensor = added to the op in ABI 1.m: optional, never passed to a "
           "plugin built for an older minor, and left out of the typed C wrapper (pass it through "
           "nnp_op_execute).", "", "Params fields (checked by libnnplug before any backend runs; "
