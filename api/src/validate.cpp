@@ -594,13 +594,17 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inpu
                            "%s: op kind %s is new in ABI 1.%d; plugin '%s' is built for ABI 1.%d",
                            op->name, op->name, static_cast<int>(op->since), plugin,
                            static_cast<int>(plugin_minor));
+  // Tensor i of the call (inputs, then outputs) with its table entry. The counts were validated:
+  // every index has one.
+  const auto tensor_at = [&](size_t i) -> std::pair<const DLTensor*, const tensor_desc&> {
+    if (i < n_inputs) return {inputs[i], input_desc(*op, i)};
+    return {outputs[i - n_inputs], output_desc(*op, i - n_inputs)};
+  };
   // A tensor the op gained after the plugin's minor, passed (present in the arrays): the plugin
   // would not know to read it. Left out (NULL or past the counts), the call is one it knows.
-  // The counts were validated: every index has its table entry.
   for (size_t i = 0; i < n_inputs + n_outputs; ++i) {
     const bool input = i < n_inputs;
-    const DLTensor* t = input ? inputs[i] : outputs[i - n_inputs];
-    const tensor_desc& d = input ? input_desc(*op, i) : output_desc(*op, i - n_inputs);
+    const auto [t, d] = tensor_at(i);
     if (t != nullptr && d.since > plugin_minor)
       return set_last_errorf(NNP_STATUS_UNSUPPORTED,
                              "%s: %s '%s' is new in ABI 1.%d; plugin '%s' is built for ABI 1.%d",
@@ -613,15 +617,12 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inpu
   if (plugin_minor < kAccumulationRuleSince) {
     const DLDataType* call_dtype = nullptr;
     for (size_t i = 0; i < n_inputs + n_outputs && call_dtype == nullptr; ++i) {
-      const bool input = i < n_inputs;
-      const DLTensor* t = input ? inputs[i] : outputs[i - n_inputs];
-      const tensor_desc& d = input ? input_desc(*op, i) : output_desc(*op, i - n_inputs);
+      const auto [t, d] = tensor_at(i);
       if (t != nullptr && d.dtype == dtype_rule::float_common) call_dtype = &t->dtype;
     }
     for (size_t i = 0; i < n_inputs + n_outputs && call_dtype != nullptr; ++i) {
       const bool input = i < n_inputs;
-      const DLTensor* t = input ? inputs[i] : outputs[i - n_inputs];
-      const tensor_desc& d = input ? input_desc(*op, i) : output_desc(*op, i - n_inputs);
+      const auto [t, d] = tensor_at(i);
       if (t != nullptr && d.dtype == dtype_rule::accumulation &&
           !nnp::same_dtype(t->dtype, *call_dtype))
         return set_last_errorf(NNP_STATUS_UNSUPPORTED,

@@ -410,10 +410,9 @@ bool cudnn_forced() { return forced_path() == 4; }
 void forward_16bit(stream& s, const op_call& c, const attention_call& at, elem t) {
   float* lse = f32_of(c.out(1));
   if (cudnn_allowed()) {
-    std::string why = cudnn_attention_refusal(t, at.g, c.in(3) != nullptr, {});
-    if (why.empty())
-      why = attention_forward_cudnn(s, t, at.g, data_of(c.in(0)), data_of(c.in(1)),
-                                    data_of(c.in(2)), data_ptr<char>(*c.out(0)), lse);
+    const std::string why =
+        attention_forward_cudnn(s, t, at.g, data_of(c.in(0)), data_of(c.in(1)), data_of(c.in(2)),
+                                c.in(3) != nullptr, data_ptr<char>(*c.out(0)), lse);
     if (why.empty()) return;
     if (cudnn_forced()) unsupported("attention_forward: " + why);
   }
@@ -426,14 +425,12 @@ void forward_16bit(stream& s, const op_call& c, const attention_call& at, elem t
 }
 
 void backward_16bit(stream& s, const op_call& c, const attention_call& at, elem t) {
-  const float* lse = f32_of(c.in(6));
+  const float* lse = opt_f32(c.in(6));
   if (cudnn_allowed()) {
-    std::string why = cudnn_attention_refusal(t, at.g, c.in(3) != nullptr, {});
-    if (why.empty())
-      why = attention_backward_cudnn(s, t, at.g, data_of(c.in(0)), data_of(c.in(1)),
-                                     data_of(c.in(2)), data_of(c.in(4)), data_of(c.in(5)), lse,
-                                     data_ptr<char>(*c.out(0)), data_ptr<char>(*c.out(1)),
-                                     data_ptr<char>(*c.out(2)));
+    const std::string why = attention_backward_cudnn(
+        s, t, at.g, data_of(c.in(0)), data_of(c.in(1)), data_of(c.in(2)), c.in(3) != nullptr,
+        data_of(c.in(4)), data_of(c.in(5)), lse, data_ptr<char>(*c.out(0)),
+        data_ptr<char>(*c.out(1)), data_ptr<char>(*c.out(2)));
     if (why.empty()) return;
     if (cudnn_forced()) unsupported("attention_backward: " + why);
   }
@@ -447,10 +444,10 @@ void backward_16bit(stream& s, const op_call& c, const attention_call& at, elem 
 }
 
 // With NNPLUG_CUDA_ATTENTION_KERNEL=cudnn, what cuDNN refuses before it is asked is UNSUPPORTED.
-void check_forced_cudnn(const char* op, const op_call& c) {
+void check_forced_cudnn(const char* op, const op_call& c, const nnp::kit::attention_geometry& g) {
   if (!cudnn_forced()) return;
   const std::string why =
-      cudnn_attention_refusal(elem_of(c.in(0)->dtype), geometry_of(c), c.in(3) != nullptr, {});
+      cudnn_attention_refusal(elem_of(c.in(0)->dtype), g, c.in(3) != nullptr, {});
   if (!why.empty()) unsupported(format("%s: %s", op, why.c_str()));
 }
 
@@ -459,13 +456,13 @@ void check_forced_cudnn(const char* op, const op_call& c) {
 void check_attention_forward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
   path_of("attention_forward", g, forward_shared(g));
-  check_forced_cudnn("attention_forward", c);
+  check_forced_cudnn("attention_forward", c, g);
 }
 
 void check_attention_backward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
   path_of("attention_backward", g, backward_shared(g));
-  check_forced_cudnn("attention_backward", c);
+  check_forced_cudnn("attention_backward", c, g);
 }
 
 void op_attention_forward(stream& s, const op_call& c) {
@@ -477,8 +474,7 @@ void op_attention_forward(stream& s, const op_call& c) {
     return;
   }
   forward_f32(s, at, opt_f32(c.in(0)), opt_f32(c.in(1)), opt_f32(c.in(2)), opt_f32(c.in(3)),
-              data_ptr<float>(*c.out(0)),
-              c.out(1) != nullptr ? data_ptr<float>(*c.out(1)) : nullptr);
+              data_ptr<float>(*c.out(0)), f32_of(c.out(1)));
 }
 
 void op_attention_backward(stream& s, const op_call& c) {

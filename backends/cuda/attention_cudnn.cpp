@@ -275,9 +275,9 @@ std::string cudnn_attention_refusal(elem t, const nnp::kit::attention_geometry& 
 }
 
 std::string attention_forward_cudnn(stream& s, elem t, const nnp::kit::attention_geometry& g,
-                                    const void* q, const void* k, const void* v, void* y,
-                                    float* stats) {
-  const std::string no = cudnn_attention_refusal(t, g, false, {q, k, v, y, stats});
+                                    const void* q, const void* k, const void* v, bool has_mask,
+                                    void* y, float* stats) {
+  const std::string no = cudnn_attention_refusal(t, g, has_mask, {q, k, v, y, stats});
   if (!no.empty()) return no;
   const bool with_stats = stats != nullptr;
   std::unordered_map<int64_t, void*> pack = {{kUidQ, const_cast<void*>(q)},
@@ -293,10 +293,11 @@ std::string attention_forward_cudnn(stream& s, elem t, const nnp::kit::attention
 }
 
 std::string attention_backward_cudnn(stream& s, elem t, const nnp::kit::attention_geometry& g,
-                                     const void* q, const void* k, const void* v, const void* y,
-                                     const void* dy, const float* stats, void* dq, void* dk,
-                                     void* dv) {
-  const std::string no = cudnn_attention_refusal(t, g, false, {q, k, v, y, dy, stats, dq, dk, dv});
+                                     const void* q, const void* k, const void* v, bool has_mask,
+                                     const void* y, const void* dy, const float* stats, void* dq,
+                                     void* dk, void* dv) {
+  const std::string no =
+      cudnn_attention_refusal(t, g, has_mask, {q, k, v, y, dy, stats, dq, dk, dv});
   if (!no.empty()) return no;
   std::unordered_map<int64_t, void*> pack = {{kUidQ, const_cast<void*>(q)},
                                              {kUidK, const_cast<void*>(k)},
