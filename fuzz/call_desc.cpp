@@ -417,11 +417,7 @@ call_desc decode(const uint8_t* data, size_t size) {
     tensor_spec s;
     s.ndim = static_cast<int32_t>(t.shape.size());
     for (size_t d = 0; d < t.shape.size() && d < kShapeSlots; ++d) s.shape[d] = t.shape[d];
-    const bool half = c.float_dtype.bits == 16;
-    s.dtype = t.dtype == 'l'                               ? kI64
-              : t.dtype == 'u'                             ? kU8
-              : t.dtype == 'F' || (t.dtype == 'a' && half) ? kF32
-                                                           : c.float_dtype;
+    s.dtype = conf::table_dtype(t.dtype, c.float_dtype);
     return s;
   };
   for (const conf::table_tensor& t : e.in) c.in.push_back(make(t));

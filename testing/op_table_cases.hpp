@@ -25,6 +25,15 @@ struct table_tensor {
   bool optional;
 };
 
+// The dtype of a table tensor (its letter above) in a call whose float dtype is float_dtype.
+inline DLDataType table_dtype(char letter, DLDataType float_dtype) {
+  const bool half = float_dtype.bits == 16;  // float16, bfloat16
+  if (letter == 'l') return DLDataType{kDLInt, 64, 1};
+  if (letter == 'u') return DLDataType{kDLUInt, 8, 1};
+  if (letter == 'F' || (letter == 'a' && half)) return DLDataType{kDLFloat, 32, 1};
+  return float_dtype;
+}
+
 struct table_example {
   int32_t kind;
   const char* name;
@@ -100,11 +109,7 @@ bound_example bind_example(const table_example& e, DLDevice device, DLDataType f
     DLTensor d{};
     d.device = device;
     d.ndim = static_cast<int32_t>(t.shape.size());
-    const bool half = float_dtype.bits == 16;  // float16, bfloat16
-    d.dtype = t.dtype == 'l'                               ? DLDataType{kDLInt, 64, 1}
-              : t.dtype == 'u'                             ? DLDataType{kDLUInt, 8, 1}
-              : t.dtype == 'F' || (t.dtype == 'a' && half) ? DLDataType{kDLFloat, 32, 1}
-                                                           : float_dtype;
+    d.dtype = table_dtype(t.dtype, float_dtype);
     d.shape = b.shapes.back().data();
     size_t n = 1;
     for (int64_t v : t.shape) n *= static_cast<size_t>(v);
