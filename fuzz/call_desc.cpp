@@ -16,7 +16,7 @@ namespace fuzz {
 namespace {
 
 constexpr DLDataType kF32{kDLFloat, 32, 1}, kF64{kDLFloat, 64, 1}, kF16{kDLFloat, 16, 1},
-    kBF16{kDLBfloat, 16, 1}, kI64{kDLInt, 64, 1}, kU8{kDLUInt, 8, 1};
+    kBF16{kDLBfloat, 16, 1};
 
 // Reads the input front to back; past the end every byte is 0.
 struct reader {
