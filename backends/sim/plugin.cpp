@@ -16,7 +16,9 @@
 #include <nnplug/kit/host_device.hpp>
 #include <nnplug/nnplug_version.h>
 
+#include <array>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -52,7 +54,15 @@ device_state& device_at(int32_t index) {
   return *(*g_devices)[static_cast<size_t>(index)];
 }
 
-constexpr kit::op_rows kOps = kit::make_op_rows("sim", ref::kFamilies, check_device);
+// The kernel rows: the float16/bfloat16 rows of rows16.cpp first (the first row of a kind
+// wins), then the reference's.
+const auto kFamilies = [] {
+  std::array<const kit::op_row_list*, std::size(ref::kFamilies) + 1> lists{};
+  lists[0] = &kRows16;
+  std::copy(std::begin(ref::kFamilies), std::end(ref::kFamilies), lists.begin() + 1);
+  return lists;
+}();
+const kit::op_rows kOps{"sim", nullptr, 0, check_device, kFamilies.data(), kFamilies.size()};
 
 stream& stream_of(void* s) {
   if (s == nullptr) fail(NNP_STATUS_INVALID_ARGUMENT, "stream is NULL");
@@ -262,8 +272,8 @@ nnp_status get_device_props(int32_t index, nnp_device_props* props) {
     NNP_KIT_SET_PROP(props, name, d.name.c_str());
     NNP_KIT_SET_PROP(props, plugin_name, "sim");
     NNP_KIT_SET_PROP(props, description,
-                     "nnplug simulated accelerator (reference kernels; asynchronous streams; "
-                     "memory the host cannot address)");
+                     "nnplug simulated accelerator (reference kernels, 16-bit on float64 copies; "
+                     "asynchronous streams; memory the host cannot address)");
     NNP_KIT_SET_PROP(props, device_type, static_cast<int32_t>(kDLExtDev));
     NNP_KIT_SET_PROP(props, device_id, index);
     NNP_KIT_SET_PROP(props, memory_bytes, d.memory.bytes());

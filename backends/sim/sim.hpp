@@ -36,6 +36,10 @@ namespace nnp::sim {
 // is not an integer in range is an INVALID_ARGUMENT naming the variable.
 int64_t env_int(const char* name, int64_t fallback, int64_t lo, int64_t hi);
 
+// The float16/bfloat16 rows (rows16.cpp): every float32+float64 reference kernel on float64
+// copies of a 16-bit call's tensors, rounded once; CAST between any two float dtypes.
+extern const kit::op_row_list kRows16;
+
 // ---- device memory (memory.cpp) ------------------------------------------------------------
 // One device's memory: `bytes` of addresses that fault on host access (the handles users get)
 // and a private mapping of the same size holding the data. Allocations are first-fit, aligned
