@@ -127,7 +127,8 @@ if [[ -z "$prebuilt" ]]; then
     cp -a api/python/nnplug api/python/tests scripts/torch_gpu_rows.py \
       scripts/make_onnx_models.py scripts/torch_twins_check.py "$carry_dir/python/" &&
     mkdir -p "$carry_dir/python/bench" &&
-    cp -a scripts/bench/torch_models.py scripts/bench/onnx_gpu_rows.py "$carry_dir/python/bench/" ||
+    cp -a scripts/bench/torch_models.py scripts/bench/onnx_gpu_rows.py \
+      scripts/bench/torch_train.py scripts/bench/fashion_mnist.py "$carry_dir/python/bench/" ||
     { record carry FAIL "copying the build into $carry_dir failed"; print_summary "build"; }
   rm -rf "$carry_dir/python/tests/__pycache__" "$carry_dir/python/nnplug/__pycache__"
   if [[ -f "$data_src/train-images-idx3-ubyte.gz" ]]; then
@@ -420,6 +421,23 @@ if [[ $bench -eq 1 ]]; then
       yard "torch-$model-b1024-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
         "${tfm[@]}" --batch 1024 --no-tf32
     done
+    # Mixed precision (train --precision bfloat16) against PyTorch's autocast in bfloat16
+    # (scripts/bench/torch_train.py): batch 128 with graphs on both sides, and batch 1024 eager.
+    tt=(--data "$data_dir" --device cuda --epochs 2 --precision bfloat16 --no-tf32)
+    if [[ -f "$dir/python/bench/torch_train.py" ]]; then
+      for model in mlp cnn vit; do
+        yard "nnplug-$model-graph-bf16" 40 "$bin/train" --model "$model" --backend cuda \
+          --epochs 2 --data "$data_dir" --graph --precision bfloat16
+        yard "torch-$model-graph-bf16" 40 "$py" "$dir/python/bench/torch_train.py" \
+          --model "$model" "${tt[@]}" --cuda-graph
+      done
+      for model in cnn vit; do
+        yard "nnplug-$model-b1024-bf16" 40 "$bin/train" --model "$model" --backend cuda \
+          --epochs 2 --batch 1024 --data "$data_dir" --precision bfloat16
+        yard "torch-$model-b1024-bf16" 40 "$py" "$dir/python/bench/torch_train.py" \
+          --model "$model" "${tt[@]}" --batch 1024
+      done
+    fi
     # The linear layers' bias in cuBLASLt's epilogue against a broadcast kernel and beta = 1.
     yard "nnplug-vit-graph-nolt" 40 env NNPLUG_CUDA_GEMM_LT=0 "$bin/train" \
       --model vit --backend cuda --epochs 2 --data "$data_dir" --graph

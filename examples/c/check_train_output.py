@@ -3,7 +3,7 @@
 with the one-line JSON summary, and its --log CSV has the documented header and one row per
 epoch (appending a second run adds rows without a second header). A single process says
 "ranks": 1 and "distributed": "none", an eager run "graph": false, a run without --tf32
-"tf32": false, and "last_epoch_seconds" is the last epoch's share of "train_seconds".
+"tf32": false, one without --precision "precision": "float32", and "last_epoch_seconds" is the last epoch's share of "train_seconds".
 
   check_train_output.py TRAIN_BINARY WORKDIR BACKEND
 """
@@ -17,7 +17,7 @@ HEADER = ["epoch", "model", "backend", "train_loss", "train_accuracy", "test_acc
           "seconds", "images_per_second", "epochs"]
 KEYS = {"model", "backend", "device", "epochs", "batch", "train_seconds", "images_per_second",
         "test_accuracy", "final_loss", "ranks", "distributed", "graph", "tf32",
-        "last_epoch_seconds"}
+        "precision", "last_epoch_seconds"}
 
 
 def main():
@@ -38,6 +38,7 @@ def main():
         assert summary["backend"] == backend and summary["device"] == f"{backend}:0"
         assert summary["ranks"] == 1 and summary["distributed"] == "none", summary
         assert summary["graph"] is False and summary["tf32"] is False, summary
+        assert summary["precision"] == "float32", summary
         assert 0 < summary["last_epoch_seconds"] <= summary["train_seconds"], summary
         assert 0.0 <= summary["test_accuracy"] <= 1.0 and summary["final_loss"] > 0
         epoch_lines = [x for x in lines if x.startswith("epoch ")]

@@ -115,6 +115,10 @@ void usage(FILE* f) {
           "      --tf32               let float32 GEMMs and convolutions use TF32 tensor cores\n"
           "                           (NNP_STREAM_ATTR_ALLOW_TF32; devices that have them,\n"
           "                           e.g. cuda; default: exact float32)\n"
+          "      --precision P        float32 (default) or bfloat16: mixed precision, with\n"
+          "                           activations, GEMMs and convolutions in bfloat16 and\n"
+          "                           float32 master weights, Adam, LayerNorm and loss (one\n"
+          "                           process; devices with bfloat16 ops, e.g. cuda, sim)\n"
           "  -h, --help               this text\n");
 }
 
@@ -138,7 +142,8 @@ void parse_options(int argc, char** argv, options* o) {
                  .data_dir = "/usr/share/datasets/fashion-mnist",
                  .distributed = "auto",
                  .bucket_kib = 256,
-                 .overlap = "auto"};
+                 .overlap = "auto",
+                 .precision = "float32"};
   enum {
     OPT_LR = 256,
     OPT_LOSS_LOG,
@@ -148,7 +153,8 @@ void parse_options(int argc, char** argv, options* o) {
     OPT_BUCKET,
     OPT_OVERLAP,
     OPT_GRAPH,
-    OPT_TF32
+    OPT_TF32,
+    OPT_PRECISION
   };
   static const struct option longopts[] = {
       {"model", required_argument, NULL, 'm'},
@@ -168,6 +174,7 @@ void parse_options(int argc, char** argv, options* o) {
       {"overlap", required_argument, NULL, OPT_OVERLAP},
       {"graph", no_argument, NULL, OPT_GRAPH},
       {"tf32", no_argument, NULL, OPT_TF32},
+      {"precision", required_argument, NULL, OPT_PRECISION},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int c;
@@ -220,6 +227,11 @@ void parse_options(int argc, char** argv, options* o) {
         break;
       case OPT_TF32:
         o->tf32 = 1;
+        break;
+      case OPT_PRECISION:
+        if (strcmp(optarg, "float32") != 0 && strcmp(optarg, "bfloat16") != 0)
+          die("--precision expects float32 or bfloat16, got '%s'", optarg);
+        o->precision = optarg;
         break;
       case OPT_LR: {
         char* end = NULL;

@@ -32,6 +32,7 @@ typedef struct options {
   const char* overlap;       /* "auto", "on" or "off": bucket all-reduces during backward */
   int graph;                 /* 1: capture one training step into a graph and replay it */
   int tf32;                  /* 1: NNP_STREAM_ATTR_ALLOW_TF32 on the training stream */
+  const char* precision;     /* "float32" or "bfloat16" (mixed precision, model.h's g_act) */
 } options;
 
 /* Prints the --help text to f. */

@@ -12,7 +12,10 @@
 
 #include "cli.h"
 
-DLDevice g_dldevice; /* the training device's DLPack device */
+DLDevice g_dldevice;                  /* the training device's DLPack device */
+DLDataType g_act = {kDLFloat, 32, 1}; /* activations and compute copies (model.h) */
+
+int mixed_precision(void) { return !(g_act.code == kDLFloat && g_act.bits == 32); }
 
 double rng_uniform(uint64_t* state) { /* [0, 1) with 53 bits */
   return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
@@ -41,7 +44,7 @@ const DLTensor* make_view(tview* v, void* data, uint64_t byte_offset, uint8_t co
 
 const DLTensor* make_strided(tview* v, void* data, uint64_t byte_offset, const int64_t* dims,
                              const int64_t* strides, int ndim) {
-  make_view(v, data, byte_offset, kDLFloat, 32, dims, ndim);
+  make_view(v, data, byte_offset, g_act.code, g_act.bits, dims, ndim);
   for (int i = 0; i < ndim; ++i) v->strides[i] = strides[i];
   v->t.strides = v->strides;
   return &v->t;
@@ -52,6 +55,14 @@ void fill(net* nt, void* data, size_t numel, double value) {
   nnp_fill_params fp = {sizeof fp, value};
   CHECK(nnp_fill(nt->s, &fp, F32(&v, data, (int64_t)numel)));
 }
+
+void fill_act(net* nt, void* data, size_t numel, double value) {
+  tview v;
+  nnp_fill_params fp = {sizeof fp, value};
+  CHECK(nnp_fill(nt->s, &fp, ACT(&v, data, (int64_t)numel)));
+}
+
+void cast(net* nt, const DLTensor* x, const DLTensor* y) { CHECK(nnp_cast(nt->s, x, y)); }
 
 param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, param_init init,
                  int fan_in, int fan_out, uint64_t* rng) {
@@ -65,6 +76,8 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
     p->numel *= (size_t)shape[i];
   }
   p->w = p->g = p->m = p->v = NULL; /* alloc_parameters, once every parameter is known */
+  p->wc = p->gc = NULL;
+  p->float32 = 0;
   float* host = xmalloc(p->numel * sizeof(float));
   /* fan_in 0: the draws still happen and give 0 (Keras-example biases, model.c). */
   const double limit = fan_in > 0 ? sqrt(6.0 / (double)(fan_in + fan_out)) : 0.0;
@@ -90,18 +103,35 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
   return p;
 }
 
-void alloc_parameters(net* nt) {
+/* The bytes of the parameters from index `from` down to 0, each 256-byte aligned, laid out
+   from byte `at` on (the reverse order is the order backward completes them); `which` picks
+   the parameters (-1: all, 0: those that compute in g_act, 1: the float32 ones). */
+static size_t lay_out(net* nt, size_t at, int which) {
   const size_t align = 256; /* cudaMalloc's alignment: every gradient a well-aligned tensor */
-  size_t bytes = 0;
   for (int i = nt->n_params - 1; i >= 0; --i) {
-    nt->p[i].g_offset = bytes;
-    bytes += (nt->p[i].numel * sizeof(float) + align - 1) / align * align;
+    if (which >= 0 && nt->p[i].float32 != which) continue;
+    nt->p[i].g_offset = at;
+    at += (nt->p[i].numel * sizeof(float) + align - 1) / align * align;
   }
+  return at;
+}
+
+void alloc_parameters(net* nt) {
+  /* float32: every parameter in backward's order. Mixed precision: those that compute in
+     g_act first (the range the per-step casts cover), then the float32 ones. */
+  const int mixed = mixed_precision();
+  nt->compute_bytes = lay_out(nt, 0, mixed ? 0 : -1);
+  const size_t bytes = mixed ? lay_out(nt, nt->compute_bytes, 1) : nt->compute_bytes;
   nt->grads_bytes = bytes;
   void** buffers[4] = {&nt->weights, &nt->grads, &nt->adam_m, &nt->adam_v};
   for (int k = 0; k < 4; ++k) {
     *buffers[k] = dev_alloc(nt, bytes);
     fill(nt, *buffers[k], bytes / sizeof(float), 0.0);
+  }
+  if (mixed) { /* elements of ACT_BYTES at the same element offsets */
+    nt->weights_c = dev_alloc(nt, nt->compute_bytes / sizeof(float) * ACT_BYTES);
+    nt->grads_c = dev_alloc(nt, nt->compute_bytes / sizeof(float) * ACT_BYTES);
+    fill_act(nt, nt->grads_c, nt->compute_bytes / sizeof(float), 0.0); /* padding stays 0 */
   }
   for (int i = 0; i < nt->n_params; ++i) {
     param* p = &nt->p[i];
@@ -109,6 +139,12 @@ void alloc_parameters(net* nt) {
     p->g = (float*)(void*)((char*)nt->grads + p->g_offset);
     p->m = (float*)(void*)((char*)nt->adam_m + p->g_offset);
     p->v = (float*)(void*)((char*)nt->adam_v + p->g_offset);
+    p->wc = p->w;
+    p->gc = p->g;
+    if (mixed && !p->float32) {
+      p->wc = (char*)nt->weights_c + p->g_offset / sizeof(float) * ACT_BYTES;
+      p->gc = (char*)nt->grads_c + p->g_offset / sizeof(float) * ACT_BYTES;
+    }
     CHECK(nnp_memcpy(nt->dev, p->w, NULL, p->init, p->numel * sizeof(float)));
     free(p->init);
     p->init = NULL;
@@ -119,33 +155,33 @@ void grad_ready(net* nt, const param* p) {
   if (nt->grad_ready) nt->grad_ready(nt->grad_ready_ctx, (int)(p - nt->p));
 }
 
-void linear_forward(net* nt, const float* x, int64_t rows, int64_t in, int64_t out, const float* w,
-                    const float* b, float* y) {
+void linear_forward(net* nt, const void* x, int64_t rows, int64_t in, int64_t out, const void* w,
+                    const void* b, void* y) {
   tview a, bw, c, o;
   nnp_gemm_params gp = {sizeof gp, 0, 1, 1.0, b ? 1.0 : 0.0};
-  CHECK(nnp_gemm(nt->s, &gp, F32(&a, (void*)x, rows, in), F32(&bw, (void*)w, out, in),
-                 b ? F32(&c, (void*)b, out) : NULL, F32(&o, y, rows, out)));
+  CHECK(nnp_gemm(nt->s, &gp, ACT(&a, (void*)x, rows, in), ACT(&bw, (void*)w, out, in),
+                 b ? ACT(&c, (void*)b, out) : NULL, ACT(&o, y, rows, out)));
 }
 
-void linear_backward(net* nt, const float* x, const float* dy, int64_t rows, int64_t in,
-                     int64_t out, const float* w, float* dw, float* db, float* dx, int accumulate) {
+void linear_backward(net* nt, const void* x, const void* dy, int64_t rows, int64_t in, int64_t out,
+                     const void* w, void* dw, void* db, void* dx, int accumulate) {
   tview a, bb, c, o;
   nnp_gemm_params gw = {sizeof gw, 1, 0, 1.0, 0.0}; /* dW[out, in] = dy^T x */
-  CHECK(nnp_gemm(nt->s, &gw, F32(&a, (void*)dy, rows, out), F32(&bb, (void*)x, rows, in), NULL,
-                 F32(&o, dw, out, in)));
+  CHECK(nnp_gemm(nt->s, &gw, ACT(&a, (void*)dy, rows, out), ACT(&bb, (void*)x, rows, in), NULL,
+                 ACT(&o, dw, out, in)));
   if (db) {
     nnp_reduce_params rp = {
         .struct_size = sizeof rp, .op = NNP_REDUCE_SUM, .keepdims = 0, .n_axes = 1, .axes = {0}};
-    CHECK(nnp_reduce(nt->s, &rp, F32(&a, (void*)dy, rows, out), F32(&o, db, out)));
+    CHECK(nnp_reduce(nt->s, &rp, ACT(&a, (void*)dy, rows, out), ACT(&o, db, out)));
   }
   if (dx) { /* dx = dy W (+ dx) */
     nnp_gemm_params gx = {sizeof gx, 0, 0, 1.0, accumulate ? 1.0 : 0.0};
-    CHECK(nnp_gemm(nt->s, &gx, F32(&a, (void*)dy, rows, out), F32(&bb, (void*)w, out, in),
-                   accumulate ? F32(&c, dx, rows, in) : NULL, F32(&o, dx, rows, in)));
+    CHECK(nnp_gemm(nt->s, &gx, ACT(&a, (void*)dy, rows, out), ACT(&bb, (void*)w, out, in),
+                   accumulate ? ACT(&c, dx, rows, in) : NULL, ACT(&o, dx, rows, in)));
   }
 }
 
-void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t numel, int64_t n) {
+void dropout_forward(net* nt, int k, double ratio, void* x, void* y, int64_t numel, int64_t n) {
   nnp_dropout_params* dp = &nt->drop_params[k];
   *dp = (nnp_dropout_params){
       .struct_size = sizeof *dp, .ratio = ratio, .seed = nt->seed, .offset = nt->dropout_offset};
@@ -168,20 +204,20 @@ void dropout_forward(net* nt, int k, double ratio, float* x, float* y, int64_t n
   if (nt->step) { /* graph mode: the offset moves with the step count on the device */
     dp->offset_per_step = nt->dropout_per_step;
     CHECK(nnp_op_execute(nt->s, NNP_OP_DROPOUT_FORWARD, dp, 2,
-                         (const DLTensor* const[]){F32(&a, x, numel), F32(&st, nt->step, 1)}, 1,
-                         (const DLTensor* const[]){F32(&b, y, numel)}));
+                         (const DLTensor* const[]){ACT(&a, x, numel), F32(&st, nt->step, 1)}, 1,
+                         (const DLTensor* const[]){ACT(&b, y, numel)}));
     return;
   }
-  CHECK(nnp_dropout_forward(nt->s, dp, F32(&a, x, numel), F32(&b, y, numel), NULL));
+  CHECK(nnp_dropout_forward(nt->s, dp, ACT(&a, x, numel), ACT(&b, y, numel), NULL));
 }
 
-void dropout_backward(net* nt, int k, float* dy, float* dx, int64_t numel) {
+void dropout_backward(net* nt, int k, void* dy, void* dx, int64_t numel) {
   tview a, b, st;
   if (nt->step) {
     CHECK(nnp_op_execute(nt->s, NNP_OP_DROPOUT_BACKWARD, &nt->drop_params[k], 2,
-                         (const DLTensor* const[]){F32(&a, dy, numel), F32(&st, nt->step, 1)}, 1,
-                         (const DLTensor* const[]){F32(&b, dx, numel)}));
+                         (const DLTensor* const[]){ACT(&a, dy, numel), F32(&st, nt->step, 1)}, 1,
+                         (const DLTensor* const[]){ACT(&b, dx, numel)}));
     return;
   }
-  CHECK(nnp_dropout_backward(nt->s, &nt->drop_params[k], F32(&a, dy, numel), F32(&b, dx, numel)));
+  CHECK(nnp_dropout_backward(nt->s, &nt->drop_params[k], ACT(&a, dy, numel), ACT(&b, dx, numel)));
 }

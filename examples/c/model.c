@@ -117,6 +117,14 @@ void build_net(net* nt, model_kind model, int64_t max_batch, uint64_t seed) {
   nt->labels = dev_alloc(nt, B * sizeof(int64_t));
   nt->loss = dev_alloc(nt, F);
   nt->dloss = dev_alloc(nt, F);
+  nt->xc = nt->x;
+  nt->logits_c = nt->logits;
+  nt->dlogits_c = nt->dlogits;
+  if (mixed_precision()) {
+    nt->xc = dev_alloc(nt, B * IMAGE_PIXELS * ACT_BYTES);
+    nt->logits_c = dev_alloc(nt, B * NUM_CLASSES * ACT_BYTES);
+    nt->dlogits_c = dev_alloc(nt, B * NUM_CLASSES * ACT_BYTES);
+  }
   alloc_parameters(nt);
   tview v;
   nnp_fill_params one = {sizeof one, 1.0};
@@ -131,54 +139,64 @@ size_t count_params(const net* nt) {
 
 /* y[n, out] = x[n, in] · W[in, out] + b[out] */
 static void dense_forward(net* nt, void* x, uint64_t x_off, int64_t n, const param* w,
-                          const param* b, float* y) {
+                          const param* b, void* y) {
   tview a, bw, c, out;
   int64_t in = w->shape[0], outf = w->shape[1];
   nnp_gemm_params gp = {sizeof gp, 0, 0, 1.0, 1.0};
-  CHECK(nnp_gemm(nt->s, &gp, F32O(&a, x, x_off, n, in), F32(&bw, w->w, in, outf),
-                 F32(&c, b->w, outf), F32(&out, y, n, outf)));
+  CHECK(nnp_gemm(nt->s, &gp, ACTO(&a, x, x_off, n, in), ACT(&bw, w->wc, in, outf),
+                 ACT(&c, b->wc, outf), ACT(&out, y, n, outf)));
 }
 
 /* dW = xᵀ·dy, db = Σ_rows dy, dx = dy·Wᵀ (dx may be NULL) */
-static void dense_backward(net* nt, void* x, int64_t n, const param* w, const param* b, float* dy,
-                           float* dx) {
+static void dense_backward(net* nt, void* x, int64_t n, const param* w, const param* b, void* dy,
+                           void* dx) {
   tview a, bb, out;
   int64_t in = w->shape[0], outf = w->shape[1];
   nnp_gemm_params gw = {sizeof gw, 1, 0, 1.0, 0.0};
-  CHECK(nnp_gemm(nt->s, &gw, F32(&a, x, n, in), F32(&bb, dy, n, outf), NULL,
-                 F32(&out, w->g, in, outf)));
+  CHECK(nnp_gemm(nt->s, &gw, ACT(&a, x, n, in), ACT(&bb, dy, n, outf), NULL,
+                 ACT(&out, w->gc, in, outf)));
   nnp_reduce_params rp = {
       .struct_size = sizeof rp, .op = NNP_REDUCE_SUM, .keepdims = 0, .n_axes = 1, .axes = {0}};
-  CHECK(nnp_reduce(nt->s, &rp, F32(&a, dy, n, outf), F32(&out, b->g, outf)));
+  CHECK(nnp_reduce(nt->s, &rp, ACT(&a, dy, n, outf), ACT(&out, b->gc, outf)));
   grad_ready(nt, w);
   grad_ready(nt, b);
   if (dx) {
     nnp_gemm_params gx = {sizeof gx, 0, 1, 1.0, 0.0};
-    CHECK(nnp_gemm(nt->s, &gx, F32(&a, dy, n, outf), F32(&bb, w->w, in, outf), NULL,
-                   F32(&out, dx, n, in)));
+    CHECK(nnp_gemm(nt->s, &gx, ACT(&a, dy, n, outf), ACT(&bb, w->wc, in, outf), NULL,
+                   ACT(&out, dx, n, in)));
   }
 }
 
 static const nnp_activation_params kRelu = {sizeof(nnp_activation_params), NNP_ACTIVATION_RELU, 0,
                                             0.0};
 
-static void relu_forward(net* nt, float* y, int64_t numel) { /* in place */
+static void relu_forward(net* nt, void* y, int64_t numel) { /* in place */
   tview a, b;
-  CHECK(nnp_activation_forward(nt->s, &kRelu, F32(&a, y, numel), F32(&b, y, numel)));
+  CHECK(nnp_activation_forward(nt->s, &kRelu, ACT(&a, y, numel), ACT(&b, y, numel)));
 }
 
 /* dy *= relu'(y), in place. y is the ReLU's output, possibly scaled by dropout afterwards:
    y > 0 exactly where the input was > 0 (or 0 where dropout already zeroed dy). */
-static void relu_backward(net* nt, float* y, float* dy, int64_t numel) {
+static void relu_backward(net* nt, void* y, void* dy, int64_t numel) {
   tview a, b, c;
-  CHECK(nnp_activation_backward(nt->s, &kRelu, F32(&a, y, numel), F32(&b, dy, numel),
-                                F32(&c, dy, numel)));
+  CHECK(nnp_activation_backward(nt->s, &kRelu, ACT(&a, y, numel), ACT(&b, dy, numel),
+                                ACT(&c, dy, numel)));
 }
 
 /* Forward pass of n images starting at byte `x_off` of `x` ([N, 784] float32); leaves the
-   logits in nt->logits. training = 1 applies dropout. */
+   logits in nt->logits (float32). training = 1 applies dropout. Mixed precision: the weights
+   and the images are cast to g_act first (nt->weights_c, nt->xc), the logits back at the end. */
 void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
   param* p = nt->p;
+  const int mixed = mixed_precision();
+  if (mixed) {
+    tview a, b;
+    const int64_t nw = (int64_t)(nt->compute_bytes / sizeof(float));
+    cast(nt, F32(&a, nt->weights, nw), ACT(&b, nt->weights_c, nw));
+    cast(nt, F32O(&a, x, x_off, n, IMAGE_PIXELS), ACT(&b, nt->xc, n, IMAGE_PIXELS));
+    x = nt->xc;
+    x_off = 0;
+  }
   if (nt->model == MODEL_VIT) {
     vit_forward(nt, x, x_off, n, training);
   } else if (nt->model == MODEL_MLP) {
@@ -188,17 +206,17 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
     dense_forward(nt, nt->a1, 0, n, &p[2], &p[3], nt->a2);
     relu_forward(nt, nt->a2, n * 512);
     if (training) dropout_forward(nt, 1, 0.2, nt->a2, nt->a2, n * 512, n);
-    dense_forward(nt, nt->a2, 0, n, &p[4], &p[5], nt->logits);
+    dense_forward(nt, nt->a2, 0, n, &p[4], &p[5], nt->logits_c);
   } else {
     tview a, b, c, d;
-    CHECK(nnp_conv_forward(nt->s, &kConvRelu, F32O(&a, x, x_off, n, 1, 28, 28),
-                           F32(&b, p[0].w, 32, 1, 3, 3), F32(&c, p[1].w, 32),
-                           F32(&d, nt->c1, n, 32, nt->h1, nt->h1)));
-    CHECK(nnp_conv_forward(nt->s, &kConvRelu, F32(&a, nt->c1, n, 32, nt->h1, nt->h1),
-                           F32(&b, p[2].w, 64, 32, 3, 3), F32(&c, p[3].w, 64),
-                           F32(&d, nt->c2, n, 64, nt->h2, nt->h2)));
-    CHECK(nnp_pool2d_forward(nt->s, &kPool, F32(&a, nt->c2, n, 64, nt->h2, nt->h2),
-                             F32(&b, nt->pool, n, 64, nt->hp, nt->hp)));
+    CHECK(nnp_conv_forward(nt->s, &kConvRelu, ACTO(&a, x, x_off, n, 1, 28, 28),
+                           ACT(&b, p[0].wc, 32, 1, 3, 3), ACT(&c, p[1].wc, 32),
+                           ACT(&d, nt->c1, n, 32, nt->h1, nt->h1)));
+    CHECK(nnp_conv_forward(nt->s, &kConvRelu, ACT(&a, nt->c1, n, 32, nt->h1, nt->h1),
+                           ACT(&b, p[2].wc, 64, 32, 3, 3), ACT(&c, p[3].wc, 64),
+                           ACT(&d, nt->c2, n, 64, nt->h2, nt->h2)));
+    CHECK(nnp_pool2d_forward(nt->s, &kPool, ACT(&a, nt->c2, n, 64, nt->h2, nt->h2),
+                             ACT(&b, nt->pool, n, 64, nt->hp, nt->hp)));
     float* flat = nt->pool; /* [n, flat]: NCHW flattened as torch's nn.Flatten */
     if (training) {
       dropout_forward(nt, 0, 0.25, nt->pool, nt->drop, n * nt->flat, n);
@@ -207,7 +225,11 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
     dense_forward(nt, flat, 0, n, &p[4], &p[5], nt->fc);
     relu_forward(nt, nt->fc, n * 128);
     if (training) dropout_forward(nt, 1, 0.5, nt->fc, nt->fc, n * 128, n);
-    dense_forward(nt, nt->fc, 0, n, &p[6], &p[7], nt->logits);
+    dense_forward(nt, nt->fc, 0, n, &p[6], &p[7], nt->logits_c);
+  }
+  if (mixed) {
+    tview a, b;
+    cast(nt, ACT(&a, nt->logits_c, n, NUM_CLASSES), F32(&b, nt->logits, n, NUM_CLASSES));
   }
 }
 
@@ -215,39 +237,44 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
    from its input x [n, ci, hx, hx] and its output's gradient dy [n, co, hy, hy]; both are then
    ready (grad_ready). The bias gradient sums db [n, co, hb, hb]: dy itself, or a tensor with the
    same channel sums. */
-static void conv_backward_params(net* nt, int64_t n, float* x, int64_t ci, int64_t hx, float* dy,
-                                 int64_t co, int64_t hy, float* db, int64_t hb, param* pw,
+static void conv_backward_params(net* nt, int64_t n, void* x, int64_t ci, int64_t hx, void* dy,
+                                 int64_t co, int64_t hy, void* db, int64_t hb, param* pw,
                                  param* pb) {
   tview a, b, c;
-  CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, F32(&a, x, n, ci, hx, hx),
-                                   F32(&b, dy, n, co, hy, hy), F32(&c, pw->g, co, ci, 3, 3)));
-  CHECK(nnp_conv2d_backward_bias(nt->s, F32(&a, db, n, co, hb, hb), F32(&b, pb->g, co)));
+  CHECK(nnp_conv2d_backward_filter(nt->s, &kConv, ACT(&a, x, n, ci, hx, hx),
+                                   ACT(&b, dy, n, co, hy, hy), ACT(&c, pw->gc, co, ci, 3, 3)));
+  CHECK(nnp_conv2d_backward_bias(nt->s, ACT(&a, db, n, co, hb, hb), ACT(&b, pb->gc, co)));
   grad_ready(nt, pw);
   grad_ready(nt, pb);
 }
 
-/* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter. */
+/* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter.
+   The loss runs in float32 on the float32 logits; in mixed precision its gradient is cast to
+   g_act (nt->dlogits_c) for the layers, and their gradients (nt->grads_c) back to float32 at
+   the end. */
 void loss_and_backward(net* nt, int64_t n) {
   tview a, b, c, d;
+  const int mixed = mixed_precision();
   nnp_softmax_cross_entropy_params cp = {sizeof cp, NNP_REDUCTION_MEAN, 0, 0};
   CHECK(nnp_softmax_cross_entropy_forward(nt->s, &cp, F32(&a, nt->logits, n, NUM_CLASSES),
                                           I64(&b, nt->labels, n), SCALAR_F32(&c, nt->loss), NULL));
   CHECK(nnp_softmax_cross_entropy_backward(nt->s, &cp, F32(&a, nt->logits, n, NUM_CLASSES),
                                            I64(&b, nt->labels, n), SCALAR_F32(&c, nt->dloss),
                                            F32(&d, nt->dlogits, n, NUM_CLASSES)));
+  if (mixed) cast(nt, F32(&a, nt->dlogits, n, NUM_CLASSES), ACT(&b, nt->dlogits_c, n, NUM_CLASSES));
   param* p = nt->p;
   if (nt->model == MODEL_VIT) {
     vit_backward(nt, n);
   } else if (nt->model == MODEL_MLP) {
-    dense_backward(nt, nt->a2, n, &p[4], &p[5], nt->dlogits, nt->da2);
+    dense_backward(nt, nt->a2, n, &p[4], &p[5], nt->dlogits_c, nt->da2);
     dropout_backward(nt, 1, nt->da2, nt->da2, n * 512);
     relu_backward(nt, nt->a2, nt->da2, n * 512);
     dense_backward(nt, nt->a1, n, &p[2], &p[3], nt->da2, nt->da1);
     dropout_backward(nt, 0, nt->da1, nt->da1, n * 512);
     relu_backward(nt, nt->a1, nt->da1, n * 512);
-    dense_backward(nt, nt->x, n, &p[0], &p[1], nt->da1, NULL);
+    dense_backward(nt, nt->xc, n, &p[0], &p[1], nt->da1, NULL);
   } else {
-    dense_backward(nt, nt->fc, n, &p[6], &p[7], nt->dlogits, nt->dfc);
+    dense_backward(nt, nt->fc, n, &p[6], &p[7], nt->dlogits_c, nt->dfc);
     dropout_backward(nt, 1, nt->dfc, nt->dfc, n * 128);
     relu_backward(nt, nt->fc, nt->dfc, n * 128);
     dense_backward(nt, nt->drop, n, &p[4], &p[5], nt->dfc, nt->ddrop);
@@ -258,17 +285,21 @@ void loss_and_backward(net* nt, int64_t n) {
        gives what dc2 *= (c2 > 0) after it gives, on a tensor 4x smaller. For the same reason
        conv2's bias gradient (the sum of dc2 over each channel) is the sum of d(pool). */
     relu_backward(nt, nt->pool, nt->ddrop, n * nt->flat);
-    CHECK(nnp_pool2d_backward(nt->s, &kPool, F32(&a, nt->c2, n, 64, nt->h2, nt->h2),
-                              F32(&b, nt->pool, n, 64, nt->hp, nt->hp),
-                              F32(&c, nt->ddrop, n, 64, nt->hp, nt->hp),
-                              F32(&d, nt->dc2, n, 64, nt->h2, nt->h2)));
+    CHECK(nnp_pool2d_backward(nt->s, &kPool, ACT(&a, nt->c2, n, 64, nt->h2, nt->h2),
+                              ACT(&b, nt->pool, n, 64, nt->hp, nt->hp),
+                              ACT(&c, nt->ddrop, n, 64, nt->hp, nt->hp),
+                              ACT(&d, nt->dc2, n, 64, nt->h2, nt->h2)));
     conv_backward_params(nt, n, nt->c1, 32, nt->h1, nt->dc2, 64, nt->h2, nt->ddrop, nt->hp, &p[2],
                          &p[3]);
-    CHECK(nnp_conv2d_backward_data(nt->s, &kConv, F32(&a, nt->dc2, n, 64, nt->h2, nt->h2),
-                                   F32(&b, p[2].w, 64, 32, 3, 3),
-                                   F32(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
+    CHECK(nnp_conv2d_backward_data(nt->s, &kConv, ACT(&a, nt->dc2, n, 64, nt->h2, nt->h2),
+                                   ACT(&b, p[2].wc, 64, 32, 3, 3),
+                                   ACT(&c, nt->dc1, n, 32, nt->h1, nt->h1)));
     relu_backward(nt, nt->c1, nt->dc1, n * 32 * nt->h1 * nt->h1);
-    conv_backward_params(nt, n, nt->x, 1, 28, nt->dc1, 32, nt->h1, nt->dc1, nt->h1, &p[0], &p[1]);
+    conv_backward_params(nt, n, nt->xc, 1, 28, nt->dc1, 32, nt->h1, nt->dc1, nt->h1, &p[0], &p[1]);
+  }
+  if (mixed) {
+    const int64_t nw = (int64_t)(nt->compute_bytes / sizeof(float));
+    cast(nt, ACT(&a, nt->grads_c, nw), F32(&b, nt->grads, nw));
   }
 }
 

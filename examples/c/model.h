@@ -20,6 +20,13 @@ uint64_t rng_next(uint64_t* state);
 /* The training device's DLPack device: set it (nnp_device_get_dldevice) before build_net. */
 extern DLDevice g_dldevice;
 
+/* The dtype of activations, their gradients and the compute copies of weights and gradients
+   (train --precision): float32 (the default), or bfloat16 for mixed precision, where the
+   parameters, their gradients and Adam stay float32 (the master copies) and each step casts
+   the weights to bfloat16 before forward and the gradients back to float32 after backward.
+   Set it before build_net. */
+extern DLDataType g_act;
+
 #define MAX_PARAMS 96
 
 typedef struct param {
@@ -29,7 +36,12 @@ typedef struct param {
   size_t numel;
   float *w, *g, *m, *v; /* device: value, gradient, Adam moments (alloc_parameters) */
   size_t g_offset;      /* the byte offset of w, g, m and v in net.weights, grads, adam_m, adam_v */
-  float* init;          /* host: the initial values until alloc_parameters uploads them */
+  /* device: the value and gradient the layers compute with, in g_act: w and g themselves in a
+     float32 run and for float32 parameters; in mixed precision, the parameter's place in
+     net.weights_c and net.grads_c */
+  void *wc, *gc;
+  int float32; /* mixed precision: the layer computes in float32 (LayerNorm's scale and bias) */
+  float* init; /* host: the initial values until alloc_parameters uploads them */
 } param;
 
 typedef enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_VIT } model_kind;
@@ -45,7 +57,11 @@ typedef struct net {
   param p[MAX_PARAMS];
   int n_params;
   /* activations and their gradients, [max_batch, ...] on the device */
-  float *x, *logits, *dlogits;  /* x: the gathered training batch */
+  float *x, *logits, *dlogits; /* x: the gathered training batch; logits and dlogits float32 */
+  /* the batch, logits and their gradient in g_act: x, logits and dlogits themselves in a
+     float32 run; in mixed precision, forward casts the batch into xc and the logits out of
+     logits_c, and loss_and_backward casts dlogits into dlogits_c */
+  void *xc, *logits_c, *dlogits_c;
   float *a1, *a2, *da1, *da2;   /* mlp: hidden layers */
   float *c1, *c2, *pool, *drop; /* cnn: conv1, conv2 (after ReLU), max-pool, its dropout */
   /* cnn: the side of conv1's, conv2's and the pool's square outputs (26, 24, 12 for 28x28
@@ -69,6 +85,13 @@ typedef struct net {
   void* grads;
   size_t grads_bytes;
   void *weights, *adam_m, *adam_v;
+  /* Mixed precision: the compute copies of weights and grads in g_act, the same layout with
+     elements of 2 bytes, covering the parameters that compute in g_act; alloc_parameters puts
+     the float32 ones (param.float32) after them, from byte compute_bytes of the float32
+     buffers on. Forward casts weights[0, compute_bytes) into weights_c; backward casts
+     grads_c back into grads[0, compute_bytes). NULL in a float32 run. */
+  void *weights_c, *grads_c;
+  size_t compute_bytes;
   /* Called by backward as soon as parameter i's gradient is complete (NULL: not called).
      dist.c hands finished buckets to its communication thread from here. */
   void (*grad_ready)(void* ctx, int i);
@@ -107,7 +130,7 @@ void grad_ready(net* nt, const param* p);
 size_t count_params(const net* nt);
 
 /* Forward pass of n images starting at byte `x_off` of `x` ([N, 784] float32); leaves the
-   logits in nt->logits. training = 1 applies dropout. */
+   logits in nt->logits (float32). training = 1 applies dropout. */
 void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training);
 
 /* Loss of the batch in nt->logits against nt->labels, then gradients of every parameter.

@@ -202,6 +202,48 @@ static nnp_device* open_device(const char* name) {
 /* Queues one training step on nt->s (the batch's indices are in dev_index, its labels in
    nt->labels): the batch gather, forward, loss and backward (with the gradient all-reduce of
    distributed runs), and the Adam step number global_step + 1. Graph mode captures exactly this. */
+/* --precision bfloat16: one process (the distributed all-reduce buckets are float32 gradients
+   that backward completes one by one; mixed precision casts them all at its end), and a
+   device that runs the bfloat16 GEMM and the float32 -> bfloat16 cast, checked before any
+   buffer is allocated, so that an unsuitable device is a message rather than a failed call. */
+static void use_bfloat16(const dist* d, net* nt, const char* device) {
+  if (d->mode != DIST_NONE)
+    die("--precision bfloat16 trains in one process (run without mpirun, or with "
+        "--distributed none)");
+  g_act = (DLDataType){kDLBfloat, 16, 1};
+  tview a, b, y, x32, y32;
+  const nnp_gemm_params gp = {sizeof gp, 0, 0, 1.0, 0.0};
+  const struct {
+    const char* what;
+    int32_t kind;
+    const void* params;
+    size_t n_in;
+    const DLTensor* in[2];
+    const DLTensor* out;
+  } probes[] = {
+      {"the bfloat16 GEMM",
+       NNP_OP_GEMM,
+       &gp,
+       2,
+       {ACT(&a, NULL, 2, 2), ACT(&b, NULL, 2, 2)},
+       ACT(&y, NULL, 2, 2)},
+      {"the float32 -> bfloat16 cast",
+       NNP_OP_CAST,
+       NULL,
+       1,
+       {F32(&x32, NULL, 2, 2), NULL},
+       ACT(&y32, NULL, 2, 2)},
+  };
+  for (size_t i = 0; i < sizeof probes / sizeof probes[0]; ++i) {
+    const nnp_status st = nnp_op_supported(nt->dev, probes[i].kind, probes[i].params,
+                                           probes[i].n_in, probes[i].in, 1, &probes[i].out);
+    if (st != NNP_STATUS_OK)
+      die("--precision bfloat16: %s does not run %s (%s: %s); devices with bfloat16 ops: cuda, "
+          "sim",
+          device, probes[i].what, nnp_status_string(st), nnp_last_error_message());
+  }
+}
+
 static const nnp_gather_params gather_params = {.struct_size = sizeof gather_params, .axis = 0};
 
 static void train_step(net* nt, dist* d, const options* o, float* train_x, size_t n_train,
@@ -274,6 +316,8 @@ int main(int argc, char** argv) {
           nnp_status_string(st), nnp_last_error_message());
   }
 
+  if (strcmp(o.precision, "bfloat16") == 0) use_bfloat16(&d, &nt, props.name);
+
   /* max_batch: the global batch; each rank holds buffers for its largest share of it. */
   int64_t max_batch = o.batch;
   if ((size_t)max_batch > train.n && train.n > 0) max_batch = (int64_t)train.n;
@@ -305,6 +349,10 @@ int main(int argc, char** argv) {
            ", %zu steps per epoch (last batch %zu"
            " images), Adam lr %g, seed %" PRIu64 "\n",
            train.n, test.n, max_batch, steps, last, o.lr, o.seed);
+    if (mixed_precision())
+      printf(
+          "mixed precision: bfloat16 activations, GEMMs and convolutions; float32 master "
+          "weights, Adam, LayerNorm and loss\n");
     if (d.mode != DIST_NONE) printf("%s\n", dist_describe(&d));
     fflush(stdout);
   }
@@ -480,10 +528,12 @@ int main(int argc, char** argv) {
         "\"batch\": %" PRId64
         ", \"train_seconds\": %.3f, \"images_per_second\": %.1f, "
         "\"test_accuracy\": %.4f, \"final_loss\": %.6f, \"ranks\": %d, "
-        "\"distributed\": \"%s\", \"graph\": %s, \"tf32\": %s, \"last_epoch_seconds\": %.3f}\n",
+        "\"distributed\": \"%s\", \"graph\": %s, \"tf32\": %s, \"precision\": \"%s\", "
+        "\"last_epoch_seconds\": %.3f}\n",
         o.model, props.plugin_name, props.name, o.epochs, max_batch, train_seconds,
         (double)train.n * o.epochs / train_seconds, test_acc, final_loss, d.size, d.name,
-        graph != NULL ? "true" : "false", o.tf32 ? "true" : "false", last_epoch_seconds);
+        graph != NULL ? "true" : "false", o.tf32 ? "true" : "false", o.precision,
+        last_epoch_seconds);
   }
 
   close_log(log, "--log", o.log_path);

@@ -13,7 +13,11 @@
  * The attention is nnplug's fused op (NNP_OP_ATTENTION_*) on the rank-3 layout [B, T, H*D],
  * which is what the q/k/v Linear layers produce and the output projection reads. The class
  * token and the patch embeddings are placed into the token sequence, and the class token read
- * back, with strided NNP_OP_COPY calls (views, no concat buffers). Plain C11.
+ * back, with strided NNP_OP_COPY calls (views, no concat buffers).
+ * Mixed precision (g_act bfloat16): every layer computes in g_act but the LayerNorms, which
+ * run in float32 on float32 copies of their input and output (the op is float32 on cuda, and
+ * PyTorch's autocast runs it in float32 too), with their scale and bias as float32 parameters
+ * (param.float32). Plain C11.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -47,13 +51,22 @@ struct vit_state {
   vit_block blk[kDepth];
   float *patches, *emb, *h_out, *cls_tok, *z, *zmean, *zinv, *o; /* forward */
   float *dh, *dtmp, *d64, *d128, *dq, *dk, *dv, *da, *dz, *dcls; /* backward */
+  float *ln_x, *ln_y, *ln_dy; /* mixed precision: a LayerNorm's float32 operands */
 };
 
 static const nnp_activation_params kGelu = {sizeof(nnp_activation_params), NNP_ACTIVATION_GELU_ERF,
                                             0, 0.0};
 
+/* [max_batch, per_row] float32 elements (enough for g_act's too). */
 static float* rows_alloc(net* nt, int64_t per_row) {
   return dev_alloc(nt, (size_t)nt->max_batch * (size_t)per_row * sizeof(float));
+}
+
+/* A LayerNorm's scale or bias: ones or zeros, computing in float32 (param.float32). */
+static param* ln_param(net* nt, const char* name, param_init init, uint64_t* rng) {
+  param* p = add_param(nt, name, 1, (int64_t[]){kDim}, init, 0, 0, rng);
+  p->float32 = 1;
+  return p;
 }
 
 void vit_build(net* nt, uint64_t* rng) {
@@ -68,8 +81,8 @@ void vit_build(net* nt, uint64_t* rng) {
   for (int l = 0; l < kDepth; ++l) {
     vit_block* b = &st->blk[l];
     const int64_t d[1] = {kDim};
-    b->ln1s = add_param(nt, "ln1.scale", 1, d, INIT_ONE, 0, 0, rng);
-    b->ln1b = add_param(nt, "ln1.bias", 1, d, INIT_ZERO, 0, 0, rng);
+    b->ln1s = ln_param(nt, "ln1.scale", INIT_ONE, rng);
+    b->ln1b = ln_param(nt, "ln1.bias", INIT_ZERO, rng);
     /* PyTorch's qkv is one Linear(64, 192): its Glorot fans are 64 and 192. */
     b->qw = add_param(nt, "q.w", 2, (int64_t[]){kDim, kDim}, INIT_GLOROT, kDim, 3 * kDim, rng);
     b->kw = add_param(nt, "k.w", 2, (int64_t[]){kDim, kDim}, INIT_GLOROT, kDim, 3 * kDim, rng);
@@ -79,8 +92,8 @@ void vit_build(net* nt, uint64_t* rng) {
     b->vb = add_param(nt, "v.b", 1, d, INIT_ZERO, 0, 0, rng);
     b->projw = add_param(nt, "proj.w", 2, (int64_t[]){kDim, kDim}, INIT_GLOROT, kDim, kDim, rng);
     b->projb = add_param(nt, "proj.b", 1, d, INIT_ZERO, 0, 0, rng);
-    b->ln2s = add_param(nt, "ln2.scale", 1, d, INIT_ONE, 0, 0, rng);
-    b->ln2b = add_param(nt, "ln2.bias", 1, d, INIT_ZERO, 0, 0, rng);
+    b->ln2s = ln_param(nt, "ln2.scale", INIT_ONE, rng);
+    b->ln2b = ln_param(nt, "ln2.bias", INIT_ZERO, rng);
     b->fc1w =
         add_param(nt, "fc1.w", 2, (int64_t[]){kHidden, kDim}, INIT_GLOROT, kDim, kHidden, rng);
     b->fc1b = add_param(nt, "fc1.b", 1, (int64_t[]){kHidden}, INIT_ZERO, 0, 0, rng);
@@ -103,8 +116,8 @@ void vit_build(net* nt, uint64_t* rng) {
     b->f1 = rows_alloc(nt, kTokens * kHidden);
     b->g = rows_alloc(nt, kTokens * kHidden);
   }
-  st->lns = add_param(nt, "ln.scale", 1, (int64_t[]){kDim}, INIT_ONE, 0, 0, rng);
-  st->lnb = add_param(nt, "ln.bias", 1, (int64_t[]){kDim}, INIT_ZERO, 0, 0, rng);
+  st->lns = ln_param(nt, "ln.scale", INIT_ONE, rng);
+  st->lnb = ln_param(nt, "ln.bias", INIT_ZERO, rng);
   st->headw = add_param(nt, "head.w", 2, (int64_t[]){NUM_CLASSES, kDim}, INIT_GLOROT, kDim,
                         NUM_CLASSES, rng);
   st->headb = add_param(nt, "head.b", 1, (int64_t[]){NUM_CLASSES}, INIT_ZERO, 0, 0, rng);
@@ -126,6 +139,11 @@ void vit_build(net* nt, uint64_t* rng) {
   st->da = rows_alloc(nt, kTokens * kDim);
   st->dz = rows_alloc(nt, kDim);
   st->dcls = rows_alloc(nt, kDim);
+  if (mixed_precision()) {
+    st->ln_x = rows_alloc(nt, kTokens * kDim);
+    st->ln_y = rows_alloc(nt, kTokens * kDim);
+    st->ln_dy = rows_alloc(nt, kTokens * kDim);
+  }
 }
 
 /* ---------------------------------------------------------------------------- helpers -- */
@@ -133,7 +151,7 @@ void vit_build(net* nt, uint64_t* rng) {
 /* Token t of every image of a [n, kTokens, kDim] sequence (count tokens from t) as a strided
    [n, count, kDim] view, for NNP_OP_COPY. */
 static const DLTensor* tokens(tview* v, float* seq, int64_t n, int64_t t, int64_t count) {
-  return make_strided(v, seq, (uint64_t)(t * kDim) * sizeof(float), (int64_t[]){n, count, kDim},
+  return make_strided(v, seq, (uint64_t)(t * kDim) * ACT_BYTES, (int64_t[]){n, count, kDim},
                       (int64_t[]){kTokens * kDim, kDim, 1}, 3);
 }
 
@@ -143,28 +161,53 @@ static void copy(net* nt, const DLTensor* x, const DLTensor* y) { CHECK(nnp_copy
 static void add(net* nt, float* a, float* b, float* y, int64_t rows) {
   tview ta, tb, ty;
   nnp_binary_params bp = {.struct_size = sizeof bp, .op = NNP_BINARY_ADD};
-  CHECK(nnp_binary(nt->s, &bp, F32(&ta, a, rows, kDim), F32(&tb, b, rows, kDim),
-                   F32(&ty, y, rows, kDim)));
+  CHECK(nnp_binary(nt->s, &bp, ACT(&ta, a, rows, kDim), ACT(&tb, b, rows, kDim),
+                   ACT(&ty, y, rows, kDim)));
 }
 
 /* LayerNorm over the last axis, eps 1e-5 (PyTorch's default) */
 static const nnp_layer_norm_params kLn = {sizeof(nnp_layer_norm_params), -1, 0, 1e-5};
 
+/* `a` ([rows, kDim] in g_act) into the float32 `f`, or back (to_act); mixed precision only. */
+static void ln_cast(net* nt, void* a, float* f, int64_t rows, int to_act) {
+  tview ta, tf;
+  if (to_act)
+    cast(nt, F32(&tf, f, rows, kDim), ACT(&ta, a, rows, kDim));
+  else
+    cast(nt, ACT(&ta, a, rows, kDim), F32(&tf, f, rows, kDim));
+}
+
+/* y = LayerNorm(x), x and y [rows, kDim] in g_act, mean and inv float32 (in mixed precision on
+   float32 copies of x and y). */
 static void ln_forward(net* nt, float* x, const param* s, const param* b, float* y, float* mean,
                        float* inv, int64_t rows) {
   tview tx, ts, tb, ty, tm, ti;
-  CHECK(nnp_layer_norm_forward(nt->s, &kLn, F32(&tx, x, rows, kDim), F32(&ts, s->w, kDim),
-                               F32(&tb, b->w, kDim), F32(&ty, y, rows, kDim),
+  const int mixed = mixed_precision();
+  float* x32 = mixed ? nt->vit->ln_x : x;
+  float* y32 = mixed ? nt->vit->ln_y : y;
+  if (mixed) ln_cast(nt, x, x32, rows, 0);
+  CHECK(nnp_layer_norm_forward(nt->s, &kLn, F32(&tx, x32, rows, kDim), F32(&ts, s->w, kDim),
+                               F32(&tb, b->w, kDim), F32(&ty, y32, rows, kDim),
                                F32(&tm, mean, rows, 1), F32(&ti, inv, rows, 1)));
+  if (mixed) ln_cast(nt, y, y32, rows, 1);
 }
 
 static void ln_backward(net* nt, float* x, float* dy, const param* s, param* b, float* mean,
                         float* inv, float* dx, int64_t rows) {
   tview tx, tdy, ts, tm, ti, tdx, tds, tdb;
-  CHECK(nnp_layer_norm_backward(nt->s, &kLn, F32(&tx, x, rows, kDim), F32(&tdy, dy, rows, kDim),
+  const int mixed = mixed_precision();
+  float* x32 = mixed ? nt->vit->ln_x : x;
+  float* dy32 = mixed ? nt->vit->ln_dy : dy;
+  float* dx32 = mixed ? nt->vit->ln_y : dx;
+  if (mixed) {
+    ln_cast(nt, x, x32, rows, 0);
+    ln_cast(nt, dy, dy32, rows, 0);
+  }
+  CHECK(nnp_layer_norm_backward(nt->s, &kLn, F32(&tx, x32, rows, kDim), F32(&tdy, dy32, rows, kDim),
                                 F32(&ts, s->w, kDim), F32(&tm, mean, rows, 1),
-                                F32(&ti, inv, rows, 1), F32(&tdx, dx, rows, kDim),
+                                F32(&ti, inv, rows, 1), F32(&tdx, dx32, rows, kDim),
                                 F32(&tds, s->g, kDim), F32(&tdb, b->g, kDim)));
+  if (mixed) ln_cast(nt, dx, dx32, rows, 1);
   grad_ready(nt, s);
   grad_ready(nt, b);
 }
@@ -192,43 +235,44 @@ void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
   tview a, b, c, d, e;
   /* [n, 1, 28, 28] as [n, 4, 7, 4, 7] -> [n, 4, 4, 7, 7]: the 16 patches of 49 pixels. */
   nnp_transpose_params tp = {.struct_size = sizeof tp, .perm = {0, 1, 3, 2, 4}};
-  CHECK(nnp_transpose(nt->s, &tp, F32O(&a, x, x_off, n, kSide, kPatch, kSide, kPatch),
-                      F32(&b, st->patches, n, kSide, kSide, kPatch, kPatch)));
-  linear_forward(nt, st->patches, n * kPatches, kPixels, kDim, st->embw->w, st->embb->w, st->emb);
+  CHECK(nnp_transpose(nt->s, &tp, ACTO(&a, x, x_off, n, kSide, kPatch, kSide, kPatch),
+                      ACT(&b, st->patches, n, kSide, kSide, kPatch, kPatch)));
+  linear_forward(nt, st->patches, n * kPatches, kPixels, kDim, st->embw->wc, st->embb->wc, st->emb);
   /* tokens: [class token, the 16 patch embeddings] + position embeddings */
   float* h = st->blk[0].h_in;
-  copy(nt, make_strided(&a, st->cls->w, 0, (int64_t[]){n, 1, kDim}, (int64_t[]){0, 0, 1}, 3),
+  copy(nt, make_strided(&a, st->cls->wc, 0, (int64_t[]){n, 1, kDim}, (int64_t[]){0, 0, 1}, 3),
        tokens(&b, h, n, 0, 1));
-  copy(nt, F32(&a, st->emb, n, kPatches, kDim), tokens(&b, h, n, 1, kPatches));
+  copy(nt, ACT(&a, st->emb, n, kPatches, kDim), tokens(&b, h, n, 1, kPatches));
   nnp_binary_params bp = {.struct_size = sizeof bp, .op = NNP_BINARY_ADD};
-  CHECK(nnp_binary(nt->s, &bp, F32(&a, h, n, kTokens, kDim), F32(&b, st->pos->w, kTokens, kDim),
-                   F32(&c, h, n, kTokens, kDim)));
+  CHECK(nnp_binary(nt->s, &bp, ACT(&a, h, n, kTokens, kDim), ACT(&b, st->pos->wc, kTokens, kDim),
+                   ACT(&c, h, n, kTokens, kDim)));
   const nnp_attention_params ap = attention_params();
   for (int l = 0; l < kDepth; ++l) {
     vit_block* k = &st->blk[l];
     float* out = l + 1 < kDepth ? st->blk[l + 1].h_in : st->h_out;
     ln_forward(nt, k->h_in, k->ln1s, k->ln1b, k->y1, k->mean1, k->inv1, rows);
-    linear_forward(nt, k->y1, rows, kDim, kDim, k->qw->w, k->qb->w, k->q);
-    linear_forward(nt, k->y1, rows, kDim, kDim, k->kw->w, k->kb->w, k->k);
-    linear_forward(nt, k->y1, rows, kDim, kDim, k->vw->w, k->vb->w, k->v);
-    CHECK(nnp_attention_forward(nt->s, &ap, F32(&a, k->q, n, kTokens, kDim),
-                                F32(&b, k->k, n, kTokens, kDim), F32(&c, k->v, n, kTokens, kDim),
-                                NULL, F32(&d, k->a, n, kTokens, kDim),
+    linear_forward(nt, k->y1, rows, kDim, kDim, k->qw->wc, k->qb->wc, k->q);
+    linear_forward(nt, k->y1, rows, kDim, kDim, k->kw->wc, k->kb->wc, k->k);
+    linear_forward(nt, k->y1, rows, kDim, kDim, k->vw->wc, k->vb->wc, k->v);
+    /* softmax_lse is float32 in a float32 or 16-bit call (the op table's accumulation rule) */
+    CHECK(nnp_attention_forward(nt->s, &ap, ACT(&a, k->q, n, kTokens, kDim),
+                                ACT(&b, k->k, n, kTokens, kDim), ACT(&c, k->v, n, kTokens, kDim),
+                                NULL, ACT(&d, k->a, n, kTokens, kDim),
                                 F32(&e, k->lse, n, kHeads, kTokens)));
-    linear_forward(nt, k->a, rows, kDim, kDim, k->projw->w, k->projb->w, st->o);
+    linear_forward(nt, k->a, rows, kDim, kDim, k->projw->wc, k->projb->wc, st->o);
     if (training) dropout_forward(nt, 2 * l, kDrop, st->o, st->o, rows * kDim, n);
     add(nt, k->h_in, st->o, k->h_mid, rows);
     ln_forward(nt, k->h_mid, k->ln2s, k->ln2b, k->y2, k->mean2, k->inv2, rows);
-    linear_forward(nt, k->y2, rows, kDim, kHidden, k->fc1w->w, k->fc1b->w, k->f1);
-    CHECK(nnp_activation_forward(nt->s, &kGelu, F32(&a, k->f1, rows * kHidden),
-                                 F32(&b, k->g, rows * kHidden)));
-    linear_forward(nt, k->g, rows, kHidden, kDim, k->fc2w->w, k->fc2b->w, st->o);
+    linear_forward(nt, k->y2, rows, kDim, kHidden, k->fc1w->wc, k->fc1b->wc, k->f1);
+    CHECK(nnp_activation_forward(nt->s, &kGelu, ACT(&a, k->f1, rows * kHidden),
+                                 ACT(&b, k->g, rows * kHidden)));
+    linear_forward(nt, k->g, rows, kHidden, kDim, k->fc2w->wc, k->fc2b->wc, st->o);
     if (training) dropout_forward(nt, 2 * l + 1, kDrop, st->o, st->o, rows * kDim, n);
     add(nt, k->h_mid, st->o, out, rows);
   }
-  copy(nt, tokens(&a, st->h_out, n, 0, 1), F32(&b, st->cls_tok, n, 1, kDim));
+  copy(nt, tokens(&a, st->h_out, n, 0, 1), ACT(&b, st->cls_tok, n, 1, kDim));
   ln_forward(nt, st->cls_tok, st->lns, st->lnb, st->z, st->zmean, st->zinv, n);
-  linear_forward(nt, st->z, n, kDim, NUM_CLASSES, st->headw->w, st->headb->w, nt->logits);
+  linear_forward(nt, st->z, n, kDim, NUM_CLASSES, st->headw->wc, st->headb->wc, nt->logits_c);
 }
 
 /* --------------------------------------------------------------------------- backward -- */
@@ -237,43 +281,46 @@ void vit_backward(net* nt, int64_t n) {
   struct vit_state* st = nt->vit;
   const int64_t rows = n * kTokens;
   tview a, b, c, d, e, f, g, h, i;
-  linear_backward(nt, st->z, nt->dlogits, n, kDim, NUM_CLASSES, st->headw->w, st->headw->g,
-                  st->headb->g, st->dz, 0);
+  linear_backward(nt, st->z, nt->dlogits_c, n, kDim, NUM_CLASSES, st->headw->wc, st->headw->gc,
+                  st->headb->gc, st->dz, 0);
   linear_ready(nt, st->headw, st->headb);
   ln_backward(nt, st->cls_tok, st->dz, st->lns, st->lnb, st->zmean, st->zinv, st->dcls, n);
   /* d(sequence): the class token's gradient, zero elsewhere */
-  fill(nt, st->dh, (size_t)(rows * kDim), 0.0);
-  copy(nt, F32(&a, st->dcls, n, 1, kDim), tokens(&b, st->dh, n, 0, 1));
+  fill_act(nt, st->dh, (size_t)(rows * kDim), 0.0);
+  copy(nt, ACT(&a, st->dcls, n, 1, kDim), tokens(&b, st->dh, n, 0, 1));
   const nnp_attention_params ap = attention_params();
   for (int l = kDepth - 1; l >= 0; --l) {
     vit_block* k = &st->blk[l];
     /* MLP branch: dh is d(block output) */
     dropout_backward(nt, 2 * l + 1, st->dh, st->d64, rows * kDim);
-    linear_backward(nt, k->g, st->d64, rows, kHidden, kDim, k->fc2w->w, k->fc2w->g, k->fc2b->g,
+    linear_backward(nt, k->g, st->d64, rows, kHidden, kDim, k->fc2w->wc, k->fc2w->gc, k->fc2b->gc,
                     st->d128, 0);
     linear_ready(nt, k->fc2w, k->fc2b);
-    CHECK(nnp_activation_backward(nt->s, &kGelu, F32(&a, k->f1, rows * kHidden),
-                                  F32(&b, st->d128, rows * kHidden),
-                                  F32(&c, st->d128, rows * kHidden)));
-    linear_backward(nt, k->y2, st->d128, rows, kDim, kHidden, k->fc1w->w, k->fc1w->g, k->fc1b->g,
+    CHECK(nnp_activation_backward(nt->s, &kGelu, ACT(&a, k->f1, rows * kHidden),
+                                  ACT(&b, st->d128, rows * kHidden),
+                                  ACT(&c, st->d128, rows * kHidden)));
+    linear_backward(nt, k->y2, st->d128, rows, kDim, kHidden, k->fc1w->wc, k->fc1w->gc, k->fc1b->gc,
                     st->d64, 0);
     linear_ready(nt, k->fc1w, k->fc1b);
     ln_backward(nt, k->h_mid, st->d64, k->ln2s, k->ln2b, k->mean2, k->inv2, st->dtmp, rows);
     add(nt, st->dh, st->dtmp, st->dh, rows); /* now d(h_mid) */
     /* attention branch */
     dropout_backward(nt, 2 * l, st->dh, st->d64, rows * kDim);
-    linear_backward(nt, k->a, st->d64, rows, kDim, kDim, k->projw->w, k->projw->g, k->projb->g,
+    linear_backward(nt, k->a, st->d64, rows, kDim, kDim, k->projw->wc, k->projw->gc, k->projb->gc,
                     st->da, 0);
     linear_ready(nt, k->projw, k->projb);
     CHECK(nnp_attention_backward(
-        nt->s, &ap, F32(&a, k->q, n, kTokens, kDim), F32(&b, k->k, n, kTokens, kDim),
-        F32(&c, k->v, n, kTokens, kDim), NULL, F32(&d, k->a, n, kTokens, kDim),
-        F32(&e, st->da, n, kTokens, kDim), F32(&f, k->lse, n, kHeads, kTokens),
-        F32(&g, st->dq, n, kTokens, kDim), F32(&h, st->dk, n, kTokens, kDim),
-        F32(&i, st->dv, n, kTokens, kDim)));
-    linear_backward(nt, k->y1, st->dq, rows, kDim, kDim, k->qw->w, k->qw->g, k->qb->g, st->d64, 0);
-    linear_backward(nt, k->y1, st->dk, rows, kDim, kDim, k->kw->w, k->kw->g, k->kb->g, st->d64, 1);
-    linear_backward(nt, k->y1, st->dv, rows, kDim, kDim, k->vw->w, k->vw->g, k->vb->g, st->d64, 1);
+        nt->s, &ap, ACT(&a, k->q, n, kTokens, kDim), ACT(&b, k->k, n, kTokens, kDim),
+        ACT(&c, k->v, n, kTokens, kDim), NULL, ACT(&d, k->a, n, kTokens, kDim),
+        ACT(&e, st->da, n, kTokens, kDim), F32(&f, k->lse, n, kHeads, kTokens),
+        ACT(&g, st->dq, n, kTokens, kDim), ACT(&h, st->dk, n, kTokens, kDim),
+        ACT(&i, st->dv, n, kTokens, kDim)));
+    linear_backward(nt, k->y1, st->dq, rows, kDim, kDim, k->qw->wc, k->qw->gc, k->qb->gc, st->d64,
+                    0);
+    linear_backward(nt, k->y1, st->dk, rows, kDim, kDim, k->kw->wc, k->kw->gc, k->kb->gc, st->d64,
+                    1);
+    linear_backward(nt, k->y1, st->dv, rows, kDim, kDim, k->vw->wc, k->vw->gc, k->vb->gc, st->d64,
+                    1);
     linear_ready(nt, k->qw, k->qb);
     linear_ready(nt, k->kw, k->kb);
     linear_ready(nt, k->vw, k->vb);
@@ -283,13 +330,13 @@ void vit_backward(net* nt, int64_t n) {
   /* tokens = [cls; patch embeddings] + pos: d(pos) sums over images; d(cls) is its token 0 */
   nnp_reduce_params rp = {
       .struct_size = sizeof rp, .op = NNP_REDUCE_SUM, .keepdims = 1, .n_axes = 1, .axes = {0}};
-  CHECK(nnp_reduce(nt->s, &rp, F32(&a, st->dh, n, kTokens, kDim),
-                   F32(&b, st->pos->g, 1, kTokens, kDim)));
-  copy(nt, F32(&a, st->pos->g, 1, 1, kDim), F32(&b, st->cls->g, 1, 1, kDim));
+  CHECK(nnp_reduce(nt->s, &rp, ACT(&a, st->dh, n, kTokens, kDim),
+                   ACT(&b, st->pos->gc, 1, kTokens, kDim)));
+  copy(nt, ACT(&a, st->pos->gc, 1, 1, kDim), ACT(&b, st->cls->gc, 1, 1, kDim));
   grad_ready(nt, st->pos);
   grad_ready(nt, st->cls);
-  copy(nt, tokens(&a, st->dh, n, 1, kPatches), F32(&b, st->emb, n, kPatches, kDim));
-  linear_backward(nt, st->patches, st->emb, n * kPatches, kPixels, kDim, st->embw->w, st->embw->g,
-                  st->embb->g, NULL, 0);
+  copy(nt, tokens(&a, st->dh, n, 1, kPatches), ACT(&b, st->emb, n, kPatches, kDim));
+  linear_backward(nt, st->patches, st->emb, n * kPatches, kPixels, kDim, st->embw->wc, st->embw->gc,
+                  st->embb->gc, NULL, 0);
   linear_ready(nt, st->embw, st->embb);
 }

@@ -191,6 +191,22 @@ def report(d, cpu_json):
         b = last_epoch(y[f"torch-{m}-b1024-fp32"]) if f"torch-{m}-b1024-fp32" in y else None
         p.append(f"| {m} | {fmt(a)} | {fmt(b)} | {ratio(a, b)} |")
     p.append("")
+    if any(k.endswith("-bf16") for k in y):
+        p.append("## Mixed precision (bfloat16): seconds per epoch\n")
+        p.append("`train --precision bfloat16` (bfloat16 activations, GEMMs, convolutions and "
+                 "attention; float32 master weights, Adam, LayerNorm and loss) against PyTorch's "
+                 "`torch.autocast(dtype=torch.bfloat16)` with float32 parameters "
+                 "(`scripts/bench/torch_train.py --precision bfloat16`, second epoch).\n")
+        p.append("| model, batch | nnplug | PyTorch | nnplug ÷ PyTorch |\n|---|---|---|---|")
+        for m, batch, a_key, b_key in (
+                [(m, "128, graphs", f"nnplug-{m}-graph-bf16", f"torch-{m}-graph-bf16")
+                 for m in ("mlp", "cnn", "vit")]
+                + [(m, "1024, eager", f"nnplug-{m}-b1024-bf16", f"torch-{m}-b1024-bf16")
+                   for m in ("cnn", "vit")]):
+            a = last_epoch(y[a_key]) if a_key in y else None
+            b = last_epoch(y[b_key]) if b_key in y else None
+            p.append(f"| {m}, {batch} | {fmt(a)} | {fmt(b)} | {ratio(a, b)} |")
+        p.append("")
     ops = {}
     if "torch-ops-fp32" in y:
         ops = {o["op"]: o["median_ms"] * 1e3 for o in y["torch-ops-fp32"]["ops"]}
