@@ -2,12 +2,14 @@
 // (cuda: GEMM, convolution, pooling, activations, attention, ...), so the sim does too, for
 // host code that passes 16-bit tensors (mixed-precision training, the Python package's dtype
 // handling) to be testable without one. Every op kind the reference kernels run in float32 and
-// float64 also runs here in float16 and bfloat16: the call's floating-point tensors are widened
+// float64 also runs here in float16 and bfloat16: the call's tensors of its dtype are widened
 // to float64 copies, the reference's float64 kernel runs on them, and each output is rounded
 // once to its own dtype (round to nearest even, nnplug/kit/half.hpp). So a 16-bit result is the
 // exact result rounded once: what a 16-bit kernel with wider accumulation approximates, and
-// never worse. float32 tensors of a 16-bit call (the op table's `accumulation` rule: attention's
-// softmax_lse) are widened the same way and rounded back to float32.
+// never worse. The float32 tensors of a 16-bit call that follow the op table's `accumulation`
+// rule (attention's softmax_lse) are widened too and rounded back to float32; fixed float32
+// tensors (dropout's and Adam's step and lr tensors) are passed as they are, as in a float64
+// call.
 //
 // CAST converts between any two of float16, bfloat16, float32 and float64 (rounded once). The
 // data-movement rows (copy, transpose, concat, ...) take any dtype already and are the
@@ -16,6 +18,7 @@
 
 #include "rows.hpp"
 
+#include <nnplug/kit/broadcast.hpp>
 #include <nnplug/kit/half.hpp>
 #include <nnplug/kit/tensor.hpp>
 
@@ -35,21 +38,15 @@ const op_row* reference_row(int32_t kind) {
   return nullptr;
 }
 
-// The element offset of logical element i (row-major over the shape) of a strided tensor.
+// Element i (row-major over the shape, through the strides if any) of t as a double, and its
+// store rounded once to t's dtype.
 int64_t element_offset(const DLTensor& t, int64_t i) {
-  int64_t offset = 0;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    offset += (i % t.shape[d]) * t.strides[d];
-    i /= t.shape[d];
-  }
-  return offset;
+  return t.strides != nullptr ? broadcast_offset(i, t.shape, t.ndim, t.strides) : i;
 }
-
-// Element i of t as a double, and its store rounded once to t's dtype.
 
 double load(const DLTensor& t, int64_t i) {
   const char* base = static_cast<const char*>(t.data) + t.byte_offset;
-  const int64_t k = t.strides != nullptr ? element_offset(t, i) : i;
+  const int64_t k = element_offset(t, i);
   if (is_f64(t.dtype)) return reinterpret_cast<const double*>(base)[k];
   if (is_f32(t.dtype)) return reinterpret_cast<const float*>(base)[k];
   const uint16_t h = reinterpret_cast<const uint16_t*>(base)[k];
@@ -58,7 +55,7 @@ double load(const DLTensor& t, int64_t i) {
 
 void store(const DLTensor& t, int64_t i, double v) {
   char* base = static_cast<char*>(t.data) + t.byte_offset;
-  const int64_t k = t.strides != nullptr ? element_offset(t, i) : i;
+  const int64_t k = element_offset(t, i);
   if (is_f64(t.dtype))
     reinterpret_cast<double*>(base)[k] = v;
   else if (is_f32(t.dtype))
@@ -67,7 +64,16 @@ void store(const DLTensor& t, int64_t i, double v) {
     reinterpret_cast<uint16_t*>(base)[k] = is_f16(t.dtype) ? double_to_half(v) : double_to_bf16(v);
 }
 
-bool widens(const op_call& c, size_t i, const DLDataType& call_dtype);
+// Whether tensor i (inputs, then outputs) of a float16/bfloat16 call is widened: one of the
+// call's dtype, or a float32 tensor under the op table's `accumulation` rule (float64 in a
+// float64 call): attention forward's output 1 and attention backward's input 6, softmax_lse.
+bool widens(const op_call& c, size_t i, const DLDataType& call_dtype) {
+  const DLTensor* t = i < c.n_inputs ? c.in(i) : c.out(i - c.n_inputs);
+  if (t == nullptr) return false;
+  if (t->dtype.code == call_dtype.code && t->dtype.bits == call_dtype.bits) return true;
+  return is_f32(t->dtype) && ((c.kind == NNP_OP_ATTENTION_FORWARD && i == c.n_inputs + 1) ||
+                              (c.kind == NNP_OP_ATTENTION_BACKWARD && i == 6));
+}
 
 // A 16-bit call with its widened tensors (widens) replaced by float64 ones: `with_data` false
 // keeps the original data pointers (for the row's check, which reads no data); true gives
@@ -122,17 +128,6 @@ class widened {
   std::vector<const DLTensor*> pointers_;
   std::vector<std::vector<double>> copies_;
 };
-
-// Whether tensor i (inputs, then outputs) of a float16/bfloat16 call is widened: one of the
-// call's dtype, or a float32 tensor under the op table's `accumulation` rule (float64 in a
-// float64 call): attention forward's output 1 and attention backward's input 6, softmax_lse.
-bool widens(const op_call& c, size_t i, const DLDataType& call_dtype) {
-  const DLTensor* t = i < c.n_inputs ? c.in(i) : c.out(i - c.n_inputs);
-  if (t == nullptr) return false;
-  if (t->dtype.code == call_dtype.code && t->dtype.bits == call_dtype.bits) return true;
-  return is_f32(t->dtype) && ((c.kind == NNP_OP_ATTENTION_FORWARD && i == c.n_inputs + 1) ||
-                              (c.kind == NNP_OP_ATTENTION_BACKWARD && i == 6));
-}
 
 bool is_16bit_call(const op_call& c) { return (kit::call_dtype(c) & (kit::f16 | kit::bf16)) != 0; }
 

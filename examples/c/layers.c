@@ -103,9 +103,9 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
   return p;
 }
 
-/* The bytes of the parameters from index `from` down to 0, each 256-byte aligned, laid out
-   from byte `at` on (the reverse order is the order backward completes them); `which` picks
-   the parameters (-1: all, 0: those that compute in g_act, 1: the float32 ones). */
+/* Lays out parameters from byte `at` on, the last one first (the order backward completes
+   them), each at a 256-byte aligned offset (param.g_offset); `which` picks them (-1: all,
+   0: those that compute in g_act, 1: the float32 ones). Returns the end. */
 static size_t lay_out(net* nt, size_t at, int which) {
   const size_t align = 256; /* cudaMalloc's alignment: every gradient a well-aligned tensor */
   for (int i = nt->n_params - 1; i >= 0; --i) {

@@ -199,9 +199,6 @@ static nnp_device* open_device(const char* name) {
   exit(1);
 }
 
-/* Queues one training step on nt->s (the batch's indices are in dev_index, its labels in
-   nt->labels): the batch gather, forward, loss and backward (with the gradient all-reduce of
-   distributed runs), and the Adam step number global_step + 1. Graph mode captures exactly this. */
 /* --precision bfloat16: one process (the distributed all-reduce buckets are float32 gradients
    that backward completes one by one; mixed precision casts them all at its end), and a
    device that runs the bfloat16 GEMM and the float32 -> bfloat16 cast, checked before any
@@ -246,6 +243,9 @@ static void use_bfloat16(const dist* d, net* nt, const char* device) {
 
 static const nnp_gather_params gather_params = {.struct_size = sizeof gather_params, .axis = 0};
 
+/* Queues one training step on nt->s (the batch's indices are in dev_index, its labels in
+   nt->labels): the batch gather, forward, loss and backward (with the gradient all-reduce of
+   distributed runs), and the Adam step number global_step + 1. Graph mode captures exactly this. */
 static void train_step(net* nt, dist* d, const options* o, float* train_x, size_t n_train,
                        int64_t* dev_index, int use_gather, int64_t global_step, size_t first,
                        size_t n_local, size_t n) {
