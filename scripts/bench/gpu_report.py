@@ -197,15 +197,20 @@ def report(d, cpu_json):
                  "attention; float32 master weights, Adam, LayerNorm and loss) against PyTorch's "
                  "`torch.autocast(dtype=torch.bfloat16)` with float32 parameters "
                  "(`scripts/bench/torch_train.py --precision bfloat16`, second epoch).\n")
-        p.append("| model, batch | nnplug | PyTorch | nnplug ÷ PyTorch |\n|---|---|---|---|")
-        for m, batch, a_key, b_key in (
-                [(m, "128, graphs", f"nnplug-{m}-graph-bf16", f"torch-{m}-graph-bf16")
-                 for m in ("mlp", "cnn", "vit")]
-                + [(m, "1024, eager", f"nnplug-{m}-b1024-bf16", f"torch-{m}-b1024-bf16")
-                   for m in ("cnn", "vit")]):
+        p.append("The accuracy column is nnplug's test accuracy after the two epochs, in "
+                 "bfloat16 and (same batch, graphs or eager) in float32.\n")
+        p.append("| model, batch | nnplug | PyTorch | nnplug ÷ PyTorch | nnplug test accuracy, "
+                 "bfloat16 / float32 |\n|---|---|---|---|---|")
+        for m, batch, a_key, b_key, f32 in (
+                [(m, "128, graphs", f"nnplug-{m}-graph-bf16", f"torch-{m}-graph-bf16",
+                  t.get((m, "graph"))) for m in ("mlp", "cnn", "vit")]
+                + [(m, "1024, eager", f"nnplug-{m}-b1024-bf16", f"torch-{m}-b1024-bf16",
+                    y.get(f"nnplug-{m}-b1024")) for m in ("cnn", "vit")]):
             a = last_epoch(y[a_key]) if a_key in y else None
             b = last_epoch(y[b_key]) if b_key in y else None
-            p.append(f"| {m}, {batch} | {fmt(a)} | {fmt(b)} | {ratio(a, b)} |")
+            acc = (f"{fmt(y.get(a_key, {}).get('test_accuracy'), 4)} / "
+                   f"{fmt((f32 or {}).get('test_accuracy'), 4)}")
+            p.append(f"| {m}, {batch} | {fmt(a)} | {fmt(b)} | {ratio(a, b)} | {acc} |")
         p.append("")
     ops = {}
     if "torch-ops-fp32" in y:
