@@ -45,7 +45,8 @@ BOUND = 60.0
 def train_args(args, log):
     return ["--model", args.model, "--backend", args.backend, "--epochs", str(args.epochs),
             "--limit", str(args.limit), "--test-limit", str(args.test_limit),
-            "--batch", str(args.batch), "--seed", str(args.seed), "--loss-log", log]
+            "--batch", str(args.batch), "--seed", str(args.seed), "--loss-log", log,
+            "--precision", args.precision]
 
 
 def run(cmd, timeout, env=None):
@@ -94,7 +95,7 @@ def mpi_cmd(args, n):
 
 
 def check_self(args):
-    tag = f"{args.model}_{args.limit}"
+    tag = f"{args.model}_{args.limit}_{args.backend}_{args.precision}"
     log_none = os.path.join(args.workdir, f"dist_self_{tag}_none.csv")
     log_self = os.path.join(args.workdir, f"dist_self_{tag}_self.csv")
     r1, _ = run([args.train] + train_args(args, log_none) + ["--distributed", "none"], 600)
@@ -109,7 +110,7 @@ def check_self(args):
 
 
 def check_parity(args):
-    tag = f"{args.model}_{args.limit}_{args.ranks}_{args.overlap}"
+    tag = f"{args.model}_{args.limit}_{args.ranks}_{args.overlap}_{args.backend}_{args.precision}"
     log_one = os.path.join(args.workdir, f"dist_parity_{tag}_single.csv")
     log_mpi = os.path.join(args.workdir, f"dist_parity_{tag}_mpi.csv")
     # One after the other: each uses the cores it was given (--threads), and a 2-core machine
@@ -179,6 +180,8 @@ def main():
     p.add_argument("--threads", type=int, default=1, help="cpu threads per rank")
     p.add_argument("--model", default="cnn")
     p.add_argument("--backend", default="cpu")
+    p.add_argument("--precision", default="float32", choices=["float32", "bfloat16"],
+                   help="train --precision of every run")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--limit", type=int, default=1347)
     p.add_argument("--test-limit", type=int, default=200)

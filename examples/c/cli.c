@@ -117,8 +117,8 @@ void usage(FILE* f) {
           "                           e.g. cuda; default: exact float32)\n"
           "      --precision P        float32 (default) or bfloat16: mixed precision, with\n"
           "                           activations, GEMMs and convolutions in bfloat16 and\n"
-          "                           float32 master weights, Adam, LayerNorm and loss (one\n"
-          "                           process; devices with bfloat16 ops, e.g. cuda, sim)\n"
+          "                           float32 master weights, Adam, LayerNorm and loss\n"
+          "                           (devices with bfloat16 ops, e.g. cuda, sim)\n"
           "  -h, --help               this text\n");
 }
 

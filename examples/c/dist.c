@@ -49,7 +49,7 @@ enum { MAX_REDUCE = 64 };
 
 typedef struct bucket {
   size_t offset, bytes; /* its range of nt->grads */
-  int first, last;      /* its parameters: indices last..first, last <= first */
+  int n_params;         /* how many parameters it holds */
   int pending;          /* parameters not ready yet this step (main thread) */
   int handed;           /* handed to the communication thread this step (mutex) */
 } bucket;
@@ -314,21 +314,30 @@ static void on_grad_ready(void* ctx, int i) {
   pthread_mutex_unlock(&st->mu);
 }
 
-/* DistributedDataParallel's rule: parameters in reverse order (about the order backward
-   completes them) join the open bucket, which closes once it holds `cap` bytes or more. */
+/* DistributedDataParallel's rule: parameters in the order of the gradient buffer join the open
+   bucket, which closes once it holds `cap` bytes or more. That order is the reverse of their
+   index order (about the order backward completes them; alloc_parameters), in mixed precision
+   with the float32 parameters moved to the end, so each bucket is one range of the buffer. */
 static void make_buckets(struct dist_state* st, size_t cap) {
   net* nt = st->nt;
+  int order[MAX_PARAMS]; /* parameter indices by ascending g_offset (insertion sort) */
+  for (int k = 0; k < nt->n_params; ++k) {
+    int j = k;
+    for (; j > 0 && nt->p[order[j - 1]].g_offset > nt->p[k].g_offset; --j) order[j] = order[j - 1];
+    order[j] = k;
+  }
   st->n_buckets = 0;
   bucket* cur = NULL;
-  for (int i = nt->n_params - 1; i >= 0; --i) {
+  for (int k = 0; k < nt->n_params; ++k) {
+    const int i = order[k];
     /* parameter i occupies [g_offset, end) of the flat buffer, padding included */
-    const size_t end = i > 0 ? nt->p[i - 1].g_offset : nt->grads_bytes;
+    const size_t end = k + 1 < nt->n_params ? nt->p[order[k + 1]].g_offset : nt->grads_bytes;
     if (!cur) {
       cur = &st->b[st->n_buckets++];
-      *cur = (bucket){.offset = nt->p[i].g_offset, .bytes = 0, .first = i, .last = i};
+      *cur = (bucket){.offset = nt->p[i].g_offset, .bytes = 0, .n_params = 0};
     }
     cur->bytes += end - nt->p[i].g_offset;
-    cur->last = i;
+    cur->n_params += 1;
     st->bucket_of[i] = (int)(cur - st->b);
     if (cur->bytes >= cap) cur = NULL;
   }
@@ -432,7 +441,7 @@ void dist_begin_step(dist* d, net* nt, long step, size_t first, size_t local, si
   memset(st->ready, 0, sizeof st->ready);
   pthread_mutex_lock(&st->mu);
   for (int i = 0; i < st->n_buckets; ++i) {
-    st->b[i].pending = st->b[i].first - st->b[i].last + 1;
+    st->b[i].pending = st->b[i].n_params;
     st->b[i].handed = 0;
   }
   st->next = 0;

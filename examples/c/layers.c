@@ -152,7 +152,12 @@ void alloc_parameters(net* nt) {
 }
 
 void grad_ready(net* nt, const param* p) {
-  if (nt->grad_ready) nt->grad_ready(nt->grad_ready_ctx, (int)(p - nt->p));
+  if (!nt->grad_ready) return;
+  if (mixed_precision() && !p->float32) { /* the hook hands on float32 gradients */
+    tview a, b;
+    cast(nt, ACT(&a, p->gc, (int64_t)p->numel), F32(&b, p->g, (int64_t)p->numel));
+  }
+  nt->grad_ready(nt->grad_ready_ctx, (int)(p - nt->p));
 }
 
 void linear_forward(net* nt, const void* x, int64_t rows, int64_t in, int64_t out, const void* w,

@@ -297,7 +297,7 @@ void loss_and_backward(net* nt, int64_t n) {
     relu_backward(nt, nt->c1, nt->dc1, n * 32 * nt->h1 * nt->h1);
     conv_backward_params(nt, n, nt->xc, 1, 28, nt->dc1, 32, nt->h1, nt->dc1, nt->h1, &p[0], &p[1]);
   }
-  if (mixed) {
+  if (mixed && !nt->grad_ready) { /* with the hook, grad_ready cast each one already */
     const int64_t nw = (int64_t)(nt->compute_bytes / sizeof(float));
     cast(nt, ACT(&a, nt->grads_c, nw), F32(&b, nt->grads, nw));
   }

@@ -123,7 +123,9 @@ void vit_build(net* nt, uint64_t* rng);
 void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training);
 void vit_backward(net* nt, int64_t n);
 
-/* Backward's hook: parameter p's gradient is complete (calls nt->grad_ready if set). */
+/* Backward's hook: parameter p's gradient is complete (calls nt->grad_ready if set; in mixed
+   precision it first casts p's g_act gradient into its float32 one, which the hook's buckets
+   all-reduce). */
 void grad_ready(net* nt, const param* p);
 
 /* Number of scalar parameters. */

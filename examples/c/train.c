@@ -199,14 +199,10 @@ static nnp_device* open_device(const char* name) {
   exit(1);
 }
 
-/* --precision bfloat16: one process (the distributed all-reduce buckets are float32 gradients
-   that backward completes one by one; mixed precision casts them all at its end), and a
-   device that runs the bfloat16 GEMM and the float32 -> bfloat16 cast, checked before any
-   buffer is allocated, so that an unsuitable device is a message rather than a failed call. */
-static void use_bfloat16(const dist* d, net* nt, const char* device) {
-  if (d->mode != DIST_NONE)
-    die("--precision bfloat16 trains in one process (run without mpirun, or with "
-        "--distributed none)");
+/* --precision bfloat16 needs a device that runs the bfloat16 GEMM and the float32 -> bfloat16
+   cast, checked before any buffer is allocated, so that an unsuitable device is a message
+   rather than a failed call. */
+static void use_bfloat16(net* nt, const char* device) {
   g_act = (DLDataType){kDLBfloat, 16, 1};
   tview a, b, y, x32, y32;
   const nnp_gemm_params gp = {sizeof gp, 0, 0, 1.0, 0.0};
@@ -316,7 +312,7 @@ int main(int argc, char** argv) {
           nnp_status_string(st), nnp_last_error_message());
   }
 
-  if (strcmp(o.precision, "bfloat16") == 0) use_bfloat16(&d, &nt, props.name);
+  if (strcmp(o.precision, "bfloat16") == 0) use_bfloat16(&nt, props.name);
 
   /* max_batch: the global batch; each rank holds buffers for its largest share of it. */
   int64_t max_batch = o.batch;
