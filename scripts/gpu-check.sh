@@ -14,7 +14,8 @@
 #
 # The carry folder holds bin/ and lib/ of the build (libnnplug, the plugins, the programs),
 # share/nnplug/conformance (case lists and tolerances), data/fashion-mnist, python/ (the nnplug
-# package, its op tests, the ONNX and PyTorch-bridge checks) and bench/ (the PyTorch yardsticks
+# package, its op tests, the ONNX and PyTorch-bridge checks, the repository's PyTorch trainer
+# torch_train.py) and bench/ (the PyTorch yardsticks
 # from TORCH_BENCH_DIR, when set); --build-only fails if it is over 60 MiB.
 #
 # Steps (each under its own time limit, all within --budget; a step that ran nothing FAILS):
@@ -33,7 +34,9 @@
 #              top-1 equal on 64 inputs; latency at batch 32 beside PyTorch eager
 #   twins      scripts/torch_twins_check.py --device cuda: a model with nnplug.torch twins trains
 #              on CUDA tensors to the unswapped model's losses (50 steps, within 1e-3)
-#   yardstick  (--bench) the same models and ops in PyTorch on the same GPU, FP32 and TF32
+#   yardstick  (--bench) the same models and ops in PyTorch on the same GPU, FP32 and TF32, and
+#              the models in bfloat16 mixed precision (train --precision bfloat16 against
+#              scripts/bench/torch_train.py --precision bfloat16, PyTorch's autocast)
 # Writes OUT/summary.txt (one line per step, the versions of GPU, driver, CUDA, cuBLAS, cuDNN and
 # PyTorch) and every step's log in OUT; exits non-zero if any step failed.
 #
