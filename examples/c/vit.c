@@ -16,9 +16,8 @@
  * back, with strided NNP_OP_COPY calls (views, no concat buffers).
  * Mixed precision (g_act bfloat16): every layer computes in g_act but the LayerNorms, which
  * run in float32 on float32 copies of their input (kept for backward) and output (the op is
- * float32 on cuda, and
- * PyTorch's autocast runs it in float32 too), with their scale and bias as float32 parameters
- * (param.float32). Plain C11.
+ * float32 on cuda, and PyTorch's autocast runs it in float32 too), with their scale and bias
+ * as float32 parameters (param.float32). Plain C11.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
