@@ -7,7 +7,9 @@ object (the last line).
 
   python3 scripts/torch_gpu_rows.py [--reps 20] [--warmup 3]
 
-Rows: GEMM M=N=K in {1024, 2048, 4096} in exact float32 and in TF32; F.scaled_dot_product_attention
+Rows: GEMM M=N=K in {1024, 2048, 4096} in exact float32, in TF32, and in float16 and bfloat16
+with float32 accumulation (PyTorch's reduced-precision reductions off, as nnplug's cuBLAS calls
+compute in float32); F.scaled_dot_product_attention
 forward and forward+backward in float32, float16 and bfloat16 (rows named " f16", " bf16") at the
 vit's shape (128 x 4 heads x 17 x 16) and at 8 x 8 x 256 x 64 and 2 x 8 x 1024 x 64 (layout
 [B, H, T, D]); F.layer_norm forward and backward at [2176, 64].
@@ -59,6 +61,13 @@ def main():
             y = torch.randn(n, n, device=dev)
             add(f"gemm {n} {'tf32' if tf32 else 'fp32'}", f"M=N=K={n}", lambda: torch.mm(x, y), 2.0 * n ** 3)
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    for suffix, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for n in (1024, 2048, 4096):
+            x = torch.randn(n, n, device=dev, dtype=dtype)
+            y = torch.randn(n, n, device=dev, dtype=dtype)
+            add(f"gemm {n} {suffix}", f"M=N=K={n}", lambda: torch.mm(x, y), 2.0 * n ** 3)
 
     for label, (b, h, t, d) in (("vit", (128, 4, 17, 16)), ("T256", (8, 8, 256, 64)),
                                 ("T1024", (2, 8, 1024, 64))):

@@ -381,19 +381,32 @@ void bench_ops(context& ctx) {
   }
 }
 
-// Square GEMMs of n (the classic BLAS figure; the large set adds 2048 and 4096).
+// Square GEMMs of n (the classic BLAS figure; the large set adds 2048 and 4096), in float32,
+// and in float16 and bfloat16 (rows "gemm N f16", "gemm N bf16") where the device runs them.
 void bench_square_gemms(context& ctx, const std::vector<int64_t>& sizes) {
+  struct gemm_dtype {
+    const char* suffix;
+    DLDataType dt;
+  };
   for (const int64_t n : sizes) {
-    const std::string name = "gemm " + std::to_string(n);
-    if (!g_filter.empty() && name.find(g_filter) == std::string::npos) continue;
-    dtensor& a = ctx.make({n, n}, 1.0f);
-    dtensor& b = ctx.make({n, n}, 1.0f);
-    dtensor& y = ctx.make({n, n});
-    const nnp_gemm_params p{sizeof(p), 0, 0, 1.0, 0.0};
-    measure(name, "M=N=K=" + std::to_string(n), 2.0 * n * n * n, 0, [&] {
-      check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
-      ctx.sync();
-    });
+    for (const gemm_dtype& ty :
+         {gemm_dtype{"", f32()}, gemm_dtype{" f16", f16()}, gemm_dtype{" bf16", bf16()}}) {
+      const std::string name = "gemm " + std::to_string(n) + ty.suffix;
+      if (!g_filter.empty() && name.find(g_filter) == std::string::npos) continue;
+      dtensor& a = ctx.make({n, n}, 1.0f, ty.dt);
+      dtensor& b = ctx.make({n, n}, 1.0f, ty.dt);
+      dtensor& y = ctx.make({n, n}, 0.0f, ty.dt);
+      const nnp_gemm_params p{sizeof(p), 0, 0, 1.0, 0.0};
+      const DLTensor* in[] = {&a.t, &b.t};
+      const DLTensor* out[] = {&y.t};
+      if (ty.dt.bits == 16 &&
+          nnp_op_supported(ctx.dev, NNP_OP_GEMM, &p, 2, in, 1, out) != NNP_STATUS_OK)
+        continue;
+      measure(name, "M=N=K=" + std::to_string(n), 2.0 * n * n * n, 0, [&] {
+        check(nnp_gemm(ctx.stream, &p, &a.t, &b.t, nullptr, &y.t), "gemm");
+        ctx.sync();
+      });
+    }
   }
 }
 

@@ -52,6 +52,8 @@ GPU_ROWS = [
     (["attention fwd T256", "attention bwd T256"], "sdpa fwd+bwd T256"),
     (["attention fwd T1024"], "sdpa fwd T1024"),
     (["attention fwd T1024", "attention bwd T1024"], "sdpa fwd+bwd T1024"),
+] + [  # 16-bit GEMM (tensor cores, float32 accumulation on both sides)
+    ([f"gemm {n} {ty}"], f"gemm {n} {ty}") for ty in ("f16", "bf16") for n in (1024, 2048, 4096)
 ] + [  # 16-bit attention (cuDNN's fused attention on nnplug's side)
     (names, torch + " " + ty)
     for ty in ("f16", "bf16")
@@ -63,6 +65,53 @@ GPU_ROWS = [
     (["layer_norm fwd vit"], "layer_norm fwd vit"),
     (["layer_norm fwd vit", "layer_norm bwd vit"], "layer_norm fwd+bwd vit"),
 ]
+
+
+# Dense peak TFLOP/s by mode (no sparsity), from NVIDIA's H100 and H200 datasheets: exact float32
+# on the CUDA cores, TF32 and float16/bfloat16 on the tensor cores. Keyed by a substring of
+# nvidia-smi's GPU name; the SXM parts first (H100 PCIe and NVL have lower clocks).
+PEAKS = [
+    ("H100 PCIe", {"fp32": 51.2, "tf32": 378.0, "f16": 756.0, "bf16": 756.0}),
+    ("H100 NVL", {"fp32": 60.0, "tf32": 417.5, "f16": 835.5, "bf16": 835.5}),
+    ("H200", {"fp32": 67.0, "tf32": 494.7, "f16": 989.4, "bf16": 989.4}),
+    ("H100", {"fp32": 67.0, "tf32": 494.7, "f16": 989.4, "bf16": 989.4}),
+]
+# FLOPs of nnplug-bench's GEMM and attention rows (bench_ops.cpp): 2 N^3; attention forward
+# 4 B H T^2 D, backward 10 B H T^2 D.
+ATTENTION_SHAPES = {"vit": (128, 4, 17, 16), "T256": (8, 8, 256, 64), "T1024": (2, 8, 1024, 64)}
+
+
+def row_flops(name):
+    """(FLOPs, mode) of an nnplug-bench GEMM or attention row, or None."""
+    m = re.match(r"^gemm (\d+)(?: (f16|bf16))?$", name)
+    if m:
+        return 2.0 * int(m.group(1)) ** 3, m.group(2) or "fp32"
+    m = re.match(r"^attention (fwd|bwd) (vit|T256|T1024)(?: (f16|bf16))?$", name)
+    if m:
+        b, h, t, d = ATTENTION_SHAPES[m.group(2)]
+        return (4.0 if m.group(1) == "fwd" else 10.0) * b * h * t * t * d, m.group(3) or "fp32"
+    return None
+
+
+def roofline(rows, gpu_name):
+    """Markdown lines: each GEMM and attention row's TFLOP/s against the chip's peak."""
+    peak = next((pk for key, pk in PEAKS if key in gpu_name), None)
+    out = ["## GEMM and attention against the chip's peak\n",
+           f"Achieved TFLOP/s of nnplug-bench's rows (median) against the dense peak of "
+           f"`{gpu_name or 'this GPU'}` in the row's mode, from NVIDIA's datasheet: exact float32 "
+           f"on the CUDA cores{' (' + str(peak['fp32']) + ' TFLOP/s)' if peak else ''}, "
+           f"float16/bfloat16 on the tensor cores{' (' + str(peak['bf16']) + ')' if peak else ''}."
+           f" Attention at short sequences is bound by memory, not by arithmetic.\n",
+           "| row | mode | TFLOP/s | peak TFLOP/s | % of peak |", "|---|---|---|---|---|"]
+    for name, us in rows.items():
+        f = row_flops(name)
+        if f is None or not us:
+            continue
+        tflops = f[0] / (us * 1e6)
+        pk = peak[f[1]] if peak else None
+        out.append(f"| {name} | {f[1]} | {tflops:.1f} | {fmt(pk, 1)} | "
+                   f"{f'{100 * tflops / pk:.1f}' if pk else '—'} |")
+    return out + [""]
 
 
 def bench_rows(text):
@@ -231,9 +280,10 @@ def report(d, cpu_json):
     if tr:
         allrows = dict(r["bench"])
         allrows.update(r["large"])
-        p.append("## GEMM, attention and layer norm against PyTorch (float32)\n")
+        p.append("## GEMM, attention and layer norm against PyTorch\n")
         p.append("`torch_gpu_rows.py` times `torch.mm`, `F.scaled_dot_product_attention` (layout "
-                 "[B, H, T, D]) and `F.layer_norm` as nnplug-bench times its rows. GFLOP/s from "
+                 "[B, H, T, D]) and `F.layer_norm` as nnplug-bench times its rows, in float32 unless "
+                 "a row names f16 or bf16 (float32 accumulation on both sides). GFLOP/s from "
                  "PyTorch's FLOP count for both.\n")
         p.append("| nnplug-bench row(s) | PyTorch row | shape | nnplug µs | PyTorch µs | nnplug ÷ PyTorch | PyTorch GFLOP/s |")
         p.append("|---|---|---|---|---|---|---|")
@@ -249,6 +299,10 @@ def report(d, cpu_json):
                 p.append(f"| (nnplug-bench has no TF32 row) | {n} | {tr[n]['shape']} | — | "
                          f"{tr[n]['median_us']:.1f} | — | {tr[n]['gflops']} |")
         p.append("")
+    allrows = dict(r["bench"])
+    allrows.update(r["large"])
+    if any(row_flops(n) for n in allrows):
+        p.extend(roofline(allrows, head.get("gpu", "").split(",")[0]))
     if r["attention_rows"]:
         p.append("## Attention: the default kernels against the per-row and tiled kernels\n")
         p.append("The attention rows with `NNPLUG_CUDA_ATTENTION_KERNEL=rows` (the per-row kernels) "
