@@ -53,6 +53,14 @@ on a CUDA device, dropout in attention, label smoothing, class-probability targe
 cpu); errors that the ops themselves report come through with the op's message, prefixed with
 the function's name.
 
+Mixed precision: inside ``torch.autocast`` (CUDA or CPU) the functions cast their floating
+arguments as CUDA autocast's op lists do: ``conv2d``, ``linear`` and
+``scaled_dot_product_attention`` to the region's dtype (float16 or bfloat16), ``layer_norm``,
+``cross_entropy`` and ``nll_loss`` to float32; float64 tensors are left as they are. The casts
+are differentiable, so float32 parameters get float32 gradients, as with PyTorch's own ops. A
+device must run the dtype (cuda runs float16 and bfloat16 GEMMs, convolutions and attention;
+cpu and reference answer UNSUPPORTED).
+
 Limitations: double backward is not supported (each backward is ``once_differentiable``: a
 gradient taken with ``create_graph=True`` carries no graph through nnplug's backward, and
 differentiating one that depends on a differentiable upstream gradient raises). No gradient
@@ -156,6 +164,34 @@ def _tensor(fn: str, name: str, t: Any, dtype: Optional[torch.dtype] = None,
 def _optional(fn: str, name: str, t: Any, x: torch.Tensor) -> Optional[torch.Tensor]:
     """t (None, or a tensor of x's dtype on x's device, x being the input)."""
     return None if t is None else _tensor(fn, name, t, x.dtype, like=x)
+
+
+def _autocast_dtype(t: Any) -> Optional[torch.dtype]:
+    """The dtype of an enabled ``torch.autocast`` region for t's device type (cuda, cpu), or
+    None outside one."""
+    if not isinstance(t, torch.Tensor) or t.device.type not in ("cuda", "cpu"):
+        return None
+    kind = t.device.type
+    if hasattr(torch, "get_autocast_dtype"):  # PyTorch 2.4 and later
+        enabled = torch.is_autocast_enabled(kind)  # type: ignore[call-arg]  # (older stubs)
+        return torch.get_autocast_dtype(kind) if enabled else None
+    if kind == "cuda":
+        return torch.get_autocast_gpu_dtype() if torch.is_autocast_enabled() else None
+    return torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else None
+
+
+def _autocast(lower: bool, *tensors: Any) -> Tuple[Any, ...]:
+    """PyTorch's autocast for one call, by its CUDA op lists: inside ``torch.autocast``, the
+    floating tensors other than float64 are cast (differentiably: their gradients come back in
+    their own dtype) to the region's dtype for the ops autocast runs in lower precision (lower:
+    conv2d, linear, scaled_dot_product_attention), and to float32 for those it runs in float32
+    (layer_norm, cross_entropy, nll_loss). Outside a region they are returned as they are."""
+    dt = _autocast_dtype(tensors[0])
+    if dt is None:
+        return tensors
+    to = dt if lower else torch.float32
+    return tuple(t.to(to) if isinstance(t, torch.Tensor) and t.is_floating_point()
+                 and t.dtype != torch.float64 else t for t in tensors)
 
 
 def _device_of(fn: str, device: Optional[DeviceLike], x: torch.Tensor) -> Device:
@@ -289,6 +325,7 @@ def conv2d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     likewise). Zero padding only (the Conv2d module pads other modes with torch first).
     Gradients for input, weight and bias; no double backward."""
     fn = "conv2d"
+    input, weight, bias = _autocast(True, input, weight, bias)
     x = _tensor(fn, "input", input)
     w = _tensor(fn, "weight", weight, x.dtype, like=x)
     b = _optional(fn, "bias", bias, x)
@@ -388,6 +425,7 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     floating dtype. Returns ``[..., out_features]``. Gradients for all three; no double
     backward."""
     fn = "linear"
+    input, weight, bias = _autocast(True, input, weight, bias)
     x = _tensor(fn, "input", input)
     w = _tensor(fn, "weight", weight, x.dtype, like=x)
     b = _optional(fn, "bias", bias, x)
@@ -452,6 +490,7 @@ def layer_norm(input: torch.Tensor, normalized_shape: Union[int, Sequence[int]],
     + bias`` with the biased variance over the trailing dimensions. Returns input's shape.
     Gradients for input, weight and bias; no double backward."""
     fn = "layer_norm"
+    input, weight, bias = _autocast(False, input, weight, bias)
     x = _tensor(fn, "input", input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape or x.dim() < len(shape) or tuple(x.shape[x.dim() - len(shape):]) != shape:
@@ -521,6 +560,7 @@ def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: 
     (UNSUPPORTED otherwise). Returns ``[..., Hq, L, Ev]``. A row whose every key is masked gives
     zeros (PyTorch: NaN). Gradients for query, key and value; no double backward."""
     fn = "scaled_dot_product_attention"
+    query, key, value, attn_mask = _autocast(True, query, key, value, attn_mask)
     q = _tensor(fn, "query", query)
     k = _tensor(fn, "key", key, q.dtype, like=q, like_name="query")
     v = _tensor(fn, "value", value, q.dtype, like=q, like_name="query")
@@ -614,6 +654,7 @@ class _Loss(torch.autograd.Function):
 
 def _loss(fn: str, kinds: Tuple[OpKind, OpKind, str], input: Any, target: Any, weight: Any,
           ignore_index: int, reduction: str, device: Optional[DeviceLike]) -> torch.Tensor:
+    input, weight = _autocast(False, input, weight)
     x = _tensor(fn, "input", input)
     if isinstance(target, torch.Tensor) and target.is_floating_point():
         raise _fail(Status.UNSUPPORTED, fn, "target holds class probabilities (a floating "

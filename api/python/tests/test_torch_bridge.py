@@ -402,6 +402,50 @@ def test_set_device_default(ref):
     expect_error(Status.NOT_FOUND, "", nt.set_device, "no-such-device")
 
 
+# --------------------------------------------------------------------------- autocast --
+def test_autocast_runs_layer_norm_and_the_losses_in_float32(f32dev):
+    """Inside torch.autocast the float32-list functions take bfloat16 activations and float32
+    parameters, compute in float32 and give float32 results; the bfloat16 input's gradient
+    comes back in bfloat16, the parameters' in float32."""
+    x = torch.randn(4, 6).to(torch.bfloat16).requires_grad_()
+    w, b = torch.randn(6, requires_grad=True), torch.randn(6, requires_grad=True)
+    t = torch.tensor([0, 5, 2, 3])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = nt.layer_norm(x, (6,), w, b, device=f32dev)
+        loss = nt.cross_entropy(y * 2, t, device=f32dev)
+    assert y.dtype == torch.float32 and loss.dtype == torch.float32
+    loss.backward()
+    assert x.grad.dtype == torch.bfloat16 and w.grad.dtype == torch.float32
+    x32 = x.detach().float().requires_grad_()
+    w32, b32 = w.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    y32 = F.layer_norm(x32, (6,), w32, b32)
+    want = F.cross_entropy(y32 * 2, t)
+    want.backward()
+    torch.testing.assert_close(y, y32, rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(loss, want, rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(w.grad, w32.grad, rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(x.grad, x32.grad.to(torch.bfloat16))
+
+
+def test_autocast_runs_linear_conv_and_attention_in_the_region_dtype(ref):
+    """Inside torch.autocast the lower-precision functions cast float32 arguments to the
+    region's dtype: a device without bfloat16 answers UNSUPPORTED naming it (the reference),
+    where the same call outside the region runs. float64 arguments are not cast (autocast
+    leaves them too): they run in float64 inside the region."""
+    x, w = torch.randn(2, 3), torch.randn(4, 3)
+    q = torch.randn(1, 1, 3, 4)
+    calls = [(nt.linear, (x, w)), (nt.conv2d, (torch.randn(1, 2, 4, 4), torch.randn(3, 2, 3, 3))),
+             (nt.scaled_dot_product_attention, (q, q, q))]
+    for fn, args in calls:
+        fn(*args, device=ref)  # float32 outside the region
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            e = expect_error(Status.UNSUPPORTED, "", fn, *args, device=ref)
+        assert "bfloat16" in e.message, e.message
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = nt.linear(r64(2, 3), r64(4, 3), device=ref)
+    assert y.dtype == torch.float64
+
+
 # ---------------------------------------------------------------------------- errors --
 def test_error_mismatched_dtypes(ref):
     x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3, dtype=torch.float64)

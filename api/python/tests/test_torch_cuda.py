@@ -12,6 +12,7 @@ and with inputs freed right after the call; no host synchronisation in forward a
 (PyTorch's sync debug mode); the refusals of mixed devices and of another nnplug device; the
 bridge's own stream; 16-bit attention against PyTorch's in float32; and the twins check on
 cuda."""
+import copy
 import functools
 import json
 import math
@@ -354,6 +355,42 @@ def test_the_bridge_stream(cuda):
     nt.synchronize()
     nt.synchronize(cuda)
     torch.testing.assert_close(y, F.linear(x, w), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_autocast_on_cuda(cuda, dtype):
+    """A model with its Conv2d, LayerNorm and Linear swapped for twins, under torch.autocast:
+    the same dtypes as PyTorch's own layers (16-bit convolution and linear outputs, float32
+    LayerNorm and loss, float32 parameter gradients) and the same loss and gradients within a
+    few units of the 16-bit rounding (relative to their norms)."""
+    dt = getattr(torch, dtype)
+    tol = {"float16": 5e-3, "bfloat16": 3e-2}[dtype]
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+        torch.nn.LayerNorm(8 * 6 * 6), torch.nn.Linear(8 * 6 * 6, 10)).cuda()
+    twin = nt.convert(copy.deepcopy(model))
+    x = torch.randn(16, 3, 6, 6, device="cuda")
+    t = torch.randint(0, 10, (16,), device="cuda")
+    runs = []
+    for m, loss_fn in ((model, F.cross_entropy), (twin, nt.cross_entropy)):
+        with torch.autocast("cuda", dtype=dt):
+            h = m[1](m[0](x))
+            y = m[4](m[3](m[2](h)))
+            loss = loss_fn(y, t)
+        loss.backward()
+        runs.append((h, y, loss, [p.grad for p in m.parameters()]))
+    nt.synchronize(cuda)
+    (h0, y0, l0, g0), (h1, y1, l1, g1) = runs
+    assert (h1.dtype, y1.dtype, l1.dtype) == (h0.dtype, y0.dtype, l0.dtype) == (dt, dt,
+                                                                               torch.float32)
+    assert all(g.dtype == torch.float32 for g in g1)
+
+    def rel(a, b):
+        return float((a.double() - b.double()).norm() / b.double().norm())
+    assert rel(y1, y0) < tol and rel(l1, l0) < tol
+    for a, b in zip(g1, g0):
+        assert rel(a, b) < tol, (a.shape, rel(a, b))
 
 
 def test_twins_check_on_cuda(cuda):
