@@ -20,8 +20,9 @@ tensors pass zero-copy through DLPack on a CPU device (cpu, reference); on a dev
 memory the host cannot address (sim, cuda) they are staged there and back by ``execute`` (numpy
 views of the same memory; the call is synchronous). Inputs that are not contiguous are copied
 to contiguous memory first. All floating-point tensors of a call share one dtype: float32 runs
-on every backend, float64 on the reference backend only (the cpu backend answers
-UNSUPPORTED); class targets are int64 (``torch.long``).
+on every backend, float64 on reference and sim (the cpu backend answers UNSUPPORTED), float16
+and bfloat16 on cuda and sim (bfloat16 CPU tensors cannot be staged to sim: numpy has no
+bfloat16); class targets are int64 (``torch.long``).
 
 On the GPU: a call on CUDA tensors of ``cuda:N`` runs on the nnplug device of that memory
 (``cuda:N``; a ``device=`` or module default other than "auto" must be that device, else

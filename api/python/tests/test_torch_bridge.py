@@ -446,6 +446,21 @@ def test_autocast_runs_linear_conv_and_attention_in_the_region_dtype(ref):
     assert y.dtype == torch.float64
 
 
+def test_float16_on_sim():
+    """float16 tensors staged to sim (which rounds each op's exact result once): linear's
+    output is the float64 product rounded to float16, bit for bit, and its gradients are
+    float16."""
+    sim = _device_or_skip("sim")
+    x = torch.randn(3, 4).half().requires_grad_()
+    w = torch.randn(5, 4).half().requires_grad_()
+    y = nt.linear(x, w, device=sim)
+    assert y.dtype == torch.float16
+    assert torch.equal(y, (x.double() @ w.double().T).half())
+    y.sum().backward()
+    assert x.grad.dtype == w.grad.dtype == torch.float16
+    assert torch.equal(w.grad, x.double().sum(0).expand(5, 4).half())
+
+
 # ---------------------------------------------------------------------------- errors --
 def test_error_mismatched_dtypes(ref):
     x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3, dtype=torch.float64)
