@@ -256,6 +256,33 @@ TEST_CASE("cast: float16 and bfloat16 known answers") {
   }
 }
 
+// Every pair of float dtypes on every device that has it, against rounding on the host: the
+// reference casts float32 <-> float64 only, so the numerics cases cannot check the 16-bit
+// pairs; here the answer is the input rounded to the source dtype, then to the target (round
+// to nearest even; beyond float16's range, +-inf). Inputs: values over float16's range and
+// beyond it, tiny ones (subnormal in float16), exact ties of both 16-bit formats, and their
+// negatives.
+TEST_CASE("cast: every pair of float dtypes against rounding on the host") {
+  value_rng rng("cast pairs");
+  std::vector<double> in = rng.uniform_vec(64, -300, 300);
+  for (const double v : rng.away_from_zero(16, 1e-8, 1e-4)) in.push_back(v);
+  for (const double v : rng.away_from_zero(16, 6e4, 1e6)) in.push_back(v);
+  for (const double v : {1.0 + 1.0 / 2048, 1.0 + 3.0 / 2048, 1.0 + 1.0 / 256, 1.0 + 3.0 / 256,
+                         65520.0, 0x1p-25, 3.0 * 0x1p-26, 1e300, 0.0})
+    for (const double sign : {1.0, -1.0}) in.push_back(sign * v);
+  const int64_t n = static_cast<int64_t>(in.size());
+  const dtype_id floats[] = {dtype_id::f32, dtype_id::f64, dtype_id::f16, dtype_id::bf16};
+  for (const dtype_id from : floats) {
+    for (const dtype_id to : floats) {
+      std::vector<double> want(in.size());
+      for (size_t i = 0; i < in.size(); ++i) want[i] = quantize(quantize(in[i], from), to);
+      const call_spec call = make_spec(NNP_OP_CAST, {tensor({n}, in)}, {int_tensor(to, {n})});
+      const std::string name = std::string("cast_pairs ") + dt_short(from) + " to " + dt_short(to);
+      check_exact_everywhere("cast_pairs", name, call, from, want);
+    }
+  }
+}
+
 namespace {
 using namespace conf;
 
