@@ -441,6 +441,11 @@ if [[ $bench -eq 1 ]]; then
           --model "$model" "${tt[@]}" --batch 1024
       done
     fi
+    # The ONNX models converted to float16 against PyTorch in float16 (the vits are refused:
+    # cuda has no float16 LayerNormalization).
+    [[ -f "$dir/python/bench/onnx_gpu_rows.py" ]] &&
+      yard "onnx-f16" 90 "${py_env[@]}" "$py" "$dir/python/bench/onnx_gpu_rows.py" --float16 \
+        --device cuda:0 --min-time 0.5
     # The linear layers' bias in cuBLASLt's epilogue against a broadcast kernel and beta = 1.
     yard "nnplug-vit-graph-nolt" 40 env NNPLUG_CUDA_GEMM_LT=0 "$bin/train" \
       --model vit --backend cuda --epochs 2 --data "$data_dir" --graph

@@ -103,6 +103,30 @@ def export_bytes(model: nn.Module, x: torch.Tensor, opset: int = 17, fold: bool 
     return f.getvalue()
 
 
+def to_float16(data: bytes) -> bytes:
+    """The model with every float32 initializer, constant, input, output and value_info in
+    float16: a float16 model as converters such as onnxconverter-common's float16 pass make
+    (without their keep-float32 lists: every node computes in float16)."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+    m = onnx.load_from_string(data)
+    g = m.graph
+
+    def half(t: "onnx.TensorProto") -> "onnx.TensorProto":
+        return numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name)
+    for init in g.initializer:
+        if init.data_type == TensorProto.FLOAT:
+            init.CopyFrom(half(init))
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+            vi.type.tensor_type.elem_type = TensorProto.FLOAT16
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == TensorProto.FLOAT:
+                a.t.CopyFrom(half(a.t))
+    return m.SerializeToString()
+
+
 def export(name: str, out_dir: str, small: bool = False, batch: int = 2, opset: int = 17,
            fold: bool = True, seed: int = 0) -> Tuple[str, str]:
     """Writes out_dir/name.onnx and out_dir/name.npz; returns their paths."""

@@ -114,6 +114,33 @@ def roofline(rows, gpu_name):
     return out + [""]
 
 
+def onnx_table(o, title, mode, six):
+    """Markdown lines of one onnx_gpu_rows.py run (its JSON object)."""
+    p = [title]
+    p.append(f"`scripts/bench/onnx_gpu_rows.py`: the {'six ' if six else ''}models of "
+             f"`scripts/make_onnx_models.py` (random weights, full size) loaded by `nnplug.onnx` on "
+             f"{o['device']}, checked on "
+             f"{o['rows'][0].get('check_torch', {}).get('n', '—') if o['rows'] else '—'} inputs "
+             f"against PyTorch {o['torch']} on the same GPU ({mode})"
+             + (f" and onnxruntime {o['onnxruntime']} (CPU execution provider)" if six else "")
+             + f", rtol {o['rtol']:g} / atol {o['atol']:g}; milliseconds per batch with host "
+             "arrays in and out on both sides, median.\n")
+    p.append("| model | within tolerance, top-1 equal | max abs diff vs PyTorch | batch | nnplug eager ms | nnplug graphs ms | PyTorch eager ms | graphs ÷ PyTorch |")
+    p.append("|---|---|---|---|---|---|---|---|")
+    for row in o["rows"]:
+        if "refused" in row:
+            p.append(f"| {row['model']} | refused: {row['refused'][:80]} | — | — | — | — | — | — |")
+            continue
+        ct, co = row.get("check_torch", {}), row.get("check_onnxruntime")
+        ok = ct.get("ok") and (co is None or co.get("ok"))
+        agree = f"{'yes' if ok else 'NO'} ({ct.get('top1_agree')}/{ct.get('n')})"
+        p.append(f"| {row['model']} | {agree} | {ct.get('max_abs', float('nan')):.2g} | "
+                 f"{row.get('batch', '—')} | {fmt(row.get('nnplug_ms'), 2)} | "
+                 f"{fmt(row.get('nnplug_graphs_ms'), 2)} | {fmt(row.get('torch_ms'), 2)} | "
+                 f"{ratio(row.get('nnplug_graphs_ms'), row.get('torch_ms'))} |")
+    return p + [""]
+
+
 def bench_rows(text):
     """name -> median us from nnplug-bench's table output."""
     rows = {}
@@ -324,29 +351,13 @@ def report(d, cpu_json):
                      f"{fmt(tv, 1)} | {ratio(v, tv)} | {fmt(gf, 0)} |")
         p.append("")
     if r["onnx"]:
-        o = r["onnx"]
-        p.append("## ONNX models on the GPU (`nnplug.onnx`)\n")
-        p.append(f"`scripts/bench/onnx_gpu_rows.py`: the six models of `scripts/make_onnx_models.py` "
-                 f"(random weights, full size) loaded by `nnplug.onnx` on {o['device']}, checked on "
-                 f"{o['rows'][0].get('check_torch', {}).get('n', '—') if o['rows'] else '—'} inputs "
-                 f"against PyTorch {o['torch']} on the same GPU (exact float32) and onnxruntime "
-                 f"{o['onnxruntime'] or '(absent)'} (CPU execution provider), rtol {o['rtol']:g} / "
-                 f"atol {o['atol']:g}; milliseconds per batch with host arrays in and out on both "
-                 "sides, median.\n")
-        p.append("| model | within tolerance, top-1 equal | max abs diff vs PyTorch | batch | nnplug eager ms | nnplug graphs ms | PyTorch eager ms | graphs ÷ PyTorch |")
-        p.append("|---|---|---|---|---|---|---|---|")
-        for row in o["rows"]:
-            if "refused" in row:
-                p.append(f"| {row['model']} | refused: {row['refused'][:80]} | — | — | — | — | — | — |")
-                continue
-            ct, co = row.get("check_torch", {}), row.get("check_onnxruntime")
-            ok = ct.get("ok") and (co is None or co.get("ok"))
-            agree = f"{'yes' if ok else 'NO'} ({ct.get('top1_agree')}/{ct.get('n')})"
-            p.append(f"| {row['model']} | {agree} | {ct.get('max_abs', float('nan')):.2g} | "
-                     f"{row.get('batch', '—')} | {fmt(row.get('nnplug_ms'), 2)} | "
-                     f"{fmt(row.get('nnplug_graphs_ms'), 2)} | {fmt(row.get('torch_ms'), 2)} | "
-                     f"{ratio(row.get('nnplug_graphs_ms'), row.get('torch_ms'))} |")
-        p.append("")
+        p.extend(onnx_table(r["onnx"], "## ONNX models on the GPU (`nnplug.onnx`)\n",
+                            "exact float32", True))
+    if y.get("onnx-f16"):
+        p.extend(onnx_table(y["onnx-f16"], "## ONNX models in float16 on the GPU\n",
+                            "in float16; `--float16` converts the models with "
+                            "`make_onnx_models.to_float16`, and a model the device refuses in "
+                            "float16 is listed as refused", False))
     twins = re.search(r"twins\s+(PASS|FAIL)\s+\S+\s+(\{.*\})", s)
     if twins:
         tw = json.loads(twins.group(2))

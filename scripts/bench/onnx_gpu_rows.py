@@ -15,6 +15,12 @@ Model.run, eager and with graphs=True; PyTorch: the copy to the GPU, the module 
 torch.no_grad(), the copy back), median of the runs of at least --min-time seconds after two
 warm-up runs. Prints one line per model and, last, one JSON object with every row; exits 1
 when a model's outputs are beyond the tolerances or a model is refused.
+
+--float16: the models converted to float16 (make_onnx_models.to_float16) against the PyTorch
+module in float16 on the GPU (float32 accumulation in its GEMMs, as nnplug's cuBLAS calls; in
+float32 where PyTorch has no GPU), default tolerances rtol 1e-2 / atol 1e-3 and equal top-1; no onnxruntime check (its CPU
+provider has few float16 kernels). A model the device refuses in float16 is listed as refused,
+not failed (cuda has no float16 LayerNormalization: the vits).
 """
 import argparse
 import json
@@ -60,41 +66,56 @@ def main():
     ap.add_argument("--batch", type=int, default=32, help="timed batch (default 32)")
     ap.add_argument("--check-batch", type=int, default=64, help="checked batch (default 64)")
     ap.add_argument("--min-time", type=float, default=1.0)
-    ap.add_argument("--rtol", type=float, default=1e-3)
-    ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--rtol", type=float, help="default 1e-3 (float16: 1e-2)")
+    ap.add_argument("--atol", type=float, help="default 1e-4 (float16: 1e-3)")
+    ap.add_argument("--float16", action="store_true", help="the models in float16")
     ap.add_argument("--no-timing", action="store_true", help="check only")
     ap.add_argument("--json", metavar="FILE", help="also write the JSON object to FILE")
     args = ap.parse_args()
+    if args.rtol is None:
+        args.rtol = 1e-2 if args.float16 else 1e-3
+    if args.atol is None:
+        args.atol = 1e-3 if args.float16 else 1e-4
+    dt = np.float16 if args.float16 else np.float32
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     tdev = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
     try:
         import onnxruntime as ort
     except ImportError:
         ort = None
+    if args.float16:
+        ort = None
     dev = nnplug.device(args.device)
     rows, failed = [], False
     for name in args.names:
-        row = {"model": name, "device": dev.name}
+        row = {"model": name, "device": dev.name, "dtype": np.dtype(dt).name}
         model, shape = mom.build(name)
         rng = np.random.default_rng(7)
         x = rng.standard_normal((args.check_batch,) + shape).astype(np.float32)
         t0 = time.perf_counter()
         data = mom.export_bytes(model, torch.from_numpy(x[:2]))
+        if args.float16:
+            data = mom.to_float16(data)
+        x = x.astype(dt)
         row["export_s"] = round(time.perf_counter() - t0, 2)
         try:
             nm = nonnx.load(data, dev)
         except nonnx.ModelRefusedError as e:
             row["refused"] = str(e)
-            failed = True
+            failed = failed or not args.float16
             rows.append(row)
             print(f"{name}: refused: {e}", flush=True)
             continue
         out_name = mom.OUTPUT_NAME
         got = nm.run({mom.INPUT_NAME: x})[out_name]
-        tmodel = model.to(tdev)
+        # PyTorch in float16 on the GPU (in float32 without one: its CPU kernels lack float16)
+        tdt = torch.float16 if args.float16 and tdev.type == "cuda" else torch.float32
+        row["torch_dtype"] = str(tdt).replace("torch.", "")
+        tmodel = model.to(tdev, tdt)
         with torch.no_grad():
-            want = tmodel(torch.from_numpy(x).to(tdev)).cpu().numpy()
+            want = tmodel(torch.from_numpy(x).to(tdev, tdt)).float().cpu().numpy()
         row["check_torch"] = compare(got, want, args.rtol, args.atol)
         ok = row["check_torch"]["ok"]
         if ort is not None:
@@ -105,7 +126,7 @@ def main():
         failed = failed or not ok
         if not args.no_timing:
             xb = x[:args.batch] if args.batch <= x.shape[0] else \
-                rng.standard_normal((args.batch,) + shape).astype(np.float32)
+                rng.standard_normal((args.batch,) + shape).astype(dt)
             row["batch"] = int(xb.shape[0])
             row["nnplug_ms"] = timed_ms(lambda: nm.run({mom.INPUT_NAME: xb}), args.min_time)
             ng = nonnx.load(data, dev, graphs=True)
@@ -114,7 +135,7 @@ def main():
 
             def torch_run():
                 with torch.no_grad():
-                    return tmodel(torch.from_numpy(xb).to(tdev)).cpu()
+                    return tmodel(torch.from_numpy(xb).to(tdev, tdt)).cpu()
             row["torch_ms"] = timed_ms(torch_run, args.min_time)
         rows.append(row)
         print(f"{name}: {'ok' if ok else 'MISMATCH'} {json.dumps(row)}", flush=True)
@@ -122,7 +143,7 @@ def main():
               "onnxruntime": ort.__version__ if ort is not None else None,
               "device": dev.name, "description": dev.description,
               "torch_device": torch.cuda.get_device_name(0) if tdev.type == "cuda" else "cpu",
-              "rtol": args.rtol, "atol": args.atol, "rows": rows}
+              "dtype": np.dtype(dt).name, "rtol": args.rtol, "atol": args.atol, "rows": rows}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)

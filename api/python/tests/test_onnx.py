@@ -196,28 +196,10 @@ _OP_CASES = [
 ]
 
 
-def _float16_model(data):
-    """The model with every float32 initializer, constant, input, output and value_info in
-    float16 (what converters such as onnxconverter-common's float16 pass make)."""
-    m = onnx.load_from_string(data)
-    g = m.graph
-    for init in g.initializer:
-        if init.data_type == TensorProto.FLOAT:
-            init.CopyFrom(numpy_helper.from_array(
-                numpy_helper.to_array(init).astype(np.float16), init.name))
-    for vi in list(g.input) + list(g.output) + list(g.value_info):
-        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
-            vi.type.tensor_type.elem_type = TensorProto.FLOAT16
-    for n in g.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == TensorProto.FLOAT:
-                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float16)))
-    return m.SerializeToString()
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_float16_models_on_sim(name):
-    """The models in float16 run on sim (which rounds each op's exact result once to float16):
+    """The models in float16 (make_onnx_models.to_float16: every initializer, constant and
+    value in float16) run on sim (which rounds each op's exact result once to float16):
     float16 outputs within 5e-3 of PyTorch's float32 ones, relative to their norm, and the
     same top-1."""
     try:
@@ -225,7 +207,7 @@ def test_float16_models_on_sim(name):
     except nnplug.Error as e:
         pytest.skip(f"no sim device: {e}")
     data, x, want = exported(name)
-    got = nx.load(_float16_model(data), sim).run({INPUT: x.astype(np.float16)})[OUTPUT]
+    got = nx.load(mk().to_float16(data), sim).run({INPUT: x.astype(np.float16)})[OUTPUT]
     assert got.dtype == np.float16
     assert np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want) < 5e-3
     np.testing.assert_array_equal(got.argmax(1), want.argmax(1))
