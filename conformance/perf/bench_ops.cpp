@@ -381,16 +381,19 @@ void bench_ops(context& ctx) {
   }
 }
 
+// The dtypes of the GEMM and attention rows, with the suffix of their row names: float32
+// (none), float16 (" f16"), bfloat16 (" bf16").
+struct row_dtype {
+  const char* suffix;
+  DLDataType dt;
+};
+const row_dtype kRowDtypes[] = {{"", f32()}, {" f16", f16()}, {" bf16", bf16()}};
+
 // Square GEMMs of n (the classic BLAS figure; the large set adds 2048 and 4096), in float32,
 // and in float16 and bfloat16 (rows "gemm N f16", "gemm N bf16") where the device runs them.
 void bench_square_gemms(context& ctx, const std::vector<int64_t>& sizes) {
-  struct gemm_dtype {
-    const char* suffix;
-    DLDataType dt;
-  };
   for (const int64_t n : sizes) {
-    for (const gemm_dtype& ty :
-         {gemm_dtype{"", f32()}, gemm_dtype{" f16", f16()}, gemm_dtype{" bf16", bf16()}}) {
+    for (const row_dtype& ty : kRowDtypes) {
       const std::string name = "gemm " + std::to_string(n) + ty.suffix;
       if (!g_filter.empty() && name.find(g_filter) == std::string::npos) continue;
       dtensor& a = ctx.make({n, n}, 1.0f, ty.dt);
@@ -448,16 +451,11 @@ void bench_attention(context& ctx, const std::vector<std::string>& which) {
     const char* name;
     int64_t b, h, t, d;
   };
-  struct attention_dtype {
-    const char* suffix;
-    DLDataType dt;
-  };
   for (const attention_shape& a :
        {attention_shape{"vit", 128, 4, 17, 16}, attention_shape{"T256", 8, 8, 256, 64},
         attention_shape{"T1024", 2, 8, 1024, 64}}) {
     if (std::find(which.begin(), which.end(), a.name) == which.end()) continue;
-    for (const attention_dtype& ty : {attention_dtype{"", f32()}, attention_dtype{" f16", f16()},
-                                      attention_dtype{" bf16", bf16()}}) {
+    for (const row_dtype& ty : kRowDtypes) {
       const DLDataType dt = ty.dt;
       dtensor& q = ctx.make({a.b, a.h, a.t, a.d}, 1.0f, dt);
       dtensor& k = ctx.make({a.b, a.h, a.t, a.d}, 1.0f, dt);

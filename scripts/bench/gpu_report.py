@@ -304,9 +304,9 @@ def report(d, cpu_json):
             p.append(f"| {name} | {tn} | {v:.1f} | {ops[tn]:.1f} | {ratio(v, ops[tn])} |")
         p.append("")
     tr = {x["name"]: x for x in y.get("torch-gpu-rows", {}).get("rows", [])}
+    allrows = dict(r["bench"])  # nnplug-bench's default rows and the large set's
+    allrows.update(r["large"])
     if tr:
-        allrows = dict(r["bench"])
-        allrows.update(r["large"])
         p.append("## GEMM, attention and layer norm against PyTorch\n")
         p.append("`torch_gpu_rows.py` times `torch.mm`, `F.scaled_dot_product_attention` (layout "
                  "[B, H, T, D]) and `F.layer_norm` as nnplug-bench times its rows, in float32 unless "
@@ -326,8 +326,6 @@ def report(d, cpu_json):
                 p.append(f"| (nnplug-bench has no TF32 row) | {n} | {tr[n]['shape']} | — | "
                          f"{tr[n]['median_us']:.1f} | — | {tr[n]['gflops']} |")
         p.append("")
-    allrows = dict(r["bench"])
-    allrows.update(r["large"])
     if any(row_flops(n) for n in allrows):
         p.extend(roofline(allrows, head.get("gpu", "").split(",")[0]))
     if r["attention_rows"]:
