@@ -84,9 +84,7 @@ tensor_spec mask_tensor(const attn_setup& v, std::vector<double> mask) {
 
 // softmax_lse [B, Hq, Tq]: float32 in a 16-bit case (the op table's accumulation rule, ABI 1.9).
 tensor_spec lse_tensor(const attn_setup& v, std::vector<double> data = {}) {
-  tensor_spec t = tensor(v.lse(), std::move(data));
-  t.accumulation = true;
-  return t;
+  return accumulation_tensor(v.lse(), std::move(data));
 }
 
 call_spec attn_forward(const attn_setup& v, const attn_inputs& d, bool lse = true) {

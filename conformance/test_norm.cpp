@@ -58,24 +58,29 @@ call_spec bn_inference(const bn_setup& v, const bn_inputs& d) {
                     tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)},
                    {tensor(v.x)});
 }
-// The inputs of a normalisation backward: x, dy, then scale, mean and inv_std with their shapes.
+// The inputs of a normalisation backward: x, dy, then scale, mean and inv_std with their shapes;
+// `accumulation`: the statistics are float32 in a 16-bit case (layer norm's, the op table's
+// accumulation rule of ABI 1.10), else the case's dtype (batch norm's).
 std::vector<tensor_spec> norm_backward_inputs(const std::vector<int64_t>& x_shape,
                                               std::vector<double> x, std::vector<double> dy,
                                               const std::vector<int64_t>& scale_shape,
                                               std::vector<double> scale,
                                               const std::vector<int64_t>& stats_shape,
                                               std::vector<double> mean,
-                                              std::vector<double> inv_std) {
+                                              std::vector<double> inv_std, bool accumulation) {
   return {tensor(x_shape, std::move(x)), tensor(x_shape, std::move(dy)),
-          tensor(scale_shape, std::move(scale)), tensor(stats_shape, std::move(mean)),
-          tensor(stats_shape, std::move(inv_std))};
+          tensor(scale_shape, std::move(scale)),
+          accumulation ? accumulation_tensor(stats_shape, std::move(mean))
+                       : tensor(stats_shape, std::move(mean)),
+          accumulation ? accumulation_tensor(stats_shape, std::move(inv_std))
+                       : tensor(stats_shape, std::move(inv_std))};
 }
 call_spec bn_backward(const bn_setup& v, std::vector<double> x, std::vector<double> dy,
                       std::vector<double> scale, std::vector<double> mean,
                       std::vector<double> inv_std) {
   return make_spec(NNP_OP_BATCH_NORM_BACKWARD, v.p,
                    norm_backward_inputs(v.x, std::move(x), std::move(dy), {v.c}, std::move(scale),
-                                        {v.c}, std::move(mean), std::move(inv_std)),
+                                        {v.c}, std::move(mean), std::move(inv_std), false),
                    {tensor(v.x), tensor({v.c}), tensor({v.c})});
 }
 
@@ -109,15 +114,15 @@ call_spec ln_forward(const ln_setup& v, std::vector<double> x, std::vector<doubl
   return make_spec(NNP_OP_LAYER_NORM_FORWARD, v.p,
                    {tensor(v.x, std::move(x)), tensor(v.inner, std::move(scale)),
                     v.bias ? tensor(v.inner, std::move(bias)) : absent_tensor()},
-                   {tensor(v.x), v.stats_out ? tensor(v.stats) : absent_tensor(),
-                    v.stats_out ? tensor(v.stats) : absent_tensor()});
+                   {tensor(v.x), v.stats_out ? accumulation_tensor(v.stats) : absent_tensor(),
+                    v.stats_out ? accumulation_tensor(v.stats) : absent_tensor()});
 }
 call_spec ln_backward(const ln_setup& v, std::vector<double> x, std::vector<double> dy,
                       std::vector<double> scale, std::vector<double> mean,
                       std::vector<double> inv_std) {
   return make_spec(NNP_OP_LAYER_NORM_BACKWARD, v.p,
                    norm_backward_inputs(v.x, std::move(x), std::move(dy), v.inner, std::move(scale),
-                                        v.stats, std::move(mean), std::move(inv_std)),
+                                        v.stats, std::move(mean), std::move(inv_std), true),
                    {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()});
 }
 // Forward on random x in [-2, 3), scale in [0.5, 1.5) and bias in [-1, 1).

@@ -23,6 +23,7 @@ struct table_tensor {
   // float16/bfloat16 call, else the call's float dtype (the table's dtype rules)
   char dtype;
   bool optional;
+  int32_t dtype_since;  // 'a': the ABI minor from which the rule holds for it (before: 'f'); else 0
 };
 
 // The dtype of a table tensor (its letter above) in a call whose float dtype is float_dtype.

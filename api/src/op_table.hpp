@@ -74,9 +74,6 @@ enum class dtype_rule {
   accumulation  // float32 when the call's float dtype is float16/bfloat16, else that dtype
 };
 
-// The ABI minor from which the accumulation rule holds (before: the call's float dtype).
-constexpr int32_t kAccumulationRuleSince = 9;
-
 // The dtype of an `accumulation` tensor in a call whose float dtype is t.
 inline DLDataType accumulation_dtype(const DLDataType& t) {
   const bool half = t.lanes == 1 && t.bits == 16 && (t.code == kDLFloat || t.code == kDLBfloat);
@@ -89,6 +86,9 @@ struct tensor_desc {
   dtype_rule dtype;
   bool variadic;  // the last input (output) only: stands for 1..NNP_MAX_VARIADIC tensors
   int32_t since;  // ABI minor that added the tensor to its op (0, or the op's: with the op)
+  // accumulation tensors: the ABI minor from which the rule holds for this one (before it,
+  // the tensor had the call's float dtype); 0 for the other rules
+  int32_t dtype_since;
 };
 
 struct alias_pair {

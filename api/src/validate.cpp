@@ -186,12 +186,17 @@ void call::check_no_self_overlap(const arg_name& label, const DLTensor& t) const
 void call::dtypes() {
   bool have = false;
   arg_name first{};
-  std::vector<std::pair<arg_name, const DLTensor*>> accumulation;  // checked once float_dtype_ is
-  auto visit = [&](const arg_name& label, const DLTensor* t, dtype_rule rule) {
+  struct accumulation_arg {
+    arg_name label;
+    const DLTensor* t;
+    int32_t since;  // the tensor's dtype_since
+  };
+  std::vector<accumulation_arg> accumulation;  // checked once float_dtype_ is known
+  auto visit = [&](const arg_name& label, const DLTensor* t, dtype_rule rule, int32_t since) {
     if (t == nullptr) return;
     switch (rule) {
       case dtype_rule::accumulation:
-        accumulation.emplace_back(label, t);
+        accumulation.push_back({label, t, since});
         return;
       case dtype_rule::float_common:
         if (!nnp::is_float_dtype(t->dtype))
@@ -231,11 +236,17 @@ void call::dtypes() {
         return;
     }
   };
-  for (size_t i = 0; i < n_in_; ++i) visit(in_label(i), in(i), input_desc(op_, i).dtype);
-  for (size_t i = 0; i < n_out_; ++i) visit(out_label(i), out(i), output_desc(op_, i).dtype);
-  for (const auto& [label, t] : accumulation) {
+  for (size_t i = 0; i < n_in_; ++i) {
+    const tensor_desc& d = input_desc(op_, i);
+    visit(in_label(i), in(i), d.dtype, d.dtype_since);
+  }
+  for (size_t i = 0; i < n_out_; ++i) {
+    const tensor_desc& d = output_desc(op_, i);
+    visit(out_label(i), out(i), d.dtype, d.dtype_since);
+  }
+  for (const auto& [label, t, since] : accumulation) {
     if (!have) {  // no tensor sets the call's float dtype: any float dtype
-      visit(label, t, dtype_rule::float_common);
+      visit(label, t, dtype_rule::float_common, 0);
       continue;
     }
     const DLDataType want = accumulation_dtype(float_dtype_);
@@ -243,7 +254,8 @@ void call::dtypes() {
       fail(label + ": expected dtype " + nnp::dtype_name(want) +
            (nnp::same_dtype(want, float_dtype_)
                 ? " (the dtype of " + first + ")"
-                : " (float32 in a " + nnp::dtype_name(float_dtype_) + " call, ABI 1.9)") +
+                : " (float32 in a " + nnp::dtype_name(float_dtype_) + " call, ABI 1." +
+                      std::to_string(since) + ")") +
            ", got " + nnp::dtype_name(t->dtype));
   }
 }
@@ -611,27 +623,26 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inpu
                              op->name, input ? "input" : "output", d.name,
                              static_cast<int>(d.since), plugin, static_cast<int>(plugin_minor));
   }
-  // A float32 statistic in a 16-bit call (the accumulation rule of ABI 1.9): a plugin built for
-  // an earlier minor expects it in the call's dtype. (Validated before: the call's first float
-  // tensor sets its dtype.)
-  if (plugin_minor < kAccumulationRuleSince) {
-    const DLDataType* call_dtype = nullptr;
-    for (size_t i = 0; i < n_inputs + n_outputs && call_dtype == nullptr; ++i) {
-      const auto [t, d] = tensor_at(i);
-      if (t != nullptr && d.dtype == dtype_rule::float_common) call_dtype = &t->dtype;
-    }
-    for (size_t i = 0; i < n_inputs + n_outputs && call_dtype != nullptr; ++i) {
-      const bool input = i < n_inputs;
-      const auto [t, d] = tensor_at(i);
-      if (t != nullptr && d.dtype == dtype_rule::accumulation &&
-          !nnp::same_dtype(t->dtype, *call_dtype))
-        return set_last_errorf(NNP_STATUS_UNSUPPORTED,
-                               "%s: %s '%s' is float32 in a %s call, the rule of ABI 1.%d; plugin "
-                               "'%s' is built for ABI 1.%d, which had it in the call's dtype",
-                               op->name, input ? "input" : "output", d.name,
-                               nnp::dtype_name(*call_dtype).c_str(), kAccumulationRuleSince, plugin,
-                               static_cast<int>(plugin_minor));
-    }
+  // A float32 statistic in a 16-bit call (the accumulation rule, from the tensor's
+  // dtype_since: 1.9 for attention's softmax_lse, 1.10 for layer norm's mean and inv_std): a
+  // plugin built for an earlier minor expects it in the call's dtype. (Validated before: the
+  // call's first float tensor sets its dtype.)
+  const DLDataType* call_dtype = nullptr;
+  for (size_t i = 0; i < n_inputs + n_outputs && call_dtype == nullptr; ++i) {
+    const auto [t, d] = tensor_at(i);
+    if (t != nullptr && d.dtype == dtype_rule::float_common) call_dtype = &t->dtype;
+  }
+  for (size_t i = 0; i < n_inputs + n_outputs && call_dtype != nullptr; ++i) {
+    const bool input = i < n_inputs;
+    const auto [t, d] = tensor_at(i);
+    if (t != nullptr && d.dtype == dtype_rule::accumulation && plugin_minor < d.dtype_since &&
+        !nnp::same_dtype(t->dtype, *call_dtype))
+      return set_last_errorf(NNP_STATUS_UNSUPPORTED,
+                             "%s: %s '%s' is float32 in a %s call, the rule of ABI 1.%d; plugin "
+                             "'%s' is built for ABI 1.%d, which had it in the call's dtype",
+                             op->name, input ? "input" : "output", d.name,
+                             nnp::dtype_name(*call_dtype).c_str(), static_cast<int>(d.dtype_since),
+                             plugin, static_cast<int>(plugin_minor));
   }
   const param_struct* ps = op->params;
   if (ps == nullptr || params == nullptr) return NNP_STATUS_OK;

@@ -12,6 +12,7 @@
 #include "op_table_cases.hpp"
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -124,6 +125,7 @@ TEST_CASE("loader: every fixture gets the exact load state, status and reason") 
       {"newer_minor", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
       {"older_minor", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
       {"minor8", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
+      {"minor9", NNP_LOAD_LOADED, NNP_STATUS_OK, {}},
       {"small_table", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"struct_size", "1.0"}},
       {"null_slot", NNP_LOAD_REJECTED, NNP_STATUS_ABI_MISMATCH, {"'op_execute'", "NULL"}},
       {"name_mismatch",
@@ -457,35 +459,54 @@ TEST_CASE("loader: a plugin of an older minor never receives newer kinds, fields
   CHECK(nnp_stream_destroy(stream) == NNP_STATUS_OK);
 }
 
-TEST_CASE("loader: a plugin built for 1.8 never receives a float32 softmax_lse in a 16-bit call") {
+// Every tensor under the accumulation rule (the table's 'a', with its dtype_since) of every op:
+// a plugin built for an earlier minor than the tensor's rule never receives it as float32 in a
+// 16-bit call; one built for that minor or later does (it then answers for itself).
+TEST_CASE("loader: a plugin never receives a float32 statistic in a 16-bit call before its rule") {
   const std::string dir = fixture_dir();
   if (dir.empty()) return;
-  REQUIRE(nnp_load_plugin(fixture_path(dir, "minor8").c_str(), nullptr) == NNP_STATUS_OK);
-  nnp_device* dev = nullptr;
-  REQUIRE(nnp_get_device("fx_minor8", &dev) == NNP_STATUS_OK);
-  const std::vector<conf::table_example> examples = conf::table_examples();
-  for (const int32_t kind : {NNP_OP_ATTENTION_FORWARD, NNP_OP_ATTENTION_BACKWARD}) {
-    const conf::table_example* e = nullptr;
-    for (const conf::table_example& x : examples)
-      if (x.kind == kind) e = &x;
-    REQUIRE(e != nullptr);
-    CAPTURE(e->name);
-    for (const DLDataType half : {DLDataType{kDLFloat, 16, 1}, DLDataType{kDLBfloat, 16, 1}}) {
-      // softmax_lse float32 (the 1.9 rule): the host refuses, naming the rule.
-      const conf::bound_example b =
-          conf::bind_example(*e, DLDevice{kDLCPU, 0}, half, [](size_t) { return nullptr; });
-      CHECK(nnp_op_supported(dev, kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+  int checked = 0;
+  for (const int minor : {8, 9}) {
+    const std::string name = "minor" + std::to_string(minor);
+    REQUIRE(nnp_load_plugin(fixture_path(dir, name).c_str(), nullptr) == NNP_STATUS_OK);
+    nnp_device* dev = nullptr;
+    REQUIRE(nnp_get_device(("fx_" + name).c_str(), &dev) == NNP_STATUS_OK);
+    for (const conf::table_example& e : conf::table_examples()) {
+      int32_t since = 0;  // the newest rule among the call's tensors
+      for (const auto* ts : {&e.in, &e.out})
+        for (const conf::table_tensor& t : *ts)
+          if (t.dtype == 'a') since = std::max(since, t.dtype_since);
+      if (since == 0) continue;
+      CAPTURE(e.name);
+      CAPTURE(minor);
+      for (const DLDataType half : {DLDataType{kDLFloat, 16, 1}, DLDataType{kDLBfloat, 16, 1}}) {
+        const conf::bound_example b =
+            conf::bind_example(e, DLDevice{kDLCPU, 0}, half, [](size_t) { return nullptr; });
+        CHECK(nnp_op_supported(dev, e.kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
+                               b.out_ptrs.size(), b.out_ptrs.data()) == NNP_STATUS_UNSUPPORTED);
+        const std::string rule = "ABI 1." + std::to_string(since);
+        if (minor < since) {
+          // The host refuses, naming the tensor's rule and the plugin's minor.
+          check_last_message_has({"float32", rule.c_str(), ("fx_" + name).c_str(),
+                                  ("ABI 1." + std::to_string(minor)).c_str()});
+        } else {
+          // A call the plugin knows: it answers for itself (it implements fill only).
+          CHECK(has_text(nnp_last_error_message(), ("fx_" + name).c_str()));
+          CHECK_FALSE(has_text(nnp_last_error_message(), "float32 in a"));
+        }
+        ++checked;
+      }
+      // A float32 call is one the plugin knows, whatever its minor.
+      const conf::bound_example b = conf::bind_example(
+          e, DLDevice{kDLCPU, 0}, DLDataType{kDLFloat, 32, 1}, [](size_t) { return nullptr; });
+      CHECK(nnp_op_supported(dev, e.kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
                              b.out_ptrs.size(), b.out_ptrs.data()) == NNP_STATUS_UNSUPPORTED);
-      check_last_message_has({"softmax_lse", "float32", "ABI 1.9", "fx_minor8", "ABI 1.8"});
+      CHECK_FALSE(has_text(nnp_last_error_message(), "float32 in a"));
     }
-    // A float32 call is one the plugin knows: it answers for itself (it implements fill only).
-    const conf::bound_example b = conf::bind_example(
-        *e, DLDevice{kDLCPU, 0}, DLDataType{kDLFloat, 32, 1}, [](size_t) { return nullptr; });
-    CHECK(nnp_op_supported(dev, kind, b.params, b.in_ptrs.size(), b.in_ptrs.data(),
-                           b.out_ptrs.size(), b.out_ptrs.data()) == NNP_STATUS_UNSUPPORTED);
-    CHECK(has_text(nnp_last_error_message(), "fx_minor8"));
-    CHECK_FALSE(has_text(nnp_last_error_message(), "ABI 1.9"));
   }
+  // attention forward and backward (1.9), layer norm forward and backward (1.10), two 16-bit
+  // dtypes, two fixtures
+  CHECK(checked == 16);
 }
 
 TEST_CASE("loader: a slot that fails silently or throws becomes a clear status") {

@@ -703,4 +703,61 @@ TEST_CASE("validate: attention's softmax_lse follows the accumulation rule") {
   }
 }
 
+
+TEST_CASE("validate: layer norm's mean and inv_std follow the accumulation rule (ABI 1.10)") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  auto p = params_of<nnp_layer_norm_params>();
+  p.axis = -1;
+  p.epsilon = 1e-5;
+  const DLDataType f16{kDLFloat, 16, 1}, bf16{kDLBfloat, 16, 1};
+  // x [2, 3, 4] over the last axis: scale and bias [4], mean and inv_std [2, 3, 1].
+  for (const DLDataType t : {f16, bf16}) {
+    CAPTURE(int(t.code));
+    const auto fwd_in = [&] {
+      return std::vector<const DLTensor*>{d({2, 3, 4}, t), d({4}, t), d({4}, t)};
+    };
+    CHECK_VALID(NNP_OP_LAYER_NORM_FORWARD, &p, fwd_in(),
+                {d({2, 3, 4}, t), d({2, 3, 1}, kF32), d({2, 3, 1}, kF32)});
+    CHECK_INVALID("layer_norm_forward", W("mean", "expected dtype float32", "ABI 1.10"),
+                  NNP_OP_LAYER_NORM_FORWARD, &p, fwd_in(),
+                  {d({2, 3, 4}, t), d({2, 3, 1}, t), d({2, 3, 1}, kF32)});
+    CHECK_INVALID("layer_norm_forward", W("inv_std", "expected dtype float32", "ABI 1.10"),
+                  NNP_OP_LAYER_NORM_FORWARD, &p, fwd_in(),
+                  {d({2, 3, 4}, t), d({2, 3, 1}, kF32), d({2, 3, 1}, t)});
+    // The parameters keep the call's dtype (ONNX's Scale and B are T).
+    CHECK_INVALID("layer_norm_forward", W("scale"), NNP_OP_LAYER_NORM_FORWARD, &p,
+                  {d({2, 3, 4}, t), d({4}, kF32), d({4}, t)},
+                  {d({2, 3, 4}, t), d({2, 3, 1}, kF32), d({2, 3, 1}, kF32)});
+    const std::vector<const DLTensor*> in = fwd_in();
+    nnp_shape shapes[3]{};
+    REQUIRE_MESSAGE(nnp_op_infer_shapes(NNP_OP_LAYER_NORM_FORWARD, &p, 3, in.data(), 3, shapes) ==
+                        NNP_STATUS_OK,
+                    nnp_last_error_message());
+    CHECK((shapes[0].dtype.code == t.code && shapes[0].dtype.bits == 16));
+    for (int k : {1, 2}) CHECK((shapes[k].dtype.code == kDLFloat && shapes[k].dtype.bits == 32));
+    const auto bwd_in = [&](DLDataType stats) {
+      return std::vector<const DLTensor*>{d({2, 3, 4}, t), d({2, 3, 4}, t), d({4}, t),
+                                          d({2, 3, 1}, stats), d({2, 3, 1}, stats)};
+    };
+    const auto grads = [&] {
+      return std::vector<const DLTensor*>{d({2, 3, 4}, t), d({4}, t), d({4}, t)};
+    };
+    CHECK_VALID(NNP_OP_LAYER_NORM_BACKWARD, &p, bwd_in(kF32), grads());
+    CHECK_INVALID("layer_norm_backward", W("mean", "expected dtype float32"),
+                  NNP_OP_LAYER_NORM_BACKWARD, &p, bwd_in(t), grads());
+  }
+  // float32 and float64 calls: the statistics have the call's dtype, as before.
+  for (const DLDataType t : {kF32, kF64}) {
+    const char* name = t.bits == 32 ? "float32" : "float64";
+    CAPTURE(name);
+    const DLDataType other = t.bits == 32 ? kF64 : kF32;
+    CHECK_VALID(NNP_OP_LAYER_NORM_FORWARD, &p, {d({2, 3, 4}, t), d({4}, t)},
+                {d({2, 3, 4}, t), d({2, 3, 1}, t), d({2, 3, 1}, t)});
+    CHECK_INVALID("layer_norm_forward", W("inv_std", name, "the dtype of"),
+                  NNP_OP_LAYER_NORM_FORWARD, &p, {d({2, 3, 4}, t), d({4}, t)},
+                  {d({2, 3, 4}, t), d({2, 3, 1}, t), d({2, 3, 1}, other)});
+  }
+}
+
 }  // namespace nnp_test

@@ -1,11 +1,13 @@
 // norm.cu — own kernels for batch normalisation (training, inference, backward; per channel over
 // N, H, W as cuDNN's spatial mode; both running-variance rules of running_var_rule) and layer
-// normalisation (forward, backward; ONNX). Statistics are two-pass (mean, then centred variance)
-// in float32 with one block per channel (batch norm) or per row (layer norm) and shuffle-tree
-// reductions; outputs are written in the same kernel. The formulas keep the reference's terms
-// (backends/reference/norm.cpp), so non-finite inputs give its classes: y = (x - mean) * a + bias,
-// never x * a + (bias - mean * a), which is inf - inf = NaN for an infinite scale; and the
-// layer-norm gradient's g - mean(g) cancels exactly where it should (products rounded once).
+// normalisation (forward, backward; ONNX; float32, float16 and bfloat16, whose statistics are
+// float32 by the op table's accumulation rule). Statistics are two-pass (mean, then centred
+// variance) in float32 with one block per channel (batch norm) or per row (layer norm) and
+// shuffle-tree reductions; outputs are written in the same kernel. The formulas keep the
+// reference's terms (backends/reference/norm.cpp), so non-finite inputs give its classes: y = (x -
+// mean) * a + bias, never x * a + (bias - mean * a), which is inf - inf = NaN for an infinite
+// scale; and the layer-norm gradient's g - mean(g) cancels exactly where it should (products
+// rounded once).
 #include "common.cuh"
 
 #include <cmath>
@@ -116,23 +118,26 @@ __global__ void bn_backward_kernel(const float* x, const float* dy, const float*
 
 // ---- layer norm: rows of length I, contiguous
 // ----------------------------------------------------
-__global__ void ln_forward_kernel(const float* x, const float* scale, const float* bias, float* y,
-                                  float* mean_out, float* inv_std_out, int64_t rows, int64_t I,
-                                  float eps) {
+// T is float, half or bf16 (x, scale, bias, y); the statistics are float32 in every dtype (the
+// op table's accumulation rule), computed in float32, and y is rounded once to T.
+template <typename T>
+__global__ void ln_forward_kernel(const T* x, const T* scale, const T* bias, T* y, float* mean_out,
+                                  float* inv_std_out, int64_t rows, int64_t I, float eps) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const float* xr = x + r * I;
+    const T* xr = x + r * I;
     float sum = 0.0f;
-    for (int64_t j = threadIdx.x; j < I; j += blockDim.x) sum += xr[j];
+    for (int64_t j = threadIdx.x; j < I; j += blockDim.x) sum += to_f(xr[j]);
     const float mean = block_reduce(sum, sum_op(), 0.0f) / static_cast<float>(I);
     float sq = 0.0f;
     for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
-      const float d = xr[j] - mean;
+      const float d = to_f(xr[j]) - mean;
       sq += d * d;
     }
     const float var = block_reduce(sq, sum_op(), 0.0f) / static_cast<float>(I);
     const float inv_std = 1.0f / sqrtf(var + eps);
     for (int64_t j = threadIdx.x; j < I; j += blockDim.x)
-      y[r * I + j] = (xr[j] - mean) * inv_std * scale[j] + (bias != nullptr ? bias[j] : 0.0f);
+      y[r * I + j] = from_f<T>((to_f(xr[j]) - mean) * inv_std * to_f(scale[j]) +
+                               (bias != nullptr ? to_f(bias[j]) : 0.0f));
     if (threadIdx.x == 0) {
       if (mean_out != nullptr) mean_out[r] = mean;
       if (inv_std_out != nullptr) inv_std_out[r] = inv_std;
@@ -144,23 +149,23 @@ __global__ void ln_forward_kernel(const float* x, const float* scale, const floa
 // (__fmul_rn: never contracted into an FMA) and the same in both loops, so g - mean(g) is exactly
 // 0 where the row's g are all equal (a row of one element: dx = 0 exactly, as the reference);
 // an FMA of dy * scale - mean(g) would leave the product's rounding error, times inv_std.
-__global__ void ln_backward_dx_kernel(const float* x, const float* dy, const float* scale,
-                                      const float* mean, const float* inv_std, float* dx,
-                                      int64_t rows, int64_t I) {
+template <typename T>
+__global__ void ln_backward_dx_kernel(const T* x, const T* dy, const T* scale, const float* mean,
+                                      const float* inv_std, T* dx, int64_t rows, int64_t I) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float mu = mean[r], is = inv_std[r];
     float sg = 0.0f, sgx = 0.0f;
     for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
-      const float g = __fmul_rn(dy[r * I + j], scale[j]);
+      const float g = __fmul_rn(to_f(dy[r * I + j]), to_f(scale[j]));
       sg += g;
-      sgx += g * ((x[r * I + j] - mu) * is);
+      sgx += g * ((to_f(x[r * I + j]) - mu) * is);
     }
     const float mg = block_reduce(sg, sum_op(), 0.0f) / static_cast<float>(I);
     const float mgx = block_reduce(sgx, sum_op(), 0.0f) / static_cast<float>(I);
     for (int64_t j = threadIdx.x; j < I; j += blockDim.x) {
-      const float xhat = (x[r * I + j] - mu) * is;
-      const float g = __fmul_rn(dy[r * I + j], scale[j]);
-      dx[r * I + j] = is * ((g - mg) - xhat * mgx);
+      const float xhat = (to_f(x[r * I + j]) - mu) * is;
+      const float g = __fmul_rn(to_f(dy[r * I + j]), to_f(scale[j]));
+      dx[r * I + j] = from_f<T>(is * ((g - mg) - xhat * mgx));
     }
   }
 }
@@ -171,10 +176,11 @@ __global__ void ln_backward_dx_kernel(const float* x, const float* dy, const flo
 // partial per column and chunk; pass 2 adds the chunks' partials per column in a fixed order. A
 // single thread per column looping over all rows (rows = 2176 in the vit) was latency-bound.
 constexpr int kLnColumns = 32, kLnRowsInFlight = 8;
-__global__ void ln_backward_params_partial_kernel(const float* x, const float* dy,
-                                                  const float* mean, const float* inv_std,
-                                                  float* part_ds, float* part_db, int64_t rows,
-                                                  int64_t I, int64_t rows_per_chunk) {
+template <typename T>
+__global__ void ln_backward_params_partial_kernel(const T* x, const T* dy, const float* mean,
+                                                  const float* inv_std, float* part_ds,
+                                                  float* part_db, int64_t rows, int64_t I,
+                                                  int64_t rows_per_chunk) {
   __shared__ float sds[kLnRowsInFlight][kLnColumns + 1], sdb[kLnRowsInFlight][kLnColumns + 1];
   const int64_t j = int64_t{blockIdx.x} * kLnColumns + threadIdx.x;
   const int64_t chunk = blockIdx.y;
@@ -190,12 +196,14 @@ __global__ void ln_backward_params_partial_kernel(const float* x, const float* d
     // Two rows' loads in flight before their (in-order) accumulation.
     for (; r + kLnRowsInFlight < r1; r += 2 * kLnRowsInFlight) {
       const int64_t r2 = r + kLnRowsInFlight;
-      const float g0 = dy[r * I + j], x0 = x[r * I + j], m0 = mean[r], s0 = inv_std[r];
-      const float g1 = dy[r2 * I + j], x1 = x[r2 * I + j], m1 = mean[r2], s1 = inv_std[r2];
+      const float g0 = to_f(dy[r * I + j]), x0 = to_f(x[r * I + j]), m0 = mean[r], s0 = inv_std[r];
+      const float g1 = to_f(dy[r2 * I + j]), x1 = to_f(x[r2 * I + j]), m1 = mean[r2],
+                  s1 = inv_std[r2];
       add_row(g0, x0, m0, s0);
       add_row(g1, x1, m1, s1);
     }
-    for (; r < r1; r += kLnRowsInFlight) add_row(dy[r * I + j], x[r * I + j], mean[r], inv_std[r]);
+    for (; r < r1; r += kLnRowsInFlight)
+      add_row(to_f(dy[r * I + j]), to_f(x[r * I + j]), mean[r], inv_std[r]);
   }
   sds[threadIdx.y][threadIdx.x] = ds;
   sdb[threadIdx.y][threadIdx.x] = db;
@@ -212,16 +220,16 @@ __global__ void ln_backward_params_partial_kernel(const float* x, const float* d
 
 // Pass 2: a warp per column adds its chunks' partials in a fixed order (warp_combine_strided);
 // a thread per column walking them one load after the other was a chain of 34 load latencies.
+template <typename T>
 __global__ void ln_backward_params_final_kernel(const float* part_ds, const float* part_db,
-                                                float* dscale, float* dbias, int64_t chunks,
-                                                int64_t I) {
+                                                T* dscale, T* dbias, int64_t chunks, int64_t I) {
   const int64_t warps = int64_t{gridDim.x} * (blockDim.x >> 5);
   for (int64_t j = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5; j < I; j += warps) {
     const float ds = warp_combine_strided(part_ds + j, chunks, I, sum_op(), 0.0f);
     const float db = warp_combine_strided(part_db + j, chunks, I, sum_op(), 0.0f);
     if ((threadIdx.x & 31) != 0) continue;
-    dscale[j] = ds;
-    if (dbias != nullptr) dbias[j] = db;
+    dscale[j] = from_f<T>(ds);
+    if (dbias != nullptr) dbias[j] = from_f<T>(db);
   }
 }
 
@@ -300,33 +308,42 @@ void op_batch_norm_backward(stream& s, const op_call& c) {
   NNP_CUDA_CHECK_LAUNCH();
 }
 
+template <typename T>
+T* typed(const DLTensor* t) {
+  return t != nullptr ? data_ptr<T>(*t) : nullptr;
+}
+
 void op_layer_norm_forward(stream& s, const op_call& c) {
   const auto p = read_params<nnp_layer_norm_params>(c.params);
-  const auto [rows, I] = ln_rows_of(*c.in(0), p);
+  const ln_rows shape = ln_rows_of(*c.in(0), p);
+  const int64_t rows = shape.rows, I = shape.I;  // (a lambda cannot capture structured bindings)
   // I = 0: the kernel writes NaN statistics (0/0, docs/ops.md) and no y.
   const bool nan_stats = rows > 0 && I == 0 && (c.out(1) != nullptr || c.out(2) != nullptr);
   if ((rows == 0 || I == 0) && !nan_stats) return;  // nothing to normalise
-  ln_forward_kernel<<<ln_blocks(rows), ln_threads(I), 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)), rows,
-      I, static_cast<float>(p.epsilon));
-  NNP_CUDA_CHECK_LAUNCH();
+  dispatch_float(elem_of(c.in(0)->dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ln_forward_kernel<T><<<ln_blocks(rows), ln_threads(I), 0, s.handle>>>(
+        typed<T>(c.in(0)), typed<T>(c.in(1)), typed<T>(c.in(2)), typed<T>(c.out(0)), f32(c.out(1)),
+        f32(c.out(2)), rows, I, static_cast<float>(p.epsilon));
+    NNP_CUDA_CHECK_LAUNCH();
+  });
 }
 
 void op_layer_norm_backward(stream& s, const op_call& c) {
   const auto p = read_params<nnp_layer_norm_params>(c.params);
-  const auto [rows, I] = ln_rows_of(*c.in(0), p);
+  const ln_rows shape = ln_rows_of(*c.in(0), p);
+  const int64_t rows = shape.rows, I = shape.I;
+  const size_t elem_bytes = static_cast<size_t>(c.in(0)->dtype.bits / 8);
   if (rows == 0 || I == 0) {
-    // Nothing to normalise; parameter gradients of an empty batch are zero.
+    // Nothing to normalise; parameter gradients of an empty batch are zero (all-zero bits in
+    // every float dtype).
     if (I > 0) {
-      NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.out(1)), 0, sizeof(float) * I, s.handle));
+      NNP_CUDA_CHECK(cudaMemsetAsync(c.out(1)->data, 0, elem_bytes * I, s.handle));
       if (c.out(2) != nullptr)
-        NNP_CUDA_CHECK(cudaMemsetAsync(f32(c.out(2)), 0, sizeof(float) * I, s.handle));
+        NNP_CUDA_CHECK(cudaMemsetAsync(c.out(2)->data, 0, elem_bytes * I, s.handle));
     }
     return;
   }
-  ln_backward_dx_kernel<<<ln_blocks(rows), ln_threads(I), 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)), rows, I);
-  NNP_CUDA_CHECK_LAUNCH();
   // Row chunks of at least 64 rows, at most 256 chunks, and at most 2^16 - 1 (gridDim.y).
   int64_t chunks = rows / 64;
   if (chunks < 1) chunks = 1;
@@ -337,15 +354,22 @@ void op_layer_norm_backward(stream& s, const op_call& c) {
   if (tiles > INT32_MAX) unsupported("layer_norm_backward: more than 2^31 column tiles");
   float* part = static_cast<float*>(
       s.scratch(kScratchTemp0, sizeof(float) * 2 * static_cast<size_t>(chunks * I)));
-  ln_backward_params_partial_kernel<<<dim3(static_cast<unsigned>(tiles),
-                                           static_cast<unsigned>(chunks)),
-                                      dim3(kLnColumns, kLnRowsInFlight), 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(3)), f32(c.in(4)), part, part + chunks * I, rows, I,
-      rows_per_chunk);
-  NNP_CUDA_CHECK_LAUNCH();
-  ln_backward_params_final_kernel<<<grid_for(I * 32), kThreads, 0, s.handle>>>(
-      part, part + chunks * I, f32(c.out(1)), f32(c.out(2)), chunks, I);
-  NNP_CUDA_CHECK_LAUNCH();
+  dispatch_float(elem_of(c.in(0)->dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ln_backward_dx_kernel<T><<<ln_blocks(rows), ln_threads(I), 0, s.handle>>>(
+        typed<T>(c.in(0)), typed<T>(c.in(1)), typed<T>(c.in(2)), f32(c.in(3)), f32(c.in(4)),
+        typed<T>(c.out(0)), rows, I);
+    NNP_CUDA_CHECK_LAUNCH();
+    ln_backward_params_partial_kernel<T>
+        <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
+           dim3(kLnColumns, kLnRowsInFlight), 0, s.handle>>>(
+            typed<T>(c.in(0)), typed<T>(c.in(1)), f32(c.in(3)), f32(c.in(4)), part,
+            part + chunks * I, rows, I, rows_per_chunk);
+    NNP_CUDA_CHECK_LAUNCH();
+    ln_backward_params_final_kernel<T><<<grid_for(I * 32), kThreads, 0, s.handle>>>(
+        part, part + chunks * I, typed<T>(c.out(1)), typed<T>(c.out(2)), chunks, I);
+    NNP_CUDA_CHECK_LAUNCH();
+  });
 }
 
 // The rows of this file's kernels (plugin.cpp lists the files).
@@ -354,8 +378,8 @@ const kit::op_row kNormOps[] = {
     {NNP_OP_BATCH_NORM_FORWARD_TRAINING,  kit::f32,         on_stream<op_batch_norm_forward_training>},
     {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, kit::f32,         on_stream<op_batch_norm_forward_inference>},
     {NNP_OP_BATCH_NORM_BACKWARD,          kit::f32,         on_stream<op_batch_norm_backward>},
-    {NNP_OP_LAYER_NORM_FORWARD,           kit::f32,         on_stream<op_layer_norm_forward>},
-    {NNP_OP_LAYER_NORM_BACKWARD,          kit::f32,         on_stream<op_layer_norm_backward>},
+    {NNP_OP_LAYER_NORM_FORWARD,           kHalfFloats,       on_stream<op_layer_norm_forward>},
+    {NNP_OP_LAYER_NORM_BACKWARD,          kHalfFloats,       on_stream<op_layer_norm_backward>},
 };
 // clang-format on
 extern const kit::op_row_list kNormRows = kit::row_list(kNormOps);

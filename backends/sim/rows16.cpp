@@ -7,9 +7,9 @@
 // once to its own dtype (round to nearest even, nnplug/kit/half.hpp). So a 16-bit result is the
 // exact result rounded once: what a 16-bit kernel with wider accumulation approximates, and
 // never worse. The float32 tensors of a 16-bit call that follow the op table's `accumulation`
-// rule (attention's softmax_lse) are widened too and rounded back to float32; fixed float32
-// tensors (dropout's and Adam's step and lr tensors) are passed as they are, as in a float64
-// call.
+// rule (attention's softmax_lse, layer norm's mean and inv_std) are widened too and rounded
+// back to float32; fixed float32 tensors (dropout's and Adam's step and lr tensors) are passed
+// as they are, as in a float64 call.
 //
 // CAST converts between any two of float16, bfloat16, float32 and float64 (rounded once). The
 // data-movement rows (copy, transpose, concat, ...) take any dtype already and are the
@@ -20,6 +20,7 @@
 
 #include <nnplug/kit/broadcast.hpp>
 #include <nnplug/kit/half.hpp>
+#include <nnplug/kit/op_kinds.hpp>
 #include <nnplug/kit/tensor.hpp>
 
 #include <vector>
@@ -66,13 +67,15 @@ void store(const DLTensor& t, int64_t i, double v) {
 
 // Whether tensor i (inputs, then outputs) of a float16/bfloat16 call is widened: one of the
 // call's dtype, or a float32 tensor under the op table's `accumulation` rule (float64 in a
-// float64 call): attention forward's output 1 and attention backward's input 6, softmax_lse.
+// float64 call; the plugin kit's k_accumulation_tensors: attention's softmax_lse, layer norm's
+// mean and inv_std).
 bool widens(const op_call& c, size_t i, const DLDataType& call_dtype) {
   const DLTensor* t = i < c.n_inputs ? c.in(i) : c.out(i - c.n_inputs);
   if (t == nullptr) return false;
   if (t->dtype.code == call_dtype.code && t->dtype.bits == call_dtype.bits) return true;
-  return is_f32(t->dtype) && ((c.kind == NNP_OP_ATTENTION_FORWARD && i == c.n_inputs + 1) ||
-                              (c.kind == NNP_OP_ATTENTION_BACKWARD && i == 6));
+  const bool output = i >= c.n_inputs;
+  return is_f32(t->dtype) &&
+         kit::is_accumulation_tensor(c.kind, output, output ? i - c.n_inputs : i);
 }
 
 // A 16-bit call with its widened tensors (widens) replaced by float64 ones: `with_data` false

@@ -35,8 +35,9 @@
  *  - A field added in a later minor, set to a non-default value, makes a plugin built for an
  *    older minor answer NNP_STATUS_UNSUPPORTED (libnnplug checks this before calling it).
  *  - Reductions and normalisations accumulate in at least float32 (double on the reference).
- *    A statistic an op hands from its forward to its backward in that precision (attention's
- *    softmax_lse) is float32 in a float16/bfloat16 call (ABI 1.9; the call's dtype before).
+ *    A statistic an op hands from its forward to its backward in that precision is float32 in
+ *    a float16/bfloat16 call: attention's softmax_lse (ABI 1.9), layer norm's mean and inv_std
+ *    (ABI 1.10); before those minors it had the call's dtype.
  * Where ONNX defines the op, semantics follow ONNX (opset 17 unless a block names another);
  * where it does not, the block names its source. docs/ops.md has the formulas in full.
  */
@@ -53,7 +54,7 @@ extern "C" {
  * and plugin; the minor counts the additions (docs/abi.md's changelog). nnplug_plugin.h
  * states the versioning rules. */
 #define NNP_ABI_VERSION_MAJOR 1
-#define NNP_ABI_VERSION_MINOR 9
+#define NNP_ABI_VERSION_MINOR 10
 
 /** The most tensors a variadic input or output (an op block's "[i..] name[n]") stands for:
  * such an op takes 1..NNP_MAX_VARIADIC tensors there, each under that tensor's rules
@@ -616,7 +617,7 @@ typedef struct nnp_softmax_params {
  *            [2] V: [B, Hkv, Tk, Dv] or [B, Tk, Hkv*Dv]
  *            [3] attn_mask (optional): additive, broadcastable to [B, Hq, Tq, Tk] (rank <= 4)
  *   outputs: [0] Y: [B, Hq, Tq, Dv] or [B, Tq, Hq*Dv]
- *            [1] softmax_lse (optional): [B, Hq, Tq]: each score row's log-sum-exp, for the backward, float32 in a float16/bfloat16 call, else the call's float dtype
+ *            [1] softmax_lse (optional): [B, Hq, Tq]: each score row's log-sum-exp, for the backward, float32 in a float16/bfloat16 call (ABI 1.9), else the call's float dtype
  *
  * NNP_OP_ATTENTION_BACKWARD (attention_backward, 131), new in ABI 1.2
  *   inputs:  [0] Q
@@ -625,7 +626,7 @@ typedef struct nnp_softmax_params {
  *            [3] attn_mask (optional): the forward's mask
  *            [4] Y: the forward's output
  *            [5] dY: Y's shape
- *            [6] softmax_lse: [B, Hq, Tq], the forward's, float32 in a float16/bfloat16 call, else the call's float dtype
+ *            [6] softmax_lse: [B, Hq, Tq], the forward's, float32 in a float16/bfloat16 call (ABI 1.9), else the call's float dtype
  *   outputs: [0] dQ: Q's shape
  *            [1] dK: K's shape
  *            [2] dV: V's shape
@@ -796,7 +797,9 @@ typedef struct nnp_batch_norm_params {
 /**
  * Layer normalisation over the trailing dimensions [axis, rank) (ONNX LayerNormalization).
  * Outer shape O = x.shape[0:axis]; normalised shape I = x.shape[axis:]; stats tensors have
- * ONNX's shape: x's rank with 1 in the normalised dimensions (O + [1]*len(I)).
+ * ONNX's shape: x's rank with 1 in the normalised dimensions (O + [1]*len(I)), and its
+ * stash_type = 1 dtype: float32 in a float16/bfloat16 call (ABI 1.10), computed in float32 or
+ * wider; x, scale, bias, y and the gradients have the call's dtype.
  *   mean = sum x / |I|;  var = sum (x - mean)^2 / |I|;  inv_std = 1/sqrt(var + eps)
  *   y = (x - mean) * inv_std * scale + bias
  *
@@ -805,15 +808,15 @@ typedef struct nnp_batch_norm_params {
  *            [1] scale: I
  *            [2] bias (optional): I
  *   outputs: [0] y: x's shape
- *            [1] mean (optional): O + [1]*len(I)
- *            [2] inv_std (optional): O + [1]*len(I)
+ *            [1] mean (optional): O + [1]*len(I), float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [2] inv_std (optional): O + [1]*len(I), float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
  *
  * NNP_OP_LAYER_NORM_BACKWARD (layer_norm_backward, 66)
  *   inputs:  [0] x
  *            [1] dy: x's shape
  *            [2] scale: I
- *            [3] mean: O + [1]*len(I)
- *            [4] inv_std: O + [1]*len(I)
+ *            [3] mean: O + [1]*len(I), float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [4] inv_std: O + [1]*len(I), float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
  *   outputs: [0] dx: x's shape
  *            [1] dscale: I
  *            [2] dbias (optional): I

@@ -32,7 +32,8 @@ def tensor_line(i, t, op):
                                                 "any_float": "any float dtype",
                                                 "float32": "float32",
                                                 "accumulation": "float32 in a float16/bfloat16 "
-                                                "call, else the call's float dtype"}[t["dtype"]]
+                                                f"call (ABI 1.{t['dtype_since']}), else the call's "
+                                                "float dtype"}[t["dtype"]]
     if t["alias"]:
         desc = (desc + "; " if desc else "") + "may alias " + " or ".join(t["alias"].split())
     if added_later(op, t):
@@ -247,7 +248,7 @@ def gen_op_table_inc(enums, structs, ops):
             if op[role]:
                 o.append(f"const tensor_desc k_{role}_{n}[] = {{" + ", ".join(
                     f"{{\"{t['name']}\", {str(t['optional']).lower()}, {dt[t['dtype']]}, "
-                    f"{str(t['variadic']).lower()}, {t['since']}}}"
+                    f"{str(t['variadic']).lower()}, {t['since']}, {t['dtype_since']}}}"
                     for t in op[role]) + "};")
         if op["alias_pairs"]:
             o.append(f"const alias_pair k_alias_{n}[] = {{" + ", ".join(
@@ -314,10 +315,11 @@ def gen_wrappers_inc(ops):
 def gen_kit_op_kinds(ops):
     o = ["// op_kinds.hpp — GENERATED from api/ops/ops.toml by api/ops/gen_ops.py: edit the",
          "// table, not this file. Every op kind of nnplug_ops.h with its name (as",
-         "// nnp_op_kind_name) and whether it is a collective, for plugins' messages; header-only,",
-         "// as the rest of the plugin kit.",
+         "// nnp_op_kind_name) and whether it is a collective, for plugins' messages, and the",
+         "// tensors under the `accumulation` dtype rule; header-only, as the rest of the plugin kit.",
          "#pragma once", "",
          "#include <nnplug/nnplug_ops.h>", "",
+         "#include <cstddef>",
          "#include <cstdint>", "",
          "namespace nnp {",
          "namespace kit {", "",
@@ -335,6 +337,28 @@ def gen_kit_op_kinds(ops):
           "  for (const op_kind_info& k : k_op_kinds)",
           "    if (k.kind == kind) return &k;",
           "  return nullptr;",
+          "}", "",
+          "// A tensor under the `accumulation` dtype rule: float32 in a float16/bfloat16 call,",
+          "// else the call's float dtype, from ABI minor `since` on (nnplug_ops.h, docs/ops.md).",
+          "struct accumulation_tensor {",
+          "  int32_t kind;   // nnp_op_kind",
+          "  bool output;    // an output (else an input)",
+          "  uint32_t index; // its index among the op's inputs or outputs",
+          "  int32_t since;  // the ABI minor from which the rule holds for it",
+          "};", "",
+          "inline constexpr accumulation_tensor k_accumulation_tensors[] = {"]
+    for op in ops:
+        for role in ("inputs", "outputs"):
+            for k, t in enumerate(op[role]):
+                if t["dtype"] == "accumulation":
+                    o.append(f"    {{{op['enum']}, {str(role == 'outputs').lower()}, {k}, "
+                             f"{t['dtype_since']}}},  // {t['name']}")
+    o += ["};", "",
+          "// Whether input (output = false) or output `index` of `kind` is under the rule.",
+          "inline bool is_accumulation_tensor(int32_t kind, bool output, size_t index) {",
+          "  for (const accumulation_tensor& t : k_accumulation_tensors)",
+          "    if (t.kind == kind && t.output == output && t.index == index) return true;",
+          "  return false;",
           "}", "",
           "}  // namespace kit",
           "}  // namespace nnp"]

@@ -15,7 +15,8 @@ def gen_docs_table(structs, ops, enums):
     for op in ops:
         def tl(ts):
             def note(t):
-                n = ([] if t["dtype"] == "float" else [t["dtype"]]) + \
+                n = ([] if t["dtype"] == "float" else
+                     [t["dtype"] + (f" since 1.{t['dtype_since']}" if t["dtype_since"] else "")]) + \
                     ([f"ABI 1.{t['since']}"] if added_later(op, t) else [])
                 return f" ({'; '.join(n)})" if n else ""
             return ", ".join(("*" + t["name"] + "*?" if t["optional"] else t["name"]) +
@@ -28,7 +29,7 @@ def gen_docs_table(structs, ops, enums):
                  f"{p} | 1.{op['since']} |")
     o += ["", "*x*? = optional (NULL allowed). Tensors without a dtype note share the call's "
           "float dtype; (accumulation) = float32 in a float16/bfloat16 call, else the call's "
-          "float dtype (ABI 1.9). "
+          "float dtype (from the ABI minor shown: before it, such a tensor had the call's dtype). "
           f"name[1..{MAX_VARIADIC}] = variadic: 1 to NNP_MAX_VARIADIC = {MAX_VARIADIC} "
           "tensors. (ABI 1.m) on a tensor = added to the op in ABI 1.m: optional, never passed to a "
           "plugin built for an older minor, and left out of the typed C wrapper (pass it through "

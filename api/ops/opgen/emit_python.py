@@ -267,7 +267,8 @@ def gen_python_ops(enums, structs, ops):
                   "int64": "int64", "uint8": "uint8",
                   "same_as_input0": "any dtype, that of the first input",
                   "any_float": "any float dtype", "float32": "float32",
-                  "accumulation": "float32 in a float16/bfloat16 call, else the call's float "
+                  "accumulation": f"float32 in a float16/bfloat16 call (ABI "
+                                  f"1.{t['dtype_since']}), else the call's float "
                                   "dtype"}[t["dtype"]]
             if added_later(op, t):
                 dt += f"; ABI 1.{t['since']}"

@@ -130,7 +130,8 @@ def gen_conformance_cases(enums, structs, ops):
             for t, shape in zip(op[role], op["example"][role]):
                 for sh in (shape if t["variadic"] else [shape]):
                     o.append(f"    e.{key}.push_back({{{{{', '.join(map(str, sh))}}}, "
-                             f"{letters[t['dtype']]}, {str(t['optional']).lower()}}});")
+                             f"{letters[t['dtype']]}, {str(t['optional']).lower()}, "
+                             f"{t['dtype_since']}}});")
         o.append("    v.push_back(std::move(e));")
         o.append("  }")
     o.append("  return v;")

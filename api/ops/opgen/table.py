@@ -79,6 +79,7 @@ def load(root):
                 t.setdefault("variadic", False)
                 t.setdefault("inplace", False)
                 t.setdefault("since", 0)
+                t.setdefault("dtype_since", 0)
                 if t["inplace"] and role == "inputs":
                     raise SpecError(f"op {op['name']}: {t['name']}: only outputs are inplace")
                 if t["dtype"] not in ("float", "int64", "uint8", "same_as_input0", "any_float",
@@ -87,6 +88,15 @@ def load(root):
                 if t["since"] > minor:
                     raise SpecError(f"op {op['name']}: {t['name']}: since {t['since']} > ABI "
                                     f"minor {minor}")
+                # The accumulation rule changed the dtype of tensors that existed before it:
+                # each such tensor says from which minor its rule holds (a plugin built for an
+                # older minor never receives it in a 16-bit call).
+                if (t["dtype"] == "accumulation") != (t["dtype_since"] > 0):
+                    raise SpecError(f"op {op['name']}: {t['name']}: dtype_since goes with "
+                                    "dtype = \"accumulation\", and only with it")
+                if t["dtype_since"] > minor:
+                    raise SpecError(f"op {op['name']}: {t['name']}: dtype_since "
+                                    f"{t['dtype_since']} > ABI minor {minor}")
             # A tensor added after the op (since > the op's) is optional and comes after the
             # op's older tensors: older callers leave it out, and the typed wrapper, whose C
             # signature cannot change, keeps the tensors of the op's own minor.

@@ -199,10 +199,16 @@ def _map_batch_norm(ctx: _Ctx) -> _Step:
 
 
 def _map_layer_norm(ctx: _Ctx) -> _Step:
-    ctx.float_dtype()
+    dt = ctx.float_dtype()
     n_out = 3 if ctx.used(2) else 2 if ctx.used(1) else 1
     if n_out == 3 and not ctx.used(1):  # outputs come back in order: mean is computed too
         raise _Refuse("InvStdDev without Mean (nnplug.onnx maps leading outputs only)")
+    # Mean and InvStdDev: float32 in a float16/bfloat16 call, else X's dtype (the op table's
+    # accumulation rule): ONNX's default stash_type = 1 (float), or X's own dtype.
+    stash = int(ctx.attr("stash_type", 1))
+    if n_out > 1 and dt in ("float16", "bfloat16") and stash != 1:
+        raise _Refuse(f"stash_type {stash} with Mean or InvStdDev used (nnplug keeps the "
+                      f"statistics of a {dt} LayerNormalization in float32, stash_type 1)")
     return ctx.op_step(_ops.layer_norm_forward, [ctx.ref(0), ctx.ref(1)], n_out,
                        tensors={"bias": ctx.opt(2)}, axis=int(ctx.attr("axis", -1)),
                        epsilon=float(ctx.attr("epsilon", 1e-5)), return_mean=n_out > 1,

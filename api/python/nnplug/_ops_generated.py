@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 MAX_DIMS = 8
 MAX_VARIADIC = 64
-ABI_VERSION_MINOR = 9
+ABI_VERSION_MINOR = 10
 
 
 class OpKind(IntEnum):
@@ -368,8 +368,8 @@ OPS = {
     'batch_norm_forward_training': (OpKind.BATCH_NORM_FORWARD_TRAINING, nnp_batch_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', False, 'float', False)), (('y', False, 'float', False), ('running_mean', False, 'float', False), ('running_var', False, 'float', False), ('saved_mean', False, 'float', False), ('saved_inv_std', False, 'float', False))),
     'batch_norm_forward_inference': (OpKind.BATCH_NORM_FORWARD_INFERENCE, nnp_batch_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', False, 'float', False), ('mean', False, 'float', False), ('var', False, 'float', False)), (('y', False, 'float', False),)),
     'batch_norm_backward': (OpKind.BATCH_NORM_BACKWARD, nnp_batch_norm_params, False, (('x', False, 'float', False), ('dy', False, 'float', False), ('scale', False, 'float', False), ('saved_mean', False, 'float', False), ('saved_inv_std', False, 'float', False)), (('dx', False, 'float', False), ('dscale', False, 'float', False), ('dbias', False, 'float', False))),
-    'layer_norm_forward': (OpKind.LAYER_NORM_FORWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', True, 'float', False)), (('y', False, 'float', False), ('mean', True, 'float', False), ('inv_std', True, 'float', False))),
-    'layer_norm_backward': (OpKind.LAYER_NORM_BACKWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('dy', False, 'float', False), ('scale', False, 'float', False), ('mean', False, 'float', False), ('inv_std', False, 'float', False)), (('dx', False, 'float', False), ('dscale', False, 'float', False), ('dbias', True, 'float', False))),
+    'layer_norm_forward': (OpKind.LAYER_NORM_FORWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('scale', False, 'float', False), ('bias', True, 'float', False)), (('y', False, 'float', False), ('mean', True, 'accumulation', False), ('inv_std', True, 'accumulation', False))),
+    'layer_norm_backward': (OpKind.LAYER_NORM_BACKWARD, nnp_layer_norm_params, False, (('x', False, 'float', False), ('dy', False, 'float', False), ('scale', False, 'float', False), ('mean', False, 'accumulation', False), ('inv_std', False, 'accumulation', False)), (('dx', False, 'float', False), ('dscale', False, 'float', False), ('dbias', True, 'float', False))),
     'dropout_forward': (OpKind.DROPOUT_FORWARD, nnp_dropout_params, False, (('x', False, 'float', False), ('step', True, 'float32', False)), (('y', False, 'float', False), ('mask', True, 'uint8', False))),
     'dropout_backward': (OpKind.DROPOUT_BACKWARD, nnp_dropout_params, False, (('dy', False, 'float', False), ('step', True, 'float32', False)), (('dx', False, 'float', False),)),
     'binary': (OpKind.BINARY, nnp_binary_params, False, (('a', False, 'float', False), ('b', False, 'float', False)), (('y', False, 'float', False),)),

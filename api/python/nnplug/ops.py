@@ -957,7 +957,7 @@ def attention_forward(
 
     Outputs (returned; storage may be passed with out=, in this order):
         Y: [B, Hq, Tq, Dv] or [B, Tq, Hq*Dv] (the call's float dtype)
-        softmax_lse (optional: return_softmax_lse=True or out=): [B, Hq, Tq]: each score row's log-sum-exp, for the backward (float32 in a float16/bfloat16 call, else the call's float dtype)
+        softmax_lse (optional: return_softmax_lse=True or out=): [B, Hq, Tq]: each score row's log-sum-exp, for the backward (float32 in a float16/bfloat16 call (ABI 1.9), else the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         is_causal (bool): 0 or 1; 1: mask keys after the query (j > i), ONNX is_causal; default 0; ABI 1.2
@@ -998,7 +998,7 @@ def attention_backward(
         V: see the op (the call's float dtype)
         Y: the forward's output (the call's float dtype)
         dY: Y's shape (the call's float dtype)
-        softmax_lse: [B, Hq, Tq], the forward's (float32 in a float16/bfloat16 call, else the call's float dtype)
+        softmax_lse: [B, Hq, Tq], the forward's (float32 in a float16/bfloat16 call (ABI 1.9), else the call's float dtype)
         attn_mask (optional keyword): the forward's mask (the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
@@ -1356,7 +1356,7 @@ def batch_norm_backward(
 
 _layer_norm_forward = _Op('layer_norm_forward', OpKind.LAYER_NORM_FORWARD, _g.nnp_layer_norm_params, False, True,
     (_T('x', False, 'float', False, False), _T('scale', False, 'float', False, False), _T('bias', True, 'float', False, False), ),
-    (_T('y', False, 'float', False, False), _T('mean', True, 'float', False, False), _T('inv_std', True, 'float', False, False), ),
+    (_T('y', False, 'float', False, False), _T('mean', True, 'accumulation', False, False), _T('inv_std', True, 'accumulation', False, False), ),
     (_P('axis', 'axis', 'int32', None, None, None), _P('epsilon', 'epsilon', 'double', None, None, None), ))
 
 
@@ -1368,7 +1368,9 @@ def layer_norm_forward(
 
     Layer normalisation over the trailing dimensions [axis, rank) (ONNX LayerNormalization).
     Outer shape O = x.shape[0:axis]; normalised shape I = x.shape[axis:]; stats tensors have
-    ONNX's shape: x's rank with 1 in the normalised dimensions (O + [1]*len(I)).
+    ONNX's shape: x's rank with 1 in the normalised dimensions (O + [1]*len(I)), and its
+    stash_type = 1 dtype: float32 in a float16/bfloat16 call (ABI 1.10), computed in float32 or
+    wider; x, scale, bias, y and the gradients have the call's dtype.
       mean = sum x / |I|;  var = sum (x - mean)^2 / |I|;  inv_std = 1/sqrt(var + eps)
       y = (x - mean) * inv_std * scale + bias
 
@@ -1379,8 +1381,8 @@ def layer_norm_forward(
 
     Outputs (returned; storage may be passed with out=, in this order):
         y: x's shape (the call's float dtype)
-        mean (optional: return_mean=True or out=): O + [1]*len(I) (the call's float dtype)
-        inv_std (optional: return_inv_std=True or out=): O + [1]*len(I) (the call's float dtype)
+        mean (optional: return_mean=True or out=): O + [1]*len(I) (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        inv_std (optional: return_inv_std=True or out=): O + [1]*len(I) (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         axis (int): in [-rank, rank); ONNX default -1; default -1
@@ -1397,7 +1399,7 @@ def layer_norm_forward(
 
 
 _layer_norm_backward = _Op('layer_norm_backward', OpKind.LAYER_NORM_BACKWARD, _g.nnp_layer_norm_params, False, True,
-    (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), _T('scale', False, 'float', False, False), _T('mean', False, 'float', False, False), _T('inv_std', False, 'float', False, False), ),
+    (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), _T('scale', False, 'float', False, False), _T('mean', False, 'accumulation', False, False), _T('inv_std', False, 'accumulation', False, False), ),
     (_T('dx', False, 'float', False, False), _T('dscale', False, 'float', False, False), _T('dbias', True, 'float', False, False), ),
     (_P('axis', 'axis', 'int32', None, None, None), _P('epsilon', 'epsilon', 'double', None, None, None), ))
 
@@ -1414,8 +1416,8 @@ def layer_norm_backward(
         x: see the op (the call's float dtype)
         dy: x's shape (the call's float dtype)
         scale: I (the call's float dtype)
-        mean: O + [1]*len(I) (the call's float dtype)
-        inv_std: O + [1]*len(I) (the call's float dtype)
+        mean: O + [1]*len(I) (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        inv_std: O + [1]*len(I) (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape (the call's float dtype)

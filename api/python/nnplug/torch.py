@@ -442,6 +442,13 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     return _Linear.apply(x, w, b, _device_of(fn, device, x))
 
 
+def _accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of a statistic under the op table's accumulation rule (attention's
+    softmax_lse, ABI 1.9; layer norm's mean and inv_std, ABI 1.10): float32 in a float16 or
+    bfloat16 call, else the call's dtype."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
 # ------------------------------------------------------------------------- layer norm --
 class _LayerNorm(torch.autograd.Function):
     """NNP_OP_LAYER_NORM_FORWARD (y, mean, inv_std) and NNP_OP_LAYER_NORM_BACKWARD."""
@@ -456,7 +463,9 @@ class _LayerNorm(torch.autograd.Function):
         s = x.new_ones(norm_shape) if scale is None else scale.contiguous()
         b = None if bias is None else bias.contiguous()
         stats = tuple(x.shape[:axis]) + (1,) * len(norm_shape)
-        y, mean, inv_std = torch.empty_like(x), x.new_empty(stats), x.new_empty(stats)
+        acc = _accumulation_dtype(x.dtype)
+        y, mean, inv_std = torch.empty_like(x), x.new_empty(stats, dtype=acc), \
+            x.new_empty(stats, dtype=acc)
         p = _params("nnp_layer_norm_params", axis=axis, epsilon=eps)
         _run("layer_norm", dev, OpKind.LAYER_NORM_FORWARD, p, [x, s, b], [y, mean, inv_std])
         ctx.save_for_backward(x, s, mean, inv_std)
@@ -518,9 +527,7 @@ class _Attention(torch.autograd.Function):
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         mask = None if mask is None else mask.contiguous()
         y = q.new_empty(tuple(q.shape[:3]) + (v.shape[3],))
-        # float32 in a float16/bfloat16 call (the op table's accumulation rule, ABI 1.9)
-        lse = q.new_empty(tuple(q.shape[:3]), dtype=torch.float32
-                          if q.dtype in (torch.float16, torch.bfloat16) else q.dtype)
+        lse = q.new_empty(tuple(q.shape[:3]), dtype=_accumulation_dtype(q.dtype))
         p = _params("nnp_attention_params", is_causal=int(is_causal), scale=scale)
         _run("scaled_dot_product_attention", dev, OpKind.ATTENTION_FORWARD, p,
              [q, k, v, mask], [y, lse])

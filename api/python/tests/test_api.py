@@ -327,6 +327,41 @@ def test_sim_16bit_is_the_exact_result_rounded_once():
     np.testing.assert_array_equal(y.view(np.uint16), want.view(np.uint16))
 
 
+
+def test_sim_16bit_layer_norm_keeps_float32_statistics():
+    """ABI 1.10: a float16 layer norm's mean and inv_std are float32 (ONNX's stash_type 1):
+    on sim the exact statistics rounded once to float32, y the exact result rounded once to
+    float16; the backward reads them as float32. A float16 mean or inv_std is refused."""
+    try:
+        sim = nnplug.device("sim")
+    except nnplug.Error as e:
+        pytest.skip(f"no sim device: {e}")
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((3, 5, 8)) * 4 + 1).astype(np.float16)
+    scale = rng.uniform(0.5, 1.5, 8).astype(np.float16)
+    y, mean, inv_std = nnplug.ops.layer_norm_forward(x, scale, return_mean=True,
+                                                     return_inv_std=True, device=sim)
+    assert (y.dtype, mean.dtype, inv_std.dtype) == (np.float16, np.float32, np.float32)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=-1, keepdims=True)
+    var = ((x64 - mu) ** 2).mean(axis=-1, keepdims=True)
+    is64 = 1 / np.sqrt(var + 1e-5)
+    # float64 sums in another order than the reference's loop: within a few float64 ulps, so
+    # the float32 roundings agree except at a tie (none in this draw).
+    np.testing.assert_array_equal(mean, mu.astype(np.float32))
+    np.testing.assert_array_equal(inv_std, is64.astype(np.float32))
+    want = ((x64 - mu) * is64 * scale.astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(y.view(np.uint16), want.view(np.uint16))
+    dy = rng.standard_normal(x.shape).astype(np.float16)
+    dx, dscale = nnplug.ops.layer_norm_backward(x, dy, scale, mean, inv_std, device=sim)
+    assert dx.dtype == dscale.dtype == np.float16
+    xhat = (x64 - mu) * is64  # the float32 statistics' values differ from these by < 2^-24
+    np.testing.assert_allclose(dscale.astype(np.float64), (dy * xhat).sum(axis=(0, 1)),
+                               rtol=2e-3, atol=2e-3)
+    with pytest.raises(nnplug.Error, match="expected dtype float32"):
+        nnplug.ops.layer_norm_backward(x, dy, scale, mean.astype(np.float16), inv_std,
+                                       device=sim)
+
 @needs_torch
 def test_supported_bfloat16_on_cpu():
     try:

@@ -461,6 +461,27 @@ def test_float16_on_sim():
     assert torch.equal(w.grad, x.double().sum(0).expand(5, 4).half())
 
 
+
+def test_float16_layer_norm_on_sim():
+    """A float16 layer norm (outside autocast) runs in float16 with float32 statistics (the
+    op table's accumulation rule, ABI 1.10): output and gradients float16, within float16's
+    rounding of PyTorch's float32 result."""
+    sim = _device_or_skip("sim")
+    x = (torch.randn(4, 6, 16) * 3 + 2).half().requires_grad_()
+    w = (torch.rand(16) + 0.5).half().requires_grad_()
+    b = torch.randn(16).half().requires_grad_()
+    y = nt.layer_norm(x, 16, w, b, device=sim)
+    assert y.dtype == torch.float16
+    xf, wf, bf = (t.detach().float().requires_grad_() for t in (x, w, b))
+    want = torch.nn.functional.layer_norm(xf, (16,), wf, bf)
+    torch.testing.assert_close(y.float(), want, rtol=2e-3, atol=2e-3)
+    dy = torch.randn_like(want)
+    y.backward(dy.half())
+    want.backward(dy.half().float())
+    assert x.grad.dtype == w.grad.dtype == b.grad.dtype == torch.float16
+    for got, ref in ((x.grad, xf.grad), (w.grad, wf.grad), (b.grad, bf.grad)):
+        torch.testing.assert_close(got.float(), ref, rtol=5e-3, atol=5e-3)
+
 # ---------------------------------------------------------------------------- errors --
 def test_error_mismatched_dtypes(ref):
     x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3, dtype=torch.float64)

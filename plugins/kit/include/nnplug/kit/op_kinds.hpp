@@ -1,11 +1,12 @@
 // op_kinds.hpp — GENERATED from api/ops/ops.toml by api/ops/gen_ops.py: edit the
 // table, not this file. Every op kind of nnplug_ops.h with its name (as
-// nnp_op_kind_name) and whether it is a collective, for plugins' messages; header-only,
-// as the rest of the plugin kit.
+// nnp_op_kind_name) and whether it is a collective, for plugins' messages, and the
+// tensors under the `accumulation` dtype rule; header-only, as the rest of the plugin kit.
 #pragma once
 
 #include <nnplug/nnplug_ops.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace nnp {
@@ -84,6 +85,31 @@ inline const op_kind_info* find_op_kind(int32_t kind) {
   for (const op_kind_info& k : k_op_kinds)
     if (k.kind == kind) return &k;
   return nullptr;
+}
+
+// A tensor under the `accumulation` dtype rule: float32 in a float16/bfloat16 call,
+// else the call's float dtype, from ABI minor `since` on (nnplug_ops.h, docs/ops.md).
+struct accumulation_tensor {
+  int32_t kind;   // nnp_op_kind
+  bool output;    // an output (else an input)
+  uint32_t index; // its index among the op's inputs or outputs
+  int32_t since;  // the ABI minor from which the rule holds for it
+};
+
+inline constexpr accumulation_tensor k_accumulation_tensors[] = {
+    {NNP_OP_ATTENTION_FORWARD, true, 1, 9},  // softmax_lse
+    {NNP_OP_ATTENTION_BACKWARD, false, 6, 9},  // softmax_lse
+    {NNP_OP_LAYER_NORM_FORWARD, true, 1, 10},  // mean
+    {NNP_OP_LAYER_NORM_FORWARD, true, 2, 10},  // inv_std
+    {NNP_OP_LAYER_NORM_BACKWARD, false, 3, 10},  // mean
+    {NNP_OP_LAYER_NORM_BACKWARD, false, 4, 10},  // inv_std
+};
+
+// Whether input (output = false) or output `index` of `kind` is under the rule.
+inline bool is_accumulation_tensor(int32_t kind, bool output, size_t index) {
+  for (const accumulation_tensor& t : k_accumulation_tensors)
+    if (t.kind == kind && t.output == output && t.index == index) return true;
+  return false;
 }
 
 }  // namespace kit
