@@ -200,10 +200,11 @@ TEST_CASE("non-finite: softmax, layer norm and batch norm") {
     ln.axis = -1;
     ln.epsilon = 1e-5;
     const auto scale = planted(rng.uniform_vec(6, 0.5, 1.5), v.in1);
-    check_numerics("layer_norm_forward", text,
-                   make_spec(NNP_OP_LAYER_NORM_FORWARD, ln,
-                             {tensor(x, xd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
-                             {tensor(x), accumulation_tensor({4, 1}), accumulation_tensor({4, 1})}));
+    check_numerics(
+        "layer_norm_forward", text,
+        make_spec(NNP_OP_LAYER_NORM_FORWARD, ln,
+                  {tensor(x, xd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
+                  {tensor(x), accumulation_tensor({4, 1}), accumulation_tensor({4, 1})}));
     auto bn = make_params<nnp_batch_norm_params>();
     bn.epsilon = 1e-5;
     bn.momentum = 0.9;

@@ -66,8 +66,8 @@ std::vector<tensor_spec> norm_backward_inputs(const std::vector<int64_t>& x_shap
                                               const std::vector<int64_t>& scale_shape,
                                               std::vector<double> scale,
                                               const std::vector<int64_t>& stats_shape,
-                                              std::vector<double> mean,
-                                              std::vector<double> inv_std, bool accumulation) {
+                                              std::vector<double> mean, std::vector<double> inv_std,
+                                              bool accumulation) {
   return {tensor(x_shape, std::move(x)), tensor(x_shape, std::move(dy)),
           tensor(scale_shape, std::move(scale)),
           accumulation ? accumulation_tensor(stats_shape, std::move(mean))

@@ -4,7 +4,9 @@ files, --check passes when nothing changed, names a derived file that was edited
 left stale by a table edit, the layout rules refuse padding and out-of-order fields, the
 variadic rules refuse a variadic tensor that is not last, is optional or has a one-shape
 example, the rules of tensors added to an op later (`since`) refuse one newer than the table's
-minor, a required one and one before older tensors, and variadic tensors, int64[NNP_MAX_DIMS]
+minor, a required one and one before older tensors, the accumulation rule's per-tensor minor
+(`dtype_since`) refuses one without the rule, one missing and one newer than the table, and
+variadic tensors, int64[NNP_MAX_DIMS]
 fields and later tensors reach the C header, wrappers, layout pins, libnnplug's rows, Python
 and the docs, and each op's facts (collective, exact, heavy, in-place outputs, zeroed params,
 fields that must be 0, double fields) reach libnnplug, the plugin kit and table_ops()."""
@@ -131,6 +133,26 @@ def main():
     ]
     expect_refused_lines(bad_lines)
 
+    # The accumulation rule's minor, per tensor (dtype_since): with the rule and only with it,
+    # no newer than the table. Each case replaces one line of layer_norm_backward's row.
+    ln_stats = '  { name = "mean", dtype = "accumulation", dtype_since = 10,'
+    bad_lines = [
+        ("an accumulation tensor without dtype_since is refused", ln_stats,
+         '  { name = "mean", dtype = "accumulation" },', "dtype_since goes with"),
+        ("dtype_since on another rule is refused", ln_stats,
+         '  { name = "mean", dtype_since = 10 },', "dtype_since goes with"),
+        ("a dtype_since newer than the table's minor is refused", ln_stats,
+         '  { name = "mean", dtype = "accumulation", dtype_since = 99 },', "> ABI minor"),
+    ]
+    expect_refused_lines(bad_lines)
+    kit = gen_ops.outputs(ROOT)["plugins/kit/include/nnplug/kit/op_kinds.hpp"]
+    expect("{NNP_OP_LAYER_NORM_BACKWARD, false, 3, 10},  // mean" in kit and
+           "{NNP_OP_ATTENTION_FORWARD, true, 1, 9},  // softmax_lse" in kit,
+           "the plugin kit lists the accumulation tensors with their minors")
+    table_inc = gen_ops.outputs(ROOT)["api/src/generated/op_table.inc"]
+    expect('{"inv_std", true, dtype_rule::accumulation, false, 0, 10}' in table_inc,
+           "libnnplug's rows carry each tensor's dtype_since")
+
     # What the generator derives for a variadic op and an int64[NNP_MAX_DIMS] field.
     files = gen_ops.outputs(ROOT)
     wrappers = files["api/include/nnplug/nnplug_op_wrappers.h"]
@@ -146,14 +168,14 @@ def main():
     expect("('xs', False, 'same_as_input0', True)" in py and "c_int64 * MAX_DIMS" in py,
            "Python's op signatures mark variadic tensors; int64 arrays are c_int64 * MAX_DIMS")
     table = files["api/src/generated/op_table.inc"]
-    expect("{\"ys\", false, dtype_rule::same_as_input0, true, 0}" in table,
+    expect("{\"ys\", false, dtype_rule::same_as_input0, true, 0, 0}" in table,
            "libnnplug's row marks the variadic output")
 
     # ... and for tensors added later: in libnnplug's row with their minor, out of the C
     # wrapper (whose signature cannot change), in the docs with their minor, and in Python as
     # keywords (adam's step and lr share the keyword of their params field).
-    expect("{\"step\", true, dtype_rule::float32, false, 4}" in table and
-           "{\"lr\", true, dtype_rule::float_common, false, 4}" in table,
+    expect("{\"step\", true, dtype_rule::float32, false, 4, 0}" in table and
+           "{\"lr\", true, dtype_rule::float_common, false, 4, 0}" in table,
            "libnnplug's row carries a later tensor's minor and the float32 rule")
     adam_wrapper = wrappers.split("nnp_status nnp_adam_update(", 1)[1].split(";", 1)[0]
     expect("step" not in adam_wrapper and "lr" not in adam_wrapper and "Added later" in wrappers,

@@ -703,7 +703,6 @@ TEST_CASE("validate: attention's softmax_lse follows the accumulation rule") {
   }
 }
 
-
 TEST_CASE("validate: layer norm's mean and inv_std follow the accumulation rule (ABI 1.10)") {
   NNP_NEED_FIXTURE();
   descs d;

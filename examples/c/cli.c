@@ -116,8 +116,8 @@ void usage(FILE* f) {
           "                           (NNP_STREAM_ATTR_ALLOW_TF32; devices that have them,\n"
           "                           e.g. cuda; default: exact float32)\n"
           "      --precision P        float32 (default) or bfloat16: mixed precision, with\n"
-          "                           activations, GEMMs and convolutions in bfloat16 and\n"
-          "                           float32 master weights, Adam, LayerNorm and loss\n"
+          "                           activations and every layer in bfloat16 and float32\n"
+          "                           master weights, Adam and loss\n"
           "                           (devices with bfloat16 ops, e.g. cuda, sim)\n"
           "  -h, --help               this text\n");
 }

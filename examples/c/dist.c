@@ -316,8 +316,8 @@ static void on_grad_ready(void* ctx, int i) {
 
 /* DistributedDataParallel's rule: parameters in the order of the gradient buffer join the open
    bucket, which closes once it holds `cap` bytes or more. That order is the reverse of their
-   index order (about the order backward completes them; alloc_parameters), in mixed precision
-   with the float32 parameters moved to the end, so each bucket is one range of the buffer. */
+   index order (about the order backward completes them; alloc_parameters), so each bucket is
+   one range of the buffer. */
 static void make_buckets(struct dist_state* st, size_t cap) {
   net* nt = st->nt;
   int order[MAX_PARAMS]; /* parameter indices by ascending g_offset (insertion sort) */

@@ -77,7 +77,6 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
   }
   p->w = p->g = p->m = p->v = NULL; /* alloc_parameters, once every parameter is known */
   p->wc = p->gc = NULL;
-  p->float32 = 0;
   float* host = xmalloc(p->numel * sizeof(float));
   /* fan_in 0: the draws still happen and give 0 (Keras-example biases, model.c). */
   const double limit = fan_in > 0 ? sqrt(6.0 / (double)(fan_in + fan_out)) : 0.0;
@@ -103,25 +102,17 @@ param* add_param(net* nt, const char* name, int ndim, const int64_t* shape, para
   return p;
 }
 
-/* Lays out parameters from byte `at` on, the last one first (the order backward completes
-   them), each at a 256-byte aligned offset (param.g_offset); `which` picks them (-1: all,
-   0: those that compute in g_act, 1: the float32 ones). Returns the end. */
-static size_t lay_out(net* nt, size_t at, int which) {
-  const size_t align = 256; /* cudaMalloc's alignment: every gradient a well-aligned tensor */
-  for (int i = nt->n_params - 1; i >= 0; --i) {
-    if (which >= 0 && nt->p[i].float32 != which) continue;
-    nt->p[i].g_offset = at;
-    at += (nt->p[i].numel * sizeof(float) + align - 1) / align * align;
-  }
-  return at;
-}
-
 void alloc_parameters(net* nt) {
-  /* float32: every parameter in backward's order. Mixed precision: those that compute in
-     g_act first (the range the per-step casts cover), then the float32 ones. */
+  /* Every parameter, the last one first (the order backward completes them), each at a
+     256-byte aligned offset (param.g_offset; cudaMalloc's alignment: every gradient a
+     well-aligned tensor). In mixed precision the per-step casts cover the whole buffer. */
+  const size_t align = 256;
+  size_t bytes = 0;
+  for (int i = nt->n_params - 1; i >= 0; --i) {
+    nt->p[i].g_offset = bytes;
+    bytes += (nt->p[i].numel * sizeof(float) + align - 1) / align * align;
+  }
   const int mixed = mixed_precision();
-  nt->compute_bytes = lay_out(nt, 0, mixed ? 0 : -1);
-  const size_t bytes = mixed ? lay_out(nt, nt->compute_bytes, 1) : nt->compute_bytes;
   nt->grads_bytes = bytes;
   void** buffers[4] = {&nt->weights, &nt->grads, &nt->adam_m, &nt->adam_v};
   for (int k = 0; k < 4; ++k) {
@@ -129,9 +120,9 @@ void alloc_parameters(net* nt) {
     fill(nt, *buffers[k], bytes / sizeof(float), 0.0);
   }
   if (mixed) { /* elements of ACT_BYTES at the same element offsets */
-    nt->weights_c = dev_alloc(nt, nt->compute_bytes / sizeof(float) * ACT_BYTES);
-    nt->grads_c = dev_alloc(nt, nt->compute_bytes / sizeof(float) * ACT_BYTES);
-    fill_act(nt, nt->grads_c, nt->compute_bytes / sizeof(float), 0.0); /* padding stays 0 */
+    nt->weights_c = dev_alloc(nt, bytes / sizeof(float) * ACT_BYTES);
+    nt->grads_c = dev_alloc(nt, bytes / sizeof(float) * ACT_BYTES);
+    fill_act(nt, nt->grads_c, bytes / sizeof(float), 0.0); /* padding stays 0 */
   }
   for (int i = 0; i < nt->n_params; ++i) {
     param* p = &nt->p[i];
@@ -141,7 +132,7 @@ void alloc_parameters(net* nt) {
     p->v = (float*)(void*)((char*)nt->adam_v + p->g_offset);
     p->wc = p->w;
     p->gc = p->g;
-    if (mixed && !p->float32) {
+    if (mixed) {
       p->wc = (char*)nt->weights_c + p->g_offset / sizeof(float) * ACT_BYTES;
       p->gc = (char*)nt->grads_c + p->g_offset / sizeof(float) * ACT_BYTES;
     }
@@ -153,7 +144,7 @@ void alloc_parameters(net* nt) {
 
 void grad_ready(net* nt, const param* p) {
   if (!nt->grad_ready) return;
-  if (mixed_precision() && !p->float32) { /* the hook hands on float32 gradients */
+  if (mixed_precision()) { /* the hook hands on float32 gradients */
     tview a, b;
     cast(nt, ACT(&a, p->gc, (int64_t)p->numel), F32(&b, p->g, (int64_t)p->numel));
   }

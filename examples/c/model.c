@@ -191,7 +191,7 @@ void forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
   const int mixed = mixed_precision();
   if (mixed) {
     tview a, b;
-    const int64_t nw = (int64_t)(nt->compute_bytes / sizeof(float));
+    const int64_t nw = (int64_t)(nt->grads_bytes / sizeof(float));
     cast(nt, F32(&a, nt->weights, nw), ACT(&b, nt->weights_c, nw));
     cast(nt, F32O(&a, x, x_off, n, IMAGE_PIXELS), ACT(&b, nt->xc, n, IMAGE_PIXELS));
     x = nt->xc;
@@ -298,7 +298,7 @@ void loss_and_backward(net* nt, int64_t n) {
     conv_backward_params(nt, n, nt->xc, 1, 28, nt->dc1, 32, nt->h1, nt->dc1, nt->h1, &p[0], &p[1]);
   }
   if (mixed && !nt->grad_ready) { /* with the hook, grad_ready cast each one already */
-    const int64_t nw = (int64_t)(nt->compute_bytes / sizeof(float));
+    const int64_t nw = (int64_t)(nt->grads_bytes / sizeof(float));
     cast(nt, ACT(&a, nt->grads_c, nw), F32(&b, nt->grads, nw));
   }
 }

@@ -37,10 +37,8 @@ typedef struct param {
   float *w, *g, *m, *v; /* device: value, gradient, Adam moments (alloc_parameters) */
   size_t g_offset;      /* the byte offset of w, g, m and v in net.weights, grads, adam_m, adam_v */
   /* device: the value and gradient the layers compute with, in g_act: w and g themselves in a
-     float32 run and for float32 parameters; in mixed precision, the parameter's place in
-     net.weights_c and net.grads_c */
+     float32 run; in mixed precision, the parameter's place in net.weights_c and net.grads_c */
   void *wc, *gc;
-  int float32; /* mixed precision: the layer computes in float32 (LayerNorm's scale and bias) */
   float* init; /* host: the initial values until alloc_parameters uploads them */
 } param;
 
@@ -86,12 +84,9 @@ typedef struct net {
   size_t grads_bytes;
   void *weights, *adam_m, *adam_v;
   /* Mixed precision: the compute copies of weights and grads in g_act, the same layout with
-     elements of 2 bytes, covering the parameters that compute in g_act; alloc_parameters puts
-     the float32 ones (param.float32) after them, from byte compute_bytes of the float32
-     buffers on. Forward casts weights[0, compute_bytes) into weights_c; backward casts
-     grads_c back into grads[0, compute_bytes). NULL in a float32 run. */
+     elements of 2 bytes (grads_bytes / 4 of them). Forward casts weights into weights_c;
+     backward casts grads_c back into grads. NULL in a float32 run. */
   void *weights_c, *grads_c;
-  size_t compute_bytes;
   /* Called by backward as soon as parameter i's gradient is complete (NULL: not called).
      dist.c hands finished buckets to its communication thread from here. */
   void (*grad_ready)(void* ctx, int i);

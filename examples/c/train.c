@@ -199,37 +199,49 @@ static nnp_device* open_device(const char* name) {
   exit(1);
 }
 
-/* --precision bfloat16 needs a device that runs the bfloat16 GEMM and the float32 -> bfloat16
-   cast, checked before any buffer is allocated, so that an unsuitable device is a message
-   rather than a failed call. */
-static void use_bfloat16(net* nt, const char* device) {
+/* --precision bfloat16 needs a device that runs the bfloat16 GEMM, the float32 -> bfloat16
+   cast and, for the vit, the bfloat16 LayerNorm (float32 statistics, ABI 1.10), checked before
+   any buffer is allocated, so that an unsuitable device is a message rather than a failed
+   call. */
+static void use_bfloat16(net* nt, const char* device, model_kind model) {
   g_act = (DLDataType){kDLBfloat, 16, 1};
-  tview a, b, y, x32, y32;
+  tview a, b, y, x32, y32, lx, ls, ly, lm, li;
   const nnp_gemm_params gp = {sizeof gp, 0, 0, 1.0, 0.0};
+  const nnp_layer_norm_params lp = {sizeof lp, -1, 0, 1e-5};
   const struct {
     const char* what;
     int32_t kind;
     const void* params;
-    size_t n_in;
-    const DLTensor* in[2];
-    const DLTensor* out;
+    size_t n_in, n_out;
+    const DLTensor *in[2], *out[3];
   } probes[] = {
       {"the bfloat16 GEMM",
        NNP_OP_GEMM,
        &gp,
        2,
+       1,
        {ACT(&a, NULL, 2, 2), ACT(&b, NULL, 2, 2)},
-       ACT(&y, NULL, 2, 2)},
+       {ACT(&y, NULL, 2, 2)}},
       {"the float32 -> bfloat16 cast",
        NNP_OP_CAST,
        NULL,
        1,
-       {F32(&x32, NULL, 2, 2), NULL},
-       ACT(&y32, NULL, 2, 2)},
+       1,
+       {F32(&x32, NULL, 2, 2)},
+       {ACT(&y32, NULL, 2, 2)}},
+      {"the bfloat16 LayerNorm",
+       NNP_OP_LAYER_NORM_FORWARD,
+       &lp,
+       2,
+       3,
+       {ACT(&lx, NULL, 2, 2), ACT(&ls, NULL, 2)},
+       {ACT(&ly, NULL, 2, 2), F32(&lm, NULL, 2, 1), F32(&li, NULL, 2, 1)}},
   };
-  for (size_t i = 0; i < sizeof probes / sizeof probes[0]; ++i) {
-    const nnp_status st = nnp_op_supported(nt->dev, probes[i].kind, probes[i].params,
-                                           probes[i].n_in, probes[i].in, 1, &probes[i].out);
+  const size_t n_probes = sizeof probes / sizeof probes[0] - (model == MODEL_VIT ? 0 : 1);
+  for (size_t i = 0; i < n_probes; ++i) {
+    const nnp_status st =
+        nnp_op_supported(nt->dev, probes[i].kind, probes[i].params, probes[i].n_in, probes[i].in,
+                         probes[i].n_out, probes[i].out);
     if (st != NNP_STATUS_OK)
       die("--precision bfloat16: %s does not run %s (%s: %s); devices with bfloat16 ops: cuda, "
           "sim",
@@ -312,7 +324,7 @@ int main(int argc, char** argv) {
           nnp_status_string(st), nnp_last_error_message());
   }
 
-  if (strcmp(o.precision, "bfloat16") == 0) use_bfloat16(&nt, props.name);
+  if (strcmp(o.precision, "bfloat16") == 0) use_bfloat16(&nt, props.name, model);
 
   /* max_batch: the global batch; each rank holds buffers for its largest share of it. */
   int64_t max_batch = o.batch;

@@ -14,10 +14,10 @@
  * which is what the q/k/v Linear layers produce and the output projection reads. The class
  * token and the patch embeddings are placed into the token sequence, and the class token read
  * back, with strided NNP_OP_COPY calls (views, no concat buffers).
- * Mixed precision (g_act bfloat16): every layer computes in g_act but the LayerNorms, which
- * run in float32 on float32 copies of their input (kept for backward) and output (the op is
- * float32 on cuda, and PyTorch's autocast runs it in float32 too), with their scale and bias
- * as float32 parameters (param.float32). Plain C11.
+ * Mixed precision (g_act bfloat16): every layer computes in g_act, the LayerNorms too, whose
+ * mean and inv_std are float32 (the op table's accumulation rule, ABI 1.10: statistics and
+ * sums in float32, as PyTorch's autocast runs layer_norm, with only the bfloat16 input, output
+ * and parameters rounded). Plain C11.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -44,7 +44,6 @@ typedef struct vit_block {
   param *ln2s, *ln2b, *fc1w, *fc1b, *fc2w, *fc2b;
   /* saved for backward, [max_batch * kTokens, ...] */
   float *h_in, *y1, *mean1, *inv1, *q, *k, *v, *a, *lse, *h_mid, *y2, *mean2, *inv2, *f1, *g;
-  float *x1, *x2; /* mixed precision: the LayerNorms' float32 inputs, saved for backward */
 } vit_block;
 
 struct vit_state {
@@ -52,8 +51,6 @@ struct vit_state {
   vit_block blk[kDepth];
   float *patches, *emb, *h_out, *cls_tok, *z, *zmean, *zinv, *o; /* forward */
   float *dh, *dtmp, *d64, *d128, *dq, *dk, *dv, *da, *dz, *dcls; /* backward */
-  float* zx;           /* mixed precision: the last LayerNorm's float32 input */
-  float *ln_y, *ln_dy; /* mixed precision: a LayerNorm's float32 output and its gradients */
 };
 
 static const nnp_activation_params kGelu = {sizeof(nnp_activation_params), NNP_ACTIVATION_GELU_ERF,
@@ -64,11 +61,9 @@ static float* rows_alloc(net* nt, int64_t per_row) {
   return dev_alloc(nt, (size_t)nt->max_batch * (size_t)per_row * sizeof(float));
 }
 
-/* A LayerNorm's scale or bias: ones or zeros, computing in float32 (param.float32). */
+/* A LayerNorm's scale or bias: ones or zeros. */
 static param* ln_param(net* nt, const char* name, param_init init, uint64_t* rng) {
-  param* p = add_param(nt, name, 1, (int64_t[]){kDim}, init, 0, 0, rng);
-  p->float32 = 1;
-  return p;
+  return add_param(nt, name, 1, (int64_t[]){kDim}, init, 0, 0, rng);
 }
 
 void vit_build(net* nt, uint64_t* rng) {
@@ -141,15 +136,6 @@ void vit_build(net* nt, uint64_t* rng) {
   st->da = rows_alloc(nt, kTokens * kDim);
   st->dz = rows_alloc(nt, kDim);
   st->dcls = rows_alloc(nt, kDim);
-  if (mixed_precision()) {
-    for (int l = 0; l < kDepth; ++l) {
-      st->blk[l].x1 = rows_alloc(nt, kTokens * kDim);
-      st->blk[l].x2 = rows_alloc(nt, kTokens * kDim);
-    }
-    st->zx = rows_alloc(nt, kDim);
-    st->ln_y = rows_alloc(nt, kTokens * kDim);
-    st->ln_dy = rows_alloc(nt, kTokens * kDim);
-  }
 }
 
 /* ---------------------------------------------------------------------------- helpers -- */
@@ -174,49 +160,24 @@ static void add(net* nt, float* a, float* b, float* y, int64_t rows) {
 /* LayerNorm over the last axis, eps 1e-5 (PyTorch's default) */
 static const nnp_layer_norm_params kLn = {sizeof(nnp_layer_norm_params), -1, 0, 1e-5};
 
-/* `a` ([rows, kDim] in g_act) into the float32 `f`, or back (to_act); mixed precision only. */
-static void ln_cast(net* nt, void* a, float* f, int64_t rows, int to_act) {
-  tview ta, tf;
-  if (to_act)
-    cast(nt, F32(&tf, f, rows, kDim), ACT(&ta, a, rows, kDim));
-  else
-    cast(nt, ACT(&ta, a, rows, kDim), F32(&tf, f, rows, kDim));
-}
-
-/* y = LayerNorm(x), x and y [rows, kDim] in g_act, mean and inv float32. In mixed precision it
-   runs on float32 copies of x and y: x's into x32 (kept for ln_backward, as autocast keeps
-   layer_norm's float32 input); NULL in a float32 run. */
-static void ln_forward(net* nt, float* x, float* x32, const param* s, const param* b, float* y,
-                       float* mean, float* inv, int64_t rows) {
+/* y = LayerNorm(x), x and y [rows, kDim] in g_act, mean and inv [rows, 1] float32 (in a
+   bfloat16 call too: the op table's accumulation rule). */
+static void ln_forward(net* nt, float* x, const param* s, const param* b, float* y, float* mean,
+                       float* inv, int64_t rows) {
   tview tx, ts, tb, ty, tm, ti;
-  const int mixed = mixed_precision();
-  float* y32 = mixed ? nt->vit->ln_y : y;
-  if (mixed)
-    ln_cast(nt, x, x32, rows, 0);
-  else
-    x32 = x;
-  CHECK(nnp_layer_norm_forward(nt->s, &kLn, F32(&tx, x32, rows, kDim), F32(&ts, s->w, kDim),
-                               F32(&tb, b->w, kDim), F32(&ty, y32, rows, kDim),
+  CHECK(nnp_layer_norm_forward(nt->s, &kLn, ACT(&tx, x, rows, kDim), ACT(&ts, s->wc, kDim),
+                               ACT(&tb, b->wc, kDim), ACT(&ty, y, rows, kDim),
                                F32(&tm, mean, rows, 1), F32(&ti, inv, rows, 1)));
-  if (mixed) ln_cast(nt, y, y32, rows, 1);
 }
 
-/* The gradients of ln_forward's call with the same x and x32. */
-static void ln_backward(net* nt, float* x, float* x32, float* dy, const param* s, param* b,
-                        float* mean, float* inv, float* dx, int64_t rows) {
+/* The gradients of ln_forward's call with the same x. */
+static void ln_backward(net* nt, float* x, float* dy, const param* s, param* b, float* mean,
+                        float* inv, float* dx, int64_t rows) {
   tview tx, tdy, ts, tm, ti, tdx, tds, tdb;
-  const int mixed = mixed_precision();
-  float* dy32 = mixed ? nt->vit->ln_dy : dy;
-  float* dx32 = mixed ? nt->vit->ln_y : dx;
-  if (mixed)
-    ln_cast(nt, dy, dy32, rows, 0);
-  else
-    x32 = x;
-  CHECK(nnp_layer_norm_backward(nt->s, &kLn, F32(&tx, x32, rows, kDim), F32(&tdy, dy32, rows, kDim),
-                                F32(&ts, s->w, kDim), F32(&tm, mean, rows, 1),
-                                F32(&ti, inv, rows, 1), F32(&tdx, dx32, rows, kDim),
-                                F32(&tds, s->g, kDim), F32(&tdb, b->g, kDim)));
-  if (mixed) ln_cast(nt, dx, dx32, rows, 1);
+  CHECK(nnp_layer_norm_backward(nt->s, &kLn, ACT(&tx, x, rows, kDim), ACT(&tdy, dy, rows, kDim),
+                                ACT(&ts, s->wc, kDim), F32(&tm, mean, rows, 1),
+                                F32(&ti, inv, rows, 1), ACT(&tdx, dx, rows, kDim),
+                                ACT(&tds, s->gc, kDim), ACT(&tdb, b->gc, kDim)));
   grad_ready(nt, s);
   grad_ready(nt, b);
 }
@@ -259,7 +220,7 @@ void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
   for (int l = 0; l < kDepth; ++l) {
     vit_block* k = &st->blk[l];
     float* out = l + 1 < kDepth ? st->blk[l + 1].h_in : st->h_out;
-    ln_forward(nt, k->h_in, k->x1, k->ln1s, k->ln1b, k->y1, k->mean1, k->inv1, rows);
+    ln_forward(nt, k->h_in, k->ln1s, k->ln1b, k->y1, k->mean1, k->inv1, rows);
     linear_forward(nt, k->y1, rows, kDim, kDim, k->qw->wc, k->qb->wc, k->q);
     linear_forward(nt, k->y1, rows, kDim, kDim, k->kw->wc, k->kb->wc, k->k);
     linear_forward(nt, k->y1, rows, kDim, kDim, k->vw->wc, k->vb->wc, k->v);
@@ -271,7 +232,7 @@ void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
     linear_forward(nt, k->a, rows, kDim, kDim, k->projw->wc, k->projb->wc, st->o);
     if (training) dropout_forward(nt, 2 * l, kDrop, st->o, st->o, rows * kDim, n);
     add(nt, k->h_in, st->o, k->h_mid, rows);
-    ln_forward(nt, k->h_mid, k->x2, k->ln2s, k->ln2b, k->y2, k->mean2, k->inv2, rows);
+    ln_forward(nt, k->h_mid, k->ln2s, k->ln2b, k->y2, k->mean2, k->inv2, rows);
     linear_forward(nt, k->y2, rows, kDim, kHidden, k->fc1w->wc, k->fc1b->wc, k->f1);
     CHECK(nnp_activation_forward(nt->s, &kGelu, ACT(&a, k->f1, rows * kHidden),
                                  ACT(&b, k->g, rows * kHidden)));
@@ -280,7 +241,7 @@ void vit_forward(net* nt, void* x, uint64_t x_off, int64_t n, int training) {
     add(nt, k->h_mid, st->o, out, rows);
   }
   copy(nt, tokens(&a, st->h_out, n, 0, 1), ACT(&b, st->cls_tok, n, 1, kDim));
-  ln_forward(nt, st->cls_tok, st->zx, st->lns, st->lnb, st->z, st->zmean, st->zinv, n);
+  ln_forward(nt, st->cls_tok, st->lns, st->lnb, st->z, st->zmean, st->zinv, n);
   linear_forward(nt, st->z, n, kDim, NUM_CLASSES, st->headw->wc, st->headb->wc, nt->logits_c);
 }
 
@@ -293,7 +254,7 @@ void vit_backward(net* nt, int64_t n) {
   linear_backward(nt, st->z, nt->dlogits_c, n, kDim, NUM_CLASSES, st->headw->wc, st->headw->gc,
                   st->headb->gc, st->dz, 0);
   linear_ready(nt, st->headw, st->headb);
-  ln_backward(nt, st->cls_tok, st->zx, st->dz, st->lns, st->lnb, st->zmean, st->zinv, st->dcls, n);
+  ln_backward(nt, st->cls_tok, st->dz, st->lns, st->lnb, st->zmean, st->zinv, st->dcls, n);
   /* d(sequence): the class token's gradient, zero elsewhere */
   fill_act(nt, st->dh, (size_t)(rows * kDim), 0.0);
   copy(nt, ACT(&a, st->dcls, n, 1, kDim), tokens(&b, st->dh, n, 0, 1));
@@ -311,7 +272,7 @@ void vit_backward(net* nt, int64_t n) {
     linear_backward(nt, k->y2, st->d128, rows, kDim, kHidden, k->fc1w->wc, k->fc1w->gc, k->fc1b->gc,
                     st->d64, 0);
     linear_ready(nt, k->fc1w, k->fc1b);
-    ln_backward(nt, k->h_mid, k->x2, st->d64, k->ln2s, k->ln2b, k->mean2, k->inv2, st->dtmp, rows);
+    ln_backward(nt, k->h_mid, st->d64, k->ln2s, k->ln2b, k->mean2, k->inv2, st->dtmp, rows);
     add(nt, st->dh, st->dtmp, st->dh, rows); /* now d(h_mid) */
     /* attention branch */
     dropout_backward(nt, 2 * l, st->dh, st->d64, rows * kDim);
@@ -333,7 +294,7 @@ void vit_backward(net* nt, int64_t n) {
     linear_ready(nt, k->qw, k->qb);
     linear_ready(nt, k->kw, k->kb);
     linear_ready(nt, k->vw, k->vb);
-    ln_backward(nt, k->h_in, k->x1, st->d64, k->ln1s, k->ln1b, k->mean1, k->inv1, st->dtmp, rows);
+    ln_backward(nt, k->h_in, st->d64, k->ln1s, k->ln1b, k->mean1, k->inv1, st->dtmp, rows);
     add(nt, st->dh, st->dtmp, st->dh, rows); /* now d(h_in) */
   }
   /* tokens = [cls; patch embeddings] + pos: d(pos) sums over images; d(cls) is its token 0 */
