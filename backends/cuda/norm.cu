@@ -4,10 +4,10 @@
 // float32 by the op table's accumulation rule). Statistics are two-pass (mean, then centred
 // variance) in float32 with one block per channel (batch norm) or per row (layer norm) and
 // shuffle-tree reductions; outputs are written in the same kernel. The formulas keep the
-// reference's terms (backends/reference/norm.cpp), so non-finite inputs give its classes: y = (x -
-// mean) * a + bias, never x * a + (bias - mean * a), which is inf - inf = NaN for an infinite
-// scale; and the layer-norm gradient's g - mean(g) cancels exactly where it should (products
-// rounded once).
+// reference's terms (backends/reference/norm.cpp), so non-finite inputs give its classes:
+// y = (x - mean) * a + bias, never x * a + (bias - mean * a), which is inf - inf = NaN for an
+// infinite scale; and the layer-norm gradient's g - mean(g) cancels exactly where it should
+// (products rounded once).
 #include "common.cuh"
 
 #include <cmath>
@@ -338,9 +338,9 @@ void op_layer_norm_backward(stream& s, const op_call& c) {
     // Nothing to normalise; parameter gradients of an empty batch are zero (all-zero bits in
     // every float dtype).
     if (I > 0) {
-      NNP_CUDA_CHECK(cudaMemsetAsync(c.out(1)->data, 0, elem_bytes * I, s.handle));
+      NNP_CUDA_CHECK(cudaMemsetAsync(typed<char>(c.out(1)), 0, elem_bytes * I, s.handle));
       if (c.out(2) != nullptr)
-        NNP_CUDA_CHECK(cudaMemsetAsync(c.out(2)->data, 0, elem_bytes * I, s.handle));
+        NNP_CUDA_CHECK(cudaMemsetAsync(typed<char>(c.out(2)), 0, elem_bytes * I, s.handle));
     }
     return;
   }
