@@ -12,7 +12,7 @@ with float32 accumulation (PyTorch's reduced-precision reductions off, as nnplug
 compute in float32); F.scaled_dot_product_attention
 forward and forward+backward in float32, float16 and bfloat16 (rows named " f16", " bf16") at the
 vit's shape (128 x 4 heads x 17 x 16) and at 8 x 8 x 256 x 64 and 2 x 8 x 1024 x 64 (layout
-[B, H, T, D]); F.layer_norm forward and backward at [2176, 64].
+[B, H, T, D]); F.layer_norm forward and backward at [2176, 64] in the same three dtypes.
 """
 import argparse
 import json
@@ -86,16 +86,18 @@ def main():
                 torch.autograd.grad(out, (q, k, v), g)
             add(f"sdpa fwd+bwd {label}{suffix}", shape, fwd_bwd, 3.5 * flop_f)
 
-    x = torch.randn(2176, 64, device=dev, requires_grad=True)
-    w = torch.randn(64, device=dev, requires_grad=True)
-    bias = torch.randn(64, device=dev, requires_grad=True)
-    gy = torch.randn(2176, 64, device=dev)
-    add("layer_norm fwd vit", "2176x64", lambda: F.layer_norm(x, (64,), w, bias))
+    for suffix, dtype in (("", torch.float32), (" f16", torch.float16),
+                          (" bf16", torch.bfloat16)):
+        x = torch.randn(2176, 64, device=dev, dtype=dtype, requires_grad=True)
+        w = torch.randn(64, device=dev, dtype=dtype, requires_grad=True)
+        bias = torch.randn(64, device=dev, dtype=dtype, requires_grad=True)
+        gy = torch.randn(2176, 64, device=dev, dtype=dtype)
+        add(f"layer_norm fwd vit{suffix}", "2176x64", lambda: F.layer_norm(x, (64,), w, bias))
 
-    def ln_fwd_bwd():
-        out = F.layer_norm(x, (64,), w, bias)
-        torch.autograd.grad(out, (x, w, bias), gy)
-    add("layer_norm fwd+bwd vit", "2176x64", ln_fwd_bwd)
+        def ln_fwd_bwd():
+            out = F.layer_norm(x, (64,), w, bias)
+            torch.autograd.grad(out, (x, w, bias), gy)
+        add(f"layer_norm fwd+bwd vit{suffix}", "2176x64", ln_fwd_bwd)
 
     print(json.dumps({"bench": "torch_gpu_rows", "torch": torch.__version__,
                       "device": torch.cuda.get_device_name(0), "reps": a.reps, "rows": rows}))

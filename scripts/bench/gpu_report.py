@@ -61,9 +61,12 @@ GPU_ROWS = [
     for names, torch in (([f"attention fwd {shape} {ty}"], f"sdpa fwd {shape}"),
                          ([f"attention fwd {shape} {ty}", f"attention bwd {shape} {ty}"],
                           f"sdpa fwd+bwd {shape}"))
+] + [  # layer norm: float32, and 16-bit with float32 statistics (ABI 1.10)
+    ([f"layer_norm fwd vit{ty}"], f"layer_norm fwd vit{ty}")
+    for ty in ("", " f16", " bf16")
 ] + [
-    (["layer_norm fwd vit"], "layer_norm fwd vit"),
-    (["layer_norm fwd vit", "layer_norm bwd vit"], "layer_norm fwd+bwd vit"),
+    ([f"layer_norm fwd vit{ty}", f"layer_norm bwd vit{ty}"], f"layer_norm fwd+bwd vit{ty}")
+    for ty in ("", " f16", " bf16")
 ]
 
 
