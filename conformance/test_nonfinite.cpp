@@ -212,15 +212,18 @@ TEST_CASE("non-finite: softmax, layer norm and batch norm") {
     const auto bxd = planted(rng.uniform_vec(numel(bx), -2, 2), v.in0);
     check_numerics("batch_norm_forward_training", text,
                    make_spec(NNP_OP_BATCH_NORM_FORWARD_TRAINING, bn,
-                             {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6))},
-                             {tensor(bx), tensor({6}, rng.uniform_vec(6)),
-                              tensor({6}, rng.uniform_vec(6, 0.5, 2)), tensor({6}), tensor({6})}));
-    check_numerics(
-        "batch_norm_forward_inference", text,
-        make_spec(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, bn,
-                  {tensor(bx, bxd), tensor({6}, scale), tensor({6}, rng.uniform_vec(6)),
-                   tensor({6}, rng.uniform_vec(6)), tensor({6}, rng.uniform_vec(6, 0.5, 2))},
-                  {tensor(bx)}));
+                             {tensor(bx, bxd), accumulation_tensor({6}, scale),
+                              accumulation_tensor({6}, rng.uniform_vec(6))},
+                             {tensor(bx), accumulation_tensor({6}, rng.uniform_vec(6)),
+                              accumulation_tensor({6}, rng.uniform_vec(6, 0.5, 2)),
+                              accumulation_tensor({6}), accumulation_tensor({6})}));
+    check_numerics("batch_norm_forward_inference", text,
+                   make_spec(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, bn,
+                             {tensor(bx, bxd), accumulation_tensor({6}, scale),
+                              accumulation_tensor({6}, rng.uniform_vec(6)),
+                              accumulation_tensor({6}, rng.uniform_vec(6)),
+                              accumulation_tensor({6}, rng.uniform_vec(6, 0.5, 2))},
+                             {tensor(bx)}));
   }
 }
 

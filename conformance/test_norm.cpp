@@ -46,42 +46,45 @@ bn_inputs bn_data(const bn_setup& v, value_rng& rng) {
   d.rvar = rng.uniform_vec(v.c, 0.5, 2);
   return d;
 }
+// Batch norm's per-channel tensors are float32 in a 16-bit case (the op table's accumulation
+// rule, ABI 1.10); x, y and their gradients have the case's dtype.
 call_spec bn_training(const bn_setup& v, const bn_inputs& d) {
   return make_spec(
       NNP_OP_BATCH_NORM_FORWARD_TRAINING, v.p,
-      {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias)},
-      {tensor(v.x), tensor({v.c}, d.rmean), tensor({v.c}, d.rvar), tensor({v.c}), tensor({v.c})});
+      {tensor(v.x, d.x), accumulation_tensor({v.c}, d.scale), accumulation_tensor({v.c}, d.bias)},
+      {tensor(v.x), accumulation_tensor({v.c}, d.rmean), accumulation_tensor({v.c}, d.rvar),
+       accumulation_tensor({v.c}), accumulation_tensor({v.c})});
 }
 call_spec bn_inference(const bn_setup& v, const bn_inputs& d) {
-  return make_spec(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, v.p,
-                   {tensor(v.x, d.x), tensor({v.c}, d.scale), tensor({v.c}, d.bias),
-                    tensor({v.c}, d.rmean), tensor({v.c}, d.rvar)},
-                   {tensor(v.x)});
+  return make_spec(
+      NNP_OP_BATCH_NORM_FORWARD_INFERENCE, v.p,
+      {tensor(v.x, d.x), accumulation_tensor({v.c}, d.scale), accumulation_tensor({v.c}, d.bias),
+       accumulation_tensor({v.c}, d.rmean), accumulation_tensor({v.c}, d.rvar)},
+      {tensor(v.x)});
 }
-// The inputs of a normalisation backward: x, dy, then scale, mean and inv_std with their shapes;
-// `accumulation`: the statistics are float32 in a 16-bit case (layer norm's, the op table's
-// accumulation rule of ABI 1.10), else the case's dtype (batch norm's).
+// The inputs of a normalisation backward: x, dy, then scale, mean and inv_std with their shapes.
+// The statistics are float32 in a 16-bit case (the op table's accumulation rule, ABI 1.10), and
+// so is the scale where `scale_accumulation` (batch norm's; layer norm's has the case's dtype).
 std::vector<tensor_spec> norm_backward_inputs(const std::vector<int64_t>& x_shape,
                                               std::vector<double> x, std::vector<double> dy,
                                               const std::vector<int64_t>& scale_shape,
                                               std::vector<double> scale,
                                               const std::vector<int64_t>& stats_shape,
                                               std::vector<double> mean, std::vector<double> inv_std,
-                                              bool accumulation) {
+                                              bool scale_accumulation) {
   return {tensor(x_shape, std::move(x)), tensor(x_shape, std::move(dy)),
-          tensor(scale_shape, std::move(scale)),
-          accumulation ? accumulation_tensor(stats_shape, std::move(mean))
-                       : tensor(stats_shape, std::move(mean)),
-          accumulation ? accumulation_tensor(stats_shape, std::move(inv_std))
-                       : tensor(stats_shape, std::move(inv_std))};
+          scale_accumulation ? accumulation_tensor(scale_shape, std::move(scale))
+                             : tensor(scale_shape, std::move(scale)),
+          accumulation_tensor(stats_shape, std::move(mean)),
+          accumulation_tensor(stats_shape, std::move(inv_std))};
 }
 call_spec bn_backward(const bn_setup& v, std::vector<double> x, std::vector<double> dy,
                       std::vector<double> scale, std::vector<double> mean,
                       std::vector<double> inv_std) {
   return make_spec(NNP_OP_BATCH_NORM_BACKWARD, v.p,
                    norm_backward_inputs(v.x, std::move(x), std::move(dy), {v.c}, std::move(scale),
-                                        {v.c}, std::move(mean), std::move(inv_std), false),
-                   {tensor(v.x), tensor({v.c}), tensor({v.c})});
+                                        {v.c}, std::move(mean), std::move(inv_std), true),
+                   {tensor(v.x), accumulation_tensor({v.c}), accumulation_tensor({v.c})});
 }
 
 // ---- layer norm -------------------------------------------------------------------------------
@@ -122,7 +125,7 @@ call_spec ln_backward(const ln_setup& v, std::vector<double> x, std::vector<doub
                       std::vector<double> inv_std) {
   return make_spec(NNP_OP_LAYER_NORM_BACKWARD, v.p,
                    norm_backward_inputs(v.x, std::move(x), std::move(dy), v.inner, std::move(scale),
-                                        v.stats, std::move(mean), std::move(inv_std), true),
+                                        v.stats, std::move(mean), std::move(inv_std), false),
                    {tensor(v.x), tensor(v.inner), v.bias ? tensor(v.inner) : absent_tensor()});
 }
 // Forward on random x in [-2, 3), scale in [0.5, 1.5) and bias in [-1, 1).

@@ -134,7 +134,8 @@ def main():
     expect_refused_lines(bad_lines)
 
     # The accumulation rule's minor, per tensor (dtype_since): with the rule and only with it,
-    # no newer than the table. Each case replaces one line of layer_norm_backward's row.
+    # no newer than the table. Each case replaces the first line that declares a "mean" under
+    # the rule (batch norm inference's).
     ln_stats = '  { name = "mean", dtype = "accumulation", dtype_since = 10,'
     bad_lines = [
         ("an accumulation tensor without dtype_since is refused", ln_stats,

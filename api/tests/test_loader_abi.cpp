@@ -504,9 +504,9 @@ TEST_CASE("loader: a plugin never receives a float32 statistic in a 16-bit call 
       CHECK_FALSE(has_text(nnp_last_error_message(), "float32 in a"));
     }
   }
-  // attention forward and backward (1.9), layer norm forward and backward (1.10), two 16-bit
-  // dtypes, two fixtures
-  CHECK(checked == 16);
+  // attention forward and backward (1.9); layer norm forward and backward and batch norm's
+  // three kinds (1.10); two 16-bit dtypes, two fixtures
+  CHECK(checked == 28);
 }
 
 TEST_CASE("loader: a slot that fails silently or throws becomes a clear status") {

@@ -759,4 +759,47 @@ TEST_CASE("validate: layer norm's mean and inv_std follow the accumulation rule 
   }
 }
 
+TEST_CASE("validate: batch norm's per-channel tensors follow the accumulation rule (ABI 1.10)") {
+  NNP_NEED_FIXTURE();
+  descs d;
+  auto p = params_of<nnp_batch_norm_params>();
+  p.epsilon = 1e-5;
+  p.momentum = 0.9;
+  const DLDataType f16{kDLFloat, 16, 1}, bf16{kDLBfloat, 16, 1};
+  // x [4, 3, 2, 2]: every per-channel tensor [3].
+  for (const DLDataType t : {f16, bf16}) {
+    CAPTURE(int(t.code));
+    const auto ch = [&](DLDataType dt) { return d({3}, dt); };
+    CHECK_VALID(NNP_OP_BATCH_NORM_FORWARD_TRAINING, &p, {d({4, 3, 2, 2}, t), ch(kF32), ch(kF32)},
+                {d({4, 3, 2, 2}, t), ch(kF32), ch(kF32), ch(kF32), ch(kF32)});
+    CHECK_INVALID("batch_norm_forward_training", W("scale", "expected dtype float32", "ABI 1.10"),
+                  NNP_OP_BATCH_NORM_FORWARD_TRAINING, &p, {d({4, 3, 2, 2}, t), ch(t), ch(kF32)},
+                  {d({4, 3, 2, 2}, t), ch(kF32), ch(kF32), ch(kF32), ch(kF32)});
+    CHECK_INVALID("batch_norm_forward_training", W("running_var", "expected dtype float32"),
+                  NNP_OP_BATCH_NORM_FORWARD_TRAINING, &p, {d({4, 3, 2, 2}, t), ch(kF32), ch(kF32)},
+                  {d({4, 3, 2, 2}, t), ch(kF32), ch(t), ch(kF32), ch(kF32)});
+    CHECK_VALID(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, &p,
+                {d({4, 3, 2, 2}, t), ch(kF32), ch(kF32), ch(kF32), ch(kF32)}, {d({4, 3, 2, 2}, t)});
+    CHECK_VALID(NNP_OP_BATCH_NORM_BACKWARD, &p,
+                {d({4, 3, 2, 2}, t), d({4, 3, 2, 2}, t), ch(kF32), ch(kF32), ch(kF32)},
+                {d({4, 3, 2, 2}, t), ch(kF32), ch(kF32)});
+    CHECK_INVALID("batch_norm_backward", W("dbias", "expected dtype float32"),
+                  NNP_OP_BATCH_NORM_BACKWARD, &p,
+                  {d({4, 3, 2, 2}, t), d({4, 3, 2, 2}, t), ch(kF32), ch(kF32), ch(kF32)},
+                  {d({4, 3, 2, 2}, t), ch(kF32), ch(t)});
+  }
+  // float32 and float64 calls: every tensor has the call's dtype, as before.
+  for (const DLDataType t : {kF32, kF64}) {
+    const char* name = t.bits == 32 ? "float32" : "float64";
+    CAPTURE(name);
+    CHECK_VALID(NNP_OP_BATCH_NORM_FORWARD_INFERENCE, &p,
+                {d({4, 3}, t), d({3}, t), d({3}, t), d({3}, t), d({3}, t)}, {d({4, 3}, t)});
+    CHECK_INVALID(
+        "batch_norm_forward_inference", W("var", name, "the dtype of"),
+        NNP_OP_BATCH_NORM_FORWARD_INFERENCE, &p,
+        {d({4, 3}, t), d({3}, t), d({3}, t), d({3}, t), d({3}, t.bits == 32 ? kF64 : kF32)},
+        {d({4, 3}, t)});
+  }
+}
+
 }  // namespace nnp_test

@@ -1,12 +1,13 @@
 // norm.cu — own kernels for batch normalisation (training, inference, backward; per channel over
 // N, H, W as cuDNN's spatial mode; both running-variance rules of running_var_rule) and layer
-// normalisation (forward, backward; ONNX; float32, float16 and bfloat16, whose statistics are
-// float32 by the op table's accumulation rule). Statistics are two-pass (mean, then centred
-// variance) in float32 with one block per channel (batch norm) or per row (layer norm) and
-// shuffle-tree reductions; outputs are written in the same kernel. The formulas keep the
-// reference's terms (backends/reference/norm.cpp), so non-finite inputs give its classes:
-// y = (x - mean) * a + bias, never x * a + (bias - mean * a), which is inf - inf = NaN for an
-// infinite scale; and the layer-norm gradient's g - mean(g) cancels exactly where it should
+// normalisation (forward, backward; ONNX). Both in float32, float16 and bfloat16: the statistics
+// (and batch norm's per-channel scale, bias and gradients) are float32 in every dtype by the op
+// table's accumulation rule, and 16-bit values are widened to float32 and rounded once. Statistics
+// are two-pass (mean, then centred variance) in float32 with one block per channel (batch norm) or
+// per row (layer norm) and shuffle-tree reductions; outputs are written in the same kernel. The
+// formulas keep the reference's terms (backends/reference/norm.cpp), so non-finite inputs give its
+// classes: y = (x - mean) * a + bias, never x * a + (bias - mean * a), which is inf - inf = NaN for
+// an infinite scale; and the layer-norm gradient's g - mean(g) cancels exactly where it should
 // (products rounded once).
 #include "common.cuh"
 
@@ -25,20 +26,22 @@ struct channel_view {
   __host__ __device__ __forceinline__ int64_t M() const { return N * HW; }
 };
 
-// One channel of batch-norm training, by the whole block.
+// One channel of batch-norm training, by the whole block. T is float, half or bf16 (x and y);
+// the per-channel tensors are float32 in every dtype (the op table's accumulation rule).
 // running_var_rule (var_rule): 0 updates the running variance with the unbiased var * M / (M - 1)
 // (M = 1: var), 1 with the population var (ONNX).
-__device__ void bn_train_channel(const float* x, const float* scale, const float* bias, float* y,
+template <typename T>
+__device__ void bn_train_channel(const T* x, const float* scale, const float* bias, T* y,
                                  float* running_mean, float* running_var, float* saved_mean,
                                  float* saved_inv_std, channel_view v, float eps, float momentum,
                                  int var_rule, int64_t c) {
   const int64_t M = v.M();
   float sum = 0.0f;
-  for (int64_t j = threadIdx.x; j < M; j += blockDim.x) sum += x[v.at(c, j)];
+  for (int64_t j = threadIdx.x; j < M; j += blockDim.x) sum += to_f(x[v.at(c, j)]);
   const float mean = block_reduce(sum, sum_op(), 0.0f) / static_cast<float>(M);
   float sq = 0.0f;
   for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
-    const float d = x[v.at(c, j)] - mean;
+    const float d = to_f(x[v.at(c, j)]) - mean;
     sq += d * d;
   }
   const float var = block_reduce(sq, sum_op(), 0.0f) / static_cast<float>(M);
@@ -49,7 +52,7 @@ __device__ void bn_train_channel(const float* x, const float* scale, const float
   const float a = scale[c] * inv_std, b = bias[c];
   for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
     const int64_t k = v.at(c, j);
-    y[k] = (x[k] - mean) * a + b;
+    y[k] = from_f<T>((to_f(x[k]) - mean) * a + b);
   }
   if (threadIdx.x == 0) {
     saved_mean[c] = mean;
@@ -62,7 +65,8 @@ __device__ void bn_train_channel(const float* x, const float* scale, const float
 }
 
 // Channels in a grid-stride loop (one block per channel; C may pass the grid's limit).
-__global__ void bn_train_kernel(const float* x, const float* scale, const float* bias, float* y,
+template <typename T>
+__global__ void bn_train_kernel(const T* x, const float* scale, const float* bias, T* y,
                                 float* running_mean, float* running_var, float* saved_mean,
                                 float* saved_inv_std, channel_view v, float eps, float momentum,
                                 int var_rule) {
@@ -71,28 +75,31 @@ __global__ void bn_train_kernel(const float* x, const float* scale, const float*
                      eps, momentum, var_rule, c);
 }
 
-__global__ void bn_inference_kernel(const float* x, const float* scale, const float* bias,
-                                    const float* mean, const float* var, float* y, int64_t n,
-                                    int64_t C, int64_t HW, float eps) {
+template <typename T>
+__global__ void bn_inference_kernel(const T* x, const float* scale, const float* bias,
+                                    const float* mean, const float* var, T* y, int64_t n, int64_t C,
+                                    int64_t HW, float eps) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = (i / HW) % C;
     const float inv_std = 1.0f / sqrtf(var[c] + eps);
-    y[i] = scale[c] * (x[i] - mean[c]) * inv_std + bias[c];
+    y[i] = from_f<T>(scale[c] * (to_f(x[i]) - mean[c]) * inv_std + bias[c]);
   }
 }
 
 // One channel of the batch-norm backward, by the whole block.
-__device__ void bn_backward_channel(const float* x, const float* dy, const float* scale,
-                                    const float* saved_mean, const float* saved_inv_std, float* dx,
+template <typename T>
+__device__ void bn_backward_channel(const T* x, const T* dy, const float* scale,
+                                    const float* saved_mean, const float* saved_inv_std, T* dx,
                                     float* dscale, float* dbias, channel_view v, int64_t c) {
   const int64_t M = v.M();
   const float mean = saved_mean[c], inv_std = saved_inv_std[c];
   float sdy = 0.0f, sdyx = 0.0f;
   for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
     const int64_t k = v.at(c, j);
-    sdy += dy[k];
-    sdyx += dy[k] * (x[k] - mean) * inv_std;
+    const float g = to_f(dy[k]);
+    sdy += g;
+    sdyx += g * (to_f(x[k]) - mean) * inv_std;
   }
   const float db = block_reduce(sdy, sum_op(), 0.0f);
   const float ds = block_reduce(sdyx, sum_op(), 0.0f);
@@ -100,8 +107,8 @@ __device__ void bn_backward_channel(const float* x, const float* dy, const float
   const float k0 = scale[c] * inv_std / Mf;
   for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {
     const int64_t k = v.at(c, j);
-    const float xhat = (x[k] - mean) * inv_std;
-    dx[k] = k0 * (Mf * dy[k] - db - xhat * ds);
+    const float xhat = (to_f(x[k]) - mean) * inv_std;
+    dx[k] = from_f<T>(k0 * (Mf * to_f(dy[k]) - db - xhat * ds));
   }
   if (threadIdx.x == 0) {
     dscale[c] = ds;
@@ -109,8 +116,9 @@ __device__ void bn_backward_channel(const float* x, const float* dy, const float
   }
 }
 
-__global__ void bn_backward_kernel(const float* x, const float* dy, const float* scale,
-                                   const float* saved_mean, const float* saved_inv_std, float* dx,
+template <typename T>
+__global__ void bn_backward_kernel(const T* x, const T* dy, const float* scale,
+                                   const float* saved_mean, const float* saved_inv_std, T* dx,
                                    float* dscale, float* dbias, channel_view v) {
   for (int64_t c = blockIdx.x; c < v.C; c += gridDim.x)
     bn_backward_channel(x, dy, scale, saved_mean, saved_inv_std, dx, dscale, dbias, v, c);
@@ -240,6 +248,10 @@ channel_view view_of(const DLTensor& x) {
 }
 
 float* f32(const DLTensor* t) { return t != nullptr ? data_ptr<float>(*t) : nullptr; }
+template <typename T>
+T* typed(const DLTensor* t) {
+  return t != nullptr ? data_ptr<T>(*t) : nullptr;
+}
 
 // Blocks for the per-channel kernels: one per channel up to 2^20 (they loop over the rest).
 unsigned channel_blocks(int64_t C) {
@@ -280,11 +292,14 @@ void op_batch_norm_forward_training(stream& s, const op_call& c) {
   if (v.C == 0) return;
   // M = 0 runs too: the kernel's sums over no element give 0/0 = NaN statistics and running
   // values (docs/ops.md), and its loops over M do nothing.
-  bn_train_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.out(0)), f32(c.out(1)), f32(c.out(2)),
-      f32(c.out(3)), f32(c.out(4)), v, static_cast<float>(p.epsilon),
-      static_cast<float>(p.momentum), p.running_var_rule);
-  NNP_CUDA_CHECK_LAUNCH();
+  dispatch_float(elem_of(c.in(0)->dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bn_train_kernel<T><<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
+        typed<T>(c.in(0)), f32(c.in(1)), f32(c.in(2)), typed<T>(c.out(0)), f32(c.out(1)),
+        f32(c.out(2)), f32(c.out(3)), f32(c.out(4)), v, static_cast<float>(p.epsilon),
+        static_cast<float>(p.momentum), p.running_var_rule);
+    NNP_CUDA_CHECK_LAUNCH();
+  });
 }
 
 void op_batch_norm_forward_inference(stream& s, const op_call& c) {
@@ -293,24 +308,25 @@ void op_batch_norm_forward_inference(stream& s, const op_call& c) {
   const channel_view v = view_of(x);
   const int64_t n = numel(x);  // 0 also when C = 0
   if (n == 0) return;
-  bn_inference_kernel<<<grid_for(n), kThreads, 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)), n, v.C,
-      v.HW, static_cast<float>(p.epsilon));
-  NNP_CUDA_CHECK_LAUNCH();
+  dispatch_float(elem_of(x.dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bn_inference_kernel<T><<<grid_for(n), kThreads, 0, s.handle>>>(
+        typed<T>(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
+        typed<T>(c.out(0)), n, v.C, v.HW, static_cast<float>(p.epsilon));
+    NNP_CUDA_CHECK_LAUNCH();
+  });
 }
 
 void op_batch_norm_backward(stream& s, const op_call& c) {
   const channel_view v = view_of(*c.in(0));
   if (v.C == 0) return;
-  bn_backward_kernel<<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
-      f32(c.in(0)), f32(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)), f32(c.out(0)),
-      f32(c.out(1)), f32(c.out(2)), v);
-  NNP_CUDA_CHECK_LAUNCH();
-}
-
-template <typename T>
-T* typed(const DLTensor* t) {
-  return t != nullptr ? data_ptr<T>(*t) : nullptr;
+  dispatch_float(elem_of(c.in(0)->dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bn_backward_kernel<T><<<channel_blocks(v.C), kThreads, 0, s.handle>>>(
+        typed<T>(c.in(0)), typed<T>(c.in(1)), f32(c.in(2)), f32(c.in(3)), f32(c.in(4)),
+        typed<T>(c.out(0)), f32(c.out(1)), f32(c.out(2)), v);
+    NNP_CUDA_CHECK_LAUNCH();
+  });
 }
 
 void op_layer_norm_forward(stream& s, const op_call& c) {
@@ -375,9 +391,9 @@ void op_layer_norm_backward(stream& s, const op_call& c) {
 // The rows of this file's kernels (plugin.cpp lists the files).
 // clang-format off
 const kit::op_row kNormOps[] = {
-    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,  kit::f32,         on_stream<op_batch_norm_forward_training>},
-    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, kit::f32,         on_stream<op_batch_norm_forward_inference>},
-    {NNP_OP_BATCH_NORM_BACKWARD,          kit::f32,         on_stream<op_batch_norm_backward>},
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING,  kHalfFloats,       on_stream<op_batch_norm_forward_training>},
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, kHalfFloats,       on_stream<op_batch_norm_forward_inference>},
+    {NNP_OP_BATCH_NORM_BACKWARD,          kHalfFloats,       on_stream<op_batch_norm_backward>},
     {NNP_OP_LAYER_NORM_FORWARD,           kHalfFloats,       on_stream<op_layer_norm_forward>},
     {NNP_OP_LAYER_NORM_BACKWARD,          kHalfFloats,       on_stream<op_layer_norm_backward>},
 };

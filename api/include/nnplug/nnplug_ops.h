@@ -37,7 +37,8 @@
  *  - Reductions and normalisations accumulate in at least float32 (double on the reference).
  *    A statistic an op hands from its forward to its backward in that precision is float32 in
  *    a float16/bfloat16 call: attention's softmax_lse (ABI 1.9), layer norm's mean and inv_std
- *    (ABI 1.10); before those minors it had the call's dtype.
+ *    and batch norm's per-channel tensors (ABI 1.10); before those minors it had the call's
+ *    dtype.
  * Where ONNX defines the op, semantics follow ONNX (opset 17 unless a block names another);
  * where it does not, the block names its source. docs/ops.md has the formulas in full.
  */
@@ -743,7 +744,11 @@ typedef struct nnp_softmax_cross_entropy_loss_params {
 /* ------------------------------------------------------------------------------------------ */
 /**
  * Batch normalisation over N (and H, W) per channel (ONNX BatchNormalization, cuDNN spatial
- * mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W.
+ * mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W. x, y, dy and dx
+ * have the call's dtype; every per-channel tensor (scale, bias, the running, saved and given
+ * statistics, dscale, dbias) is float32 in a float16/bfloat16 call (ABI 1.10; ONNX's T1 and T2
+ * may differ from T, and cuDNN and PyTorch keep them in float32 for 16-bit inputs), else the
+ * call's dtype; the sums are computed in float32 or wider.
  *   mean_c = sum x / M;  var_c = sum (x - mean_c)^2 / M (biased);  inv_std = 1/sqrt(var + eps)
  *   y = scale * (x - mean) * inv_std + bias
  * Training: running_mean = momentum * running_mean + (1 - momentum) * mean            (ONNX)
@@ -756,31 +761,31 @@ typedef struct nnp_softmax_cross_entropy_loss_params {
  *
  * NNP_OP_BATCH_NORM_FORWARD_TRAINING (batch_norm_forward_training, 60)
  *   inputs:  [0] x
- *            [1] scale: [C]
- *            [2] bias: [C]
+ *            [1] scale: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [2] bias: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
  *   outputs: [0] y: x's shape
- *            [1] running_mean: [C], read and written (in place)
- *            [2] running_var: [C], read and written (in place)
- *            [3] saved_mean: [C]
- *            [4] saved_inv_std: [C]
+ *            [1] running_mean: [C], read and written (in place), float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [2] running_var: [C], read and written (in place), float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [3] saved_mean: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [4] saved_inv_std: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
  *
  * NNP_OP_BATCH_NORM_FORWARD_INFERENCE (batch_norm_forward_inference, 61)
  *   inputs:  [0] x
- *            [1] scale: [C]
- *            [2] bias: [C]
- *            [3] mean: [C]
- *            [4] var: [C]
+ *            [1] scale: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [2] bias: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [3] mean: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [4] var: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
  *   outputs: [0] y: x's shape
  *
  * NNP_OP_BATCH_NORM_BACKWARD (batch_norm_backward, 62)
  *   inputs:  [0] x
  *            [1] dy: x's shape
- *            [2] scale: [C]
- *            [3] saved_mean: [C]
- *            [4] saved_inv_std: [C]
+ *            [2] scale: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [3] saved_mean: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [4] saved_inv_std: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
  *   outputs: [0] dx: x's shape
- *            [1] dscale: [C]
- *            [2] dbias: [C]
+ *            [1] dscale: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
+ *            [2] dbias: [C], float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype
  */
 typedef struct nnp_batch_norm_params {
   size_t struct_size; /**< sizeof as compiled by the caller */

@@ -181,7 +181,7 @@ def _map_softmax(ctx: _Ctx) -> _Step:
 
 
 def _map_batch_norm(ctx: _Ctx) -> _Step:
-    ctx.float_dtype()
+    dt = ctx.float_dtype()
     if int(ctx.attr("training_mode", 0)) or any(ctx.used(i) for i in (1, 2)):
         raise _Refuse("training mode (running statistics as outputs); nnplug.onnx runs "
                       "inference")
@@ -191,8 +191,16 @@ def _map_batch_norm(ctx: _Ctx) -> _Step:
         if len(shape) < 2:
             raise _Refuse(f"input of rank {len(shape)}; ONNX needs [N, C, ...]")
         view = (shape[0], shape[1], int(np.prod(shape[2:], dtype=np.int64)), 1)
-    return _OpStep(_ops.batch_norm_forward_inference,
-                   [ctx.ref(0, view)] + [ctx.ref(i) for i in range(1, 5)],
+    # scale, B, mean and var: float32 in a float16/bfloat16 call (the op table's accumulation
+    # rule, as cuDNN's; ONNX lets their types differ from X's), converted when uploaded
+    params = [ctx.ref(i) for i in range(1, 5)]
+    if dt in ("float16", "bfloat16"):
+        names = ("scale", "B", "input_mean", "input_var")
+        for i, name in enumerate(names, start=1):
+            if ctx.info(i).dtype.name != "float32":
+                ctx.const(i, f"{name}, converted to float32 for a {dt} batch norm")
+        params = [ctx.ref(i, dtype="float32") for i in range(1, 5)]
+    return _OpStep(_ops.batch_norm_forward_inference, [ctx.ref(0, view)] + params,
                    [ctx.node.output[0]], [view or shape], [ctx.out().dtype.name],
                    out_views=[shape if view else None],
                    epsilon=float(ctx.attr("epsilon", 1e-5)))

@@ -1237,8 +1237,8 @@ def softmax_cross_entropy_loss_backward(
 
 
 _batch_norm_forward_training = _Op('batch_norm_forward_training', OpKind.BATCH_NORM_FORWARD_TRAINING, _g.nnp_batch_norm_params, False, True,
-    (_T('x', False, 'float', False, False), _T('scale', False, 'float', False, False), _T('bias', False, 'float', False, False), ),
-    (_T('y', False, 'float', False, False), _T('running_mean', False, 'float', False, True), _T('running_var', False, 'float', False, True), _T('saved_mean', False, 'float', False, False), _T('saved_inv_std', False, 'float', False, False), ),
+    (_T('x', False, 'float', False, False), _T('scale', False, 'accumulation', False, False), _T('bias', False, 'accumulation', False, False), ),
+    (_T('y', False, 'float', False, False), _T('running_mean', False, 'accumulation', False, True), _T('running_var', False, 'accumulation', False, True), _T('saved_mean', False, 'accumulation', False, False), _T('saved_inv_std', False, 'accumulation', False, False), ),
     (_P('epsilon', 'epsilon', 'double', None, None, None), _P('momentum', 'momentum', 'double', None, None, None), _P('running_var_rule', 'running_var_rule', 'flag', None, None, None), ))
 
 
@@ -1249,7 +1249,11 @@ def batch_norm_forward_training(
     """NNP_OP_BATCH_NORM_FORWARD_TRAINING (60; ABI 1.0): see nnplug_ops.h and docs/ops.md.
 
     Batch normalisation over N (and H, W) per channel (ONNX BatchNormalization, cuDNN spatial
-    mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W.
+    mode). x is [N, C] or [N, C, H, W]; per-channel tensors are [C]. M = N*H*W. x, y, dy and dx
+    have the call's dtype; every per-channel tensor (scale, bias, the running, saved and given
+    statistics, dscale, dbias) is float32 in a float16/bfloat16 call (ABI 1.10; ONNX's T1 and T2
+    may differ from T, and cuDNN and PyTorch keep them in float32 for 16-bit inputs), else the
+    call's dtype; the sums are computed in float32 or wider.
       mean_c = sum x / M;  var_c = sum (x - mean_c)^2 / M (biased);  inv_std = 1/sqrt(var + eps)
       y = scale * (x - mean) * inv_std + bias
     Training: running_mean = momentum * running_mean + (1 - momentum) * mean            (ONNX)
@@ -1262,17 +1266,17 @@ def batch_norm_forward_training(
 
     Inputs:
         x: see the op (the call's float dtype)
-        scale: [C] (the call's float dtype)
-        bias: [C] (the call's float dtype)
+        scale: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        bias: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Updated in place (read and written; never allocated):
-        running_mean: [C], read and written (in place) (the call's float dtype)
-        running_var: [C], read and written (in place) (the call's float dtype)
+        running_mean: [C], read and written (in place) (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        running_var: [C], read and written (in place) (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
         y: x's shape (the call's float dtype)
-        saved_mean: [C] (the call's float dtype)
-        saved_inv_std: [C] (the call's float dtype)
+        saved_mean: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        saved_inv_std: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Params (keyword-only; the C struct's fields):
         epsilon (float): > 0, finite; > 0, ONNX default 1e-5; default 1e-05
@@ -1287,7 +1291,7 @@ def batch_norm_forward_training(
 
 
 _batch_norm_forward_inference = _Op('batch_norm_forward_inference', OpKind.BATCH_NORM_FORWARD_INFERENCE, _g.nnp_batch_norm_params, False, True,
-    (_T('x', False, 'float', False, False), _T('scale', False, 'float', False, False), _T('bias', False, 'float', False, False), _T('mean', False, 'float', False, False), _T('var', False, 'float', False, False), ),
+    (_T('x', False, 'float', False, False), _T('scale', False, 'accumulation', False, False), _T('bias', False, 'accumulation', False, False), _T('mean', False, 'accumulation', False, False), _T('var', False, 'accumulation', False, False), ),
     (_T('y', False, 'float', False, False), ),
     (_P('epsilon', 'epsilon', 'double', None, None, None), _P('momentum', 'momentum', 'double', None, None, None), _P('running_var_rule', 'running_var_rule', 'flag', None, None, None), ))
 
@@ -1302,10 +1306,10 @@ def batch_norm_forward_inference(
 
     Inputs:
         x: see the op (the call's float dtype)
-        scale: [C] (the call's float dtype)
-        bias: [C] (the call's float dtype)
-        mean: [C] (the call's float dtype)
-        var: [C] (the call's float dtype)
+        scale: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        bias: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        mean: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        var: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
         y: x's shape (the call's float dtype)
@@ -1320,8 +1324,8 @@ def batch_norm_forward_inference(
 
 
 _batch_norm_backward = _Op('batch_norm_backward', OpKind.BATCH_NORM_BACKWARD, _g.nnp_batch_norm_params, False, True,
-    (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), _T('scale', False, 'float', False, False), _T('saved_mean', False, 'float', False, False), _T('saved_inv_std', False, 'float', False, False), ),
-    (_T('dx', False, 'float', False, False), _T('dscale', False, 'float', False, False), _T('dbias', False, 'float', False, False), ),
+    (_T('x', False, 'float', False, False), _T('dy', False, 'float', False, False), _T('scale', False, 'accumulation', False, False), _T('saved_mean', False, 'accumulation', False, False), _T('saved_inv_std', False, 'accumulation', False, False), ),
+    (_T('dx', False, 'float', False, False), _T('dscale', False, 'accumulation', False, False), _T('dbias', False, 'accumulation', False, False), ),
     (_P('epsilon', 'epsilon', 'double', None, None, None), _P('momentum', 'momentum', 'double', None, None, None), _P('running_var_rule', 'running_var_rule', 'flag', None, None, None), ))
 
 
@@ -1336,14 +1340,14 @@ def batch_norm_backward(
     Inputs:
         x: see the op (the call's float dtype)
         dy: x's shape (the call's float dtype)
-        scale: [C] (the call's float dtype)
-        saved_mean: [C] (the call's float dtype)
-        saved_inv_std: [C] (the call's float dtype)
+        scale: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        saved_mean: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        saved_inv_std: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Outputs (returned; storage may be passed with out=, in this order):
         dx: x's shape (the call's float dtype)
-        dscale: [C] (the call's float dtype)
-        dbias: [C] (the call's float dtype)
+        dscale: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
+        dbias: [C] (float32 in a float16/bfloat16 call (ABI 1.10), else the call's float dtype)
 
     Params (keyword-only; the C struct's fields): epsilon, momentum, running_var_rule, as in nnplug.batch_norm_forward_training.
 

@@ -362,6 +362,45 @@ def test_sim_16bit_layer_norm_keeps_float32_statistics():
         nnplug.ops.layer_norm_backward(x, dy, scale, mean.astype(np.float16), inv_std,
                                        device=sim)
 
+
+def test_sim_16bit_batch_norm_takes_float32_channel_tensors():
+    """ABI 1.10: a float16 batch norm's scale, bias and statistics are float32 (as cuDNN's and
+    PyTorch's for 16-bit inputs): on sim the saved statistics are the exact ones rounded once to
+    float32, the running ones updated in float32 in place, y the exact result rounded once to
+    float16; the backward's dscale and dbias are float32. A float16 scale is refused."""
+    try:
+        sim = nnplug.device("sim")
+    except nnplug.Error as e:
+        pytest.skip(f"no sim device: {e}")
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((4, 3, 2, 2)) * 3 + 1).astype(np.float16)
+    xs = x.astype(np.float64)
+    scale, bias = np.float32([1.0, 0.5, 2.0]), np.float32([0.0, 1.0, -1.0])
+    running_mean, running_var = np.zeros(3, np.float32), np.ones(3, np.float32)
+    y, saved_mean, saved_inv_std = nnplug.ops.batch_norm_forward_training(
+        x, scale, bias, running_mean, running_var, device=sim)
+    assert y.dtype == np.float16
+    assert saved_mean.dtype == saved_inv_std.dtype == np.float32
+    mu = xs.mean(axis=(0, 2, 3))
+    var = xs.var(axis=(0, 2, 3))
+    np.testing.assert_array_equal(saved_mean, mu.astype(np.float32))
+    np.testing.assert_array_equal(saved_inv_std, (1 / np.sqrt(var + 1e-5)).astype(np.float32))
+    # the running statistics, updated in place in float32 (momentum 0.9; unbiased var, M = 16)
+    np.testing.assert_allclose(running_mean, 0.1 * mu, rtol=1e-6)
+    np.testing.assert_allclose(running_var, 0.9 + 0.1 * var * 16 / 15, rtol=1e-6)
+    c = (lambda a: np.asarray(a, np.float64)[None, :, None, None])
+    want = c(scale) * (xs - c(mu)) / np.sqrt(c(var) + 1e-5) + c(bias)
+    np.testing.assert_array_equal(y.view(np.uint16), want.astype(np.float16).view(np.uint16))
+    dy = rng.standard_normal(x.shape).astype(np.float16)
+    dx, dscale, dbias = nnplug.ops.batch_norm_backward(x, dy, scale, saved_mean, saved_inv_std,
+                                                       device=sim)
+    assert dx.dtype == np.float16 and dscale.dtype == dbias.dtype == np.float32
+    np.testing.assert_allclose(dbias, dy.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-6)
+    with pytest.raises(nnplug.Error, match="expected dtype float32"):
+        nnplug.ops.batch_norm_backward(x, dy, scale.astype(np.float16), saved_mean,
+                                       saved_inv_std, device=sim)
+
+
 @needs_torch
 def test_supported_bfloat16_on_cpu():
     try:

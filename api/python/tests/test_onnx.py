@@ -213,6 +213,43 @@ def test_float16_models_on_sim(name):
     np.testing.assert_array_equal(got.argmax(1), want.argmax(1))
 
 
+def test_float16_normalisations_keep_float32_statistics_on_sim():
+    """A float16 graph with BatchNormalization (float16 scale, B, mean and var: converted to
+    float32 when uploaded, the op table's accumulation rule of ABI 1.10) and
+    LayerNormalization with its Mean output (float32: stash_type 1) runs on sim: y within
+    float16's rounding of numpy's float64 result, Mean float32. A float16 stash_type with Mean
+    used is refused, naming the node."""
+    try:
+        sim = nnplug.device("sim")
+    except nnplug.Error as e:
+        pytest.skip(f"no sim device: {e}")
+    f16 = TensorProto.FLOAT16
+    sc, bi = np.float16([1, 2, 3]), np.float16([0, 1, -1])
+    mu, va = np.float16([0.1, 0, -0.1]), np.float16([1, 2, 0.5])
+    g = np.full((3, 4), 2.0, np.float16)
+
+    def model(stash):
+        nodes = [helper.make_node("BatchNormalization", ["x", "sc", "bi", "mu", "va"], ["b"]),
+                 helper.make_node("LayerNormalization", ["b", "g"], ["y", "m"], axis=1,
+                                  stash_type=stash, name="ln")]
+        return _graph_model(nodes, [_t("x", (2, 3, 4), f16)],
+                            [_t("y", None, f16), _t("m", None, TensorProto.FLOAT)],
+                            [_c("sc", sc), _c("bi", bi), _c("mu", mu), _c("va", va),
+                             _c("g", g)], 17)
+
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float16)
+    out = nx.load(model(1), sim).run({"x": x})
+    assert out["y"].dtype == np.float16 and out["m"].dtype == np.float32
+    col = (lambda a: a.astype(np.float64)[:, None])
+    b = col(sc) * (x - col(mu)) / np.sqrt(col(va) + 1e-5) + col(bi)
+    b = b.astype(np.float16).astype(np.float64)  # the batch norm's float16 output
+    mean = b.mean((1, 2), keepdims=True)
+    y = 2 * (b - mean) / np.sqrt(b.var((1, 2), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(out["m"], mean, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(out["y"].astype(np.float64), y, rtol=2e-3, atol=2e-3)
+    with pytest.raises(nx.ModelRefusedError, match="ln .*stash_type 10"):
+        nx.load(model(TensorProto.FLOAT16), sim)
+
 @pytest.mark.parametrize("case", _OP_CASES, ids=[c[0] for c in _OP_CASES])
 def test_op_mappings_against_numpy(dev, case):
     _, nodes, ins, inits, fn, opset = case

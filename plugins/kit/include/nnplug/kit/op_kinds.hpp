@@ -99,6 +99,21 @@ struct accumulation_tensor {
 inline constexpr accumulation_tensor k_accumulation_tensors[] = {
     {NNP_OP_ATTENTION_FORWARD, true, 1, 9},  // softmax_lse
     {NNP_OP_ATTENTION_BACKWARD, false, 6, 9},  // softmax_lse
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING, false, 1, 10},  // scale
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING, false, 2, 10},  // bias
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING, true, 1, 10},  // running_mean
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING, true, 2, 10},  // running_var
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING, true, 3, 10},  // saved_mean
+    {NNP_OP_BATCH_NORM_FORWARD_TRAINING, true, 4, 10},  // saved_inv_std
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, false, 1, 10},  // scale
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, false, 2, 10},  // bias
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, false, 3, 10},  // mean
+    {NNP_OP_BATCH_NORM_FORWARD_INFERENCE, false, 4, 10},  // var
+    {NNP_OP_BATCH_NORM_BACKWARD, false, 2, 10},  // scale
+    {NNP_OP_BATCH_NORM_BACKWARD, false, 3, 10},  // saved_mean
+    {NNP_OP_BATCH_NORM_BACKWARD, false, 4, 10},  // saved_inv_std
+    {NNP_OP_BATCH_NORM_BACKWARD, true, 1, 10},  // dscale
+    {NNP_OP_BATCH_NORM_BACKWARD, true, 2, 10},  // dbias
     {NNP_OP_LAYER_NORM_FORWARD, true, 1, 10},  // mean
     {NNP_OP_LAYER_NORM_FORWARD, true, 2, 10},  // inv_std
     {NNP_OP_LAYER_NORM_BACKWARD, false, 3, 10},  // mean
