@@ -136,13 +136,13 @@ def main():
     # The accumulation rule's minor, per tensor (dtype_since): with the rule and only with it,
     # no newer than the table. Each case replaces the first line that declares a "mean" under
     # the rule (batch norm inference's).
-    ln_stats = '  { name = "mean", dtype = "accumulation", dtype_since = 10,'
+    mean_line = '  { name = "mean", dtype = "accumulation", dtype_since = 10,'
     bad_lines = [
-        ("an accumulation tensor without dtype_since is refused", ln_stats,
+        ("an accumulation tensor without dtype_since is refused", mean_line,
          '  { name = "mean", dtype = "accumulation" },', "dtype_since goes with"),
-        ("dtype_since on another rule is refused", ln_stats,
+        ("dtype_since on another rule is refused", mean_line,
          '  { name = "mean", dtype_since = 10 },', "dtype_since goes with"),
-        ("a dtype_since newer than the table's minor is refused", ln_stats,
+        ("a dtype_since newer than the table's minor is refused", mean_line,
          '  { name = "mean", dtype = "accumulation", dtype_since = 99 },', "> ABI minor"),
     ]
     expect_refused_lines(bad_lines)
