@@ -277,6 +277,33 @@ def test_16bit_attention_on_cuda_tensors(cuda, dtype):
     nt.synchronize()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_layer_norm_on_cuda_tensors(cuda, dtype):
+    """A 16-bit layer norm outside autocast runs in the tensors' dtype with float32 statistics
+    (ABI 1.10): output and gradients in that dtype, within its rounding of PyTorch's float32
+    layer norm on the same (rounded) values."""
+    dt = getattr(torch, dtype)
+    tol = {"float16": 1e-2, "bfloat16": 4e-2}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x = (torch.randn(64, 17, 96, device="cuda", generator=g) * 3 + 1).to(dt)
+    w = (torch.rand(96, device="cuda", generator=g) + 0.5).to(dt)
+    b = torch.randn(96, device="cuda", generator=g).to(dt)
+    dy = torch.randn(64, 17, 96, device="cuda", generator=g).to(dt)
+    ours = [t.clone().requires_grad_() for t in (x, w, b)]
+    ref = [t.float().requires_grad_() for t in (x, w, b)]
+    y = nt.layer_norm(ours[0], (96,), ours[1], ours[2])
+    y_ref = F.layer_norm(ref[0], (96,), ref[1], ref[2])
+    assert y.dtype == dt
+    torch.testing.assert_close(y.float(), y_ref, rtol=tol, atol=tol)
+    y.backward(dy)
+    y_ref.backward(dy.float())
+    for a, r in zip(ours, ref):
+        assert a.grad is not None and a.grad.dtype == dt
+        # the parameter gradients sum 64 * 17 rows: compare relative to their size
+        torch.testing.assert_close(a.grad.float(), r.grad, rtol=tol,
+                                   atol=tol * float(r.grad.abs().max()))
+    nt.synchronize()
+
 def test_ordering_without_synchronisation(cuda):
     """Large products queued back to back with PyTorch's ops that make their inputs and read
     their outputs, on a side stream, inputs dropped right after each call: every result is
