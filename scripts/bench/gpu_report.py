@@ -272,8 +272,9 @@ def report(d, cpu_json):
     p.append("")
     if any(k.endswith("-bf16") for k in y):
         p.append("## Mixed precision (bfloat16): seconds per epoch\n")
-        p.append("`train --precision bfloat16` (bfloat16 activations, GEMMs, convolutions and "
-                 "attention; float32 master weights, Adam, LayerNorm and loss) against PyTorch's "
+        p.append("`train --precision bfloat16` (bfloat16 activations, GEMMs, convolutions, "
+                 "attention and LayerNorm with float32 statistics; float32 master weights, Adam "
+                 "and loss) against PyTorch's "
                  "`torch.autocast(dtype=torch.bfloat16)` with float32 parameters "
                  "(`scripts/bench/torch_train.py --precision bfloat16`, second epoch).\n")
         p.append("The accuracy column is nnplug's test accuracy after the two epochs, in "
@@ -357,8 +358,8 @@ def report(d, cpu_json):
     if y.get("onnx-f16"):
         p.extend(onnx_table(y["onnx-f16"], "## ONNX models in float16 on the GPU\n",
                             "in float16; `--float16` converts the models with "
-                            "`make_onnx_models.to_float16`, and a model the device refuses in "
-                            "float16 is listed as refused", False))
+                            "`make_onnx_models.to_float16` (a model the device refuses is listed "
+                            "as refused, and fails the step)", False))
     twins = re.search(r"twins\s+(PASS|FAIL)\s+\S+\s+(\{.*\})", s)
     if twins:
         tw = json.loads(twins.group(2))
