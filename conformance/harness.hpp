@@ -87,7 +87,8 @@ tensor_spec tensor(std::vector<int64_t> shape, std::vector<double> data = {});
 tensor_spec int_tensor(dtype_id dtype, std::vector<int64_t> shape, std::vector<double> data = {});
 tensor_spec absent_tensor();
 // A statistic under the op table's accumulation rule: float32 in a float16/bfloat16 case, else
-// the case's dtype (attention's softmax_lse, layer norm's mean and inv_std).
+// the case's dtype (attention's softmax_lse, the normalisations' statistics, batch norm's
+// per-channel tensors).
 inline tensor_spec accumulation_tensor(std::vector<int64_t> shape, std::vector<double> data = {}) {
   tensor_spec t = tensor(std::move(shape), std::move(data));
   t.accumulation = true;

@@ -624,8 +624,9 @@ nnp_status check_plugin_minor(int32_t op_kind, const void* params, size_t n_inpu
                              static_cast<int>(d.since), plugin, static_cast<int>(plugin_minor));
   }
   // A float32 statistic in a 16-bit call (the accumulation rule, from the tensor's
-  // dtype_since: 1.9 for attention's softmax_lse, 1.10 for layer norm's mean and inv_std): a
-  // plugin built for an earlier minor expects it in the call's dtype. (Validated before: the
+  // dtype_since: 1.9 for attention's softmax_lse, 1.10 for the normalisations' statistics and
+  // batch norm's per-channel tensors): a plugin built for an earlier minor expects it in the
+  // call's dtype. (Validated before: the
   // call's first float tensor sets its dtype.)
   const DLDataType* call_dtype = nullptr;
   for (size_t i = 0; i < n_inputs + n_outputs && call_dtype == nullptr; ++i) {

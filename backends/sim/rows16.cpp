@@ -7,8 +7,8 @@
 // once to its own dtype (round to nearest even, nnplug/kit/half.hpp). So a 16-bit result is the
 // exact result rounded once: what a 16-bit kernel with wider accumulation approximates, and
 // never worse. The float32 tensors of a 16-bit call that follow the op table's `accumulation`
-// rule (attention's softmax_lse, layer norm's mean and inv_std) are widened too and rounded
-// back to float32; fixed float32 tensors (dropout's and Adam's step and lr tensors) are passed
+// rule (attention's softmax_lse, the normalisations' statistics, batch norm's scale and bias)
+// are widened too and rounded back to float32; fixed float32 tensors (dropout's and Adam's step and lr tensors) are passed
 // as they are, as in a float64 call.
 //
 // CAST converts between any two of float16, bfloat16, float32 and float64 (rounded once). The
@@ -67,8 +67,8 @@ void store(const DLTensor& t, int64_t i, double v) {
 
 // Whether tensor i (inputs, then outputs) of a float16/bfloat16 call is widened: one of the
 // call's dtype, or a float32 tensor under the op table's `accumulation` rule (float64 in a
-// float64 call; the plugin kit's k_accumulation_tensors: attention's softmax_lse, layer norm's
-// mean and inv_std).
+// float64 call; the plugin kit's k_accumulation_tensors: attention's softmax_lse, the
+// normalisations' statistics, batch norm's per-channel tensors).
 bool widens(const op_call& c, size_t i, const DLDataType& call_dtype) {
   const DLTensor* t = i < c.n_inputs ? c.in(i) : c.out(i - c.n_inputs);
   if (t == nullptr) return false;

@@ -444,7 +444,7 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
 
 def _accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
     """The dtype of a statistic under the op table's accumulation rule (attention's
-    softmax_lse, ABI 1.9; layer norm's mean and inv_std, ABI 1.10): float32 in a float16 or
+    softmax_lse, ABI 1.9; the normalisations' statistics, ABI 1.10): float32 in a float16 or
     bfloat16 call, else the call's dtype."""
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
