@@ -8,8 +8,8 @@
 // exact result rounded once: what a 16-bit kernel with wider accumulation approximates, and
 // never worse. The float32 tensors of a 16-bit call that follow the op table's `accumulation`
 // rule (attention's softmax_lse, the normalisations' statistics, batch norm's scale and bias)
-// are widened too and rounded back to float32; fixed float32 tensors (dropout's and Adam's step and lr tensors) are passed
-// as they are, as in a float64 call.
+// are widened too and rounded back to float32; fixed float32 tensors (dropout's and Adam's step and
+// lr tensors) are passed as they are, as in a float64 call.
 //
 // CAST converts between any two of float16, bfloat16, float32 and float64 (rounded once). The
 // data-movement rows (copy, transpose, concat, ...) take any dtype already and are the
