@@ -314,24 +314,16 @@ static void on_grad_ready(void* ctx, int i) {
   pthread_mutex_unlock(&st->mu);
 }
 
-/* DistributedDataParallel's rule: parameters in the order of the gradient buffer join the open
-   bucket, which closes once it holds `cap` bytes or more. That order is the reverse of their
-   index order (about the order backward completes them; alloc_parameters), so each bucket is
-   one range of the buffer. */
+/* DistributedDataParallel's rule: parameters in reverse order (the order of the gradient buffer,
+   about the order backward completes them; alloc_parameters) join the open bucket, which
+   closes once it holds `cap` bytes or more, so each bucket is one range of the buffer. */
 static void make_buckets(struct dist_state* st, size_t cap) {
   net* nt = st->nt;
-  int order[MAX_PARAMS]; /* parameter indices by ascending g_offset (insertion sort) */
-  for (int k = 0; k < nt->n_params; ++k) {
-    int j = k;
-    for (; j > 0 && nt->p[order[j - 1]].g_offset > nt->p[k].g_offset; --j) order[j] = order[j - 1];
-    order[j] = k;
-  }
   st->n_buckets = 0;
   bucket* cur = NULL;
-  for (int k = 0; k < nt->n_params; ++k) {
-    const int i = order[k];
+  for (int i = nt->n_params - 1; i >= 0; --i) {
     /* parameter i occupies [g_offset, end) of the flat buffer, padding included */
-    const size_t end = k + 1 < nt->n_params ? nt->p[order[k + 1]].g_offset : nt->grads_bytes;
+    const size_t end = i > 0 ? nt->p[i - 1].g_offset : nt->grads_bytes;
     if (!cur) {
       cur = &st->b[st->n_buckets++];
       *cur = (bucket){.offset = nt->p[i].g_offset, .bytes = 0, .n_params = 0};
