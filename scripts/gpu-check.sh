@@ -295,11 +295,12 @@ fi
 # it can take: with an own kernel forced, 16-bit calls run it on float32 copies; with cuDNN
 # forced, what cuDNN refuses is UNSUPPORTED (and float32 is). Then the convolution cases with the
 # few-tap forward left out, so cuDNN's path meets the few-channel cases too.
-for path in "attention cudnn" "attention tiled" "attention rows" "conv cudnn"; do
+for path in "attention cudnn" "attention tiled" "attention mma" "attention rows" "conv cudnn"; do
   [[ $(left) -gt 60 ]] || break
   case "$path" in
     "attention cudnn") setting=NNPLUG_CUDA_ATTENTION_KERNEL=cudnn; filter='*attention*' ;;
     "attention tiled") setting=NNPLUG_CUDA_ATTENTION_KERNEL=tiled; filter='*attention*' ;;
+    "attention mma") setting=NNPLUG_CUDA_ATTENTION_KERNEL=mma; filter='*attention*' ;;
     "attention rows") setting=NNPLUG_CUDA_ATTENTION_KERNEL=rows; filter='*attention*' ;;
     *) setting=NNPLUG_CUDA_CONV_SMALL=0; filter='*conv*' ;;
   esac
@@ -471,6 +472,8 @@ if [[ $bench -eq 1 ]]; then
     yard "nnplug-bench-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
     yard "nnplug-bench-attention-tiled" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=tiled \
+      "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
+    yard "nnplug-bench-attention-mma" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=mma \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
     yard "nnplug-vit-graph-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
       "$bin/train" --model vit --backend cuda --epochs 2 --data "$data_dir" --graph

@@ -3,10 +3,11 @@
 // layouts ([B, H, T, D] and [B, T, H*D]), grouped-query heads, additive broadcast mask, causal
 // mask (upper-left), the optional softmax_lse output.
 //
-// Three sets of kernels (own, no cuDNN: its fused attention needs the graph API and fixed
-// layouts): the tiled FlashAttention-2-style kernels of attention_tiled.cu (D, Dv <= 128, any
-// Tk), the short-sequence kernels of attention_small.cu (Tq, Tk <= 32, D, Dv <= 64), and this
-// file's row kernels (any D, Dv; short sequences). path_of below chooses.
+// Own kernels for float32 (cuDNN's fused attention takes 16-bit calls only): the tiled
+// FlashAttention-2-style kernels of attention_tiled.cu (D, Dv <= 128, any Tk), the same tiles on
+// tensor cores in 3xTF32 (attention_mma.cu, when forced), the short-sequence kernels of
+// attention_small.cu (Tq, Tk <= 32, D, Dv <= 64), and this file's row kernels (any D, Dv; short
+// sequences). path_of below chooses.
 // Row kernels:
 //  - forward: one block per (query row i, query head h, batch b). The block keeps q_i and the
 //    row's Tk scores in shared memory: s_j = scale * q_i . k_j + mask (threads over keys), the
@@ -248,23 +249,34 @@ nnp::kit::attention_geometry geometry_of(const op_call& c) {
 // D, Dv <= 128 and any Tk, and run when Tk > kRowsMaxKeys (with at most 32 keys a 64 x 64 tile
 // is at most half used); the row kernels any D, Dv while a row's scores fit their shared
 // memory, so they run the rest: a short sequence with a head dimension above 64.
-// NNPLUG_CUDA_ATTENTION_KERNEL=small|rows|tiled (read once) forces one path where it can run,
-// for measurements side by side and as a fallback (docs/cuda-backend.md).
-enum class attn_path { small, rows, tiled };
+// The tensor-core kernels (attention_mma.cu: the tiled kernels' tiles in 3xTF32) take what the
+// tiled ones take on devices of compute capability 8.0 and later; they run only when forced,
+// until they are measured against the tiled kernels on a GPU.
+// NNPLUG_CUDA_ATTENTION_KERNEL=small|rows|tiled|mma (read once) forces one path where it can
+// run, for measurements side by side and as a fallback (docs/cuda-backend.md).
+enum class attn_path { small, rows, tiled, mma };
 constexpr int64_t kRowsMaxKeys = 32;
 
-int forced_path() {  // 0: the rule above, 1: rows, 2: tiled, 3: small, 4: cudnn (16-bit)
+// 0: the rule above, 1: rows, 2: tiled, 3: small, 4: cudnn (16-bit), 5: mma
+int forced_path() {
   static const int forced = [] {
     const char* e = std::getenv("NNPLUG_CUDA_ATTENTION_KERNEL");
     const std::string v = e != nullptr ? e : "";
-    return v == "rows" ? 1 : v == "tiled" ? 2 : v == "small" ? 3 : v == "cudnn" ? 4 : 0;
+    return v == "rows"    ? 1
+           : v == "tiled" ? 2
+           : v == "small" ? 3
+           : v == "cudnn" ? 4
+           : v == "mma"   ? 5
+                          : 0;
   }();
   return forced;
 }
 
 // The path of `op` (attention_forward or attention_backward), whose row kernels need `shared`
-// bytes of shared memory per block; UNSUPPORTED when no path takes the call.
-attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t shared) {
+// bytes of shared memory per block, on a device with tensor cores or not; UNSUPPORTED when no
+// path takes the call.
+attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t shared,
+                  bool tensor_cores) {
   if (g.batch > 65535 || g.hq > 65535 || g.hkv > 65535)
     unsupported(
         format("%s: the cuda kernels take at most 65535 batches and heads (grid "
@@ -291,6 +303,9 @@ attn_path path_of(const char* op, const nnp::kit::attention_geometry& g, size_t 
       break;
     case 3:
       if (small_ok) return attn_path::small;
+      break;
+    case 5:
+      if (tiled_ok && tensor_cores) return attn_path::mma;
       break;
     default:
       break;
@@ -322,9 +337,14 @@ attention_call attention_call_of(const op_call& c) {
 // The forward on float32 operands (mask and lse may be NULL), by the kernels path_of chooses.
 void forward_f32(stream& s, const attention_call& at, const float* q, const float* k,
                  const float* v, const float* mask, float* y, float* lse) {
-  const attn_path path = path_of("attention_forward", at.g, forward_shared(at.g));
+  const attn_path path =
+      path_of("attention_forward", at.g, forward_shared(at.g), tensor_core_attention(s));
   if (path == attn_path::small) {
     attention_forward_small(s, at.a, q, k, v, mask, y, lse);
+    return;
+  }
+  if (path == attn_path::mma) {
+    attention_forward_mma(s, at.a, q, k, v, mask, y, lse);
     return;
   }
   if (path == attn_path::tiled) {
@@ -341,9 +361,14 @@ void backward_f32(stream& s, const attention_call& at, const float* q, const flo
                   const float* v, const float* mask, const float* y, const float* dy,
                   const float* lse, float* dq, float* dk, float* dv) {
   const nnp::kit::attention_geometry& g = at.g;
-  const attn_path path = path_of("attention_backward", g, backward_shared(g));
+  const attn_path path =
+      path_of("attention_backward", g, backward_shared(g), tensor_core_attention(s));
   if (path == attn_path::small) {
     attention_backward_small(s, at.a, q, k, v, mask, y, dy, lse, dq, dk, dv);
+    return;
+  }
+  if (path == attn_path::mma) {
+    attention_backward_mma(s, at.a, q, k, v, mask, y, dy, lse, dq, dk, dv);
     return;
   }
   if (path == attn_path::tiled) {
@@ -455,13 +480,13 @@ void check_forced_cudnn(const char* op, const op_call& c, const nnp::kit::attent
 
 void check_attention_forward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
-  path_of("attention_forward", g, forward_shared(g));
+  path_of("attention_forward", g, forward_shared(g), false);
   check_forced_cudnn("attention_forward", c, g);
 }
 
 void check_attention_backward_limits(const op_call& c) {
   const nnp::kit::attention_geometry g = geometry_of(c);
-  path_of("attention_backward", g, backward_shared(g));
+  path_of("attention_backward", g, backward_shared(g), false);
   check_forced_cudnn("attention_backward", c, g);
 }
 

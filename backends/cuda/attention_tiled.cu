@@ -35,12 +35,10 @@
 // lse NaN (the max propagates NaN); rows whose lse is -inf contribute nothing to the backward.
 #include "attention.cuh"
 
-#include <atomic>
-
 namespace nnp::cuda {
 namespace {
 
-constexpr int kT = 64;              // query rows and keys per tile
+constexpr int kT = kAttnTile;       // query rows and keys per tile
 constexpr int kL = kT + 4;          // row length of transposed tiles and of P / dS tiles
 constexpr int kTiledThreads = 256;  // 16 x 16
 constexpr unsigned kFullWarp = 0xffffffffu;
@@ -61,17 +59,6 @@ __device__ void load_transposed(float* dst, const float* __restrict src, int64_t
     const int r = (chunk / kChunksPerRow) * 4 + (lane >> 3);
     const int64_t row = r0 + r;
     dst[e * kL + r] = (row < n && e < width) ? src[row * rs + e] : 0.0f;
-  }
-}
-
-// The same rows row-major: dst[r * ld + e] for e < HD (ld >= HD); zeros outside the operand.
-template <int HD>
-__device__ void load_rows(float* dst, int ld, const float* __restrict src, int64_t rs, int64_t r0,
-                          int64_t n, int64_t width) {
-  for (int idx = threadIdx.x; idx < HD * kT; idx += blockDim.x) {
-    const int r = idx / HD, e = idx % HD;
-    const int64_t row = r0 + r;
-    dst[r * ld + e] = (row < n && e < width) ? src[row * rs + e] : 0.0f;
   }
 }
 
@@ -136,28 +123,6 @@ template <typename Op>
 __device__ __forceinline__ float row_reduce(float v, Op op) {
   for (int o = 8; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(kFullWarp, v, o));
   return v;
-}
-
-// Score (row r, key c) before the softmax: scale * dot + mask, -inf where the causal mask hides
-// the key. r < tq and c < tk.
-__device__ __forceinline__ float score(const attn_dims& a, const float* __restrict mg, int64_t r,
-                                       int64_t c, float dot) {
-  if (a.causal && c > r) return -INFINITY;
-  float x = a.scale * dot;
-  if (mg != nullptr) x += mg[r * a.m2 + c * a.m3];
-  return x;
-}
-
-// p and dS of score (r, c) in the backward, from the forward's lse, delta and dp = dY_r . V_c:
-// zero for padding (c >= tk, or a row whose lse is -inf: fully masked, or padding).
-__device__ __forceinline__ void grad_entry(const attn_dims& a, const float* __restrict mg,
-                                           int64_t r, int64_t c, float dot, float row_lse,
-                                           float delta, float dp, float& p, float& ds) {
-  p = 0.0f;
-  ds = 0.0f;
-  if (c >= a.tk || row_lse == -INFINITY) return;
-  p = expf(score(a, mg, r, c, dot) - row_lse);
-  ds = a.scale * p * (dp - delta);
 }
 
 // ---- forward ----------------------------------------------------------------------------------
@@ -494,24 +459,6 @@ __global__ void __launch_bounds__(kTiledThreads, HD > 64 ? 1 : 2)
 
 // ---- launches ---------------------------------------------------------------------------------
 
-// Lets `kernel` use `bytes` of dynamic shared memory on the current device (needed above
-// 48 KiB), once per kernel and device (devices 0..63; setting it again is harmless).
-template <typename Kernel>
-void allow_shared(Kernel* kernel, size_t bytes, std::atomic<uint64_t>& done, int device) {
-  if (bytes <= 48 * 1024) return;
-  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
-  if (bit != 0 && (done.load(std::memory_order_acquire) & bit) != 0) return;
-  NNP_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(bytes)));
-  done.fetch_or(bit, std::memory_order_release);
-}
-
-dim3 tiles(int64_t rows, int64_t heads, int64_t batch) {
-  return dim3(static_cast<unsigned>((rows + kT - 1) / kT), static_cast<unsigned>(heads),
-              static_cast<unsigned>(batch));
-}
-
 template <int HD>
 void forward_hd(stream& s, const attn_dims& a, const float* q, const float* k, const float* v,
                 const float* mask, float* y, float* lse) {
@@ -519,7 +466,8 @@ void forward_hd(stream& s, const attn_dims& a, const float* q, const float* k, c
   const size_t bytes = sizeof(float) * forward_floats<HD>();
   allow_shared(attention_forward_tiled_kernel<HD>, bytes, done, s.device);
   attention_forward_tiled_kernel<HD>
-      <<<tiles(a.tq, a.hq, a.batch), kTiledThreads, bytes, s.handle>>>(a, q, k, v, mask, y, lse);
+      <<<attn_tiles(a.tq, a.hq, a.batch), kTiledThreads, bytes, s.handle>>>(a, q, k, v, mask, y,
+                                                                            lse);
   NNP_CUDA_CHECK_LAUNCH();
 }
 
@@ -531,23 +479,26 @@ void backward_hd(stream& s, const attn_dims& a, const float* q, const float* k, 
   const size_t kv_bytes = sizeof(float) * dkdv_floats<HD>();
   allow_shared(attention_dkdv_tiled_kernel<HD>, kv_bytes, done_kv, s.device);
   attention_dkdv_tiled_kernel<HD>
-      <<<tiles(a.tk, a.hkv, a.batch), kTiledThreads, kv_bytes, s.handle>>>(a, q, k, v, mask, dy,
-                                                                           lse, delta, dk, dv);
+      <<<attn_tiles(a.tk, a.hkv, a.batch), kTiledThreads, kv_bytes, s.handle>>>(
+          a, q, k, v, mask, dy, lse, delta, dk, dv);
   NNP_CUDA_CHECK_LAUNCH();
   const size_t q_bytes = sizeof(float) * dq_floats<HD>();
   allow_shared(attention_dq_tiled_kernel<HD>, q_bytes, done_q, s.device);
-  attention_dq_tiled_kernel<HD><<<tiles(a.tq, a.hq, a.batch), kTiledThreads, q_bytes, s.handle>>>(
-      a, q, k, v, mask, dy, lse, delta, dq);
+  attention_dq_tiled_kernel<HD>
+      <<<attn_tiles(a.tq, a.hq, a.batch), kTiledThreads, q_bytes, s.handle>>>(a, q, k, v, mask, dy,
+                                                                              lse, delta, dq);
   NNP_CUDA_CHECK_LAUNCH();
 }
 
-// The padded head dimension of the call: 32, 64 or 128.
-int padded_head_dim(const attn_dims& a) {
-  const int64_t w = a.d > a.dv ? a.d : a.dv;
-  return w <= 32 ? 32 : w <= 64 ? 64 : 128;
-}
-
 }  // namespace
+
+float* attention_delta(stream& s, const attn_dims& a, const float* y, const float* dy) {
+  const int64_t rows = a.batch * a.hq * a.tq;
+  float* delta = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float) * rows));
+  attention_delta_kernel<<<grid_for(rows * 32), kThreads, 0, s.handle>>>(a, y, dy, delta);
+  NNP_CUDA_CHECK_LAUNCH();
+  return delta;
+}
 
 void attention_forward_tiled(stream& s, const attn_dims& a, const float* q, const float* k,
                              const float* v, const float* mask, float* y, float* lse) {
@@ -564,10 +515,7 @@ void attention_forward_tiled(stream& s, const attn_dims& a, const float* q, cons
 void attention_backward_tiled(stream& s, const attn_dims& a, const float* q, const float* k,
                               const float* v, const float* mask, const float* y, const float* dy,
                               const float* lse, float* dq, float* dk, float* dv) {
-  const int64_t rows = a.batch * a.hq * a.tq;
-  float* delta = static_cast<float*>(s.scratch(kScratchTemp0, sizeof(float) * rows));
-  attention_delta_kernel<<<grid_for(rows * 32), kThreads, 0, s.handle>>>(a, y, dy, delta);
-  NNP_CUDA_CHECK_LAUNCH();
+  const float* delta = attention_delta(s, a, y, dy);
   switch (padded_head_dim(a)) {
     case 32:
       return backward_hd<32>(s, a, q, k, v, mask, dy, lse, delta, dq, dk, dv);

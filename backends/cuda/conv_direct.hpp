@@ -4,21 +4,11 @@
 // the sum against the definition of backward-data on random geometries.
 #pragma once
 
+#include "host_device.hpp"
+
 #include <nnplug/kit/conv_nd.hpp>
 
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define NNP_CUDA_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define NNP_CUDA_HOST_DEVICE inline
-#endif
-// Loop unrolling in the device compilation only (the host compiler knows no such pragma).
-#if defined(__CUDA_ARCH__)
-#define NNP_CUDA_UNROLL _Pragma("unroll")
-#else
-#define NNP_CUDA_UNROLL
-#endif
 
 namespace nnp::cuda {
 

@@ -21,7 +21,7 @@ import sys
 
 RAW = ["summary.txt", "yardstick.txt", "bench-cuda.json", "y-nnplug-bench-conv-noguard.log",
        "y-nnplug-bench-large.log", "y-nnplug-bench-attention-rows.log",
-       "y-nnplug-bench-attention-tiled.log", "onnx-cuda.json", "ncu-vit.csv", "ncu-cnn.csv"]
+       "y-nnplug-bench-attention-tiled.log", "y-nnplug-bench-attention-mma.log", "onnx-cuda.json", "ncu-vit.csv", "ncu-cnn.csv"]
 # nnplug-bench row -> torch_ops.py row, for the cnn's layers (batch 128).
 CNN_OPS = [
     ("conv fwd cnn.conv1", None, "conv1.fwd"),
@@ -165,7 +165,8 @@ def load(d):
     for key, f in (("noguard", "y-nnplug-bench-conv-noguard.log"),
                    ("large", "y-nnplug-bench-large.log"),
                    ("attention_rows", "y-nnplug-bench-attention-rows.log"),
-                   ("attention_tiled", "y-nnplug-bench-attention-tiled.log")):
+                   ("attention_tiled", "y-nnplug-bench-attention-tiled.log"),
+                   ("attention_mma", "y-nnplug-bench-attention-mma.log")):
         p = os.path.join(d, f)
         out[key] = bench_rows(open(p).read()) if os.path.exists(p) else {}
     p = os.path.join(d, "onnx-cuda.json")
@@ -333,23 +334,30 @@ def report(d, cpu_json):
     if any(row_flops(n) for n in allrows):
         p.extend(roofline(allrows, head.get("gpu", "").split(",")[0]))
     if r["attention_rows"]:
+        mma = bool(r["attention_mma"])
         p.append("## Attention: the default kernels against the per-row and tiled kernels\n")
         p.append("The attention rows with `NNPLUG_CUDA_ATTENTION_KERNEL=rows` (the per-row kernels) "
-                 "and `=tiled` (the tiled kernels wherever they run; a measurement switch, "
+                 "and `=tiled` (the tiled kernels wherever they run"
+                 + ("; `=mma`, the same tiles on tensor cores in 3xTF32" if mma else "")
+                 + "; a measurement switch, "
                  "docs/cuda-backend.md) in the same run, beside the default choice (the "
                  "short-sequence kernels for Tq, Tk ≤ 32 and D, Dv ≤ 64, the tiled kernels for "
                  "more than 32 keys) and PyTorch's `F.scaled_dot_product_attention` (float32):\n")
-        p.append("| row | default µs | per-row kernels µs | tiled kernels µs | PyTorch row | PyTorch µs | default ÷ PyTorch | default GFLOP/s |")
-        p.append("|---|---|---|---|---|---|---|---|")
+        p.append("| row | default µs | per-row kernels µs | tiled kernels µs | "
+                 + ("tensor-core kernels µs | " if mma else "")
+                 + "PyTorch row | PyTorch µs | default ÷ PyTorch | default GFLOP/s |")
+        p.append("|---|---|---|---|---|---|---|---|" + ("---|" if mma else ""))
         for names, tn in GPU_ROWS:
             if not names[0].startswith("attention") or not all(n in r["bench"] for n in names):
                 continue
             v = sum(r["bench"][n] for n in names)
             old = sum(r["attention_rows"].get(n, float("nan")) for n in names)
             tiled = sum(r["attention_tiled"].get(n, float("nan")) for n in names)
+            tc = (f" {sum(r['attention_mma'].get(n, float('nan')) for n in names):.1f} |"
+                  if mma else "")
             tv = tr[tn]["median_us"] if tn in tr else None
             gf = tr[tn]["gflops"] * tv / v if tn in tr and tr[tn].get("gflops") else None
-            p.append(f"| {' + '.join(names)} | {v:.1f} | {old:.1f} | {tiled:.1f} | {tn} | "
+            p.append(f"| {' + '.join(names)} | {v:.1f} | {old:.1f} | {tiled:.1f} |{tc} {tn} | "
                      f"{fmt(tv, 1)} | {ratio(v, tv)} | {fmt(gf, 0)} |")
         p.append("")
     if r["onnx"]:
