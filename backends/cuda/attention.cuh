@@ -1,9 +1,11 @@
 // attention.cuh — what the attention kernels of attention.cu (one block per query row),
 // attention_tiled.cu (FlashAttention-2-style tiles on the CUDA cores), attention_mma.cu (the
 // same tiles on tensor cores, 3xTF32) and attention_small.cu (a head per block) share: the
-// geometry as plain values, the tiles' device helpers, and the paths' launchers.
+// geometry as plain values and the tiles' helpers (attention_tile.hpp, host and device code),
+// and the paths' launchers.
 #pragma once
 
+#include "attention_tile.hpp"
 #include "common.cuh"
 
 #include <atomic>
@@ -12,56 +14,13 @@
 
 namespace nnp::cuda {
 
-// The geometry as plain values for the kernels (kit::attention_geometry, element strides).
-struct attn_dims {
-  int64_t batch, hq, hkv, tq, tk, d, dv;
-  float scale;
-  int causal;
-  int64_t qb, qh, qr, kb, kh, kr, vb, vh, vr, yb, yh, yr;  // batch, head, row strides
-  int64_t m0, m1, m2, m3;                                  // mask strides over [B, Hq, Tq, Tk]
-  __host__ __device__ int64_t group() const { return hq / hkv; }
-  __host__ __device__ int64_t visible(int64_t i) const {
-    return causal ? (i + 1 < tk ? i + 1 : tk) : tk;
-  }
-};
-
-// The head dimensions the tiled and tensor-core kernels take: D and Dv up to this bound.
-constexpr int64_t kTiledMaxHeadDim = 128;
-// Query rows and keys per tile of the tiled and tensor-core kernels.
-constexpr int kAttnTile = 64;
-
-// The tile's rows [r0, r0 + kAttnTile) of a [T, width] operand (row i at src + i * rs), rows < n,
-// row-major into dst[r * ld + e] for e < HD (ld >= HD); zeros outside the operand.
+// The tile's rows [r0, r0 + kAttnTile) of an operand into shared memory (load_tile_rows, by the
+// block's threads).
 template <int HD>
-__device__ void load_rows(float* dst, int ld, const float* __restrict src, int64_t rs, int64_t r0,
-                          int64_t n, int64_t width) {
-  for (int idx = threadIdx.x; idx < HD * kAttnTile; idx += blockDim.x) {
-    const int r = idx / HD, e = idx % HD;
-    const int64_t row = r0 + r;
-    dst[r * ld + e] = (row < n && e < width) ? src[row * rs + e] : 0.0f;
-  }
-}
-
-// Score (row r, key c) before the softmax: scale * dot + mask, -inf where the causal mask hides
-// the key. r < tq and c < tk; mg is the mask of the row's (batch, head), or NULL.
-__device__ __forceinline__ float score(const attn_dims& a, const float* __restrict mg, int64_t r,
-                                       int64_t c, float dot) {
-  if (a.causal && c > r) return -INFINITY;
-  float x = a.scale * dot;
-  if (mg != nullptr) x += mg[r * a.m2 + c * a.m3];
-  return x;
-}
-
-// p and dS of score (r, c) in the backward, from the forward's lse, delta and dp = dY_r . V_c:
-// zero for padding (c >= tk, or a row whose lse is -inf: fully masked, or padding).
-__device__ __forceinline__ void grad_entry(const attn_dims& a, const float* __restrict mg,
-                                           int64_t r, int64_t c, float dot, float row_lse,
-                                           float delta, float dp, float& p, float& ds) {
-  p = 0.0f;
-  ds = 0.0f;
-  if (c >= a.tk || row_lse == -INFINITY) return;
-  p = expf(score(a, mg, r, c, dot) - row_lse);
-  ds = a.scale * p * (dp - delta);
+__device__ __forceinline__ void load_rows(float* dst, int ld, const float* __restrict src,
+                                          int64_t rs, int64_t r0, int64_t n, int64_t width) {
+  load_tile_rows<HD>(static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), dst, ld, src, rs,
+                     r0, n, width);
 }
 
 // Lets `kernel` use `bytes` of dynamic shared memory on the current device (needed above

@@ -1,0 +1,74 @@
+// attention_tile.hpp — what the attention kernels read of a call (attn_dims) and the pieces of a
+// tile that the tiled and tensor-core kernels share, as code for the host and the device: nvcc
+// compiles it into the kernels, the host compiler into tests/test_attention_mma.cpp, which runs
+// the tensor-core kernels' tiles (attention_mma_tiles.hpp) on an emulated GPU.
+#pragma once
+
+#include "host_device.hpp"
+
+#include <math.h>
+
+#include <cstdint>
+
+namespace nnp::cuda {
+
+// The geometry as plain values for the kernels (kit::attention_geometry, element strides).
+struct attn_dims {
+  int64_t batch, hq, hkv, tq, tk, d, dv;
+  float scale;
+  int causal;
+  int64_t qb, qh, qr, kb, kh, kr, vb, vh, vr, yb, yh, yr;  // batch, head, row strides
+  int64_t m0, m1, m2, m3;                                  // mask strides over [B, Hq, Tq, Tk]
+  NNP_CUDA_HOST_DEVICE int64_t group() const { return hq / hkv; }
+  NNP_CUDA_HOST_DEVICE int64_t visible(int64_t i) const {
+    return causal ? (i + 1 < tk ? i + 1 : tk) : tk;
+  }
+};
+
+// The head dimensions the tiled and tensor-core kernels take: D and Dv up to this bound.
+constexpr int64_t kTiledMaxHeadDim = 128;
+// Query rows and keys per tile of the tiled and tensor-core kernels.
+constexpr int kAttnTile = 64;
+
+// The larger of a and b, NaN if either is (common.cuh's max_op, for host and device).
+NNP_CUDA_HOST_DEVICE float nan_max(float a, float b) {
+  return (a != a || b != b) ? a + b : (a > b ? a : b);
+}
+
+// The tile's rows [r0, r0 + kAttnTile) of a [T, width] operand (row i at src + i * rs), rows < n,
+// row-major into dst[r * ld + e] for e < HD (ld >= HD); zeros outside the operand. Thread tid of
+// the block's nthreads takes every nthreads-th element.
+template <int HD>
+NNP_CUDA_HOST_DEVICE void load_tile_rows(int tid, int nthreads, float* dst, int ld,
+                                         const float* src, int64_t rs, int64_t r0, int64_t n,
+                                         int64_t width) {
+  for (int idx = tid; idx < HD * kAttnTile; idx += nthreads) {
+    const int r = idx / HD, e = idx % HD;
+    const int64_t row = r0 + r;
+    dst[r * ld + e] = (row < n && e < width) ? src[row * rs + e] : 0.0f;
+  }
+}
+
+// Score (row r, key c) before the softmax: scale * dot + mask, -inf where the causal mask hides
+// the key. r < tq and c < tk; mg is the mask of the row's (batch, head), or NULL.
+NNP_CUDA_HOST_DEVICE float score(const attn_dims& a, const float* mg, int64_t r, int64_t c,
+                                 float dot) {
+  if (a.causal && c > r) return -INFINITY;
+  float x = a.scale * dot;
+  if (mg != nullptr) x += mg[r * a.m2 + c * a.m3];
+  return x;
+}
+
+// p and dS of score (r, c) in the backward, from the forward's lse, delta and dp = dY_r . V_c:
+// zero for padding (c >= tk, or a row whose lse is -inf: fully masked, or padding).
+NNP_CUDA_HOST_DEVICE void grad_entry(const attn_dims& a, const float* mg, int64_t r, int64_t c,
+                                     float dot, float row_lse, float delta, float dp, float& p,
+                                     float& ds) {
+  p = 0.0f;
+  ds = 0.0f;
+  if (c >= a.tk || row_lse == -INFINITY) return;
+  p = expf(score(a, mg, r, c, dot) - row_lse);
+  ds = a.scale * p * (dp - delta);
+}
+
+}  // namespace nnp::cuda
