@@ -8,12 +8,13 @@
 // Speed: reductions over a run of axes with at least 16 kept elements after it (a linear
 // layer's bias gradient, [rows, features] over rows) read whole row segments per warp
 // (column_reduce_kernel); otherwise one block per output with a shuffle tree when the reduced
-// extent is large, one thread per output when it is small. launch_sum_keep_axis (x [outer, K,
-// inner] summed to [K]) has its own kernel: a grid of K x parts blocks, each summing one contiguous
-// chunk of its channel's outer * inner elements with coalesced loads (division-free index
-// stepping), then a warp per channel adds the parts in a fixed order: deterministic, no atomics.
-// cumsum (ABI 1.5, ONNX CumSum; float32): one thread per line along the axis, consecutive threads
-// on neighbouring lines (coalesced rows when inner > 1), each a running sum in double.
+// extent is large (and, with few outputs, several blocks per output over parts of the range,
+// combined in a fixed order), one thread per output when it is small. launch_sum_keep_axis (x
+// [outer, K, inner] summed to [K]) has its own kernel: a grid of K x parts blocks, each summing one
+// contiguous chunk of its channel's outer * inner elements with coalesced loads (division-free
+// index stepping), then a warp per channel adds the parts in a fixed order: deterministic, no
+// atomics. cumsum (ABI 1.5, ONNX CumSum; float32): one thread per line along the axis, consecutive
+// threads on neighbouring lines (coalesced rows when inner > 1), each a running sum in double.
 #include "common.cuh"
 
 #include <cmath>
@@ -100,25 +101,36 @@ __device__ __forceinline__ float finish(int op, float acc, int64_t count, float 
   }
 }
 
+// Block (o, part) reduces elements [part * part_len, (part + 1) * part_len) of output o's
+// reduced range (all of it with one part; log_sum_exp always has one part). With one part it
+// writes y[o], else its partial result partial[o * parts + part] (column_parts_kernel with one
+// column combines the parts in order).
 template <typename T>
-__global__ void reduce_block_kernel(const T* x, T* y, int64_t n_out, reduce_plan p, int op) {
+__global__ void reduce_block_kernel(const T* x, T* y, float* partial, int64_t n_out, reduce_plan p,
+                                    int64_t part_len, int op) {
   const float identity = identity_of(op);
+  const int64_t parts = gridDim.y, begin = blockIdx.y * part_len;
+  const int64_t end = begin + part_len < p.red_count ? begin + part_len : p.red_count;
   for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
     const int64_t base = decompose(o, p.n_kept, p.kept_shape, p.kept_stride);
     float m = 0.0f;
     if (op == NNP_REDUCE_LOG_SUM_EXP) {
       float mx = -INFINITY;
-      for (int64_t r = threadIdx.x; r < p.red_count; r += blockDim.x)
+      for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
         mx = max_op()(mx, to_f(x[base + decompose(r, p.n_red, p.red_shape, p.red_stride)]));
       m = lse_shift(block_reduce(mx, max_op(), -INFINITY));
     }
     float acc = identity;
-    for (int64_t r = threadIdx.x; r < p.red_count; r += blockDim.x) {
+    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) {
       const float v = to_f(x[base + decompose(r, p.n_red, p.red_shape, p.red_stride)]);
       acc = accumulate(op, acc, v, m);
     }
     acc = block_combine(op, acc);
-    if (threadIdx.x == 0) y[o] = from_f<T>(finish(op, acc, p.red_count, m));
+    if (threadIdx.x != 0) continue;
+    if (parts == 1)
+      y[o] = from_f<T>(finish(op, acc, p.red_count, m));
+    else
+      partial[o * parts + blockIdx.y] = acc;
   }
 }
 
@@ -275,7 +287,8 @@ void launch_column_reduce(stream& s, elem t, const void* x, void* y, int64_t out
   });
 }
 
-// Reduces compact x of `shape` over the axes with reduced[d] = true.
+// Reduces compact x of `shape` over the axes with reduced[d] = true. Uses scratch slot
+// kScratchTemp0 when it splits the reduced ranges.
 void launch_reduce(stream& s, elem t, const void* x, void* y, const int64_t* shape, int rank,
                    const bool* reduced, int op) {
   reduce_plan p{};
@@ -304,18 +317,42 @@ void launch_reduce(stream& s, elem t, const void* x, void* y, const int64_t* sha
     launch_column_reduce(s, t, x, y, outer, rows, cols, op);
     return;
   }
+  // Few outputs over long ranges (a reduction over all axes, or over most of them) split each
+  // range into parts of at least kPartMin elements, up to about kSplitBlocks blocks in all: a
+  // full reduction is not left to one block. The parts are combined in a fixed order
+  // (deterministic, no atomics), by themselves for max and min, as sums otherwise; log_sum_exp
+  // keeps one part (its shift needs the whole range's max first).
+  constexpr int64_t kPartMin = 8 * kThreads, kSplitBlocks = 1024;
+  int64_t parts = 1;
+  if (op != NNP_REDUCE_LOG_SUM_EXP && n_out < kSplitBlocks && p.red_count >= 2 * kPartMin) {
+    parts = (p.red_count + kPartMin - 1) / kPartMin;
+    if (parts > kSplitBlocks / n_out) parts = kSplitBlocks / n_out;
+  }
+  const int64_t part_len = (p.red_count + parts - 1) / parts;
+  if (parts > 1) parts = (p.red_count + part_len - 1) / part_len;  // no empty parts
+  float* partial = parts > 1
+                       ? static_cast<float*>(s.scratch(
+                             kScratchTemp0, sizeof(float) * static_cast<size_t>(n_out * parts)))
+                       : nullptr;
   dispatch_float(t, [&](auto tg) {
     using T = typename decltype(tg)::type;
     if (p.red_count >= 64 || n_out < 1024) {
-      const unsigned blocks = static_cast<unsigned>(n_out < (1 << 20) ? n_out : (1 << 20));
-      reduce_block_kernel<<<blocks, kThreads, 0, s.handle>>>(static_cast<const T*>(x),
-                                                             static_cast<T*>(y), n_out, p, op);
+      const dim3 blocks(static_cast<unsigned>(n_out < (1 << 20) ? n_out : (1 << 20)),
+                        static_cast<unsigned>(parts));
+      reduce_block_kernel<<<blocks, kThreads, 0, s.handle>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), partial, n_out, p, part_len, op);
+      NNP_CUDA_CHECK_LAUNCH();
+      if (parts > 1) {
+        column_parts_kernel<<<grid_for(n_out * 32), kThreads, 0, s.handle>>>(
+            partial, static_cast<T*>(y), n_out, 1, parts, p.red_count, op);
+        NNP_CUDA_CHECK_LAUNCH();
+      }
     } else {
       reduce_thread_kernel<<<grid_for(n_out), kThreads, 0, s.handle>>>(
           static_cast<const T*>(x), static_cast<T*>(y), n_out, p, op);
+      NNP_CUDA_CHECK_LAUNCH();
     }
   });
-  NNP_CUDA_CHECK_LAUNCH();
 }
 
 // ---- channel sums: y[k] = sum x[n, k, i] over x [outer, K, inner] (compact) --------------------
