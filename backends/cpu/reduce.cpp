@@ -4,10 +4,13 @@
 //
 // Speed: the kept and the reduced dimensions are each coalesced; output elements run in
 // parallel, each reducing over its (coalesced) reduced dimensions with a contiguous inner loop
-// when the reduced axes are trailing. Reducing leading axes of a row-major tensor (the bias
-// gradient: [N, K] -> [K]) takes a row-streaming path instead: column blocks in parallel, rows
-// added in order, so every read is contiguous (the sum-like ops). Sums accumulate in double
-// (contiguous runs in float blocks first); log-sum-exp takes the max first, then sums exp(x - max).
+// when the reduced axes are trailing; at most 8 outputs over at least 2^17 elements each (a
+// reduction over all axes) run each output's range in parallel parts of 2^16 elements, joined
+// in order. Reducing leading axes of a row-major tensor (the bias gradient: [N, K] -> [K])
+// takes a row-streaming path instead: column blocks in parallel, rows added in order, so every
+// read is contiguous (the sum-like ops). Sums accumulate in double, contiguous runs first in
+// float blocks of 1024 elements over 16 lanes (sum_run); log-sum-exp takes the max first, then
+// sums exp(x - max). The order of every sum depends on the shape alone, not on the threads.
 //
 // NNP_OP_CUMSUM (ABI 1.5, ONNX CumSum): x as [outer, n, inner] around the axis; the lines
 // (outer x inner) run in parallel, in blocks of up to 256 neighbouring lines that step along the
@@ -17,6 +20,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 namespace nnp::cpu {
 namespace {
@@ -48,16 +53,68 @@ int64_t offset_of(const dims& v, int64_t idx) {
   return off;
 }
 
-// ---- the reductions, one type each: a row-streaming form (sum-like only) and a per-output
-// form over the reduced elements (strided), both given contiguous or strided inner loops.
+// Visits the reduced elements [begin, end) of output o, numbered r * inner + i for outer reduced
+// index r and inner index i: body(row pointer, run length, inner stride) for each piece of an
+// inner run; the body returns false to stop early.
+struct red_iter {
+  const dims* kept;
+  const dims* red_outer;
+  int64_t outer, inner, inner_stride;
+  template <typename F>
+  void visit(const float* x, int64_t o, int64_t begin, int64_t end, const F& body) const {
+    const float* xo = x + offset_of(*kept, o);
+    for (int64_t f = begin; f < end;) {
+      const int64_t r = f / inner, i = f - r * inner;
+      const int64_t len = std::min(inner - i, end - f);
+      if (!body(xo + offset_of(*red_outer, r) + i * inner_stride, len, inner_stride)) return;
+      f += len;
+    }
+  }
+};
+
+// The sum of term(xr[i * st]) for i < len. Contiguous runs go in blocks of kSumBlock elements,
+// each summed in float over kSumLanes independent lanes (lane l takes elements l, l + kSumLanes,
+// ...; the lanes are then added in order), and the blocks' sums are added in double: no float
+// sum runs over more than kSumBlock / kSumLanes elements (a float running sum of millions of
+// elements stops growing: 2^24 ones sum to 2^24 whatever follows), and the lanes are
+// independent chains the compiler can put in vector registers. Strided elements are added in
+// double one by one. The order depends on the run alone: the same result on any thread count.
+constexpr int kSumLanes = 16;
+constexpr int64_t kSumBlock = 1024;
+
+template <typename Term>
+double sum_run(const float* xr, int64_t len, int64_t st, const Term& term) {
+  double sum = 0.0;
+  if (st != 1) {
+    for (int64_t i = 0; i < len; ++i) sum += term(xr[i * st]);
+    return sum;
+  }
+  for (int64_t b = 0; b < len; b += kSumBlock) {
+    const int64_t n = std::min(kSumBlock, len - b);
+    const float* xb = xr + b;
+    float lane[kSumLanes] = {};
+    int64_t i = 0;
+    for (; i + kSumLanes <= n; i += kSumLanes)
+      for (int l = 0; l < kSumLanes; ++l) lane[l] += term(xb[i + l]);
+    float part = 0.0f;
+    for (int l = 0; l < kSumLanes; ++l) part += lane[l];
+    for (; i < n; ++i) part += term(xb[i]);
+    sum += part;
+  }
+  return sum;
+}
+
+// ---- the reductions, one type each: a row-streaming form (sum-like only) and a per-output form
+// over ranges of the reduced elements (range: a part's accumulator; join: two parts' in order;
+// finish: the output from the whole range's accumulator). `shift` is log_sum_exp's max.
 struct term_x {
-  static float f(float v) { return v; }
+  float operator()(float v) const { return v; }
 };
 struct term_abs {
-  static float f(float v) { return std::fabs(v); }
+  float operator()(float v) const { return std::fabs(v); }
 };
 struct term_square {
-  static float f(float v) { return v * v; }
+  float operator()(float v) const { return v * v; }
 };
 struct post_none {
   static double f(double s, int64_t) { return s; }
@@ -69,82 +126,97 @@ struct post_sqrt {
   static double f(double s, int64_t) { return std::sqrt(s); }
 };
 
-// Visits the reduced elements of output o: body(row pointer, inner length, inner stride) for
-// each (coalesced) outer reduced index; the body returns false to stop early.
-struct red_iter {
-  const dims* kept;
-  const dims* red_outer;
-  int64_t outer, inner, inner_stride;
-  template <typename F>
-  void visit(const float* x, int64_t o, const F& body) const {
-    const float* xo = x + offset_of(*kept, o);
-    for (int64_t r = 0; r < outer; ++r)
-      if (!body(xo + offset_of(*red_outer, r), inner, inner_stride)) return;
-  }
-};
-
-// sum of T(x), then Post (in double; contiguous inner rows in float blocks, as before).
+// sum of Term(x), then Post.
 template <typename Term, typename Post>
 struct sum_like {
-  static constexpr bool kRowStream = true;
-  float one(const float* x, const red_iter& it, int64_t o, int64_t n_red) const {
+  static constexpr bool kRowStream = true, kShift = false;
+  using acc = double;
+  acc range(const float* x, const red_iter& it, int64_t o, int64_t b, int64_t e, float) const {
     double sum = 0.0;
-    it.visit(x, o, [&](const float* xr, int64_t len, int64_t st) {
-      if (st == 1) {
-        float part = 0.0f;
-        for (int64_t i = 0; i < len; ++i) part += Term::f(xr[i]);
-        sum += part;
-      } else {
-        for (int64_t i = 0; i < len; ++i) sum += Term::f(xr[i * st]);
-      }
+    it.visit(x, o, b, e, [&](const float* xr, int64_t len, int64_t st) {
+      sum += sum_run(xr, len, st, Term{});
       return true;
     });
-    return static_cast<float>(Post::f(sum, n_red));
+    return sum;
   }
-  static float term(float v) { return Term::f(v); }
+  static acc join(acc a, acc b) { return a + b; }
+  static float finish(acc s, int64_t n_red, float) { return static_cast<float>(Post::f(s, n_red)); }
+  static float term(float v) { return Term{}(v); }
   static double post(double s, int64_t n) { return Post::f(s, n); }
 };
 
 // max (kMax) or min; NaN propagates (and stops the scan).
 template <bool kMax>
 struct extreme {
-  static constexpr bool kRowStream = false;
-  float one(const float* x, const red_iter& it, int64_t o, int64_t) const {
+  static constexpr bool kRowStream = false, kShift = false;
+  using acc = float;
+  static acc pick(acc m, float v) { return ((kMax ? v > m : v < m) || v != v) ? v : m; }
+  acc range(const float* x, const red_iter& it, int64_t o, int64_t b, int64_t e, float) const {
     float m =
         kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
-    it.visit(x, o, [&](const float* xr, int64_t len, int64_t st) {
+    it.visit(x, o, b, e, [&](const float* xr, int64_t len, int64_t st) {
       for (int64_t i = 0; i < len; ++i) {
-        const float v = xr[i * st];
-        if ((kMax ? v > m : v < m) || v != v) m = v;
+        m = pick(m, xr[i * st]);
         if (m != m) return false;
       }
       return true;
     });
     return m;
   }
+  static acc join(acc a, acc b) { return a != a ? a : pick(a, b); }
+  static float finish(acc m, int64_t, float) { return m; }
   static float term(float v) { return v; }
   static double post(double s, int64_t) { return s; }
 };
 
-// m + log(sum(exp(x - m))), m = the max (0 when the max is not finite: then the result is
-// that max, -inf for all -inf, +inf with any +inf, NaN with any NaN).
+// m + log(sum(exp(x - m))), m = the max (0 when the max is not finite: then the result is that
+// max, -inf for all -inf, +inf with any +inf, NaN with any NaN); m is the shift, found first.
 struct log_sum_exp {
-  static constexpr bool kRowStream = false;
-  float one(const float* x, const red_iter& it, int64_t o, int64_t n_red) const {
-    float m = extreme<true>{}.one(x, it, o, n_red);
-    if (!std::isfinite(m)) m = 0.0f;
+  static constexpr bool kRowStream = false, kShift = true;
+  using acc = double;
+  acc range(const float* x, const red_iter& it, int64_t o, int64_t b, int64_t e, float m) const {
     double sum = 0.0;
-    it.visit(x, o, [&](const float* xr, int64_t len, int64_t st) {
-      float part = 0.0f;
-      for (int64_t i = 0; i < len; ++i) part += std::exp(xr[i * st] - m);
-      sum += part;
+    it.visit(x, o, b, e, [&](const float* xr, int64_t len, int64_t st) {
+      sum += sum_run(xr, len, st, [m](float v) { return std::exp(v - m); });
       return true;
     });
-    return static_cast<float>(std::log(sum) + m);
+    return sum;
   }
+  static acc join(acc a, acc b) { return a + b; }
+  static float finish(acc s, int64_t, float m) { return static_cast<float>(std::log(s) + m); }
   static float term(float v) { return v; }
   static double post(double s, int64_t) { return s; }
 };
+
+// Few outputs over long ranges (a reduction over all axes): each output's range is cut into
+// parts of kPart elements that run in parallel, their accumulators joined in order. The parts
+// depend on the shape alone (not on the thread count), so the result does too.
+constexpr int64_t kPart = int64_t{1} << 16, kSplitOutputs = 8;
+
+// Output o over its n_red reduced elements, in `parts` parts (1: one pass on this thread).
+template <typename R>
+float reduce_output(const R& r, const float* x, const red_iter& it, int64_t o, int64_t n_red,
+                    int64_t parts) {
+  auto whole = [&](const auto& red, float shift) {
+    using acc = typename std::decay_t<decltype(red)>::acc;
+    if (parts == 1) return red.range(x, it, o, 0, n_red, shift);
+    std::vector<acc> part(static_cast<size_t>(parts));
+    parallel_for(parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p)
+        part[static_cast<size_t>(p)] =
+            red.range(x, it, o, p * kPart, std::min(n_red, (p + 1) * kPart), shift);
+    });
+    acc total = part[0];
+    for (size_t p = 1; p < part.size(); ++p) total = red.join(total, part[p]);
+    return total;
+  };
+  float shift = 0.0f;
+  if constexpr (R::kShift) {
+    shift = whole(extreme<true>{}, 0.0f);
+    if (!std::isfinite(shift)) shift = 0.0f;
+  }
+  return r.finish(whole(r, shift), n_red, shift);
+}
 
 template <typename R>
 void reduce_run(const float* x, float* y, const dims& kept, dims red, int64_t n_out, int64_t n_red,
@@ -179,8 +251,13 @@ void reduce_run(const float* x, float* y, const dims& kept, dims red, int64_t n_
   dims red_outer = red;
   red_outer.rank = rl;
   const red_iter it{&kept, &red_outer, n_red / red.d[rl], red.d[rl], red.s[rl]};
+  if (n_out <= kSplitOutputs && n_red >= 2 * kPart) {
+    const int64_t parts = (n_red + kPart - 1) / kPart;
+    for (int64_t o = 0; o < n_out; ++o) y[o] = reduce_output(r, x, it, o, n_red, parts);
+    return;
+  }
   parallel_for(n_out, std::max<int64_t>(1, kElementwiseGrain / n_red), [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) y[o] = r.one(x, it, o, n_red);
+    for (int64_t o = b; o < e; ++o) y[o] = reduce_output(r, x, it, o, n_red, 1);
   });
 }
 

@@ -186,6 +186,8 @@ void bench_limits(context& ctx, const openblas& blas, const std::vector<int64_t>
 void bench_ops(context& ctx);
 void bench_square_gemms(context& ctx, const std::vector<int64_t>& sizes);
 void bench_resnet_conv(context& ctx);
+// A reduction over all axes of a [4096, 4096] float32 tensor (the large set).
+void bench_full_reduce(context& ctx);
 void bench_attention(context& ctx, const std::vector<std::string>& which);
 void bench_dispatch(context& ctx);
 // bench_steps.cpp: whole training steps of a model ("mlp" or "cnn") at batch 128; returns the

@@ -452,6 +452,23 @@ void bench_resnet_conv(context& ctx) {
   });
 }
 
+// A reduction over all axes of 16 Mi float32 elements (the large set): a loss or a norm over a
+// whole tensor; the cuda backend splits it over many blocks.
+void bench_full_reduce(context& ctx) {
+  const int64_t n = 4096;
+  dtensor& x = ctx.make({n, n}, 1.0f);
+  dtensor& y = ctx.make({});
+  nnp_reduce_params rp{};
+  rp.struct_size = sizeof rp;
+  rp.op = NNP_REDUCE_SUM;
+  rp.keepdims = 0;
+  rp.n_axes = 0;  // all axes (ONNX)
+  measure("reduce sum all 16M", dims({n, n}), 0, 4.0 * n * n, [&] {
+    check(nnp_reduce(ctx.stream, &rp, &x.t, &y.t), "reduce sum all");
+    ctx.sync();
+  });
+}
+
 // Attention at the named shapes ("vit", "T256", "T1024"), in float32, float16 and bfloat16.
 void bench_attention(context& ctx, const std::vector<std::string>& which) {
   // Attention (rank-4 [B, H, T, D]): the vit's blocks (B 128, 4 heads of 16, 17 tokens) and

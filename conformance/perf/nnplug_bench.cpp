@@ -4,7 +4,8 @@
 //   nnplug-bench --backend cpu [--reps 20] [--warmup 3] [--json out.json] [--filter conv]
 //   nnplug-bench --backend cpu --step mlp|cnn|all [--steps 20]
 //   nnplug-bench --backend cpu --vs-blas 9 [--reps 20] [--filter fc1]
-//   nnplug-bench --backend cpu --set large|all     (GEMM 1024-4096, ResNet conv, long attention)
+//   nnplug-bench --backend cpu --set large|all     (GEMM 1024-4096, ResNet conv, long attention,
+//                                                 a full reduction)
 //   nnplug-bench --backend cpu --limits            (copy/triad GB/s, direct cblas_sgemm GFLOP/s)
 //
 // Per-op rows: the median (and minimum) microseconds per call over --reps timed calls after
@@ -110,7 +111,10 @@ int main(int argc, char** argv) {
       if (models) bench_ops(ctx);
       bench_square_gemms(
           ctx, large ? std::vector<int64_t>{1024, 2048, 4096} : std::vector<int64_t>{1024});
-      if (large) bench_resnet_conv(ctx);
+      if (large) {
+        bench_resnet_conv(ctx);
+        bench_full_reduce(ctx);
+      }
       bench_attention(ctx, models ? std::vector<std::string>{"vit", "T256", "T1024"}
                                   : std::vector<std::string>{"T256", "T1024"});
       if (models) bench_dispatch(ctx);
