@@ -425,6 +425,12 @@ if [[ $bench -eq 1 ]]; then
       yard "torch-$model-b1024-fp32" 40 "$py" "$tb/torch_fashion_mnist.py" --model "$model" \
         "${tfm[@]}" --batch 1024 --no-tf32
     done
+    # PyTorch's GEMM, attention and layer-norm rows, and the attention rows on the tensor-core
+    # kernels (NNPLUG_CUDA_ATTENTION_KERNEL=mma, not the default until measured) beside them.
+    [[ -f "$dir/python/torch_gpu_rows.py" ]] &&
+      yard "torch-gpu-rows" 60 "$py" "$dir/python/torch_gpu_rows.py"
+    yard "nnplug-bench-attention-mma" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=mma \
+      "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
     # Mixed precision (train --precision bfloat16) against PyTorch's autocast in bfloat16
     # (scripts/bench/torch_train.py): batch 128 with graphs on both sides, and batch 1024 eager.
     tt=(--data "$data_dir" --device cuda --epochs 2 --precision bfloat16 --no-tf32)
@@ -455,8 +461,6 @@ if [[ $bench -eq 1 ]]; then
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter conv
     yard "nnplug-cnn-graph-nosmall" 40 env NNPLUG_CUDA_CONV_SMALL=0 "$bin/train" \
       --model cnn --backend cuda --epochs 2 --data "$data_dir" --graph
-    [[ -f "$dir/python/torch_gpu_rows.py" ]] &&
-      yard "torch-gpu-rows" 60 "$py" "$dir/python/torch_gpu_rows.py"
     # What the convolutions' non-finite guard costs: the same rows and the cnn without it.
     yard "nnplug-bench-conv-noguard" 30 env NNPLUG_CUDA_CONV_NONFINITE_GUARD=0 \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter conv
@@ -472,8 +476,6 @@ if [[ $bench -eq 1 ]]; then
     yard "nnplug-bench-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
     yard "nnplug-bench-attention-tiled" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=tiled \
-      "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
-    yard "nnplug-bench-attention-mma" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=mma \
       "$bin/nnplug-bench" --backend cuda --reps 10 --filter attention
     yard "nnplug-vit-graph-attention-rows" 40 env NNPLUG_CUDA_ATTENTION_KERNEL=rows \
       "$bin/train" --model vit --backend cuda --epochs 2 --data "$data_dir" --graph
