@@ -334,9 +334,11 @@ attention_call attention_call_of(const op_call& c) {
           g.tq > 0 && g.hq > 0 && g.batch > 0};
 }
 
-// The forward on float32 operands (mask and lse may be NULL), by the kernels path_of chooses.
+// The forward on float32 operands (mask and lse may be NULL), by the kernels path_of chooses;
+// `math` is the call's dtype (float32 copies of a 16-bit call's tensors: the tensor-core kernels
+// then multiply in that type).
 void forward_f32(stream& s, const attention_call& at, const float* q, const float* k,
-                 const float* v, const float* mask, float* y, float* lse) {
+                 const float* v, const float* mask, float* y, float* lse, elem math) {
   const attn_path path =
       path_of("attention_forward", at.g, forward_shared(at.g), tensor_core_attention(s));
   if (path == attn_path::small) {
@@ -344,7 +346,7 @@ void forward_f32(stream& s, const attention_call& at, const float* q, const floa
     return;
   }
   if (path == attn_path::mma) {
-    attention_forward_mma(s, at.a, q, k, v, mask, y, lse);
+    attention_forward_mma(s, at.a, q, k, v, mask, y, lse, math);
     return;
   }
   if (path == attn_path::tiled) {
@@ -359,7 +361,7 @@ void forward_f32(stream& s, const attention_call& at, const float* q, const floa
 // The backward on float32 operands, for a call with query rows and keys.
 void backward_f32(stream& s, const attention_call& at, const float* q, const float* k,
                   const float* v, const float* mask, const float* y, const float* dy,
-                  const float* lse, float* dq, float* dk, float* dv) {
+                  const float* lse, float* dq, float* dk, float* dv, elem math) {
   const nnp::kit::attention_geometry& g = at.g;
   const attn_path path =
       path_of("attention_backward", g, backward_shared(g), tensor_core_attention(s));
@@ -368,7 +370,7 @@ void backward_f32(stream& s, const attention_call& at, const float* q, const flo
     return;
   }
   if (path == attn_path::mma) {
-    attention_backward_mma(s, at.a, q, k, v, mask, y, dy, lse, dq, dk, dv);
+    attention_backward_mma(s, at.a, q, k, v, mask, y, dy, lse, dq, dk, dv, math);
     return;
   }
   if (path == attn_path::tiled) {
@@ -445,7 +447,7 @@ void forward_16bit(stream& s, const op_call& c, const attention_call& at, elem t
       f32_buffers(s, {numel_of(c.in(0)), numel_of(c.in(1)), numel_of(c.in(2)), numel_of(c.in(3)),
                       numel_of(c.out(0))});
   for (int i = 0; i < 4; ++i) to_f32(s, t, c.in(i), f[i]);
-  forward_f32(s, at, f[0], f[1], f[2], f[3], f[4], lse);
+  forward_f32(s, at, f[0], f[1], f[2], f[3], f[4], lse, t);
   from_f32(s, t, f[4], c.out(0));
 }
 
@@ -464,7 +466,7 @@ void backward_16bit(stream& s, const op_call& c, const attention_call& at, elem 
                       numel_of(c.in(4)), numel_of(c.in(5)), numel_of(c.out(0)), numel_of(c.out(1)),
                       numel_of(c.out(2))});
   for (int i = 0; i < 6; ++i) to_f32(s, t, c.in(i), f[i]);
-  backward_f32(s, at, f[0], f[1], f[2], f[3], f[4], f[5], lse, f[6], f[7], f[8]);
+  backward_f32(s, at, f[0], f[1], f[2], f[3], f[4], f[5], lse, f[6], f[7], f[8], t);
   for (int i = 0; i < 3; ++i) from_f32(s, t, f[6 + i], c.out(i));
 }
 
@@ -499,7 +501,7 @@ void op_attention_forward(stream& s, const op_call& c) {
     return;
   }
   forward_f32(s, at, opt_f32(c.in(0)), opt_f32(c.in(1)), opt_f32(c.in(2)), opt_f32(c.in(3)),
-              data_ptr<float>(*c.out(0)), f32_of(c.out(1)));
+              data_ptr<float>(*c.out(0)), f32_of(c.out(1)), elem::f32);
 }
 
 void op_attention_backward(stream& s, const op_call& c) {
@@ -526,7 +528,7 @@ void op_attention_backward(stream& s, const op_call& c) {
   }
   backward_f32(s, at, opt_f32(c.in(0)), opt_f32(c.in(1)), opt_f32(c.in(2)), opt_f32(c.in(3)),
                opt_f32(c.in(4)), opt_f32(c.in(5)), opt_f32(c.in(6)), data_ptr<float>(*c.out(0)),
-               data_ptr<float>(*c.out(1)), data_ptr<float>(*c.out(2)));
+               data_ptr<float>(*c.out(1)), data_ptr<float>(*c.out(2)), elem::f32);
 }
 
 // The rows of this file's kernels (plugin.cpp lists the files).

@@ -67,14 +67,16 @@ void attention_backward_tiled(stream& s, const attn_dims& a, const float* q, con
                               const float* v, const float* mask, const float* y, const float* dy,
                               const float* lse, float* dq, float* dk, float* dv);
 
-// The same on tensor cores (attention_mma.cu: 3xTF32 products, float32 softmax and sums), for
-// devices of compute capability 8.0 or later (tensor_core_attention says whether s's is).
+// The same on tensor cores (attention_mma.cu), for devices of compute capability 8.0 or later
+// (tensor_core_attention says whether s's is). The operands are float32; `math` is the call's
+// dtype: float32 runs 3xTF32 products, float16 and bfloat16 (float32 copies of 16-bit tensors)
+// 16-bit products with P and dS rounded to that type. Softmax and sums are float32.
 bool tensor_core_attention(const stream& s);
 void attention_forward_mma(stream& s, const attn_dims& a, const float* q, const float* k,
-                           const float* v, const float* mask, float* y, float* lse);
+                           const float* v, const float* mask, float* y, float* lse, elem math);
 void attention_backward_mma(stream& s, const attn_dims& a, const float* q, const float* k,
                             const float* v, const float* mask, const float* y, const float* dy,
-                            const float* lse, float* dq, float* dk, float* dv);
+                            const float* lse, float* dq, float* dk, float* dv, elem math);
 
 // Short-sequence forward and backward (attention_small.cu): one block per (query head, batch),
 // resp. (kv head, batch), for the calls within kSmallMaxTokens and kSmallMaxHeadDim; the

@@ -61,77 +61,161 @@ constexpr int kT = kAttnTile;     // query rows and keys per tile
 constexpr int kMmaThreads = 128;  // 4 warps of 16 rows
 constexpr int kLP = kT + 4;       // row length of the P / dS tiles
 
-// An A fragment (16 x 8) and a B fragment (8 x 8) in parts.
-struct frag_a {
-  uint32_t big[4], small[4], cross[4];
-};
-struct frag_b {
-  uint32_t big[2], small[2], cross[2];
-};
-NNP_ATTN_TILE void set(frag_a& f, int i, float x) {
-  const tf32_parts p = tf32_split(x);
-  f.big[i] = p.big;
-  f.small[i] = p.small;
-  f.cross[i] = p.cross;
-}
-NNP_ATTN_TILE void set(frag_b& f, int i, float x) {
-  const tf32_parts p = tf32_split(x);
-  f.big[i] = p.big;
-  f.small[i] = p.small;
-  f.cross[i] = p.cross;
-}
+// ---- arithmetic: how a warp multiplies 16 x kK by kK x 8 -------------------------------------
+// Each policy builds A and B fragments from float32 tiles in shared memory and multiplies them
+// into a C fragment (16 x 8, float32): load_a (16 rows at a, columns k0 ..), load_b_rows (B[k][n]
+// = X[n0 + n][k0 + k]: X's rows are B's columns) and load_b_cols (B[k][n] = X[k0 + k][n0 + n]).
 
-// c += a b in 3xTF32: the small terms first, then big x big.
-template <class Ctx>
-NNP_ATTN_TILE void mma3(Ctx& x, float (&c)[4], const frag_a& a, const frag_b& b) {
-  x.mma(c, a.small, b.cross);
-  x.mma(c, a.cross, b.small);
-  x.mma(c, a.big, b.big);
-}
+// float32 in 3xTF32 (tf32x3.hpp): mma.sync.m16n8k8 TF32, three per product.
+struct tf32x3_math {
+  static constexpr int kK = 8;
+  struct frag_a {
+    uint32_t big[4], small[4], cross[4];
+  };
+  struct frag_b {
+    uint32_t big[2], small[2], cross[2];
+  };
+  template <class F>
+  NNP_ATTN_TILE static void set(F& f, int i, float v) {
+    const tf32_parts p = tf32_split(v);
+    f.big[i] = p.big;
+    f.small[i] = p.small;
+    f.cross[i] = p.cross;
+  }
+  // A holds (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4).
+  NNP_ATTN_TILE static frag_a load_a(const float* a, int la, int k0, int g, int t) {
+    frag_a f;
+    set(f, 0, a[g * la + k0 + t]);
+    set(f, 1, a[(g + 8) * la + k0 + t]);
+    set(f, 2, a[g * la + k0 + t + 4]);
+    set(f, 3, a[(g + 8) * la + k0 + t + 4]);
+    return f;
+  }
+  // B holds (k = t, n = g), (k = t + 4, n = g).
+  NNP_ATTN_TILE static frag_b load_b_rows(const float* x, int lx, int n0, int k0, int g, int t) {
+    frag_b f;
+    set(f, 0, x[(n0 + g) * lx + k0 + t]);
+    set(f, 1, x[(n0 + g) * lx + k0 + t + 4]);
+    return f;
+  }
+  NNP_ATTN_TILE static frag_b load_b_cols(const float* x, int lx, int n0, int k0, int g, int t) {
+    frag_b f;
+    set(f, 0, x[(k0 + t) * lx + n0 + g]);
+    set(f, 1, x[(k0 + t + 4) * lx + n0 + g]);
+    return f;
+  }
+  // c += a b: the small terms first, then big x big.
+  template <class Ctx>
+  NNP_ATTN_TILE static void mma(Ctx& x, float (&c)[4], const frag_a& a, const frag_b& b) {
+    x.mma(c, a.small, b.cross);
+    x.mma(c, a.cross, b.small);
+    x.mma(c, a.big, b.big);
+  }
+};
 
-// The A fragment of columns k0 .. k0 + 7 of the 16 rows at x (row-major, rows of ld floats).
-NNP_ATTN_TILE frag_a load_a(const float* x, int ld, int k0, int g, int t) {
-  frag_a f;
-  set(f, 0, x[g * ld + k0 + t]);
-  set(f, 1, x[(g + 8) * ld + k0 + t]);
-  set(f, 2, x[g * ld + k0 + t + 4]);
-  set(f, 3, x[(g + 8) * ld + k0 + t + 4]);
-  return f;
+// float16 (kBf16 false) or bfloat16 operands: mma.sync.m16n8k16, float32 accumulation. The tiles
+// hold float32 values; an operand is rounded to the 16-bit type (to nearest even) as it is
+// packed, exactly for values that came from 16-bit tensors, and P and dS are rounded there (as
+// FlashAttention-2 and cuDNN's fused attention do). Ctx::pack16<kBf16>(lo, hi) makes a 32-bit
+// register of two 16-bit values (lo in the low half).
+template <bool kBf16>
+struct half_math {
+  static constexpr int kK = 16;
+  struct frag_a {
+    uint32_t r[4];
+  };
+  struct frag_b {
+    uint32_t r[2];
+  };
+  // A holds the pairs (g, 2t ..), (g + 8, 2t ..), (g, 2t + 8 ..), (g + 8, 2t + 8 ..).
+  template <class Ctx>
+  NNP_ATTN_TILE static frag_a load_a(Ctx& x, const float* a, int la, int k0, int g, int t) {
+    frag_a f;
+    const float* r0 = a + g * la + k0 + 2 * t;
+    const float* r8 = r0 + 8 * la;
+    f.r[0] = x.template pack16<kBf16>(r0[0], r0[1]);
+    f.r[1] = x.template pack16<kBf16>(r8[0], r8[1]);
+    f.r[2] = x.template pack16<kBf16>(r0[8], r0[9]);
+    f.r[3] = x.template pack16<kBf16>(r8[8], r8[9]);
+    return f;
+  }
+  // B holds the pairs (k = 2t .., n = g), (k = 2t + 8 .., n = g).
+  template <class Ctx>
+  NNP_ATTN_TILE static frag_b load_b_rows(Ctx& x, const float* xs, int lx, int n0, int k0, int g,
+                                          int t) {
+    frag_b f;
+    const float* r = xs + (n0 + g) * lx + k0 + 2 * t;
+    f.r[0] = x.template pack16<kBf16>(r[0], r[1]);
+    f.r[1] = x.template pack16<kBf16>(r[8], r[9]);
+    return f;
+  }
+  template <class Ctx>
+  NNP_ATTN_TILE static frag_b load_b_cols(Ctx& x, const float* xs, int lx, int n0, int k0, int g,
+                                          int t) {
+    frag_b f;
+    const float* c = xs + (k0 + 2 * t) * lx + n0 + g;
+    f.r[0] = x.template pack16<kBf16>(c[0], c[lx]);
+    f.r[1] = x.template pack16<kBf16>(c[8 * lx], c[9 * lx]);
+    return f;
+  }
+  template <class Ctx>
+  NNP_ATTN_TILE static void mma(Ctx& x, float (&c)[4], const frag_a& a, const frag_b& b) {
+    x.template mma16<kBf16>(c, a.r, b.r);
+  }
+};
+
+// The policies' fragment loads with one signature (the TF32 split needs no context).
+template <class M, class Ctx>
+NNP_ATTN_TILE typename M::frag_a load_a(Ctx& x, const float* a, int la, int k0, int g, int t) {
+  if constexpr (M::kK == 8) {
+    (void)x;
+    return M::load_a(a, la, k0, g, t);
+  } else {
+    return M::load_a(x, a, la, k0, g, t);
+  }
+}
+template <class M, bool kRows, class Ctx>
+NNP_ATTN_TILE typename M::frag_b load_b(Ctx& x, const float* xs, int lx, int n0, int k0, int g,
+                                        int t) {
+  if constexpr (M::kK == 8) {
+    (void)x;
+    if constexpr (kRows)
+      return M::load_b_rows(xs, lx, n0, k0, g, t);
+    else
+      return M::load_b_cols(xs, lx, n0, k0, g, t);
+  } else {
+    if constexpr (kRows)
+      return M::load_b_rows(x, xs, lx, n0, k0, g, t);
+    else
+      return M::load_b_cols(x, xs, lx, n0, k0, g, t);
+  }
 }
 
 // acc[n] += A X^T for n < NT: A the 16 x KD rows at a (rows of la floats), X the 8 NT x KD rows
 // at x (rows of lx floats): S = Q K^T, S^T = K Q^T, dP = dY V^T, dP^T = V dY^T.
-template <int NT, int KD, class Ctx>
+template <class M, int NT, int KD, class Ctx>
 NNP_ATTN_TILE void warp_abt(Ctx& cx, float (&acc)[NT][4], const float* a, int la, const float* x,
                             int lx, int g, int t) {
   NNP_CUDA_UNROLL_N(1)
-  for (int k0 = 0; k0 < KD; k0 += 8) {
-    const frag_a fa = load_a(a, la, k0, g, t);
+  for (int k0 = 0; k0 < KD; k0 += M::kK) {
+    const typename M::frag_a fa = load_a<M>(cx, a, la, k0, g, t);
     NNP_CUDA_UNROLL
-    for (int n = 0; n < NT; ++n) {
-      frag_b fb;
-      set(fb, 0, x[(n * 8 + g) * lx + k0 + t]);
-      set(fb, 1, x[(n * 8 + g) * lx + k0 + t + 4]);
-      mma3(cx, acc[n], fa, fb);
-    }
+    for (int n = 0; n < NT; ++n)
+      M::mma(cx, acc[n], fa, load_b<M, true>(cx, x, lx, n * 8, k0, g, t));
   }
 }
 
 // acc[n] += A X for n < NT: A the 16 x KD rows at a, X the KD x 8 NT rows at x (rows of lx
 // floats): O = P V, dV = P^T dY, dK = dS^T Q, dQ = dS K.
-template <int NT, int KD, class Ctx>
+template <class M, int NT, int KD, class Ctx>
 NNP_ATTN_TILE void warp_ab(Ctx& cx, float (&acc)[NT][4], const float* a, int la, const float* x,
                            int lx, int g, int t) {
   NNP_CUDA_UNROLL_N(1)
-  for (int k0 = 0; k0 < KD; k0 += 8) {
-    const frag_a fa = load_a(a, la, k0, g, t);
+  for (int k0 = 0; k0 < KD; k0 += M::kK) {
+    const typename M::frag_a fa = load_a<M>(cx, a, la, k0, g, t);
     NNP_CUDA_UNROLL
-    for (int n = 0; n < NT; ++n) {
-      frag_b fb;
-      set(fb, 0, x[(k0 + t) * lx + n * 8 + g]);
-      set(fb, 1, x[(k0 + t + 4) * lx + n * 8 + g]);
-      mma3(cx, acc[n], fa, fb);
-    }
+    for (int n = 0; n < NT; ++n)
+      M::mma(cx, acc[n], fa, load_b<M, false>(cx, x, lx, n * 8, k0, g, t));
   }
 }
 
@@ -172,7 +256,7 @@ constexpr int forward_floats() {
   return kT * (2 * (HD + 4) + (HD + 8) + kLP);
 }
 
-template <int HD, class Ctx>
+template <int HD, class M, class Ctx>
 NNP_ATTN_TILE void forward_tile(Ctx& x, float* smem, const attn_dims& a, const float* q,
                                 const float* k, const float* v, const float* mask, float* y,
                                 float* lse) {
@@ -206,7 +290,7 @@ NNP_ATTN_TILE void forward_tile(Ctx& x, float* smem, const attn_dims& a, const f
     float s[NT][4];
     NNP_CUDA_UNROLL
     for (int n = 0; n < NT; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-    warp_abt<NT, HD>(x, s, qs + w0 * LQ, LQ, ks, LQ, g, t);
+    warp_abt<M, NT, HD>(x, s, qs + w0 * LQ, LQ, ks, LQ, g, t);
     float mt[2] = {-INFINITY, -INFINITY};
     NNP_CUDA_UNROLL
     for (int n = 0; n < NT; ++n) NNP_CUDA_UNROLL
@@ -242,7 +326,7 @@ NNP_ATTN_TILE void forward_tile(Ctx& x, float* smem, const attn_dims& a, const f
     x.sync_warp();  // the warp's reads of the previous P are done
     store_c<NT>(pw, kLP, s, g, t);
     x.sync_warp();
-    warp_ab<OT, kT>(x, o, pw, kLP, vs, LV, g, t);
+    warp_ab<M, OT, kT>(x, o, pw, kLP, vs, LV, g, t);
   }
   NNP_CUDA_UNROLL
   for (int i = 0; i < 2; ++i) {
@@ -274,7 +358,7 @@ constexpr int backward_floats() {
 
 // dK and dV of one key tile of kv head gk, summed over the group's query heads; warp w owns the
 // tile's keys 16 w .. 16 w + 15 (the rows of its A fragments: K, V, P^T, dS^T).
-template <int HD, class Ctx>
+template <int HD, class M, class Ctx>
 NNP_ATTN_TILE void dkdv_tile(Ctx& x, float* smem, const attn_dims& a, const float* q,
                              const float* k, const float* v, const float* mask, const float* dy,
                              const float* lse, const float* delta, float* dk, float* dv) {
@@ -321,7 +405,7 @@ NNP_ATTN_TILE void dkdv_tile(Ctx& x, float* smem, const attn_dims& a, const floa
       float st[NT][4];
       NNP_CUDA_UNROLL
       for (int n = 0; n < NT; ++n) st[n][0] = st[n][1] = st[n][2] = st[n][3] = 0.0f;
-      warp_abt<NT, HD>(x, st, ks + w0 * LD, LD, qs, LD, g, t);
+      warp_abt<M, NT, HD>(x, st, ks + w0 * LD, LD, qs, LD, g, t);
       NNP_CUDA_UNROLL
       for (int n = 0; n < NT; ++n) NNP_CUDA_UNROLL
       for (int e = 0; e < 4; ++e) {
@@ -333,12 +417,12 @@ NNP_ATTN_TILE void dkdv_tile(Ctx& x, float* smem, const attn_dims& a, const floa
       x.sync_warp();  // the warp's reads of the previous dS^T are done
       store_c<NT>(pw, kLP, st, g, t);
       x.sync_warp();
-      warp_ab<OT, kT>(x, dva, pw, kLP, dys, LD, g, t);  // dV += P^T dY
+      warp_ab<M, OT, kT>(x, dva, pw, kLP, dys, LD, g, t);  // dV += P^T dY
       // dP^T = V dY^T, then dS^T = scale P^T (dP^T - delta) over P^T (each lane its own entries).
       float dpt[NT][4];
       NNP_CUDA_UNROLL
       for (int n = 0; n < NT; ++n) dpt[n][0] = dpt[n][1] = dpt[n][2] = dpt[n][3] = 0.0f;
-      warp_abt<NT, HD>(x, dpt, vs + w0 * LD, LD, dys, LD, g, t);
+      warp_abt<M, NT, HD>(x, dpt, vs + w0 * LD, LD, dys, LD, g, t);
       x.sync_warp();  // the warp's reads of P^T (dV above) are done
       NNP_CUDA_UNROLL
       for (int n = 0; n < NT; ++n) NNP_CUDA_UNROLL
@@ -348,7 +432,7 @@ NNP_ATTN_TILE void dkdv_tile(Ctx& x, float* smem, const attn_dims& a, const floa
         *pe = a.scale * *pe * (dpt[n][e] - delta_s[rl]);
       }
       x.sync_warp();
-      warp_ab<OT, kT>(x, dka, pw, kLP, qs, LD, g, t);  // dK += dS^T Q
+      warp_ab<M, OT, kT>(x, dka, pw, kLP, qs, LD, g, t);  // dK += dS^T Q
     }
   }
   NNP_CUDA_UNROLL
@@ -368,7 +452,7 @@ NNP_ATTN_TILE void dkdv_tile(Ctx& x, float* smem, const attn_dims& a, const floa
 }
 
 // dQ of one query tile of query head h; warp w owns the tile's rows 16 w .. 16 w + 15.
-template <int HD, class Ctx>
+template <int HD, class M, class Ctx>
 NNP_ATTN_TILE void dq_tile(Ctx& x, float* smem, const attn_dims& a, const float* q, const float* k,
                            const float* v, const float* mask, const float* dy, const float* lse,
                            const float* delta, float* dq) {
@@ -410,8 +494,8 @@ NNP_ATTN_TILE void dq_tile(Ctx& x, float* smem, const attn_dims& a, const float*
     NNP_CUDA_UNROLL
     for (int n = 0; n < NT; ++n) NNP_CUDA_UNROLL
     for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
-    warp_abt<NT, HD>(x, s, qs + w0 * LD, LD, ks, LD, g, t);
-    warp_abt<NT, HD>(x, dp, dys + w0 * LD, LD, vs, LD, g, t);
+    warp_abt<M, NT, HD>(x, s, qs + w0 * LD, LD, ks, LD, g, t);
+    warp_abt<M, NT, HD>(x, dp, dys + w0 * LD, LD, vs, LD, g, t);
     NNP_CUDA_UNROLL
     for (int n = 0; n < NT; ++n) NNP_CUDA_UNROLL
     for (int e = 0; e < 4; ++e) {
@@ -423,7 +507,7 @@ NNP_ATTN_TILE void dq_tile(Ctx& x, float* smem, const attn_dims& a, const float*
     x.sync_warp();  // the warp's reads of the previous dS are done
     store_c<NT>(pw, kLP, s, g, t);
     x.sync_warp();
-    warp_ab<OT, kT>(x, dqa, pw, kLP, ks, LD, g, t);  // dQ += dS K
+    warp_ab<M, OT, kT>(x, dqa, pw, kLP, ks, LD, g, t);  // dQ += dS K
   }
   NNP_CUDA_UNROLL
   for (int i = 0; i < 2; ++i) {

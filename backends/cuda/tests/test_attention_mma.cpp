@@ -50,6 +50,39 @@ struct emu_warp {
   uint32_t a[2][32][4], b[2][32][2];
 };
 
+// ---- 16-bit floats on the host --------------------------------------------------------------
+
+// v rounded to nearest even with `bits` significand bits (11 for float16, 8 for bfloat16) and
+// the smallest exponent min_exp (-14, -126); no overflow in these tests.
+double round_to(double v, int bits, int min_exp) {
+  if (v == 0.0 || !std::isfinite(v)) return v;
+  const int e = std::max(std::ilogb(v), min_exp);
+  const double quantum = std::ldexp(1.0, e - (bits - 1));
+  return std::nearbyint(v / quantum) * quantum;
+}
+float to_half(float v) { return static_cast<float>(round_to(v, 11, -14)); }
+float to_bf16(float v) { return static_cast<float>(round_to(v, 8, -126)); }
+
+// The bits of float16 value h (exactly representable).
+uint16_t half_bits(float h) {
+  const uint16_t sign = std::signbit(h) ? 0x8000 : 0;
+  const double a = std::fabs(static_cast<double>(h));
+  if (a == 0.0) return sign;
+  if (a < std::ldexp(1.0, -14))
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(a / std::ldexp(1.0, -24)));
+  const int e = std::ilogb(a);
+  const auto m = static_cast<uint16_t>((a / std::ldexp(1.0, e) - 1.0) * 1024.0);
+  return static_cast<uint16_t>(sign | ((e + 15) << 10) | m);
+}
+float half_value(uint16_t b) {
+  const double sign = (b & 0x8000) != 0 ? -1.0 : 1.0;
+  const int e = (b >> 10) & 0x1f, m = b & 0x3ff;
+  if (e == 0) return static_cast<float>(sign * std::ldexp(m, -24));
+  return static_cast<float>(sign * std::ldexp(1024 + m, e - 25));
+}
+uint16_t bf16_bits(float b) { return static_cast<uint16_t>(nnp::cuda::float_bits(b) >> 16); }
+float bf16_value(uint16_t b) { return nnp::cuda::bits_float(uint32_t{b} << 16); }
+
 struct emu_block;
 
 // The execution context of one thread of the block (attention_mma_tiles.hpp's Ctx).
@@ -62,6 +95,13 @@ struct emu_ctx {
   void sync_warp();
   float shfl_xor(float v, int lane_mask);
   void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+  template <bool kBf16>
+  uint32_t pack16(float lo, float hi) const {
+    if (kBf16) return bf16_bits(to_bf16(lo)) | uint32_t{bf16_bits(to_bf16(hi))} << 16;
+    return half_bits(to_half(lo)) | uint32_t{half_bits(to_half(hi))} << 16;
+  }
+  template <bool kBf16>
+  void mma16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 };
 
 struct emu_block {
@@ -170,6 +210,39 @@ void emu_ctx::mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
   f->uc_stack.ss_size = bytes;
   f->uc_link = back;
   makecontext(f, fiber_entry, 0);
+}
+
+// c += A B for 16-bit fragments (mma.sync.m16n8k16): A (16 x 16) holds the pairs (g, 2t ..),
+// (g + 8, 2t ..), (g, 2t + 8 ..), (g + 8, 2t + 8 ..) in lane 4 g + t, the lower column in the
+// low half; B (16 x 8) the pairs (k = 2t .., n = g), (k = 2t + 8 .., n = g); C as for TF32.
+// Products of 16-bit values are exact in float32; the sixteen are added in float32 in k order.
+template <bool kBf16>
+void emu_ctx::mma16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  emu_warp& w = blk->warps[t / 32];
+  const int lane = t % 32, p = w.parity[lane];
+  w.parity[lane] ^= 1;
+  for (int i = 0; i < 4; ++i) w.a[p][lane][i] = a[i];
+  for (int i = 0; i < 2; ++i) w.b[p][lane][i] = b[i];
+  blk->wait(w.bar, 32);
+  auto value = [](uint32_t word, int half) {
+    const auto bits = static_cast<uint16_t>(half != 0 ? word >> 16 : word & 0xffffu);
+    return kBf16 ? bf16_value(bits) : half_value(bits);
+  };
+  auto A = [&](int row, int k) {
+    const int tk = (k % 8) / 2;
+    return value(w.a[p][(row % 8) * 4 + tk][row / 8 + 2 * (k / 8)], k % 2);
+  };
+  auto B = [&](int k, int n) {
+    const int tk = (k % 8) / 2;
+    return value(w.b[p][n * 4 + tk][k / 8], k % 2);
+  };
+  const int g = lane / 4, tt = lane % 4;
+  for (int e = 0; e < 4; ++e) {
+    const int row = g + 8 * (e / 2), col = 2 * tt + e % 2;
+    float acc = c[e];
+    for (int k = 0; k < 16; ++k) acc += A(row, k) * B(k, col);
+    c[e] = acc;
+  }
 }
 
 // Runs body on every block of grid (x, y, z), each with `floats` floats of shared memory.
@@ -311,7 +384,7 @@ results by_definition(const geometry& g, const attn_dims& a, const tensors& in) 
 
 // ---- the tiles on the emulated GPU --------------------------------------------------------------
 
-template <int HD>
+template <int HD, class M>
 results by_tiles(const geometry& g, const attn_dims& a, const tensors& in) {
   std::vector<float> y(in.q.size() / static_cast<size_t>(g.d) * static_cast<size_t>(g.dv),
                        std::numeric_limits<float>::quiet_NaN());
@@ -323,8 +396,8 @@ results by_tiles(const geometry& g, const attn_dims& a, const tensors& in) {
   const unsigned ktiles[3] = {static_cast<unsigned>((g.tk + tiles::kT - 1) / tiles::kT),
                               static_cast<unsigned>(g.hkv), static_cast<unsigned>(g.b)};
   launch(qtiles, tiles::forward_floats<HD>(), [&](emu_ctx& x) {
-    tiles::forward_tile<HD>(x, x.blk->smem.data(), a, in.q.data(), in.k.data(), in.v.data(), mask,
-                            y.data(), lse.data());
+    tiles::forward_tile<HD, M>(x, x.blk->smem.data(), a, in.q.data(), in.k.data(), in.v.data(),
+                               mask, y.data(), lse.data());
   });
   // delta_i = dY_i . Y_i in float32 (attention_delta's kernel on the device).
   std::vector<float> delta(lse.size(), 0.0f);
@@ -342,12 +415,12 @@ results by_tiles(const geometry& g, const attn_dims& a, const tensors& in) {
   std::vector<float> dk(in.k.size(), std::numeric_limits<float>::quiet_NaN());
   std::vector<float> dv(in.v.size(), std::numeric_limits<float>::quiet_NaN());
   launch(ktiles, tiles::backward_floats<HD>(), [&](emu_ctx& x) {
-    tiles::dkdv_tile<HD>(x, x.blk->smem.data(), a, in.q.data(), in.k.data(), in.v.data(), mask,
-                         in.dy.data(), lse.data(), delta.data(), dk.data(), dv.data());
+    tiles::dkdv_tile<HD, M>(x, x.blk->smem.data(), a, in.q.data(), in.k.data(), in.v.data(), mask,
+                            in.dy.data(), lse.data(), delta.data(), dk.data(), dv.data());
   });
   launch(qtiles, tiles::backward_floats<HD>(), [&](emu_ctx& x) {
-    tiles::dq_tile<HD>(x, x.blk->smem.data(), a, in.q.data(), in.k.data(), in.v.data(), mask,
-                       in.dy.data(), lse.data(), delta.data(), dq.data());
+    tiles::dq_tile<HD, M>(x, x.blk->smem.data(), a, in.q.data(), in.k.data(), in.v.data(), mask,
+                          in.dy.data(), lse.data(), delta.data(), dq.data());
   });
   results r;
   r.y.assign(y.begin(), y.end());
@@ -373,7 +446,22 @@ double max_error(const std::vector<double>& got, const std::vector<double>& want
   return err / (scale > 0.0 ? scale : 1.0);
 }
 
-void check(const geometry& g, unsigned seed) {
+// The arithmetic of a run: float32 in 3xTF32, or 16-bit operands.
+enum class math { f32, f16, bf16 };
+
+template <int HD>
+results by_tiles(const geometry& g, const attn_dims& a, const tensors& in, math m) {
+  switch (m) {
+    case math::f16:
+      return by_tiles<HD, tiles::half_math<false>>(g, a, in);
+    case math::bf16:
+      return by_tiles<HD, tiles::half_math<true>>(g, a, in);
+    default:
+      return by_tiles<HD, tiles::tf32x3_math>(g, a, in);
+  }
+}
+
+void check(const geometry& g, unsigned seed, math m = math::f32) {
   CAPTURE(g.b);
   CAPTURE(g.hq);
   CAPTURE(g.hkv);
@@ -384,13 +472,18 @@ void check(const geometry& g, unsigned seed) {
   CAPTURE(g.packed);
   CAPTURE(g.causal);
   CAPTURE(g.mask);
+  CAPTURE(static_cast<int>(m));
   const attn_dims a = dims_of(g);
   std::mt19937 rng(seed);
   std::normal_distribution<float> n01(0.0f, 1.0f);
+  // 16-bit calls: the operands are 16-bit values (their float32 copies reach the tiles).
+  auto storage = [m](float v) {
+    return m == math::f16 ? to_half(v) : m == math::bf16 ? to_bf16(v) : v;
+  };
   tensors in;
   auto fill = [&](std::vector<float>& t, int64_t count) {
     t.resize(static_cast<size_t>(count));
-    for (float& x : t) x = n01(rng);
+    for (float& x : t) x = storage(n01(rng));
   };
   fill(in.q, g.b * g.hq * g.tq * g.d);
   fill(in.k, g.b * g.hkv * g.tk * g.d);
@@ -405,13 +498,15 @@ void check(const geometry& g, unsigned seed) {
   const results want = by_definition(g, a, in);
   g_not_tf32 = false;
   const int hd = std::max(g.d, g.dv) <= 32 ? 32 : std::max(g.d, g.dv) <= 64 ? 64 : 128;
-  const results got = hd == 32   ? by_tiles<32>(g, a, in)
-                      : hd == 64 ? by_tiles<64>(g, a, in)
-                                 : by_tiles<128>(g, a, in);
+  const results got = hd == 32   ? by_tiles<32>(g, a, in, m)
+                      : hd == 64 ? by_tiles<64>(g, a, in, m)
+                                 : by_tiles<128>(g, a, in, m);
   // 3xTF32 products and float32 sums: within a few float32 roundings of the largest terms
-  // (1e-7 to 8e-7 in these cases; TF32 products alone would be near 1e-3).
+  // (1e-7 to 8e-7 in these cases; TF32 products alone would be near 1e-3). 16-bit: P and dS
+  // rounded to the type (float16 2^-11, bfloat16 2^-8 relative), the sums float32: up to
+  // 3.3e-4 (float16) and 2.8e-3 (bfloat16) in these cases.
   CHECK_FALSE(g_not_tf32);
-  const double tol = 5e-6;
+  const double tol = m == math::f16 ? 1e-3 : m == math::bf16 ? 8e-3 : 5e-6;
   CHECK(max_error(got.y, want.y) <= tol);
   CHECK(max_error(got.lse, want.lse) <= tol);
   CHECK(max_error(got.dq, want.dq) <= tol);
@@ -443,4 +538,12 @@ TEST_CASE("attention mma tiles (emulated): head dimensions padded to 128") {
 
 TEST_CASE("attention mma tiles (emulated): causal with fewer query rows than keys, packed") {
   check({1, 2, 1, 40, 100, 32, 32, true, true, false, 0.17f}, 5);
+}
+
+TEST_CASE("attention mma tiles (emulated): float16 and bfloat16 operands") {
+  for (const math m : {math::f16, math::bf16}) {
+    check({2, 4, 2, 70, 66, 20, 24, true, false, false, 0.2f}, 6, m);
+    check({1, 2, 1, 80, 72, 64, 40, false, true, true, 0.125f}, 7, m);
+    check({1, 1, 1, 65, 65, 72, 100, false, false, true, 0.1f}, 8, m);
+  }
 }
