@@ -1,6 +1,7 @@
-// attention_mma.cu — float32 attention on tensor cores in 3xTF32, forward and backward: the
-// kernels and launches of the tiles of attention_mma_tiles.hpp (the design, the precision and
-// the shared memory are described there), with the device's execution context.
+// attention_mma.cu — attention on tensor cores (3xTF32 for float32 calls, float16/bfloat16
+// products for 16-bit ones), forward and backward: the kernels and launches of the tiles of
+// attention_mma_tiles.hpp (the design, the precision and the shared memory are described
+// there), with the device's execution context.
 #include "attention.cuh"
 #include "attention_mma_tiles.hpp"
 #include "context.hpp"

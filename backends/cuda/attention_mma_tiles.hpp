@@ -1,9 +1,11 @@
-// attention_mma_tiles.hpp — scaled dot-product attention in float32 on tensor cores, forward and
-// backward, as the work of one block (attention_mma.cu launches it): the tiles and the work split
-// of attention_tiled.cu (FlashAttention-2, T. Dao, 2023, arXiv:2307.08691, Algorithms 1 and 2; the
-// semantics of nnp_attention_params in nnplug_ops.h), with every product of the five matrix
-// products (S = Q K^T, O = P V; dP = dY V^T, dV = P^T dY, dK = dS^T Q, dQ = dS K) on the tensor
-// cores in 3xTF32.
+// attention_mma_tiles.hpp — scaled dot-product attention on tensor cores, forward and backward,
+// as the work of one block (attention_mma.cu launches it): the tiles and the work split of
+// attention_tiled.cu (FlashAttention-2, T. Dao, 2023, arXiv:2307.08691, Algorithms 1 and 2; the
+// semantics of nnp_attention_params in nnplug_ops.h), with every product of the matrix products
+// (S = Q K^T, O = P V; dP = dY V^T, dV = P^T dY, dK = dS^T Q, dQ = dS K) on the tensor cores:
+// in 3xTF32 for float32 calls (tf32x3_math), in float16 or bfloat16 for 16-bit calls
+// (half_math: mma.sync.m16n8k16, P and dS rounded to the type). The tiles hold float32 values;
+// the softmax, its statistics and every sum are float32.
 //
 // 3xTF32 (tf32x3.hpp; NVIDIA CUTLASS's OpMultiplyAddFastF32, the float32 arithmetic of
 // PyTorch's memory-efficient attention on compute capability 8.0 and later): each float32
@@ -13,11 +15,11 @@
 // 2^-24), then the tensor cores' float32 sums. Non-finite operands: tf32x3.hpp.
 //
 // Blocks of 4 warps (128 threads), tiles of 64 query rows by 64 keys as in attention_tiled.cu,
-// each warp owning 16 rows of the block's tile (the m of m16n8k8); head dimensions padded to
-// HD = 32, 64 or 128 (zero-filled in shared memory). Fragment layouts are those of the PTX ISA
-// ("Matrix fragments for mma.m16n8k8", .tf32): with g = lane / 4 and t = lane % 4, A holds
-// (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4); B holds (k = t, n = g), (k = t + 4, n = g);
-// C holds (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1).
+// each warp owning 16 rows of the block's tile (the m of m16n8k8 / m16n8k16); head dimensions
+// padded to HD = 32, 64 or 128 (zero-filled in shared memory). Fragment layouts are those of
+// the PTX ISA ("Matrix fragments for mma.m16n8k8" and "... mma.m16n8k16", listed with the
+// policies below); with g = lane / 4 and t = lane % 4, C holds (g, 2t), (g, 2t + 1), (g + 8, 2t),
+// (g + 8, 2t + 1) in both.
 //  - forward, one block per (query tile, query head, batch): Q, K and V tiles row-major in
 //    shared memory; per key tile each warp computes its 16 x 64 scores in C fragments, keeps the
 //    online softmax's running max and sum per row (reduced over the 4 lanes of a row by
@@ -38,9 +40,10 @@
 //
 // The tiles are templates over the block's execution context Ctx, which provides the thread's
 // index in the block (tid), the block's index in the grid (block(0..2)), the block and warp
-// barriers (sync_block, sync_warp), shfl_xor and mma (one mma.sync.m16n8k8 TF32 instruction of
-// the warp): attention_mma.cu's on the device, tests/test_attention_mma.cpp's emulation on the
-// host, which checks the tiles against attention's definition without a GPU.
+// barriers (sync_block, sync_warp), shfl_xor, mma (one mma.sync.m16n8k8 TF32 instruction of
+// the warp), pack16 and mma16 (m16n8k16, float16 or bfloat16): attention_mma.cu's on the
+// device, tests/test_attention_mma.cpp's emulation on the host, which checks the tiles against
+// attention's definition without a GPU.
 #pragma once
 
 #include "attention_tile.hpp"
