@@ -172,34 +172,44 @@ float emu_ctx::shfl_xor(float v, int lane_mask) {
   return w.f[p][lane ^ lane_mask];
 }
 
-// c += A B for the warp's fragments: A (16 x 8) holds (g, t), (g + 8, t), (g, t + 4),
-// (g + 8, t + 4) in lane 4 g + t; B (8 x 8) holds (k = t, n = g), (k = t + 4, n = g); C (16 x 8)
-// holds (g, 2 t), (g, 2 t + 1), (g + 8, 2 t), (g + 8, 2 t + 1). TF32 operands times TF32
-// operands are exact in float32; the eight products are added in float32 in k order.
-void emu_ctx::mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  emu_warp& w = blk->warps[t / 32];
-  const int lane = t % 32, p = w.parity[lane];
+// c += A B over the warp: the lane's fragments go into the warp's slots, and once every lane's
+// are there, the lane adds to its C elements ((g, 2 t), (g, 2 t + 1), (g + 8, 2 t),
+// (g + 8, 2 t + 1), g = lane / 4, t = lane % 4) the K products A(w, p, row, k) B(w, p, k, col)
+// in float32 in k order, reading the operands from slot set p of warp w.
+template <int K, class AOf, class BOf>
+void warp_mma(emu_ctx& x, float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
+              const AOf& A, const BOf& B) {
+  emu_warp& w = x.blk->warps[x.t / 32];
+  const int lane = x.t % 32, p = w.parity[lane];
   w.parity[lane] ^= 1;
   for (int i = 0; i < 4; ++i) w.a[p][lane][i] = a[i];
   for (int i = 0; i < 2; ++i) w.b[p][lane][i] = b[i];
-  blk->wait(w.bar, 32);
-  auto A = [&](int row, int k) {
-    const uint32_t bits = w.a[p][(row % 8) * 4 + k % 4][row / 8 + 2 * (k / 4)];
-    g_not_tf32 |= (bits & 0x1fffu) != 0u;  // a TF32 operand has its low 13 bits 0
-    return nnp::cuda::bits_float(bits);
-  };
-  auto B = [&](int k, int n) {
-    const uint32_t bits = w.b[p][n * 4 + k % 4][k / 4];
-    g_not_tf32 |= (bits & 0x1fffu) != 0u;
-    return nnp::cuda::bits_float(bits);
-  };
+  x.blk->wait(w.bar, 32);
   const int g = lane / 4, tt = lane % 4;
   for (int e = 0; e < 4; ++e) {
     const int row = g + 8 * (e / 2), col = 2 * tt + e % 2;
     float acc = c[e];
-    for (int k = 0; k < 8; ++k) acc += A(row, k) * B(k, col);
+    for (int k = 0; k < K; ++k) acc += A(w, p, row, k) * B(w, p, k, col);
     c[e] = acc;
   }
+}
+
+// mma.sync.m16n8k8 TF32: A (16 x 8) holds (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) in lane
+// 4 g + t; B (8 x 8) holds (k = t, n = g), (k = t + 4, n = g). TF32 operands times TF32
+// operands are exact in float32.
+void emu_ctx::mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  warp_mma<8>(
+      *this, c, a, b,
+      [](const emu_warp& w, int p, int row, int k) {
+        const uint32_t bits = w.a[p][(row % 8) * 4 + k % 4][row / 8 + 2 * (k / 4)];
+        g_not_tf32 |= (bits & 0x1fffu) != 0u;  // a TF32 operand has its low 13 bits 0
+        return nnp::cuda::bits_float(bits);
+      },
+      [](const emu_warp& w, int p, int k, int n) {
+        const uint32_t bits = w.b[p][n * 4 + k % 4][k / 4];
+        g_not_tf32 |= (bits & 0x1fffu) != 0u;
+        return nnp::cuda::bits_float(bits);
+      });
 }
 
 // Makes f a fiber that runs fiber_entry on the stack [sp, sp + bytes) and returns to `back`
@@ -212,37 +222,24 @@ void emu_ctx::mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
   makecontext(f, fiber_entry, 0);
 }
 
-// c += A B for 16-bit fragments (mma.sync.m16n8k16): A (16 x 16) holds the pairs (g, 2t ..),
-// (g + 8, 2t ..), (g, 2t + 8 ..), (g + 8, 2t + 8 ..) in lane 4 g + t, the lower column in the
-// low half; B (16 x 8) the pairs (k = 2t .., n = g), (k = 2t + 8 .., n = g); C as for TF32.
-// Products of 16-bit values are exact in float32; the sixteen are added in float32 in k order.
+// mma.sync.m16n8k16, float16 or bfloat16: A (16 x 16) holds the pairs (g, 2t ..), (g + 8, 2t ..),
+// (g, 2t + 8 ..), (g + 8, 2t + 8 ..) in lane 4 g + t, the lower column in the low half; B
+// (16 x 8) the pairs (k = 2t .., n = g), (k = 2t + 8 .., n = g). Products of 16-bit values are
+// exact in float32.
 template <bool kBf16>
 void emu_ctx::mma16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  emu_warp& w = blk->warps[t / 32];
-  const int lane = t % 32, p = w.parity[lane];
-  w.parity[lane] ^= 1;
-  for (int i = 0; i < 4; ++i) w.a[p][lane][i] = a[i];
-  for (int i = 0; i < 2; ++i) w.b[p][lane][i] = b[i];
-  blk->wait(w.bar, 32);
   auto value = [](uint32_t word, int half) {
     const auto bits = static_cast<uint16_t>(half != 0 ? word >> 16 : word & 0xffffu);
     return kBf16 ? bf16_value(bits) : half_value(bits);
   };
-  auto A = [&](int row, int k) {
-    const int tk = (k % 8) / 2;
-    return value(w.a[p][(row % 8) * 4 + tk][row / 8 + 2 * (k / 8)], k % 2);
-  };
-  auto B = [&](int k, int n) {
-    const int tk = (k % 8) / 2;
-    return value(w.b[p][n * 4 + tk][k / 8], k % 2);
-  };
-  const int g = lane / 4, tt = lane % 4;
-  for (int e = 0; e < 4; ++e) {
-    const int row = g + 8 * (e / 2), col = 2 * tt + e % 2;
-    float acc = c[e];
-    for (int k = 0; k < 16; ++k) acc += A(row, k) * B(k, col);
-    c[e] = acc;
-  }
+  warp_mma<16>(
+      *this, c, a, b,
+      [&](const emu_warp& w, int p, int row, int k) {
+        return value(w.a[p][(row % 8) * 4 + (k % 8) / 2][row / 8 + 2 * (k / 8)], k % 2);
+      },
+      [&](const emu_warp& w, int p, int k, int n) {
+        return value(w.b[p][n * 4 + (k % 8) / 2][k / 8], k % 2);
+      });
 }
 
 // Runs body on every block of grid (x, y, z), each with `floats` floats of shared memory.
