@@ -1,6 +1,6 @@
 // attention.cuh — what the attention kernels of attention.cu (one block per query row),
 // attention_tiled.cu (FlashAttention-2-style tiles on the CUDA cores), attention_mma.cu (the
-// same tiles on tensor cores, 3xTF32) and attention_small.cu (a head per block) share: the
+// same tiles on tensor cores) and attention_small.cu (a head per block) share: the
 // geometry as plain values and the tiles' helpers (attention_tile.hpp, host and device code),
 // and the paths' launchers.
 #pragma once
@@ -67,8 +67,9 @@ void attention_backward_tiled(stream& s, const attn_dims& a, const float* q, con
                               const float* v, const float* mask, const float* y, const float* dy,
                               const float* lse, float* dq, float* dk, float* dv);
 
-// The same on tensor cores (attention_mma.cu), for devices of compute capability 8.0 or later
-// (tensor_core_attention says whether s's is). The operands are float32; `math` is the call's
+// The tiled forward and backward on tensor cores (attention_mma.cu; the backward's scratch as
+// the tiled one's), for devices of compute capability 8.0 or later (tensor_core_attention says
+// whether s's is). The operands are float32; `math` is the call's
 // dtype: float32 runs 3xTF32 products, float16 and bfloat16 (float32 copies of 16-bit tensors)
 // 16-bit products with P and dS rounded to that type. Softmax and sums are float32.
 bool tensor_core_attention(const stream& s);
