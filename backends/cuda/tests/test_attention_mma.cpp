@@ -1,11 +1,12 @@
 // The tensor-core attention tiles of the cuda backend (attention_mma_tiles.hpp), compiled for the
 // host and run on an emulated GPU: every block of a grid runs as 128 cooperative threads (ucontext
-// fibers, switched at barriers), shuffles and mma.sync.m16n8k8 are warp exchanges, and an mma
-// multiplies the warp's TF32 fragments as the PTX ISA lays them out ("Matrix fragments for
-// mma.m16n8k8", .tf32). Shared memory starts as NaN, so a read of shared memory that the tiles
-// did not write shows in the results. The forward (Y, lse) and the backward (dQ, dK, dV) are
-// checked against attention's definition in double on small geometries: both layouts,
-// grouped-query heads, the causal mask with Tq != Tk, an additive mask with a fully masked row,
+// fibers, switched at barriers), shuffles and mma.sync are warp exchanges, and an mma multiplies
+// the warp's fragments as the PTX ISA lays them out ("Matrix fragments for mma.m16n8k8", .tf32,
+// and "... for mma.m16n8k16", .f16 / .bf16). Shared memory starts as NaN, so a read of shared
+// memory that the tiles did not write shows in the results. The forward (Y, lse) and the
+// backward (dQ, dK, dV) are checked against attention's definition in double on small
+// geometries, in 3xTF32 and with float16 and bfloat16 operands: both layouts, grouped-query
+// heads, the causal mask with Tq above and below Tk, an additive mask with a fully masked row,
 // head dimensions padded to 32, 64 and 128, partial tiles. What this cannot check is the
 // hardware itself (the fragment layouts are the emulation's as much as the tiles'); the GPU
 // check runs the same tiles on the device ("attention mma").
