@@ -59,7 +59,7 @@ int64_t offset_of(const dims& v, int64_t idx) {
 struct red_iter {
   const dims* kept;
   const dims* red_outer;
-  int64_t outer, inner, inner_stride;
+  int64_t inner, inner_stride;
   template <typename F>
   void visit(const float* x, int64_t o, int64_t begin, int64_t end, const F& body) const {
     const float* xo = x + offset_of(*kept, o);
@@ -165,8 +165,6 @@ struct extreme {
   }
   static acc join(acc a, acc b) { return a != a ? a : pick(a, b); }
   static float finish(acc m, int64_t, float) { return m; }
-  static float term(float v) { return v; }
-  static double post(double s, int64_t) { return s; }
 };
 
 // m + log(sum(exp(x - m))), m = the max (0 when the max is not finite: then the result is that
@@ -184,8 +182,6 @@ struct log_sum_exp {
   }
   static acc join(acc a, acc b) { return a + b; }
   static float finish(acc s, int64_t, float m) { return static_cast<float>(std::log(s) + m); }
-  static float term(float v) { return v; }
-  static double post(double s, int64_t) { return s; }
 };
 
 // Few outputs over long ranges (a reduction over all axes): each output's range is cut into
@@ -221,26 +217,29 @@ float reduce_output(const R& r, const float* x, const red_iter& it, int64_t o, i
 template <typename R>
 void reduce_run(const float* x, float* y, const dims& kept, dims red, int64_t n_out, int64_t n_red,
                 const R& r) {
-  // Leading axes reduced, trailing kept, both contiguous: stream rows into column sums.
-  if (R::kRowStream && red.rank == 1 && kept.rank == 1 && kept.s[0] == 1 && red.s[0] == kept.d[0]) {
-    const int64_t rows = red.d[0], cols = kept.d[0];
-    constexpr int64_t kBlock = 256;
-    const int64_t blocks = (cols + kBlock - 1) / kBlock;
-    parallel_for(blocks, std::max<int64_t>(1, kElementwiseGrain / (rows * kBlock)),
-                 [&](int64_t b, int64_t e) {
-                   double acc[kBlock];
-                   for (int64_t blk = b; blk < e; ++blk) {
-                     const int64_t c0 = blk * kBlock, c1 = std::min(cols, c0 + kBlock);
-                     std::fill(acc, acc + (c1 - c0), 0.0);
-                     for (int64_t row = 0; row < rows; ++row) {
-                       const float* xr = x + row * cols;
-                       for (int64_t j = c0; j < c1; ++j) acc[j - c0] += R::term(xr[j]);
+  // Leading axes reduced, trailing kept, both contiguous: stream rows into column sums
+  // (the sum-like reductions, which give term and post).
+  if constexpr (R::kRowStream) {
+    if (red.rank == 1 && kept.rank == 1 && kept.s[0] == 1 && red.s[0] == kept.d[0]) {
+      const int64_t rows = red.d[0], cols = kept.d[0];
+      constexpr int64_t kBlock = 256;
+      const int64_t blocks = (cols + kBlock - 1) / kBlock;
+      parallel_for(blocks, std::max<int64_t>(1, kElementwiseGrain / (rows * kBlock)),
+                   [&](int64_t b, int64_t e) {
+                     double acc[kBlock];
+                     for (int64_t blk = b; blk < e; ++blk) {
+                       const int64_t c0 = blk * kBlock, c1 = std::min(cols, c0 + kBlock);
+                       std::fill(acc, acc + (c1 - c0), 0.0);
+                       for (int64_t row = 0; row < rows; ++row) {
+                         const float* xr = x + row * cols;
+                         for (int64_t j = c0; j < c1; ++j) acc[j - c0] += R::term(xr[j]);
+                       }
+                       for (int64_t j = c0; j < c1; ++j)
+                         y[j] = static_cast<float>(R::post(acc[j - c0], rows));
                      }
-                     for (int64_t j = c0; j < c1; ++j)
-                       y[j] = static_cast<float>(R::post(acc[j - c0], rows));
-                   }
-                 });
-    return;
+                   });
+      return;
+    }
   }
   if (red.rank == 0) {  // only size-1 axes reduced: one element per output
     red.rank = 1;
@@ -250,7 +249,7 @@ void reduce_run(const float* x, float* y, const dims& kept, dims red, int64_t n_
   const int rl = red.rank - 1;
   dims red_outer = red;
   red_outer.rank = rl;
-  const red_iter it{&kept, &red_outer, n_red / red.d[rl], red.d[rl], red.s[rl]};
+  const red_iter it{&kept, &red_outer, red.d[rl], red.s[rl]};
   if (n_out <= kSplitOutputs && n_red >= 2 * kPart) {
     const int64_t parts = (n_red + kPart - 1) / kPart;
     for (int64_t o = 0; o < n_out; ++o) y[o] = reduce_output(r, x, it, o, n_red, parts);
