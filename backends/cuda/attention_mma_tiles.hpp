@@ -65,11 +65,12 @@ constexpr int kMmaThreads = 128;  // 4 warps of 16 rows
 constexpr int kLP = kT + 4;       // row length of the P / dS tiles
 
 // ---- arithmetic: how a warp multiplies 16 x kK by kK x 8 -------------------------------------
-// Each policy builds A and B fragments from float32 tiles in shared memory and multiplies them
-// into a C fragment (16 x 8, float32): load_a (16 rows at a, columns k0 ..), load_b_rows (B[k][n]
-// = X[n0 + n][k0 + k]: X's rows are B's columns) and load_b_cols (B[k][n] = X[k0 + k][n0 + n]).
+// Each policy builds its A and B fragments from float32 elements that `at(row, col)` reads (a
+// warp_abt / warp_ab view of the shared tiles) and multiplies them into a C fragment (16 x 8,
+// float32). With g = lane / 4 and t = lane % 4:
 
-// float32 in 3xTF32 (tf32x3.hpp): mma.sync.m16n8k8 TF32, three per product.
+// float32 in 3xTF32 (tf32x3.hpp): mma.sync.m16n8k8 TF32, three per product. A holds (g, t),
+// (g + 8, t), (g, t + 4), (g + 8, t + 4); B holds (k = t, n = g), (k = t + 4, n = g).
 struct tf32x3_math {
   static constexpr int kK = 8;
   struct frag_a {
@@ -85,26 +86,18 @@ struct tf32x3_math {
     f.small[i] = p.small;
     f.cross[i] = p.cross;
   }
-  // A holds (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4).
-  NNP_ATTN_TILE static frag_a load_a(const float* a, int la, int k0, int g, int t) {
+  template <class Ctx, class At>
+  NNP_ATTN_TILE static frag_a load_a(Ctx&, const At& at, int g, int t) {
     frag_a f;
-    set(f, 0, a[g * la + k0 + t]);
-    set(f, 1, a[(g + 8) * la + k0 + t]);
-    set(f, 2, a[g * la + k0 + t + 4]);
-    set(f, 3, a[(g + 8) * la + k0 + t + 4]);
+    NNP_CUDA_UNROLL
+    for (int i = 0; i < 4; ++i) set(f, i, at(g + 8 * (i & 1), t + 4 * (i >> 1)));
     return f;
   }
-  // B holds (k = t, n = g), (k = t + 4, n = g).
-  NNP_ATTN_TILE static frag_b load_b_rows(const float* x, int lx, int n0, int k0, int g, int t) {
+  template <class Ctx, class At>
+  NNP_ATTN_TILE static frag_b load_b(Ctx&, const At& at, int g, int t) {
     frag_b f;
-    set(f, 0, x[(n0 + g) * lx + k0 + t]);
-    set(f, 1, x[(n0 + g) * lx + k0 + t + 4]);
-    return f;
-  }
-  NNP_ATTN_TILE static frag_b load_b_cols(const float* x, int lx, int n0, int k0, int g, int t) {
-    frag_b f;
-    set(f, 0, x[(k0 + t) * lx + n0 + g]);
-    set(f, 1, x[(k0 + t + 4) * lx + n0 + g]);
+    NNP_CUDA_UNROLL
+    for (int i = 0; i < 2; ++i) set(f, i, at(t + 4 * i, g));
     return f;
   }
   // c += a b: the small terms first, then big x big.
@@ -120,7 +113,8 @@ struct tf32x3_math {
 // hold float32 values; an operand is rounded to the 16-bit type (to nearest even) as it is
 // packed, exactly for values that came from 16-bit tensors, and P and dS are rounded there (as
 // FlashAttention-2 and cuDNN's fused attention do). Ctx::pack16<kBf16>(lo, hi) makes a 32-bit
-// register of two 16-bit values (lo in the low half).
+// register of two 16-bit values (lo in the low half). A holds the pairs (g, 2t ..), (g + 8, 2t ..),
+// (g, 2t + 8 ..), (g + 8, 2t + 8 ..); B holds the pairs (k = 2t .., n = g), (k = 2t + 8 .., n = g).
 template <bool kBf16>
 struct half_math {
   static constexpr int kK = 16;
@@ -130,35 +124,24 @@ struct half_math {
   struct frag_b {
     uint32_t r[2];
   };
-  // A holds the pairs (g, 2t ..), (g + 8, 2t ..), (g, 2t + 8 ..), (g + 8, 2t + 8 ..).
-  template <class Ctx>
-  NNP_ATTN_TILE static frag_a load_a(Ctx& x, const float* a, int la, int k0, int g, int t) {
+  template <class Ctx, class At>
+  NNP_ATTN_TILE static frag_a load_a(Ctx& x, const At& at, int g, int t) {
     frag_a f;
-    const float* r0 = a + g * la + k0 + 2 * t;
-    const float* r8 = r0 + 8 * la;
-    f.r[0] = x.template pack16<kBf16>(r0[0], r0[1]);
-    f.r[1] = x.template pack16<kBf16>(r8[0], r8[1]);
-    f.r[2] = x.template pack16<kBf16>(r0[8], r0[9]);
-    f.r[3] = x.template pack16<kBf16>(r8[8], r8[9]);
+    NNP_CUDA_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const int r = g + 8 * (i & 1), c = 2 * t + 8 * (i >> 1);
+      f.r[i] = x.template pack16<kBf16>(at(r, c), at(r, c + 1));
+    }
     return f;
   }
-  // B holds the pairs (k = 2t .., n = g), (k = 2t + 8 .., n = g).
-  template <class Ctx>
-  NNP_ATTN_TILE static frag_b load_b_rows(Ctx& x, const float* xs, int lx, int n0, int k0, int g,
-                                          int t) {
+  template <class Ctx, class At>
+  NNP_ATTN_TILE static frag_b load_b(Ctx& x, const At& at, int g, int t) {
     frag_b f;
-    const float* r = xs + (n0 + g) * lx + k0 + 2 * t;
-    f.r[0] = x.template pack16<kBf16>(r[0], r[1]);
-    f.r[1] = x.template pack16<kBf16>(r[8], r[9]);
-    return f;
-  }
-  template <class Ctx>
-  NNP_ATTN_TILE static frag_b load_b_cols(Ctx& x, const float* xs, int lx, int n0, int k0, int g,
-                                          int t) {
-    frag_b f;
-    const float* c = xs + (k0 + 2 * t) * lx + n0 + g;
-    f.r[0] = x.template pack16<kBf16>(c[0], c[lx]);
-    f.r[1] = x.template pack16<kBf16>(c[8 * lx], c[9 * lx]);
+    NNP_CUDA_UNROLL
+    for (int i = 0; i < 2; ++i) {
+      const int k = 2 * t + 8 * i;
+      f.r[i] = x.template pack16<kBf16>(at(k, g), at(k + 1, g));
+    }
     return f;
   }
   template <class Ctx>
@@ -167,33 +150,6 @@ struct half_math {
   }
 };
 
-// The policies' fragment loads with one signature (the TF32 split needs no context).
-template <class M, class Ctx>
-NNP_ATTN_TILE typename M::frag_a load_a(Ctx& x, const float* a, int la, int k0, int g, int t) {
-  if constexpr (M::kK == 8) {
-    (void)x;
-    return M::load_a(a, la, k0, g, t);
-  } else {
-    return M::load_a(x, a, la, k0, g, t);
-  }
-}
-template <class M, bool kRows, class Ctx>
-NNP_ATTN_TILE typename M::frag_b load_b(Ctx& x, const float* xs, int lx, int n0, int k0, int g,
-                                        int t) {
-  if constexpr (M::kK == 8) {
-    (void)x;
-    if constexpr (kRows)
-      return M::load_b_rows(xs, lx, n0, k0, g, t);
-    else
-      return M::load_b_cols(xs, lx, n0, k0, g, t);
-  } else {
-    if constexpr (kRows)
-      return M::load_b_rows(x, xs, lx, n0, k0, g, t);
-    else
-      return M::load_b_cols(x, xs, lx, n0, k0, g, t);
-  }
-}
-
 // acc[n] += A X^T for n < NT: A the 16 x KD rows at a (rows of la floats), X the 8 NT x KD rows
 // at x (rows of lx floats): S = Q K^T, S^T = K Q^T, dP = dY V^T, dP^T = V dY^T.
 template <class M, int NT, int KD, class Ctx>
@@ -201,10 +157,13 @@ NNP_ATTN_TILE void warp_abt(Ctx& cx, float (&acc)[NT][4], const float* a, int la
                             int lx, int g, int t) {
   NNP_CUDA_UNROLL_N(1)
   for (int k0 = 0; k0 < KD; k0 += M::kK) {
-    const typename M::frag_a fa = load_a<M>(cx, a, la, k0, g, t);
+    const typename M::frag_a fa = M::load_a(
+        cx, [&](int r, int c) { return a[r * la + k0 + c]; }, g, t);
     NNP_CUDA_UNROLL
     for (int n = 0; n < NT; ++n)
-      M::mma(cx, acc[n], fa, load_b<M, true>(cx, x, lx, n * 8, k0, g, t));
+      M::mma(cx, acc[n], fa,
+             M::load_b(
+                 cx, [&](int k, int j) { return x[(n * 8 + j) * lx + k0 + k]; }, g, t));
   }
 }
 
@@ -215,10 +174,13 @@ NNP_ATTN_TILE void warp_ab(Ctx& cx, float (&acc)[NT][4], const float* a, int la,
                            int lx, int g, int t) {
   NNP_CUDA_UNROLL_N(1)
   for (int k0 = 0; k0 < KD; k0 += M::kK) {
-    const typename M::frag_a fa = load_a<M>(cx, a, la, k0, g, t);
+    const typename M::frag_a fa = M::load_a(
+        cx, [&](int r, int c) { return a[r * la + k0 + c]; }, g, t);
     NNP_CUDA_UNROLL
     for (int n = 0; n < NT; ++n)
-      M::mma(cx, acc[n], fa, load_b<M, false>(cx, x, lx, n * 8, k0, g, t));
+      M::mma(cx, acc[n], fa,
+             M::load_b(
+                 cx, [&](int k, int j) { return x[(k0 + k) * lx + n * 8 + j]; }, g, t));
   }
 }
 
