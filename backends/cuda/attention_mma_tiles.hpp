@@ -150,38 +150,35 @@ struct half_math {
   }
 };
 
-// acc[n] += A X^T for n < NT: A the 16 x KD rows at a (rows of la floats), X the 8 NT x KD rows
-// at x (rows of lx floats): S = Q K^T, S^T = K Q^T, dP = dY V^T, dP^T = V dY^T.
+// acc[n] += A op(X) for n < NT, A the 16 x KD rows at a (rows of la floats). kXt: op(X) = X^T
+// with X the 8 NT x KD rows at x (S = Q K^T, S^T = K Q^T, dP = dY V^T, dP^T = V dY^T); else
+// op(X) = X, the KD x 8 NT rows at x (O = P V, dV = P^T dY, dK = dS^T Q, dQ = dS K); rows of lx
+// floats.
+template <class M, bool kXt, int NT, int KD, class Ctx>
+NNP_ATTN_TILE void warp_gemm(Ctx& cx, float (&acc)[NT][4], const float* a, int la, const float* x,
+                             int lx, int g, int t) {
+  NNP_CUDA_UNROLL_N(1)
+  for (int k0 = 0; k0 < KD; k0 += M::kK) {
+    const typename M::frag_a fa = M::load_a(
+        cx, [&](int r, int c) { return a[r * la + k0 + c]; }, g, t);
+    NNP_CUDA_UNROLL
+    for (int n = 0; n < NT; ++n) {
+      auto at = [&](int k, int j) {
+        return kXt ? x[(n * 8 + j) * lx + k0 + k] : x[(k0 + k) * lx + n * 8 + j];
+      };
+      M::mma(cx, acc[n], fa, M::load_b(cx, at, g, t));
+    }
+  }
+}
 template <class M, int NT, int KD, class Ctx>
 NNP_ATTN_TILE void warp_abt(Ctx& cx, float (&acc)[NT][4], const float* a, int la, const float* x,
                             int lx, int g, int t) {
-  NNP_CUDA_UNROLL_N(1)
-  for (int k0 = 0; k0 < KD; k0 += M::kK) {
-    const typename M::frag_a fa = M::load_a(
-        cx, [&](int r, int c) { return a[r * la + k0 + c]; }, g, t);
-    NNP_CUDA_UNROLL
-    for (int n = 0; n < NT; ++n)
-      M::mma(cx, acc[n], fa,
-             M::load_b(
-                 cx, [&](int k, int j) { return x[(n * 8 + j) * lx + k0 + k]; }, g, t));
-  }
+  warp_gemm<M, true, NT, KD>(cx, acc, a, la, x, lx, g, t);
 }
-
-// acc[n] += A X for n < NT: A the 16 x KD rows at a, X the KD x 8 NT rows at x (rows of lx
-// floats): O = P V, dV = P^T dY, dK = dS^T Q, dQ = dS K.
 template <class M, int NT, int KD, class Ctx>
 NNP_ATTN_TILE void warp_ab(Ctx& cx, float (&acc)[NT][4], const float* a, int la, const float* x,
                            int lx, int g, int t) {
-  NNP_CUDA_UNROLL_N(1)
-  for (int k0 = 0; k0 < KD; k0 += M::kK) {
-    const typename M::frag_a fa = M::load_a(
-        cx, [&](int r, int c) { return a[r * la + k0 + c]; }, g, t);
-    NNP_CUDA_UNROLL
-    for (int n = 0; n < NT; ++n)
-      M::mma(cx, acc[n], fa,
-             M::load_b(
-                 cx, [&](int k, int j) { return x[(k0 + k) * lx + n * 8 + j]; }, g, t));
-  }
+  warp_gemm<M, false, NT, KD>(cx, acc, a, la, x, lx, g, t);
 }
 
 // C fragments of a warp's 16 x 8 NT tile into its rows at x (rows of ld floats).
@@ -232,11 +229,9 @@ NNP_ATTN_TILE void forward_tile(Ctx& x, float* smem, const attn_dims& a, const f
   float* ps = vs + kT * LV;  // [kT][kLP]: P, 16 rows per warp
   const int lane = x.tid() & 31, g = lane >> 2, t = lane & 3;
   const int w0 = (x.tid() >> 5) * 16;  // the warp's first row in the tile
-  const int64_t i0 = int64_t(x.block(0)) * kT, h = x.block(1), b = x.block(2);
-  const int64_t hk = h / a.group();
-  const float* kg = k + b * a.kb + hk * a.kh;
-  const float* vg = v + b * a.vb + hk * a.vh;
-  const float* mg = mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr;
+  const query_tile qt(a, x.block(0), x.block(1), x.block(2), k, v, mask);
+  const int64_t i0 = qt.i0, h = qt.h, b = qt.b;
+  const float *kg = qt.kg, *vg = qt.vg, *mg = qt.mg;
   load_tile_rows<HD>(x.tid(), kMmaThreads, qs, LQ, q + b * a.qb + h * a.qh, a.qr, i0, a.tq, a.d);
   const int64_t rows[2] = {i0 + w0 + g, i0 + w0 + g + 8};
 
@@ -351,19 +346,15 @@ NNP_ATTN_TILE void dkdv_tile(Ctx& x, float* smem, const attn_dims& a, const floa
   const int64_t first_row = a.causal ? j0 : 0;
   for (int64_t hi = 0; hi < group; ++hi) {
     const int64_t h = gk * group + hi;
-    const float* qg = q + b * a.qb + h * a.qh;
-    const float* dyg = dy + b * a.yb + h * a.yh;
-    const float* mg = mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr;
-    const float* lse_h = lse + (b * a.hq + h) * a.tq;
-    const float* delta_h = delta + (b * a.hq + h) * a.tq;
+    const head_rows hr = head_rows_of(a, b, h, q, dy, mask, lse, delta);
     for (int64_t i0 = first_row; i0 < a.tq; i0 += kT) {
       x.sync_block();  // every warp is done with the previous Q and dY (and K, V are published)
-      load_tile_rows<HD>(x.tid(), kMmaThreads, qs, LD, qg, a.qr, i0, a.tq, a.d);
-      load_tile_rows<HD>(x.tid(), kMmaThreads, dys, LD, dyg, a.yr, i0, a.tq, a.dv);
+      load_tile_rows<HD>(x.tid(), kMmaThreads, qs, LD, hr.q, a.qr, i0, a.tq, a.d);
+      load_tile_rows<HD>(x.tid(), kMmaThreads, dys, LD, hr.dy, a.yr, i0, a.tq, a.dv);
       for (int r = x.tid(); r < kT; r += kMmaThreads) {
         const bool in = i0 + r < a.tq;
-        lse_s[r] = in ? lse_h[i0 + r] : -INFINITY;
-        delta_s[r] = in ? delta_h[i0 + r] : 0.0f;
+        lse_s[r] = in ? hr.lse[i0 + r] : -INFINITY;
+        delta_s[r] = in ? hr.delta[i0 + r] : 0.0f;
       }
       x.sync_block();
       // S^T (keys x query rows), then P^T in place.
@@ -376,7 +367,7 @@ NNP_ATTN_TILE void dkdv_tile(Ctx& x, float* smem, const attn_dims& a, const floa
       for (int e = 0; e < 4; ++e) {
         const int rl = c_col(n, e, t);
         float p, ds;
-        grad_entry(a, mg, i0 + rl, keys[e >> 1], st[n][e], lse_s[rl], 0.0f, 0.0f, p, ds);
+        grad_entry(a, hr.mask, i0 + rl, keys[e >> 1], st[n][e], lse_s[rl], 0.0f, 0.0f, p, ds);
         st[n][e] = p;
       }
       x.sync_warp();  // the warp's reads of the previous dS^T are done
@@ -429,11 +420,9 @@ NNP_ATTN_TILE void dq_tile(Ctx& x, float* smem, const attn_dims& a, const float*
   float* ps = vs + kT * LD;   // [kT][kLP]: dS, 16 rows per warp
   const int lane = x.tid() & 31, g = lane >> 2, t = lane & 3;
   const int w0 = (x.tid() >> 5) * 16;
-  const int64_t i0 = int64_t(x.block(0)) * kT, h = x.block(1), b = x.block(2);
-  const int64_t hk = h / a.group();
-  const float* kg = k + b * a.kb + hk * a.kh;
-  const float* vg = v + b * a.vb + hk * a.vh;
-  const float* mg = mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr;
+  const query_tile qt(a, x.block(0), x.block(1), x.block(2), k, v, mask);
+  const int64_t i0 = qt.i0, h = qt.h, b = qt.b;
+  const float *kg = qt.kg, *vg = qt.vg, *mg = qt.mg;
   load_tile_rows<HD>(x.tid(), kMmaThreads, qs, LD, q + b * a.qb + h * a.qh, a.qr, i0, a.tq, a.d);
   load_tile_rows<HD>(x.tid(), kMmaThreads, dys, LD, dy + b * a.yb + h * a.yh, a.yr, i0, a.tq, a.dv);
   const int64_t rows[2] = {i0 + w0 + g, i0 + w0 + g + 8};

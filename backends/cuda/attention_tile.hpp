@@ -49,6 +49,40 @@ NNP_CUDA_HOST_DEVICE void load_tile_rows(int tid, int nthreads, float* dst, int 
   }
 }
 
+// The mask rows of query head h of batch b (indexed r * m2 + c * m3), or NULL without a mask.
+NNP_CUDA_HOST_DEVICE const float* head_mask(const attn_dims& a, const float* mask, int64_t b,
+                                            int64_t h) {
+  return mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr;
+}
+
+// A block's query tile: rows i0 .. i0 + kAttnTile - 1 of query head h (tile `tile`, batch b),
+// and that head's keys and values (of its kv head) and mask rows (or NULL).
+struct query_tile {
+  int64_t i0, h, b;
+  const float *kg, *vg, *mg;
+  NNP_CUDA_HOST_DEVICE query_tile(const attn_dims& a, int64_t tile, int64_t head, int64_t batch,
+                                  const float* k, const float* v, const float* mask)
+      : i0(tile * kAttnTile),
+        h(head),
+        b(batch),
+        kg(k + batch * a.kb + head / a.group() * a.kh),
+        vg(v + batch * a.vb + head / a.group() * a.vh),
+        mg(head_mask(a, mask, batch, head)) {}
+};
+
+// What a dK/dV pass reads of query head h of batch b: its Q and dY rows, its mask rows (or
+// NULL), and its rows of the forward's lse and of delta ([B, Hq, Tq]).
+struct head_rows {
+  const float *q, *dy, *mask, *lse, *delta;
+};
+NNP_CUDA_HOST_DEVICE head_rows head_rows_of(const attn_dims& a, int64_t b, int64_t h,
+                                            const float* q, const float* dy, const float* mask,
+                                            const float* lse, const float* delta) {
+  const int64_t row0 = (b * a.hq + h) * a.tq;
+  return {q + b * a.qb + h * a.qh, dy + b * a.yb + h * a.yh, head_mask(a, mask, b, h), lse + row0,
+          delta + row0};
+}
+
 // Score (row r, key c) before the softmax: scale * dot + mask, -inf where the causal mask hides
 // the key. r < tq and c < tk; mg is the mask of the row's (batch, head), or NULL.
 NNP_CUDA_HOST_DEVICE float score(const attn_dims& a, const float* mg, int64_t r, int64_t c,

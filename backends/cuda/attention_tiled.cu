@@ -72,24 +72,6 @@ __device__ __forceinline__ float part(const float4& v, int n) {
   return n == 0 ? v.x : n == 1 ? v.y : n == 2 ? v.z : v.w;
 }
 
-// The block of one query tile: tile blockIdx.x (rows i0 .. i0 + kT - 1) of query head h =
-// blockIdx.y, batch b = blockIdx.z; the thread's place (tx, ty) in the 16 x 16 grid of
-// micro-tiles; that head's keys and values (of its kv head) and mask rows.
-struct query_tile {
-  int tx, ty;
-  int64_t i0, h, b;
-  const float *kg, *vg, *mg;
-  __device__ query_tile(const attn_dims& a, const float* k, const float* v, const float* mask)
-      : tx(static_cast<int>(threadIdx.x % 16)),
-        ty(static_cast<int>(threadIdx.x / 16)),
-        i0(int64_t(blockIdx.x) * kT),
-        h(blockIdx.y),
-        b(blockIdx.z),
-        kg(k + b * a.kb + h / a.group() * a.kh),
-        vg(v + b * a.vb + h / a.group() * a.vh),
-        mg(mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr) {}
-};
-
 // Two 4 x 4 micro-tiles of the backward at once: acc_a[i][jj] += sum over e < HD of
 // ta[e * kL + 4 ty + i] * ra[(tx + 16 jj) * (HD + 1) + e], and acc_b likewise from tb and rb:
 // a transposed tile (float4 reads) times the rows of a row-major tile (S and dP, or their
@@ -143,8 +125,8 @@ __global__ void __launch_bounds__(kTiledThreads, 2)
   float* qt = reinterpret_cast<float*>(shm4);  // [HD][kL]: Q^T of the tile
   float* kt = qt + HD * kL;                    // [HD][kL]: K^T, then P [kT][kL]
   float* vs = kt + (HD > kT ? HD : kT) * kL;   // [kT][HD]
-  const query_tile t(a, k, v, mask);
-  const int tx = t.tx, ty = t.ty;
+  const query_tile t(a, blockIdx.x, blockIdx.y, blockIdx.z, k, v, mask);
+  const int tx = static_cast<int>(threadIdx.x % 16), ty = static_cast<int>(threadIdx.x / 16);
   const int64_t i0 = t.i0, h = t.h, b = t.b;
   const float *kg = t.kg, *vg = t.vg, *mg = t.mg;
   load_transposed<HD>(qt, q + b * a.qb + h * a.qh, a.qr, i0, a.tq, a.d);
@@ -309,19 +291,15 @@ __global__ void __launch_bounds__(kTiledThreads, HD > 64 ? 1 : 2)
   const int64_t first_row = a.causal ? j0 : 0;
   for (int64_t hi = 0; hi < group; ++hi) {
     const int64_t h = g * group + hi;
-    const float* qg = q + b * a.qb + h * a.qh;
-    const float* dyg = dy + b * a.yb + h * a.yh;
-    const float* mg = mask != nullptr ? mask + b * a.m0 + h * a.m1 : nullptr;
-    const float* lse_h = lse + (b * a.hq + h) * a.tq;
-    const float* delta_h = delta + (b * a.hq + h) * a.tq;
+    const head_rows hr = head_rows_of(a, b, h, q, dy, mask, lse, delta);
     for (int64_t i0 = first_row; i0 < a.tq; i0 += kT) {
       __syncthreads();  // the previous tile's reads are done (and K^T, V^T are published)
-      load_rows<HD>(qs, LD, qg, a.qr, i0, a.tq, a.d);
-      load_rows<HD>(dys, LD, dyg, a.yr, i0, a.tq, a.dv);
+      load_rows<HD>(qs, LD, hr.q, a.qr, i0, a.tq, a.d);
+      load_rows<HD>(dys, LD, hr.dy, a.yr, i0, a.tq, a.dv);
       for (int r = threadIdx.x; r < kT; r += blockDim.x) {
         const bool in = i0 + r < a.tq;
-        lse_s[r] = in ? lse_h[i0 + r] : -INFINITY;
-        delta_s[r] = in ? delta_h[i0 + r] : 0.0f;
+        lse_s[r] = in ? hr.lse[i0 + r] : -INFINITY;
+        delta_s[r] = in ? hr.delta[i0 + r] : 0.0f;
       }
       __syncthreads();
       // S^T and dP^T: keys 4 ty + i, query rows tx + 16 jj.
@@ -334,8 +312,8 @@ __global__ void __launch_bounds__(kTiledThreads, HD > 64 ? 1 : 2)
         float p[4], ds[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i)
-          grad_entry(a, mg, r, j0 + ty * 4 + i, st[i][jj], lse_s[rl], delta_s[rl], dpt[i][jj], p[i],
-                     ds[i]);
+          grad_entry(a, hr.mask, r, j0 + ty * 4 + i, st[i][jj], lse_s[rl], delta_s[rl], dpt[i][jj],
+                     p[i], ds[i]);
         st4(ps + rl * kL + ty * 4, p[0], p[1], p[2], p[3]);
         st4(dss + rl * kL + ty * 4, ds[0], ds[1], ds[2], ds[3]);
       }
@@ -392,8 +370,8 @@ __global__ void __launch_bounds__(kTiledThreads, HD > 64 ? 1 : 2)
   float* vs = ks + kT * LD;                    // [kT][LD]: V rows
   float* lse_s = vs + kT * LD;                 // [kT]
   float* delta_s = lse_s + kT;                 // [kT]
-  const query_tile t(a, k, v, mask);
-  const int tx = t.tx, ty = t.ty;
+  const query_tile t(a, blockIdx.x, blockIdx.y, blockIdx.z, k, v, mask);
+  const int tx = static_cast<int>(threadIdx.x % 16), ty = static_cast<int>(threadIdx.x / 16);
   const int64_t i0 = t.i0, h = t.h, b = t.b;
   const float *kg = t.kg, *vg = t.vg, *mg = t.mg;
   load_transposed<HD>(qt, q + b * a.qb + h * a.qh, a.qr, i0, a.tq, a.d);
