@@ -1,14 +1,18 @@
 """nnplug.onnx internals: the onnx package (imported on first use), what a plan knows of a value,
 and the steps a plan runs (an op call, a view, an Expand), with the pool of reusable buffers."""
 import importlib
+import inspect
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import _core
 from . import ops as _ops
 from ._abi import Status
 from ._array import DeviceArray, _compact_strides
+from ._call import _Op
 from ._core import Device, Error, Stream
+from ._plan import _fast_key, _plans
 
 _onnx_module: Any = None
 
@@ -137,6 +141,17 @@ def _placeholder(info: _Info, ref: _Ref) -> np.ndarray:
                     info.dtype)
 
 
+class _Bound(NamedTuple):
+    """A step's call plan (nnplug._plan._Plan, made by the step's first call on a stream) and
+    what a later call must find to use it directly: the signature (DeviceArray._sig) of each
+    run value it reads, in the op's input order, and of its output buffer."""
+    plan: Any
+    refs: Tuple[_Ref, ...]
+    sigs: Tuple[Any, ...]
+    out_sig: Any
+    epoch: int
+
+
 class _OpStep(_Step):
     """One call of an nnplug op function. `args` are positional tensors (a list for a variadic
     one), `tensors` keyword tensors (None = absent), `kwargs` the params; the call's results
@@ -169,6 +184,14 @@ class _OpStep(_Step):
         self.nbytes = [_nbytes(sh, dt) for sh, dt in zip(self.shapes, self.dtypes)] \
             if self.poolable else []
         self.pooled_kwargs = {k: v for k, v in kwargs.items() if k != "out_shape"}
+        # A single pooled output whose op has per-signature plans: from its second call on a
+        # stream the step calls that plan itself (_run_bound), without the op function's
+        # argument handling; by stream id (a run has a stream of its own).
+        op = getattr(_ops, "_" + fn.__name__, None)
+        self.op: Optional[_Op] = op if isinstance(op, _Op) and op.fastable and \
+            len(self.outputs) == 1 and self.poolable else None
+        self.bound: Dict[int, _Bound] = {}
+        self.bind_failures = 0  # a step that fails to bind 3 times stops trying
 
     def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
         def ph(r: _Ref) -> np.ndarray:
@@ -181,14 +204,18 @@ class _OpStep(_Step):
             return f"{self.fn.__name__}: {e.message}"
 
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
-        def get(r: _Ref) -> DeviceArray:
-            a = env[r.key]
-            return a if r.view is None else _as(a, r.view)
-        args = [[get(r) for r in a] if isinstance(a, list) else get(a) for a in self.args]
-        tensors = {k: (None if r is None else get(r)) for k, r in self.tensors.items()}
+        b = self.bound.get(id(stream)) if self.op is not None else None
+        if b is not None and self._run_bound(b, env, stream, pool):
+            return
+        args, tensors = self._call_args(env)
         out: Any = None
         kwargs = self.kwargs
-        if self.poolable:
+        binding = None
+        if self.op is not None:
+            out = self._output(stream, pool)
+            if self.bind_failures < 3:
+                binding = self._binding(env, args, tensors, out, stream)
+        elif self.poolable:
             outs = [pool.take(sh, dt, n) for sh, dt, n in zip(self.shapes, self.dtypes,
                                                                self.nbytes)]
             if len(outs) == 1:
@@ -200,6 +227,8 @@ class _OpStep(_Step):
                     if o is not None:
                         pool.put(o)
         res = self.fn(*args, **tensors, **kwargs, out=out, stream=stream)
+        if binding is not None:
+            self._bind(binding, stream)
         results = list(res) if isinstance(res, (tuple, list)) else [res]
         for name, y, shape, view in zip(self.outputs, results, self.shapes, self.out_views):
             if tuple(y.shape) != shape:
@@ -207,6 +236,85 @@ class _OpStep(_Step):
                             f"node {self.node} ({self.op_type}): {self.fn.__name__} gave "
                             f"shape {tuple(y.shape)}, ONNX shape inference {shape}")
             env[name] = y if view is None else _as(y, view)
+
+    def _call_args(self, env: _Env) -> Tuple[List[Any], Dict[str, Optional[DeviceArray]]]:
+        """The op function's tensor arguments: positional, then keyword."""
+        def get(r: _Ref) -> DeviceArray:
+            a = env[r.key]
+            return a if r.view is None else _as(a, r.view)
+        args = [[get(r) for r in a] if isinstance(a, list) else get(a) for a in self.args]
+        return args, {k: (None if r is None else get(r)) for k, r in self.tensors.items()}
+
+    def _arguments(self, args: List[Any], tensors: Dict[str, Any], out: Any,
+                   stream: Stream) -> Dict[str, Any]:
+        """The op function's arguments as its body sees them (locals(): every parameter)."""
+        ba = inspect.signature(self.fn).bind(*args, **tensors, **self.kwargs, out=out,
+                                             stream=stream)
+        ba.apply_defaults()
+        return dict(ba.arguments)
+
+    def _output(self, stream: Stream, pool: _Pool) -> DeviceArray:
+        """The buffer of the step's single output: from the pool, else a new one."""
+        shape, dtype = self.shapes[0], self.dtypes[0]
+        out = pool.take(shape, dtype, self.nbytes[0])
+        return stream.device.empty(shape, dtype) if out is None else out
+
+    def _binding(self, env: _Env, args: List[Any], tensors: Dict[str, Any],
+                 out: DeviceArray, stream: Stream) -> Optional[Tuple[Any, ...]]:
+        """Before the step's call on `stream` through the op function, which leaves a plan for
+        the call's signature (nnplug._plan): that signature's key, and the run values and
+        signatures a later call must find to use the plan itself (_Bound). None when the call
+        has no plan (a variadic input)."""
+        assert self.op is not None
+        names = inspect.signature(self.fn).bind_partial(*self.args, **self.tensors).arguments
+        refs = tuple(names.get(n) for n in self.op._in_names)
+        fk = None if any(isinstance(r, list) for r in refs) else \
+            _fast_key(self.op, self._arguments(args, tensors, out, stream))
+        if fk is None:
+            self.bind_failures += 1
+            return None
+        present = tuple(r for r in refs if r is not None)
+        return (fk[0], present, tuple(env[r.key]._sig for r in present), out._sig)
+
+    def _bind(self, binding: Tuple[Any, ...], stream: Stream) -> None:
+        """After that call: binds the plan it left to the step for `stream`."""
+        key, refs, sigs, out_sig = binding
+        plan = _plans().get(key)
+        if plan is not None and plan.usable(stream) and not plan.allocs and \
+                plan.given_at == 0:
+            self.bound[id(stream)] = _Bound(plan, refs, sigs, out_sig, _core._epoch)
+        else:
+            self.bind_failures += 1
+
+    def _run_bound(self, b: _Bound, env: _Env, stream: Stream, pool: _Pool) -> bool:
+        """The step's call through its bound plan: False (nothing done) when the run's values
+        are not those the plan was made for, or the plan cannot serve the call now."""
+        plan = b.plan
+        if b.epoch != _core._epoch or not plan.usable(stream):
+            del self.bound[id(stream)]
+            return False
+        generation = _core._generation
+        addrs: List[Any] = []
+        for r, sig in zip(b.refs, b.sigs):
+            x = env[r.key]
+            p = x.ptr
+            if x._sig != sig or x._generation != generation or (p is None and x.nbytes):
+                return False
+            addrs.append((p, x.byte_offset))
+        out = self._output(stream, pool)
+        if out._sig != b.out_sig:
+            pool.put(out)
+            return False
+        addrs.append((out.ptr, out.byte_offset))
+        status = plan.execute_at(addrs)
+        if status:
+            assert self.op is not None
+            args, tensors = self._call_args(env)
+            raise self.op._error(status, self._arguments(args, tensors, out, stream),
+                                 stream.device, True)
+        view = self.out_views[0]
+        env[self.outputs[0]] = out if view is None else _as(out, view)
+        return True
 
 
 class _ViewStep(_Step):

@@ -272,14 +272,31 @@ class _Plan:
         return st is not None and (stream is None or st is stream) and not self.busy and \
             st._handle is self.stream_handle and st._capture_keep is None
 
+    def execute_at(self, addrs: List[Any]) -> int:
+        """nnp_op_execute with the tensors at `addrs` (in _fast_key's order: an address, or a
+        DeviceArray's pointer and byte offset), every output given (no allocation, no
+        synchronisation): its status. For callers that checked themselves that the tensors
+        have the signature of this plan (nnplug.onnx's bound steps)."""
+        self.busy = True
+        try:
+            self._patch(addrs)
+            status: int = self.execute(self.stream_handle, self.kind, self.pp, self.n_in,
+                                       self.arr_in, self.n_out, self.arr_out)
+            return status
+        finally:
+            self.busy = False
+
+    def _patch(self, addrs: List[Any]) -> None:
+        for t, p in zip(self.patch, addrs):
+            if p.__class__ is tuple:  # a DeviceArray's pointer and byte offset
+                t.data, t.byte_offset = p
+            else:
+                t.data = p
+
     def call(self, op: "_Op", a: Dict[str, Any], addrs: List[Any]) -> Any:
         self.busy = True
         try:
-            for t, p in zip(self.patch, addrs):
-                if p.__class__ is tuple:  # a DeviceArray's pointer and byte offset
-                    t.data, t.byte_offset = p
-                else:
-                    t.data = p
+            self._patch(addrs)
             outs = []
             for like, shape, spec, t in self.allocs:
                 if like == "numpy":

@@ -358,6 +358,47 @@ def test_split_parts_reuse_the_buffers_of_earlier_runs(dev):
         assert set(ptrs.values()) <= first and len(set(ptrs.values())) == 2
 
 
+def test_later_runs_call_each_steps_plan_directly(dev, monkeypatch):
+    """From the second eager run on, every op step with one output calls the plan its first
+    call left (nnplug._plan) with the run's buffers; values that differ from those the plan
+    was made for, and a failing call, go through the op function as before."""
+    from nnplug import _plan
+    from nnplug._onnx_steps import _OpStep
+    data, x, want = exported("vit")
+    m = nx.load(data, dev)
+    _close(m.run({INPUT: x})[OUTPUT], want)
+    plan = m.plan({INPUT: x.shape})
+    steps = [s for s in plan.steps if isinstance(s, _OpStep)]
+    assert {s.fn.__name__ for s in steps if s.op is None} == {"concat"}  # variadic
+    assert all(len(s.bound) == 1 for s in steps if s.op is not None)
+    direct = []
+    execute_at = _plan._Plan.execute_at
+    monkeypatch.setattr(_plan._Plan, "execute_at",
+                        lambda self, addrs: direct.append(self) or execute_at(self, addrs))
+    rng = np.random.default_rng(5)
+    model, _ = mk().build("vit", small=True)
+    for _ in range(2):
+        xi = rng.standard_normal(x.shape, np.float32)
+        with torch.no_grad():
+            _close(m.run({INPUT: xi})[OUTPUT], model(torch.from_numpy(xi)).numpy())
+    bound = [s for s in steps if s.op is not None]
+    assert len(direct) == 2 * len(bound)
+    # a value unlike the one the plan was made for: that step takes the op function again
+    step = bound[len(bound) // 2]
+    (sid, b), = step.bound.items()
+    step.bound[sid] = b._replace(sigs=tuple((0, (7,), (1,), "float32", 0) for _ in b.sigs))
+    direct.clear()
+    _close(m.run({INPUT: x})[OUTPUT], want)
+    assert len(direct) == len(bound) - 1 and step.bound[sid].sigs == b.sigs  # bound again
+    # a failing bound call raises the error of its status; later runs are not affected
+    (sid, b), = bound[0].bound.items()
+    monkeypatch.setattr(b.plan, "execute", lambda *args: int(nnplug.Status.INVALID_ARGUMENT))
+    with pytest.raises(nnplug.InvalidArgumentError):
+        m.run({INPUT: x})
+    monkeypatch.undo()
+    _close(m.run({INPUT: x})[OUTPUT], want)
+
+
 def test_tensors_stay_on_the_device_between_nodes(monkeypatch):
     try:
         sim = nnplug.device("sim")  # memory the host cannot address
