@@ -399,6 +399,39 @@ def test_later_runs_call_each_steps_plan_directly(dev, monkeypatch):
     _close(m.run({INPUT: x})[OUTPUT], want)
 
 
+def test_runs_from_several_threads_at_once(dev):
+    """Runs of one Model may overlap: each has a stream and buffers of its own, and its bound
+    steps use the plans made for that stream."""
+    import threading
+    data, x, _ = exported("vit")
+    m = nx.load(data, dev)
+    rng = np.random.default_rng(11)
+    xs = [rng.standard_normal(x.shape, np.float32) for _ in range(4)]
+    want = [m.run({INPUT: xi})[OUTPUT] for xi in xs]
+    got = {}
+    errors = []
+    start = threading.Barrier(4)
+
+    def work(i):
+        try:
+            start.wait()
+            for j in range(6):
+                k = (i + j) % 4
+                got[(i, j)] = (k, m.run({INPUT: xs[k]})[OUTPUT])
+        except Exception as e:  # noqa: BLE001 — reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(got) == 24
+    for k, y in got.values():
+        np.testing.assert_allclose(y, want[k], rtol=1e-5, atol=1e-6)
+
+
 def test_tensors_stay_on_the_device_between_nodes(monkeypatch):
     try:
         sim = nnplug.device("sim")  # memory the host cannot address
