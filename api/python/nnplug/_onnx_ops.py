@@ -7,8 +7,8 @@ import numpy as np
 from . import ops as _ops
 from ._abi import Activation, BinaryOp, PoolMode, ReduceOp
 from ._ops_generated import AutoPad, UnaryOp
-from ._onnx_steps import (_ExpandStep, _Info, _OpStep, _Ref, _Refuse, _SplitViewStep, _Step,
-                          _ViewStep)
+from ._onnx_steps import (_ExpandStep, _HardSigmoidStep, _Info, _OpStep, _PadStep, _Ref,
+                          _Refuse, _SplitViewStep, _Step, _ViewStep)
 
 
 class _Ctx:
@@ -328,6 +328,35 @@ def _map_expand(ctx: _Ctx) -> _Step:
                        ctx.out().shape, ctx.info(0).dtype.name)
 
 
+def _map_hard_sigmoid(ctx: _Ctx) -> _Step:
+    dtype = ctx.float_dtype()
+    swish = ctx.op == "HardSwish"
+    alpha = 1.0 / 6.0 if swish else float(ctx.attr("alpha", 0.2))
+    beta = 0.5 if swish else float(ctx.attr("beta", 0.5))
+    return _HardSigmoidStep(ctx.node.input[0], ctx.node.output[0], ctx.out().shape, dtype,
+                            alpha, beta, swish)
+
+
+def _map_pad(ctx: _Ctx) -> _Step:
+    dtype = ctx.float_dtype()
+    mode = str(ctx.attr("mode", "constant"))
+    if mode != "constant":
+        raise _Refuse(f"mode {mode!r} (nnplug.onnx pads with a constant only)")
+    shape = ctx.info(0).shape
+    rank = len(shape)
+    pads = _ints(ctx.const(1, "pads"))
+    axes = [a + rank if a < 0 else a for a in _ints(ctx.const(3, "axes"))] if ctx.has(3) \
+        else list(range(rank))
+    if len(pads) != 2 * len(axes) or any(not 0 <= a < rank for a in axes):
+        raise _Refuse(f"pads {pads} and axes {axes} do not fit an input of rank {rank}")
+    begins = [0] * rank
+    for a, b in zip(axes, pads):
+        begins[a] = b
+    value = float(ctx.const(2, "constant_value").reshape(-1)[0]) if ctx.has(2) else 0.0
+    return _PadStep(ctx.node.input[0], ctx.node.output[0], shape, ctx.out().shape, dtype,
+                    begins, value)
+
+
 # ONNX op type -> mapping. A mapping turns a node (its _Ctx) into a step or raises _Refuse with
 # the reason; docs/onnx.md, "Adding an op mapping".
 _MAPPINGS: Dict[str, Callable[[_Ctx], _Step]] = {
@@ -346,5 +375,6 @@ _MAPPINGS: Dict[str, Callable[[_Ctx], _Step]] = {
     "Cast": _map_cast, "Transpose": _map_transpose, "Concat": _map_concat, "Split": _map_split,
     "Slice": _map_slice, "Gather": _map_gather,
     **{op: _map_reduce for op in _REDUCE},
+    "HardSigmoid": _map_hard_sigmoid, "HardSwish": _map_hard_sigmoid, "Pad": _map_pad,
     "Clip": _map_clip, "Where": _map_where, "Expand": _map_expand,
 }

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _core
 from . import ops as _ops
-from ._abi import Status
+from ._abi import BinaryOp, Status
 from ._array import DeviceArray, _compact_strides
 from ._call import _Op
 from ._core import Device, Error, Stream
@@ -371,3 +371,95 @@ class _ExpandStep(_Step):
         out = pool.take(self.shape, self.dtype, _nbytes(self.shape, self.dtype))
         env[self.outputs[0]] = _ops.copy(v, out=out, stream=stream)
 
+
+class _HardSigmoidStep(_Step):
+    """HardSigmoid, y = max(0, min(1, alpha x + beta)), and HardSwish, y = x HardSigmoid(x)
+    with alpha = 1/6 and beta = 1/2 (ONNX), as nnplug calls writing the output's buffer in
+    place: fill (a one-element tensor of beta), scale, binary add, clip, and for HardSwish a
+    binary multiply by x. alpha x + beta rounds twice in the input's dtype, as ONNX's formula
+    written out."""
+
+    def __init__(self, src: str, dst: str, shape: Tuple[int, ...], dtype: str, alpha: float,
+                 beta: float, swish: bool):
+        self.inputs, self.outputs = [src], [dst]
+        self.shape, self.dtype = shape, dtype
+        self.alpha, self.beta, self.swish = alpha, beta, swish
+        self.nbytes = _nbytes(shape, dtype)
+
+    def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
+        x, c = np.empty(self.shape, self.dtype), np.empty((1,), self.dtype)
+        calls: List[Tuple[Callable[..., Any], Tuple[Any, ...], Dict[str, Any]]] = [
+            (_ops.fill, (), dict(out_shape=[1], dtype=self.dtype, value=self.beta)),
+            (_ops.scale, (x,), dict(alpha=self.alpha)),
+            (_ops.binary, (x, c), dict(op=BinaryOp.ADD)),
+            (_ops.clip, (x,), dict(min=0.0, max=1.0))]
+        if self.swish:
+            calls.append((_ops.binary, (x, x), dict(op=BinaryOp.MUL)))
+        for fn, args, kw in calls:
+            try:
+                why = _supported(fn, *args, **kw, device=dev)
+            except Error as e:
+                why = f"{fn.__name__}: {e.message}"
+            if why is not None:
+                return why
+        return None
+
+    def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
+        x = env[self.inputs[0]]
+        dev = stream.device
+        y = pool.take(self.shape, self.dtype, self.nbytes)
+        if y is None:
+            y = dev.empty(self.shape, self.dtype)
+        c = pool.take((1,), self.dtype, _nbytes((1,), self.dtype))
+        if c is None:
+            c = dev.empty((1,), self.dtype)
+        _ops.fill(value=self.beta, out=c, stream=stream)
+        _ops.scale(x, alpha=self.alpha, out=y, stream=stream)
+        _ops.binary(y, c, op=BinaryOp.ADD, out=y, stream=stream)
+        _ops.clip(y, min=0.0, max=1.0, out=y, stream=stream)
+        if self.swish:
+            _ops.binary(x, y, op=BinaryOp.MUL, out=y, stream=stream)
+        pool.put(c)  # its last reader is queued: stream order makes reuse safe
+        env[self.outputs[0]] = y
+
+
+class _PadStep(_Step):
+    """Pad in constant mode (ONNX): the output filled with the value, then the input copied into
+    the output's interior, a strided view of it (nnplug's copy takes any strides). A negative pad
+    crops: the copy then reads a strided view of the input."""
+
+    def __init__(self, src: str, dst: str, in_shape: Tuple[int, ...],
+                 out_shape: Tuple[int, ...], dtype: str, begins: Sequence[int], value: float):
+        self.inputs, self.outputs = [src], [dst]
+        self.out_shape, self.dtype, self.value = out_shape, dtype, value
+        self.nbytes = _nbytes(out_shape, dtype)
+        in_st, out_st = _compact_strides(in_shape), _compact_strides(out_shape)
+        self.in_strides, self.out_strides = in_st, out_st
+        crop = [max(-b, 0) for b in begins]  # input elements a negative begin pad drops
+        # the copied block: the input's elements that land in the output
+        self.part = tuple(max(min(i - c, o - max(b, 0)), 0)
+                          for i, o, b, c in zip(in_shape, out_shape, begins, crop))
+        self.src_offset = sum(c * s for c, s in zip(crop, in_st))
+        self.dst_offset = sum(max(b, 0) * s for b, s in zip(begins, out_st))
+        self.copies = all(d > 0 for d in self.part)
+
+    def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
+        try:
+            why = _supported(_ops.fill, out_shape=list(self.out_shape), dtype=self.dtype,
+                             value=self.value, device=dev)
+            if why is None and self.copies:
+                why = _supported(_ops.copy, np.empty(self.part, self.dtype), device=dev)
+        except Error as e:
+            why = e.message
+        return why
+
+    def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
+        x = env[self.inputs[0]]
+        y = pool.take(self.out_shape, self.dtype, self.nbytes)
+        if y is None:
+            y = stream.device.empty(self.out_shape, self.dtype)
+        _ops.fill(value=self.value, out=y, stream=stream)
+        if self.copies:
+            _ops.copy(x.view(self.part, self.src_offset, self.in_strides),
+                      out=y.view(self.part, self.dst_offset, self.out_strides), stream=stream)
+        env[self.outputs[0]] = y
