@@ -112,6 +112,13 @@ class _Pool:
             return None
         return _as(bufs.pop(), shape)  # buffers in the pool are compact
 
+    def buffer(self, dev: Device, shape: Tuple[int, ...], dtype: str,
+               nbytes: int) -> DeviceArray:
+        """A buffer of that shape and dtype (nbytes: its size): from the pool, else a new one
+        on dev."""
+        out = self.take(shape, dtype, nbytes)
+        return dev.empty(shape, dtype) if out is None else out
+
 
 class _Step:
     """One node as the run sees it."""
@@ -129,8 +136,12 @@ class _Step:
 
 
 def _supported(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Optional[str]:
-    """nnplug.supported(fn, *args, **kwargs): None, or why the device refuses the call."""
-    result: Optional[str] = _ops.supported(fn, *args, **kwargs)
+    """nnplug.supported(fn, *args, **kwargs): None, or why the device refuses the call (an
+    argument error too, named after the op function)."""
+    try:
+        result: Optional[str] = _ops.supported(fn, *args, **kwargs)
+    except Error as e:
+        return f"{fn.__name__}: {e.message}"
     return result
 
 
@@ -198,10 +209,7 @@ class _OpStep(_Step):
             return _placeholder(infos[r.name], r)
         args = [[ph(r) for r in a] if isinstance(a, list) else ph(a) for a in self.args]
         tensors = {k: (None if r is None else ph(r)) for k, r in self.tensors.items()}
-        try:
-            return _supported(self.fn, *args, **tensors, **self.kwargs, device=dev)
-        except Error as e:
-            return f"{self.fn.__name__}: {e.message}"
+        return _supported(self.fn, *args, **tensors, **self.kwargs, device=dev)
 
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
         b = self.bound.get(id(stream)) if self.op is not None else None
@@ -212,7 +220,7 @@ class _OpStep(_Step):
         kwargs = self.kwargs
         binding = None
         if self.op is not None:
-            out = self._output(stream, pool)
+            out = pool.buffer(stream.device, self.shapes[0], self.dtypes[0], self.nbytes[0])
             if self.bind_failures < 3:
                 binding = self._binding(env, args, tensors, out, stream)
         elif self.poolable:
@@ -252,12 +260,6 @@ class _OpStep(_Step):
                                              stream=stream)
         ba.apply_defaults()
         return dict(ba.arguments)
-
-    def _output(self, stream: Stream, pool: _Pool) -> DeviceArray:
-        """The buffer of the step's single output: from the pool, else a new one."""
-        shape, dtype = self.shapes[0], self.dtypes[0]
-        out = pool.take(shape, dtype, self.nbytes[0])
-        return stream.device.empty(shape, dtype) if out is None else out
 
     def _binding(self, env: _Env, args: List[Any], tensors: Dict[str, Any],
                  out: DeviceArray, stream: Stream) -> Optional[Tuple[Any, ...]]:
@@ -301,7 +303,7 @@ class _OpStep(_Step):
             if x._sig != sig or x._generation != generation or (p is None and x.nbytes):
                 return False
             addrs.append((p, x.byte_offset))
-        out = self._output(stream, pool)
+        out = pool.buffer(stream.device, self.shapes[0], self.dtypes[0], self.nbytes[0])
         if out._sig != b.out_sig:
             pool.put(out)
             return False
@@ -361,10 +363,7 @@ class _ExpandStep(_Step):
 
     def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
         x = np.empty(self.in_shape, dtype=self.dtype)
-        try:
-            return _supported(_ops.copy, np.broadcast_to(x, self.shape), device=dev)
-        except Error as e:
-            return f"copy: {e.message}"
+        return _supported(_ops.copy, np.broadcast_to(x, self.shape), device=dev)
 
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
         v = env[self.inputs[0]].view(self.shape, 0, self.strides)
@@ -384,7 +383,7 @@ class _HardSigmoidStep(_Step):
         self.inputs, self.outputs = [src], [dst]
         self.shape, self.dtype = shape, dtype
         self.alpha, self.beta, self.swish = alpha, beta, swish
-        self.nbytes = _nbytes(shape, dtype)
+        self.nbytes, self.nbytes_c = _nbytes(shape, dtype), _nbytes((1,), dtype)
 
     def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
         x, c = np.empty(self.shape, self.dtype), np.empty((1,), self.dtype)
@@ -396,23 +395,15 @@ class _HardSigmoidStep(_Step):
         if self.swish:
             calls.append((_ops.binary, (x, x), dict(op=BinaryOp.MUL)))
         for fn, args, kw in calls:
-            try:
-                why = _supported(fn, *args, **kw, device=dev)
-            except Error as e:
-                why = f"{fn.__name__}: {e.message}"
+            why = _supported(fn, *args, **kw, device=dev)
             if why is not None:
                 return why
         return None
 
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
         x = env[self.inputs[0]]
-        dev = stream.device
-        y = pool.take(self.shape, self.dtype, self.nbytes)
-        if y is None:
-            y = dev.empty(self.shape, self.dtype)
-        c = pool.take((1,), self.dtype, _nbytes((1,), self.dtype))
-        if c is None:
-            c = dev.empty((1,), self.dtype)
+        y = pool.buffer(stream.device, self.shape, self.dtype, self.nbytes)
+        c = pool.buffer(stream.device, (1,), self.dtype, self.nbytes_c)
         _ops.fill(value=self.beta, out=c, stream=stream)
         _ops.scale(x, alpha=self.alpha, out=y, stream=stream)
         _ops.binary(y, c, op=BinaryOp.ADD, out=y, stream=stream)
@@ -444,20 +435,15 @@ class _PadStep(_Step):
         self.copies = all(d > 0 for d in self.part)
 
     def check(self, dev: Device, infos: Dict[str, _Info]) -> Optional[str]:
-        try:
-            why = _supported(_ops.fill, out_shape=list(self.out_shape), dtype=self.dtype,
-                             value=self.value, device=dev)
-            if why is None and self.copies:
-                why = _supported(_ops.copy, np.empty(self.part, self.dtype), device=dev)
-        except Error as e:
-            why = e.message
+        why = _supported(_ops.fill, out_shape=list(self.out_shape), dtype=self.dtype,
+                         value=self.value, device=dev)
+        if why is None and self.copies:
+            why = _supported(_ops.copy, np.empty(self.part, self.dtype), device=dev)
         return why
 
     def run(self, env: _Env, stream: Stream, pool: _Pool) -> None:
         x = env[self.inputs[0]]
-        y = pool.take(self.out_shape, self.dtype, self.nbytes)
-        if y is None:
-            y = stream.device.empty(self.out_shape, self.dtype)
+        y = pool.buffer(stream.device, self.out_shape, self.dtype, self.nbytes)
         _ops.fill(value=self.value, out=y, stream=stream)
         if self.copies:
             _ops.copy(x.view(self.part, self.src_offset, self.in_strides),
