@@ -53,16 +53,18 @@ nnp_conv2d_params conv_params(int32_t pad) {
 }  // namespace
 
 // Convolution: a 3x3 filter with padding 1 over 16 channels (the cpu backend's Winograd
-// shape), over 2 channels (im2col + SGEMM) and depthwise over 4 (the cpu's depthwise kernels),
-// every direction; an infinite weight tap that reads padding gives NaN at the border outputs,
-// and an infinite dy at an output whose taps read padding gives NaN in those taps' dw.
+// shape), over 2 channels (the shallow kernel's forward: depth 18 <= 32), over 4 (im2col +
+// SGEMM: depth 36) and depthwise over 4 (the cpu's depthwise kernels), every direction; an
+// infinite weight tap that reads padding gives NaN at the border outputs, and an infinite dy at
+// an output whose taps read padding gives NaN in those taps' dw.
 TEST_CASE("non-finite: conv2d forward, backward data and backward filter") {
   struct named_shape {
     const char* name;
     int64_t n, c, h, w, k, groups;
   };
   for (const named_shape& s : {named_shape{"c16 k16 (winograd)", 1, 16, 6, 6, 16, 1},
-                               named_shape{"c2 k3 (im2col)", 2, 2, 5, 4, 3, 1},
+                               named_shape{"c2 k3 (shallow)", 2, 2, 5, 4, 3, 1},
+                               named_shape{"c4 k3 (im2col)", 2, 4, 5, 4, 3, 1},
                                named_shape{"c4 k4 g4 (depthwise)", 2, 4, 6, 9, 4, 4}})
     for (const plant_variant& v : variants()) {
       nnp_conv2d_params p = conv_params(1);
@@ -179,6 +181,17 @@ TEST_CASE("non-finite: pooling") {
                                     mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 2, qh, qw})
                                                          : absent_tensor()}));
         }
+      // global pooling (one window per plane; the cpu's whole-plane path for both modes)
+      for (int32_t mode : {NNP_POOL_MAX, NNP_POOL_AVERAGE}) {
+        auto q = make_params<nnp_pool_params>();
+        q.mode = mode;
+        q.global = 1;
+        check_numerics("pool_forward",
+                       std::string("nonfinite ") + v.name + " global " + std::to_string(x[2]) +
+                           "x" + std::to_string(x[3]) + " mode" + std::to_string(mode),
+                       make_spec(NNP_OP_POOL_FORWARD, q, {tensor(x, xd)},
+                                 {tensor({1, 2, 1, 1}), absent_tensor()}));
+      }
     }
   }
 }

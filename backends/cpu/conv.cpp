@@ -13,12 +13,12 @@
 // Speed: each direction first offers the call to Winograd (conv_winograd.cpp: F(2x2, 3x3) or
 // F(4x4, 3x3) for 2-D 3x3 stride-1 convolutions with >= 16 channels in and out, finite
 // operands), then to the direct depthwise kernels (conv_depthwise.cpp: 1-D and 2-D, groups
-// of one input channel), the forward to the pointwise kernel (conv_pointwise.cpp: 1x1 with at
-// most 32 input channels), else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input into a
-// per-thread column buffer [ci/groups * kernel volume, slab] reused across calls (a slab: as many
-// output depth planes as keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has one
-// plane, so its slab is its whole output: classic im2col, plain row copies when the last stride is
-// 1), and one single-threaded SGEMM per image, group and slab does the multiply-adds (V = slab
+// of one input channel), the forward to the shallow kernel (conv_shallow.cpp: ungrouped, input
+// channels x kernel volume <= 32), else runs im2col + OpenBLAS SGEMM. vol2col unfolds the input
+// into a per-thread column buffer [ci/groups * kernel volume, slab] reused across calls (a slab: as
+// many output depth planes as keep the buffer near 1 MiB, in cache; a 1-D or 2-D convolution has
+// one plane, so its slab is its whole output: classic im2col, plain row copies when the last stride
+// is 1), and one single-threaded SGEMM per image, group and slab does the multiply-adds (V = slab
 // here):
 //   forward          out_g [co/g, V]  = w_g [co/g, CK] . col [CK, V]
 //   backward-data    col   [CK, V]    = w_g^T . dout_g, then col2vol (scatter-add)
@@ -50,14 +50,6 @@ int64_t out_group(const conv_nd_geometry& g, int64_t n, int64_t grp) {
   return (n * g.co + grp * g.cog()) * g.out_size();
 }
 int64_t w_group(const conv_nd_geometry& g, int64_t grp) { return grp * g.cog() * col_rows(g); }
-
-// The output columns [q0, q1) of one row whose input column q*stride + off lies in [0, in).
-void column_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* q0, int64_t* q1) {
-  *q0 = off < 0 ? std::min<int64_t>(out, (-off + stride - 1) / stride) : 0;
-  const int64_t lim = in - off;  // need q*stride < lim
-  *q1 = lim <= 0 ? 0 : std::min<int64_t>(out, (lim + stride - 1) / stride);
-  if (*q1 < *q0) *q1 = *q0;
-}
 
 // Output depth slabs: vol2col unfolds [od0, od1) output planes at a time, so that the column
 // buffer stays near kColBudget floats (in cache between vol2col and the SGEMM) instead of
@@ -280,7 +272,7 @@ void max_pool_windows(const conv_nd_geometry& g, int64_t p, const float* full, f
 void run_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                  const out_clamp& clamp, float* out) {
   if (!winograd_forward(g, in, w, b, clamp, out) && !depthwise_forward(g, in, w, b, clamp, out) &&
-      !pointwise_forward(g, in, w, b, clamp, out))
+      !shallow_forward(g, in, w, b, clamp, out))
     gemm_forward(g, in, w, b, clamp, out);
 }
 
@@ -293,19 +285,6 @@ void run_backward_data(const conv_nd_geometry& g, const float* dout, const float
 void run_backward_filter(const conv_nd_geometry& g, const float* in, const float* dout, float* dw) {
   if (!winograd_backward_filter(g, in, dout, dw) && !depthwise_backward_filter(g, in, dout, dw))
     gemm_backward_filter(g, in, dout, dw);
-}
-
-// Sum of a row with 8 independent float accumulators (vectorises without -ffast-math; each
-// image's plane is short, the total is accumulated in double by the caller).
-inline double sum_row(const float* row, int64_t len) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t j = 0;
-  for (; j + 8 <= len; j += 8)
-    for (int t = 0; t < 8; ++t) acc[t] += row[j + t];
-  double total = 0.0;
-  for (int t = 0; t < 8; ++t) total += acc[t];
-  for (; j < len; ++j) total += row[j];
-  return total;
 }
 
 // The NNP_OP_CONV_* call of NNP_OP_CONV2D_* call c: its params as nnp_conv_params (strides,
@@ -350,7 +329,7 @@ void conv_backward_filter(const op_call& c) {
 }
 
 // db[k] = sum over n and every spatial position of dy [N, K, ...] (any rank; params unused):
-// channels in parallel, each image's plane summed in float (sum_row), the total in double.
+// channels in parallel, each image's plane summed in float (sum_floats), the total in double.
 void conv_backward_bias(const op_call& c) {
   const DLTensor *DY = c.in(0), *DB = c.out(0);
   const int64_t n = DY->shape[0], k = DY->shape[1];
@@ -366,7 +345,7 @@ void conv_backward_bias(const op_call& c) {
                [&](int64_t kb, int64_t ke) {
                  for (int64_t kk = kb; kk < ke; ++kk) {
                    double sum = 0.0;
-                   for (int64_t i = 0; i < n; ++i) sum += sum_row(dy + (i * k + kk) * pq, pq);
+                   for (int64_t i = 0; i < n; ++i) sum += sum_floats(dy + (i * k + kk) * pq, pq);
                    db[kk] = static_cast<float>(sum);
                  }
                });

@@ -10,6 +10,7 @@
 
 #include <nnplug/kit/conv_nd.hpp>
 
+#include <algorithm>
 #include <limits>
 
 namespace nnp::cpu {
@@ -32,6 +33,16 @@ struct out_clamp {
   }
 };
 
+// The output columns [q0, q1) of one row whose input column q*stride + off lies in [0, in)
+// (im2col's and the shallow kernel's valid range of a tap).
+inline void column_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* q0,
+                         int64_t* q1) {
+  *q0 = off < 0 ? std::min<int64_t>(out, (-off + stride - 1) / stride) : 0;
+  const int64_t lim = in - off;  // need q*stride < lim
+  *q1 = lim <= 0 ? 0 : std::min<int64_t>(out, (lim + stride - 1) / stride);
+  if (*q1 < *q0) *q1 = *q0;
+}
+
 #ifdef NNP_CPU_X86_KERNELS
 // out_clamp::apply on 8 lanes (max and min return their second operand when one is NaN, so v
 // goes second: NaN stays NaN).
@@ -48,7 +59,7 @@ NNP_CPU_AVX2_FMA inline void fma_row(__m256 a, __m256 b0, __m256 b1, __m256 b2, 
   if (NV > 2) x2 = _mm256_fmadd_ps(a, b2, x2);
 }
 
-// The register block of the small-depth GEMMs (Winograd's gemm_small_depth, the pointwise
+// The register block of the small-depth GEMMs (Winograd's gemm_small_depth, the shallow
 // convolution's): acc[i][v] = init[i] + sum over r < depth of a[4 r + i] * b[r ldb + 8 v ..
 // + 8] for rows i < 4 and NV <= 3 vectors of 8 columns (a: 4 rows packed per depth step; b's
 // rows ldb apart, 8 NV floats read from each). The loop keeps named accumulators (as an array
@@ -108,11 +119,11 @@ bool winograd_backward_filter(const conv_nd_geometry& g, const float* in, const 
 // follow the direct formula.
 bool depthwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                        const out_clamp& clamp, float* out);
-// The forward of a 1x1, stride-1, unpadded, ungrouped convolution with at most 32 input channels,
-// where the CPU has AVX2 and FMA (conv_pointwise.cpp): y written once, bias and clamp applied in
+// The forward of an ungrouped convolution of depth (input channels x kernel volume) at most 32,
+// where the CPU has AVX2 and FMA (conv_shallow.cpp): y written once, bias and clamp applied in
 // registers; false, touching nothing, otherwise.
-bool pointwise_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
-                       const out_clamp& clamp, float* out);
+bool shallow_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
+                     const out_clamp& clamp, float* out);
 
 bool depthwise_backward_data(const conv_nd_geometry& g, const float* dout, const float* w,
                              const float* b, float* din);

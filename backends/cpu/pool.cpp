@@ -267,6 +267,40 @@ int64_t row_cost(const geom& G) {
   return std::max<int64_t>(1, d[2].out * d[0].kernel * d[1].kernel * d[2].kernel);
 }
 
+// ---- one window per plane (GlobalAveragePool, GlobalMaxPool) --------------------------------
+// Whether every plane has one window, covering it whole with no padding inside it: the global
+// pooling of ONNX, or a window the size of the input. The forward then reduces each plane as one
+// contiguous row (the row path would take one strided pass per tap row and window, a scalar
+// loop for a 7 x 7 plane).
+bool is_whole_plane(const geom& G) {
+  for (const pool_dim& d : G.g.d)
+    if (d.out != 1 || d.pad_begin != 0 || d.dilation != 1 || d.kernel != d.in) return false;
+  return true;
+}
+
+// y[p] = the mean (average) or maximum (NaN if any element is NaN) of plane p, planes in
+// parallel. The sum is sum_floats's (8 float lanes, added in double).
+void whole_plane_forward(const geom& G, const float* x, float* y) {
+  const int64_t len = G.in_plane;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, len));
+  parallel_for(G.g.planes, grain, [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const float* p = x + pl * len;
+      if (!G.max) {
+        y[pl] = static_cast<float>(sum_floats(p, len) / static_cast<double>(len));
+        continue;
+      }
+      float m = -std::numeric_limits<float>::infinity();
+      bool nan = false;
+      for (int64_t i = 0; i < len; ++i) {  // vectorises: selects and an or
+        m = p[i] > m ? p[i] : m;
+        nan |= p[i] != p[i];
+      }
+      y[pl] = nan ? std::numeric_limits<float>::quiet_NaN() : m;
+    }
+  });
+}
+
 // ---- 2-D max pooling, 2x2 windows at stride 2 ------------------------------------------------
 // Whether G is 2-D max pooling (leading dimension of extent 1) with 2x2 windows at stride 2, no
 // dilation, no begin padding and every window inside x: the fast path of both directions (no
@@ -495,6 +529,10 @@ void pool_forward(const op_call& c) {
   int64_t* indices = c.out(1) != nullptr ? data_ptr<int64_t>(*c.out(1)) : nullptr;
   if (indices == nullptr && is_plain_2x2_max(G)) {
     maxpool2_forward(G, x, y);
+    return;
+  }
+  if (indices == nullptr && is_whole_plane(G)) {
+    whole_plane_forward(G, x, y);
     return;
   }
   const auto& d = G.g.d;
