@@ -485,7 +485,8 @@ def onnx_md(results):
         cells.append(f"≤ {target:.1f}" if target else "–")
         rows.append(cells)
     where = ("in the same process as each nnplug run, the two alternating in blocks of "
-             "0.25 s (each block's first run untimed)" if paired else "in the eager run's process")
+             "0.25 s, each after an untimed pause of 0.05 s (the other side's idle threads asleep) "
+             "and with its first run untimed" if paired else "in the eager run's process")
     text = [f"`python -m nnplug.onnx bench MODEL --backend cpu --batch {o['batch']}` on the six "
             "models of `scripts/make_onnx_models.py` (random weights; torchvision's at "
             + ("32×32, `--small`" if results.get("quick") else "224×224") + "), "

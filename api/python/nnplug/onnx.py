@@ -243,8 +243,10 @@ def _time(fn: Callable[[], Any], warmup: int, repeat: int, min_seconds: float) -
     return times
 
 
-# Alternated timing: seconds per block of one side's runs.
+# Alternated timing: seconds per block of one side's runs, and the untimed pause before each
+# block (see _time_alternated).
 _BLOCK_SECONDS = 0.25
+_SETTLE_SECONDS = 0.05
 
 
 def _time_alternated(fns: Sequence[Callable[[], Any]], warmup: int, repeat: int,
@@ -256,7 +258,13 @@ def _time_alternated(fns: Sequence[Callable[[], Any]], warmup: int, repeat: int,
     gave the cnn's ratio against onnxruntime anywhere from 0.64 to 1.32 on one 2-core VM.
     Each block begins with one untimed run, which warms the caches the other side's block
     evicted, unless one run takes longer than a block (such a model's tensors outgrow the
-    caches within a run); then every run is timed, one per block."""
+    caches within a run); then every run is timed, one per block.
+    Before each block the process sleeps _SETTLE_SECONDS, untimed, so that the other side's
+    idle worker threads have gone to sleep: onnxruntime's spin-wait after a run for more work
+    (session.intra_op.allow_spinning, on by default) and oneTBB's. Without the pause the first
+    run of a block shares the cores with them: on the 2-core machine, MobileNetV2 at batch 32
+    (one run per block) took nnplug 308-314 ms a run beside an onnxruntime session that did not
+    spin and 328-330 ms beside one that did."""
     once = []
     for fn in fns:
         for _ in range(max(warmup, 1)):
@@ -268,6 +276,7 @@ def _time_alternated(fns: Sequence[Callable[[], Any]], warmup: int, repeat: int,
     spent = [0.0 for _ in fns]
     while any(len(t) < repeat or s < min_seconds for t, s in zip(times, spent)):
         for i, fn in enumerate(fns):
+            time.sleep(_SETTLE_SECONDS)
             if once[i] < _BLOCK_SECONDS:
                 fn()  # this block's warm-up run
             block_start = time.perf_counter()
@@ -374,7 +383,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--warmup", type=int, default=2, help="untimed runs first (default 2)")
     p.add_argument("--min-time", type=float, default=1.0,
                    help="time each side for at least this many seconds per batch size "
-                   "(default 1); with onnxruntime the two alternate in blocks of 0.25 s")
+                   "(default 1); with onnxruntime the two alternate in blocks of 0.25 s, each "
+                   "after an untimed pause of 0.05 s")
     p.add_argument("--threads", type=int, help="onnxruntime's intra-op threads")
     p.add_argument("--no-onnxruntime", action="store_true", help="skip onnxruntime")
     p.add_argument("--graphs", action="store_true",

@@ -522,10 +522,19 @@ def test_cli_run_check_bench(cpu, tmp_path, capsys):
 
 
 def test_bench_alternates_blocks(monkeypatch):
-    """bench's side-by-side timing: the two sides run in alternating blocks, each block but the
-    first of a slow side begins with an untimed run, and each side gets its timed runs."""
+    """bench's side-by-side timing: the two sides run in alternating blocks, each after an
+    untimed pause, each block but the first of a slow side begins with an untimed run, and each
+    side gets its timed runs."""
     monkeypatch.setattr(nx, "_BLOCK_SECONDS", 0.02)
     calls = []
+    real_sleep = time.sleep
+
+    def pause(seconds):  # the settling pause before each block
+        calls.append("pause")
+        real_sleep(seconds)
+
+    monkeypatch.setattr(nx, "_SETTLE_SECONDS", 0.001)
+    monkeypatch.setattr(nx.time, "sleep", pause)
 
     def side(name, seconds):
         def run():
@@ -541,12 +550,19 @@ def test_bench_alternates_blocks(monkeypatch):
     assert sum(fast) >= 0.05 and sum(slow) >= 0.05
     assert all(t >= 0.002 for t in fast) and all(t >= 0.03 for t in slow)
     # blocks: the calls switch sides many times, not once
-    switches = sum(1 for a, b in zip(calls, calls[1:]) if a != b)
+    runs = [c for c in calls if c != "pause"]
+    switches = sum(1 for a, b in zip(runs, runs[1:]) if a != b)
     assert switches >= 5, calls
     # the fast side's blocks each add one untimed run; the slow side (a run longer than a
     # block) times every run after its warm-up, one per block
     assert calls.count("slow") == len(slow) + 1
     assert calls.count("fast") > len(fast) + 1
+    # after the warm-up runs (one per side, no pause), every block begins with a pause: no
+    # two runs of different sides follow each other without one
+    blocks = calls[2:]
+    # (the one switch without a pause: from the first side's warm-up run to the second's)
+    assert blocks[0] == "pause" and blocks.count("pause") == switches - 1, calls
+    assert all(a == b for a, b in zip(blocks, blocks[1:]) if "pause" not in (a, b)), calls
 
 
 def _fusion_model(extra_outputs=()):
