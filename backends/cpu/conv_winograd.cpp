@@ -14,7 +14,8 @@
 // loops over whole padded rows or all tiles of a plane with AVX2 clones (target_clones; the
 // plugin is built for plain x86-64), or, where the CPU has AVX2 and FMA, on groups of 8 tiles
 // in registers; the forward-style GEMMs, whose depth is the input channels, run in a
-// kernel of their own there (gemm_small_depth). Transform buffers keep each channel's alpha^2
+// kernel of their own there (gemm_small_depth) up to kSmallDepthMax channels, through OpenBLAS
+// above. Transform buffers keep each channel's alpha^2
 // matrices rows together (wino_layout), their strides an odd number of cache lines so that the
 // streams a transform or GEMM reads at once do not share L1 sets (wino_plane_stride). Figures in
 // docs/cpu-backend.md.
@@ -1032,6 +1033,16 @@ void winograd_input_block(const float* x, int64_t nb, int64_t img_stride, int64_
                        r1 - r0, pl.tq, v + c * vl.row_stride + b * tiles, vl.plane, tmp);
 }
 
+// Deeper than this the forward-style GEMMs go to OpenBLAS, which blocks the depth and packs
+// both operands: on ResNet-18's 3x3 layers at batch 32 (2-core AMD EPYC, 2 threads, the two
+// interleaved call by call in one process, medians of 13 calls), the forward took
+//   C = K = 64, 56 x 56: 56.9 ms here, 63.1 ms through OpenBLAS
+//   C = K = 128, 28 x 28: 39.2 / 39.0 ms
+//   C = K = 256, 14 x 14: 58.7 / 50.7 ms
+//   C = K = 512, 7 x 7: 86.7 / 69.9 ms
+// (blocking the depth of this kernel by 64, 128 or 256 changed nothing measurable).
+constexpr int64_t kSmallDepthMax = 128;
+
 // Images per block of the batched transforms and SGEMMs: enough that a block has at least
 // kWinoMinColumns tiles (the SGEMMs' N; small images would otherwise make SGEMMs too narrow to
 // run at speed), but no more: v and m of one cnn conv2 image (144 tiles) already take 885 KB,
@@ -1062,7 +1073,7 @@ void winograd_batch(const wino_scheme& s, int64_t n, const float* x, int64_t c_i
                     int64_t pad_top, int64_t pad_left, const float* bias, const out_clamp& clamp,
                     float* y, bool pool2 = false) {
   const int64_t products = s.products();
-  const bool packed = winograd_avx2();
+  const bool packed = winograd_avx2() && c_in <= kSmallDepthMax;  // gemm_small_depth's u
   float* u = scratch(kCallSlot1, static_cast<size_t>(products * (k_out + 3) * c_in));
   const int64_t us = winograd_weights(s, wt, k_out, c_in, flip, packed, u);
   const wino_plane pl{s, h, w, s.tiles_along(p), s.tiles_along(q), pad_top, pad_left};
