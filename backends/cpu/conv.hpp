@@ -43,6 +43,13 @@ inline void column_range(int64_t off, int64_t stride, int64_t in, int64_t out, i
   if (*q1 < *q0) *q1 = *q0;
 }
 
+// im2col for output positions [j0, j1) (flat over the output volume) of one image and group:
+// panel[r ldp + j - j0] = the input element that depth row r = (c, kd, kh, kw), in filter order,
+// reads for output j, 0 where it reads padding; x is the group's input [ci / groups, in..]
+// (conv.cpp: the forward's panels, the shallow kernel's).
+void im2col_panel(const conv_nd_geometry& g, const float* x, int64_t j0, int64_t j1, float* panel,
+                  int64_t ldp);
+
 #ifdef NNP_CPU_X86_KERNELS
 // out_clamp::apply on 8 lanes (max and min return their second operand when one is NaN, so v
 // goes second: NaN stays NaN).

@@ -50,69 +50,6 @@ bool applies(const conv_nd_geometry& g) {
   return cpu_avx2_fma() && g.groups == 1 && g.ci > 0 && depth_of(g) <= kMaxDepth;
 }
 
-bool unit_1x1(const conv_nd_geometry& g) {  // 1x1x1, stride 1, no padding: col == the input
-  for (int a = 0; a < kConvMaxSpatial; ++a)
-    if (g.kernel[a] != 1 || g.stride[a] != 1 || g.pad[a] != 0 || g.in[a] != g.out[a]) return false;
-  return true;
-}
-
-// d[q - q0] = row[q stride + off] for q in [q0, q1), every such index inside row (strides 1 and 2
-// as constants: vector loops).
-void gather(const float* row, int64_t stride, int64_t off, int64_t q0, int64_t q1, float* d) {
-  const int64_t n = q1 - q0, start = q0 * stride + off;
-  if (stride == 1) {
-    std::memcpy(d, row + start, static_cast<size_t>(n) * sizeof(float));
-  } else if (stride == 2) {
-    for (int64_t i = 0; i < n; ++i) d[i] = row[start + 2 * i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) d[i] = row[start + i * stride];
-  }
-}
-
-// The panel of col for output positions [j0, j1) of one image x [ci, in..]: panel[r ldp + j -
-// j0] for depth rows r = (c, kd, kh, kw) in filter order, zeros where a tap reads padding.
-void fill_panel(const conv_nd_geometry& g, const float* x, int64_t j0, int64_t j1, float* panel,
-                int64_t ldp) {
-  if (unit_1x1(g)) {
-    const int64_t V = g.in_size();
-    for (int64_t c = 0; c < g.ci; ++c)
-      std::memcpy(panel + c * ldp, x + c * V + j0, static_cast<size_t>(j1 - j0) * sizeof(float));
-    return;
-  }
-  const int64_t OH = g.out[1], OW = g.out[2];
-  const int64_t ID = g.in[0], IH = g.in[1], IW = g.in[2], sw = g.stride[2];
-  for (int64_t j = j0; j < j1;) {  // one output row (od, oh), columns [qa, qb), at a time
-    const int64_t row = j / OW, qa = j % OW, qb = std::min(OW, qa + (j1 - j));
-    const int64_t od = row / OH, oh = row % OH;
-    float* dst = panel + (j - j0);  // dst[r ldp + q - qa]: output column q of depth row r
-    int64_t r = 0;
-    for (int64_t c = 0; c < g.ci; ++c)
-      for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
-        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-          const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
-          const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-          const bool inside = id >= 0 && id < ID && ih >= 0 && ih < IH;
-          const float* xr = x + ((c * ID + (inside ? id : 0)) * IH + (inside ? ih : 0)) * IW;
-          for (int64_t kw = 0; kw < g.kernel[2]; ++kw, ++r) {
-            float* d = dst + r * ldp;  // d[q - qa], q in [qa, qb)
-            if (!inside) {
-              std::fill(d, d + (qb - qa), 0.0f);
-              continue;
-            }
-            const int64_t off = kw * g.dilation[2] - g.pad[2];  // input column of q: q sw + off
-            int64_t v0, v1;
-            column_range(off, sw, IW, OW, &v0, &v1);
-            v0 = std::clamp(v0, qa, qb);
-            v1 = std::clamp(v1, v0, qb);
-            std::fill(d, d + (v0 - qa), 0.0f);
-            gather(xr, sw, off, v0, v1, d + (v0 - qa));
-            std::fill(d + (v1 - qa), d + (qb - qa), 0.0f);
-          }
-        }
-    j += qb - qa;
-  }
-}
-
 // Rows k0.. (up to 4: `rows`) of y at columns [j, j + 8 NV): bias + sum over r of w[k][r] p[r][.]
 // for w packed as wp[r][4], clamped.
 template <int NV>
@@ -177,7 +114,7 @@ bool shallow_forward(const conv_nd_geometry& g, const float* in, const float* w,
     float* panel = scratch(kTaskSlot0, static_cast<size_t>(D * kChunk));
     for (int64_t t = tb; t < te; ++t) {
       const int64_t n = t / chunks, j0 = (t % chunks) * kChunk, j1 = std::min(V, j0 + kChunk);
-      fill_panel(g, in + n * I, j0, j1, panel, kChunk);
+      im2col_panel(g, in + n * I, j0, j1, panel, kChunk);
       columns(g, wp, bias, clamp, panel, kChunk, out + n * K * V, j0, j1);
     }
   });
