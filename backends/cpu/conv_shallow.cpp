@@ -5,21 +5,19 @@
 // input channels ([32, 16, 112, 112] -> 96 channels, [32, 32, 112, 112] -> 16, ...) and its first
 // layer, 3 channels through a 3x3 filter at stride 2 (depth 27).
 //
-// Per image, y [K, V] = w [K, D] . col [D, V] + b (D = the depth, V = the output positions,
-// col = the im2col matrix: col[(c, tap), v] = the input element tap reads for output v, 0 in the
-// padding), then the fused clamp. conv.cpp's general path runs it as im2col of the whole image,
-// one OpenBLAS SGEMM and a second pass for the bias and the clamp: with D <= 32 the SGEMM's depth
-// is too short for its packing to pay, and the output, often larger than the caches (154 MB for
-// MobileNetV2's first expansion at batch 32), is written, then read and written again. Here each
-// task takes kChunk output positions of one image: it fills their panel of col [D, kChunk] (a
-// plain copy of each channel's range for a 1x1, stride-1, unpadded convolution), then for each
-// block of 4 output channels sweeps the panel in 4 x 24 register blocks over the whole depth
-// (block4x8, conv.hpp), and writes y once, with its bias added and clamped; w is packed once per
-// call in panels of 4 rows. Output channels outer, columns inner: y is written as 4 rows of
-// kChunk floats at a time rather than a few floats in each of K rows (K write streams, one page
-// each), and the panel stays in L1 / L2 across the row blocks. Padding taps read zeros from the
-// panel, so an infinite weight over padding gives NaN, as the direct formula does. Columns past
-// the last whole vector of a chunk take a scalar loop.
+// Per image, y [K, V] = w [K, D] . col [D, V] + b (D = the depth, V = the output positions, col =
+// the im2col matrix: col[(c, tap), v] = the input element tap reads for output v, 0 in the
+// padding), then the fused clamp. conv.cpp's general path runs it as im2col panels, one OpenBLAS
+// SGEMM each and a pass for the bias and the clamp: with D <= 32 the SGEMM's depth is too short for
+// its packing to pay. Here each task takes kChunk output positions of one image: it fills their
+// panel of col [D, kChunk] (a plain copy of each channel's range for a 1x1, stride-1, unpadded
+// convolution), then for each block of 4 output channels sweeps the panel in 4 x 24 register blocks
+// over the whole depth (block4x8, conv.hpp), and writes y once, with its bias added and clamped; w
+// is packed once per call in panels of 4 rows. Output channels outer, columns inner: y is written
+// as 4 rows of kChunk floats at a time rather than a few floats in each of K rows (K write streams,
+// one page each), and the panel stays in L1 / L2 across the row blocks. Padding taps read zeros
+// from the panel, so an infinite weight over padding gives NaN, as the direct formula does. Columns
+// past the last whole vector of a chunk take a scalar loop.
 // Measured on a 2-core AMD EPYC (AVX2), 2 threads, per call (medians of 6 alternated runs of 20
 // calls each, nnplug.conv_forward with out= and a ReLU6 clamp), against im2col + SGEMM + the
 // bias and clamp pass for the first, and for the 1x1 layers against this kernel's first

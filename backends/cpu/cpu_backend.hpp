@@ -273,8 +273,8 @@ inline void row_stats(const float* x, int64_t C, float* m, float* s, float* e = 
 }
 
 // The sum of len floats, with 8 independent float accumulators (vectorises without -ffast-math)
-// added in double at the end: for rows short enough that float accumulation loses nothing that
-// matters (a plane of one image; callers add longer totals in double).
+// added in double at the end. Each lane's rounding error grows with len / 8, as a float running
+// sum's does with len: callers sum one plane with it and add longer totals in double.
 inline double sum_floats(const float* row, int64_t len) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t j = 0;
