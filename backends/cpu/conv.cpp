@@ -237,27 +237,22 @@ int64_t forward_chunk(const conv_nd_geometry& g) {
 void gemm_forward(const conv_nd_geometry& g, const float* in, const float* w, const float* b,
                   const out_clamp& clamp, float* out) {
   const int64_t V = g.out_size(), CK = col_rows(g), cog = g.cog();
-  const bool epilogue = b != nullptr || clamp.active;
-  if (direct(g)) {  // the input is the column matrix
-    for_each_image_group(g, [&](int64_t n, int64_t grp, float*) {
-      float* dst = out + out_group(g, n, grp);
-      sgemm_rm(false, false, cog, V, CK, 1.0f, w + w_group(g, grp), CK, in + in_group(g, n, grp), V,
-               0.0f, dst, V);
-      if (epilogue) add_bias(dst, V, b != nullptr ? b + grp * cog : nullptr, clamp, cog, V);
-    });
-    return;
-  }
+  const bool epilogue = b != nullptr || clamp.active, unfold = !direct(g);
   // (image, group, chunk of output positions) in parallel: each chunk's panel in cache between
-  // im2col and its SGEMM, and its outputs between the SGEMM and the bias and clamp
-  const int64_t chunk = forward_chunk(g), chunks = (V + chunk - 1) / chunk;
+  // im2col and its SGEMM, and its outputs between the SGEMM and the bias and clamp; a direct
+  // convolution multiplies the input itself (its column matrix), a whole image at a time
+  const int64_t chunk = unfold ? forward_chunk(g) : std::max<int64_t>(1, V);
+  const int64_t chunks = (V + chunk - 1) / chunk;
   parallel_for(g.n * g.groups * chunks, 1, [&](int64_t tb, int64_t te) {
-    float* col = scratch(kTaskSlot0, static_cast<size_t>(CK * chunk));
+    float* col = unfold ? scratch(kTaskSlot0, static_cast<size_t>(CK * chunk)) : nullptr;
     for (int64_t t = tb; t < te; ++t) {
       const int64_t ch = t % chunks, ng = t / chunks, n = ng / g.groups, grp = ng % g.groups;
       const int64_t j0 = ch * chunk, j1 = std::min(V, j0 + chunk), nj = j1 - j0;
+      const float* src = in + in_group(g, n, grp);
       float* dst = out + out_group(g, n, grp) + j0;
-      im2col_panel(g, in + in_group(g, n, grp), j0, j1, col, nj);
-      sgemm_rm(false, false, cog, nj, CK, 1.0f, w + w_group(g, grp), CK, col, nj, 0.0f, dst, V);
+      if (unfold) im2col_panel(g, src, j0, j1, col, nj);
+      sgemm_rm(false, false, cog, nj, CK, 1.0f, w + w_group(g, grp), CK, unfold ? col : src,
+               unfold ? nj : V, 0.0f, dst, V);
       if (epilogue) add_bias(dst, V, b != nullptr ? b + grp * cog : nullptr, clamp, cog, nj);
     }
   });
