@@ -240,6 +240,37 @@ TEST_CASE("non-finite: softmax, layer norm and batch norm") {
   }
 }
 
+// Activations, forward and backward (dy finite), over [4, 33]: 16 full 8-lane vectors and a
+// tail of 4, with +inf, -inf and NaN planted in the body and in the tail (the cpu's GELU runs
+// 8 lanes at a time and its tail through a padded copy).
+TEST_CASE("non-finite: activations") {
+  const std::vector<int64_t> x{4, 33};
+  const std::vector<std::pair<const char*, plant_list>> plants{
+      {"body", {{5, kInf}, {9, -kInf}, {18, kNaN}}},
+      {"tail", {{129, kInf}, {130, kNaN}, {131, -kInf}}}};
+  const std::vector<std::pair<const char*, int32_t>> fns{{"relu", NNP_ACTIVATION_RELU},
+                                                         {"leaky_relu", NNP_ACTIVATION_LEAKY_RELU},
+                                                         {"sigmoid", NNP_ACTIVATION_SIGMOID},
+                                                         {"tanh", NNP_ACTIVATION_TANH},
+                                                         {"gelu_erf", NNP_ACTIVATION_GELU_ERF},
+                                                         {"gelu_tanh", NNP_ACTIVATION_GELU_TANH},
+                                                         {"elu", NNP_ACTIVATION_ELU}};
+  for (const auto& [where, plant] : plants)
+    for (const auto& [name, fn] : fns) {
+      value_rng rng(std::string("nonfinite activation ") + name + " " + where);
+      const std::string text = std::string("nonfinite ") + name + " " + where;
+      auto p = make_params<nnp_activation_params>();
+      p.function = fn;
+      p.alpha = fn == NNP_ACTIVATION_ELU ? 1.0 : 0.01;
+      const auto xd = planted(rng.uniform_vec(numel(x), -4, 4), plant);
+      check_numerics("activation_forward", text,
+                     make_spec(NNP_OP_ACTIVATION_FORWARD, p, {tensor(x, xd)}, {tensor(x)}));
+      check_numerics("activation_backward", text,
+                     make_spec(NNP_OP_ACTIVATION_BACKWARD, p,
+                               {tensor(x, xd), tensor(x, rng.uniform_vec(numel(x)))}, {tensor(x)}));
+    }
+}
+
 // Known answers the reference must give too.
 TEST_CASE("non-finite: known answers") {
   // An infinite weight tap over padding: 0 * inf = NaN (PyTorch gives NaN too). x [1,1,1,1] = 1,

@@ -8,7 +8,17 @@
 //            float (Handbook of Mathematical Functions, 1964), sign restored; NaN propagates.
 // Both vectorise only with -fno-trapping-math (CMakeLists.txt), which lets the compiler
 // evaluate both sides of the selects.
+//  exp8, erf8: the same two on 8 lanes with AVX2 + FMA intrinsics (x86 only), for kernels that
+//            check cpu_avx2_fma(): the same algorithms and constants and the same special
+//            values (NaN propagates, exp8 is 0 below -87.33 and clamps above 88.3, erf8(+-inf)
+//            = +-1). A lane may differ from the scalar function in its last bits, where a fused
+//            multiply-add rounds once: exp8's relative error stays below 3e-6, erf8's absolute
+//            error below 5e-7 (4.1e-7 measured next to 0, tests/test_vmath.cpp). The compiler's
+//            own vectorisation of the scalar functions (target_clones "avx2", no FMA) is about
+//            2.5x slower: GELU's forward at [2176, 128] took 285 us against 112 us.
 #pragma once
+
+#include "simd.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -52,5 +62,45 @@ inline float fast_erf(float x) {
   const float y = 1.0f - p * t * fast_exp(-a * a);
   return std::copysign(y, x);  // NaN: t and y are NaN
 }
+
+#ifdef NNP_CPU_X86_KERNELS
+NNP_CPU_AVX2_FMA inline __m256 exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33f), hi = _mm256_set1_ps(88.3f);
+  // max_ps and min_ps return their second operand when one is NaN: a NaN x stays NaN
+  const __m256 xc = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+  const __m256 shifter = _mm256_set1_ps(12582912.0f);
+  const __m256 n =
+      _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), shifter), shifter);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723e-6f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // 2^n in the exponent bits (a NaN lane converts to INT_MIN: its p is NaN, so is the result)
+  const __m256i e =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  return _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+}
+
+NNP_CPU_AVX2_FMA inline __m256 erf8(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+  const __m256 a = _mm256_andnot_ps(sign, x);
+  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one));
+  __m256 p = _mm256_set1_ps(1.061405429f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+  const __m256 e = exp8(_mm256_mul_ps(_mm256_xor_ps(a, sign), a));  // e^{-a^2}
+  const __m256 y = _mm256_fnmadd_ps(_mm256_mul_ps(p, t), e, one);
+  // copysign(y, x): y's magnitude (it may round below zero next to x = 0), x's sign
+  return _mm256_or_ps(_mm256_andnot_ps(sign, y), _mm256_and_ps(sign, x));
+}
+#endif
 
 }  // namespace nnp::cpu
