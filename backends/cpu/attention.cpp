@@ -7,12 +7,15 @@
 //    per query row with everything in registers and L1 (the vit's heads are 17 x 17 x 16, where
 //    each OpenBLAS call costs more than its arithmetic). K (and V for the backward) is
 //    transposed once per tile into [D][Tk rounded up to 8] so that a row's scores are NV = Tk/8
-//    vector accumulators over D broadcasts of q; the softmax is the SGEMM path's (softmax_row,
-//    over the row's first Tk lanes); the output row is Dv/8 vector accumulators over Tk
-//    broadcasts of p. The backward recomputes each row's P from the forward's log-sum-exp, then
-//    dP (over Dv broadcasts of dy against V^T), dS = s P (dP - delta) with delta = dy . y in
-//    double, dQ = dS K as one row, and adds dS^T Q and P^T dY into dK and dV tiles that stay in
-//    scratch until the group's last head. Lanes past Tk (K^T's zero padding) are computed
+//    vector accumulators over D broadcasts of q; the softmax runs on those NV vectors
+//    (softmax_lanes: vmath.hpp's exp8, the log-sum-exp only when it is an output); the output
+//    row is Dv/8 vector accumulators over Tk broadcasts of p, reading V's rows in place when Dv
+//    is a multiple of 8 (padded copies otherwise). nnplug-bench "attention fwd vit" (2 threads):
+//    the vit's heads at batch 128 took 410 us with the softmax as the SGEMM path's softmax_row
+//    (an AVX2 clone, no FMA), 300 us so. The backward recomputes each row's P from the forward's
+//    log-sum-exp, then dP (over Dv broadcasts of dy against V^T), dS = s P (dP - delta) with delta
+//    = dy . y in double, dQ = dS K as one row, and adds dS^T Q and P^T dY into dK and dV tiles that
+//    stay in scratch until the group's last head. Lanes past Tk (K^T's zero padding) are computed
 //    along and never read.
 //  - otherwise single-threaded OpenBLAS SGEMMs straight on the strided rows of Q, K, V (both
 //    ONNX layouts are rows with a leading dimension, so nothing is copied or transposed):
@@ -119,6 +122,73 @@ bool fused_applies(const attention_geometry& g) {
 
 int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
 
+// All-ones in the lanes of the 8-lane block v (lanes 8v .. 8v + 7) that are below tk.
+NNP_CPU_AVX2_FMA inline __m256 keys_below(int64_t tk, int v) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_castsi256_ps(
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(tk - 8 * v)), lane));
+}
+
+NNP_CPU_AVX2_FMA inline float hmax8(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+NNP_CPU_AVX2_FMA inline float hsum8(__m256 v) {
+  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_add_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// softmax_row on a fused tile's score row s[NV * 8] (its first tk lanes), in registers with
+// vmath.hpp's exp8; lanes past tk become 0. Stores the row's log-sum-exp at *lse unless it is
+// null (inference asks for none: the logarithm is skipped). The maximum skips
+// NaN scores as softmax_row's std::max does (a NaN still makes the whole row NaN through exp
+// and the sum), and a row that is all -inf becomes 0 with lse = -inf.
+template <int NV>
+NNP_CPU_AVX2_FMA inline void softmax_lanes(float* s, int64_t tk, float* lse) {
+  const __m256 ninf = _mm256_set1_ps(kNegInf);
+  __m256 x[NV];
+  __m256 mx = ninf;
+  for (int v = 0; v < NV; ++v) {
+    x[v] = _mm256_blendv_ps(ninf, _mm256_loadu_ps(s + 8 * v), keys_below(tk, v));
+    mx = _mm256_max_ps(x[v], mx);  // a NaN x[v] lane keeps mx's (the second operand)
+  }
+  const float m = hmax8(mx);
+  if (m == kNegInf) {
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(s + 8 * v, _mm256_setzero_ps());
+    if (lse != nullptr) *lse = kNegInf;
+    return;
+  }
+  const __m256 mv = _mm256_set1_ps(m);
+  __m256 sum = _mm256_setzero_ps();
+  for (int v = 0; v < NV; ++v) {
+    x[v] = exp8(_mm256_sub_ps(x[v], mv));  // exp8(-inf) = 0 past tk
+    sum = _mm256_add_ps(sum, x[v]);
+  }
+  const float total = hsum8(sum);
+  const __m256 inv = _mm256_set1_ps(1.0f / total);
+  for (int v = 0; v < NV; ++v) _mm256_storeu_ps(s + 8 * v, _mm256_mul_ps(x[v], inv));
+  if (lse != nullptr) *lse = m + std::log(total);
+}
+
+// probabilities_row on a fused tile's score row s[NV * 8] with exp8; lanes past tk become 0.
+template <int NV>
+NNP_CPU_AVX2_FMA inline void probabilities_lanes(float* s, int64_t tk, float lse) {
+  if (lse == kNegInf) {
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(s + 8 * v, _mm256_setzero_ps());
+    return;
+  }
+  const __m256 l = _mm256_set1_ps(lse);
+  for (int v = 0; v < NV; ++v) {
+    const __m256 p = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + 8 * v), l));
+    _mm256_storeu_ps(s + 8 * v, _mm256_and_ps(p, keys_below(tk, v)));
+  }
+}
+
 // What a fused tile reads in place of K (and V): rows transposed into [width][w] with w = Tk
 // rounded up to 8 and zeros past Tk.
 NNP_CPU_AVX2_FMA inline void transpose_rows(const float* src, int64_t rows, int64_t stride,
@@ -172,15 +242,17 @@ NNP_CPU_AVX2_FMA inline void score_rows(const attention_args& a, int64_t b, int6
 }
 
 // out_r[0, width) = sum over j < tk of p_r[j] * rows[j][.] for r < R (p_r = p + r * ps, out_r =
-// out + r * os; rows [tk][wp], wp = width rounded up to 8); tail lanes go through a buffer.
+// out + r * os; row j at rows + j * rs, readable up to width rounded up to 8: padded rows, or
+// rows in place when width is a multiple of 8); tail lanes go through a buffer.
 template <int R>
 NNP_CPU_AVX2_FMA inline void combine_rows(const float* p, int64_t ps, int64_t tk, const float* rows,
-                                          int64_t wp, int64_t width, float* out, int64_t os) {
+                                          int64_t rs, int64_t width, float* out, int64_t os) {
+  const int64_t wp = round8(width);
   for (int64_t u = 0; u < wp; u += 8) {
     __m256 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t j = 0; j < tk; ++j) {
-      const __m256 vj = _mm256_loadu_ps(rows + j * wp + u);
+      const __m256 vj = _mm256_loadu_ps(rows + j * rs + u);
       for (int r = 0; r < R; ++r)
         acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + r * ps + j), vj, acc[r]);
     }
@@ -206,13 +278,17 @@ NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* ls
   float* kt = scratch(kTaskSlot0, static_cast<size_t>(g.d * w + g.tk * dvp + 2 * w));
   float* vp = kt + g.d * w;
   float* s = vp + g.tk * dvp;
+  // V rows whose width is a multiple of 8 are read in place, others through padded copies.
+  const bool v_in_place = g.dv % 8 == 0;
+  const int64_t vs = v_in_place ? g.v.row_stride : dvp;
   for (int64_t tile = lo; tile < hi; ++tile) {
     const int64_t b = tile / g.hq, h = tile % g.hq, kvh = h / g.group();
+    const float* v_rows = v_in_place ? a.v + g.v.offset(b, kvh, 0) : vp;
     // K and V of a kv head serve its group's query heads: a tile whose head shares the previous
     // tile's kv head keeps them.
     if (tile == lo || h % g.group() == 0) {
       transpose_rows(a.k + g.k.offset(b, kvh, 0), g.tk, g.k.row_stride, g.d, w, kt);
-      pad_rows(a.v + g.v.offset(b, kvh, 0), g.tk, g.v.row_stride, g.dv, dvp, vp);
+      if (!v_in_place) pad_rows(a.v + g.v.offset(b, kvh, 0), g.tk, g.v.row_stride, g.dv, dvp, vp);
     }
     const float* q_tile = a.q + g.q.offset(b, h, 0);
     float* y_tile = y + g.y.offset(b, h, 0);
@@ -220,17 +296,14 @@ NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* ls
     int64_t i = 0;
     for (; i + 2 <= g.tq; i += 2) {  // two rows at a time, then the last odd one
       score_rows<NV, 2>(a, b, h, i, q_tile + i * qs, qs, kt, s);
-      for (int r = 0; r < 2; ++r) {
-        const float l = softmax_row(s + r * w, g.tk);
-        if (lse != nullptr) lse[tile * g.tq + i + r] = l;
-      }
-      combine_rows<2>(s, w, g.tk, vp, dvp, g.dv, y_tile + i * ys, ys);
+      for (int r = 0; r < 2; ++r)
+        softmax_lanes<NV>(s + r * w, g.tk, lse != nullptr ? lse + tile * g.tq + i + r : nullptr);
+      combine_rows<2>(s, w, g.tk, v_rows, vs, g.dv, y_tile + i * ys, ys);
     }
     if (i < g.tq) {
       score_rows<NV, 1>(a, b, h, i, q_tile + i * qs, qs, kt, s);
-      const float l = softmax_row(s, g.tk);
-      if (lse != nullptr) lse[tile * g.tq + i] = l;
-      combine_rows<1>(s, w, g.tk, vp, dvp, g.dv, y_tile + i * ys, ys);
+      softmax_lanes<NV>(s, g.tk, lse != nullptr ? lse + tile * g.tq + i : nullptr);
+      combine_rows<1>(s, w, g.tk, v_rows, vs, g.dv, y_tile + i * ys, ys);
     }
   }
 }
@@ -286,7 +359,7 @@ NNP_CPU_AVX2_FMA inline void backward_rows(const attention_args& a, const backwa
   constexpr int64_t w = NV * 8;
   const int64_t qs = g.q.row_stride, ys = g.y.row_stride;
   score_rows<NV, R>(a, b, h, i, q_tile + i * qs, qs, t.kt, t.p);
-  for (int r = 0; r < R; ++r) probabilities_row(t.p + r * w, g.tk, lse_row[i + r]);
+  for (int r = 0; r < R; ++r) probabilities_lanes<NV>(t.p + r * w, g.tk, lse_row[i + r]);
   __m256 acc[R][NV];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
