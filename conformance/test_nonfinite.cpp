@@ -181,6 +181,22 @@ TEST_CASE("non-finite: pooling") {
                                     mode == NNP_POOL_MAX ? int_tensor(dtype_id::i64, {1, 2, qh, qw})
                                                          : absent_tensor()}));
         }
+      // 3 x 3 max pooling at stride 2 without Indices (the cpu's 3x3 / stride-2 path: rows'
+      // maxima, then 8 outputs of 3 columns at a time), padding 0 and 1
+      for (int32_t pad : {0, 1}) {
+        auto q = make_params<nnp_pool_params>();
+        q.mode = NNP_POOL_MAX;
+        q.kernel_shape[0] = q.kernel_shape[1] = 3;
+        q.strides[0] = q.strides[1] = 2;
+        for (int i = 0; i < 4; ++i) q.pads[i] = pad;
+        const int64_t qh = (x[2] + 2 * pad - 3) / 2 + 1, qw = (x[3] + 2 * pad - 3) / 2 + 1;
+        check_numerics("pool_forward",
+                       std::string("nonfinite ") + v.name + " 3x3 stride 2 " +
+                           std::to_string(x[2]) + "x" + std::to_string(x[3]) + " pad" +
+                           std::to_string(pad),
+                       make_spec(NNP_OP_POOL_FORWARD, q, {tensor(x, xd)},
+                                 {tensor({1, 2, qh, qw}), absent_tensor()}));
+      }
       // global pooling (one window per plane; the cpu's whole-plane path for both modes)
       for (int32_t mode : {NNP_POOL_MAX, NNP_POOL_AVERAGE}) {
         auto q = make_params<nnp_pool_params>();
