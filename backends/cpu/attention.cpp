@@ -4,19 +4,21 @@
 // Speed: one TBB task per (batch, head) tile — per kv head in the backward, whose dK and dV sum
 // over the query heads of a group. Two ways to run a tile:
 //  - short sequences (Tk <= 32, D and Dv <= 64) where the CPU has AVX2 and FMA: one fused pass
-//    per query row with everything in registers and L1 (the vit's heads are 17 x 17 x 16, where
-//    each OpenBLAS call costs more than its arithmetic). K (and V for the backward) is
-//    transposed once per tile into [D][Tk rounded up to 8] so that a row's scores are NV = Tk/8
-//    vector accumulators over D broadcasts of q; the softmax runs on those NV vectors
-//    (softmax_lanes: vmath.hpp's exp8, the log-sum-exp only when it is an output); the output
-//    row is Dv/8 vector accumulators over Tk broadcasts of p, reading V's rows in place when Dv
-//    is a multiple of 8 (padded copies otherwise). nnplug-bench "attention fwd vit" (2 threads):
-//    the vit's heads at batch 128 took 410 us with the softmax as the SGEMM path's softmax_row
-//    (an AVX2 clone, no FMA), 300 us so. The backward recomputes each row's P from the forward's
-//    log-sum-exp, then dP (over Dv broadcasts of dy against V^T), dS = s P (dP - delta) with delta
-//    = dy . y in double, dQ = dS K as one row, and adds dS^T Q and P^T dY into dK and dV tiles that
-//    stay in scratch until the group's last head. Lanes past Tk (K^T's zero padding) are computed
-//    along and never read.
+//    per step of query rows (4 rows while 4 x NV score accumulators fit the registers, Tk <= 24,
+//    else 2) with everything in registers and L1 (the vit's heads are 17 x 17 x 16, where each
+//    OpenBLAS call costs more than its arithmetic). K (and V for the backward) is transposed once
+//    per tile into [D][Tk rounded up to 8] so that a row's scores are NV = Tk/8 vector
+//    accumulators over D broadcasts of q; the softmax runs on those NV vectors (softmax_lanes:
+//    vmath.hpp's exp8, the log-sum-exp only when it is an output); the output row is Dv/8
+//    vector accumulators over Tk broadcasts of p. The backward recomputes each row's P from the
+//    forward's log-sum-exp, then dP (over Dv broadcasts of dy against V^T), dS = s P (dP -
+//    delta) with delta = dy . y in double, dQ = dS K as one row, and adds dS^T Q and P^T dY into
+//    dK and dV tiles that stay in scratch until the group's last head. Rows of V, Q and dY whose
+//    width is a multiple of 8 are read in place (padded copies otherwise). Lanes past Tk (K^T's
+//    zero padding) are computed along and never read. Measured at the vit's heads, batch 128, 2
+//    threads, forward with log-sum-exp / backward: 375 / 680 us with two rows a step and the
+//    softmax as the SGEMM path's softmax_row (an AVX2 clone, no FMA), 300 / 565 us so
+//    (alternated runs; in `train --model vit` the backward went from 1139 to 866 us).
 //  - otherwise single-threaded OpenBLAS SGEMMs straight on the strided rows of Q, K, V (both
 //    ONNX layouts are rows with a leading dimension, so nothing is copied or transposed):
 //    S = s Q K^T, then one pass per row for the mask, the causal bound and the softmax (one exp
@@ -121,6 +123,45 @@ bool fused_applies(const attention_geometry& g) {
 }
 
 int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
+
+// Query rows per step of a fused tile: 4 while 4 x NV score accumulators and NV key vectors
+// fit the 16 vector registers (Tk <= 24), else 2; the last rows in steps of 2 and 1.
+constexpr int kMaxRows = 4;
+template <int NV>
+constexpr int rows_per_step() {
+  return NV <= 3 ? 4 : 2;
+}
+
+// Calls step(std::integral_constant<int, R>, i) for row blocks [i, i + R) covering [0, tq).
+template <int NV, typename Step>
+NNP_CPU_AVX2_FMA inline void for_row_steps(int64_t tq, const Step& step) {
+  constexpr int R = rows_per_step<NV>();
+  int64_t i = 0;
+  for (; i + R <= tq; i += R) step(std::integral_constant<int, R>{}, i);
+  if (R > 2 && i + 2 <= tq) {
+    step(std::integral_constant<int, 2>{}, i);
+    i += 2;
+  }
+  if (i < tq) step(std::integral_constant<int, 1>{}, i);
+}
+
+// sum over e < n of double(x[e]) * double(y[e]), 8 elements a step.
+NNP_CPU_AVX2_FMA inline double dot_double(const float* x, const float* y, int64_t n) {
+  __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+  int64_t e = 0;
+  for (; e + 8 <= n; e += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + e), yv = _mm256_loadu_ps(y + e);
+    a0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(xv)),
+                         _mm256_cvtps_pd(_mm256_castps256_ps128(yv)), a0);
+    a1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(xv, 1)),
+                         _mm256_cvtps_pd(_mm256_extractf128_ps(yv, 1)), a1);
+  }
+  const __m256d a = _mm256_add_pd(a0, a1);
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+  double sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+  for (; e < n; ++e) sum += double(x[e]) * double(y[e]);
+  return sum;
+}
 
 // All-ones in the lanes of the 8-lane block v (lanes 8v .. 8v + 7) that are below tk.
 NNP_CPU_AVX2_FMA inline __m256 keys_below(int64_t tk, int v) {
@@ -275,7 +316,7 @@ NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* ls
   const attention_geometry& g = a.g;
   constexpr int64_t w = NV * 8;
   const int64_t dvp = round8(g.dv);
-  float* kt = scratch(kTaskSlot0, static_cast<size_t>(g.d * w + g.tk * dvp + 2 * w));
+  float* kt = scratch(kTaskSlot0, static_cast<size_t>(g.d * w + g.tk * dvp + kMaxRows * w));
   float* vp = kt + g.d * w;
   float* s = vp + g.tk * dvp;
   // V rows whose width is a multiple of 8 are read in place, others through padded copies.
@@ -293,54 +334,50 @@ NNP_CPU_AVX2_FMA void fused_forward(const attention_args& a, float* y, float* ls
     const float* q_tile = a.q + g.q.offset(b, h, 0);
     float* y_tile = y + g.y.offset(b, h, 0);
     const int64_t qs = g.q.row_stride, ys = g.y.row_stride;
-    int64_t i = 0;
-    for (; i + 2 <= g.tq; i += 2) {  // two rows at a time, then the last odd one
-      score_rows<NV, 2>(a, b, h, i, q_tile + i * qs, qs, kt, s);
-      for (int r = 0; r < 2; ++r)
+    const auto rows = [&](auto rc, int64_t i) __attribute__((always_inline)) {
+      constexpr int R = decltype(rc)::value;
+      score_rows<NV, R>(a, b, h, i, q_tile + i * qs, qs, kt, s);
+      for (int r = 0; r < R; ++r)
         softmax_lanes<NV>(s + r * w, g.tk, lse != nullptr ? lse + tile * g.tq + i + r : nullptr);
-      combine_rows<2>(s, w, g.tk, v_rows, vs, g.dv, y_tile + i * ys, ys);
-    }
-    if (i < g.tq) {
-      score_rows<NV, 1>(a, b, h, i, q_tile + i * qs, qs, kt, s);
-      softmax_lanes<NV>(s, g.tk, lse != nullptr ? lse + tile * g.tq + i : nullptr);
-      combine_rows<1>(s, w, g.tk, v_rows, vs, g.dv, y_tile + i * ys, ys);
-    }
+      combine_rows<R>(s, w, g.tk, v_rows, vs, g.dv, y_tile + i * ys, ys);
+    };
+    for_row_steps<NV>(g.tq, rows);
   }
 }
 
 // A kv tile's buffers in the backward (scratch): kt [D][w], vt [Dv][w], kp [Tk][dp], dk_acc
-// [Tk][dp], dv_acc [Tk][dvp], then per row of a step of up to 2 rows p [w], ds [w], q_row [dp],
-// dy_row [dvp] (w = Tk rounded up to 8, dp and dvp D and Dv rounded up to 8).
+// [Tk][dp], dv_acc [Tk][dvp], then per row of a step of up to kMaxRows rows p [w], ds [w],
+// q_row [dp], dy_row [dvp] (w = Tk rounded up to 8, dp and dvp D and Dv rounded up to 8).
 struct backward_tile {
   int64_t w, dp, dvp;
   float *kt, *vt, *kp, *dk_acc, *dv_acc, *p, *ds, *q_row, *dy_row;
   backward_tile(const attention_geometry& g, int64_t w_)
       : w(w_), dp(round8(g.d)), dvp(round8(g.dv)) {
     const size_t need = static_cast<size_t>(g.d * w + g.dv * w + 2 * g.tk * dp + g.tk * dvp +
-                                            2 * (2 * w + dp + dvp));
+                                            kMaxRows * (2 * w + dp + dvp));
     kt = scratch(kTaskSlot0, need);
     vt = kt + g.d * w;
     kp = vt + g.dv * w;
     dk_acc = kp + g.tk * dp;
     dv_acc = dk_acc + g.tk * dp;
     p = dv_acc + g.tk * dvp;
-    ds = p + 2 * w;
-    q_row = ds + 2 * w;
-    dy_row = q_row + 2 * dp;
+    ds = p + kMaxRows * w;
+    q_row = ds + kMaxRows * w;
+    dy_row = q_row + kMaxRows * dp;
   }
 };
 
-// dst[j][u] += sum over r < R of c[r * w + j] * x[r * wp + u], for j < tk and u < wp (a
+// dst[j][u] += sum over r < R of c[r * w + j] * x[r * xs + u], for j < tk and u < wp (a
 // multiple of 8): R rank-1 updates of a [tk][wp] tile.
 template <int R>
 NNP_CPU_AVX2_FMA inline void add_outer(float* dst, int64_t wp, int64_t tk, const float* c,
-                                       int64_t w, const float* x) {
+                                       int64_t w, const float* x, int64_t xs) {
   for (int64_t j = 0; j < tk; ++j) {
     float* dj = dst + j * wp;
     for (int64_t u = 0; u < wp; u += 8) {
       __m256 acc = _mm256_loadu_ps(dj + u);
       for (int r = 0; r < R; ++r)
-        acc = _mm256_fmadd_ps(_mm256_broadcast_ss(c + r * w + j), _mm256_loadu_ps(x + r * wp + u),
+        acc = _mm256_fmadd_ps(_mm256_broadcast_ss(c + r * w + j), _mm256_loadu_ps(x + r * xs + u),
                               acc);
       _mm256_storeu_ps(dj + u, acc);
     }
@@ -376,20 +413,25 @@ NNP_CPU_AVX2_FMA inline void backward_rows(const attention_args& a, const backwa
   for (int r = 0; r < R; ++r) {
     const float* dyr = dyi + r * ys;
     const float* yr = y_tile + (i + r) * ys;
-    double delta = 0.0;
-    for (int64_t e = 0; e < g.dv; ++e) delta += double(dyr[e]) * double(yr[e]);
-    const __m256 dl = _mm256_set1_ps(static_cast<float>(delta));
+    const __m256 dl = _mm256_set1_ps(static_cast<float>(dot_double(dyr, yr, g.dv)));
     for (int v = 0; v < NV; ++v) {
       const __m256 pv = _mm256_loadu_ps(t.p + r * w + 8 * v);
       _mm256_storeu_ps(t.ds + r * w + 8 * v,
                        _mm256_mul_ps(_mm256_mul_ps(sv, pv), _mm256_sub_ps(acc[r][v], dl)));
     }
-    pad_rows(q_tile + (i + r) * qs, 1, 0, g.d, t.dp, t.q_row + r * t.dp);
-    pad_rows(dyr, 1, 0, g.dv, t.dvp, t.dy_row + r * t.dvp);
+    // rows of Q and dY whose width is a multiple of 8 are read in place, others padded
+    if (g.d % 8 != 0) pad_rows(q_tile + (i + r) * qs, 1, 0, g.d, t.dp, t.q_row + r * t.dp);
+    if (g.dv % 8 != 0) pad_rows(dyr, 1, 0, g.dv, t.dvp, t.dy_row + r * t.dvp);
   }
   combine_rows<R>(t.ds, w, g.tk, t.kp, t.dp, g.d, dq_tile + i * qs, qs);
-  add_outer<R>(t.dk_acc, t.dp, g.tk, t.ds, w, t.q_row);
-  add_outer<R>(t.dv_acc, t.dvp, g.tk, t.p, w, t.dy_row);
+  if (g.d % 8 == 0)
+    add_outer<R>(t.dk_acc, t.dp, g.tk, t.ds, w, q_tile + i * qs, qs);
+  else
+    add_outer<R>(t.dk_acc, t.dp, g.tk, t.ds, w, t.q_row, t.dp);
+  if (g.dv % 8 == 0)
+    add_outer<R>(t.dv_acc, t.dvp, g.tk, t.p, w, dyi, ys);
+  else
+    add_outer<R>(t.dv_acc, t.dvp, g.tk, t.p, w, t.dy_row, t.dvp);
 }
 
 template <int NV>
@@ -411,10 +453,11 @@ NNP_CPU_AVX2_FMA void fused_backward(const attention_args& a, const float* y, co
       const float* y_tile = y + g.y.offset(b, h, 0);
       float* dq_tile = dq + g.q.offset(b, h, 0);
       const float* lse_row = lse + (b * g.hq + h) * g.tq;
-      int64_t i = 0;
-      for (; i + 2 <= g.tq; i += 2)  // two rows at a time, then the last odd one
-        backward_rows<NV, 2>(a, t, b, h, i, q_tile, y_tile, dy_tile, dq_tile, lse_row);
-      if (i < g.tq) backward_rows<NV, 1>(a, t, b, h, i, q_tile, y_tile, dy_tile, dq_tile, lse_row);
+      for_row_steps<NV>(
+          g.tq, [&](auto rc, int64_t i) __attribute__((always_inline)) {
+            backward_rows<NV, decltype(rc)::value>(a, t, b, h, i, q_tile, y_tile, dy_tile, dq_tile,
+                                                   lse_row);
+          });
     }
     float* dk_tile = dk + g.k.offset(b, kvh, 0);
     float* dv_tile = dv + g.v.offset(b, kvh, 0);
