@@ -32,6 +32,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace conf {
@@ -298,6 +299,20 @@ struct known_size {
   const char* text;
   int64_t p, q;
 };
+
+// The activation functions (nnp_activation_params.function) by the names case files give them
+// (fn=relu, ...).
+inline const std::vector<std::pair<std::string, int32_t>>& activation_functions() {
+  static const std::vector<std::pair<std::string, int32_t>> fns{
+      {"relu", NNP_ACTIVATION_RELU},
+      {"leaky_relu", NNP_ACTIVATION_LEAKY_RELU},
+      {"sigmoid", NNP_ACTIVATION_SIGMOID},
+      {"tanh", NNP_ACTIVATION_TANH},
+      {"gelu_erf", NNP_ACTIVATION_GELU_ERF},
+      {"gelu_tanh", NNP_ACTIVATION_GELU_TANH},
+      {"elu", NNP_ACTIVATION_ELU}};
+  return fns;
+}
 
 // ---- case files -----------------------------------------------------------------------------
 // One case a line: space-separated tokens "key=value" or "keyVALUE" (key = leading [a-z_],

@@ -9,21 +9,14 @@
 #include "harness.hpp"
 
 #include <cmath>
-#include <map>
 
 namespace {
 using namespace conf;
 
 int32_t activation_fn(const std::string& name) {
-  static const std::map<std::string, int32_t> fns{{"relu", NNP_ACTIVATION_RELU},
-                                                  {"leaky_relu", NNP_ACTIVATION_LEAKY_RELU},
-                                                  {"sigmoid", NNP_ACTIVATION_SIGMOID},
-                                                  {"tanh", NNP_ACTIVATION_TANH},
-                                                  {"gelu_erf", NNP_ACTIVATION_GELU_ERF},
-                                                  {"gelu_tanh", NNP_ACTIVATION_GELU_TANH},
-                                                  {"elu", NNP_ACTIVATION_ELU}};
-  auto it = fns.find(name);
-  return it == fns.end() ? NNP_ACTIVATION_UNDEFINED : it->second;
+  for (const auto& [n, fn] : activation_functions())
+    if (n == name) return fn;
+  return NNP_ACTIVATION_UNDEFINED;
 }
 
 nnp_activation_params act_params(const case_line& c) {

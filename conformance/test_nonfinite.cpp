@@ -264,15 +264,8 @@ TEST_CASE("non-finite: activations") {
   const std::vector<std::pair<const char*, plant_list>> plants{
       {"body", {{5, kInf}, {9, -kInf}, {18, kNaN}}},
       {"tail", {{129, kInf}, {130, kNaN}, {131, -kInf}}}};
-  const std::vector<std::pair<const char*, int32_t>> fns{{"relu", NNP_ACTIVATION_RELU},
-                                                         {"leaky_relu", NNP_ACTIVATION_LEAKY_RELU},
-                                                         {"sigmoid", NNP_ACTIVATION_SIGMOID},
-                                                         {"tanh", NNP_ACTIVATION_TANH},
-                                                         {"gelu_erf", NNP_ACTIVATION_GELU_ERF},
-                                                         {"gelu_tanh", NNP_ACTIVATION_GELU_TANH},
-                                                         {"elu", NNP_ACTIVATION_ELU}};
   for (const auto& [where, plant] : plants)
-    for (const auto& [name, fn] : fns) {
+    for (const auto& [name, fn] : activation_functions()) {
       value_rng rng(std::string("nonfinite activation ") + name + " " + where);
       const std::string text = std::string("nonfinite ") + name + " " + where;
       auto p = make_params<nnp_activation_params>();
