@@ -511,7 +511,7 @@ bool is_3x3_s2_max(const geom& G) {
 }
 
 // max with NaN propagating (a NaN in either gives NaN), as max4.
-inline float max_nan(float a, float b) { return (a != a) | (b != b) ? a + b : (b > a ? b : a); }
+inline float max_nan(float a, float b) { return ((a != a) | (b != b)) ? a + b : (b > a ? b : a); }
 
 #ifdef NNP_CPU_X86_KERNELS
 // out[j] = max(v[2j + s], v[2j + s + 1], v[2j + s + 2]) for j in [0, n), NaN propagating; reads
