@@ -497,11 +497,11 @@ void maxpool2_backward(const geom& G, const float* x, const float* dy, float* dx
 // ---- 2-D max pooling forward, 3x3 windows at stride 2 ----------------------------------------
 // ResNet's stem pooling (kernel 3, stride 2, padding 1 over [N, 64, 112, 112]: 24-35 ms -> 6.5-10
 // ms at N = 32, 2 threads, alternated runs). The general row path takes 9 strided passes per
-// output row; here each output row takes the maximum of its
-// (up to 3) input rows inside x once, column by column (unit stride), then of 3 columns at
-// stride 2 of that, 8 outputs at a time with AVX2 (even and odd columns de-interleaved within
-// 128-bit lanes, as maxpool2_row_avx2). Any padding: border windows clip their taps to x (a
-// window with none inside x gives -inf, as max_row). No Indices (the general path gives them).
+// output row; here each output row takes the maximum of its (up to 3) input rows inside x once,
+// column by column (unit stride), then of 3 columns at stride 2 of that, 8 outputs at a time
+// with AVX2 (even and odd columns de-interleaved within 128-bit lanes, as maxpool2_row_avx2).
+// Any padding: border windows clip their taps to x (a window with none inside x gives -inf, as
+// max_row). No Indices (the general path gives them).
 bool is_3x3_s2_max(const geom& G) {
   const pool_dim* d = G.g.d;
   if (!G.max || d[0].in != 1 || d[0].kernel != 1) return false;
@@ -514,14 +514,16 @@ bool is_3x3_s2_max(const geom& G) {
 inline float max_nan(float a, float b) { return ((a != a) | (b != b)) ? a + b : (b > a ? b : a); }
 
 #ifdef NNP_CPU_X86_KERNELS
-// out[j] = max(v[2j + s], v[2j + s + 1], v[2j + s + 2]) for j in [0, n), NaN propagating; reads
-// v up to 2n + s + 17, which the caller's buffer holds (kMax3Slack).
 // The even and odd columns of 16 consecutive ones (a, then b), within 128-bit lanes.
 NNP_CPU_AVX2_FMA inline void even_odd(__m256 a, __m256 b, __m256* even, __m256* odd) {
   *even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
   *odd = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
+// out[j] = max(v[2j + s], v[2j + s + 1], v[2j + s + 2]) for j in [0, n), NaN propagating. It
+// reads v in blocks of 8 outputs, up to v[2n + s + 15]: for interior windows (2(n - 1) + s + 2
+// below v's length w) that is at most 16 floats past w, which the caller's buffer holds
+// (kMax3Slack); what the lanes past n read is not stored.
 NNP_CPU_AVX2_FMA void max3_s2_avx2(const float* v, int64_t s, int64_t n, float* out) {
   int64_t j = 0;
   for (; j < n; j += 8) {
