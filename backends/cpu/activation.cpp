@@ -69,23 +69,10 @@ NNP_CPU_AVX2_FMA inline __m256 gelu_grad8(__m256 v, __m256 d) {  // d (cdf(v) + 
   return _mm256_mul_ps(d, _mm256_fmadd_ps(v, pdf, cdf));
 }
 
-// x[0 .. n) as 8 lanes, zeros past n (0 < n < 8); store_part writes the first n lanes.
-NNP_CPU_AVX2_FMA inline __m256 load_part(const float* x, int64_t n) {
-  alignas(32) float t[8] = {};
-  std::memcpy(t, x, static_cast<size_t>(n) * sizeof(float));
-  return _mm256_load_ps(t);
-}
-
-NNP_CPU_AVX2_FMA inline void store_part(float* y, int64_t n, __m256 v) {
-  alignas(32) float t[8];
-  _mm256_store_ps(t, v);
-  std::memcpy(y, t, static_cast<size_t>(n) * sizeof(float));
-}
-
 NNP_CPU_AVX2_FMA void gelu_erf_block_fma(const float* x, float* y, int64_t begin, int64_t end) {
   int64_t i = begin;
   for (; i + 8 <= end; i += 8) _mm256_storeu_ps(y + i, gelu8(_mm256_loadu_ps(x + i)));
-  if (i < end) store_part(y + i, end - i, gelu8(load_part(x + i, end - i)));
+  if (i < end) store_first(y + i, gelu8(load_first(x + i, end - i)), end - i);
 }
 
 NNP_CPU_AVX2_FMA void gelu_erf_backward_block_fma(const float* x, const float* dy, float* dx,
@@ -94,7 +81,8 @@ NNP_CPU_AVX2_FMA void gelu_erf_backward_block_fma(const float* x, const float* d
   for (; i + 8 <= end; i += 8)
     _mm256_storeu_ps(dx + i, gelu_grad8(_mm256_loadu_ps(x + i), _mm256_loadu_ps(dy + i)));
   if (i < end)
-    store_part(dx + i, end - i, gelu_grad8(load_part(x + i, end - i), load_part(dy + i, end - i)));
+    store_first(dx + i, gelu_grad8(load_first(x + i, end - i), load_first(dy + i, end - i)),
+                end - i);
 }
 #endif
 

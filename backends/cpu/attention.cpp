@@ -156,9 +156,7 @@ NNP_CPU_AVX2_FMA inline double dot_double(const float* x, const float* y, int64_
     a1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(xv, 1)),
                          _mm256_cvtps_pd(_mm256_extractf128_ps(yv, 1)), a1);
   }
-  const __m256d a = _mm256_add_pd(a0, a1);
-  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
-  double sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+  double sum = hsum4(_mm256_add_pd(a0, a1));
   for (; e < n; ++e) sum += double(x[e]) * double(y[e]);
   return sum;
 }

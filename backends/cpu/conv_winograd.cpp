@@ -499,29 +499,6 @@ void dy_plane4(const float* dy, int64_t p, int64_t q, int64_t tp, int64_t tq, fl
 // versions stay for other CPUs and for NNPLUG_CPU_WINOGRAD=4-portable.
 #ifdef NNP_CPU_X86_KERNELS
 
-// Stores the first n lanes of x at p (all 8 when n >= 8). Masked stores (vmaskmovps) would do
-// it in one instruction, but on AMD Zen they are microcoded and slower than these pieces.
-NNP_CPU_AVX2_FMA inline void store_first(float* p, __m256 x, int64_t n) {
-  if (n >= 8) {
-    _mm256_storeu_ps(p, x);
-    return;
-  }
-  __m128 part = _mm256_castps256_ps128(x);
-  if (n >= 4) {
-    _mm_storeu_ps(p, part);
-    part = _mm256_extractf128_ps(x, 1);
-    p += 4;
-    n -= 4;
-  }
-  if (n >= 2) {
-    _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
-    part = _mm_movehl_ps(part, part);
-    p += 2;
-    n -= 2;
-  }
-  if (n >= 1) _mm_store_ss(p, part);
-}
-
 // Two 4-float groups into one vector: lo in the low half, hi in the high half.
 NNP_CPU_AVX2_FMA inline __m256 load_halves(const float* lo, const float* hi) {
   return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);

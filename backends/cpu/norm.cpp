@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace nnp::cpu {
 namespace {
@@ -215,11 +214,6 @@ void layer_norm_rows(const float* x, const float* scale, const float* bias, floa
 }
 
 #ifdef NNP_CPU_X86_KERNELS
-NNP_CPU_AVX2_FMA inline double hsum4(__m256d v) {
-  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
-}
-
 // The same with AVX2 + FMA intrinsics: the statistics in double, 8 elements a step (two
 // 4-lane accumulators, lanes i mod 8; the order of the sums differs from lane_sum's), the
 // output 8 floats a step (nnplug-bench "layer_norm vit" forward at [2176, 64], 2 threads: 78 ->
@@ -382,21 +376,17 @@ NNP_CPU_AVX2_FMA void layer_norm_backward_rows_fma(const float* x, const float* 
     }
     const float m1 = static_cast<float>(sum1 / static_cast<double>(inner));
     const float m2 = static_cast<float>(sum2 / static_cast<double>(inner));
-    // dx (ln_dx8), the last inner % 8 elements through padded copies
+    // dx (ln_dx8), the last inner % 8 elements through zero-padded lanes
     const __m256 m1v = _mm256_set1_ps(m1), m2v = _mm256_set1_ps(m2);
     const ln_dx8 dx8{muv, isv, m1v, m2v};
     for (i = 0; i + 8 <= inner; i += 8)
       _mm256_storeu_ps(dxr + i, dx8(_mm256_loadu_ps(xr + i), _mm256_loadu_ps(dyr + i),
                                     _mm256_loadu_ps(scale + i)));
-    if (i < inner) {
-      const size_t n = static_cast<size_t>(inner - i) * sizeof(float);
-      alignas(32) float tx[8] = {}, td[8] = {}, ts[8] = {};
-      std::memcpy(tx, xr + i, n);
-      std::memcpy(td, dyr + i, n);
-      std::memcpy(ts, scale + i, n);
-      _mm256_store_ps(tx, dx8(_mm256_load_ps(tx), _mm256_load_ps(td), _mm256_load_ps(ts)));
-      std::memcpy(dxr + i, tx, n);
-    }
+    if (i < inner)
+      store_first(dxr + i,
+                  dx8(load_first(xr + i, inner - i), load_first(dyr + i, inner - i),
+                      load_first(scale + i, inner - i)),
+                  inner - i);
   }
 }
 #endif

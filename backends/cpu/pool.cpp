@@ -535,17 +535,22 @@ NNP_CPU_AVX2_FMA void max3_s2_avx2(const float* v, int64_t s, int64_t n, float* 
     const __m256 m = max_nan8(max_nan8(e0, o0), e1);
     const __m256 r =
         _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), _MM_SHUFFLE(3, 1, 2, 0)));
-    if (j + 8 <= n) {
-      _mm256_storeu_ps(out + j, r);
-    } else {
-      alignas(32) float t[8];
-      _mm256_store_ps(t, r);
-      std::memcpy(out + j, t, sizeof(float) * static_cast<size_t>(n - j));
-    }
+    store_first(out + j, r, n - j);
+  }
+}
+#endif
+
+// v[c] = max over the rows of x (a [rows][w] block w apart) for c in [c0, w), NaN propagating.
+void max_rows(const float* x, int64_t rows, int64_t w, int64_t c0, float* v) {
+  for (int64_t c = c0; c < w; ++c) {
+    float m = x[c];
+    for (int64_t r = 1; r < rows; ++r) m = max_nan(m, x[r * w + c]);
+    v[c] = m;
   }
 }
 
-// v[c] = max over the rows of x (a [rows][w] block w apart) for c in [0, w), NaN propagating.
+#ifdef NNP_CPU_X86_KERNELS
+// The same for c in [0, w), 8 columns at a time.
 NNP_CPU_AVX2_FMA void max_rows_avx2(const float* x, int64_t rows, int64_t w, float* v) {
   int64_t c = 0;
   for (; c + 8 <= w; c += 8) {
@@ -553,11 +558,7 @@ NNP_CPU_AVX2_FMA void max_rows_avx2(const float* x, int64_t rows, int64_t w, flo
     for (int64_t r = 1; r < rows; ++r) m = max_nan8(m, _mm256_loadu_ps(x + r * w + c));
     _mm256_storeu_ps(v + c, m);
   }
-  for (; c < w; ++c) {
-    float m = x[c];
-    for (int64_t r = 1; r < rows; ++r) m = max_nan(m, x[r * w + c]);
-    v[c] = m;
-  }
+  max_rows(x, rows, w, c, v);
 }
 #endif
 
@@ -586,11 +587,7 @@ void maxpool3s2_forward_plane(const geom& G, const float* xp, float* yp, float* 
     }
 #endif
     if (!vectorised) {
-      for (int64_t c = 0; c < w; ++c) {
-        float m = x0[c];
-        for (int64_t r = 1; r < rows; ++r) m = max_nan(m, x0[r * w + c]);
-        v[c] = m;
-      }
+      max_rows(x0, rows, w, 0, v);
       for (int64_t j = G.lo; j < G.hi; ++j) {
         const float* t = v + dc.start(j);
         out[j] = max_nan(max_nan(t[0], t[1]), t[2]);
